@@ -1,0 +1,141 @@
+import ArgumentParser
+import B2CEmulator
+import B2CKit
+import Foundation
+import Logging
+
+struct EmulatorCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "emulator",
+        abstract: "A local Azure AD B2C tenant for development and tests.",
+        subcommands: [Serve.self, DefaultSeed.self])
+}
+
+extension EmulatorCommand {
+    struct DefaultSeed: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "default-seed",
+            abstract: "Print the built-in seed (tenant, policies, apps, APIs, users) as JSON, a starting point for --seed.")
+
+        func run() async throws {
+            print(EmulatorSeed.default.json.serialized(pretty: true))
+        }
+    }
+
+    struct Serve: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "serve",
+            abstract: "Serve the local tenant until Ctrl-C.",
+            discussion: """
+                Prints one line with the base URL, the tenant and the admin endpoint, then serves until SIGINT/SIGTERM.
+                Without --state the tenant lives in memory. A malformed --seed exits with code 3.
+                """)
+
+        @Option(help: "Address to listen on.") var host = "127.0.0.1"
+        @Option(help: "Port to listen on; 0 picks a free port.") var port = 0
+        @Flag(help: "Serve HTTPS with the emulator's own CA (written to the state directory; its path is printed).") var tls = false
+        @Option(help: ArgumentHelp("Keep the tenant's state (SQLite) in this directory across restarts.", valueName: "dir")) var state: String?
+        @Flag(help: "Keep the tenant's state in memory only (the default when --state is not given).") var inMemory = false
+        @Option(help: ArgumentHelp("Tenant, policies, apps, APIs and users as JSON (see `b2c emulator default-seed`).", valueName: "file"))
+        var seed: String?
+        @Option(help: ArgumentHelp("Write a client policies.json that targets this emulator.", valueName: "file")) var configOut: String?
+        @Flag(name: .shortAndLong, help: "Log each request (method, path, status; never secrets) to stderr.") var verbose = false
+
+        func validate() throws {
+            guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535, got \(port).") }
+            if state != nil && inMemory { throw ValidationError("--state and --in-memory exclude each other; give one.") }
+        }
+
+        func run() async throws {
+            let seedValue: EmulatorSeed
+            if let seed {
+                let data: Data
+                do { data = try Data(contentsOf: URL(fileURLWithPath: seed)) } catch {
+                    throw CLIError("cannot read the seed file '\(seed)': \(error.localizedDescription)", exitCode: ExitStatus.configuration)
+                }
+                do { seedValue = try EmulatorSeed.parse(data) } catch let e as JSONPathError {
+                    throw CLIError("the seed file '\(seed)' is invalid: \(e.path) \(e.message)", exitCode: ExitStatus.configuration)
+                }
+            } else {
+                seedValue = .default
+            }
+
+            let store: EmulatorStore
+            let tlsDirectory: URL
+            do {
+                if let state {
+                    let dir = URL(fileURLWithPath: state)
+                    store = try EmulatorStore.file(directory: dir)
+                    tlsDirectory = dir
+                } else {
+                    store = try EmulatorStore.inMemory()
+                    tlsDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("b2c-emulator-\(getpid())-\(Random.token(bytes: 4))")
+                }
+            } catch {
+                throw CLIError("cannot open the emulator state in '\(state ?? "memory")': \(error)", exitCode: ExitStatus.error)
+            }
+            let emulator: B2CEmulator
+            do { emulator = try B2CEmulator(seed: seedValue, store: store) } catch {
+                throw CLIError("cannot start the emulator with this state and seed: \(error)", exitCode: ExitStatus.configuration)
+            }
+            var tlsMaterial: EmulatorTLS?
+            if tls {
+                do { tlsMaterial = try EmulatorTLS.loadOrCreate(in: tlsDirectory, extraHostNames: [host]) } catch {
+                    throw CLIError("cannot create the emulator's TLS certificate in '\(tlsDirectory.path)': \(error)", exitCode: ExitStatus.error)
+                }
+            }
+            var logger: Logger?
+            if verbose {
+                var l = Logger(label: "b2c.emulator")
+                l.logLevel = .info
+                logger = l
+            }
+            let server: EmulatorServer
+            do {
+                server = try await EmulatorServer.start(emulator, host: host, port: port, tls: tlsMaterial, handleSignals: true, logger: logger)
+            } catch {
+                throw CLIError("cannot listen on \(host):\(port): \(error)", exitCode: ExitStatus.network)
+            }
+            if let configOut {
+                let json = ClientConfigExport.policiesJSON(emulator: emulator, baseURL: server.baseURL, caFile: tlsMaterial?.caPath.path)
+                do {
+                    try Data((json.serialized(pretty: true) + "\n").utf8).write(to: URL(fileURLWithPath: configOut), options: .atomic)
+                } catch {
+                    await server.stop()
+                    throw CLIError("cannot write --config-out '\(configOut)': \(error.localizedDescription)", exitCode: ExitStatus.error)
+                }
+            }
+            var line = "b2c emulator: \(server.baseURL) tenant \(emulator.tenantName) (\(emulator.tenantID)); admin \(server.baseURL)/_admin (loopback only)"
+            if let tlsMaterial { line += "; CA \(tlsMaterial.caPath.path)" }
+            FileHandle.standardOutput.write(Data((line + "\n").utf8))
+            try await server.wait()
+        }
+    }
+}
+
+/// The client `policies.json` for an emulator (format: README "Configuration").
+enum ClientConfigExport {
+    static func policiesJSON(emulator: B2CEmulator, baseURL: String, caFile: String?) -> JSONValue {
+        let seed = emulator.seed
+        let roles: [EmulatorSeed.PolicyKind: String] = [.signUpOrSignIn: "signUpSignIn", .signIn: "signIn", .signUp: "signUp",
+                                                         .editProfile: "editProfile", .passwordReset: "resetPassword", .ropc: "ropc"]
+        let app = seed.apps.first
+        var o: [String: JSONValue] = [
+            "tenant": ["name": .string(seed.tenant.name), "id": .string(seed.tenant.id)],
+            "authorityHost": .string(baseURL),
+            "knownAuthorities": [.string(URL(string: baseURL).map { u in u.port.map { "\(u.host ?? ""):\($0)" } ?? (u.host ?? "") } ?? baseURL)],
+            "clientId": .string(app?.clientId ?? ""),
+            "redirectUri": .string(app?.redirectUris.first ?? "http://localhost"),
+            "policies": .array(seed.policies.map { ["name": .string($0.id), "role": .string(roles[$0.kind]!)] }),
+            "apis": .array(seed.apis.map { api in
+                ["name": .string(api.name), "baseUrl": .string(baseURL + "/" + api.name),
+                 "scopes": JSONValue(api.scopes.filter { s in app?.apiPermissions.contains(api.fullScope(s)) ?? false }.map(api.fullScope))]
+            }),
+        ]
+        if app?.nativeAuth == true {
+            o["nativeAuth"] = ["name": "native", "authority": .string("\(baseURL)/\(seed.tenant.name)"), "challengeTypes": ["oob", "password"]]
+        }
+        if let caFile { o["caFile"] = .string(caFile) }
+        return .object(o)
+    }
+}

@@ -1,0 +1,327 @@
+import B2CKit
+import Foundation
+
+/// An authorize request waiting for the user, kept in the store between pages.
+struct AuthorizeTransaction: Sendable {
+    var id: String
+    var policy: String
+    var tenantSegment: String
+    var origin: String
+    var clientId: String
+    var redirectUri: String
+    var responseType: [String]
+    var responseMode: String
+    var scope: String
+    var state: String?
+    var nonce: String?
+    var codeChallenge: String?
+    var codeChallengeMethod: String?
+    var prompt: [String]
+    var loginHint: String?
+    var clientInfo: Bool
+    /// The signed-in user, once known (edit profile after sign-in; reset after the code).
+    var oid: String?
+    var resetEmail: String?
+    var resetCodeHash: String?
+    var resetAttempts: Int = 0
+
+    var json: JSONValue {
+        var o: [String: JSONValue] = [
+            "id": .string(id), "policy": .string(policy), "tenantSegment": .string(tenantSegment), "origin": .string(origin),
+            "clientId": .string(clientId), "redirectUri": .string(redirectUri), "responseType": JSONValue(responseType),
+            "responseMode": .string(responseMode), "scope": .string(scope), "prompt": JSONValue(prompt),
+            "clientInfo": .bool(clientInfo), "resetAttempts": JSONValue(resetAttempts),
+        ]
+        let optionals: [(String, String?)] = [("state", state), ("nonce", nonce), ("codeChallenge", codeChallenge),
+                                              ("codeChallengeMethod", codeChallengeMethod), ("loginHint", loginHint), ("oid", oid),
+                                              ("resetEmail", resetEmail), ("resetCodeHash", resetCodeHash)]
+        for (k, v) in optionals { if let v { o[k] = .string(v) } }
+        return .object(o)
+    }
+
+    init(id: String, policy: String, tenantSegment: String, origin: String, clientId: String, redirectUri: String,
+         responseType: [String], responseMode: String, scope: String, state: String?, nonce: String?, codeChallenge: String?,
+         codeChallengeMethod: String?, prompt: [String], loginHint: String?, clientInfo: Bool) {
+        self.id = id; self.policy = policy; self.tenantSegment = tenantSegment; self.origin = origin; self.clientId = clientId
+        self.redirectUri = redirectUri; self.responseType = responseType; self.responseMode = responseMode; self.scope = scope
+        self.state = state; self.nonce = nonce; self.codeChallenge = codeChallenge; self.codeChallengeMethod = codeChallengeMethod
+        self.prompt = prompt; self.loginHint = loginHint; self.clientInfo = clientInfo
+    }
+
+    init(json: JSONValue) throws {
+        let r = try JSONObjectReader(json)
+        self.init(id: try r.string("id"), policy: try r.string("policy"), tenantSegment: try r.string("tenantSegment"),
+                  origin: try r.string("origin"), clientId: try r.string("clientId"), redirectUri: try r.string("redirectUri"),
+                  responseType: try r.stringArray("responseType"), responseMode: try r.string("responseMode"),
+                  scope: try r.string("scope"), state: try r.optionalString("state"), nonce: try r.optionalString("nonce"),
+                  codeChallenge: try r.optionalString("codeChallenge"), codeChallengeMethod: try r.optionalString("codeChallengeMethod"),
+                  prompt: try r.stringArray("prompt"), loginHint: try r.optionalString("loginHint"),
+                  clientInfo: try r.bool("clientInfo", default: false))
+        oid = try r.optionalString("oid")
+        resetEmail = try r.optionalString("resetEmail")
+        resetCodeHash = try r.optionalString("resetCodeHash")
+        resetAttempts = try r.int("resetAttempts", default: 0) ?? 0
+    }
+
+    var reply: ReplyTo { ReplyTo(redirectUri: redirectUri, mode: responseMode, state: state) }
+}
+
+/// Where and how a result goes back to the app.
+struct ReplyTo: Sendable {
+    var redirectUri: String
+    var mode: String
+    var state: String?
+}
+
+/// A problem shown as an error page because there is no safe place to redirect to.
+struct PageError: Error, Sendable {
+    var code: String?
+    var message: String
+    var status: Int = 400
+}
+
+extension B2CEmulator {
+    static func isLoopbackHost(_ host: String?) -> Bool {
+        guard let h = host?.lowercased() else { return false }
+        return h == "localhost" || h == "127.0.0.1" || h == "::1" || h == "[::1]"
+    }
+
+    /// Exact match, or `http://localhost` registered = any loopback host and port with the same path (RFC 8252 §7.3).
+    static func redirectAllowed(_ uri: String, registered: [String]) -> Bool {
+        guard let u = URLComponents(string: uri), u.scheme != nil, u.fragment == nil else { return false }
+        for r in registered {
+            if r == uri { return true }
+            guard let ru = URLComponents(string: r), ru.scheme == "http", isLoopbackHost(ru.host), ru.port == nil else { continue }
+            let samePath = u.path == ru.path || (["", "/"].contains(u.path) && ["", "/"].contains(ru.path))
+            if u.scheme == "http", isLoopbackHost(u.host), samePath, u.query == nil { return true }
+        }
+        return false
+    }
+
+    func sessionCookieName() -> String { "x-ms-cpim-sso_\(tenantID)" }
+
+    func sessionCookie(_ id: String, secure: Bool) -> (String, String) {
+        ("Set-Cookie", "\(sessionCookieName())=\(id); Path=/; HttpOnly; SameSite=Lax\(secure ? "; Secure" : "")")
+    }
+
+    func clearedSessionCookie(secure: Bool) -> (String, String) {
+        ("Set-Cookie", "\(sessionCookieName())=; Path=/; Max-Age=0; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly; SameSite=Lax\(secure ? "; Secure" : "")")
+    }
+
+    /// The signed-in user of this browser, if its SSO cookie names a live session.
+    func currentSession(_ req: HTTPInput) throws -> (user: EmulatorStore.UserRecord, authTime: Int)? {
+        guard let id = req.cookies[sessionCookieName()], let s = try store.session(id: id), let user = try store.user(oid: s.oid) else {
+            return nil
+        }
+        return (user, s.authTime)
+    }
+
+    // MARK: /authorize
+
+    func authorize(_ req: HTTPInput, authority: AuthorityRef, policy: EmulatorSeed.Policy) throws -> HTTPOutput {
+        var q = req.query
+        if req.method == "POST" { for (k, v) in try req.form() where q[k] == nil { q[k] = v } }
+        guard let clientId = q["client_id"], !clientId.isEmpty else {
+            throw PageError(code: "AADB2C90008", message: "The request does not contain a client ID parameter.")
+        }
+        guard let app = seed.app(clientId: clientId) else {
+            throw PageError(code: "AADB2C90018", message: "The client ID '\(clientId)' specified in the request is not registered in tenant '\(tenantName)'.")
+        }
+        guard let redirectUri = q["redirect_uri"], !redirectUri.isEmpty else {
+            throw PageError(code: "AADB2C90006", message: "The request does not contain a redirect_uri parameter for the client ID '\(clientId)'.")
+        }
+        guard Self.redirectAllowed(redirectUri, registered: app.redirectUris) else {
+            throw PageError(code: "AADB2C90006", message: "The redirect URI '\(redirectUri)' provided in the request is not registered for the client ID '\(clientId)'.")
+        }
+        let responseType = (q["response_type"] ?? "").split(separator: " ").map { String($0).lowercased() }
+        let implicit = responseType.contains("token") || responseType.contains("id_token")
+        var reply = ReplyTo(redirectUri: redirectUri, mode: implicit ? "fragment" : "query", state: q["state"])
+        if let mode = q["response_mode"] {
+            guard ["query", "fragment", "form_post"].contains(mode) else {
+                return redirectError(reply, OAuthFailure(error: "invalid_request", code: "AADB2C90014",
+                                                         message: "The requested response mode '\(mode)' provided in the request is not supported."))
+            }
+            reply.mode = mode
+        }
+        do {
+            if policy.kind == .ropc {
+                throw OAuthFailure(error: "invalid_request", code: "AADB2C99003",
+                                   message: "The policy '\(policy.id)' is a resource owner password credentials (ROPC) flow and has no sign-in pages; use the token endpoint with grant_type=password.")
+            }
+            guard !responseType.isEmpty, Set(responseType).isSubset(of: ["code", "id_token", "token"]) else {
+                throw OAuthFailure(error: "unsupported_response_type", code: "AADB2C90013",
+                                   message: "The requested response type '\(q["response_type"] ?? "")' provided in the request is not supported.")
+            }
+            if implicit && !app.allowImplicitFlow {
+                throw OAuthFailure(error: "unauthorized_client", code: "AADB2C90057",
+                                   message: "The provided application is not configured to allow the 'OAuth' Implicit flow.")
+            }
+            if implicit && reply.mode == "query" {
+                throw OAuthFailure(error: "invalid_request", code: "AADB2C90014",
+                                   message: "The requested response mode 'query' is not supported for response type '\(responseType.joined(separator: " "))'.")
+            }
+            let scopes = try resolveScopes(q["scope"], app: app)
+            if responseType.contains("code") && !scopes.openid && scopes.resourceAppId == nil {
+                throw OAuthFailure(error: "invalid_request", code: "AADB2C90115",
+                                   message: "The scope '\(q["scope"] ?? "")' must include openid or a resource (an API scope or the client ID) for the authorization code flow.")
+            }
+            if responseType.contains("id_token") && !scopes.openid {
+                throw OAuthFailure(error: "invalid_request", code: "AADB2C90110", message: "The scope parameter must include 'openid' when requesting an id_token.")
+            }
+            let prompt = (q["prompt"] ?? "").split(separator: " ").map { String($0).lowercased() }
+            for p in prompt where !["none", "login", "consent", "select_account", "create"].contains(p) {
+                throw OAuthFailure(error: "invalid_request", code: "AADB2C90043",
+                                   message: "The prompt included in the request contains invalid values. Expected 'none', 'login', 'consent' or 'select_account'.")
+            }
+            var challengeMethod: String?
+            if let challenge = q["code_challenge"] {
+                let method = q["code_challenge_method"] ?? "plain"
+                guard method == "S256" || method == "plain" else {
+                    throw OAuthFailure(error: "invalid_request", code: "AADB2C90184",
+                                       message: "The supplied code_challenge_method '\(method)' is not supported. Supported values are 'plain' or 'S256'.")
+                }
+                let valid = method == "S256" ? (challenge.count == 43 && Base64URL.decode(challenge)?.count == 32) : PKCE.isValidVerifier(challenge)
+                guard valid else {
+                    throw OAuthFailure(error: "invalid_request", code: "AADB2C90183", message: "The supplied code_challenge is invalid.")
+                }
+                challengeMethod = method
+            } else if q["code_challenge_method"] != nil {
+                throw OAuthFailure(error: "invalid_request", code: "AADB2C90183", message: "The request has a code_challenge_method but no code_challenge.")
+            }
+            if let maxAge = q["max_age"], Int(maxAge).map({ $0 >= 0 }) != true {
+                throw OAuthFailure(error: "invalid_request", code: "AADB2C90120", message: "Max age must be an integer between '0' and '2147483647' inclusive.")
+            }
+            var tx = AuthorizeTransaction(
+                id: Random.token(bytes: 18), policy: policy.id, tenantSegment: authority.tenantSegment, origin: req.origin,
+                clientId: app.clientId, redirectUri: redirectUri, responseType: responseType, responseMode: reply.mode,
+                scope: q["scope"] ?? "", state: q["state"], nonce: q["nonce"], codeChallenge: q["code_challenge"],
+                codeChallengeMethod: challengeMethod, prompt: prompt, loginHint: q["login_hint"],
+                clientInfo: ["1", "true"].contains(q["client_info"]?.lowercased() ?? ""))
+
+            let session = try currentSession(req)
+            let hintMatches = tx.loginHint.map { h in session.map { $0.user.email.caseInsensitiveCompare(h) == .orderedSame || $0.user.oid == h.lowercased() } ?? false } ?? true
+            let usableSession = (prompt.contains("login") || !hintMatches) ? nil : session
+            if prompt.contains("none") {
+                guard let s = session, hintMatches, policy.kind != .passwordReset, policy.kind != .signUp else {
+                    throw OAuthFailure(error: "interaction_required", code: "AADB2C90077",
+                                       message: "User does not have an existing session and request prompt parameter has a value of 'None'.")
+                }
+                return try complete(tx, user: s.user, authTime: s.authTime, newUser: false, req: req)
+            }
+            switch policy.kind {
+            case .signUpOrSignIn, .signIn:
+                if let s = usableSession { return try complete(tx, user: s.user, authTime: s.authTime, newUser: false, req: req) }
+                try store.saveTransaction(tx, now: clock.now())
+                return signInPage(tx, policy: policy)
+            case .signUp:
+                try store.saveTransaction(tx, now: clock.now())
+                return signUpPage(tx, policy: policy)
+            case .editProfile:
+                if let s = usableSession {
+                    tx.oid = s.user.oid
+                    try store.saveTransaction(tx, now: clock.now())
+                    return profilePage(tx, policy: policy, user: s.user)
+                }
+                try store.saveTransaction(tx, now: clock.now())
+                return signInPage(tx, policy: policy)
+            case .passwordReset:
+                try store.saveTransaction(tx, now: clock.now())
+                return resetEmailPage(tx, policy: policy)
+            case .ropc:
+                fatalError("handled above")
+            }
+        } catch let f as OAuthFailure {
+            return redirectError(reply, f)
+        }
+    }
+
+    // MARK: replies to the app
+
+    func redirectError(_ reply: ReplyTo, _ f: OAuthFailure, headers: [(String, String)] = []) -> HTTPOutput {
+        var params = [("error", f.error), ("error_description", f.description(at: clock.date))]
+        if let state = reply.state { params.append(("state", state)) }
+        return sendReply(reply, params, headers: headers)
+    }
+
+    func sendReply(_ r: ReplyTo, _ params: [(String, String)], headers: [(String, String)] = []) -> HTTPOutput {
+        switch r.mode {
+        case "form_post":
+            let inputs = params.map { "<input type=\"hidden\" name=\"\(HTML.escape($0.0))\" value=\"\(HTML.escape($0.1))\">" }.joined(separator: "\n")
+            return .html("""
+                <!DOCTYPE html><html><head><title>Working...</title></head><body>
+                <form method="post" name="hiddenform" action="\(HTML.escape(r.redirectUri))">
+                \(inputs)
+                <noscript><p>Script is disabled. Click Continue to go back to the application.</p></noscript>
+                <button type="submit" id="continue">Continue</button>
+                </form>
+                <script>document.forms[0].submit();</script>
+                </body></html>
+                """, headers: headers)
+        case "fragment":
+            return .redirect(r.redirectUri + "#" + FormEncoding.encode(params), headers: headers)
+        default:
+            let sep = r.redirectUri.contains("?") ? "&" : "?"
+            return .redirect(r.redirectUri + sep + FormEncoding.encode(params), headers: headers)
+        }
+    }
+
+    /// The user is known: issue a code (and/or implicit tokens), keep the SSO session, go back to the app.
+    func complete(_ tx: AuthorizeTransaction, user: EmulatorStore.UserRecord, authTime: Int, newUser: Bool, req: HTTPInput,
+                  newSession: Bool = false) throws -> HTTPOutput {
+        guard let policy = seed.policy(named: tx.policy), let app = seed.app(clientId: tx.clientId) else {
+            throw PageError(code: nil, message: "The tenant configuration changed during sign-in; start again from your app.")
+        }
+        let now = clock.now()
+        var headers: [(String, String)] = []
+        if newSession {
+            let sessionID = try store.createSession(oid: user.oid, now: now)
+            headers.append(sessionCookie(sessionID, secure: req.scheme == "https"))
+        }
+        try store.deleteTransaction(id: tx.id)
+        let scopes: Scopes
+        do { scopes = try resolveScopes(tx.scope, app: app) } catch { return redirectError(tx.reply, error, headers: headers) }
+        var params: [(String, String)] = []
+        if tx.responseType.contains("code") {
+            let code = Random.token(bytes: 32)
+            try store.saveCode(code, .init(clientId: app.clientId, redirectUri: tx.redirectUri, policy: policy.lowercasedID,
+                                           scopes: tx.scope, nonce: tx.nonce, challenge: tx.codeChallenge,
+                                           challengeMethod: tx.codeChallengeMethod, oid: user.oid, authTime: authTime,
+                                           newUser: newUser, createdAt: now, redeemedAt: nil, grantId: UUID().uuidString.lowercased()))
+            params.append(("code", code))
+        }
+        if tx.responseType.contains("token") || tx.responseType.contains("id_token") {
+            var implicitScopes = scopes
+            implicitScopes.offlineAccess = false
+            if !tx.responseType.contains("token") { implicitScopes.resourceAppId = nil }
+            if !tx.responseType.contains("id_token") { implicitScopes.openid = false }
+            let issued = try issue(user: user, policy: policy, app: app, scopes: implicitScopes, nonce: tx.nonce, authTime: authTime,
+                                   newUser: newUser, origin: tx.origin, clientInfo: false, grant: nil)
+            for key in ["access_token", "token_type", "expires_in", "scope", "id_token"] {
+                if let v = issued.body[key] { params.append((key, v.stringValue ?? v.serialized())) }
+            }
+        }
+        if let state = tx.state { params.append(("state", state)) }
+        if tx.clientInfo { params.append(("client_info", ClientInfo(uid: "\(user.oid)-\(policy.lowercasedID)", utid: tenantID).encoded)) }
+        return sendReply(tx.reply, params, headers: headers)
+    }
+
+    // MARK: /logout
+
+    func logout(_ req: HTTPInput, authority: AuthorityRef, policy: EmulatorSeed.Policy) throws -> HTTPOutput {
+        var q = req.query
+        if req.method == "POST" { for (k, v) in try req.form() where q[k] == nil { q[k] = v } }
+        if let id = req.cookies[sessionCookieName()] { try store.endSession(id: id) }
+        let cleared = clearedSessionCookie(secure: req.scheme == "https")
+        guard let target = q["post_logout_redirect_uri"], !target.isEmpty else {
+            return .html(page(title: "Signed out", body: "<h1>You have signed out.</h1><p>You can close this window.</p>"), headers: [cleared])
+        }
+        let registered = seed.apps.flatMap(\.redirectUris)
+        guard Self.redirectAllowed(target, registered: registered) else {
+            return errorPage(PageError(code: "AADB2C90006", message: "The post logout redirect URI '\(target)' is not registered for any application of this tenant. Your session has ended."),
+                             headers: [cleared])
+        }
+        var location = target
+        if let state = q["state"] { location += (target.contains("?") ? "&" : "?") + FormEncoding.encode([("state", state)]) }
+        return .redirect(location, headers: [cleared])
+    }
+}

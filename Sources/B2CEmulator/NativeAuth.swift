@@ -1,0 +1,213 @@
+import B2CKit
+import Foundation
+
+/// Entra External ID native authentication: `/oauth2/v2.0/initiate`, `/challenge`, `/token` with
+/// continuation tokens, email one-time codes and passwords, and AAD-style errors.
+extension B2CEmulator {
+    private func aadMissing(_ name: String) -> AADFailure {
+        AADFailure(error: "invalid_request", description: "AADSTS900144: The request body must contain the following parameter: '\(name)'.", codes: [900144])
+    }
+
+    private func nativeClient(_ req: HTTPInput) throws -> ([String: String], EmulatorSeed.App) {
+        guard req.method == "POST" else {
+            throw AADFailure(error: "invalid_request", description: "AADSTS900561: The endpoint only accepts POST requests.", codes: [900561], status: 405)
+        }
+        let form: [String: String]
+        do { form = try req.form() } catch let f as OAuthFailure {
+            throw AADFailure(error: "invalid_request", description: "AADSTS900144: \(f.message)", codes: [900144])
+        }
+        guard let clientId = form["client_id"], !clientId.isEmpty else { throw aadMissing("client_id") }
+        guard let app = seed.app(clientId: clientId) else {
+            throw AADFailure(error: "unauthorized_client",
+                             description: "AADSTS700016: Application with identifier '\(clientId)' was not found in the directory '\(tenantName)'.",
+                             codes: [700016])
+        }
+        guard app.nativeAuth else {
+            throw AADFailure(error: "unauthorized_client",
+                             description: "AADSTS500207: Native authentication is not enabled for the application '\(clientId)'.", codes: [500207])
+        }
+        return (form, app)
+    }
+
+    private func challengeTypes(_ raw: String?) throws -> [String] {
+        guard let raw, !raw.isEmpty else { throw aadMissing("challenge_type") }
+        let types = raw.split(separator: " ").map(String.init)
+        for t in types where !["oob", "password", "redirect"].contains(t) {
+            throw AADFailure(error: "unsupported_challenge_type",
+                             description: "AADSTS55102: The challenge type '\(t)' is not supported. Supported types are oob, password and redirect.",
+                             codes: [55102])
+        }
+        guard types.contains("redirect") else {
+            throw AADFailure(error: "invalid_request",
+                             description: "AADSTS901007: The challenge_type list parameter does not include the 'redirect' type.", codes: [901007])
+        }
+        return types
+    }
+
+    private func flow(_ form: [String: String], app: EmulatorSeed.App) throws -> (String, EmulatorStore.NativeFlow) {
+        guard let token = form["continuation_token"], !token.isEmpty else { throw aadMissing("continuation_token") }
+        guard let flow = try store.nativeFlow(token), flow.clientId == app.clientId else {
+            throw AADFailure(error: "invalid_grant", description: "AADSTS55113: The continuation_token is not valid.", codes: [55113])
+        }
+        guard clock.now() < flow.expiresAt else {
+            try store.endNativeFlow(token)
+            throw AADFailure(error: "expired_token", description: "AADSTS55112: The continuation_token is expired.", codes: [552003])
+        }
+        return (token, flow)
+    }
+
+    static func obfuscate(_ email: String) -> String {
+        let parts = email.split(separator: "@", maxSplits: 1).map(String.init)
+        guard parts.count == 2 else { return "***" }
+        let local = parts[0].count <= 2 ? String(parts[0].prefix(1)) + "***" : "\(parts[0].first!)***\(parts[0].last!)"
+        let labels = parts[1].split(separator: ".").map(String.init)
+        let masked = labels.enumerated().map { i, label in
+            i == labels.count - 1 ? label : String(label.prefix(2)) + String(repeating: "*", count: max(0, label.count - 2))
+        }
+        return local + "@" + masked.joined(separator: ".")
+    }
+
+    func nativeInitiate(_ req: HTTPInput) throws -> HTTPOutput {
+        let (form, app) = try nativeClient(req)
+        let types = try challengeTypes(form["challenge_type"])
+        guard let username = form["username"], !username.isEmpty else { throw aadMissing("username") }
+        if !types.contains("oob") && !types.contains("password") {
+            return .json(["challenge_type": "redirect", "redirect_reason": "The client supports only the web-based flow."])
+        }
+        guard let user = try store.user(email: username) else {
+            throw AADFailure(error: "user_not_found",
+                             description: "AADSTS50034: The user account \(Self.obfuscate(username)) does not exist in the \(tenantName) directory.",
+                             codes: [50034])
+        }
+        let token = try store.advanceNativeFlow(.init(clientId: app.clientId, oid: user.oid, stage: "initiated",
+                                                      challengeTypes: types.joined(separator: " "), otpHash: nil, otpIssuedAt: nil,
+                                                      attempts: 0, expiresAt: clock.now() + Self.continuationLifetime), replacing: nil)
+        return .json(["continuation_token": .string(token)])
+    }
+
+    /// Picks the challenge: password when the client can take one, else an emailed code. Calling it again
+    /// in the code stage sends a new code and invalidates the previous one (resend).
+    func nativeChallenge(_ req: HTTPInput) throws -> HTTPOutput {
+        let (form, app) = try nativeClient(req)
+        let (token, flow) = try self.flow(form, app: app)
+        let types = try form["challenge_type"].map { try challengeTypes($0) } ?? flow.challengeTypes.split(separator: " ").map(String.init)
+        guard let user = try store.user(oid: flow.oid) else {
+            throw AADFailure(error: "user_not_found", description: "AADSTS50034: The user account does not exist in the \(tenantName) directory.", codes: [50034])
+        }
+        let now = clock.now()
+        if types.contains("password") && flow.stage != "oob" {
+            var next = flow
+            next.stage = "password"
+            let t = try store.advanceNativeFlow(next, replacing: token)
+            return .json(["challenge_type": "password", "continuation_token": .string(t)])
+        }
+        if types.contains("oob") {
+            let code = Random.digits(Self.otpLength)
+            try store.send(to: user.email, purpose: "native_signin", code: code, now: now)
+            var next = flow
+            next.stage = "oob"
+            next.otpHash = EmulatorStore.hash(code)
+            next.otpIssuedAt = now
+            next.attempts = 0
+            next.expiresAt = now + Self.continuationLifetime
+            let t = try store.advanceNativeFlow(next, replacing: token)
+            return .json(["challenge_type": "oob", "binding_method": "prompt", "challenge_channel": "email",
+                          "challenge_target_label": .string(Self.obfuscate(user.email)), "code_length": JSONValue(Self.otpLength),
+                          "interval": 300, "continuation_token": .string(t)])
+        }
+        return .json(["challenge_type": "redirect", "redirect_reason": "No challenge type the client supports can be used for this user."])
+    }
+
+    /// `/oauth2/v2.0/token` without a policy: native-auth grants and native refresh tokens.
+    func nativeToken(_ req: HTTPInput, authority: AuthorityRef) throws -> HTTPOutput {
+        let (form, app) = try nativeClient(req)
+        let grantType = form["grant_type"] ?? ""
+        var entry = EmulatorStore.LogEntry(at: clock.now(), endpoint: "native-token", grantType: grantType, policy: "",
+                                           clientId: app.clientId, oid: nil, outcome: "ok")
+        do {
+            let out = try nativeGrant(grantType, form: form, app: app, origin: req.origin, log: &entry)
+            store.log(entry)
+            return out
+        } catch let f as AADFailure {
+            entry.outcome = f.suberror ?? f.error
+            store.log(entry)
+            throw f
+        }
+    }
+
+    private func nativeScopes(_ form: [String: String], app: EmulatorSeed.App) throws -> Scopes {
+        do {
+            var s = try resolveScopes(form["scope"] ?? "openid offline_access", app: app)
+            s.openid = true
+            if s.resourceAppId == nil { s.resourceAppId = app.clientId; s.fullScopes = [app.clientId] }
+            return s
+        } catch {
+            throw AADFailure(error: "invalid_scope", description: "AADSTS70011: \(error.message)", codes: [70011])
+        }
+    }
+
+    private func nativeGrant(_ grantType: String, form: [String: String], app: EmulatorSeed.App, origin: String,
+                             log: inout EmulatorStore.LogEntry) throws -> HTTPOutput {
+        let now = clock.now()
+        switch grantType {
+        case "password", "oob":
+            let (token, flow) = try self.flow(form, app: app)
+            log.oid = flow.oid
+            guard let user = try store.user(oid: flow.oid) else {
+                throw AADFailure(error: "user_not_found", description: "AADSTS50034: The user account does not exist.", codes: [50034])
+            }
+            if grantType == "password" {
+                guard flow.stage == "password" else {
+                    throw AADFailure(error: "invalid_request", description: "AADSTS55114: The continuation_token was not issued for a password challenge.", codes: [55114])
+                }
+                guard let password = form["password"], !password.isEmpty else { throw aadMissing("password") }
+                guard try store.checkPassword(email: user.email, password: password) != nil else {
+                    throw AADFailure(error: "invalid_grant",
+                                     description: "AADSTS901007: Error validating credentials due to invalid username or password.", codes: [50126])
+                }
+            } else {
+                guard flow.stage == "oob", let expected = flow.otpHash, let issuedAt = flow.otpIssuedAt else {
+                    throw AADFailure(error: "invalid_request", description: "AADSTS55114: The continuation_token was not issued for an email code challenge.", codes: [55114])
+                }
+                guard let code = form["oob"], !code.isEmpty else { throw aadMissing("oob") }
+                guard now < issuedAt + Self.continuationLifetime else {
+                    try store.endNativeFlow(token)
+                    throw AADFailure(error: "expired_token", description: "AADSTS55112: The one-time code has expired.", codes: [552003])
+                }
+                guard EmulatorStore.hash(code) == expected else {
+                    try store.countNativeAttempt(token)
+                    if flow.attempts + 1 >= Self.maxOTPAttempts {
+                        try store.endNativeFlow(token)
+                        throw AADFailure(error: "invalid_grant", description: "AADSTS50196: Too many incorrect codes. Start the sign-in again.",
+                                         codes: [50196], suberror: "invalid_oob_value")
+                    }
+                    throw AADFailure(error: "invalid_grant", description: "AADSTS50181: Unable to validate the otp.", codes: [50181],
+                                     suberror: "invalid_oob_value")
+                }
+            }
+            try store.endNativeFlow(token)
+            let issued = try issue(user: user, policy: nil, app: app, scopes: try nativeScopes(form, app: app), nonce: nil, authTime: now,
+                                   newUser: false, origin: origin, clientInfo: wantsClientInfo(form), grant: nil)
+            return tokenResponse(issued)
+        case "refresh_token":
+            guard let rt = form["refresh_token"], !rt.isEmpty else { throw aadMissing("refresh_token") }
+            let record: EmulatorStore.RefreshRecord, user: EmulatorStore.UserRecord
+            do { (record, user) = try checkRefreshToken(rt, app: app, policy: nil) } catch let f as OAuthFailure {
+                let codes = ["AADB2C90080": 700082, "AADB2C90129": 50173, "AADB2C90128": 50034][f.code] ?? 9002313
+                throw AADFailure(error: f.code == "AADB2C90080" ? "expired_refresh_token" : "invalid_grant",
+                                 description: "AADSTS\(codes): \(f.message)", codes: [codes])
+            }
+            log.oid = user.oid
+            var scopes = try nativeScopes(form, app: app)
+            scopes.offlineAccess = true
+            let issued = try issue(user: user, policy: nil, app: app, scopes: scopes, nonce: nil, authTime: record.authTime, newUser: false,
+                                   origin: origin, clientInfo: wantsClientInfo(form), grant: (record.grantId, record.grantIssuedAt),
+                                   rotating: rt)
+            return tokenResponse(issued)
+        case "": throw aadMissing("grant_type")
+        default:
+            throw AADFailure(error: "unsupported_grant_type",
+                             description: "AADSTS70003: The app requested an unsupported grant type '\(grantType)'.", codes: [70003])
+        }
+    }
+}

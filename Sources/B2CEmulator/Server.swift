@@ -1,0 +1,147 @@
+import B2CKit
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTLS
+import Logging
+import NIOCore
+import NIOSSL
+import ServiceLifecycle
+
+/// Request context that keeps the channel (for the peer address and for injected connection drops).
+struct EmulatorRequestContext: RequestContext {
+    var coreContext: CoreRequestContextStorage
+    let channel: any Channel
+
+    init(source: ApplicationRequestContextSource) {
+        self.coreContext = .init(source: source)
+        self.channel = source.channel
+    }
+}
+
+struct EmulatorResponder: HTTPResponder {
+    let emulator: B2CEmulator
+    let scheme: String
+
+    func respond(to request: Request, context: EmulatorRequestContext) async throws -> Response {
+        var request = request
+        let body: Data
+        do {
+            let buffer = try await request.collectBody(upTo: B2CEmulator.maxBody)
+            body = Data(buffer.readableBytesView)
+        } catch {
+            return Self.response(OAuthFailure(error: "invalid_request", code: "AADB2C90083",
+                                              message: "The request body is larger than \(B2CEmulator.maxBody) bytes.", status: 413)
+                .response(at: emulator.clock.date))
+        }
+        var headers: [String: String] = [:]
+        for field in request.headers {
+            let name = field.name.canonicalName
+            if let existing = headers[name] {
+                headers[name] = existing + (name == "cookie" ? "; " : ", ") + field.value
+            } else {
+                headers[name] = field.value
+            }
+        }
+        let rawPath = request.uri.path
+        let segments = rawPath.split(separator: "/").map { String($0).removingPercentEncoding ?? String($0) }
+        let query: [String: String]
+        do { query = try FormEncoding.parse(request.uri.query ?? "") } catch {
+            return Self.response(OAuthFailure(error: "invalid_request", code: "AADB2C90083", message: "The query string is malformed: \(error).")
+                .response(at: emulator.clock.date))
+        }
+        let host = request.head.authority ?? headers["host"] ?? "localhost"
+        guard host.range(of: #"^[A-Za-z0-9.\-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$"#, options: .regularExpression) != nil else {
+            return Self.response(.text("Bad Host header.", status: 400))
+        }
+        let peer = context.channel.remoteAddress
+        let loopback: Bool
+        switch peer {
+        case .v4(let a)?: loopback = a.address.sin_addr.s_addr & 0xFF == 127
+        case .v6?: loopback = peer?.ipAddress == "::1" || (peer?.ipAddress?.hasPrefix("::ffff:127.") ?? false)
+        case .unixDomainSocket?: loopback = true
+        default: loopback = false
+        }
+        let input = HTTPInput(method: request.method.rawValue, path: rawPath, segments: segments, query: query, headers: headers,
+                              body: body, host: host.lowercased(), scheme: scheme, peerIsLoopback: loopback)
+        let output = await emulator.handle(input)
+        if output.dropConnection {
+            try? await context.channel.close()
+            throw CancellationError()
+        }
+        return Self.response(output)
+    }
+
+    static func response(_ out: HTTPOutput) -> Response {
+        var fields = HTTPFields()
+        for (name, value) in out.headers {
+            if let n = HTTPField.Name(name) { fields.append(HTTPField(name: n, value: value)) }
+        }
+        return Response(status: .init(code: out.status), headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: out.body)))
+    }
+}
+
+/// A running emulator: its base URL and a way to stop it.
+public final class EmulatorServer: Sendable {
+    public let emulator: B2CEmulator
+    public let host: String
+    public let port: Int
+    public let tls: EmulatorTLS?
+    private let group: ServiceGroup
+    private let task: Task<Void, Error>
+
+    public var baseURL: String {
+        let h = host.contains(":") ? "[\(host)]" : host
+        return "\(tls == nil ? "http" : "https")://\(h):\(port)"
+    }
+
+    /// Starts serving on `host:port` (port 0 = ephemeral). With `handleSignals`, SIGINT/SIGTERM stop it gracefully.
+    public static func start(_ emulator: B2CEmulator, host: String = "127.0.0.1", port: Int = 0, tls: EmulatorTLS? = nil,
+                             handleSignals: Bool = false, logger: Logger? = nil) async throws -> EmulatorServer {
+        var log = logger ?? Logger(label: "b2c.emulator")
+        if logger == nil { log.logLevel = .critical }
+        let responder = EmulatorResponder(emulator: emulator, scheme: tls == nil ? "http" : "https")
+        let (stream, continuation) = AsyncStream<Int>.makeStream()
+        let app = Application(
+            responder: responder,
+            server: try tls.map { try .tls(.http1(), tlsConfiguration: $0.serverConfiguration) } ?? .http1(),
+            configuration: .init(address: .hostname(host, port: port), serverName: nil),
+            onServerRunning: { channel in
+                continuation.yield(channel.localAddress?.port ?? 0)
+                continuation.finish()
+            },
+            logger: log)
+        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: handleSignals ? [.sigterm, .sigint] : [],
+                                                      logger: log))
+        let task = Task { try await group.run() }
+        var bound: Int?
+        for await p in stream { bound = p; break }
+        guard let bound, bound > 0 else {
+            task.cancel()
+            _ = try? await task.value
+            throw EmulatorStartError(message: "could not listen on \(host):\(port)")
+        }
+        let server = EmulatorServer(emulator: emulator, host: host, port: bound, tls: tls, group: group, task: task)
+        var names = ["127.0.0.1:\(bound)", "localhost:\(bound)", "[::1]:\(bound)"]
+        if !["127.0.0.1", "localhost", "::1", "0.0.0.0", "::"].contains(host) { names.append("\(host):\(bound)") }
+        emulator.addServedHosts(names)
+        return server
+    }
+
+    private init(emulator: B2CEmulator, host: String, port: Int, tls: EmulatorTLS?, group: ServiceGroup, task: Task<Void, Error>) {
+        self.emulator = emulator; self.host = host; self.port = port; self.tls = tls; self.group = group; self.task = task
+    }
+
+    /// Waits until the server stops (signal or `stop()`).
+    public func wait() async throws { try await task.value }
+
+    public func stop() async {
+        await group.triggerGracefulShutdown()
+        _ = try? await task.value
+    }
+}
+
+public struct EmulatorStartError: Error, CustomStringConvertible {
+    public let message: String
+    public var description: String { message }
+}

@@ -1,0 +1,227 @@
+import Foundation
+
+/// A JSON document as a value. We parse with Foundation and walk the tree ourselves so that every
+/// message about a bad document can name the exact JSON path (`$.users[1].email`).
+public enum JSONValue: Sendable, Equatable, CustomStringConvertible {
+    case null
+    case bool(Bool)
+    case number(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    // MARK: parsing
+
+    public static func parse(_ data: Data) throws -> JSONValue {
+        var parser = JSONParser(bytes: [UInt8](data))
+        return try parser.parseDocument()
+    }
+
+    public static func parse(_ string: String) throws -> JSONValue { try parse(Data(string.utf8)) }
+
+    // MARK: accessors
+
+    public subscript(key: String) -> JSONValue? {
+        if case .object(let o) = self { return o[key] }
+        return nil
+    }
+
+    public var stringValue: String? { if case .string(let s) = self { return s }; return nil }
+    public var boolValue: Bool? { if case .bool(let b) = self { return b }; return nil }
+    public var arrayValue: [JSONValue]? { if case .array(let a) = self { return a }; return nil }
+    public var objectValue: [String: JSONValue]? { if case .object(let o) = self { return o }; return nil }
+    public var doubleValue: Double? { if case .number(let n) = self { return n }; return nil }
+
+    /// An integer given as a JSON number or as a string of digits (B2C sends either).
+    public var lenientInt: Int? {
+        switch self {
+        case .number(let n): return n.rounded() == n && abs(n) < 1e15 ? Int(n) : nil
+        case .string(let s): return Int(s.trimmingCharacters(in: .whitespaces))
+        default: return nil
+        }
+    }
+
+    public var typeName: String {
+        switch self {
+        case .null: "null"
+        case .bool: "a boolean"
+        case .number: "a number"
+        case .string: "a string"
+        case .array: "an array"
+        case .object: "an object"
+        }
+    }
+
+    // MARK: serialisation (keys sorted: stable output)
+
+    public var description: String { serialized() }
+
+    public func serialized(pretty: Bool = false) -> String {
+        var out = ""
+        write(into: &out, pretty: pretty, indent: 0)
+        return out
+    }
+
+    public var data: Data { Data(serialized().utf8) }
+
+    private func write(into out: inout String, pretty: Bool, indent: Int) {
+        switch self {
+        case .null: out += "null"
+        case .bool(let b): out += b ? "true" : "false"
+        case .number(let n):
+            if n.rounded() == n && abs(n) < 1e15 { out += String(Int64(n)) } else { out += String(n) }
+        case .string(let s): JSONValue.escape(s, into: &out)
+        case .array(let a):
+            if a.isEmpty { out += "[]"; return }
+            out += "["
+            for (i, v) in a.enumerated() {
+                if i > 0 { out += "," }
+                if pretty { out += "\n" + String(repeating: "  ", count: indent + 1) }
+                v.write(into: &out, pretty: pretty, indent: indent + 1)
+            }
+            if pretty { out += "\n" + String(repeating: "  ", count: indent) }
+            out += "]"
+        case .object(let o):
+            if o.isEmpty { out += "{}"; return }
+            out += "{"
+            for (i, k) in o.keys.sorted().enumerated() {
+                if i > 0 { out += "," }
+                if pretty { out += "\n" + String(repeating: "  ", count: indent + 1) }
+                JSONValue.escape(k, into: &out)
+                out += pretty ? ": " : ":"
+                o[k]!.write(into: &out, pretty: pretty, indent: indent + 1)
+            }
+            if pretty { out += "\n" + String(repeating: "  ", count: indent) }
+            out += "}"
+        }
+    }
+
+    private static func escape(_ s: String, into out: inout String) {
+        out += "\""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case "/": out += "/"
+            default:
+                if scalar.value < 0x20 {
+                    out += String(format: "\\u%04x", scalar.value)
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        out += "\""
+    }
+}
+
+extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral,
+    ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral, ExpressibleByNilLiteral
+{
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(integerLiteral value: Int) { self = .number(Double(value)) }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+        self = .object(Dictionary(elements, uniquingKeysWith: { _, b in b }))
+    }
+    public init(nilLiteral: ()) { self = .null }
+    public init(_ int: Int) { self = .number(Double(int)) }
+    public init(_ strings: [String]) { self = .array(strings.map { .string($0) }) }
+}
+
+/// An error about one place in a JSON document.
+public struct JSONPathError: Error, Equatable, CustomStringConvertible {
+    public let path: String
+    public let message: String
+    public init(path: String, message: String) { self.path = path; self.message = message }
+    public var description: String { "\(path) \(message)" }
+}
+
+/// Reads an object at a known JSON path, collecting which keys were used so that unknown keys
+/// can be reported precisely.
+public struct JSONObjectReader {
+    public let path: String
+    private let object: [String: JSONValue]
+
+    public init(_ value: JSONValue, path: String = "$") throws {
+        guard case .object(let o) = value else {
+            throw JSONPathError(path: path, message: "must be an object, found \(value.typeName)")
+        }
+        self.object = o
+        self.path = path
+    }
+
+    public func childPath(_ key: String) -> String { "\(path).\(key)" }
+
+    public func rejectUnknownKeys(allowed: Set<String>) throws {
+        for key in object.keys.sorted() where !allowed.contains(key) {
+            let known = allowed.sorted().joined(separator: ", ")
+            throw JSONPathError(path: childPath(key), message: "is not a known key (known keys here: \(known))")
+        }
+    }
+
+    public func has(_ key: String) -> Bool { object[key] != nil }
+    public func raw(_ key: String) -> JSONValue? { object[key] }
+
+    public func string(_ key: String) throws -> String {
+        guard let v = object[key] else { throw JSONPathError(path: childPath(key), message: "is required (a string)") }
+        guard case .string(let s) = v else { throw JSONPathError(path: childPath(key), message: "must be a string, found \(v.typeName)") }
+        guard !s.isEmpty else { throw JSONPathError(path: childPath(key), message: "must not be empty") }
+        return s
+    }
+
+    public func optionalString(_ key: String) throws -> String? {
+        guard let v = object[key], v != .null else { return nil }
+        return try string(key)
+    }
+
+    public func bool(_ key: String, default value: Bool) throws -> Bool {
+        guard let v = object[key], v != .null else { return value }
+        guard case .bool(let b) = v else { throw JSONPathError(path: childPath(key), message: "must be true or false, found \(v.typeName)") }
+        return b
+    }
+
+    public func int(_ key: String, default value: Int?, range: ClosedRange<Int>? = nil) throws -> Int? {
+        guard let v = object[key], v != .null else { return value }
+        guard case .number(let n) = v, n.rounded() == n, abs(n) < 1e15 else {
+            throw JSONPathError(path: childPath(key), message: "must be a whole number, found \(v.typeName)")
+        }
+        let i = Int(n)
+        if let range, !range.contains(i) {
+            throw JSONPathError(path: childPath(key), message: "must be between \(range.lowerBound) and \(range.upperBound), found \(i)")
+        }
+        return i
+    }
+
+    public func stringArray(_ key: String, required: Bool = false) throws -> [String] {
+        guard let v = object[key], v != .null else {
+            if required { throw JSONPathError(path: childPath(key), message: "is required (an array of strings)") }
+            return []
+        }
+        guard case .array(let a) = v else { throw JSONPathError(path: childPath(key), message: "must be an array of strings, found \(v.typeName)") }
+        return try a.enumerated().map { i, e in
+            guard case .string(let s) = e, !s.isEmpty else {
+                throw JSONPathError(path: "\(childPath(key))[\(i)]", message: "must be a non-empty string, found \(e.typeName)")
+            }
+            return s
+        }
+    }
+
+    public func objects(_ key: String, required: Bool = false) throws -> [JSONObjectReader] {
+        guard let v = object[key], v != .null else {
+            if required { throw JSONPathError(path: childPath(key), message: "is required (an array of objects)") }
+            return []
+        }
+        guard case .array(let a) = v else { throw JSONPathError(path: childPath(key), message: "must be an array, found \(v.typeName)") }
+        return try a.enumerated().map { try JSONObjectReader($0.element, path: "\(childPath(key))[\($0.offset)]") }
+    }
+
+    public func object(_ key: String) throws -> JSONObjectReader? {
+        guard let v = object[key], v != .null else { return nil }
+        return try JSONObjectReader(v, path: childPath(key))
+    }
+}

@@ -1,0 +1,3 @@
+import B2CCLI
+
+await B2CCommand.run()
