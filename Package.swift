@@ -64,7 +64,7 @@ let package = Package(
         .executableTarget(name: "b2c", dependencies: ["B2CCLI"]),
         .testTarget(
             name: "B2CKitTests",
-            dependencies: ["B2CKit"]
+            dependencies: ["B2CKit", "B2CEmulator"]
         ),
         .testTarget(
             name: "B2CEmulatorTests",
@@ -73,6 +73,7 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
     ],
