@@ -29,6 +29,10 @@ public final class B2CEmulator: Sendable {
         self.jwk = try JWK(publicKey: signingKey.publicKey)
         self.clock = try EmulatorClock(store: store)
         try store.seedUsers(seed.users, now: clock.now())
+        // Hosts served in earlier runs: tokens issued there stay valid at the sample API after a restart.
+        if let saved = try store.setting("served_hosts"), let list = try? JSONValue.parse(saved).arrayValue {
+            servedHosts.withLockedValue { $0.formUnion(list.compactMap(\.stringValue)) }
+        }
     }
 
     public var tenantID: String { seed.tenant.id }
@@ -36,7 +40,11 @@ public final class B2CEmulator: Sendable {
     public var jwks: JWKSet { JWKSet(keys: [jwk]) }
 
     func addServedHosts(_ hosts: [String]) {
-        servedHosts.withLockedValue { $0.formUnion(hosts.map { $0.lowercased() }) }
+        let all = servedHosts.withLockedValue { set -> [String] in
+            set.formUnion(hosts.map { $0.lowercased() })
+            return set.sorted()
+        }
+        try? store.setSetting("served_hosts", JSONValue(Array(all.suffix(300))).serialized())
     }
 
     // MARK: issuer

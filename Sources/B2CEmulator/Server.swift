@@ -54,14 +54,7 @@ struct EmulatorResponder: HTTPResponder {
         guard host.range(of: #"^[A-Za-z0-9.\-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$"#, options: .regularExpression) != nil else {
             return Self.response(.text("Bad Host header.", status: 400))
         }
-        let peer = context.channel.remoteAddress
-        let loopback: Bool
-        switch peer {
-        case .v4(let a)?: loopback = a.address.sin_addr.s_addr & 0xFF == 127
-        case .v6?: loopback = peer?.ipAddress == "::1" || (peer?.ipAddress?.hasPrefix("::ffff:127.") ?? false)
-        case .unixDomainSocket?: loopback = true
-        default: loopback = false
-        }
+        let loopback = PeerAddress.isLoopback(context.channel.remoteAddress)
         let input = HTTPInput(method: request.method.rawValue, path: rawPath, segments: segments, query: query, headers: headers,
                               body: body, host: host.lowercased(), scheme: scheme, peerIsLoopback: loopback)
         let output = await emulator.handle(input)
@@ -144,4 +137,22 @@ public final class EmulatorServer: Sendable {
 public struct EmulatorStartError: Error, CustomStringConvertible {
     public let message: String
     public var description: String { message }
+}
+
+/// Which peers count as "this machine" for the admin surface.
+public enum PeerAddress {
+    public static func isLoopback(_ address: SocketAddress?) -> Bool {
+        guard let address else { return false }
+        if case .unixDomainSocket = address { return true }
+        return isLoopback(ip: address.ipAddress ?? "")
+    }
+
+    /// 127.0.0.0/8, ::1 and IPv4-mapped 127.x.
+    public static func isLoopback(ip: String) -> Bool {
+        let ip = ip.lowercased()
+        if ip == "::1" || ip == "0:0:0:0:0:0:0:1" { return true }
+        let v4 = ip.hasPrefix("::ffff:") ? String(ip.dropFirst(7)) : ip
+        let parts = v4.split(separator: ".")
+        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
+    }
 }
