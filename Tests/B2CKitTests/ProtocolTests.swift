@@ -1,0 +1,151 @@
+import B2CEmulator
+import B2CKit
+import Foundation
+import Testing
+import _CryptoExtras
+
+@Suite struct JSONTests {
+    @Test func parsesAndSerialisesStably() throws {
+        let v = try JSONValue.parse(#"{"b": [1, 2.5, "x\n\u00e9\ud83d\ude00"], "a": {"t": true, "f": false, "n": null}, "e": -1e3}"#)
+        #expect(v["b"]?.arrayValue?.count == 3)
+        #expect(v["b"]?.arrayValue?[2].stringValue == "x\né😀")
+        #expect(v["e"]?.lenientInt == -1000)
+        #expect(v.serialized() == #"{"a":{"f":false,"n":null,"t":true},"b":[1,2.5,"x\né😀"],"e":-1000}"#)
+        #expect(try JSONValue.parse(v.serialized()) == v)
+    }
+
+    @Test(arguments: ["", "{", "{\"a\":}", "[1,]", "{\"a\":1 \"b\":2}", "\"\\x\"", "01", "1.", "tru", "{\"a\":1}{", "\"\u{01}\"",
+                      "{\"a\":1,\"a\":2}", String(repeating: "[", count: 600)])
+    func rejectsMalformedJSONWithAPosition(_ text: String) {
+        #expect(throws: JSONPathError.self) { try JSONValue.parse(text) }
+        do { _ = try JSONValue.parse(text) } catch let e as JSONPathError { #expect(e.message.contains("line")) } catch {}
+    }
+
+    @Test func lenientIntegersAcceptStrings() {
+        #expect(JSONValue.string("3600").lenientInt == 3600)
+        #expect(JSONValue.number(3600).lenientInt == 3600)
+        #expect(JSONValue.number(1.5).lenientInt == nil)
+        #expect(JSONValue.string("soon").lenientInt == nil)
+    }
+
+    @Test func readerNamesPaths() throws {
+        let r = try JSONObjectReader(JSONValue.parse(#"{"list": [{"n": 1}], "s": 2}"#))
+        #expect(throws: JSONPathError(path: "$.s", message: "must be a string, found a number")) { try r.string("s") }
+        #expect(throws: JSONPathError(path: "$.missing", message: "is required (a string)")) { try r.string("missing") }
+        let item = try r.objects("list")[0]
+        #expect(throws: JSONPathError.self) { try item.rejectUnknownKeys(allowed: ["m"]) }
+        do { try item.rejectUnknownKeys(allowed: ["m"]) } catch let e as JSONPathError { #expect(e.path == "$.list[0].n") }
+    }
+
+    @Test func randomBytesNeverCrashTheParser() {
+        var rng = SystemRandomNumberGenerator()
+        let alphabet = Array("{}[],:\"\\ntrufalse0123456789.-eE \u{0}é".utf8)
+        for _ in 0..<20_000 {
+            let bytes = (0..<Int.random(in: 0...40, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! }
+            _ = try? JSONValue.parse(Data(bytes))
+        }
+    }
+}
+
+@Suite struct EncodingTests {
+    @Test func base64URL() {
+        #expect(Base64URL.encode(Data([0xfb, 0xff, 0xfe])) == "-__-")
+        #expect(Base64URL.decode("-__-") == Data([0xfb, 0xff, 0xfe]))
+        #expect(Base64URL.decode("a") == nil)
+        #expect(Base64URL.decode("ab+c") == nil)
+        #expect(Base64URL.decode("YQ==") == Data("a".utf8))
+    }
+
+    @Test func formEncoding() throws {
+        #expect(try FormEncoding.parse("a=1&b=x+y&c=%2F%20&a=2&=z&d") == ["a": "1", "b": "x y", "c": "/ ", "d": ""])
+        #expect(throws: FormEncoding.MalformedError.self) { try FormEncoding.parse("a=%zz") }
+        #expect(FormEncoding.encode([("scope", "openid offline_access"), ("r", "http://x/?a=b")]) == "scope=openid%20offline_access&r=http%3A%2F%2Fx%2F%3Fa%3Db")
+    }
+
+    @Test func pkceMatchesRFC7636AppendixB() {
+        #expect(PKCE.s256Challenge(for: "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk") == "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM")
+        #expect(PKCE.isValidVerifier(PKCE().verifier))
+        #expect(!PKCE.isValidVerifier("short"))
+        #expect(!PKCE.isValidVerifier(String(repeating: "a", count: 42) + "!"))
+    }
+
+    @Test func b2cErrorDescriptions() {
+        let text = B2CErrorDescription.format(code: "AADB2C90118", message: "The user has forgotten their password.", correlationID: "c-1",
+                                              at: Date(timeIntervalSince1970: 0))
+        #expect(text == "AADB2C90118: The user has forgotten their password.\r\nCorrelation ID: c-1\r\nTimestamp: 1970-01-01 00:00:00Z\r\n")
+        let parsed = B2CErrorDescription.parse(text)
+        #expect(parsed.code == "AADB2C90118" && parsed.message == "The user has forgotten their password." && parsed.correlationID == "c-1")
+        #expect(B2CErrorDescription.parse("invalid_grant: see AADB2C90080 now").code == "AADB2C90080")
+        #expect(B2CErrorDescription.parse("nothing here").code == nil)
+    }
+
+    @Test func clientInfo() throws {
+        let ci = ClientInfo(uid: "OID-b2c_1_susi", utid: "TID")
+        #expect(try ClientInfo.decode(ci.encoded) == ci)
+        #expect(ci.homeAccountID == "oid-b2c_1_susi.tid")
+        #expect(throws: JSONPathError.self) { try ClientInfo.decode("!!") }
+        #expect(throws: JSONPathError.self) { try ClientInfo.decode(Base64URL.encode("{\"uid\": 1}")) }
+    }
+}
+
+@Suite struct JWTTests {
+    static let key = try! _RSA.Signing.PrivateKey(keySize: .bits2048)
+
+    @Test func signVerifyAndValidate() throws {
+        let jwk = try JWK(publicKey: Self.key.publicKey)
+        let set = JWKSet(keys: [jwk])
+        let token = try JWT.sign(claims: ["iss": "https://i/", "aud": "a", "exp": 2000, "nbf": 1000], kid: jwk.kid, key: Self.key)
+        let jwt = try JWT.decode(token)
+        try jwt.verifySignature(with: set)
+        try jwt.validateClaims(issuers: ["https://i/"], audience: "a", now: 1500)
+        #expect(throws: JWTError.expired(exp: 2000, now: 2000)) { try jwt.validateClaims(issuers: ["https://i/"], audience: "a", now: 2000) }
+        #expect(throws: JWTError.notYetValid(nbf: 1000, now: 900)) { try jwt.validateClaims(issuers: ["https://i/"], audience: "a", now: 900) }
+        #expect(throws: JWTError.self) { try jwt.validateClaims(issuers: ["https://other/"], audience: "a", now: 1500) }
+        #expect(throws: JWTError.self) { try jwt.validateClaims(issuers: ["https://i/"], audience: "b", now: 1500) }
+        // A kid that is not in the set is reported as such (a client refetches the JWKS).
+        let other = try JWK(publicKey: _RSA.Signing.PrivateKey(keySize: .bits2048).publicKey)
+        #expect(throws: JWTError.unknownKey(kid: jwk.kid)) { try jwt.verifySignature(with: JWKSet(keys: [other])) }
+        // Round trip through the JWKS document.
+        let parsed = try JWKSet.parse(set.json.data)
+        #expect(parsed == set)
+        try jwt.verifySignature(with: parsed)
+    }
+
+    @Test func malformedTokens() throws {
+        for bad in ["", "a.b", "a.b.c.d", "!!.e30.sig", "e30.!!.sig", "WzFd.e30.c2ln", "e30.e30.%%"] {
+            #expect(throws: JWTError.self, "\(bad)") { try JWT.decode(bad) }
+        }
+        let none = Base64URL.encode("{\"alg\":\"none\"}") + "." + Base64URL.encode("{}") + "."
+        let jwt = try JWT.decode(none)
+        #expect(throws: JWTError.unsupportedAlgorithm("none")) { try jwt.verifySignature(with: JWKSet(keys: [])) }
+    }
+}
+
+@Suite struct SeedTests {
+    @Test func defaultSeedRoundTrips() throws {
+        #expect(try EmulatorSeed.parse(EmulatorSeed.default.json.data) == EmulatorSeed.default)
+        #expect(EmulatorSeed.default.policies.map(\.id) == ["B2C_1_susi", "B2C_1_edit_profile", "B2C_1_reset", "B2C_1_ROPC_Auth"])
+    }
+
+    @Test(arguments: [
+        (#"{"tenant": {"name": "x.onmicrosoft.com", "id": "nope"}, "policies": [], "apps": []}"#, "$.tenant.id"),
+        (#"{"tenant": {"name": "x.onmicrosoft.com", "id": "8f2c6d4e-1a3b-4c5d-9e7f-0a1b2c3d4e5f"}, "policies": [{"id": "B2C_1_x", "kind": "magic"}], "apps": []}"#, "$.policies[0].kind"),
+        (#"{"tenant": {"name": "x.onmicrosoft.com", "id": "8f2c6d4e-1a3b-4c5d-9e7f-0a1b2c3d4e5f"}, "policies": [], "apps": [], "extra": 1}"#, "$.extra"),
+        (#"{"tenant": {"name": "x.onmicrosoft.com", "id": "8f2c6d4e-1a3b-4c5d-9e7f-0a1b2c3d4e5f"}, "policies": "all", "apps": []}"#, "$.policies"),
+        (#"{"tenant": {"name": "x.onmicrosoft.com", "id": "8f2c6d4e-1a3b-4c5d-9e7f-0a1b2c3d4e5f"}, "policies": [{"id": "susi", "kind": "signIn"}], "apps": []}"#, "$.policies[0].id"),
+        (#"{"tenant": {"name": "x.onmicrosoft.com", "id": "8f2c6d4e-1a3b-4c5d-9e7f-0a1b2c3d4e5f"}, "policies": [{"id": "B2C_1_a", "kind": "signIn", "refreshTokenLifetime": 86400, "slidingWindow": 3600}], "apps": []}"#, "$.policies[0].slidingWindow"),
+        (#"{"tenant": {"name": "x.onmicrosoft.com", "id": "8f2c6d4e-1a3b-4c5d-9e7f-0a1b2c3d4e5f"}, "policies": [], "apps": [{"clientId": "8f2c6d4e-1a3b-4c5d-9e7f-0a1b2c3d4e5f", "redirectUris": ["http://localhost"], "apiPermissions": ["https://x/api/read"]}]}"#, "$.apps[0].apiPermissions[0]"),
+        (#"{"tenant": {"name": "x.onmicrosoft.com", "id": "8f2c6d4e-1a3b-4c5d-9e7f-0a1b2c3d4e5f"}, "policies": [], "apps": [], "users": [{"email": "a@b.c", "password": 5}]}"#, "$.users[0].password"),
+        (#"[1]"#, "$"),
+    ])
+    func malformedSeedsNameTheJSONPath(_ json: String, _ path: String) {
+        do {
+            _ = try EmulatorSeed.parse(Data(json.utf8))
+            Issue.record("accepted: \(json)")
+        } catch let e as JSONPathError {
+            #expect(e.path == path, "\(e)")
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
+    }
+}
