@@ -22,6 +22,8 @@ struct EmulatorRequestContext: RequestContext {
 struct EmulatorResponder: HTTPResponder {
     let emulator: B2CEmulator
     let scheme: String
+    /// Request log (method, path without the query, status): queries and bodies carry codes and tokens.
+    let requestLogger: Logger?
 
     func respond(to request: Request, context: EmulatorRequestContext) async throws -> Response {
         var request = request
@@ -58,6 +60,7 @@ struct EmulatorResponder: HTTPResponder {
         let input = HTTPInput(method: request.method.rawValue, path: rawPath, segments: segments, query: query, headers: headers,
                               body: body, host: host.lowercased(), scheme: scheme, peerIsLoopback: loopback)
         let output = await emulator.handle(input)
+        requestLogger?.info("\(input.method) \(rawPath) → \(output.dropConnection ? "dropped" : String(output.status))")
         if output.dropConnection {
             try? await context.channel.close()
             throw CancellationError()
@@ -93,7 +96,7 @@ public final class EmulatorServer: Sendable {
                              handleSignals: Bool = false, logger: Logger? = nil) async throws -> EmulatorServer {
         var log = logger ?? Logger(label: "b2c.emulator")
         if logger == nil { log.logLevel = .critical }
-        let responder = EmulatorResponder(emulator: emulator, scheme: tls == nil ? "http" : "https")
+        let responder = EmulatorResponder(emulator: emulator, scheme: tls == nil ? "http" : "https", requestLogger: logger)
         let (stream, continuation) = AsyncStream<Int>.makeStream()
         let app = Application(
             responder: responder,
