@@ -32,6 +32,10 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
         .target(
@@ -62,6 +66,17 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "b2c", dependencies: ["B2CCLI"]),
+        // A scripted user agent that end-to-end tests use as $BROWSER.
+        .executableTarget(
+            name: "b2c-test-agent",
+            dependencies: [
+                "B2CKit",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            path: "Tests/Agent"
+        ),
         .testTarget(
             name: "B2CKitTests",
             dependencies: ["B2CKit", "B2CEmulator"]
@@ -74,6 +89,15 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: [
+                "B2CKit", "B2CEmulator",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
     ],

@@ -25,7 +25,8 @@ public struct B2CCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "b2c",
         abstract: "Sign in to Azure AD B2C user flows, keep accounts per policy, get tokens, and run a local B2C tenant.",
-        subcommands: [EmulatorCommand.self])
+        subcommands: [SignInCommand.self, AccountsCommand.self, TokenCommand.self, SwitchCommand.self, WhoAmICommand.self,
+                       SignOutCommand.self, PoliciesCommand.self, EmulatorCommand.self])
 
     public init() {}
 

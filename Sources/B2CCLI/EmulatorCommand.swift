@@ -97,7 +97,7 @@ extension EmulatorCommand {
                 throw CLIError("cannot listen on \(host):\(port): \(error)", exitCode: ExitStatus.network)
             }
             if let configOut {
-                let json = ClientConfigExport.policiesJSON(emulator: emulator, baseURL: server.baseURL, caFile: tlsMaterial?.caPath.path)
+                let json = emulator.clientConfiguration(baseURL: server.baseURL, caFile: tlsMaterial?.caPath.path)
                 do {
                     try Data((json.serialized(pretty: true) + "\n").utf8).write(to: URL(fileURLWithPath: configOut), options: .atomic)
                 } catch {
@@ -113,29 +113,3 @@ extension EmulatorCommand {
     }
 }
 
-/// The client `policies.json` for an emulator (format: README "Configuration").
-enum ClientConfigExport {
-    static func policiesJSON(emulator: B2CEmulator, baseURL: String, caFile: String?) -> JSONValue {
-        let seed = emulator.seed
-        let roles: [EmulatorSeed.PolicyKind: String] = [.signUpOrSignIn: "signUpSignIn", .signIn: "signIn", .signUp: "signUp",
-                                                         .editProfile: "editProfile", .passwordReset: "resetPassword", .ropc: "ropc"]
-        let app = seed.apps.first
-        var o: [String: JSONValue] = [
-            "tenant": ["name": .string(seed.tenant.name), "id": .string(seed.tenant.id)],
-            "authorityHost": .string(baseURL),
-            "knownAuthorities": [.string(URL(string: baseURL).map { u in u.port.map { "\(u.host ?? ""):\($0)" } ?? (u.host ?? "") } ?? baseURL)],
-            "clientId": .string(app?.clientId ?? ""),
-            "redirectUri": .string(app?.redirectUris.first ?? "http://localhost"),
-            "policies": .array(seed.policies.map { ["name": .string($0.id), "role": .string(roles[$0.kind]!)] }),
-            "apis": .array(seed.apis.map { api in
-                ["name": .string(api.name), "baseUrl": .string(baseURL + "/" + api.name),
-                 "scopes": JSONValue(api.scopes.filter { s in app?.apiPermissions.contains(api.fullScope(s)) ?? false }.map(api.fullScope))]
-            }),
-        ]
-        if app?.nativeAuth == true {
-            o["nativeAuth"] = ["name": "native", "authority": .string("\(baseURL)/\(seed.tenant.name)"), "challengeTypes": ["oob", "password"]]
-        }
-        if let caFile { o["caFile"] = .string(caFile) }
-        return .object(o)
-    }
-}

@@ -1,0 +1,150 @@
+import ArgumentParser
+import B2CKit
+import Foundation
+
+struct AccountsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "accounts", abstract: "List people and, under each, their accounts per policy.")
+    @OptionGroup var options: ClientOptions
+    @Option(help: "Only accounts of this policy.") var policy: String?
+    @Option(help: "table or json (default: table on a terminal, json otherwise).") var output: OutputFormat?
+
+    func run() async throws {
+        let client = try options.makeClient()
+        try await withClient(client) { c in
+            let now = c.now()
+            let accounts = try c.store.accounts(policy: policy).filter { policy == nil || AccountSelection.matches($0, policy: policy!) }
+            let people = try c.store.identities()
+            var current: [String: String] = [:]
+            for p in Set(accounts.map(\.policy)) { current[p.lowercased()] = try c.store.currentAccountID(policy: p) }
+            var json: [JSONValue] = []
+            var rows: [[String]] = [["PERSON", "POLICY", "ACCOUNT", "ACCESS TOKEN", "REFRESH"]]
+            for person in people {
+                let mine = accounts.filter { $0.tenantID == person.tenantID && $0.oid == person.oid }
+                if mine.isEmpty { continue }
+                var items: [JSONValue] = []
+                for (i, a) in mine.enumerated() {
+                    let ats = try c.store.accessTokens(accountID: a.id)
+                    let hasRT = try c.store.refreshToken(accountID: a.id) != nil
+                    let isCurrent = current[a.policy.lowercased()] == a.id
+                    items.append(["accountId": .string(a.id), "policy": .string(a.policy), "current": .bool(isCurrent), "refreshToken": .bool(hasRT),
+                                  "accessTokens": .array(ats.map { ["scopes": .string($0.target), "expiresOn": JSONValue($0.expiresOn),
+                                                                    "expiresIn": JSONValue(max(0, $0.expiresOn - now))] })])
+                    let best = ats.max { $0.expiresOn < $1.expiresOn }
+                    let state = best.map { $0.expiresOn > now ? "valid \(($0.expiresOn - now) / 60) min" : "expired" } ?? "none"
+                    let label = i == 0 ? "\(person.name ?? "-") <\(person.email ?? person.oid)>" : ""
+                    rows.append([label, a.policy + (isCurrent ? " *" : ""), a.id, state, hasRT ? "yes" : "no"])
+                }
+                json.append(["tenantId": .string(person.tenantID), "oid": .string(person.oid), "name": person.name.map { .string($0) } ?? .null,
+                             "givenName": person.givenName.map { .string($0) } ?? .null, "familyName": person.familyName.map { .string($0) } ?? .null,
+                             "email": person.email.map { .string($0) } ?? .null, "accounts": .array(items)])
+            }
+            switch output ?? .auto {
+            case .json: writeOut(JSONValue.object(["people": .array(json)]).serialized(pretty: true))
+            case .table:
+                writeOut(rows.count == 1 ? "No accounts\(policy.map { " under \($0)" } ?? ""). Sign in with: b2c signin" : table(rows) + "\n(* = current account of the policy)")
+            }
+        }
+    }
+}
+
+struct SwitchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "switch", abstract: "Make an account the current one of a policy.")
+    @OptionGroup var options: ClientOptions
+    @Option(help: "The policy.") var policy: String
+    @Option(help: "Email, oid, account id or a unique prefix.") var account: String
+
+    func run() async throws {
+        let client = try options.makeClient()
+        try await withClient(client) { c in
+            let p = try c.policy(policy)
+            let sel = try AccountSelection.select(policy: p.name, selector: account, store: c.store, signInCommand: c.signInCommand(policy: p.name))
+            try c.store.setCurrent(policy: p.name, accountID: sel.account.id)
+            writeOut("\(AccountSelection.email(sel.account) ?? sel.account.oid) is now the current account of \(p.name).")
+        }
+    }
+}
+
+struct TokenCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "token", abstract: "Print an access token, from the cache or refreshed silently.")
+    enum Format: String, ExpressibleByArgument, CaseIterable { case raw, bearer, header, json }
+    @OptionGroup var options: ClientOptions
+    @Option(help: "The policy; default: the signUpSignIn policy.") var policy: String?
+    @Option(help: "Email, oid, account id or a unique prefix.") var account: String?
+    @Option(help: "An API (from the configuration) whose scopes to use.") var api: String?
+    @Option(parsing: .singleValue, help: "A scope (repeatable); overrides --api.") var scope: [String] = []
+    @Option(help: "Refresh when fewer than this many seconds are left.") var minValid = 300
+    @Flag(help: "Refresh even when the cached token is fresh.") var forceRefresh = false
+    @Option(help: "raw, bearer, header or json.") var format: Format = .raw
+
+    func run() async throws {
+        let client = try options.makeClient()
+        let result = try await withClient(client) { c in
+            try await c.acquireTokenSilently(policyName: policy, selector: account, scopes: try c.resourceScopes(api: api, scopes: scope),
+                                             minValid: minValid, forceRefresh: forceRefresh)
+        }
+        if let notice = result.notice { writeErr(notice) }
+        let t = result.accessToken
+        switch format {
+        case .raw: writeOut(t.secret)
+        case .bearer: writeOut("Bearer \(t.secret)")
+        case .header: writeOut("Authorization: Bearer \(t.secret)")
+        case .json:
+            writeOut(JSONValue.object(["accessToken": .string(t.secret), "tokenType": "Bearer", "expiresOn": JSONValue(t.expiresOn),
+                                       "scopes": .string(t.target), "accountId": .string(result.account.id), "policy": .string(result.account.policy),
+                                       "fromCache": .bool(result.fromCache)]).serialized(pretty: true))
+        }
+    }
+}
+
+struct SignOutCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "signout", abstract: "Forget accounts and their tokens on this machine.")
+    @OptionGroup var options: ClientOptions
+    @Option(help: "Only this policy's account.") var policy: String?
+    @Option(help: "Email, oid, account id or a unique prefix (an email or oid signs the person out of every policy).") var account: String?
+    @Flag(help: "Every account.") var all = false
+
+    func run() async throws {
+        let client = try options.makeClient()
+        let removed = try await withClient(client) { c in try c.signOut(policyName: policy, selector: account, all: all) }
+        if removed.isEmpty {
+            writeOut("No accounts to sign out.")
+            return
+        }
+        for id in removed { writeOut("Signed out \(id).") }
+        writeErr("access tokens already issued stay valid until they expire (up to an hour); the browser session is untouched")
+    }
+}
+
+struct WhoAmICommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "whoami", abstract: "Show the selected account, its person and its id-token claims.")
+    @OptionGroup var options: ClientOptions
+    @Option(help: "The policy; default: the signUpSignIn policy.") var policy: String?
+    @Option(help: "Email, oid, account id or a unique prefix.") var account: String?
+    @Option(help: "table or json (default: table on a terminal, json otherwise).") var output: OutputFormat?
+
+    func run() async throws {
+        let client = try options.makeClient()
+        try await withClient(client) { c in
+            let p = try policy.map { try c.policy($0) } ?? c.defaultPolicy()
+            let sel = try AccountSelection.select(policy: p.name, selector: account, store: c.store, signInCommand: c.signInCommand(policy: p.name))
+            if let n = sel.notice { writeErr(n) }
+            let a = sel.account
+            let person = try c.store.identity(tenantID: a.tenantID, oid: a.oid)
+            switch output ?? .auto {
+            case .json:
+                writeOut(JSONValue.object([
+                    "accountId": .string(a.id), "policy": .string(a.policy), "authority": .string(a.authority),
+                    "person": ["tenantId": .string(a.tenantID), "oid": .string(a.oid), "name": person?.name.map { .string($0) } ?? .null,
+                               "email": person?.email.map { .string($0) } ?? .null],
+                    "claims": a.claims,
+                ]).serialized(pretty: true))
+            case .table:
+                var rows = [["account", a.id], ["policy", a.policy], ["person", "\(person?.name ?? "-") <\(person?.email ?? a.oid)>"]]
+                for (k, v) in (a.claims.objectValue ?? [:]).sorted(by: { $0.key < $1.key }) {
+                    rows.append(["claim \(k)", v.stringValue ?? v.serialized()])
+                }
+                writeOut(table(rows))
+            }
+        }
+    }
+}

@@ -1,0 +1,116 @@
+import ArgumentParser
+import B2CKit
+import Foundation
+
+/// Options every client command takes.
+struct ClientOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("The policies.json to use (default: $B2C_CONFIG, ./policies.json, $XDG_CONFIG_HOME/b2c/policies.json).", valueName: "file"))
+    var config: String?
+    @Flag(name: .shortAndLong, help: "Trace HTTP requests to stderr (URLs without query values; never tokens, codes or passwords).")
+    var verbose = false
+
+    func loadConfiguration() throws -> ClientConfiguration {
+        let located = ClientConfiguration.locate(explicit: config)
+        guard let path = located.path else {
+            throw CLIError("no configuration found (looked for \(located.searched.joined(separator: ", "))). Pass --config FILE, set B2C_CONFIG, or start from policies.example.json.",
+                           exitCode: ExitStatus.configuration)
+        }
+        do { return try ClientConfiguration.load(path: path) } catch let e as ConfigurationError {
+            throw CLIError(e.description, exitCode: ExitStatus.configuration)
+        }
+    }
+
+    func makeClient(timeoutSeconds: Int = 30) throws -> B2CClient {
+        let config = try loadConfiguration()
+        let store: TokenStore
+        do { store = try TokenStore(directory: StoreLocation.directory()) } catch let e as StoreError {
+            throw CLIError(e.description, exitCode: ExitStatus.error)
+        }
+        var trace: (@Sendable (String) -> Void)?
+        if verbose {
+            trace = { line in FileHandle.standardError.write(Data("b2c: http \(line)\n".utf8)) }
+        }
+        // B2C_CLOCK_OFFSET shifts our clock (seconds), to follow an emulator whose clock a test has advanced.
+        let offset = Int(ProcessInfo.processInfo.environment["B2C_CLOCK_OFFSET"] ?? "") ?? 0
+        do {
+            return try B2CClient(config: config, store: store, timeoutSeconds: timeoutSeconds, trace: trace,
+                                 clock: { Int(Date().timeIntervalSince1970) + offset })
+        } catch let e as B2CError {
+            throw CLIError(e.description, exitCode: exitStatus(e.kind))
+        }
+    }
+}
+
+func exitStatus(_ kind: B2CError.Kind) -> Int32 {
+    switch kind {
+    case .failed: ExitStatus.error
+    case .cancelled: ExitStatus.cancelled
+    case .configuration: ExitStatus.configuration
+    case .interactionRequired: ExitStatus.interactionRequired
+    case .network: ExitStatus.network
+    case .usage: ExitStatus.usage
+    }
+}
+
+/// Runs a client operation, shutting the client down and mapping errors to messages and exit codes.
+func withClient<T>(_ client: B2CClient, _ body: (B2CClient) async throws -> T) async throws -> T {
+    do {
+        let result = try await body(client)
+        await client.shutdown()
+        return result
+    } catch let e as B2CError {
+        await client.shutdown()
+        throw CLIError(e.description, exitCode: exitStatus(e.kind))
+    } catch let e as StoreError {
+        await client.shutdown()
+        throw CLIError(e.description, exitCode: ExitStatus.error)
+    } catch {
+        await client.shutdown()
+        throw error
+    }
+}
+
+enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
+    case table, json
+    static var auto: OutputFormat { isatty(STDOUT_FILENO) == 1 ? .table : .json }
+}
+
+func writeOut(_ text: String) { FileHandle.standardOutput.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8)) }
+func writeErr(_ text: String) { FileHandle.standardError.write(Data("b2c: \(text)\n".utf8)) }
+
+func table(_ rows: [[String]]) -> String {
+    guard let first = rows.first else { return "" }
+    var widths = Array(repeating: 0, count: first.count)
+    for r in rows { for (i, c) in r.enumerated() { widths[i] = max(widths[i], c.count) } }
+    return rows.map { r in
+        r.enumerated().map { i, c in i == r.count - 1 ? c : c.padding(toLength: widths[i], withPad: " ", startingAt: 0) }.joined(separator: "  ")
+    }.joined(separator: "\n")
+}
+
+// MARK: b2c policies
+
+struct PoliciesCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "policies", abstract: "Show each configured policy, its role and its authority.")
+    @OptionGroup var options: ClientOptions
+    @Option(help: "table or json (default: table on a terminal, json otherwise).") var output: OutputFormat?
+
+    func run() async throws {
+        let config = try options.loadConfiguration()
+        let rows = config.policies.map { p -> (ClientConfiguration.Policy, Authority, Bool) in
+            let a = config.authority(for: p)
+            return (p, a, config.isKnown(a.hostAndPort))
+        }
+        switch output ?? .auto {
+        case .json:
+            writeOut(JSONValue.object([
+                "config": .string(config.source), "clientId": .string(config.clientID),
+                "policies": .array(rows.map { p, a, known in
+                    ["name": .string(p.name), "role": .string(p.role.rawValue), "authority": .string(a.url.absoluteString),
+                     "discovery": .string(a.discoveryURL.absoluteString), "knownAuthority": .bool(known)]
+                }),
+            ]).serialized(pretty: true))
+        case .table:
+            writeOut(table([["POLICY", "ROLE", "AUTHORITY", "KNOWN"]] + rows.map { [$0.0.name, $0.0.role.rawValue, $0.1.url.absoluteString, $0.2 ? "yes" : "NO"] }))
+        }
+    }
+}

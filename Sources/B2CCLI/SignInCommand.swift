@@ -1,0 +1,92 @@
+import ArgumentParser
+import B2CKit
+import Dispatch
+import Foundation
+
+/// Shows the URL and opens the browser: `$BROWSER` (a `:`-separated list; `%s` is the URL), then xdg-open / open.
+struct TerminalUI: InteractionUI {
+    let openBrowser: Bool
+
+    func present(url: URL, purpose: String) async {
+        writeErr("to sign in to \(purpose), open:\n  \(url.absoluteString)")
+        guard openBrowser else { return }
+        var commands: [String] = []
+        if let env = ProcessInfo.processInfo.environment["BROWSER"], !env.isEmpty {
+            commands = env.split(separator: ":").map(String.init)
+        }
+        #if os(macOS)
+        commands.append("open")
+        #else
+        commands.append("xdg-open")
+        #endif
+        for command in commands {
+            // The URL is passed as "$1", never spliced into the shell text.
+            let line = command.contains("%s") ? command.replacingOccurrences(of: "%s", with: "\"$1\"") : "\(command) \"$1\""
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/bin/sh")
+            p.arguments = ["-c", "exec \(line)", "sh", url.absoluteString]
+            p.standardInput = FileHandle.nullDevice
+            p.standardOutput = FileHandle.standardError
+            do {
+                try p.run()
+                return
+            } catch {
+                continue
+            }
+        }
+        writeErr("could not start a browser; open the URL above yourself")
+    }
+
+    func progress(_ text: String) { writeErr(text) }
+}
+
+/// Ctrl-C during an interactive flow: say so and exit 2; nothing has been written yet.
+func cancelOnInterrupt() -> DispatchSourceSignal {
+    signal(SIGINT, SIG_IGN)
+    let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+    source.setEventHandler {
+        writeErr("cancelled (Ctrl-C); nothing was stored")
+        Foundation.exit(ExitStatus.cancelled)
+    }
+    source.resume()
+    return source
+}
+
+struct SignInCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "signin",
+        abstract: "Sign in to a policy in the browser (authorization code + PKCE, loopback redirect).")
+    @OptionGroup var options: ClientOptions
+    @Option(help: "The policy (user flow) to sign in to; default: the signUpSignIn policy.") var policy: String?
+    @Option(help: "login, select_account, consent or none.") var prompt: String?
+    @Option(help: "Pre-fill the sign-in name.") var loginHint: String?
+    @Flag(help: "Print the URL only; do not start a browser.") var noBrowser = false
+    @Option(help: "Port of the loopback redirect listener (0 = any free port).") var port = 0
+    @Option(help: "Seconds to wait for the browser.") var timeout = 300
+    @Option(help: "An API (from the configuration) whose scopes to request.") var api: String?
+    @Option(parsing: .singleValue, help: "A scope to request (repeatable); overrides --api.") var scope: [String] = []
+
+    func validate() throws {
+        if let prompt, !["login", "select_account", "consent", "none"].contains(prompt) {
+            throw ValidationError("--prompt must be login, select_account, consent or none, not '\(prompt)'.")
+        }
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }
+        guard timeout > 0 else { throw ValidationError("--timeout must be a positive number of seconds.") }
+    }
+
+    func run() async throws {
+        let client = try options.makeClient()
+        let interrupt = cancelOnInterrupt()
+        defer { interrupt.cancel() }
+        let account = try await withClient(client) { c -> Account in
+            let p = try policy.map { try c.policy($0) } ?? c.defaultPolicy()
+            let scopes = try c.resourceScopes(api: api, scopes: scope)
+            return try await c.signInInteractively(
+                policyName: p.name,
+                options: InteractiveOptions(prompt: prompt, loginHint: loginHint, port: port, timeoutSeconds: timeout, scopes: scopes),
+                ui: TerminalUI(openBrowser: !noBrowser))
+        }
+        let who = AccountSelection.email(account) ?? account.oid
+        writeOut("Signed in as \(who) under \(account.policy) (account \(account.id)).")
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+
+/// One B2C authority: a policy of a tenant at a host. Every policy is its own authority.
+public struct Authority: Sendable, Equatable, Hashable {
+    public var scheme: String
+    public var host: String
+    public var port: Int?
+    public var tenant: String
+    public var policy: String
+    public var form: ClientConfiguration.AuthorityForm
+
+    public init(scheme: String, host: String, port: Int?, tenant: String, policy: String, form: ClientConfiguration.AuthorityForm) {
+        self.scheme = scheme; self.host = host.lowercased(); self.port = port; self.tenant = tenant; self.policy = policy; self.form = form
+    }
+
+    public var origin: String {
+        let h = host.contains(":") ? "[\(host)]" : host
+        return "\(scheme)://\(h)" + (port.map { ":\($0)" } ?? "")
+    }
+
+    public var hostAndPort: String { (host.contains(":") ? "[\(host)]" : host) + (port.map { ":\($0)" } ?? "") }
+
+    public static func hostAndPort(of url: URL) -> String {
+        let h = (url.host ?? "").lowercased()
+        return (h.contains(":") ? "[\(h)]" : h) + (url.port.map { ":\($0)" } ?? "")
+    }
+
+    /// The authority URL itself (what MSAL calls the authority).
+    public var url: URL {
+        switch form {
+        case .path: URL(string: "\(origin)/\(tenant)/\(policy)")!
+        case .tfp: URL(string: "\(origin)/tfp/\(tenant)/\(policy)")!
+        case .query: URL(string: "\(origin)/\(tenant)?p=\(policy)")!
+        }
+    }
+
+    /// An endpoint below the authority, e.g. `v2.0/.well-known/openid-configuration`.
+    public func endpoint(_ path: String) -> URL {
+        switch form {
+        case .path: URL(string: "\(origin)/\(tenant)/\(policy)/\(path)")!
+        case .tfp: URL(string: "\(origin)/tfp/\(tenant)/\(policy)/\(path)")!
+        case .query: URL(string: "\(origin)/\(tenant)/\(path)?p=\(policy.lowercased())")!
+        }
+    }
+
+    public var discoveryURL: URL { endpoint("v2.0/.well-known/openid-configuration") }
+
+    public static func isLoopback(host: String) -> Bool {
+        let h = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        if h == "localhost" || h == "::1" { return true }
+        let parts = h.split(separator: ".")
+        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
+    }
+
+    /// Parses any B2C authority URL: path form, `tfp`, tenant GUID, custom domain, or `?p=`.
+    public static func parse(_ text: String) throws -> Authority {
+        guard let url = URLComponents(string: text), let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty else {
+            throw AuthorityError("'\(text)' is not an absolute URL")
+        }
+        guard scheme == "https" || (scheme == "http" && isLoopback(host: host)) else {
+            throw AuthorityError("'\(text)' must use https (plain http only for loopback hosts)")
+        }
+        var segments = url.path.split(separator: "/").map(String.init)
+        var form = ClientConfiguration.AuthorityForm.path
+        if segments.first?.lowercased() == "tfp" { form = .tfp; segments.removeFirst() }
+        guard let tenant = segments.first else { throw AuthorityError("'\(text)' names no tenant (expected https://host/<tenant>/<policy>)") }
+        var policy: String
+        if segments.count >= 2, !["oauth2", "v2.0", "discovery", ".well-known"].contains(segments[1].lowercased()) {
+            policy = segments[1]
+        } else if let p = url.queryItems?.first(where: { $0.name.lowercased() == "p" })?.value, !p.isEmpty {
+            policy = p
+            form = .query
+        } else {
+            throw AuthorityError("'\(text)' names no policy (expected https://host/<tenant>/<policy> or ?p=<policy>)")
+        }
+        policy = policy.trimmingCharacters(in: .whitespaces)
+        return Authority(scheme: scheme, host: host, port: url.port, tenant: tenant, policy: policy, form: form)
+    }
+}
+
+public struct AuthorityError: Error, CustomStringConvertible, Equatable {
+    public let description: String
+    public init(_ d: String) { description = d }
+}

@@ -1,0 +1,120 @@
+import Foundation
+
+/// The parts of a policy's OpenID configuration that a client uses.
+public struct OpenIDMetadata: Sendable, Equatable {
+    public var issuer: String
+    public var authorizationEndpoint: URL
+    public var tokenEndpoint: URL
+    public var endSessionEndpoint: URL?
+    public var jwksURI: URL
+
+    public static func parse(_ data: Data, from source: URL) throws -> OpenIDMetadata {
+        let r: JSONObjectReader
+        do { r = try JSONObjectReader(JSONValue.parse(data)) } catch {
+            throw B2CError(.network, "the discovery document at \(HTTPTransport.redacted(source)) is not a JSON object")
+        }
+        func endpoint(_ key: String, required: Bool = true) throws -> URL? {
+            let value: String?
+            do { value = try r.optionalString(key) } catch {
+                throw B2CError(.network, "the discovery document at \(HTTPTransport.redacted(source)) has a non-string '\(key)'")
+            }
+            guard let s = value else {
+                if required { throw B2CError(.network, "the discovery document at \(HTTPTransport.redacted(source)) lacks '\(key)'") }
+                return nil
+            }
+            guard let u = URL(string: s), u.scheme != nil, u.host != nil else {
+                throw B2CError(.network, "the discovery document's '\(key)' is not a URL: '\(s)'")
+            }
+            return u
+        }
+        guard let issuer = try? r.string("issuer") else {
+            throw B2CError(.network, "the discovery document at \(HTTPTransport.redacted(source)) lacks 'issuer'")
+        }
+        return OpenIDMetadata(issuer: issuer, authorizationEndpoint: try endpoint("authorization_endpoint")!,
+                              tokenEndpoint: try endpoint("token_endpoint")!, endSessionEndpoint: try endpoint("end_session_endpoint", required: false),
+                              jwksURI: try endpoint("jwks_uri")!)
+    }
+}
+
+/// Discovery and JWKS per policy, cached in the store with their fetch time; JWKS refetched when a token
+/// names a key we do not have. Endpoints must stay on known hosts.
+public final class MetadataProvider: Sendable {
+    let store: TokenStore
+    let transport: HTTPTransport
+    let config: ClientConfiguration
+    static let maxAge = 24 * 3600
+
+    public init(store: TokenStore, transport: HTTPTransport, config: ClientConfiguration) {
+        self.store = store; self.transport = transport; self.config = config
+    }
+
+    func checkKnown(_ url: URL, what: String) throws {
+        guard config.isKnown(Authority.hostAndPort(of: url)) else {
+            throw B2CError(.configuration, "the \(what) \(HTTPTransport.redacted(url)) is on host '\(Authority.hostAndPort(of: url))', which is not in knownAuthorities \(config.knownAuthorities) of \(config.source)")
+        }
+        let scheme = url.scheme?.lowercased()
+        guard scheme == "https" || (scheme == "http" && Authority.isLoopback(host: url.host ?? "")) else {
+            throw B2CError(.configuration, "the \(what) \(HTTPTransport.redacted(url)) is not https")
+        }
+    }
+
+    private func fetch(_ url: URL, what: String, now: Int, refresh: Bool) async throws -> Data {
+        if !refresh, let cached = try store.metadata(url: url.absoluteString), now - cached.fetchedAt < Self.maxAge {
+            return cached.body
+        }
+        try checkKnown(url, what: what)
+        let r = try await transport.get(url)
+        switch r.status {
+        case 200: return r.body
+        case 404: throw B2CError(.configuration, "the \(what) \(HTTPTransport.redacted(url)) does not exist (HTTP 404): check the tenant and policy names in \(config.source)")
+        default: throw B2CError(.network, "the \(what) \(HTTPTransport.redacted(url)) answered HTTP \(r.status); try again later")
+        }
+    }
+
+    public func metadata(for authority: Authority, now: Int, refresh: Bool = false) async throws -> OpenIDMetadata {
+        try checkKnown(authority.discoveryURL, what: "authority")
+        let url = authority.discoveryURL
+        let body = try await fetch(url, what: "discovery document", now: now, refresh: refresh)
+        let m = try OpenIDMetadata.parse(body, from: url)
+        try checkKnown(m.tokenEndpoint, what: "token endpoint")
+        try checkKnown(m.authorizationEndpoint, what: "authorization endpoint")
+        try checkKnown(m.jwksURI, what: "JWKS endpoint")
+        try store.saveMetadata(url: url.absoluteString, body: body, now: now)
+        return m
+    }
+
+    public func keys(_ m: OpenIDMetadata, now: Int, refresh: Bool) async throws -> JWKSet {
+        let body = try await fetch(m.jwksURI, what: "key set", now: now, refresh: refresh)
+        let set: JWKSet
+        do { set = try JWKSet.parse(body) } catch {
+            throw B2CError(.network, "the key set at \(HTTPTransport.redacted(m.jwksURI)) is malformed: \(error)")
+        }
+        try store.saveMetadata(url: m.jwksURI.absoluteString, body: body, now: now)
+        return set
+    }
+
+    /// Validates an id token: RS256 signature via the JWKS (refetched once for an unknown kid), `iss` = the
+    /// discovery issuer, `aud` = client id, nonce, exp/nbf with 5 minutes of skew, and `tfp`/`acr` = the policy.
+    public func validateIDToken(_ token: String, authority: Authority, metadata m: OpenIDMetadata, nonce: String?, now: Int) async throws -> JWT {
+        let jwt: JWT
+        do { jwt = try JWT.decode(token) } catch { throw B2CError(.failed, "the id token is unusable: \(error)") }
+        do {
+            do {
+                try jwt.verifySignature(with: try await keys(m, now: now, refresh: false))
+            } catch JWTError.unknownKey {
+                try jwt.verifySignature(with: try await keys(m, now: now, refresh: true))
+            }
+            try jwt.validateClaims(issuers: [m.issuer], audience: config.clientID, now: now, skew: 300)
+        } catch let e as JWTError {
+            throw B2CError(.failed, "the id token from \(authority.hostAndPort) failed validation: \(e); nothing was stored")
+        }
+        if let nonce, jwt.string("nonce") != nonce {
+            throw B2CError(.failed, "the id token's nonce does not match this sign-in (replayed or mixed-up response); nothing was stored")
+        }
+        let policyClaim = jwt.string("tfp") ?? jwt.string("acr")
+        guard let policyClaim, policyClaim.caseInsensitiveCompare(authority.policy) == .orderedSame else {
+            throw B2CError(.failed, "the id token was issued for policy '\(policyClaim ?? "none")', not '\(authority.policy)'; nothing was stored")
+        }
+        return jwt
+    }
+}

@@ -1,0 +1,103 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOSSL
+
+/// A response read fully (bounded) from the network.
+public struct HTTPResult: Sendable {
+    public var status: Int
+    public var headers: [(String, String)]
+    public var body: Data
+
+    public func header(_ name: String) -> String? {
+        headers.first { $0.0.caseInsensitiveCompare(name) == .orderedSame }?.1
+    }
+}
+
+/// Network failures, each with a message that says what to do.
+public struct NetworkError: Error, Sendable, CustomStringConvertible {
+    public let description: String
+    public init(_ d: String) { description = d }
+}
+
+/// HTTP for the protocol: extra trust roots (the emulator's CA), timeouts, bounded bodies, no redirects,
+/// and a trace (`--verbose`) that never shows secrets (no query strings, form values or bodies).
+public final class HTTPTransport: Sendable {
+    let client: HTTPClient
+    public let timeout: TimeAmount
+    public let maxBody: Int
+    let trace: (@Sendable (String) -> Void)?
+
+    public init(caFile: String?, timeoutSeconds: Int = 30, maxBody: Int = 4 * 1024 * 1024, trace: (@Sendable (String) -> Void)? = nil) throws {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if let caFile {
+            do {
+                let certs = try NIOSSLCertificate.fromPEMFile(caFile)
+                tls.additionalTrustRoots = [.certificates(certs)]
+            } catch {
+                throw NetworkError("cannot read the CA file '\(caFile)' named by caFile: \(error)")
+            }
+        }
+        var config = HTTPClient.Configuration(tlsConfiguration: tls, redirectConfiguration: .disallow)
+        config.timeout = .init(connect: .seconds(Int64(min(timeoutSeconds, 30))), read: .seconds(Int64(timeoutSeconds)))
+        config.httpVersion = .http1Only
+        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: config)
+        timeout = .seconds(Int64(timeoutSeconds))
+        self.maxBody = maxBody
+        self.trace = trace
+    }
+
+    public func shutdown() async { try? await client.shutdown() }
+
+    static func redacted(_ url: URL) -> String {
+        var c = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        if let items = c?.queryItems, !items.isEmpty {
+            c?.queryItems = items.map { URLQueryItem(name: $0.name, value: $0.name == "p" ? $0.value : "…") }
+        }
+        return c?.string ?? url.absoluteString
+    }
+
+    public func send(_ method: HTTPMethod, _ url: URL, headers: [(String, String)] = [], body: Data? = nil,
+                     timeoutSeconds: Int? = nil) async throws -> HTTPResult {
+        var req = HTTPClientRequest(url: url.absoluteString)
+        req.method = method
+        for (k, v) in headers { req.headers.add(name: k, value: v) }
+        if let body { req.body = .bytes(ByteBuffer(bytes: body)) }
+        let started = Date()
+        let deadline = timeoutSeconds.map { TimeAmount.seconds(Int64($0)) } ?? timeout
+        do {
+            let res = try await client.execute(req, timeout: deadline)
+            let buffer: ByteBuffer
+            do { buffer = try await res.body.collect(upTo: maxBody) } catch is NIOTooManyBytesError {
+                throw NetworkError("\(url.host ?? "the server") sent a response larger than \(maxBody / 1024) KiB; refusing it")
+            }
+            let ms = Int(Date().timeIntervalSince(started) * 1000)
+            trace?("\(method.rawValue) \(Self.redacted(url)) → \(res.status.code) (\(buffer.readableBytes) bytes, \(ms) ms)")
+            return HTTPResult(status: Int(res.status.code), headers: res.headers.map { ($0.name, $0.value) }, body: Data(buffer.readableBytesView))
+        } catch let e as NetworkError {
+            throw e
+        } catch let e as HTTPClientError where e == .deadlineExceeded || e == .readTimeout || e == .connectTimeout {
+            trace?("\(method.rawValue) \(Self.redacted(url)) → timed out")
+            throw NetworkError("\(url.host ?? "the server") did not answer within \(deadline.nanoseconds / 1_000_000_000) s (\(Self.redacted(url)))")
+        } catch let e as NIOSSLError {
+            throw NetworkError("TLS with \(url.host ?? "the server") failed (\(e)); if it uses a private CA, set caFile in the configuration")
+        } catch {
+            trace?("\(method.rawValue) \(Self.redacted(url)) → \(error)")
+            let text = "\(error)"
+            if text.contains("certificate") || text.contains("handshake") || text.contains("TLS") || text.contains("SSL") {
+                throw NetworkError("TLS with \(url.host ?? "the server") failed (\(text)); if it uses a private CA, set caFile in the configuration")
+            }
+            throw NetworkError("cannot reach \(url.host ?? "the server")\(url.port.map { ":\($0)" } ?? ""): \(text)")
+        }
+    }
+
+    public func get(_ url: URL) async throws -> HTTPResult {
+        try await send(.GET, url, headers: [("Accept", "application/json")])
+    }
+
+    public func postForm(_ url: URL, _ form: [(String, String)], timeoutSeconds: Int? = nil) async throws -> HTTPResult {
+        try await send(.POST, url, headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Accept", "application/json")],
+                       body: Data(FormEncoding.encode(form).utf8), timeoutSeconds: timeoutSeconds)
+    }
+}

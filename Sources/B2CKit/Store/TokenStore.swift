@@ -1,0 +1,313 @@
+import Foundation
+import GRDB
+
+/// Where the store lives: `$B2C_HOME`, else `$XDG_DATA_HOME/b2c`, else `~/.local/share/b2c`.
+public enum StoreLocation {
+    public static func directory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
+        if let home = environment["B2C_HOME"], !home.isEmpty { return URL(fileURLWithPath: home) }
+        let data = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? ((environment["HOME"] ?? NSHomeDirectory()) + "/.local/share")
+        return URL(fileURLWithPath: data).appendingPathComponent("b2c")
+    }
+}
+
+public struct StoreError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ d: String) { description = d }
+}
+
+/// A person: one (tenant, oid).
+public struct Identity: Sendable, Equatable {
+    public var tenantID: String
+    public var oid: String
+    public var name: String?
+    public var givenName: String?
+    public var familyName: String?
+    public var email: String?
+}
+
+/// A person under one policy. `id` is MSAL's home account id `<oid>-<policy lower>.<tenant id>`.
+public struct Account: Sendable, Equatable {
+    public var id: String
+    public var tenantID: String
+    public var oid: String
+    public var policy: String
+    public var authority: String
+    public var clientID: String
+    public var idToken: String
+    public var claims: JSONValue
+    public var updatedAt: Int
+}
+
+public struct AccessToken: Sendable, Equatable {
+    public var accountID: String
+    public var target: String
+    public var secret: String
+    public var expiresOn: Int
+    public var cachedAt: Int
+
+    /// Scopes are compared as a set: the stored target is sorted, space-separated, lower-cased.
+    public static func target(_ scopes: [String]) -> String {
+        Set(scopes.map { $0.lowercased() }).sorted().joined(separator: " ")
+    }
+}
+
+/// What one sign-in or refresh produces, written in one transaction.
+public struct TokenSet: Sendable {
+    public var identity: Identity
+    public var account: Account
+    public var accessToken: AccessToken?
+    public var refreshToken: String?
+}
+
+/// The SQLite token store (GRDB, WAL). Directory 0700, files 0600; writes are short immediate transactions.
+public final class TokenStore: Sendable {
+    public let directory: URL
+    let pool: DatabasePool
+    static let applicationID: Int32 = 0x6232_6321 // "b2c!"
+
+    public var path: String { directory.appendingPathComponent("store.sqlite").path }
+
+    public init(directory: URL) throws {
+        self.directory = directory
+        umask(0o077)
+        let fm = FileManager.default
+        do {
+            try fm.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw StoreError("cannot create the store directory '\(directory.path)': \(error.localizedDescription). Set B2C_HOME to a writable directory.")
+        }
+        try? fm.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.path)
+        let file = directory.appendingPathComponent("store.sqlite").path
+        var config = Configuration()
+        config.busyMode = .timeout(30)
+        config.foreignKeysEnabled = true
+        config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        do {
+            pool = try DatabasePool(path: file, configuration: config)
+        } catch let e as DatabaseError where e.resultCode == .SQLITE_NOTADB || e.resultCode == .SQLITE_CORRUPT {
+            throw StoreError("'\(file)' is not a b2c store (not an SQLite database or corrupt). Move it away and sign in again.")
+        } catch {
+            throw StoreError("cannot open the store '\(file)': \(error). Check that '\(directory.path)' is writable, or set B2C_HOME.")
+        }
+        for suffix in ["", "-wal", "-shm"] where fm.fileExists(atPath: file + suffix) {
+            try? fm.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file + suffix)
+        }
+        do {
+            try Self.migrate(pool)
+        } catch let e as StoreError {
+            throw e
+        } catch let e as DatabaseError where e.resultCode == .SQLITE_NOTADB || e.resultCode == .SQLITE_CORRUPT {
+            throw StoreError("'\(file)' is not a b2c store (not an SQLite database or corrupt). Move it away and sign in again.")
+        } catch let e as DatabaseError where e.resultCode == .SQLITE_READONLY || e.resultCode == .SQLITE_CANTOPEN {
+            throw StoreError("the store '\(file)' is read-only: \(e.message ?? "\(e)"). Check the permissions of '\(directory.path)', or set B2C_HOME.")
+        } catch {
+            throw StoreError("cannot prepare the store '\(file)': \(error)")
+        }
+    }
+
+    static func migrate(_ pool: DatabasePool) throws {
+        // A foreign SQLite file (another application's) is refused rather than altered.
+        let (appID, tables) = try pool.read { db -> (Int32, [String]) in
+            (try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0,
+             try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"))
+        }
+        if appID != applicationID && !tables.isEmpty {
+            throw StoreError("'\(pool.path)' is an SQLite database of another application (tables: \(tables.prefix(5).joined(separator: ", "))). Point B2C_HOME elsewhere.")
+        }
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(sql: """
+                PRAGMA application_id = \(applicationID);
+                CREATE TABLE identities(
+                    tenant_id TEXT NOT NULL, oid TEXT NOT NULL, name TEXT, given_name TEXT, family_name TEXT, email TEXT,
+                    updated_at INTEGER NOT NULL, PRIMARY KEY (tenant_id, oid));
+                CREATE TABLE accounts(
+                    account_id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, oid TEXT NOT NULL, policy TEXT NOT NULL,
+                    authority TEXT NOT NULL, client_id TEXT NOT NULL, id_token TEXT NOT NULL, claims TEXT NOT NULL,
+                    created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,
+                    FOREIGN KEY (tenant_id, oid) REFERENCES identities(tenant_id, oid));
+                CREATE INDEX accounts_policy ON accounts(policy COLLATE NOCASE);
+                CREATE INDEX accounts_person ON accounts(tenant_id, oid);
+                CREATE TABLE access_tokens(
+                    account_id TEXT NOT NULL REFERENCES accounts(account_id) ON DELETE CASCADE, target TEXT NOT NULL,
+                    secret TEXT NOT NULL, expires_on INTEGER NOT NULL, cached_at INTEGER NOT NULL, PRIMARY KEY (account_id, target));
+                CREATE TABLE refresh_tokens(
+                    account_id TEXT PRIMARY KEY REFERENCES accounts(account_id) ON DELETE CASCADE, secret TEXT NOT NULL,
+                    updated_at INTEGER NOT NULL);
+                CREATE TABLE current_accounts(policy TEXT PRIMARY KEY COLLATE NOCASE, account_id TEXT NOT NULL);
+                CREATE TABLE metadata(url TEXT PRIMARY KEY, body BLOB NOT NULL, fetched_at INTEGER NOT NULL);
+                """)
+        }
+        try migrator.migrate(pool)
+    }
+
+    // MARK: writes
+
+    /// Stores a sign-in or refresh result atomically: identity, account, access token, rotated refresh token,
+    /// and (when `makeCurrent`) the policy's current account.
+    public func save(_ set: TokenSet, makeCurrent: Bool, now: Int) throws {
+        try pool.write { db in
+            let i = set.identity
+            try db.execute(sql: """
+                INSERT INTO identities(tenant_id, oid, name, given_name, family_name, email, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(tenant_id, oid) DO UPDATE SET
+                    name = COALESCE(excluded.name, name), given_name = COALESCE(excluded.given_name, given_name),
+                    family_name = COALESCE(excluded.family_name, family_name), email = COALESCE(excluded.email, email),
+                    updated_at = excluded.updated_at
+                """, arguments: [i.tenantID, i.oid, i.name, i.givenName, i.familyName, i.email, now])
+            let a = set.account
+            try db.execute(sql: """
+                INSERT INTO accounts(account_id, tenant_id, oid, policy, authority, client_id, id_token, claims, created_at, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(account_id) DO UPDATE SET authority = excluded.authority, id_token = excluded.id_token,
+                    claims = excluded.claims, updated_at = excluded.updated_at
+                """, arguments: [a.id, a.tenantID, a.oid, a.policy, a.authority, a.clientID, a.idToken, a.claims.serialized(), now, now])
+            if let at = set.accessToken {
+                try db.execute(sql: """
+                    INSERT OR REPLACE INTO access_tokens(account_id, target, secret, expires_on, cached_at) VALUES (?, ?, ?, ?, ?)
+                    """, arguments: [a.id, at.target, at.secret, at.expiresOn, at.cachedAt])
+            }
+            if let rt = set.refreshToken {
+                try db.execute(sql: "INSERT OR REPLACE INTO refresh_tokens(account_id, secret, updated_at) VALUES (?, ?, ?)",
+                               arguments: [a.id, rt, now])
+            }
+            if makeCurrent {
+                try db.execute(sql: "INSERT OR REPLACE INTO current_accounts(policy, account_id) VALUES (?, ?)", arguments: [a.policy, a.id])
+            }
+        }
+    }
+
+    public func setCurrent(policy: String, accountID: String) throws {
+        try pool.write { try $0.execute(sql: "INSERT OR REPLACE INTO current_accounts(policy, account_id) VALUES (?, ?)", arguments: [policy, accountID]) }
+    }
+
+    /// Removes accounts and their tokens; identities left without accounts go too. Returns the removed ids.
+    @discardableResult
+    public func remove(accountIDs: [String]) throws -> [String] {
+        try pool.write { db in
+            var removed: [String] = []
+            for id in accountIDs {
+                try db.execute(sql: "DELETE FROM accounts WHERE account_id = ?", arguments: [id])
+                if db.changesCount > 0 { removed.append(id) }
+            }
+            try db.execute(sql: "DELETE FROM identities WHERE NOT EXISTS (SELECT 1 FROM accounts a WHERE a.tenant_id = identities.tenant_id AND a.oid = identities.oid)")
+            return removed
+        }
+    }
+
+    public func removeAll() throws -> [String] {
+        try remove(accountIDs: try accounts().map(\.id))
+    }
+
+    public func deleteAccessTokens(accountID: String) throws {
+        try pool.write { try $0.execute(sql: "DELETE FROM access_tokens WHERE account_id = ?", arguments: [accountID]) }
+    }
+
+    // MARK: reads
+
+    static func account(_ row: Row) -> Account {
+        Account(id: row["account_id"], tenantID: row["tenant_id"], oid: row["oid"], policy: row["policy"], authority: row["authority"],
+                clientID: row["client_id"], idToken: row["id_token"], claims: (try? JSONValue.parse(row["claims"] as String)) ?? .object([:]),
+                updatedAt: row["updated_at"])
+    }
+
+    public func accounts(policy: String? = nil) throws -> [Account] {
+        try pool.read { db in
+            let rows = try policy.map {
+                try Row.fetchAll(db, sql: "SELECT * FROM accounts WHERE policy = ? COLLATE NOCASE ORDER BY account_id", arguments: [$0])
+            } ?? Row.fetchAll(db, sql: "SELECT * FROM accounts ORDER BY policy, account_id")
+            return rows.map(Self.account)
+        }
+    }
+
+    public func account(id: String) throws -> Account? {
+        try pool.read { try Row.fetchOne($0, sql: "SELECT * FROM accounts WHERE account_id = ?", arguments: [id]).map(Self.account) }
+    }
+
+    public func identities() throws -> [Identity] {
+        try pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM identities ORDER BY email, oid").map {
+                Identity(tenantID: $0["tenant_id"], oid: $0["oid"], name: $0["name"], givenName: $0["given_name"],
+                         familyName: $0["family_name"], email: $0["email"])
+            }
+        }
+    }
+
+    public func identity(tenantID: String, oid: String) throws -> Identity? {
+        try pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM identities WHERE tenant_id = ? AND oid = ?", arguments: [tenantID, oid]).map {
+                Identity(tenantID: $0["tenant_id"], oid: $0["oid"], name: $0["name"], givenName: $0["given_name"],
+                         familyName: $0["family_name"], email: $0["email"])
+            }
+        }
+    }
+
+    public func currentAccountID(policy: String) throws -> String? {
+        try pool.read { try String.fetchOne($0, sql: "SELECT account_id FROM current_accounts WHERE policy = ?", arguments: [policy]) }
+    }
+
+    public func clearCurrent(policy: String) throws {
+        try pool.write { try $0.execute(sql: "DELETE FROM current_accounts WHERE policy = ?", arguments: [policy]) }
+    }
+
+    public func accessToken(accountID: String, target: String) throws -> AccessToken? {
+        try pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM access_tokens WHERE account_id = ? AND target = ?", arguments: [accountID, target]).map {
+                AccessToken(accountID: $0["account_id"], target: $0["target"], secret: $0["secret"], expiresOn: $0["expires_on"], cachedAt: $0["cached_at"])
+            }
+        }
+    }
+
+    public func accessTokens(accountID: String) throws -> [AccessToken] {
+        try pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM access_tokens WHERE account_id = ?", arguments: [accountID]).map {
+                AccessToken(accountID: $0["account_id"], target: $0["target"], secret: $0["secret"], expiresOn: $0["expires_on"], cachedAt: $0["cached_at"])
+            }
+        }
+    }
+
+    public func refreshToken(accountID: String) throws -> String? {
+        try pool.read { try String.fetchOne($0, sql: "SELECT secret FROM refresh_tokens WHERE account_id = ?", arguments: [accountID]) }
+    }
+
+    // MARK: metadata cache (discovery documents, JWKS)
+
+    public func metadata(url: String) throws -> (body: Data, fetchedAt: Int)? {
+        try pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT body, fetched_at FROM metadata WHERE url = ?", arguments: [url]).map { ($0["body"], $0["fetched_at"]) }
+        }
+    }
+
+    public func saveMetadata(url: String, body: Data, now: Int) throws {
+        try pool.write { try $0.execute(sql: "INSERT OR REPLACE INTO metadata(url, body, fetched_at) VALUES (?, ?, ?)", arguments: [url, body, now]) }
+    }
+
+    /// Integrity check (for tests and `b2c doctor`-style checks).
+    public func integrityCheck() throws -> String {
+        try pool.read { try String.fetchOne($0, sql: "PRAGMA integrity_check") ?? "" }
+    }
+}
+
+/// An exclusive, cross-process lock on a file in the store directory (flock): used to make refreshes single-flight.
+public final class FileLock {
+    private let fd: Int32
+
+    public init(path: String) throws {
+        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw StoreError("cannot open the lock file '\(path)': \(String(cString: strerror(errno)))") }
+        while flock(fd, LOCK_EX) != 0 {
+            if errno != EINTR {
+                close(fd)
+                throw StoreError("cannot lock '\(path)': \(String(cString: strerror(errno)))")
+            }
+        }
+    }
+
+    deinit {
+        flock(fd, LOCK_UN)
+        close(fd)
+    }
+}
