@@ -8,6 +8,12 @@ struct ClientOptions: ParsableArguments {
     var config: String?
     @Flag(name: .shortAndLong, help: "Trace HTTP requests to stderr (URLs without query values; never tokens, codes or passwords).")
     var verbose = false
+    @Option(help: ArgumentHelp("Seconds to wait for the identity provider on each request.", valueName: "seconds"))
+    var httpTimeout = 30
+
+    func validate() throws {
+        guard (1...600).contains(httpTimeout) else { throw ValidationError("--http-timeout must be between 1 and 600 seconds.") }
+    }
 
     func loadConfiguration() throws -> ClientConfiguration {
         let located = ClientConfiguration.locate(explicit: config)
@@ -20,7 +26,7 @@ struct ClientOptions: ParsableArguments {
         }
     }
 
-    func makeClient(timeoutSeconds: Int = 30) throws -> B2CClient {
+    func makeClient() throws -> B2CClient {
         let config = try loadConfiguration()
         let store: TokenStore
         do { store = try TokenStore(directory: StoreLocation.directory()) } catch let e as StoreError {
@@ -33,7 +39,7 @@ struct ClientOptions: ParsableArguments {
         // B2C_CLOCK_OFFSET shifts our clock (seconds), to follow an emulator whose clock a test has advanced.
         let offset = Int(ProcessInfo.processInfo.environment["B2C_CLOCK_OFFSET"] ?? "") ?? 0
         do {
-            return try B2CClient(config: config, store: store, timeoutSeconds: timeoutSeconds, trace: trace,
+            return try B2CClient(config: config, store: store, timeoutSeconds: httpTimeout, trace: trace,
                                  clock: { Int(Date().timeIntervalSince1970) + offset })
         } catch let e as B2CError {
             throw CLIError(e.description, exitCode: exitStatus(e.kind))

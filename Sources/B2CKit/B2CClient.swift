@@ -277,8 +277,8 @@ public final class B2CClient: Sendable {
                 throw B2CError(.failed, "the refresh returned no access token for \(resource.isEmpty ? "(no scopes)" : resource.joined(separator: " "))")
             }
             return SilentResult(account: set.account, accessToken: at, fromCache: false, notice: selection.notice)
-        } catch let e as B2CError where e.kind == .network {
-            // The network failed but a token that is still valid is better than nothing.
+        } catch let e as B2CError where e.kind == .network && !forceRefresh {
+            // The network failed but a token that is still valid is better than nothing (not when a refresh was demanded).
             if let at = cachedNow, at.expiresOn > clock() {
                 return SilentResult(account: account, accessToken: at, fromCache: true,
                                     notice: [selection.notice, "refresh failed (\(e.message)); serving the cached token, valid for \(at.expiresOn - clock()) s"]

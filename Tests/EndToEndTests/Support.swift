@@ -52,11 +52,13 @@ final class World: @unchecked Sendable {
 
     private init(server: EmulatorServer, dir: URL, http: HTTPClient) { self.server = server; self.dir = dir; self.http = http }
 
+    /// Stops the emulator and the admin client; the store directory stays until the test ends.
     func stop() async {
         try? await http.shutdown()
         await server.stop()
-        try? FileManager.default.removeItem(at: dir)
     }
+
+    deinit { try? FileManager.default.removeItem(at: dir) }
 
     func environment(as user: (email: String, password: String, oid: String)?, jar: String = "jar", extra: [String: String] = [:]) -> [String: String] {
         var env = ProcessInfo.processInfo.environment

@@ -40,7 +40,7 @@ public final class HTTPTransport: Sendable {
             }
         }
         var config = HTTPClient.Configuration(tlsConfiguration: tls, redirectConfiguration: .disallow)
-        config.timeout = .init(connect: .seconds(Int64(min(timeoutSeconds, 30))), read: .seconds(Int64(timeoutSeconds)))
+        config.timeout = .init(connect: .seconds(Int64(min(timeoutSeconds, 10))), read: .seconds(Int64(timeoutSeconds)))
         config.httpVersion = .http1Only
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: config)
         timeout = .seconds(Int64(timeoutSeconds))

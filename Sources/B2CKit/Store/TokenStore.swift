@@ -79,6 +79,7 @@ public final class TokenStore: Sendable {
         }
         try? fm.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.path)
         let file = directory.appendingPathComponent("store.sqlite").path
+        if fm.fileExists(atPath: file) { try Self.inspect(file) }
         var config = Configuration()
         config.busyMode = .timeout(30)
         config.foreignKeysEnabled = true
@@ -108,15 +109,27 @@ public final class TokenStore: Sendable {
         }
     }
 
+    /// Looks at an existing file read-only, so that a corrupt or foreign file is refused before anything writes to it.
+    static func inspect(_ file: String) throws {
+        var config = Configuration()
+        config.readonly = true
+        let notOurs = "'\(file)' is not a b2c store (not an SQLite database or corrupt). Move it away and sign in again."
+        do {
+            let queue = try DatabaseQueue(path: file, configuration: config)
+            let (appID, tables) = try queue.read { db -> (Int32, [String]) in
+                (try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0,
+                 try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"))
+            }
+            try queue.close()
+            if appID != applicationID && !tables.isEmpty {
+                throw StoreError("'\(file)' is an SQLite database of another application (tables: \(tables.prefix(5).joined(separator: ", "))). Point B2C_HOME elsewhere.")
+            }
+        } catch let e as DatabaseError where e.resultCode == .SQLITE_NOTADB || e.resultCode == .SQLITE_CORRUPT {
+            throw StoreError(notOurs)
+        }
+    }
+
     static func migrate(_ pool: DatabasePool) throws {
-        // A foreign SQLite file (another application's) is refused rather than altered.
-        let (appID, tables) = try pool.read { db -> (Int32, [String]) in
-            (try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0,
-             try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"))
-        }
-        if appID != applicationID && !tables.isEmpty {
-            throw StoreError("'\(pool.path)' is an SQLite database of another application (tables: \(tables.prefix(5).joined(separator: ", "))). Point B2C_HOME elsewhere.")
-        }
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
             try db.execute(sql: """
