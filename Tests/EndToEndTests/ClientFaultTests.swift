@@ -115,6 +115,11 @@ func storeSnapshot(_ w: World) async throws -> String {
         let timeout = try await w.b2c(["signin", "--no-browser", "--timeout", "1"])
         #expect(timeout.status == 1 && timeout.stderr.contains("no answer from the browser within 1 s"))
         #expect(timeout.stderr.contains("oauth2/v2.0/authorize?"), "the URL is always printed")
+        let interrupted = try await runAndSignal(b2cBinary, ["signin", "--no-browser"], environment: w.environment(as: nil),
+                                                 marker: "Ctrl-C cancels", signal: SIGINT)
+        #expect(interrupted.status == 2 && interrupted.stderr.contains("cancelled (Ctrl-C); nothing was stored"), "\(interrupted.stderr)")
+        let afterInterrupt = try await storeSnapshot(w)
+        #expect(afterInterrupt == "(no store)" || afterInterrupt.isEmpty, "\(afterInterrupt)")
         let wrongThenRight = try await w.b2c(["signin"], as: alice, extra: ["B2C_AGENT_ACTION": "wrong-then-right"])
         #expect(wrongThenRight.status == 0)
         let accounts = try await w.b2c(["accounts", "--output", "json"])

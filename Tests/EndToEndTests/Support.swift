@@ -146,3 +146,33 @@ final class ErrBox: @unchecked Sendable {
     var data = Data()
     let done = DispatchSemaphore(value: 0)
 }
+
+/// Starts a process, waits until its stderr contains `marker`, sends `signal`, and returns how it ended.
+func runAndSignal(_ executable: URL, _ args: [String], environment: [String: String], marker: String, signal sig: Int32) async throws -> Run {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread {
+            do {
+                let p = Process()
+                p.executableURL = executable
+                p.arguments = args
+                p.environment = environment
+                let err = Pipe()
+                p.standardError = err
+                p.standardOutput = FileHandle.nullDevice
+                try p.run()
+                var text = ""
+                while !text.contains(marker) {
+                    let chunk = err.fileHandleForReading.availableData
+                    if chunk.isEmpty { break }
+                    text += String(decoding: chunk, as: UTF8.self)
+                }
+                kill(p.processIdentifier, sig)
+                text += String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                p.waitUntilExit()
+                continuation.resume(returning: Run(status: p.terminationStatus, stdout: "", stderr: text))
+            } catch {
+                continuation.resume(throwing: error)
+            }
+        }.start()
+    }
+}
