@@ -83,4 +83,17 @@ import Testing
         let after = try await w.tokenLog().filter { $0["grantType"] == "refresh_token" }.count
         #expect(after - before == 1, "the emulator saw \(after - before) refresh grants")
     }
+
+    @Test func forgotPasswordRunsTheResetPolicyAndResumesTheSignIn() async throws {
+        let w = try await World.start()
+        defer { Task { await w.stop() } }
+        let r = try await w.b2c(["signin"], as: bob, extra: ["B2C_AGENT_ACTION": "forgot", "B2C_AGENT_NEW_PASSWORD": "Bob-reset-2026!"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("Password reset requested: running B2C_1_reset"))
+        #expect(r.stdout.contains("Signed in as bob@contoso.com under B2C_1_susi"))
+        let accounts = try await w.b2c(["accounts", "--output", "json"])
+        let policies = accounts.json["people"]?.arrayValue?.first?["accounts"]?.arrayValue?.compactMap { $0["policy"]?.stringValue }.sorted()
+        #expect(policies == ["B2C_1_reset", "B2C_1_susi"])
+        #expect(try await w.b2c(["token"]).status == 0)
+    }
 }
