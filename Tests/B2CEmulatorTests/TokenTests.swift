@@ -8,12 +8,18 @@ private func refreshForm(_ rt: String?, client: String = clientID) -> [String: S
      "client_info": "1"]
 }
 
+/// The default tenant plus a second public client app.
+private func seedWithSecondApp() -> (EmulatorSeed, EmulatorSeed.App) {
+    var seed = EmulatorSeed.default
+    var other = seed.apps[0]
+    other.clientId = "99999999-0000-4000-8000-000000000099"
+    seed.apps.append(other)
+    return (seed, other)
+}
+
 @Suite struct TokenTests {
     @Test func codeIsSingleUseAndBoundToVerifierPolicyRedirectAndClient() async throws {
-        var seed = EmulatorSeed.default
-        var other = seed.apps[0]
-        other.clientId = "99999999-0000-4000-8000-000000000099"
-        seed.apps.append(other)
+        let (seed, other) = seedWithSecondApp()
         let t = try await TestTenant.start(seed: seed)
         defer { Task { await t.stop() } }
         let b = Browser(t)
@@ -52,10 +58,7 @@ private func refreshForm(_ rt: String?, client: String = clientID) -> [String: S
     }
 
     @Test func refreshRotatesAndIsBoundToPolicyAndClient() async throws {
-        var seed = EmulatorSeed.default
-        var other = seed.apps[0]
-        other.clientId = "99999999-0000-4000-8000-000000000099"
-        seed.apps.append(other)
+        let (seed, other) = seedWithSecondApp()
         let t = try await TestTenant.start(seed: seed)
         defer { Task { await t.stop() } }
         let first = try await signInAndRedeem(t)

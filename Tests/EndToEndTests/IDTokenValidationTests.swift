@@ -9,9 +9,8 @@ import _CryptoExtras
     @Test func everyClaimIsChecked() async throws {
         let w = try await World.start()
         defer { Task { await w.stop() } }
-        let config = try ClientConfiguration.load(path: w.configPath)
-        let store = try TokenStore(directory: w.home)
-        let client = try B2CClient(config: config, store: store)
+        let client = try w.libraryClient()
+        let config = client.config, store = client.store
         defer { Task { await client.shutdown() } }
         let authority = config.authority(for: config.policy(named: "B2C_1_susi")!)
         let now = Int(Date().timeIntervalSince1970)
@@ -80,9 +79,8 @@ import _CryptoExtras
     @Test func aRedirectWithAnotherStateIsRefusedAndNothingStored() async throws {
         let w = try await World.start()
         defer { Task { await w.stop() } }
-        let config = try ClientConfiguration.load(path: w.configPath)
-        let store = try TokenStore(directory: w.home)
-        let client = try B2CClient(config: config, store: store)
+        let client = try w.libraryClient()
+        let config = client.config, store = client.store
         defer { Task { await client.shutdown() } }
         do {
             _ = try await client.signInInteractively(policyName: "B2C_1_susi", options: InteractiveOptions(timeoutSeconds: 10), ui: ForgingUI())

@@ -100,6 +100,11 @@ final class World: @unchecked Sendable {
         clockOffset += seconds
     }
 
+    /// The library façade on this world's configuration and store (for checks below the CLI).
+    func libraryClient() throws -> B2CClient {
+        try B2CClient(config: try ClientConfiguration.load(path: configPath), store: try TokenStore(directory: home))
+    }
+
     /// Token requests the emulator saw (no secrets).
     func tokenLog() async throws -> [JSONValue] {
         try await admin("GET", "/log")["requests"]?.arrayValue ?? []
