@@ -81,19 +81,14 @@ struct PageError: Error, Sendable {
 }
 
 extension B2CEmulator {
-    static func isLoopbackHost(_ host: String?) -> Bool {
-        guard let h = host?.lowercased() else { return false }
-        return h == "localhost" || h == "127.0.0.1" || h == "::1" || h == "[::1]"
-    }
-
     /// Exact match, or `http://localhost` registered = any loopback host and port with the same path (RFC 8252 §7.3).
     static func redirectAllowed(_ uri: String, registered: [String]) -> Bool {
         guard let u = URLComponents(string: uri), u.scheme != nil, u.fragment == nil else { return false }
         for r in registered {
             if r == uri { return true }
-            guard let ru = URLComponents(string: r), ru.scheme == "http", isLoopbackHost(ru.host), ru.port == nil else { continue }
+            guard let ru = URLComponents(string: r), ru.scheme == "http", Authority.isLoopback(host: ru.host ?? ""), ru.port == nil else { continue }
             let samePath = u.path == ru.path || (["", "/"].contains(u.path) && ["", "/"].contains(ru.path))
-            if u.scheme == "http", isLoopbackHost(u.host), samePath, u.query == nil { return true }
+            if u.scheme == "http", Authority.isLoopback(host: u.host ?? ""), samePath, u.query == nil { return true }
         }
         return false
     }

@@ -26,7 +26,7 @@ extension B2CEmulator {
     /// Entry point for every request.
     func handle(_ req: HTTPInput) async -> HTTPOutput {
         let route = classify(req)
-        if let fault = takeFault(for: route.faultName) {
+        if route.faultName != "admin", let fault = takeFault(for: route.faultName) {
             switch fault.kind {
             case .delay:
                 try? await Task.sleep(nanoseconds: UInt64(fault.delayMilliseconds) * 1_000_000)

@@ -153,9 +153,9 @@ public enum PeerAddress {
     /// 127.0.0.0/8, ::1 and IPv4-mapped 127.x.
     public static func isLoopback(ip: String) -> Bool {
         let ip = ip.lowercased()
-        if ip == "::1" || ip == "0:0:0:0:0:0:0:1" { return true }
-        let v4 = ip.hasPrefix("::ffff:") ? String(ip.dropFirst(7)) : ip
-        let parts = v4.split(separator: ".")
-        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
+        if ip == "0:0:0:0:0:0:0:1" { return true }
+        // An address, never a name: "localhost" here would be a spoofable string, not a peer.
+        guard ip != "localhost" else { return false }
+        return Authority.isLoopback(host: ip.hasPrefix("::ffff:") ? String(ip.dropFirst(7)) : ip)
     }
 }

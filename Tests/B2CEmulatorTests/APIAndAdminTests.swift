@@ -96,6 +96,7 @@ import Testing
         _ = try await t.get("/hello")
         #expect(Date().timeIntervalSince(started) >= 0.35)
         _ = try await t.admin(.POST, "/faults", ["endpoint": "any", "kind": "drop"])
+        #expect(try await t.admin(.GET, "/faults").json["faults"]?.arrayValue?.count == 1, "admin requests are never faulted")
         await #expect(throws: (any Error).self) { _ = try await t.get(discovery) }
         #expect(try await t.get(discovery).status == 200)
         _ = try await t.admin(.POST, "/faults", ["endpoint": "token", "kind": "status500", "count": 5])

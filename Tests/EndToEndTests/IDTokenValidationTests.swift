@@ -10,7 +10,7 @@ import _CryptoExtras
         let w = try await World.start()
         defer { Task { await w.stop() } }
         let client = try w.libraryClient()
-        let config = client.config, store = client.store
+        let config = client.config
         defer { Task { await client.shutdown() } }
         let authority = config.authority(for: config.policy(named: "B2C_1_susi")!)
         let now = Int(Date().timeIntervalSince1970)
@@ -80,7 +80,7 @@ import _CryptoExtras
         let w = try await World.start()
         defer { Task { await w.stop() } }
         let client = try w.libraryClient()
-        let config = client.config, store = client.store
+        let store = client.store
         defer { Task { await client.shutdown() } }
         do {
             _ = try await client.signInInteractively(policyName: "B2C_1_susi", options: InteractiveOptions(timeoutSeconds: 10), ui: ForgingUI())

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOSSL
@@ -23,8 +24,10 @@ public struct NetworkError: Error, Sendable, CustomStringConvertible {
 
 /// HTTP for the protocol: extra trust roots (the emulator's CA), timeouts, bounded bodies, no redirects,
 /// and a trace (`--verbose`) that never shows secrets (no query strings, form values or bodies).
+/// The HTTP client (and its event-loop threads) is made on first use: a cache hit never starts it.
 public final class HTTPTransport: Sendable {
-    let client: HTTPClient
+    private let configuration: HTTPClient.Configuration
+    private let lazyClient = NIOLockedValueBox<HTTPClient?>(nil)
     public let timeout: TimeAmount
     public let maxBody: Int
     let trace: (@Sendable (String) -> Void)?
@@ -42,13 +45,28 @@ public final class HTTPTransport: Sendable {
         var config = HTTPClient.Configuration(tlsConfiguration: tls, redirectConfiguration: .disallow)
         config.timeout = .init(connect: .seconds(Int64(min(timeoutSeconds, 10))), read: .seconds(Int64(timeoutSeconds)))
         config.httpVersion = .http1Only
-        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: config)
+        configuration = config
         timeout = .seconds(Int64(timeoutSeconds))
         self.maxBody = maxBody
         self.trace = trace
     }
 
-    public func shutdown() async { try? await client.shutdown() }
+    private var client: HTTPClient {
+        lazyClient.withLockedValue { existing in
+            if let existing { return existing }
+            let made = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+            existing = made
+            return made
+        }
+    }
+
+    public func shutdown() async {
+        let made = lazyClient.withLockedValue { c -> HTTPClient? in
+            defer { c = nil }
+            return c
+        }
+        try? await made?.shutdown()
+    }
 
     static func redacted(_ url: URL) -> String {
         var c = URLComponents(url: url, resolvingAgainstBaseURL: false)

@@ -215,9 +215,6 @@ public final class TokenStore: Sendable {
         try remove(accountIDs: try accounts().map(\.id))
     }
 
-    public func deleteAccessTokens(accountID: String) throws {
-        try pool.write { try $0.execute(sql: "DELETE FROM access_tokens WHERE account_id = ?", arguments: [accountID]) }
-    }
 
     // MARK: reads
 
@@ -298,10 +295,6 @@ public final class TokenStore: Sendable {
         try pool.write { try $0.execute(sql: "INSERT OR REPLACE INTO metadata(url, body, fetched_at) VALUES (?, ?, ?)", arguments: [url, body, now]) }
     }
 
-    /// Integrity check (for tests and `b2c doctor`-style checks).
-    public func integrityCheck() throws -> String {
-        try pool.read { try String.fetchOne($0, sql: "PRAGMA integrity_check") ?? "" }
-    }
 }
 
 /// An exclusive, cross-process lock on a file in the store directory (flock): used to make refreshes single-flight.
