@@ -95,6 +95,7 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "B2CKit", "B2CEmulator",
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -97,21 +97,48 @@ struct TokenCommand: AsyncParsableCommand {
 }
 
 struct SignOutCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "signout", abstract: "Forget accounts and their tokens on this machine.")
+    static let configuration = CommandConfiguration(
+        commandName: "signout", abstract: "Forget accounts and their tokens on this machine; --browser also ends the B2C browser session.",
+        discussion: "In shared-device mode (deviceMode \"shared\" in the configuration) any sign-out forgets every account and ends the browser session.")
     @OptionGroup var options: ClientOptions
     @Option(help: "Only this policy's account.") var policy: String?
     @Option(help: "Email, oid, account id or a unique prefix (an email or oid signs the person out of every policy).") var account: String?
     @Flag(help: "Every account.") var all = false
+    @Flag(help: "Also end the B2C session in the browser (the policy's end_session endpoint), so the next sign-in shows the form.") var browser = false
+    @Flag(help: "With --browser: print the sign-out URL only; do not start a browser.") var noBrowser = false
+    @Option(help: "Seconds to wait for the browser to come back from the sign-out page.") var timeout = 120
 
     func run() async throws {
         let client = try options.makeClient()
-        let removed = try await withClient(client) { c in try c.signOut(policyName: policy, selector: account, all: all) }
-        if removed.isEmpty {
-            writeOut("No accounts to sign out.")
-            return
+        let interrupt = cancelOnInterrupt()
+        defer { interrupt.cancel() }
+        let (removed, shared, ended) = try await withClient(client) { c -> ([Account], Bool, Bool?) in
+            let shared = c.config.sharedDevice
+            // What goes: in shared-device mode everything, whatever was named (the name must still be valid).
+            if shared && !all && (policy != nil || account != nil) { _ = try c.signOut(policyName: policy, selector: account, all: false, dryRun: true) }
+            let before = try c.store.accounts()
+            let ids = try c.signOut(policyName: policy, selector: account, all: all || shared)
+            let removed = before.filter { ids.contains($0.id) }
+            var ended: Bool?
+            if browser || shared {
+                let policyName = removed.first?.policy ?? policy
+                ended = try await c.endBrowserSession(policyName: policyName, ui: TerminalUI(openBrowser: !noBrowser), timeoutSeconds: timeout)
+            }
+            return (removed, shared, ended)
         }
-        for id in removed { writeOut("Signed out \(id).") }
-        writeErr("access tokens already issued stay valid until they expire (up to an hour); the browser session is untouched")
+        if shared { writeOut("Shared-device mode: every account on this device is signed out.") }
+        if removed.isEmpty { writeOut("No accounts to sign out.") }
+        for a in removed { writeOut("Signed out \(AccountSelection.email(a) ?? a.oid) from \(a.policy) (\(a.id)).") }
+        switch ended {
+        case true?: writeOut("The browser session is ended: the next sign-in shows the sign-in page.")
+        case false?:
+            throw CLIError("the accounts were forgotten here, but the browser did not come back from the sign-out page, so the browser session may still be open. Run `b2c signout --browser --all` again or close the browser.",
+                           exitCode: ExitStatus.error)
+        case nil: break
+        }
+        if !removed.isEmpty {
+            writeErr("access tokens already issued stay valid until they expire (up to an hour)" + (ended == nil ? "; the browser session is untouched (add --browser to end it)" : ""))
+        }
     }
 }
 
@@ -135,13 +162,17 @@ struct WhoAmICommand: AsyncParsableCommand {
                 writeOut(JSONValue.object([
                     "accountId": .string(a.id), "policy": .string(a.policy), "authority": .string(a.authority),
                     "person": ["tenantId": .string(a.tenantID), "oid": .string(a.oid), "name": person?.name.map { .string($0) } ?? .null,
+                               "givenName": person?.givenName.map { .string($0) } ?? .null,
+                               "familyName": person?.familyName.map { .string($0) } ?? .null,
                                "email": person?.email.map { .string($0) } ?? .null],
                     "claims": a.claims,
                 ]).serialized(pretty: true))
             case .table:
-                var rows = [["account", a.id], ["policy", a.policy], ["person", "\(person?.name ?? "-") <\(person?.email ?? a.oid)>"]]
+                var rows = [["account", a.id], ["policy", a.policy], ["person", "\(person?.name ?? "-") <\(person?.email ?? a.oid)>"],
+                            ["given / family name", "\(person?.givenName ?? "-") / \(person?.familyName ?? "-")"]]
+                // The claims are those of this policy's id token as issued; the person's profile above is the latest seen under any policy.
                 for (k, v) in (a.claims.objectValue ?? [:]).sorted(by: { $0.key < $1.key }) {
-                    rows.append(["claim \(k)", v.stringValue ?? v.serialized()])
+                    rows.append(["id-token claim \(k)", v.stringValue ?? v.serialized()])
                 }
                 writeOut(table(rows))
             }

@@ -25,8 +25,9 @@ public struct B2CCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "b2c",
         abstract: "Sign in to Azure AD B2C user flows, keep accounts per policy, get tokens, and run a local B2C tenant.",
-        subcommands: [SignInCommand.self, AccountsCommand.self, TokenCommand.self, SwitchCommand.self, WhoAmICommand.self,
-                       SignOutCommand.self, PoliciesCommand.self, EmulatorCommand.self])
+        subcommands: [SignInCommand.self, EditProfileCommand.self, ResetPasswordCommand.self, AccountsCommand.self, TokenCommand.self,
+                       CallAPICommand.self, SwitchCommand.self, WhoAmICommand.self, SignOutCommand.self, DeviceCommand.self,
+                       PoliciesCommand.self, EmulatorCommand.self])
 
     public init() {}
 

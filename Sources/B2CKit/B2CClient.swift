@@ -53,7 +53,8 @@ public final class B2CClient: Sendable {
 
     public func policy(_ name: String) throws -> ClientConfiguration.Policy {
         guard let p = config.policy(named: name) else {
-            throw B2CError(.configuration, "the policy '\(name)' is not in \(config.source) (known: \(config.policies.map(\.name).joined(separator: ", ")))")
+            let known = config.policies.map(\.name) + (config.nativeAuth.map { [$0.name] } ?? [])
+            throw B2CError(.configuration, "the policy '\(name)' is not in \(config.source) (known: \(known.joined(separator: ", ")))")
         }
         return p
     }
@@ -83,7 +84,29 @@ public final class B2CClient: Sendable {
     // MARK: interactive sign-in
 
     public func signInCommand(policy: String, loginHint: String? = nil) -> String {
-        "b2c signin --policy \(policy)" + (loginHint.map { " --login-hint \($0)" } ?? "")
+        if let n = config.nativeAuth, n.name.caseInsensitiveCompare(policy) == .orderedSame {
+            return "b2c signin --native --username \(loginHint ?? "<email>")"
+        }
+        if config.policy(named: policy)?.role == .ropc {
+            return "b2c signin --policy \(policy) --username \(loginHint ?? "<user>") --password-stdin"
+        }
+        return "b2c signin --policy \(policy)" + (loginHint.map { " --login-hint \($0)" } ?? "")
+    }
+
+    /// A name under which accounts are held: a policy of the configuration, or the native-auth configuration's name.
+    public struct Target: Sendable {
+        public var name: String
+        public var authority: Authority
+        public var policy: ClientConfiguration.Policy?
+    }
+
+    /// The policy (or native-auth name) a command acts on; nil means the default sign-in policy.
+    public func target(_ name: String?) throws -> Target {
+        if let name, let n = config.nativeAuthority, n.policy.caseInsensitiveCompare(name) == .orderedSame, config.policy(named: name) == nil {
+            return Target(name: n.policy, authority: n, policy: nil)
+        }
+        let p = try name.map { try policy($0) } ?? defaultPolicy()
+        return Target(name: p.name, authority: config.authority(for: p), policy: p)
     }
 
     /// Authorization code + PKCE through the system browser and a loopback redirect (DESIGN §7).
@@ -97,7 +120,8 @@ public final class B2CClient: Sendable {
                 throw B2CError(.failed, "the user chose \"Forgot your password?\" (AADB2C90118) but \(config.source) has no policy of role resetPassword")
             }
             ui.progress("Password reset requested: running \(reset.name), then resuming the sign-in to \(policy.name).")
-            _ = try await authorizeAndRedeem(policy: reset, options: options, ui: ui)
+            let resetAccount = try await authorizeAndRedeem(policy: reset, options: options, ui: ui)
+            try forgetRevokedGrants(of: resetAccount)
             var resumed = options
             resumed.prompt = nil
             return try await authorizeAndRedeem(policy: policy, options: resumed, ui: ui)
@@ -233,7 +257,7 @@ public final class B2CClient: Sendable {
     /// (single-flight across processes), else "interaction required".
     public func acquireTokenSilently(policyName: String?, selector: String?, scopes: [String], minValid: Int,
                                      forceRefresh: Bool) async throws -> SilentResult {
-        let policy = try policyName.map { try self.policy($0) } ?? defaultPolicy()
+        let policy = try target(policyName)
         let selection = try AccountSelection.select(policy: policy.name, selector: selector, store: store,
                                                     signInCommand: signInCommand(policy: policy.name))
         let account = selection.account
@@ -257,7 +281,7 @@ public final class B2CClient: Sendable {
         guard let rt = try store.refreshToken(accountID: account.id) else {
             throw B2CError(.interactionRequired, "the account \(account.id) has no refresh token for \(policy.name)", fix: signIn)
         }
-        let authority = config.authority(for: policy)
+        let authority = policy.authority
         do {
             let now = clock()
             let meta = try await metadata.metadata(for: authority, now: now)
@@ -272,7 +296,11 @@ public final class B2CClient: Sendable {
                 throw B2CError(.failed, "the refresh for \(account.id) returned tokens for another account (\(set.account.id)); nothing was stored")
             }
             if set.refreshToken == nil { set.refreshToken = rt }
-            try store.save(set, makeCurrent: false, now: clock())
+            // Only if the account is still there: a sign-out by another process during the refresh wins.
+            guard try store.save(set, makeCurrent: false, now: clock(), onlyIfPresent: true) else {
+                throw B2CError(.interactionRequired, "the account \(account.id) was signed out while its token was being refreshed; nothing was stored",
+                               fix: signIn)
+            }
             guard let at = set.accessToken else {
                 throw B2CError(.failed, "the refresh returned no access token for \(resource.isEmpty ? "(no scopes)" : resource.joined(separator: " "))")
             }
@@ -291,19 +319,20 @@ public final class B2CClient: Sendable {
     // MARK: sign-out
 
     /// Forgets accounts locally. Returns the removed account ids.
-    public func signOut(policyName: String?, selector: String?, all: Bool) throws -> [String] {
-        if all { return try store.removeAll() }
+    /// With `dryRun`, only checks that the selection names something (and throws as the real sign-out would).
+    public func signOut(policyName: String?, selector: String?, all: Bool, dryRun: Bool = false) throws -> [String] {
+        if all { return dryRun ? [] : try store.removeAll() }
         if let policyName {
-            let p = try policy(policyName)
+            let p = try target(policyName)
             let sel = try AccountSelection.select(policy: p.name, selector: selector, store: store, signInCommand: signInCommand(policy: p.name))
-            return try store.remove(accountIDs: [sel.account.id])
+            return dryRun ? [sel.account.id] : try store.remove(accountIDs: [sel.account.id])
         }
         guard let selector else {
             throw B2CError(.usage, "say which account to sign out: --account <email|oid|account id>, --policy <policy>, or --all")
         }
         let matches = AccountSelection.filter(try store.accounts(), selector: selector)
-        if matches.isEmpty { throw B2CError(.failed, "no signed-in account matches '\(selector)'") }
+        if matches.isEmpty { throw B2CError(.failed, "no signed-in account matches '\(selector)'; nothing was signed out (see `b2c accounts`)") }
         // A person selector (email or oid) signs the person out of every policy.
-        return try store.remove(accountIDs: matches.map(\.id))
+        return dryRun ? matches.map(\.id) : try store.remove(accountIDs: matches.map(\.id))
     }
 }

@@ -79,8 +79,8 @@ final class World: @unchecked Sendable {
 
     @discardableResult
     func b2c(_ args: [String], as user: (email: String, password: String, oid: String)? = nil, jar: String = "jar",
-             extra: [String: String] = [:]) async throws -> Run {
-        try await run(b2cBinary, args, environment: environment(as: user, jar: jar, extra: extra))
+             extra: [String: String] = [:], stdin: String? = nil) async throws -> Run {
+        try await run(b2cBinary, args, environment: environment(as: user, jar: jar, extra: extra), stdin: stdin)
     }
 
     func admin(_ method: String, _ path: String, _ json: JSONValue? = nil) async throws -> JSONValue {
@@ -100,6 +100,21 @@ final class World: @unchecked Sendable {
         clockOffset += seconds
     }
 
+    /// Rewrites this world's client configuration (e.g. shared-device mode, another API).
+    func editConfig(_ change: (inout [String: JSONValue]) -> Void) throws {
+        var o = try JSONValue.parse(Data(contentsOf: URL(fileURLWithPath: configPath))).objectValue ?? [:]
+        change(&o)
+        try Data(JSONValue.object(o).serialized(pretty: true).utf8).write(to: URL(fileURLWithPath: configPath))
+    }
+
+    /// A snapshot of the client store's rows (to prove a failure changed nothing).
+    func storeSnapshot() throws -> String {
+        let r = try runBlocking(URL(fileURLWithPath: "/usr/bin/sqlite3"), [home.appendingPathComponent("store.sqlite").path,
+            "SELECT account_id, updated_at FROM accounts ORDER BY 1; SELECT account_id, target, expires_on FROM access_tokens ORDER BY 1, 2; SELECT account_id, secret FROM refresh_tokens ORDER BY 1; SELECT * FROM identities ORDER BY 1, 2; SELECT * FROM current_accounts ORDER BY 1;"],
+            environment: [:])
+        return r.stdout
+    }
+
     /// The library façade on this world's configuration and store (for checks below the CLI).
     func libraryClient() throws -> B2CClient {
         try B2CClient(config: try ClientConfiguration.load(path: configPath), store: try TokenStore(directory: home))
@@ -112,17 +127,17 @@ final class World: @unchecked Sendable {
 }
 
 /// Runs a process on a thread of its own: the in-process emulator needs the cooperative pool while we wait.
-func run(_ executable: URL, _ args: [String], environment: [String: String]) async throws -> Run {
+func run(_ executable: URL, _ args: [String], environment: [String: String], stdin: String? = nil) async throws -> Run {
     try await withCheckedThrowingContinuation { continuation in
         Thread {
-            do { continuation.resume(returning: try runBlocking(executable, args, environment: environment)) } catch {
+            do { continuation.resume(returning: try runBlocking(executable, args, environment: environment, stdin: stdin)) } catch {
                 continuation.resume(throwing: error)
             }
         }.start()
     }
 }
 
-func runBlocking(_ executable: URL, _ args: [String], environment: [String: String]) throws -> Run {
+func runBlocking(_ executable: URL, _ args: [String], environment: [String: String], stdin: String? = nil) throws -> Run {
     let p = Process()
     p.executableURL = executable
     p.arguments = args
@@ -130,8 +145,13 @@ func runBlocking(_ executable: URL, _ args: [String], environment: [String: Stri
     let out = Pipe(), err = Pipe()
     p.standardOutput = out
     p.standardError = err
-    p.standardInput = FileHandle.nullDevice
+    let input = Pipe()
+    p.standardInput = stdin == nil ? FileHandle.nullDevice : input
     try p.run()
+    if let stdin {
+        input.fileHandleForWriting.write(Data(stdin.utf8))
+        try? input.fileHandleForWriting.close()
+    }
     // Read stderr on another thread so that neither pipe can fill up and block the child.
     let errBox = ErrBox()
     let reader = Thread { errBox.data = err.fileHandleForReading.readDataToEndOfFile(); errBox.done.signal() }
@@ -181,3 +201,63 @@ func runAndSignal(_ executable: URL, _ args: [String], environment: [String: Str
         }.start()
     }
 }
+
+/// A process we talk to while it runs: its stdin is ours to write, its stderr is collected as it arrives.
+final class LiveProcess: @unchecked Sendable {
+    let process = Process()
+    private let input = Pipe()
+    private let lock = NSLock()
+    private var errText = ""
+    private var outText = ""
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(_ executable: URL, _ args: [String], environment: [String: String]) throws {
+        process.executableURL = executable
+        process.arguments = args
+        process.environment = environment
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = input
+        try process.run()
+        Thread { [self] in
+            while true {
+                let chunk = err.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                lock.withLock { errText += String(decoding: chunk, as: UTF8.self) }
+            }
+        }.start()
+        Thread { [self] in
+            let all = out.fileHandleForReading.readDataToEndOfFile()
+            lock.withLock { outText = String(decoding: all, as: UTF8.self) }
+            process.waitUntilExit()
+            finished.signal()
+        }.start()
+    }
+
+    var stderr: String { lock.withLock { errText } }
+
+    func write(_ line: String) { input.fileHandleForWriting.write(Data((line + "\n").utf8)) }
+
+    /// Waits (polling, without blocking the cooperative pool) until stderr contains `text` `times` times.
+    func waitFor(_ text: String, times: Int = 1, seconds: Double = 30) async throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while stderr.components(separatedBy: text).count - 1 < times {
+            if !process.isRunning && stderr.components(separatedBy: text).count - 1 < times {
+                throw LiveProcessError(message: "the process ended before printing '\(text)': \(stderr)")
+            }
+            if Date() > deadline { throw LiveProcessError(message: "timed out waiting for '\(text)': \(stderr)") }
+            try await Task.sleep(nanoseconds: 50_000_000)
+        }
+    }
+
+    func finish() async -> Run {
+        try? input.fileHandleForWriting.close()
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            Thread { [self] in finished.wait(); c.resume() }.start()
+        }
+        return lock.withLock { Run(status: process.terminationStatus, stdout: outText, stderr: errText) }
+    }
+}
+
+struct LiveProcessError: Error, CustomStringConvertible { var message: String; var description: String { message } }

@@ -5,7 +5,11 @@ import Foundation
 /// then the only account; otherwise an "ambiguous account" error listing the candidates.
 public enum AccountSelection {
     /// True when the account belongs to this policy: its id is `<oid>-<policy lower>.<tenant>` and its id token names the policy.
+    /// A native-auth account (External ID) has the id `<oid>.<tenant>` and no policy claim; `policy` is the configuration's name.
     public static func matches(_ a: Account, policy: String) -> Bool {
+        if a.id == "\(a.oid).\(a.tenantID)".lowercased() {
+            return a.policy.caseInsensitiveCompare(policy) == .orderedSame && a.claims["tfp"] == nil && a.claims["acr"] == nil
+        }
         guard a.id == "\(a.oid)-\(policy.lowercased()).\(a.tenantID)".lowercased() else { return false }
         let claim = a.claims["tfp"]?.stringValue ?? a.claims["acr"]?.stringValue ?? a.policy
         return claim.caseInsensitiveCompare(policy) == .orderedSame

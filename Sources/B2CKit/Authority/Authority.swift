@@ -8,9 +8,14 @@ public struct Authority: Sendable, Equatable, Hashable {
     public var tenant: String
     public var policy: String
     public var form: ClientConfiguration.AuthorityForm
+    /// An Entra External ID (native auth) authority: `https://host/<tenant>`, no policy in its URLs;
+    /// `policy` then holds the native-auth configuration's name, under which its accounts are stored.
+    public var native: Bool
 
-    public init(scheme: String, host: String, port: Int?, tenant: String, policy: String, form: ClientConfiguration.AuthorityForm) {
+    public init(scheme: String, host: String, port: Int?, tenant: String, policy: String, form: ClientConfiguration.AuthorityForm,
+                native: Bool = false) {
         self.scheme = scheme; self.host = host.lowercased(); self.port = port; self.tenant = tenant; self.policy = policy; self.form = form
+        self.native = native
     }
 
     public var origin: String {
@@ -27,19 +32,21 @@ public struct Authority: Sendable, Equatable, Hashable {
 
     /// The authority URL itself (what MSAL calls the authority).
     public var url: URL {
+        if native { return URL(string: "\(origin)/\(tenant)")! }
         switch form {
-        case .path: URL(string: "\(origin)/\(tenant)/\(policy)")!
-        case .tfp: URL(string: "\(origin)/tfp/\(tenant)/\(policy)")!
-        case .query: URL(string: "\(origin)/\(tenant)?p=\(policy)")!
+        case .path: return URL(string: "\(origin)/\(tenant)/\(policy)")!
+        case .tfp: return URL(string: "\(origin)/tfp/\(tenant)/\(policy)")!
+        case .query: return URL(string: "\(origin)/\(tenant)?p=\(policy)")!
         }
     }
 
     /// An endpoint below the authority, e.g. `v2.0/.well-known/openid-configuration`.
     public func endpoint(_ path: String) -> URL {
+        if native { return URL(string: "\(origin)/\(tenant)/\(path)")! }
         switch form {
-        case .path: URL(string: "\(origin)/\(tenant)/\(policy)/\(path)")!
-        case .tfp: URL(string: "\(origin)/tfp/\(tenant)/\(policy)/\(path)")!
-        case .query: URL(string: "\(origin)/\(tenant)/\(path)?p=\(policy.lowercased())")!
+        case .path: return URL(string: "\(origin)/\(tenant)/\(policy)/\(path)")!
+        case .tfp: return URL(string: "\(origin)/tfp/\(tenant)/\(policy)/\(path)")!
+        case .query: return URL(string: "\(origin)/\(tenant)/\(path)?p=\(policy.lowercased())")!
         }
     }
 

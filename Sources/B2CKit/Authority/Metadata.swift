@@ -111,6 +111,7 @@ public final class MetadataProvider: Sendable {
         if let nonce, jwt.string("nonce") != nonce {
             throw B2CError(.failed, "the id token's nonce does not match this sign-in (replayed or mixed-up response); nothing was stored")
         }
+        if authority.native { return jwt }
         let policyClaim = jwt.string("tfp") ?? jwt.string("acr")
         guard let policyClaim, policyClaim.caseInsensitiveCompare(authority.policy) == .orderedSame else {
             throw B2CError(.failed, "the id token was issued for policy '\(policyClaim ?? "none")', not '\(authority.policy)'; nothing was stored")

@@ -192,6 +192,14 @@ public struct ClientConfiguration: Sendable, Equatable {
         knownAuthorities.contains(hostAndPort.lowercased())
     }
 
+    /// The native-auth (External ID) authority; its accounts are stored under the configuration's name.
+    public var nativeAuthority: Authority? {
+        guard let n = nativeAuth else { return nil }
+        let tenant = n.authority.pathComponents.first { $0 != "/" } ?? tenantSegment
+        return Authority(scheme: n.authority.scheme?.lowercased() ?? "https", host: n.authority.host ?? "", port: n.authority.port,
+                         tenant: tenant, policy: n.name, form: .path, native: true)
+    }
+
     public func authority(for policy: Policy) -> Authority {
         Authority(scheme: authorityHost.scheme?.lowercased() ?? "https", host: authorityHost.host ?? "", port: authorityHost.port,
                   tenant: tenantSegment, policy: policy.name, form: authorityForm)

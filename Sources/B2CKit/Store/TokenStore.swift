@@ -161,8 +161,14 @@ public final class TokenStore: Sendable {
 
     /// Stores a sign-in or refresh result atomically: identity, account, access token, rotated refresh token,
     /// and (when `makeCurrent`) the policy's current account.
-    public func save(_ set: TokenSet, makeCurrent: Bool, now: Int) throws {
+    /// With `onlyIfPresent` (a refresh), nothing is written when the account has been removed meanwhile; the result says
+    /// whether the set was stored.
+    @discardableResult
+    public func save(_ set: TokenSet, makeCurrent: Bool, now: Int, onlyIfPresent: Bool = false) throws -> Bool {
         try pool.write { db in
+            if onlyIfPresent, try Bool.fetchOne(db, sql: "SELECT 1 FROM accounts WHERE account_id = ?", arguments: [set.account.id]) != true {
+                return false
+            }
             let i = set.identity
             try db.execute(sql: """
                 INSERT INTO identities(tenant_id, oid, name, given_name, family_name, email, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -190,6 +196,22 @@ public final class TokenStore: Sendable {
             if makeCurrent {
                 try db.execute(sql: "INSERT OR REPLACE INTO current_accounts(policy, account_id) VALUES (?, ?)", arguments: [a.policy, a.id])
             }
+            return true
+        }
+    }
+
+    /// Drops the access and refresh tokens of a person's accounts (all but `except`), keeping the accounts listed:
+    /// after a password reset the tenant has revoked those grants, so each account then needs a new sign-in.
+    @discardableResult
+    public func dropTokens(tenantID: String, oid: String, except: String?) throws -> [String] {
+        try pool.write { db in
+            let ids = try String.fetchAll(db, sql: "SELECT account_id FROM accounts WHERE tenant_id = ? AND oid = ? AND account_id IS NOT ?",
+                                          arguments: [tenantID, oid, except])
+            for id in ids {
+                try db.execute(sql: "DELETE FROM access_tokens WHERE account_id = ?", arguments: [id])
+                try db.execute(sql: "DELETE FROM refresh_tokens WHERE account_id = ?", arguments: [id])
+            }
+            return ids
         }
     }
 

@@ -1,0 +1,76 @@
+import B2CKit
+import Foundation
+
+/// Reading secrets and codes: from stdin for scripts (`--password-stdin`, `--otp-stdin`), else from the terminal
+/// with echo off. Never from an argument, so they do not show up in `ps` or shell history.
+enum Prompt {
+    static var stdinIsTerminal: Bool { isatty(STDIN_FILENO) == 1 }
+
+    /// One line of stdin without its line ending; nil at end of input.
+    static func line() -> String? {
+        guard let l = readLine(strippingNewline: true) else { return nil }
+        return l.hasSuffix("\r") ? String(l.dropLast()) : l
+    }
+
+    /// Asks on stderr and reads one line from the terminal without echo.
+    static func secret(_ prompt: String) throws -> String {
+        guard stdinIsTerminal else {
+            throw CLIError("no terminal to ask for the password on; pipe it with --password-stdin", exitCode: ExitStatus.usage)
+        }
+        FileHandle.standardError.write(Data(prompt.utf8))
+        var old = termios()
+        let haveTerm = tcgetattr(STDIN_FILENO, &old) == 0
+        if haveTerm {
+            var quiet = old
+            quiet.c_lflag &= ~tcflag_t(ECHO)
+            tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet)
+        }
+        defer {
+            if haveTerm { tcsetattr(STDIN_FILENO, TCSAFLUSH, &old) }
+            FileHandle.standardError.write(Data("\n".utf8))
+        }
+        guard let value = line() else { throw CLIError("cancelled: no password was typed", exitCode: ExitStatus.cancelled) }
+        return value
+    }
+
+    static func password(fromStdin: Bool, prompt: String) throws -> String {
+        if fromStdin {
+            guard let p = line(), !p.isEmpty else {
+                throw CLIError("--password-stdin was given but stdin had no password line", exitCode: ExitStatus.usage)
+            }
+            return p
+        }
+        let p = try secret(prompt)
+        guard !p.isEmpty else { throw CLIError("an empty password was typed; nothing was sent", exitCode: ExitStatus.usage) }
+        return p
+    }
+}
+
+/// The native-auth prompts of the CLI.
+struct TerminalNativePrompter: NativePrompter {
+    let passwordFromStdin: Bool
+    let codesFromStdin: Bool
+
+    func password(for username: String) async throws -> String {
+        try Prompt.password(fromStdin: passwordFromStdin, prompt: "Password for \(username): ")
+    }
+
+    func code(sentTo label: String, length: Int?, attempt: Int, attemptsLeft: Int) async throws -> String? {
+        let size = length.map { "\($0)-digit " } ?? ""
+        if codesFromStdin {
+            writeErr("a \(size)code was sent to \(label); reading it from stdin")
+        } else {
+            guard Prompt.stdinIsTerminal else {
+                throw CLIError("a code was sent to \(label) but there is no terminal to type it on; pipe codes with --otp-stdin", exitCode: ExitStatus.usage)
+            }
+            FileHandle.standardError.write(Data("Enter the \(size)code sent to \(label) (or 'resend'): ".utf8))
+        }
+        guard let typed = Prompt.line()?.trimmingCharacters(in: .whitespaces) else {
+            throw CLIError("cancelled: no code was entered; nothing was stored", exitCode: ExitStatus.cancelled)
+        }
+        if typed.lowercased() == "resend" { return nil }
+        return typed
+    }
+
+    func notice(_ text: String) { writeErr(text) }
+}

@@ -1,0 +1,156 @@
+import Foundation
+import NIOHTTP1
+
+/// One call to a protected web API with a token acquired silently for that API's scopes.
+public struct APICallRequest: Sendable {
+    /// An absolute URL, a path below the API's base URL (`/hello`), or nil for the API's base URL.
+    public var target: String?
+    public var api: String?
+    public var policy: String?
+    public var account: String?
+    public var method: String = "GET"
+    public var headers: [(String, String)] = []
+    public var body: Data?
+    public var timeoutSeconds: Int = 30
+    public var maxBody: Int = 10 * 1024 * 1024
+    /// Extra hosts (`host` or `host:port`) a token may be sent to.
+    public var allowHosts: [String] = []
+    public var maxRedirects = 5
+
+    public init(target: String?, api: String?) { self.target = target; self.api = api }
+}
+
+public struct APICallResult: Sendable {
+    public var status: Int
+    public var headers: [(String, String)]
+    public var body: Data
+    public var url: URL
+    public var account: Account
+    public var notices: [String]
+
+    public func header(_ name: String) -> String? {
+        headers.first { $0.0.caseInsensitiveCompare(name) == .orderedSame }?.1
+    }
+}
+
+extension B2CClient {
+    /// Which configured API a URL belongs to: same scheme, host and port, and a path at or below the base URL's path.
+    public func api(covering url: URL) -> ClientConfiguration.API? {
+        config.apis.filter { Self.covers($0.baseURL, url) }.max { $0.baseURL.path.count < $1.baseURL.path.count }
+    }
+
+    static func covers(_ base: URL, _ url: URL) -> Bool {
+        guard base.scheme?.lowercased() == url.scheme?.lowercased(), Authority.hostAndPort(of: base) == Authority.hostAndPort(of: url) else {
+            return false
+        }
+        let basePath = base.path.hasSuffix("/") ? String(base.path.dropLast()) : base.path
+        return basePath.isEmpty || url.path == basePath || url.path.hasPrefix(basePath + "/")
+    }
+
+    /// True when a token for `api` may go to `url`: the API's base URL covers it, or its host is allowed explicitly.
+    static func mayCarryToken(_ url: URL, api: ClientConfiguration.API, allowHosts: [String]) -> Bool {
+        if covers(api.baseURL, url) { return true }
+        let hp = Authority.hostAndPort(of: url)
+        let host = (url.host ?? "").lowercased()
+        let secure = url.scheme?.lowercased() == "https" || Authority.isLoopback(host: host)
+        return secure && allowHosts.contains { $0.lowercased() == hp || $0.lowercased() == host }
+    }
+
+    /// Resolves the request's URL and API (refusing to send a token where it was not configured to go).
+    public func resolveAPICall(_ req: APICallRequest) throws -> (URL, ClientConfiguration.API) {
+        var named: ClientConfiguration.API?
+        if let name = req.api {
+            guard let a = config.api(named: name) else {
+                throw B2CError(.configuration, "no API named '\(name)' in \(config.source) (known: \(config.apis.map(\.name).joined(separator: ", ")))")
+            }
+            named = a
+        }
+        let url: URL
+        if let t = req.target, t.contains("://") {
+            guard let u = URL(string: t), let s = u.scheme?.lowercased(), s == "https" || s == "http", u.host != nil else {
+                throw B2CError(.usage, "'\(t)' is not an http(s) URL")
+            }
+            url = u
+        } else {
+            guard let base = (named ?? config.apis.first)?.baseURL else {
+                throw B2CError(.configuration, "\(config.source) has no \"apis\"; add one, or give a full URL and --api")
+            }
+            if let t = req.target {
+                guard t.hasPrefix("/") else { throw B2CError(.usage, "'\(t)' is neither a URL nor a path starting with '/'") }
+                let basePath = base.path.hasSuffix("/") ? String(base.path.dropLast()) : base.path
+                var c = URLComponents(url: base, resolvingAgainstBaseURL: false)!
+                let (path, query) = t.firstIndex(of: "?").map { (String(t[..<$0]), String(t[t.index(after: $0)...])) } ?? (t, nil)
+                c.percentEncodedPath = path.hasPrefix(basePath + "/") || path == basePath ? path : basePath + path
+                c.percentEncodedQuery = query
+                guard let u = c.url else { throw B2CError(.usage, "'\(t)' does not make a valid URL below \(base.absoluteString)") }
+                url = u
+            } else {
+                url = base
+            }
+        }
+        guard let api = named ?? api(covering: url) else {
+            throw B2CError(.configuration, "no API in \(config.source) has a base URL covering \(HTTPTransport.redacted(url)), so no token may be sent there. Name the API whose token to use with --api and allow the host with --allow-host \(Authority.hostAndPort(of: url)).")
+        }
+        guard Self.mayCarryToken(url, api: api, allowHosts: req.allowHosts) else {
+            throw B2CError(.configuration, "refusing to send the token for API '\(api.name)' to \(Authority.hostAndPort(of: url)): its tokens go only to \(api.baseURL.absoluteString). If you trust that host, add --allow-host \(Authority.hostAndPort(of: url)).")
+        }
+        if url.scheme?.lowercased() == "http" && !Authority.isLoopback(host: url.host ?? "") {
+            throw B2CError(.configuration, "refusing to send a token over plain http to \(Authority.hostAndPort(of: url)); use https")
+        }
+        return (url, api)
+    }
+
+    /// Gets a token silently for the API's scopes and sends the request. A 401 with `invalid_token` refreshes the token once
+    /// and retries. Redirects are followed (at most `maxRedirects`); the token goes only where it may.
+    public func callAPI(_ req: APICallRequest) async throws -> APICallResult {
+        let (url, api) = try resolveAPICall(req)
+        let transport: HTTPTransport
+        do { transport = try HTTPTransport(caFile: config.caFile, timeoutSeconds: req.timeoutSeconds, maxBody: req.maxBody, trace: self.transport.trace) }
+        catch let e as NetworkError { throw B2CError(.configuration, e.description) }
+        defer { Task { await transport.shutdown() } }
+        var token = try await acquireTokenSilently(policyName: req.policy, selector: req.account, scopes: api.scopes, minValid: 60, forceRefresh: false)
+        var notices = [token.notice].compactMap { $0 }
+        var result = try await send(req, url: url, api: api, token: token.accessToken.secret, transport: transport, notices: &notices)
+        if result.status == 401, let challenge = result.headers.first(where: { $0.0.caseInsensitiveCompare("WWW-Authenticate") == .orderedSame })?.1,
+           challenge.contains("invalid_token") {
+            notices.append("the API refused the token (invalid_token); refreshing it once and retrying")
+            token = try await acquireTokenSilently(policyName: req.policy, selector: req.account, scopes: api.scopes, minValid: 60, forceRefresh: true)
+            result = try await send(req, url: url, api: api, token: token.accessToken.secret, transport: transport, notices: &notices)
+        }
+        return APICallResult(status: result.status, headers: result.headers, body: result.body, url: result.url, account: token.account, notices: notices)
+    }
+
+    private func send(_ req: APICallRequest, url start: URL, api: ClientConfiguration.API, token: String, transport: HTTPTransport,
+                      notices: inout [String]) async throws -> (status: Int, headers: [(String, String)], body: Data, url: URL) {
+        var url = start
+        var method = HTTPMethod(rawValue: req.method.uppercased())
+        var body = req.body
+        for hop in 0...req.maxRedirects {
+            var headers = req.headers.filter { $0.0.caseInsensitiveCompare("Authorization") != .orderedSame }
+            if Self.mayCarryToken(url, api: api, allowHosts: req.allowHosts) {
+                headers.append(("Authorization", "Bearer \(token)"))
+            } else {
+                notices.append("redirected to \(Authority.hostAndPort(of: url)), which is not configured for this token: followed without it")
+            }
+            let r: HTTPResult
+            do { r = try await transport.send(method, url, headers: headers, body: body) } catch let e as NetworkError {
+                throw B2CError(.network, e.description)
+            }
+            guard [301, 302, 303, 307, 308].contains(r.status), let location = r.header("Location") else {
+                return (r.status, r.headers, r.body, url)
+            }
+            guard hop < req.maxRedirects else {
+                throw B2CError(.network, "more than \(req.maxRedirects) redirects, the last to \(HTTPTransport.redacted(url)); stopped")
+            }
+            guard let next = URL(string: location, relativeTo: url)?.absoluteURL, let s = next.scheme?.lowercased(), s == "https" || s == "http" else {
+                throw B2CError(.network, "the API redirected to an unusable location '\(location.prefix(200))'")
+            }
+            if r.status == 303 || ((r.status == 301 || r.status == 302) && method == .POST) {
+                method = .GET
+                body = nil
+            }
+            url = next
+        }
+        throw B2CError(.network, "too many redirects")
+    }
+}

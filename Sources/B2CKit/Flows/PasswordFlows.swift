@@ -1,0 +1,203 @@
+import Foundation
+
+/// What the native-auth flow asks the person (the CLI reads the terminal or stdin; tests script it).
+public protocol NativePrompter: Sendable {
+    func password(for username: String) async throws -> String
+    /// A one-time code sent to `label`; nil means "send a new code".
+    func code(sentTo label: String, length: Int?, attempt: Int, attemptsLeft: Int) async throws -> String?
+    func notice(_ text: String)
+}
+
+public enum NativeMode: String, Sendable {
+    /// Whatever the configuration allows; the tenant picks (password when it can take one).
+    case auto
+    case password
+    case otp
+}
+
+extension B2CClient {
+    // MARK: ROPC
+
+    /// Resource owner password credentials against a policy of role `ropc` (B2C's only non-browser flow).
+    public func signInWithPassword(policyName: String, username: String, password: String, scopes: [String]) async throws -> Account {
+        let policy = try self.policy(policyName)
+        guard policy.role == .ropc else {
+            let ropc = config.policies(role: .ropc).map(\.name)
+            throw B2CError(.usage, "--username/--password-stdin need a policy of role ropc; \(policy.name) has role \(policy.role.rawValue)"
+                + (ropc.isEmpty ? " and \(config.source) has none" : " (use --policy \(ropc.joined(separator: " or ")))"))
+        }
+        let authority = config.authority(for: policy)
+        let meta = try await metadata.metadata(for: authority, now: clock())
+        let scope = (["openid", "offline_access"] + scopes).joined(separator: " ")
+        let form: [(String, String)] = [
+            ("grant_type", "password"), ("client_id", config.clientID), ("username", username), ("password", password),
+            ("scope", scope), ("response_type", "token id_token"), ("client_info", "1"),
+        ]
+        let r: HTTPResult
+        do { r = try await transport.postForm(meta.tokenEndpoint, form) } catch let e as NetworkError { throw B2CError(.network, e.description) }
+        if r.status != 200, let oauth = OAuthError.parse(status: r.status, r.body) {
+            switch oauth.code {
+            case "AADB2C90225":
+                throw B2CError(.interactionRequired, "\(policy.name) refused the username or password (AADB2C90225: \(oauth.b2c.message)); nothing was stored",
+                               fix: "check them and run the command again, or sign in in the browser: b2c signin")
+            case "AADB2C99003", "AADB2C90057":
+                throw B2CError(.configuration, "\(policy.name) does not accept passwords from this app: \(oauth)")
+            default: break
+            }
+        }
+        let response: TokenResponse
+        if r.status == 200 {
+            do { response = try TokenResponse.parse(r.body) } catch let e as ProtocolError {
+                throw B2CError(.network, "\(meta.tokenEndpoint.host ?? "the token endpoint"): \(e)")
+            }
+        } else if let oauth = OAuthError.parse(status: r.status, r.body) {
+            throw B2CError(r.status >= 500 ? .network : .failed, "\(policy.name) refused the sign-in: \(oauth)")
+        } else {
+            throw B2CError(.network, "the token endpoint answered HTTP \(r.status) without an OAuth error body; try again later")
+        }
+        let set = try await tokenSet(response, authority: authority, metadata: meta, nonce: nil, requestedResource: scopes, now: clock())
+        try store.save(set, makeCurrent: true, now: clock())
+        return set.account
+    }
+
+    // MARK: native auth (Entra External ID)
+
+    static let maxCodeAttempts = 3
+
+    /// Email + password or email + one-time code through the External ID native-auth API
+    /// (initiate → challenge → token; resend = a new challenge; a wrong code is asked again up to a limit).
+    public func signInNative(username: String, mode: NativeMode, scopes: [String], prompter: NativePrompter) async throws -> Account {
+        guard let native = config.nativeAuth, let authority = config.nativeAuthority else {
+            throw B2CError(.configuration, "\(config.source) has no \"nativeAuth\" section; add one (README \"Native authentication\") or sign in in the browser")
+        }
+        let meta = try await metadata.metadata(for: authority, now: clock())
+        var types: [String]
+        switch mode {
+        case .auto: types = native.challengeTypes
+        case .password: types = ["password"]
+        case .otp: types = ["oob"]
+        }
+        if !native.challengeTypes.contains(types[0]) && mode != .auto {
+            throw B2CError(.configuration, "\(config.source) allows the challenge types \(native.challengeTypes) for native auth, not \(types[0])")
+        }
+        types.append("redirect")
+        let challengeType = types.joined(separator: " ")
+        let retry = signInCommand(policy: native.name, loginHint: username)
+
+        var reply = try await nativePost(authority.endpoint("oauth2/v2.0/initiate"),
+                                         [("client_id", config.clientID), ("challenge_type", challengeType), ("username", username)],
+                                         username: username, retry: retry)
+        try nativeRedirectCheck(reply, username: username)
+        reply = try await nativePost(authority.endpoint("oauth2/v2.0/challenge"),
+                                     [("client_id", config.clientID), ("challenge_type", challengeType),
+                                      ("continuation_token", try continuation(reply))], username: username, retry: retry)
+        try nativeRedirectCheck(reply, username: username)
+        let scope = (["openid", "offline_access"] + scopes).joined(separator: " ")
+        let tokenReply: JSONValue
+        switch reply["challenge_type"]?.stringValue {
+        case "password":
+            let password = try await prompter.password(for: username)
+            tokenReply = try await nativePost(meta.tokenEndpoint, [
+                ("client_id", config.clientID), ("grant_type", "password"), ("continuation_token", try continuation(reply)),
+                ("password", password), ("scope", scope), ("username", username), ("client_info", "1"),
+            ], username: username, retry: retry)
+        case "oob":
+            var ct = try continuation(reply)
+            var label = reply["challenge_target_label"]?.stringValue ?? username
+            var length = reply["code_length"]?.lenientInt
+            var wrong = 0
+            var attempt = 1
+            while true {
+                guard let code = try await prompter.code(sentTo: label, length: length, attempt: attempt, attemptsLeft: Self.maxCodeAttempts - wrong) else {
+                    // Resend: a new challenge sends a new code and invalidates the previous one.
+                    let again = try await nativePost(authority.endpoint("oauth2/v2.0/challenge"),
+                                                     [("client_id", config.clientID), ("challenge_type", challengeType), ("continuation_token", ct)],
+                                                     username: username, retry: retry)
+                    try nativeRedirectCheck(again, username: username)
+                    ct = try continuation(again)
+                    label = again["challenge_target_label"]?.stringValue ?? label
+                    length = again["code_length"]?.lenientInt ?? length
+                    prompter.notice("a new code was sent to \(label); the previous one no longer works")
+                    continue
+                }
+                attempt += 1
+                do {
+                    tokenReply = try await nativePost(meta.tokenEndpoint, [
+                        ("client_id", config.clientID), ("grant_type", "oob"), ("continuation_token", ct), ("oob", code),
+                        ("scope", scope), ("username", username), ("client_info", "1"),
+                    ], username: username, retry: retry)
+                    break
+                } catch let e as NativeWrongCode {
+                    wrong += 1
+                    if e.final || wrong >= Self.maxCodeAttempts {
+                        throw B2CError(.interactionRequired, "the code was wrong \(wrong) time\(wrong == 1 ? "" : "s"); the sign-in was stopped and nothing was stored",
+                                       fix: retry)
+                    }
+                    prompter.notice("that code is not right (\(Self.maxCodeAttempts - wrong) attempt\(Self.maxCodeAttempts - wrong == 1 ? "" : "s") left); type it again, or 'resend' for a new one")
+                }
+            }
+        case let other:
+            throw B2CError(.failed, "the native-auth challenge answered an unknown challenge_type '\(other ?? "none")'; nothing was stored")
+        }
+        let response: TokenResponse
+        do { response = try TokenResponse.parse(Data(tokenReply.serialized().utf8)) } catch let e as ProtocolError {
+            throw B2CError(.network, "\(meta.tokenEndpoint.host ?? "the token endpoint"): \(e)")
+        }
+        let set = try await tokenSet(response, authority: authority, metadata: meta, nonce: nil, requestedResource: scopes, now: clock())
+        try store.save(set, makeCurrent: true, now: clock())
+        return set.account
+    }
+
+    struct NativeWrongCode: Error { var final: Bool }
+
+    private func continuation(_ reply: JSONValue) throws -> String {
+        guard let ct = reply["continuation_token"]?.stringValue, !ct.isEmpty else {
+            throw B2CError(.network, "the native-auth answer has no continuation_token; nothing was stored")
+        }
+        return ct
+    }
+
+    private func nativeRedirectCheck(_ reply: JSONValue, username: String) throws {
+        if reply["challenge_type"]?.stringValue == "redirect" {
+            let why = reply["redirect_reason"]?.stringValue.map { " (\($0))" } ?? ""
+            throw B2CError(.interactionRequired, "the tenant needs the browser to sign in \(username)\(why)",
+                           fix: try signInCommand(policy: defaultPolicy().name, loginHint: username))
+        }
+    }
+
+    /// POSTs one native-auth step and maps its AAD-style errors (reference §8.4) to messages and exit kinds.
+    private func nativePost(_ url: URL, _ form: [(String, String)], username: String, retry: String) async throws -> JSONValue {
+        try metadata.checkKnown(url, what: "native-auth endpoint")
+        let r: HTTPResult
+        do { r = try await transport.postForm(url, form) } catch let e as NetworkError { throw B2CError(.network, e.description) }
+        let body: JSONValue
+        do { body = try JSONValue.parse(r.body) } catch {
+            throw B2CError(.network, "\(url.host ?? "the server") answered HTTP \(r.status) with a body that is not JSON (\(url.path)); try again later")
+        }
+        guard body.objectValue != nil else {
+            throw B2CError(.network, "\(url.host ?? "the server") answered HTTP \(r.status) with JSON that is not an object (\(url.path))")
+        }
+        if r.status == 200 { return body }
+        let error = body["error"]?.stringValue ?? ""
+        let description = (body["error_description"]?.stringValue ?? "").components(separatedBy: "\r\n")[0]
+        let codes = body["error_codes"]?.arrayValue?.compactMap(\.lenientInt) ?? []
+        let suberror = body["suberror"]?.stringValue
+        switch (error, suberror) {
+        case ("invalid_grant", "invalid_oob_value"):
+            throw NativeWrongCode(final: codes.contains(50196))
+        case (_, _) where error == "user_not_found" || (error == "invalid_grant" && codes.first == 50034):
+            throw B2CError(.interactionRequired, "there is no account \(username) in this tenant; nothing was stored",
+                           fix: "check the address, or sign up in the browser: \(try signInCommand(policy: defaultPolicy().name))")
+        case ("invalid_grant", _) where codes.first == 50126:
+            throw B2CError(.interactionRequired, "wrong password for \(username); nothing was stored", fix: retry)
+        case ("expired_token", _):
+            throw B2CError(.interactionRequired, "the sign-in took too long and its continuation token expired (\(description)); nothing was stored",
+                           fix: retry)
+        case ("unsupported_challenge_type", _), ("invalid_client", _), ("unauthorized_client", _):
+            throw B2CError(.configuration, "the tenant refused this app's native-auth request: \(error): \(description). Check clientId and nativeAuth in \(config.source)")
+        default:
+            let kind: B2CError.Kind = r.status >= 500 ? .network : .failed
+            throw B2CError(kind, "native auth failed at \(url.path) (HTTP \(r.status)): \(error.isEmpty ? "no error code" : error)\(suberror.map { "/\($0)" } ?? ""): \(description)")
+        }
+    }
+}

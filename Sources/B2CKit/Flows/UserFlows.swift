@@ -1,0 +1,115 @@
+import Foundation
+
+/// The user flows other than sign-in (edit profile, password reset) and ending the browser session.
+extension B2CClient {
+    /// The person a command about "me" acts on: `--account` (email, oid, account id, prefix) across every policy,
+    /// else the current account of the default sign-in policy, else the only person in the store.
+    public func selectPerson(selector: String?) throws -> Account {
+        let all = try store.accounts()
+        func people(_ list: [Account]) -> [String: [Account]] { Dictionary(grouping: list) { "\($0.tenantID)/\($0.oid)" } }
+        if let selector {
+            let found = AccountSelection.filter(all, selector: selector)
+            let byPerson = people(found)
+            if byPerson.count == 1 { return preferred(found) }
+            if found.isEmpty {
+                throw B2CError(.interactionRequired, "no signed-in account matches '\(selector)'",
+                               fix: try signInCommand(policy: defaultPolicy().name, loginHint: selector.contains("@") ? selector : nil))
+            }
+            throw B2CError(.usage, "'\(selector)' matches several people:\n"
+                + byPerson.values.map { "  \(AccountSelection.email($0[0]) ?? $0[0].oid)" }.sorted().joined(separator: "\n")
+                + "\nGive an email or oid with --account.")
+        }
+        if let p = try? defaultPolicy(), let current = try store.currentAccountID(policy: p.name), let a = all.first(where: { $0.id == current }) {
+            return a
+        }
+        let byPerson = people(all)
+        if byPerson.count == 1 { return preferred(all) }
+        if all.isEmpty {
+            throw B2CError(.interactionRequired, "no account is signed in", fix: try signInCommand(policy: defaultPolicy().name))
+        }
+        throw B2CError(.usage, "several people are signed in and none is current:\n"
+            + byPerson.values.map { "  \(AccountSelection.email($0[0]) ?? $0[0].oid)" }.sorted().joined(separator: "\n")
+            + "\nChoose one with --account <email>.")
+    }
+
+    /// Among one person's accounts, the one of the default sign-in policy if there is one.
+    private func preferred(_ accounts: [Account]) -> Account {
+        let def = try? defaultPolicy().name
+        return accounts.first { $0.policy.caseInsensitiveCompare(def ?? "") == .orderedSame } ?? accounts[0]
+    }
+
+    public struct ProfileResult: Sendable {
+        public var account: Account
+        public var before: Identity?
+        public var after: Identity?
+    }
+
+    /// Runs the edit-profile policy for the selected person (login hint, SSO session), stores that policy's account,
+    /// and updates the person's profile, which every policy's listing shows.
+    public func editProfile(selector: String?, policyName: String?, options: InteractiveOptions, ui: InteractionUI) async throws -> ProfileResult {
+        let person = try selectPerson(selector: selector)
+        let policy = try flowPolicy(policyName, role: .editProfile)
+        let before = try store.identity(tenantID: person.tenantID, oid: person.oid)
+        var opts = options
+        opts.loginHint = opts.loginHint ?? AccountSelection.email(person)
+        let account = try await authorizeAndRedeem(policy: policy, options: opts, ui: ui)
+        return ProfileResult(account: account, before: before, after: try store.identity(tenantID: account.tenantID, oid: account.oid))
+    }
+
+    /// Runs the password-reset policy for the selected person. The tenant revokes the person's refresh tokens on a reset,
+    /// so their other accounts keep their place in the list but need a new sign-in (`token` says which command).
+    public func resetPassword(selector: String?, policyName: String?, options: InteractiveOptions, ui: InteractionUI) async throws -> (Account, [String]) {
+        let person = try? selectPerson(selector: selector)
+        if person == nil, let selector { _ = try selectPerson(selector: selector) } // an explicit selector must match
+        let policy = try flowPolicy(policyName, role: .resetPassword)
+        var opts = options
+        opts.loginHint = opts.loginHint ?? person.flatMap(AccountSelection.email)
+        let account = try await authorizeAndRedeem(policy: policy, options: opts, ui: ui)
+        return (account, try forgetRevokedGrants(of: account))
+    }
+
+    /// After a reset: the person's other accounts lose their (revoked) tokens locally too.
+    @discardableResult
+    func forgetRevokedGrants(of account: Account) throws -> [String] {
+        try store.dropTokens(tenantID: account.tenantID, oid: account.oid, except: account.id)
+    }
+
+    func flowPolicy(_ name: String?, role: ClientConfiguration.Role) throws -> ClientConfiguration.Policy {
+        if let name {
+            let p = try policy(name)
+            guard p.role == role else {
+                throw B2CError(.usage, "\(p.name) has role \(p.role.rawValue) in \(config.source), not \(role.rawValue)")
+            }
+            return p
+        }
+        guard let p = config.policies(role: role).first else {
+            throw B2CError(.configuration, "\(config.source) has no policy of role \(role.rawValue); add one to \"policies\"")
+        }
+        return p
+    }
+
+    /// Ends the B2C browser session through a policy's end_session endpoint: opens it in the browser with the loopback
+    /// listener as post_logout_redirect_uri and waits for the browser to come back. Returns false when it does not.
+    public func endBrowserSession(policyName: String?, ui: InteractionUI, timeoutSeconds: Int = 120) async throws -> Bool {
+        // Native-auth and ROPC accounts have no browser session; the default sign-in policy's endpoint ends the tenant's.
+        var policy = policyName.flatMap { config.policy(named: $0) }
+        if policy == nil || policy?.role == .ropc { policy = try defaultPolicy() }
+        let meta = try await metadata.metadata(for: config.authority(for: policy!), now: clock())
+        guard let endSession = meta.endSessionEndpoint else {
+            throw B2CError(.network, "\(policy!.name)'s discovery document has no end_session_endpoint; the browser session was not ended")
+        }
+        try metadata.checkKnown(endSession, what: "end-session endpoint")
+        let listener = try await LoopbackListener.start(port: 0, path: config.redirectURI.path)
+        defer { Task { await listener.stop() } }
+        var redirect = URLComponents(url: config.redirectURI, resolvingAgainstBaseURL: false)!
+        redirect.port = listener.port
+        let state = Random.token(bytes: 16)
+        var url = URLComponents(url: endSession, resolvingAgainstBaseURL: false)!
+        let existing = url.percentEncodedQuery.map { $0 + "&" } ?? ""
+        url.percentEncodedQuery = existing + FormEncoding.encode([("post_logout_redirect_uri", redirect.string!), ("state", state)])
+        await ui.present(url: url.url!, purpose: "sign out of the browser session")
+        ui.progress("Waiting for the browser to end the session (timeout \(timeoutSeconds) s)…")
+        guard let reply = await listener.waitForRedirect(timeoutSeconds: timeoutSeconds) else { return false }
+        return reply["state"] == state
+    }
+}

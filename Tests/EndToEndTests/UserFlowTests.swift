@@ -1,0 +1,164 @@
+import B2CEmulator
+import B2CKit
+import Foundation
+import Testing
+
+/// Edit profile, password reset, ROPC and native auth through the built binary against the TLS emulator.
+@Suite(.serialized) struct UserFlowTests {
+    @Test func editProfileUpdatesThePersonUnderEveryPolicy() async throws {
+        let w = try await World.start()
+        defer { Task { await w.stop() } }
+        #expect(try await w.b2c(["signin"], as: alice, jar: "alice").status == 0)
+        #expect(try await w.b2c(["signin"], as: bob, jar: "bob").status == 0)
+        // Bob is current under B2C_1_susi; --account picks Alice. Her SSO session means no password is typed.
+        let edit = try await w.b2c(["edit-profile", "--account", alice.email], as: nil, jar: "alice",
+                                   extra: ["B2C_AGENT_DISPLAY_NAME": "Alice Cooper", "B2C_AGENT_GIVEN_NAME": "Alicia"])
+        #expect(edit.status == 0, "\(edit.stderr)")
+        #expect(edit.stdout.contains("Profile of alice@contoso.com saved under B2C_1_edit_profile"))
+        #expect(edit.stdout.contains("name: Alice Example → Alice Cooper") && edit.stdout.contains("given name: Alice → Alicia"))
+        #expect(edit.stdout.contains("family name: Example (unchanged)"))
+
+        let people = try #require(try await w.b2c(["accounts", "--output", "json"]).json["people"]?.arrayValue)
+        #expect(people.count == 2, "edit-profile must not create a second person")
+        let a = try #require(people.first { $0["oid"] == .string(alice.oid) })
+        #expect(a["name"] == "Alice Cooper" && a["givenName"] == "Alicia" && a["familyName"] == "Example")
+        #expect(a["accounts"]?.arrayValue?.compactMap { $0["policy"]?.stringValue }.sorted() == ["B2C_1_edit_profile", "B2C_1_susi"])
+        // Under the sign-in policy too, the person shows the new name.
+        let who = try await w.b2c(["whoami", "--policy", "B2C_1_susi", "--account", alice.email, "--output", "json"])
+        #expect(who.json["person"]?["name"] == "Alice Cooper" && who.json["person"]?["givenName"] == "Alicia")
+        let susiOnly = try await w.b2c(["accounts", "--policy", "B2C_1_susi", "--output", "table"])
+        #expect(susiOnly.stdout.contains("Alice Cooper <alice@contoso.com>"))
+        // The tenant has the new profile: a new sign-in's id token carries it.
+        let users = try await w.admin("GET", "/users")["users"]?.arrayValue ?? []
+        #expect(users.contains { $0["email"] == .string(alice.email) && $0["displayName"] == "Alice Cooper" })
+    }
+
+    @Test func cancelOnEachPageExitsTwoAndStoresNothing() async throws {
+        let w = try await World.start()
+        defer { Task { await w.stop() } }
+        #expect(try await w.b2c(["signin"], as: alice, jar: "alice").status == 0)
+        let before = try w.storeSnapshot()
+        for args in [["signin", "--prompt", "login"], ["edit-profile"], ["reset-password"]] {
+            let r = try await w.b2c(args, as: alice, jar: "alice", extra: ["B2C_AGENT_ACTION": "cancel"])
+            #expect(r.status == 2, "\(args): \(r.stderr)")
+            #expect(r.stderr.contains("cancelled") && r.stderr.contains("AADB2C90091"), "\(args): \(r.stderr)")
+        }
+        #expect(try w.storeSnapshot() == before)
+    }
+
+    @Test func resetPasswordRevokesOtherSignInsAndTokenSaysWhatToRun() async throws {
+        let w = try await World.start()
+        defer { Task { await w.stop() } }
+        #expect(try await w.b2c(["signin"], as: alice, jar: "alice").status == 0)
+        let reset = try await w.b2c(["reset-password"], as: alice, jar: "alice", extra: ["B2C_AGENT_NEW_PASSWORD": "Alice-new-2026!x"])
+        #expect(reset.status == 0, "\(reset.stderr)")
+        #expect(reset.stdout.contains("Password of alice@contoso.com reset under B2C_1_reset"))
+        #expect(reset.stdout.contains("b2c signin --policy B2C_1_susi --login-hint alice@contoso.com"))
+        // The account stays listed; its token now needs a sign-in, and `token` says exactly which.
+        let token = try await w.b2c(["token", "--account", alice.email])
+        #expect(token.status == 4)
+        #expect(token.stderr.contains("Run: b2c signin --policy B2C_1_susi --login-hint alice@contoso.com"), "\(token.stderr)")
+        #expect(token.stdout.isEmpty)
+        // The new password works (ROPC), the old one no longer does.
+        let old = try await w.b2c(["signin", "--policy", "B2C_1_ROPC_Auth", "--username", alice.email, "--password-stdin"], stdin: alice.password + "\n")
+        #expect(old.status == 4 && old.stderr.contains("AADB2C90225"))
+        let new = try await w.b2c(["signin", "--policy", "B2C_1_ROPC_Auth", "--username", alice.email, "--password-stdin"], stdin: "Alice-new-2026!x\n")
+        #expect(new.status == 0, "\(new.stderr)")
+    }
+
+    @Test func ropcSignInStoresAnAccountAndRefusesBadCredentials() async throws {
+        let w = try await World.start()
+        defer { Task { await w.stop() } }
+        let ok = try await w.b2c(["signin", "--policy", "B2C_1_ROPC_Auth", "--username", bob.email, "--password-stdin"], stdin: bob.password + "\n")
+        #expect(ok.status == 0, "\(ok.stderr)")
+        #expect(ok.stdout.contains("Signed in as bob@contoso.com under B2C_1_ROPC_Auth (account \(bob.oid)-b2c_1_ropc_auth.\(tenantID))"))
+        #expect(!ok.stdout.contains(bob.password) && !ok.stderr.contains(bob.password))
+        let token = try await w.b2c(["token", "--policy", "B2C_1_ROPC_Auth", "--force-refresh", "--format", "json"])
+        #expect(token.status == 0 && token.json["fromCache"] == false, "\(token.stderr)")
+        let before = try w.storeSnapshot()
+
+        let wrong = try await w.b2c(["signin", "--policy", "B2C_1_ROPC_Auth", "--username", bob.email, "--password-stdin"], stdin: "nope\n")
+        #expect(wrong.status == 4)
+        #expect(wrong.stderr.contains("refused the username or password (AADB2C90225"), "\(wrong.stderr)")
+        let unknown = try await w.b2c(["signin", "--username", "nobody@contoso.com", "--password-stdin"], stdin: "whatever\n")
+        #expect(unknown.status == 4 && unknown.stderr.contains("AADB2C90225"), "ROPC with the default ropc policy: \(unknown.stderr)")
+        let notRopc = try await w.b2c(["signin", "--policy", "B2C_1_susi", "--username", bob.email, "--password-stdin"], stdin: "x\n")
+        #expect(notRopc.status == 64 && notRopc.stderr.contains("role ropc"), "\(notRopc.stderr)")
+        let noUser = try await w.b2c(["signin", "--password-stdin"], stdin: "x\n")
+        #expect(noUser.status == 64 && noUser.stderr.contains("--password-stdin needs --username"))
+        let noTTY = try await w.b2c(["signin", "--policy", "B2C_1_ROPC_Auth", "--username", bob.email])
+        #expect(noTTY.status == 64 && noTTY.stderr.contains("--password-stdin"), "\(noTTY.stderr)")
+        let empty = try await w.b2c(["signin", "--policy", "B2C_1_ROPC_Auth", "--username", bob.email, "--password-stdin"], stdin: "")
+        #expect(empty.status == 64)
+        #expect(try w.storeSnapshot() == before)
+    }
+
+    @Test func nativeAuthWithPasswordStoresAnAccountUnderTheNativeName() async throws {
+        let w = try await World.start()
+        defer { Task { await w.stop() } }
+        let r = try await w.b2c(["signin", "--native", "--username", alice.email, "--password-stdin"], stdin: alice.password + "\n")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("Signed in as alice@contoso.com under native (account \(alice.oid).\(tenantID))"), "\(r.stdout)")
+        let accounts = try await w.b2c(["accounts", "--policy", "native", "--output", "json"])
+        let listed = accounts.json["people"]?.arrayValue?.first?["accounts"]?.arrayValue?.first
+        #expect(listed?["policy"] == "native" && listed?["refreshToken"] == true)
+        let refreshed = try await w.b2c(["token", "--policy", "native", "--force-refresh", "--format", "json"])
+        #expect(refreshed.status == 0 && refreshed.json["fromCache"] == false && refreshed.json["accountId"]?.stringValue == "\(alice.oid).\(tenantID)",
+                "\(refreshed.stderr)")
+        let api = try await w.b2c(["call-api", "--api", "hello", "--policy", "native"])
+        #expect(api.status == 0 && api.json["name"] == "Alice Example", "\(api.stderr)")
+        let before = try w.storeSnapshot()
+
+        let wrong = try await w.b2c(["signin", "--native", "--username", alice.email, "--password-stdin"], stdin: "nope\n")
+        #expect(wrong.status == 4 && wrong.stderr.contains("wrong password for alice@contoso.com"), "\(wrong.stderr)")
+        let unknown = try await w.b2c(["signin", "--native", "--username", "nobody@contoso.com", "--password-stdin"], stdin: "x\n")
+        #expect(unknown.status == 4 && unknown.stderr.contains("there is no account nobody@contoso.com"), "\(unknown.stderr)")
+        let noUser = try await w.b2c(["signin", "--native"])
+        #expect(noUser.status == 64)
+        #expect(try w.storeSnapshot() == before)
+    }
+
+    @Test func nativeAuthWithOneTimeCodeResendsAndRePromptsOnAWrongCode() async throws {
+        let w = try await World.start()
+        defer { Task { await w.stop() } }
+        let p = try LiveProcess(b2cBinary, ["signin", "--native", "--username", bob.email, "--otp-stdin"], environment: w.environment(as: nil))
+        try await p.waitFor("code was sent to b***b@co*****.com")
+        let first = try await latestCode(w, bob.email)
+        p.write("resend")
+        try await p.waitFor("a new code was sent")
+        p.write(first)   // the first code no longer works after a resend
+        try await p.waitFor("that code is not right (2 attempts left)")
+        let second = try await latestCode(w, bob.email)
+        #expect(second != first)
+        p.write(second)
+        let r = await p.finish()
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("Signed in as bob@contoso.com under native"))
+        #expect(!r.stderr.contains(second))
+    }
+
+    @Test func nativeAuthStopsAfterThreeWrongCodesAndOnAnExpiredContinuationToken() async throws {
+        let w = try await World.start()
+        defer { Task { await w.stop() } }
+        let wrong = try await w.b2c(["signin", "--native", "--username", bob.email, "--otp-stdin"], stdin: "11111111\n22222222\n33333333\n44444444\n")
+        #expect(wrong.status == 4, "\(wrong.stderr)")
+        #expect(wrong.stderr.contains("the code was wrong 3 times") && wrong.stderr.contains("Run: b2c signin --native --username bob@contoso.com"))
+        let noMore = try await w.b2c(["signin", "--native", "--username", bob.email, "--otp-stdin"], stdin: "")
+        #expect(noMore.status == 2 && noMore.stderr.contains("no code was entered"))
+
+        let p = try LiveProcess(b2cBinary, ["signin", "--native", "--username", bob.email, "--otp-stdin"], environment: w.environment(as: nil))
+        try await p.waitFor("code was sent")
+        let code = try await latestCode(w, bob.email)
+        try await w.advanceClock(601)   // past the continuation token's lifetime
+        p.write(code)
+        let r = await p.finish()
+        #expect(r.status == 4, "\(r.stderr)")
+        #expect(r.stderr.contains("took too long") && r.stderr.contains("expired"), "\(r.stderr)")
+        #expect(try await w.b2c(["accounts", "--output", "json"]).json["people"]?.arrayValue?.isEmpty == true)
+    }
+
+    func latestCode(_ w: World, _ email: String) async throws -> String {
+        let messages = try await w.admin("GET", "/outbox?to=\(email)")["messages"]?.arrayValue ?? []
+        return try #require(messages.first?["code"]?.stringValue, "the outbox is newest first")
+    }
+}

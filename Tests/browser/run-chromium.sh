@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# Real-browser end-to-end test: the built b2c against a TLS emulator, with headless Chromium (driven by
+# Tests/browser/chromium_agent.py through chromedriver) as $BROWSER.
+#
+# Usage: bash Tests/browser/run-chromium.sh
+#   B2C_BIN                       the b2c binary (default .build/debug/b2c)
+#   B2C_CHROMIUM_SCREENSHOT_OUT   where to copy the screenshot of the emulator's sign-in page (optional),
+#                                 e.g. docs/images/emulator-signin.png
+#   B2C_BROWSER_VENV              the Python venv with selenium (default .build/venv-browser; made on first use)
+#   B2C_KEEP_TMP=1                keep the temporary directory (logs, emulator state, Chromium profile)
+# Exit status: 0 all steps passed, 1 a step failed, 77 Chromium/chromedriver/certutil are not installed.
+set -uo pipefail
+
+screenshot_out=${B2C_CHROMIUM_SCREENSHOT_OUT:-}
+if [ -n "$screenshot_out" ] && [ "${screenshot_out#/}" = "$screenshot_out" ]; then screenshot_out="$PWD/$screenshot_out"; fi
+b2c=${B2C_BIN:-.build/debug/b2c}
+if [ "${b2c#/}" = "$b2c" ]; then b2c="$PWD/$b2c"; fi
+here=$(cd "$(dirname "$0")" && pwd)
+cd "$here/../.."
+root=$PWD
+
+for tool in chromium chromedriver certutil; do
+  if ! command -v "$tool" >/dev/null 2>&1; then
+    echo "SKIP: $tool is not installed (Debian packages: chromium chromium-driver libnss3-tools)"
+    exit 77
+  fi
+done
+if [ ! -x "$b2c" ]; then
+  echo "error: no b2c binary at $b2c (build it, or set B2C_BIN)" >&2
+  exit 1
+fi
+
+# Selenium from PyPI in a venv of its own. The drivers are given explicitly; Selenium Manager stays offline.
+venv=${B2C_BROWSER_VENV:-$root/.build/venv-browser}
+if ! "$venv/bin/python" -c 'import selenium' >/dev/null 2>&1; then
+  python3 -m venv "$venv" >&2 && "$venv/bin/pip" install --quiet --disable-pip-version-check selenium >&2 || {
+    echo "error: could not install selenium into $venv" >&2
+    exit 1
+  }
+fi
+export SE_OFFLINE=true
+
+started=$(date +%s)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/b2c-chromium.XXXXXX")
+# Nothing inherited may steer b2c or the agent: this run sets what it needs.
+for v in $(compgen -e | grep -E '^(B2C_AGENT_|B2C_CHROMIUM_)'); do unset "$v"; done
+unset B2C_CLOCK_OFFSET
+export B2C_CONFIG="$tmp/policies.json" B2C_HOME="$tmp/home" B2C_CHROMIUM_PROFILE="$tmp/chromium-profile"
+# b2c runs `sh -c 'exec $BROWSER "$1"'`: quote the paths for that shell.
+export BROWSER="'$venv/bin/python' '$here/chromium_agent.py'"
+
+emulator_pid=
+cleanup() {
+  # The agent's --shutdown waits for an agent still at work, then stops the Chromium it started.
+  [ -d "$B2C_CHROMIUM_PROFILE" ] && "$venv/bin/python" "$here/chromium_agent.py" --shutdown 2>/dev/null
+  if [ -n "$emulator_pid" ]; then kill "$emulator_pid" 2>/dev/null; wait "$emulator_pid" 2>/dev/null; fi
+  if [ "${B2C_KEEP_TMP:-}" = 1 ]; then echo "# kept $tmp"; else rm -rf "$tmp"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# The emulator prints one line when it is ready:
+# "b2c emulator: https://127.0.0.1:PORT tenant ...; admin ...; CA /path/ca.pem"
+"$b2c" emulator serve --tls --state "$tmp/state" --config-out "$B2C_CONFIG" --port 0 >"$tmp/emulator.out" 2>"$tmp/emulator.err" &
+emulator_pid=$!
+base= ca=
+for _ in $(seq 1 200); do
+  line=$(head -n 1 "$tmp/emulator.out" 2>/dev/null)
+  base=$(sed -n 's/^b2c emulator: \(https:[^ ]*\) .*/\1/p' <<<"$line")
+  ca=$(sed -n 's/.*; CA \(.*\)$/\1/p' <<<"$line")
+  [ -n "$base" ] && [ -n "$ca" ] && break
+  kill -0 "$emulator_pid" 2>/dev/null || break
+  sleep 0.1
+done
+if [ -z "$base" ] || [ -z "$ca" ]; then
+  echo "not ok - the emulator did not start"
+  sed 's/^/  # /' "$tmp/emulator.err" | tail -n 20
+  exit 1
+fi
+export B2C_AGENT_CA="$ca"
+
+failed=0
+ok() { echo "ok - $1"; }
+not_ok() {
+  echo "not ok - $1"
+  failed=$((failed + 1))
+  # b2c's stderr (and with it the agent's); the authorize URLs are left out, tokens are never there.
+  [ -n "${2:-}" ] && [ -f "$2" ] && grep -v '^  https://' "$2" | tail -n 15 | sed 's/^/  # /'
+}
+
+# b2c_run NAME ARGS...: runs b2c; stdout in $tmp/NAME.out, stderr in $tmp/NAME.err; returns its status.
+b2c_run() {
+  local name=$1
+  shift
+  "$b2c" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
+}
+
+# account_check EMAIL POLICY [NAME]: does `b2c accounts --output json` list EMAIL with an account under
+# POLICY (and, when given, the display name NAME)? Prints what it found when not.
+account_check() {
+  "$b2c" accounts --output json >"$tmp/accounts.json" 2>"$tmp/accounts.err" || { echo "b2c accounts failed"; return 1; }
+  python3 - "$tmp/accounts.json" "$@" <<'PY'
+import json, sys
+path, email, policy = sys.argv[1:4]
+name = sys.argv[4] if len(sys.argv) > 4 else None
+people = json.load(open(path)).get("people", [])
+person = next((p for p in people if p.get("email", "").lower() == email.lower()), None)
+if person is None:
+    sys.exit(f"{email} is not listed (people: {', '.join(p.get('email', '?') for p in people)})")
+policies = [a.get("policy") for a in person.get("accounts", [])]
+if policy not in policies:
+    sys.exit(f"{email} has no {policy} account (policies: {', '.join(map(str, policies))})")
+if name is not None and person.get("name") != name:
+    sys.exit(f"{email} is named {person.get('name')!r}, not {name!r}")
+PY
+}
+
+# ropc_status EMAIL PASSWORD: the HTTP status of a password grant at the emulator's ROPC policy (200 = accepted).
+ropc_status() {
+  local client
+  client=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["clientId"])' "$B2C_CONFIG")
+  curl -s -o /dev/null -w '%{http_code}' --cacert "$ca" "$base/contoso.onmicrosoft.com/B2C_1_ROPC_Auth/oauth2/v2.0/token" \
+    --data-urlencode grant_type=password --data-urlencode "client_id=$client" --data-urlencode scope=openid \
+    --data-urlencode "username=$1" --data-urlencode "password=$2"
+}
+
+# (a) alice signs in in the browser; the first page is captured.
+shot="$tmp/emulator-signin.png"
+why=
+B2C_AGENT_ACTION=signin B2C_AGENT_EMAIL=alice@contoso.com B2C_AGENT_PASSWORD='Alice-dev-2026!' B2C_CHROMIUM_SCREENSHOT="$shot" \
+  b2c_run a-signin signin --timeout 90
+status=$?
+if [ $status -eq 0 ] && grep -q 'Signed in as alice@contoso.com under B2C_1_susi' "$tmp/a-signin.out" && why=$(account_check alice@contoso.com B2C_1_susi 2>&1); then
+  ok "(a) alice signs in with Chromium; b2c accounts lists her under B2C_1_susi"
+else
+  not_ok "(a) alice signs in with Chromium (exit $status) ${why:-}" "$tmp/a-signin.err"
+fi
+if head -c 8 "$shot" 2>/dev/null | grep -q PNG; then
+  ok "(a) screenshot of the emulator's sign-in page taken"
+  if [ -n "$screenshot_out" ]; then mkdir -p "$(dirname "$screenshot_out")" && cp "$shot" "$screenshot_out" && chmod 644 "$screenshot_out"; fi
+else
+  not_ok "(a) screenshot of the emulator's sign-in page taken" "$tmp/a-signin.err"
+fi
+
+# (b) bob forgot his password: b2c runs the reset policy in the same browser and resumes the sign-in.
+why=
+B2C_AGENT_ACTION=forgot B2C_AGENT_EMAIL=bob@contoso.com B2C_AGENT_PASSWORD='Bob-dev-2026!' B2C_AGENT_NEW_PASSWORD='Bob-new-2026!x' \
+  b2c_run b-forgot signin --prompt login --timeout 90
+status=$?
+if [ $status -eq 0 ] && grep -q 'Password reset requested' "$tmp/b-forgot.err" \
+  && grep -q 'Signed in as bob@contoso.com under B2C_1_susi' "$tmp/b-forgot.out" && why=$(account_check bob@contoso.com B2C_1_susi 2>&1); then
+  ok "(b) bob: forgot password -> reset with an emailed code -> resumed sign-in, in one b2c signin"
+else
+  not_ok "(b) bob: forgot password -> reset -> resumed sign-in (exit $status) ${why:-}" "$tmp/b-forgot.err"
+fi
+B2C_AGENT_ACTION=signin B2C_AGENT_EMAIL=bob@contoso.com B2C_AGENT_PASSWORD='Bob-new-2026!x' \
+  b2c_run b-again signin --prompt login --timeout 90
+status=$?
+old=$(ropc_status bob@contoso.com 'Bob-dev-2026!')
+if [ $status -eq 0 ] && grep -q 'Signed in as bob@contoso.com under B2C_1_susi' "$tmp/b-again.out" && [ "$old" = 400 ]; then
+  ok "(b) bob signs in again with the new password; the old one is refused"
+else
+  not_ok "(b) bob signs in again with the new password (exit $status); the old one is refused (HTTP $old)" "$tmp/b-again.err"
+fi
+
+# (c) alice edits her profile in the browser. (A b2c without the command answers --help with its overview.)
+if ! "$b2c" edit-profile --help >"$tmp/edit-help.out" 2>&1 || ! grep -q 'USAGE: b2c edit-profile' "$tmp/edit-help.out"; then
+  echo "SKIP edit-profile (command not built yet)"
+else
+  extra=()
+  grep -q -- '--timeout' "$tmp/edit-help.out" && extra=(--timeout 90)
+  why=
+  B2C_AGENT_ACTION=edit-profile B2C_AGENT_EMAIL=alice@contoso.com B2C_AGENT_PASSWORD='Alice-dev-2026!' B2C_AGENT_DISPLAY_NAME='Alice Chromium' \
+    b2c_run c-edit edit-profile --account alice@contoso.com "${extra[@]}"
+  status=$?
+  if [ $status -eq 0 ] && why=$(account_check alice@contoso.com B2C_1_susi 'Alice Chromium' 2>&1); then
+    ok "(c) alice edits her profile; b2c accounts shows the name 'Alice Chromium'"
+  else
+    not_ok "(c) alice edits her profile (exit $status) ${why:-}" "$tmp/c-edit.err"
+  fi
+fi
+
+# (d) the person cancels on the sign-in page: b2c exits 2.
+B2C_AGENT_ACTION=cancel b2c_run d-cancel signin --prompt login --timeout 90
+status=$?
+if [ $status -eq 2 ]; then
+  ok "(d) cancel on the sign-in page: b2c signin exits 2"
+else
+  not_ok "(d) cancel on the sign-in page: b2c signin exits 2 (got $status)" "$tmp/d-cancel.err"
+fi
+
+echo "# $([ $failed -eq 0 ] && echo 'all passed' || echo "$failed failed") in $(($(date +%s) - started)) s"
+[ $failed -eq 0 ]

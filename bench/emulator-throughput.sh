@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Benchmark 4: the emulator's token endpoint under load: refresh grants per second, 16 connections, loopback, TLS.
+#
+#   figure: wrk requests/s POSTing the same refresh grant (every answer signs two RS256 tokens: id token and access token,
+#           and rotates the refresh token in SQLite); non-200 answers are counted and must be 0
+#   floor:  the machine's RSA-2048 signing rate from `openssl speed -seconds 3 [-multi $(nproc)] rsa2048`, halved
+#           (two signatures per answer). The bound compared against is the -multi one: the emulator's event loops use
+#           every core, so the whole machine's signing rate is what it could reach if signing were the only work.
+#           The single-process figure is printed too.
+#   target: >= 60 % of that bound
+#
+# Knobs: DURATION (10 s), CONNECTIONS (16), THREADS (wrk threads, 1: the load generator should take as little CPU as
+# it can from the 2-core machine), MODES ("file memory": emulator with --state DIR and with --in-memory state; the
+# first mode is the one held to the target), OPENSSL_SECONDS (3).
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+DURATION=${DURATION:-10}
+CONNECTIONS=${CONNECTIONS:-16}
+THREADS=${THREADS:-1}
+MODES=${MODES:-file memory}
+OPENSSL_SECONDS=${OPENSSL_SECONDS:-3}
+POLICY=B2C_1_susi
+
+need wrk openssl curl sqlite3 "$PY"
+bench_init
+bench_build
+
+machine_line
+cores=$(nproc)
+# CPU seconds (user + system) a process has used so far.
+cpu_seconds() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$1/stat"; }
+sign_rate() { awk '/^rsa 2048 bits/ { v = $6 } END { print v }'; }
+sign1=$(openssl speed -seconds "$OPENSSL_SECONDS" rsa2048 2>/dev/null | sign_rate)
+signN=$(openssl speed -seconds "$OPENSSL_SECONDS" -multi "$cores" rsa2048 2>/dev/null | sign_rate)
+bound1=$(awk -v s="$sign1" 'BEGIN { printf "%.1f", s / 2 }')
+boundN=$(awk -v s="$signN" 'BEGIN { printf "%.1f", s / 2 }')
+printf 'openssl speed rsa2048: %s sign/s (1 process), %s sign/s (-multi %d); bound = sign/s / 2 = %s (1 process), %s (-multi %d) answers/s\n' \
+    "$sign1" "$signN" "$cores" "$bound1" "$boundN" "$cores"
+
+first=1
+for mode in $MODES; do
+    start_emulator "emulator-$mode" "$mode"
+    home=$BENCH_TMP/home-$mode
+    agent_signin "$home" alice@contoso.com 'Alice-dev-2026!' "$POLICY"
+    url=$(token_endpoint "$POLICY")
+    form=$BENCH_TMP/refresh-$mode.form
+    make_refresh_form "$home/store.sqlite" "$POLICY" "$form"
+    status=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$EMU_CA" --data-binary @"$form" "$url")
+    [[ $status == 200 ]] || die "the refresh grant answered HTTP $status"
+
+    # Warm-up (connections, caches, the WAL), then the measured run.
+    B2C_BENCH_FORM=$form wrk -t"$THREADS" -c"$CONNECTIONS" -d2s -s "$BENCH_DIR/refresh-grant.lua" "$url" >/dev/null 2>&1 || true
+    out=$BENCH_TMP/wrk-$mode.txt
+    emu_before=$(cpu_seconds "$EMU_PID")
+    B2C_BENCH_FORM=$form /usr/bin/time -f 'wrk-cpu %U %S' -o "$BENCH_TMP/wrk-cpu-$mode.txt" wrk -t"$THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency -s "$BENCH_DIR/refresh-grant.lua" "$url" >"$out" 2>&1 \
+        || { cat "$out" >&2; die "wrk failed"; }
+    rps=$(awk '/^Requests\/sec:/ { print $2 }' "$out")
+    read -r answered not200 errors p50_us p99_us < <(sed -n 's/^b2c-bench answered \([0-9]*\) not200 \([0-9]*\) errors \([0-9]*\) p50_us \([0-9]*\) p99_us \([0-9]*\)$/\1 \2 \3 \4 \5/p' "$out")
+    emu_cpu=$(awk -v a="$emu_before" -v b="$(cpu_seconds "$EMU_PID")" -v d="$DURATION" 'BEGIN { printf "%.2f", (b - a) / d }')
+    wrk_cpu=$(awk -v d="$DURATION" '/^wrk-cpu/ { printf "%.2f", ($2 + $3) / d }' "$BENCH_TMP/wrk-cpu-$mode.txt")
+    stop_emulator
+
+    pct=$(awk -v r="$rps" -v b="$boundN" 'BEGIN { printf "%.1f", 100 * r / b }')
+    pct1=$(awk -v r="$rps" -v b="$bound1" 'BEGIN { printf "%.1f", 100 * r / b }')
+    ok=$(verdict "$pct" 60 ge)
+    [[ $not200 == 0 && $errors == 0 ]] || ok=MISS
+    printf 'emulator token endpoint (%s state, %d connections, %ds): %s refresh grants/s  floor (openssl -multi %d / 2) %s/s  ratio %s%%  target >= 60%%  %s%s\n' \
+        "$mode" "$CONNECTIONS" "$DURATION" "$rps" "$cores" "$boundN" "$pct" "$ok" "$([[ $first == 1 ]] || echo ' (diagnostic)')"
+    printf '  %s%% of the 1-process bound (%s/s); latency p50 %.2f ms, p99 %.2f ms; answers %s, non-200 %s, socket errors %s; CPU: emulator %s cores, wrk %s cores\n' \
+        "$pct1" "$bound1" "$(awk -v u="$p50_us" 'BEGIN{print u/1000}')" "$(awk -v u="$p99_us" 'BEGIN{print u/1000}')" \
+        "$answered" "$not200" "$errors" "$emu_cpu" "$wrk_cpu"
+    first=0
+done
+exit 0

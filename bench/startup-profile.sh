@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Where the time of a `b2c token` cache hit goes when the store is small: process start (dynamic loading of the Swift
+# runtime and Foundation), our own initialisation, and the store. Diagnostic companion of token-cache-hit.sh.
+#
+#   - p50 of: /bin/true, the sqlite3 floor, a Swift "hello" with and without Foundation (dynamic and -static-stdlib,
+#     compiled here with swiftc), `b2c --help`, `b2c token` (1-person store), and the same b2c commands of a
+#     --static-swift-stdlib build when there is one (STATIC_BIN, default <repo>/.build-release-static/release;
+#     STATIC=1 builds it: swift build -c release --static-swift-stdlib --scratch-path .build-release-static)
+#   - shared objects mapped, dynamic-loader time and relocations (LD_DEBUG=statistics)
+#   - system calls of a cache hit (strace -f -c), and proof that it opens no socket (no network, no discovery)
+#   - software counters (perf stat: task-clock, page-faults, context switches) when perf works
+#
+# Knobs: RUNS (100), WARMUP (5), STATIC (0), STATIC_BIN.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+RUNS=${RUNS:-100}
+WARMUP=${WARMUP:-5}
+STATIC=${STATIC:-0}
+STATIC_SCRATCH=${STATIC_SCRATCH:-$ROOT/.build-release-static}
+STATIC_BIN=${STATIC_BIN:-$STATIC_SCRATCH/release}
+
+need hyperfine sqlite3 strace curl "$PY"
+bench_init
+bench_build
+if [[ $STATIC == 1 ]]; then
+    note "building the --static-swift-stdlib variant in $STATIC_SCRATCH…"
+    (cd "$ROOT" && nice -n 10 swift build -c release --static-swift-stdlib --scratch-path "$STATIC_SCRATCH" >"$BENCH_TMP/build-static.log" 2>&1) \
+        || { tail -30 "$BENCH_TMP/build-static.log" >&2; die "static build failed"; }
+fi
+
+start_emulator emulator file
+home=$BENCH_TMP/home
+agent_signin "$home" alice@contoso.com 'Alice-dev-2026!' B2C_1_susi
+stop_emulator
+export B2C_CONFIG=$EMU_CONFIG B2C_HOME=$home
+store=$home/store.sqlite
+account_id=$(sqlite3 "$store" "SELECT account_id FROM current_accounts WHERE policy = 'B2C_1_susi'")
+target=$(default_target "$EMU_CONFIG")
+floor_sql="SELECT secret FROM access_tokens WHERE account_id = '$account_id' AND target = '$target' AND expires_on - CAST(strftime('%s','now') AS INTEGER) >= 300"
+[[ $("$B2C" token --format json | json_field fromCache) == true ]] || die "b2c token was not a cache hit"
+
+machine_line
+
+# Swift "hello" programs: the cost of the runtime and of Foundation alone, dynamic and static.
+hello=()
+if command -v swiftc >/dev/null 2>&1; then
+    mkdir -p "$BENCH_TMP/hello"
+    printf 'print("hello")\n' >"$BENCH_TMP/hello/plain.swift"
+    printf 'import Foundation\nprint(ProcessInfo.processInfo.environment["HOME"] ?? "", URL(fileURLWithPath: "/").path)\n' >"$BENCH_TMP/hello/foundation.swift"
+    for kind in plain foundation; do
+        swiftc -O "$BENCH_TMP/hello/$kind.swift" -o "$BENCH_TMP/hello/$kind-dynamic" 2>/dev/null
+        swiftc -O -static-stdlib "$BENCH_TMP/hello/$kind.swift" -o "$BENCH_TMP/hello/$kind-static" 2>/dev/null
+        hello+=("$BENCH_TMP/hello/$kind-dynamic" "$BENCH_TMP/hello/$kind-static")
+    done
+fi
+
+cmds=(/bin/true "sqlite3 -init /dev/null $store \"$floor_sql\"" "${hello[@]}" "$B2C --help" "$B2C token")
+labels=("/bin/true" "sqlite3 floor (PK lookup)")
+for h in "${hello[@]}"; do labels+=("swift hello: $(basename "$h")"); done
+labels+=("b2c --help" "b2c token (1-person store)")
+if [[ -x $STATIC_BIN/b2c ]]; then
+    cmds+=("$STATIC_BIN/b2c --help" "$STATIC_BIN/b2c token")
+    labels+=("static b2c --help" "static b2c token (1-person store)")
+fi
+json=$BENCH_TMP/startup.json
+run_hyperfine "$json" "$RUNS" "$WARMUP" "${cmds[@]}"
+floor=$(p50_ms "$json" 1)
+say "p50, and ratio to the sqlite3 floor:"
+for i in "${!labels[@]}"; do
+    t=$(p50_ms "$json" "$i")
+    printf '  %-40s %8.2f ms  %6sx\n' "${labels[$i]}" "$t" "$(ratio "$t" "$floor")"
+done
+
+if [[ -x $STATIC_BIN/b2c ]]; then
+    printf '  peak RSS b2c token: dynamic %s MB, static %s MB; binary size: dynamic %s MB, static %s MB\n' \
+        "$(peak_rss_mb 3 "$B2C" token)" "$(peak_rss_mb 3 "$STATIC_BIN/b2c" token)" \
+        "$(awk -v b="$(stat -c %s "$B2C")" 'BEGIN{printf "%.1f", b/1048576}')" \
+        "$(awk -v b="$(stat -c %s "$STATIC_BIN/b2c")" 'BEGIN{printf "%.1f", b/1048576}')"
+fi
+
+say "dynamic loading (b2c token):"
+libs=$(ldd "$B2C" | grep -c '=>' || true)
+swiftlibs=$(ldd "$B2C" | awk '$3 ~ /swift|Foundation|dispatch|BlocksRuntime/ {print $3}')
+swiftbytes=$(for l in $swiftlibs; do stat -L -c %s "$l"; done | awk '{s += $1} END {printf "%.1f", s / 1048576}')
+printf '  %d shared objects; %d of them from the Swift toolchain (%s MB): %s\n' "$libs" "$(wc -w <<<"$swiftlibs")" "$swiftbytes" \
+    "$(for l in $swiftlibs; do basename "$l"; done | tr '\n' ' ')"
+LD_DEBUG=statistics "$B2C" token 2>"$BENCH_TMP/ld.txt" >/dev/null
+sed -n 's/^ *[0-9]*:[[:space:]]*//p' "$BENCH_TMP/ld.txt" | grep -E 'total startup time|time needed for relocation|number of relocations:|relocations from cache|objects loaded' \
+    | sed 's/^/  ld.so: /' | head -8
+if [[ -x $STATIC_BIN/b2c ]]; then
+    LD_DEBUG=statistics "$STATIC_BIN/b2c" token 2>"$BENCH_TMP/ld-static.txt" >/dev/null
+    sed -n 's/^ *[0-9]*:[[:space:]]*//p' "$BENCH_TMP/ld-static.txt" | grep -E 'total startup time|number of relocations:|objects loaded' \
+        | sed 's/^/  static ld.so: /' | head -4
+fi
+
+say "system calls of one cache hit (strace -f -c):"
+strace -f -c -o "$BENCH_TMP/strace.txt" "$B2C" token >/dev/null
+awk 'NR > 2 && $0 !~ /^-/ && $NF != "total" { print }' "$BENCH_TMP/strace.txt" | sort -k4 -n -r | head -8 | \
+    awk '{ printf "  %-16s %6s calls\n", $NF, $4 }'
+total=$(awk '$NF == "total" { print $3 }' "$BENCH_TMP/strace.txt")
+strace -f -e trace=network,openat,clone,clone3 -o "$BENCH_TMP/strace-net.txt" "$B2C" token >/dev/null
+sockets=$(grep -cE '(socket|connect)\(' "$BENCH_TMP/strace-net.txt" || true)
+opened=$(grep -c 'openat(' "$BENCH_TMP/strace-net.txt" || true)
+threads=$(grep -cE 'clone3?\(' "$BENCH_TMP/strace-net.txt" || true)
+store_opens=$(grep -c 'store.sqlite"' "$BENCH_TMP/strace-net.txt" || true)
+printf '  %s system calls in all; %s files opened (%s of them store.sqlite*), %s threads started, %s socket/connect calls\n' \
+    "$total" "$opened" "$store_opens" "$threads" "$sockets"
+
+if perf stat -e task-clock true >/dev/null 2>&1; then
+    say "perf stat (software counters, 20 runs each):"
+    for c in "sqlite3 -init /dev/null $store \"$floor_sql\"" "$B2C token" ${STATIC_BIN:+"$STATIC_BIN/b2c token"}; do
+        [[ $c == "$STATIC_BIN/b2c token" && ! -x $STATIC_BIN/b2c ]] && continue
+        eval "perf stat -r 20 -e task-clock,page-faults,context-switches -x, -o $BENCH_TMP/perf.txt $c >/dev/null"
+        printf '  %-60s %s\n' "$(cut -c1-60 <<<"${c/#$ROOT\//}")" \
+            "$(awk -F, '/task-clock/ {t=$1} /page-faults/ {p=$1} /context-switches/ {c=$1} END {printf "task-clock %.2f ms, page-faults %d, context-switches %d", t, p, c}' "$BENCH_TMP/perf.txt")"
+    done
+fi
+exit 0
