@@ -37,8 +37,9 @@ final class HostileAPI: Sendable {
         let (stream, cont) = AsyncStream<Int>.makeStream()
         var logger = Logger(label: "hostile-api")
         logger.logLevel = .critical
-        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)), logger: logger,
-                              onServerRunning: { ch in ready.withLockedValue { $0 = ch.localAddress?.port ?? 0 }; cont.yield(0); cont.finish() })
+        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                              onServerRunning: { ch in ready.withLockedValue { $0 = ch.localAddress?.port ?? 0 }; cont.yield(0); cont.finish() },
+                              logger: logger)
         let task = Task { try await app.run() }
         for await _ in stream { break }
         return HostileAPI(port: ready.withLockedValue { $0 }, task: task, seen: seen)
