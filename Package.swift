@@ -54,6 +54,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
         .target(
@@ -69,12 +70,7 @@ let package = Package(
         // A scripted user agent that end-to-end tests use as $BROWSER.
         .executableTarget(
             name: "b2c-test-agent",
-            dependencies: [
-                "B2CKit",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "NIOCore", package: "swift-nio"),
-            ],
+            dependencies: ["B2CEmulator"],
             path: "Tests/Agent"
         ),
         .testTarget(

@@ -91,6 +91,7 @@ public struct EmulatorSeed: Sendable, Equatable {
             tenant: Tenant(name: "contoso.onmicrosoft.com", id: defaultTenantID, hostAliases: []),
             policies: [
                 policy("B2C_1_susi", .signUpOrSignIn),
+                policy("B2C_1_signin", .signIn),
                 policy("B2C_1_edit_profile", .editProfile),
                 policy("B2C_1_reset", .passwordReset),
                 policy("B2C_1_ROPC_Auth", .ropc),

@@ -116,7 +116,7 @@ private func seedWithSecondApp() -> (EmulatorSeed, EmulatorSeed.App) {
 
     @Test func ropcOnlyOnTheROPCPolicy() async throws {
         var seed = EmulatorSeed.default
-        seed.policies[3].numbersAsStrings = true
+        seed.policies[4].numbersAsStrings = true
         let t = try await TestTenant.start(seed: seed)
         defer { Task { await t.stop() } }
         let form = ["grant_type": "password", "client_id": clientID, "username": alice.email, "password": alice.password,

@@ -1,0 +1,206 @@
+import ArgumentParser
+import B2CEmulator
+import B2CKit
+import Foundation
+
+/// The README's first command: the whole job against the embedded local tenant, step by step.
+struct DemoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "Run the whole job against an in-process local tenant: sign-ins per policy, edit profile, accounts, API calls, sign-out.",
+        discussion: """
+            Starts the emulator in this process (HTTPS with its own CA), then uses the real authorization-code + PKCE flow
+            through a loopback redirect. With $BROWSER set, your browser opens and you sign in as the people named;
+            otherwise a scripted user agent fills the emulator's pages. The store is temporary unless --keep is given.
+            """)
+    @Option(help: ArgumentHelp("Keep the store, configuration and CA in this directory (created if needed) instead of a temporary one.", valueName: "dir"))
+    var keep: String?
+    @Flag(name: .shortAndLong, help: "Trace HTTP requests to stderr (URLs without query values; never tokens, codes or passwords).") var verbose = false
+
+    func run() async throws {
+        let fm = FileManager.default
+        let dir: URL
+        if let keep {
+            dir = URL(fileURLWithPath: keep)
+        } else {
+            dir = fm.temporaryDirectory.appendingPathComponent("b2c-demo-\(getpid())-\(Random.token(bytes: 4))")
+        }
+        do { try fm.createDirectory(at: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700]) } catch {
+            throw CLIError("cannot create '\(dir.path)': \(error.localizedDescription)", exitCode: ExitStatus.error)
+        }
+        defer { if keep == nil { try? fm.removeItem(at: dir) } }
+
+        let realBrowser = !(ProcessInfo.processInfo.environment["BROWSER"] ?? "").isEmpty
+        var step = 0
+        func heading(_ text: String) { step += 1; writeOut("\n[\(step)] \(text)") }
+        func detail(_ text: String) { writeOut("    " + text.replacingOccurrences(of: "\n", with: "\n    ")) }
+
+        // 1. The tenant, in this process.
+        let emulator = try B2CEmulator(seed: .default, store: try EmulatorStore.file(directory: dir.appendingPathComponent("tenant")))
+        let tls = try EmulatorTLS.loadOrCreate(in: dir.appendingPathComponent("tenant"))
+        let server: EmulatorServer
+        do { server = try await EmulatorServer.start(emulator, tls: tls) } catch {
+            throw CLIError("cannot start the local tenant: \(error)", exitCode: ExitStatus.network)
+        }
+        let configPath = dir.appendingPathComponent("policies.json")
+        try Data((emulator.clientConfiguration(baseURL: server.baseURL, caFile: tls.caPath.path).serialized(pretty: true) + "\n").utf8)
+            .write(to: configPath, options: .atomic)
+        let config = try ClientConfiguration.load(path: configPath.path)
+        let store = try TokenStore(directory: dir.appendingPathComponent("store"))
+        var trace: (@Sendable (String) -> Void)?
+        if verbose { trace = { line in FileHandle.standardError.write(Data("b2c: http \(line)\n".utf8)) } }
+        let client = try B2CClient(config: config, store: store, trace: trace)
+        let scripted = ScriptedBrowserUI(caFile: tls.caPath.path, directory: dir)
+
+        writeOut("b2c demo: the whole job against the embedded local tenant (\(realBrowser ? "your browser ($BROWSER)" : "a scripted user agent fills the pages"))")
+        heading("Local tenant \(emulator.tenantName) (\(emulator.tenantID)) at \(server.baseURL), HTTPS with its own CA")
+        detail("policies: \(config.policies.map { "\($0.name) (\($0.role.rawValue))" }.joined(separator: ", "))")
+        detail("client configuration: \(configPath.path)")
+        detail("token store: \(store.path)" + (keep == nil ? " (temporary; --keep DIR keeps it)" : ""))
+
+        let alice = (email: "alice@contoso.com", password: "Alice-dev-2026!")
+        let bob = (email: "bob@contoso.com", password: "Bob-dev-2026!")
+        func ui(_ who: (email: String, password: String), jar: String, displayName: String? = nil) -> InteractionUI {
+            if realBrowser { return GuidedBrowserUI(hint: "sign in as \(who.email) / \(who.password)" + (displayName.map { ", then set the display name to '\($0)'" } ?? "")) }
+            return scripted.persona(ScriptedBrowser.Persona(email: who.email, password: who.password, displayName: displayName), jar: jar)
+        }
+        func describe(_ a: Account) -> String { "account \(a.id) under \(a.policy)" }
+
+        do {
+            heading("alice@contoso.com signs in to B2C_1_susi (authorization code + PKCE, loopback redirect on 127.0.0.1)")
+            let a1 = try await client.signInInteractively(policyName: "B2C_1_susi", options: InteractiveOptions(timeoutSeconds: 300),
+                                                          ui: ui(alice, jar: "alice"))
+            detail(describe(a1))
+            scripted.showSteps(detail)
+
+            heading("bob@contoso.com signs in to B2C_1_susi (a browser of his own; prompt=login)")
+            let b1 = try await client.signInInteractively(policyName: "B2C_1_susi", options: InteractiveOptions(prompt: "login", timeoutSeconds: 300),
+                                                          ui: ui(bob, jar: "bob"))
+            detail(describe(b1))
+            detail("B2C_1_susi now has two accounts; the current one is Bob's (the last sign-in)")
+
+            heading("alice@contoso.com signs in to a second policy, B2C_1_signin: her browser session answers, no password typed")
+            let a2 = try await client.signInInteractively(policyName: "B2C_1_signin", options: InteractiveOptions(loginHint: alice.email, timeoutSeconds: 300),
+                                                          ui: ui(alice, jar: "alice"))
+            detail(describe(a2) + " (same person: oid \(a2.oid))")
+            scripted.showSteps(detail)
+
+            heading("alice@contoso.com edits her profile (B2C_1_edit_profile)")
+            let edited = try await client.editProfile(selector: alice.email, policyName: nil, options: InteractiveOptions(timeoutSeconds: 300),
+                                                      ui: ui(alice, jar: "alice", displayName: "Alice Demo"))
+            detail("display name: \(edited.before?.name ?? "-") → \(edited.after?.name ?? "-"), shown under every policy she holds")
+
+            heading("Accounts, per person and per policy")
+            try listAccounts(client, detail)
+
+            heading("The sample API, called with each person's token (silent: from the cache)")
+            for who in [alice.email, bob.email] {
+                var req = APICallRequest(target: nil, api: "hello")
+                req.account = who
+                let r = try await client.callAPI(req)
+                detail("GET \(r.url.absoluteString) as \(who) → HTTP \(r.status) \(String(decoding: r.body, as: UTF8.self))")
+            }
+            // Alice's cached token predates her edit; a refresh with B2C_1_susi's own refresh token carries the new name.
+            let refreshed = try await client.acquireTokenSilently(policyName: "B2C_1_susi", selector: alice.email,
+                                                                  scopes: config.apis.first?.scopes ?? [], minValid: 300, forceRefresh: true)
+            var again = APICallRequest(target: nil, api: "hello")
+            again.account = alice.email
+            let r = try await client.callAPI(again)
+            detail("Alice's token was issued before her edit; after a refresh with B2C_1_susi's own refresh token (valid \(refreshed.accessToken.expiresOn - client.now()) s): HTTP \(r.status) \(String(decoding: r.body, as: UTF8.self))")
+
+            heading("bob@contoso.com signs out here and in the browser (end_session)")
+            let removed = try client.signOut(policyName: nil, selector: bob.email, all: false)
+            detail("forgot \(removed.joined(separator: ", "))")
+            let ended = try await client.endBrowserSession(policyName: "B2C_1_susi", ui: ui(bob, jar: "bob"), timeoutSeconds: 120)
+            detail(ended ? "the browser session is ended: his next sign-in shows the sign-in page" : "the browser did not come back from the sign-out page")
+            detail("access tokens already issued stay valid until they expire")
+
+            heading("Accounts afterwards")
+            try listAccounts(client, detail)
+            writeOut("\nDone: \(step) steps against \(server.baseURL)." + (keep.map { " State kept in \($0); try: B2C_CONFIG=\(configPath.path) B2C_HOME=\(dir.appendingPathComponent("store").path) b2c accounts" } ?? ""))
+        } catch let e as B2CError {
+            await scripted.shutdown()
+            await client.shutdown()
+            await server.stop()
+            throw CLIError("step \(step) failed: \(e.description)", exitCode: exitStatus(e.kind))
+        }
+        await scripted.shutdown()
+        await client.shutdown()
+        await server.stop()
+    }
+
+    func listAccounts(_ c: B2CClient, _ detail: (String) -> Void) throws {
+        let now = c.now()
+        var rows = [["PERSON", "POLICY", "ACCOUNT", "ACCESS TOKEN"]]
+        for person in try c.store.identities() {
+            let mine = try c.store.accounts().filter { $0.tenantID == person.tenantID && $0.oid == person.oid }
+            for (i, a) in mine.enumerated() {
+                let best = try c.store.accessTokens(accountID: a.id).max { $0.expiresOn < $1.expiresOn }
+                rows.append([i == 0 ? "\(person.name ?? "-") <\(person.email ?? person.oid)>" : "", a.policy, a.id,
+                             best.map { $0.expiresOn > now ? "valid \(($0.expiresOn - now) / 60) min" : "expired" } ?? "none"])
+            }
+        }
+        detail(table(rows))
+    }
+}
+
+/// The demo's scripted user agent: one cookie jar per person, like separate browsers.
+final class ScriptedBrowserUI: @unchecked Sendable {
+    let caFile: String
+    let directory: URL
+    private var browsers: [String: ScriptedBrowser] = [:]
+    private var lastSteps: [String] = []
+    private let lock = NSLock()
+
+    init(caFile: String, directory: URL) { self.caFile = caFile; self.directory = directory }
+
+    func browser(_ jar: String) throws -> ScriptedBrowser {
+        try lock.withLock {
+            if let b = browsers[jar] { return b }
+            let b = try ScriptedBrowser(caFile: caFile)
+            browsers[jar] = b
+            return b
+        }
+    }
+
+    func persona(_ p: ScriptedBrowser.Persona, jar: String) -> InteractionUI { PersonaUI(owner: self, persona: p, jar: jar) }
+
+    func record(_ steps: [String]) { lock.withLock { lastSteps = steps } }
+
+    func showSteps(_ detail: (String) -> Void) {
+        let steps = lock.withLock { lastSteps }
+        if !steps.isEmpty { detail("pages: " + steps.joined(separator: ", ")) }
+    }
+
+    func shutdown() async {
+        for b in lock.withLock({ Array(browsers.values) }) { await b.shutdown() }
+    }
+
+    struct PersonaUI: InteractionUI {
+        let owner: ScriptedBrowserUI
+        let persona: ScriptedBrowser.Persona
+        let jar: String
+
+        func present(url: URL, purpose: String) async {
+            do {
+                let b = try owner.browser(jar)
+                try await b.run(url, as: persona)
+                owner.record(b.steps)
+            } catch {
+                writeErr("the scripted user agent failed: \(error)")
+            }
+        }
+
+        func progress(_ text: String) {}
+    }
+}
+
+/// With a real browser: open it and say who to sign in as.
+struct GuidedBrowserUI: InteractionUI {
+    let hint: String
+    func present(url: URL, purpose: String) async {
+        writeErr("in the browser, \(hint)")
+        await TerminalUI(openBrowser: true).present(url: url, purpose: purpose)
+    }
+    func progress(_ text: String) { writeErr(text) }
+}

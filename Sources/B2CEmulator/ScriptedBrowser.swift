@@ -1,0 +1,171 @@
+import AsyncHTTPClient
+import B2CKit
+import Foundation
+import NIOCore
+import NIOSSL
+
+/// A scripted user agent for the emulator's pages: it opens a URL, fills the pages like a person would and
+/// follows redirects until the answer goes to another origin (the app's loopback listener), which it delivers.
+/// Cookies are kept per host and port (optionally in a jar file), so the SSO session works as in a browser.
+/// Used by the README's demo (`b2c demo`) and, through `b2c-test-agent`, by the end-to-end tests.
+public final class ScriptedBrowser: @unchecked Sendable {
+    public enum Action: String, Sendable {
+        case signin, cancel, forgot
+        case wrongThenRight = "wrong-then-right"
+    }
+
+    /// Who is at the keyboard and what they do.
+    public struct Persona: Sendable {
+        public var email: String
+        public var password: String
+        public var action: Action = .signin
+        public var newPassword: String?
+        public var displayName: String?
+        public var givenName: String?
+        public var surname: String?
+        public init(email: String, password: String, action: Action = .signin, newPassword: String? = nil,
+                    displayName: String? = nil, givenName: String? = nil, surname: String? = nil) {
+            self.email = email; self.password = password; self.action = action; self.newPassword = newPassword
+            self.displayName = displayName; self.givenName = givenName; self.surname = surname
+        }
+    }
+
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    struct Page { var status: Int; var location: String?; var body: String; var url: URL }
+
+    private let client: HTTPClient
+    private let jarPath: String?
+    private let lock = NSLock()
+    private var jar: [String: String]
+    /// What the last run did, page by page (paths only), for a demo to show.
+    public private(set) var steps: [String] = []
+
+    public init(caFile: String?, jarPath: String? = nil) throws {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if let caFile { tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(caFile)) }
+        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls, redirectConfiguration: .disallow))
+        self.jarPath = jarPath
+        jar = jarPath.flatMap { try? Data(contentsOf: URL(fileURLWithPath: $0)) }
+            .flatMap { try? JSONValue.parse($0).objectValue?.compactMapValues(\.stringValue) } ?? [:]
+    }
+
+    public func shutdown() async { try? await client.shutdown() }
+
+    private func saveJar() {
+        guard let jarPath else { return }
+        let snapshot = lock.withLock { jar }
+        try? JSONValue.object(snapshot.mapValues { .string($0) }).serialized().write(toFile: jarPath, atomically: true, encoding: .utf8)
+    }
+
+    private func fetch(_ url: URL, form: [String: String]? = nil) async throws -> Page {
+        var req = HTTPClientRequest(url: url.absoluteString)
+        let prefix = "\(url.host ?? ""):\(url.port ?? 0):"
+        let cookies = lock.withLock { jar.filter { $0.key.hasPrefix(prefix) } }
+        if !cookies.isEmpty {
+            req.headers.add(name: "Cookie", value: cookies.map { "\($0.key.dropFirst(prefix.count))=\($0.value)" }.sorted().joined(separator: "; "))
+        }
+        if let form {
+            req.method = .POST
+            req.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+            req.body = .bytes(ByteBuffer(string: FormEncoding.encode(form.sorted { $0.key < $1.key })))
+        }
+        let res = try await client.execute(req, timeout: .seconds(30))
+        lock.withLock {
+            for c in res.headers["set-cookie"] {
+                let kv = c.split(separator: ";")[0].split(separator: "=", maxSplits: 1)
+                let key = prefix + kv[0]
+                if kv.count < 2 || kv[1].isEmpty || c.contains("Max-Age=0") { jar[key] = nil } else { jar[key] = String(kv[1]) }
+            }
+        }
+        let body = String(buffer: try await res.body.collect(upTo: 4 << 20))
+        steps.append("\(form == nil ? "GET" : "POST") \(url.path) → \(res.status.code)")
+        return Page(status: Int(res.status.code), location: res.headers.first(name: "location"), body: body, url: url)
+    }
+
+    static func attribute(_ name: String, _ html: Substring) -> String? {
+        guard let r = html.range(of: " \(name)=\"") else { return nil }
+        return String(html[r.upperBound...].prefix { $0 != "\"" }).replacingOccurrences(of: "&amp;", with: "&")
+    }
+
+    static func form(_ page: Page, _ id: String) -> (action: URL, fields: [String: String])? {
+        guard let s = page.body.range(of: "<form id=\"\(id)\"") else { return nil }
+        let html = page.body[s.lowerBound...]
+        guard let end = html.range(of: "</form>") else { return nil }
+        let f = html[..<end.upperBound]
+        var fields: [String: String] = [:]
+        for tag in f.components(separatedBy: "<input").dropFirst() {
+            let t = Substring(tag.prefix { $0 != ">" })
+            if let n = attribute("name", t) { fields[n] = attribute("value", t) ?? "" }
+        }
+        guard let action = attribute("action", f).flatMap({ URL(string: $0, relativeTo: page.url) }) else { return nil }
+        return (action.absoluteURL, fields)
+    }
+
+    static func link(_ page: Page, _ id: String) -> URL? {
+        guard let r = page.body.range(of: "id=\"\(id)\" href=\"") else { return nil }
+        let href = String(page.body[r.upperBound...].prefix { $0 != "\"" }).replacingOccurrences(of: "&amp;", with: "&")
+        return URL(string: href, relativeTo: page.url)?.absoluteURL
+    }
+
+    /// Runs one visit: from `start` until the answer is delivered to another origin. Returns the delivered URL's path.
+    @discardableResult
+    public func run(_ start: URL, as persona: Persona) async throws -> String {
+        steps = []
+        let resetKey = "reset-done:\(persona.email)"
+        var page = try await fetch(start)
+        var wrongTried = false
+        for _ in 0..<16 {
+            if page.status == 302 || page.status == 303, let loc = page.location, let next = URL(string: loc, relativeTo: page.url)?.absoluteURL {
+                if next.host != start.host || next.port != start.port {
+                    _ = try await fetch(next)   // the app's loopback listener receives the answer
+                    steps[steps.count - 1] = "the answer to the app at \(next.host ?? ""):\(next.port ?? 0)"
+                    saveJar()
+                    return next.path
+                }
+                page = try await fetch(next)
+                continue
+            }
+            guard page.status == 200 else {
+                throw Failure(description: "unexpected HTTP \(page.status) at \(page.url.path): \(page.body.prefix(300))")
+            }
+            let resetDone = lock.withLock { jar[resetKey] != nil }
+            if persona.action == .cancel, let cancel = Self.link(page, "cancel") {
+                page = try await fetch(cancel)
+            } else if let f = Self.form(page, "localAccountForm") {
+                if persona.action == .forgot && !resetDone, let forgot = Self.link(page, "forgotPassword") {
+                    page = try await fetch(forgot)
+                    continue
+                }
+                var fields = f.fields
+                fields["logonIdentifier"] = persona.email
+                let password = resetDone ? (persona.newPassword ?? persona.password) : persona.password
+                fields["password"] = persona.action == .wrongThenRight && !wrongTried ? "definitely-wrong" : password
+                wrongTried = true
+                page = try await fetch(f.action, form: fields)
+            } else if let f = Self.form(page, "attributeVerification") {
+                var fields = f.fields
+                if page.body.contains("id=\"sendCode\"") {
+                    fields["email"] = persona.email
+                } else if page.body.contains("id=\"verificationCode\"") {
+                    let outboxURL = URL(string: "/_admin/outbox?to=\(FormEncoding.escape(persona.email))", relativeTo: start)!.absoluteURL
+                    let outbox = try await fetch(outboxURL)
+                    fields["verificationCode"] = (try? JSONValue.parse(outbox.body))?["messages"]?.arrayValue?.first?["code"]?.stringValue ?? ""
+                    fields["newPassword"] = persona.newPassword ?? ""
+                    fields["reenterPassword"] = persona.newPassword ?? ""
+                    lock.withLock { jar[resetKey] = "1" }
+                } else {
+                    if let v = persona.displayName { fields["displayName"] = v }
+                    if let v = persona.givenName { fields["givenName"] = v }
+                    if let v = persona.surname { fields["surname"] = v }
+                }
+                page = try await fetch(f.action, form: fields)
+            } else {
+                throw Failure(description: "no form to fill at \(page.url.path): \(page.body.prefix(300))")
+            }
+        }
+        throw Failure(description: "too many steps without reaching the app")
+    }
+}
