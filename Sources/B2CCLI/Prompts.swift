@@ -1,9 +1,17 @@
 import B2CKit
 import Foundation
+import Synchronization
 
 /// Reading secrets and codes: from stdin for scripts (`--password-stdin`, `--otp-stdin`), else from the terminal
 /// with echo off. Never from an argument, so they do not show up in `ps` or shell history.
 enum Prompt {
+    /// The terminal settings while echo is off, so that Ctrl-C can restore them before exiting.
+    static let savedTerminal = Mutex<termios?>(nil)
+
+    static func restoreTerminal() {
+        if var t = savedTerminal.withLock({ $0 }) { tcsetattr(STDIN_FILENO, TCSAFLUSH, &t) }
+    }
+
     static var stdinIsTerminal: Bool { isatty(STDIN_FILENO) == 1 }
 
     /// One line of stdin without its line ending; nil at end of input.
@@ -23,10 +31,11 @@ enum Prompt {
         if haveTerm {
             var quiet = old
             quiet.c_lflag &= ~tcflag_t(ECHO)
+            savedTerminal.withLock { $0 = old }
             tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet)
         }
         defer {
-            if haveTerm { tcsetattr(STDIN_FILENO, TCSAFLUSH, &old) }
+            if haveTerm { tcsetattr(STDIN_FILENO, TCSAFLUSH, &old); savedTerminal.withLock { $0 = nil } }
             FileHandle.standardError.write(Data("\n".utf8))
         }
         guard let value = line() else { throw CLIError("cancelled: no password was typed", exitCode: ExitStatus.cancelled) }

@@ -45,6 +45,7 @@ func cancelOnInterrupt() -> DispatchSourceSignal {
     signal(SIGINT, SIG_IGN)
     let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
     source.setEventHandler {
+        Prompt.restoreTerminal()
         writeErr("cancelled (Ctrl-C); nothing was stored")
         Foundation.exit(ExitStatus.cancelled)
     }
