@@ -165,39 +165,62 @@ extension B2CClient {
         }
     }
 
+    /// What one native-auth answer means (reference §8.4), decided from the status and body alone.
+    public enum NativeAnswer: Sendable, Equatable {
+        case ok(JSONValue)
+        case wrongCode(final: Bool)
+        case userNotFound
+        case wrongPassword
+        case expired(String)
+        case refusedClient(error: String, description: String)
+        case other(error: String, suberror: String?, description: String, serverFault: Bool)
+        case notJSON
+        case notAnObject
+    }
+
+    public static func classifyNative(status: Int, body: Data) -> NativeAnswer {
+        guard let json = try? JSONValue.parse(body) else { return .notJSON }
+        guard json.objectValue != nil else { return .notAnObject }
+        if status == 200 { return .ok(json) }
+        let error = json["error"]?.stringValue ?? ""
+        let description = (json["error_description"]?.stringValue ?? "").components(separatedBy: "\r\n")[0]
+        let codes = json["error_codes"]?.arrayValue?.compactMap(\.lenientInt) ?? []
+        let suberror = json["suberror"]?.stringValue
+        if error == "invalid_grant" && suberror == "invalid_oob_value" { return .wrongCode(final: codes.contains(50196)) }
+        if error == "user_not_found" || (error == "invalid_grant" && codes.first == 50034) { return .userNotFound }
+        if error == "invalid_grant" && codes.first == 50126 { return .wrongPassword }
+        if error == "expired_token" { return .expired(description) }
+        if ["unsupported_challenge_type", "invalid_client", "unauthorized_client"].contains(error) {
+            return .refusedClient(error: error, description: description)
+        }
+        return .other(error: error, suberror: suberror, description: description, serverFault: status >= 500)
+    }
+
     /// POSTs one native-auth step and maps its AAD-style errors (reference §8.4) to messages and exit kinds.
     private func nativePost(_ url: URL, _ form: [(String, String)], username: String, retry: String) async throws -> JSONValue {
         try metadata.checkKnown(url, what: "native-auth endpoint")
         let r: HTTPResult
         do { r = try await transport.postForm(url, form) } catch let e as NetworkError { throw B2CError(.network, e.description) }
-        let body: JSONValue
-        do { body = try JSONValue.parse(r.body) } catch {
+        switch Self.classifyNative(status: r.status, body: r.body) {
+        case .ok(let json): return json
+        case .notJSON:
             throw B2CError(.network, "\(url.host ?? "the server") answered HTTP \(r.status) with a body that is not JSON (\(url.path)); try again later")
-        }
-        guard body.objectValue != nil else {
+        case .notAnObject:
             throw B2CError(.network, "\(url.host ?? "the server") answered HTTP \(r.status) with JSON that is not an object (\(url.path))")
-        }
-        if r.status == 200 { return body }
-        let error = body["error"]?.stringValue ?? ""
-        let description = (body["error_description"]?.stringValue ?? "").components(separatedBy: "\r\n")[0]
-        let codes = body["error_codes"]?.arrayValue?.compactMap(\.lenientInt) ?? []
-        let suberror = body["suberror"]?.stringValue
-        switch (error, suberror) {
-        case ("invalid_grant", "invalid_oob_value"):
-            throw NativeWrongCode(final: codes.contains(50196))
-        case (_, _) where error == "user_not_found" || (error == "invalid_grant" && codes.first == 50034):
+        case .wrongCode(let final): throw NativeWrongCode(final: final)
+        case .userNotFound:
             throw B2CError(.interactionRequired, "there is no account \(username) in this tenant; nothing was stored",
                            fix: "check the address, or sign up in the browser: \(try signInCommand(policy: defaultPolicy().name))")
-        case ("invalid_grant", _) where codes.first == 50126:
+        case .wrongPassword:
             throw B2CError(.interactionRequired, "wrong password for \(username); nothing was stored", fix: retry)
-        case ("expired_token", _):
+        case .expired(let description):
             throw B2CError(.interactionRequired, "the sign-in took too long and its continuation token expired (\(description)); nothing was stored",
                            fix: retry)
-        case ("unsupported_challenge_type", _), ("invalid_client", _), ("unauthorized_client", _):
+        case .refusedClient(let error, let description):
             throw B2CError(.configuration, "the tenant refused this app's native-auth request: \(error): \(description). Check clientId and nativeAuth in \(config.source)")
-        default:
-            let kind: B2CError.Kind = r.status >= 500 ? .network : .failed
-            throw B2CError(kind, "native auth failed at \(url.path) (HTTP \(r.status)): \(error.isEmpty ? "no error code" : error)\(suberror.map { "/\($0)" } ?? ""): \(description)")
+        case .other(let error, let suberror, let description, let serverFault):
+            throw B2CError(serverFault ? .network : .failed,
+                           "native auth failed at \(url.path) (HTTP \(r.status)): \(error.isEmpty ? "no error code" : error)\(suberror.map { "/\($0)" } ?? ""): \(description)")
         }
     }
 }
