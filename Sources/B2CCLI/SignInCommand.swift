@@ -8,7 +8,7 @@ struct TerminalUI: InteractionUI {
     let openBrowser: Bool
 
     func present(url: URL, purpose: String) async {
-        writeErr("to sign in to \(purpose), open:\n  \(url.absoluteString)")
+        writeErr("to \(purpose), open:\n  \(url.absoluteString)")
         guard openBrowser else { return }
         var commands: [String] = []
         if let env = ProcessInfo.processInfo.environment["BROWSER"], !env.isEmpty {

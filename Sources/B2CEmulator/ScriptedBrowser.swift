@@ -110,9 +110,9 @@ public final class ScriptedBrowser: @unchecked Sendable {
         return URL(string: href, relativeTo: page.url)?.absoluteURL
     }
 
-    /// Runs one visit: from `start` until the answer is delivered to another origin. Returns the delivered URL's path.
+    /// Runs one visit: from `start` until the answer is delivered to another origin. Returns the delivered URL.
     @discardableResult
-    public func run(_ start: URL, as persona: Persona) async throws -> String {
+    public func run(_ start: URL, as persona: Persona) async throws -> URL {
         steps = []
         let resetKey = "reset-done:\(persona.email)"
         var page = try await fetch(start)
@@ -123,7 +123,7 @@ public final class ScriptedBrowser: @unchecked Sendable {
                     _ = try await fetch(next)   // the app's loopback listener receives the answer
                     steps[steps.count - 1] = "the answer to the app at \(next.host ?? ""):\(next.port ?? 0)"
                     saveJar()
-                    return next.path
+                    return next
                 }
                 page = try await fetch(next)
                 continue

@@ -3,7 +3,7 @@ import Foundation
 
 /// What an interactive flow needs from its surroundings (the CLI prints and launches; tests script).
 public protocol InteractionUI: Sendable {
-    /// Show the URL and open it in a browser (or not, with --no-browser).
+    /// Show the URL and open it in a browser (or not, with --no-browser). `purpose` completes "to …", e.g. "sign in to B2C_1_susi".
     func present(url: URL, purpose: String) async
     /// A progress line (stderr in the CLI).
     func progress(_ text: String)
@@ -158,8 +158,14 @@ public final class B2CClient: Sendable {
         var url = URLComponents(url: meta.authorizationEndpoint, resolvingAgainstBaseURL: false)!
         let existing = url.percentEncodedQuery.map { $0 + "&" } ?? ""
         url.percentEncodedQuery = existing + FormEncoding.encode(params)
-        await ui.present(url: url.url!, purpose: policy.name)
-        ui.progress("Waiting for the browser to finish signing in to \(policy.name) (timeout \(options.timeoutSeconds) s; Ctrl-C cancels)…")
+        let purpose: String
+        switch policy.role {
+        case .editProfile: purpose = "edit the profile (\(policy.name))"
+        case .resetPassword: purpose = "reset the password (\(policy.name))"
+        default: purpose = "sign in to \(policy.name)"
+        }
+        await ui.present(url: url.url!, purpose: purpose)
+        ui.progress("Waiting for the browser to \(purpose) (timeout \(options.timeoutSeconds) s; Ctrl-C cancels)…")
         guard let reply = await listener.waitForRedirect(timeoutSeconds: options.timeoutSeconds) else {
             throw B2CError(.failed, "no answer from the browser within \(options.timeoutSeconds) s; nothing was stored. Run the command again, or raise --timeout.")
         }

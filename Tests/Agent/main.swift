@@ -3,7 +3,8 @@
 //
 // Environment: B2C_AGENT_EMAIL, B2C_AGENT_PASSWORD, B2C_AGENT_CA (PEM), B2C_AGENT_JAR (file),
 // B2C_AGENT_ACTION = signin (default) | cancel | forgot | wrong-then-right,
-// B2C_AGENT_DISPLAY_NAME / _GIVEN_NAME / _SURNAME (edit profile), B2C_AGENT_NEW_PASSWORD (reset).
+// B2C_AGENT_DISPLAY_NAME / _GIVEN_NAME / _SURNAME (edit profile), B2C_AGENT_NEW_PASSWORD (reset),
+// B2C_AGENT_RECORD (a file to which the delivered redirect URL is appended: the secrets test looks for its code).
 import B2CEmulator
 import Foundation
 
@@ -21,7 +22,15 @@ let persona = ScriptedBrowser.Persona(email: env["B2C_AGENT_EMAIL"] ?? "", passw
                                       givenName: env["B2C_AGENT_GIVEN_NAME"], surname: env["B2C_AGENT_SURNAME"])
 do {
     let browser = try ScriptedBrowser(caFile: env["B2C_AGENT_CA"], jarPath: env["B2C_AGENT_JAR"])
-    try await browser.run(start, as: persona)
+    let delivered = try await browser.run(start, as: persona)
+    if let record = env["B2C_AGENT_RECORD"], let h = FileHandle(forWritingAtPath: record) ?? {
+        _ = FileManager.default.createFile(atPath: record, contents: nil)
+        return FileHandle(forWritingAtPath: record)
+    }() {
+        h.seekToEndOfFile()
+        h.write(Data((delivered.absoluteString + "\n").utf8))
+        try? h.close()
+    }
     exit(0)   // the process ends here; nothing to shut down gracefully
 } catch {
     fail("\(error)")

@@ -107,7 +107,7 @@ extension B2CClient {
         var url = URLComponents(url: endSession, resolvingAgainstBaseURL: false)!
         let existing = url.percentEncodedQuery.map { $0 + "&" } ?? ""
         url.percentEncodedQuery = existing + FormEncoding.encode([("post_logout_redirect_uri", redirect.string!), ("state", state)])
-        await ui.present(url: url.url!, purpose: "sign out of the browser session")
+        await ui.present(url: url.url!, purpose: "end the browser session (\(policy!.name))")
         ui.progress("Waiting for the browser to end the session (timeout \(timeoutSeconds) s)…")
         guard let reply = await listener.waitForRedirect(timeoutSeconds: timeoutSeconds) else { return false }
         return reply["state"] == state

@@ -113,6 +113,7 @@ public final class TokenStore: Sendable {
     static func inspect(_ file: String) throws {
         var config = Configuration()
         config.readonly = true
+        config.busyMode = .timeout(30)
         let notOurs = "'\(file)' is not a b2c store (not an SQLite database or corrupt). Move it away and sign in again."
         do {
             let queue = try DatabaseQueue(path: file, configuration: config)
@@ -126,6 +127,8 @@ public final class TokenStore: Sendable {
             }
         } catch let e as DatabaseError where e.resultCode == .SQLITE_NOTADB || e.resultCode == .SQLITE_CORRUPT {
             throw StoreError(notOurs)
+        } catch let e as DatabaseError {
+            throw StoreError("cannot read the store '\(file)': \(e.message ?? "SQLite error \(e.resultCode.rawValue)"). Try again; if it persists, check '\(file)'.")
         }
     }
 
