@@ -10,8 +10,12 @@ import NIOSSL
 /// Used by the README's demo (`b2c demo`) and, through `b2c-test-agent`, by the end-to-end tests.
 public final class ScriptedBrowser: @unchecked Sendable {
     public enum Action: String, Sendable {
+        /// `cancel` presses Cancel on the first page; `cancel-signup` follows "Sign up now" and cancels the sign-up
+        /// page; `cancel-reset-code` asks for a reset code and cancels the page where the code is typed.
         case signin, cancel, forgot
         case wrongThenRight = "wrong-then-right"
+        case cancelSignup = "cancel-signup"
+        case cancelResetCode = "cancel-reset-code"
     }
 
     /// Who is at the keyboard and what they do.
@@ -132,10 +136,17 @@ public final class ScriptedBrowser: @unchecked Sendable {
                 throw Failure(description: "unexpected HTTP \(page.status) at \(page.url.path): \(page.body.prefix(300))")
             }
             let resetDone = lock.withLock { jar[resetKey] != nil }
-            if persona.action == .cancel, let cancel = Self.link(page, "cancel") {
+            let onSignup = page.body.contains("id=\"reenterPassword\"") && page.body.contains("id=\"displayName\"")
+            let onResetCode = page.body.contains("id=\"verificationCode\"")
+            let cancelHere = persona.action == .cancel || (persona.action == .cancelSignup && onSignup)
+                || (persona.action == .cancelResetCode && onResetCode)
+            if cancelHere, let cancel = Self.link(page, "cancel") {
                 page = try await fetch(cancel)
+            } else if persona.action == .cancelSignup, Self.form(page, "localAccountForm") != nil {
+                guard let signup = Self.link(page, "createAccount") else { throw Failure(description: "no 'Sign up now' link at \(page.url.path)") }
+                page = try await fetch(signup)
             } else if let f = Self.form(page, "localAccountForm") {
-                if persona.action == .forgot && !resetDone, let forgot = Self.link(page, "forgotPassword") {
+                if (persona.action == .forgot && !resetDone) || persona.action == .cancelResetCode, let forgot = Self.link(page, "forgotPassword") {
                     page = try await fetch(forgot)
                     continue
                 }

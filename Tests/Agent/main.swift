@@ -2,7 +2,7 @@
 // ScriptedBrowser (also behind `b2c demo`); this wrapper reads the persona from the environment.
 //
 // Environment: B2C_AGENT_EMAIL, B2C_AGENT_PASSWORD, B2C_AGENT_CA (PEM), B2C_AGENT_JAR (file),
-// B2C_AGENT_ACTION = signin (default) | cancel | forgot | wrong-then-right,
+// B2C_AGENT_ACTION = signin (default) | cancel | forgot | wrong-then-right | cancel-signup | cancel-reset-code,
 // B2C_AGENT_DISPLAY_NAME / _GIVEN_NAME / _SURNAME (edit profile), B2C_AGENT_NEW_PASSWORD (reset),
 // B2C_AGENT_RECORD (a file to which the delivered redirect URL is appended: the secrets test looks for its code).
 import B2CEmulator
@@ -15,7 +15,7 @@ func fail(_ message: String) -> Never {
 }
 guard CommandLine.arguments.count >= 2, let start = URL(string: CommandLine.arguments[1]) else { fail("usage: b2c-test-agent URL") }
 guard let action = ScriptedBrowser.Action(rawValue: env["B2C_AGENT_ACTION"] ?? "signin") else {
-    fail("B2C_AGENT_ACTION must be signin, cancel, forgot or wrong-then-right")
+    fail("B2C_AGENT_ACTION must be signin, cancel, forgot, wrong-then-right, cancel-signup or cancel-reset-code")
 }
 let persona = ScriptedBrowser.Persona(email: env["B2C_AGENT_EMAIL"] ?? "", password: env["B2C_AGENT_PASSWORD"] ?? "", action: action,
                                       newPassword: env["B2C_AGENT_NEW_PASSWORD"], displayName: env["B2C_AGENT_DISPLAY_NAME"],

@@ -11,10 +11,10 @@ import Testing
 final class HostileAPI: Sendable {
     let port: Int
     private let task: Task<Void, Error>
-    let seen: NIOLockedValueBox<[(path: String, host: String, authorized: Bool)]>
+    let seen: NIOLockedValueBox<[(path: String, host: String, authorized: Bool, apiKey: Bool)]>
 
     static func start() async throws -> HostileAPI {
-        let seen = NIOLockedValueBox<[(path: String, host: String, authorized: Bool)]>([])
+        let seen = NIOLockedValueBox<[(path: String, host: String, authorized: Bool, apiKey: Bool)]>([])
         let router = Router()
         router.middlewares.add(Recorder(seen: seen))
         router.get("/api/text") { _, _ in Response(status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "plain words, not JSON"))) }
@@ -22,6 +22,8 @@ final class HostileAPI: Sendable {
         router.get("/api/fail") { _, _ in Response(status: .internalServerError, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: "{\"error\":\"boom\"}"))) }
         router.get("/api/big") { _, _ in Response(status: .ok, headers: [.contentType: "application/octet-stream"], body: .init(byteBuffer: ByteBuffer(repeating: 0x61, count: 10 * 1024 * 1024 + 1))) }
         router.get("/api/fits") { _, _ in Response(status: .ok, headers: [.contentType: "application/octet-stream"], body: .init(byteBuffer: ByteBuffer(repeating: 0x62, count: 10 * 1024 * 1024))) }
+        router.get("/api/missing") { _, _ in Response(status: .notFound, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: "{\"error\":\"no such item\"}"))) }
+        router.get("/api/always-401") { _, _ in Response(status: .unauthorized, headers: [.wwwAuthenticate: "Bearer error=\"invalid_token\""]) }
         router.get("/api/hang") { _, _ -> Response in
             try await Task.sleep(nanoseconds: 20_000_000_000)
             return Response(status: .ok)
@@ -45,20 +47,21 @@ final class HostileAPI: Sendable {
         return HostileAPI(port: ready.withLockedValue { $0 }, task: task, seen: seen)
     }
 
-    private init(port: Int, task: Task<Void, Error>, seen: NIOLockedValueBox<[(path: String, host: String, authorized: Bool)]>) {
+    private init(port: Int, task: Task<Void, Error>, seen: NIOLockedValueBox<[(path: String, host: String, authorized: Bool, apiKey: Bool)]>) {
         self.port = port; self.task = task; self.seen = seen
     }
 
-    var requests: [(path: String, host: String, authorized: Bool)] { seen.withLockedValue { $0 } }
+    var requests: [(path: String, host: String, authorized: Bool, apiKey: Bool)] { seen.withLockedValue { $0 } }
 
     func stop() { task.cancel() }
 
     struct Recorder: RouterMiddleware {
         typealias Context = BasicRequestContext
-        let seen: NIOLockedValueBox<[(path: String, host: String, authorized: Bool)]>
+        let seen: NIOLockedValueBox<[(path: String, host: String, authorized: Bool, apiKey: Bool)]>
         func handle(_ req: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
             let authorized = req.headers[.authorization]?.hasPrefix("Bearer ") == true
-            seen.withLockedValue { $0.append((req.uri.path, req.head.authority ?? "", authorized)) }
+            let apiKey = req.headers.contains { $0.name.rawName.lowercased() == "x-api-key" }
+            seen.withLockedValue { $0.append((req.uri.path, req.head.authority ?? "", authorized, apiKey)) }
             switch req.uri.path {
             case "/api/to-other-host":
                 let port = req.head.authority?.split(separator: ":").last.map(String.init) ?? ""
@@ -113,7 +116,7 @@ final class HostileAPI: Sendable {
             o["apis"] = .array(apis)
         }
         #expect(try await w.b2c(["signin"], as: alice, jar: "alice").status == 0)
-        let before = try w.storeSnapshot()
+        var before = try w.storeSnapshot()
 
         let text = try await w.b2c(["call-api", "http://127.0.0.1:\(api.port)/api/text"])
         #expect(text.status == 0 && text.stdout == "plain words, not JSON", "\(text.stderr)")
@@ -135,12 +138,31 @@ final class HostileAPI: Sendable {
         // Redirects: the token follows to the same origin, never to another host.
         let same = try await w.b2c(["call-api", "/api/to-same-host", "--api", "hostile"])
         #expect(same.status == 0 && same.json["landed"] == true)
-        let away = try await w.b2c(["call-api", "/api/to-other-host", "--api", "hostile"])
+        let away = try await w.b2c(["call-api", "/api/to-other-host", "--api", "hostile", "-H", "X-Api-Key: k-123"])
         #expect(away.status == 0 && away.stderr.contains("followed without it"), "\(away.stderr)")
+        #expect(away.stderr.contains("the -H headers X-Api-Key were not sent there"), "\(away.stderr)")
         let landings = api.requests.filter { $0.path == "/landing" || $0.path == "/api/landing" }
         #expect(landings.count == 2)
-        #expect(landings.first { $0.host.hasPrefix("localhost") }?.authorized == false, "\(landings)")
+        #expect(landings.first { $0.host.hasPrefix("localhost") }.map { !$0.authorized && !$0.apiKey } == true, "\(landings)")
         #expect(landings.first { $0.host.hasPrefix("127.0.0.1") }?.authorized == true)
+        #expect(api.requests.first { $0.path == "/api/to-other-host" }?.apiKey == true, "the header goes to the host it was given for")
+
+        // A 4xx is the API's answer: printed, exit 1. A 401 that persists after the one refresh: exit 1, one refresh only.
+        let missing = try await w.b2c(["call-api", "/api/missing", "--api", "hostile"])
+        #expect(missing.status == 1 && missing.stderr.contains("HTTP 404") && missing.json["error"] == "no such item", "\(missing.stderr)")
+        let refreshesBefore = try await w.tokenLog().filter { $0["grantType"] == "refresh_token" }.count
+        let unauthorized = try await w.b2c(["call-api", "/api/always-401", "--api", "hostile"])
+        #expect(unauthorized.status == 1 && unauthorized.stderr.contains("HTTP 401") && unauthorized.stderr.contains("refreshing it once"), "\(unauthorized.stderr)")
+        #expect(api.requests.filter { $0.path == "/api/always-401" }.count == 2)
+        #expect(try await w.tokenLog().filter { $0["grantType"] == "refresh_token" }.count == refreshesBefore + 1)
+        before = try w.storeSnapshot()   // that refresh rotated the token set, as it should
+        // -d @FILE and -d @- (stdin) send the bytes as they are.
+        let file = w.dir.appendingPathComponent("item.json")
+        try Data("{\"from\":\"file\"}".utf8).write(to: file)
+        let fromFile = try await w.b2c(["call-api", "/api/echo", "--api", "hostile", "-d", "@" + file.path])
+        #expect(fromFile.status == 0 && fromFile.json["received"] == "{\"from\":\"file\"}", "\(fromFile.stderr)")
+        let fromStdin = try await w.b2c(["call-api", "/api/echo", "--api", "hostile", "-d", "@-"], stdin: "{\"from\":\"stdin\"}")
+        #expect(fromStdin.status == 0 && fromStdin.json["received"] == "{\"from\":\"stdin\"}", "\(fromStdin.stderr)")
 
         // A host not configured for the token: refused before anything is sent, unless allowed explicitly.
         let count = api.requests.count
@@ -180,13 +202,16 @@ final class HostileAPI: Sendable {
         #expect(try await w.b2c(["signin"], as: alice, jar: "alice").status == 0)
         // With the SSO session a second sign-in needs no password: the agent is given none and still succeeds.
         #expect(try await w.b2c(["signin", "--policy", "B2C_1_edit_profile"], as: nil, jar: "alice").status == 0)
+        // …and an agent that would press Cancel on any page meets none.
+        #expect(try await w.b2c(["signin"], as: nil, jar: "alice", extra: ["B2C_AGENT_ACTION": "cancel"]).status == 0)
         let out = try await w.b2c(["signout", "--account", alice.email, "--browser"], as: nil, jar: "alice")
         #expect(out.status == 0, "\(out.stderr)")
         #expect(out.stdout.contains("Signed out alice@contoso.com from B2C_1_susi") && out.stdout.contains("browser session is ended"))
         #expect(out.stderr.contains("stay valid until they expire"))
-        // Now the page asks again: without credentials the agent cannot get through.
-        let again = try await w.b2c(["signin", "--timeout", "5"], as: nil, jar: "alice")
-        #expect(again.status != 0)
+        // Now the sign-in form is shown again: an agent that presses Cancel on any page it is shown gets to do so
+        // (exit 2, AADB2C90091). While the session lived, the same agent met no page and signed in (checked above).
+        let again = try await w.b2c(["signin", "--timeout", "20"], as: nil, jar: "alice", extra: ["B2C_AGENT_ACTION": "cancel"])
+        #expect(again.status == 2 && again.stderr.contains("AADB2C90091"), "the form was shown: \(again.stderr)")
         #expect(try await w.b2c(["signin"], as: alice, jar: "alice").status == 0)
 
         let unknown = try await w.b2c(["signout", "--account", "nobody@contoso.com"])
@@ -219,7 +244,7 @@ final class HostileAPI: Sendable {
         let r = await refreshing.finish()
         #expect(r.status == 4 && r.stderr.contains("was signed out while its token was being refreshed"), "\(r.stderr)")
         #expect(try await w.b2c(["accounts", "--output", "json"]).json["people"]?.arrayValue?.isEmpty == true, "nothing came back")
-        let again = try await w.b2c(["signin", "--timeout", "5"], as: nil, jar: "browser")
-        #expect(again.status != 0, "the browser session is gone too")
+        let again = try await w.b2c(["signin", "--timeout", "20"], as: nil, jar: "browser", extra: ["B2C_AGENT_ACTION": "cancel"])
+        #expect(again.status == 2 && again.stderr.contains("AADB2C90091"), "the browser session is gone too, so the form was shown: \(again.stderr)")
     }
 }

@@ -52,17 +52,36 @@ import Testing
         let people = [alice, bob, Self.carol, Self.dave]
         var rng = SystemRandomNumberGenerator()
         var returned: Set<String> = []
-        var killedCount = 0
-        for i in 0..<Self.kills {
+        // First every person signs in once, unharmed, and the durations of a sign-in and a refresh are measured, so
+        // that the kills below land anywhere from process start to the final commit (and some runs finish first).
+        var signinSeconds = 0.0, refreshSeconds = 0.0
+        for who in people {
+            let t0 = Date()
+            let r = try await w.b2c(["signin", "--prompt", "login"], as: (who.email, who.password, who.oid), jar: who.email)
+            signinSeconds = max(signinSeconds, Date().timeIntervalSince(t0))
+            #expect(r.status == 0, "\(who.email): \(r.stderr)")
+            if r.status == 0 { returned.insert(who.email) }
+            let t1 = Date()
+            let f = try await w.b2c(["token", "--account", who.email, "--force-refresh"])
+            refreshSeconds = max(refreshSeconds, Date().timeIntervalSince(t1))
+            #expect(f.status == 0, "\(who.email): \(f.stderr)")
+        }
+        var killedCount = 0, finished = 0
+        var runs = 0
+        // Until `kills` runs were SIGKILLed mid-way (runs that finish first do not count), at most 4 × kills runs.
+        while killedCount < Self.kills && runs < 4 * Self.kills {
+            let i = runs
+            runs += 1
             let who = people.randomElement(using: &rng)!
-            let refresh = i % 2 == 1 && returned.contains(who.email)
+            let refresh = i % 2 == 1
             let args = refresh ? ["token", "--account", who.email, "--force-refresh"] : ["signin", "--prompt", "login"]
+            let span = (refresh ? refreshSeconds : signinSeconds) * 1.1
             let r = await Self.runAndKill(args, environment: w.environment(as: (who.email, who.password, who.oid), jar: who.email),
-                                          after: Double.random(in: 0.02...0.45, using: &rng))
-            if r.killed { killedCount += 1 } else if r.status == 0 && !refresh { returned.insert(who.email) }
+                                          after: Double.random(in: 0.005...max(0.01, span), using: &rng))
+            if r.killed { killedCount += 1 } else if r.status == 0 { finished += 1; if !refresh { returned.insert(who.email) } }
             if !r.killed && r.status != 0 { Issue.record("\(args) exited \(r.status) without being killed") }
         }
-        #expect(killedCount > 0, "some runs must actually be killed mid-way")
+        #expect(killedCount == Self.kills, "only \(killedCount) of \(runs) runs were killed mid-way; \(Self.kills) were asked for")
         #expect(try Self.sql(w, "PRAGMA integrity_check") == "ok")
         // No half-written set: every account has its person, its refresh token and an access token; no orphans.
         #expect(try Self.sql(w, "SELECT count(*) FROM accounts a WHERE NOT EXISTS (SELECT 1 FROM refresh_tokens r WHERE r.account_id = a.account_id)") == "0")
@@ -76,7 +95,7 @@ import Testing
             let t = try await w.b2c(["token", "--account", email, "--force-refresh"])
             #expect(t.status == 0, "\(email): \(t.stderr)")
         }
-        print("crash safety: \(Self.kills) runs, \(killedCount) SIGKILLed mid-way, \(returned.count) people signed in; integrity ok")
+        print("crash safety: \(runs) runs (sign-in \(Int(signinSeconds * 1000)) ms, refresh \(Int(refreshSeconds * 1000)) ms), \(killedCount) SIGKILLed mid-way, \(finished) finished, \(returned.count) people signed in; integrity ok")
     }
 
     @Test func thirtyTwoProcessesMixingCommandsLoseNothingAndRefreshOncePerExpiry() async throws {

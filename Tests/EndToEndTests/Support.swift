@@ -108,10 +108,14 @@ final class World: @unchecked Sendable {
     }
 
     /// A snapshot of the client store's rows (to prove a failure changed nothing).
+    /// A missing store is its own snapshot; a query that fails is an error, never an empty (and so always equal) snapshot.
     func storeSnapshot() throws -> String {
-        let r = try runBlocking(URL(fileURLWithPath: "/usr/bin/sqlite3"), [home.appendingPathComponent("store.sqlite").path,
-            "SELECT account_id, updated_at FROM accounts ORDER BY 1; SELECT account_id, target, expires_on FROM access_tokens ORDER BY 1, 2; SELECT account_id, secret FROM refresh_tokens ORDER BY 1; SELECT * FROM identities ORDER BY 1, 2; SELECT * FROM current_accounts ORDER BY 1;"],
+        let path = home.appendingPathComponent("store.sqlite").path
+        guard FileManager.default.fileExists(atPath: path) else { return "(no store)" }
+        let r = try runBlocking(URL(fileURLWithPath: "/usr/bin/sqlite3"), ["-readonly", "-bail", "-cmd", ".timeout 5000", path,
+            "SELECT account_id, updated_at FROM accounts ORDER BY 1; SELECT account_id, target, secret, expires_on FROM access_tokens ORDER BY 1, 2; SELECT account_id, secret FROM refresh_tokens ORDER BY 1; SELECT * FROM identities ORDER BY 1, 2; SELECT * FROM current_accounts ORDER BY 1;"],
             environment: [:])
+        guard r.status == 0 else { throw SnapshotError(message: "sqlite3 could not read \(path): \(r.stderr)") }
         return r.stdout
     }
 
@@ -136,6 +140,8 @@ func run(_ executable: URL, _ args: [String], environment: [String: String], std
         }.start()
     }
 }
+
+struct SnapshotError: Error, CustomStringConvertible { let message: String; var description: String { message } }
 
 func runBlocking(_ executable: URL, _ args: [String], environment: [String: String], stdin: String? = nil) throws -> Run {
     let p = Process()

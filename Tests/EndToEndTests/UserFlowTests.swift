@@ -38,11 +38,18 @@ import Testing
         defer { Task { await w.stop() } }
         #expect(try await w.b2c(["signin"], as: alice, jar: "alice").status == 0)
         let before = try w.storeSnapshot()
-        for args in [["signin", "--prompt", "login"], ["edit-profile"], ["reset-password"]] {
-            let r = try await w.b2c(args, as: alice, jar: "alice", extra: ["B2C_AGENT_ACTION": "cancel"])
-            #expect(r.status == 2, "\(args): \(r.stderr)")
-            #expect(r.stderr.contains("cancelled") && r.stderr.contains("AADB2C90091"), "\(args): \(r.stderr)")
+        // Every page with a Cancel: sign-in, sign-up, edit profile, reset (email) and reset (code), the last also
+        // reached through the forgot-password detour of a sign-in.
+        let cases: [([String], String)] = [(["signin", "--prompt", "login"], "cancel"), (["signin", "--prompt", "login"], "cancel-signup"),
+                                           (["edit-profile"], "cancel"), (["reset-password"], "cancel"),
+                                           (["reset-password"], "cancel-reset-code"), (["signin", "--prompt", "login"], "cancel-reset-code")]
+        for (args, action) in cases {
+            let r = try await w.b2c(args, as: alice, jar: "alice", extra: ["B2C_AGENT_ACTION": action])
+            #expect(r.status == 2, "\(args) \(action): \(r.stderr)")
+            #expect(r.stderr.contains("cancelled") && r.stderr.contains("AADB2C90091"), "\(args) \(action): \(r.stderr)")
         }
+        let codes = try await w.admin("GET", "/outbox?to=\(alice.email)")["messages"]?.arrayValue ?? []
+        #expect(codes.count == 2, "the two cancel-reset-code runs reached the code page (\(codes.count) codes sent)")
         #expect(try w.storeSnapshot() == before)
     }
 

@@ -120,6 +120,9 @@ extension B2CClient {
         return APICallResult(status: result.status, headers: result.headers, body: result.body, url: result.url, account: token.account, notices: notices)
     }
 
+    /// Headers of the caller's that may follow a redirect to another host.
+    static let portableHeaders: Set<String> = ["accept", "accept-language", "content-type", "user-agent"]
+
     private func send(_ req: APICallRequest, url start: URL, api: ClientConfiguration.API, token: String, transport: HTTPTransport,
                       notices: inout [String]) async throws -> (status: Int, headers: [(String, String)], body: Data, url: URL) {
         var url = start
@@ -127,6 +130,15 @@ extension B2CClient {
         var body = req.body
         for hop in 0...req.maxRedirects {
             var headers = req.headers.filter { $0.0.caseInsensitiveCompare("Authorization") != .orderedSame }
+            if Authority.hostAndPort(of: url) != Authority.hostAndPort(of: start) {
+                // Like the token, the caller's own headers (API keys, cookies) stay with the host they were given for;
+                // only the ones that describe the body and the wanted answer follow a redirect elsewhere.
+                let dropped = headers.filter { !Self.portableHeaders.contains($0.0.lowercased()) }
+                headers.removeAll { !Self.portableHeaders.contains($0.0.lowercased()) }
+                if !dropped.isEmpty {
+                    notices.append("redirected to \(Authority.hostAndPort(of: url)): the -H headers \(dropped.map(\.0).joined(separator: ", ")) were not sent there")
+                }
+            }
             if Self.mayCarryToken(url, api: api, allowHosts: req.allowHosts) {
                 headers.append(("Authorization", "Bearer \(token)"))
             } else {
