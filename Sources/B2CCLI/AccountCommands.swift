@@ -12,39 +12,38 @@ struct AccountsCommand: AsyncParsableCommand {
         let client = try options.makeClient()
         try await withClient(client) { c in
             let now = c.now()
-            let accounts = try c.store.accounts(policy: policy).filter { policy == nil || AccountSelection.matches($0, policy: policy!) }
-            let people = try c.store.identities()
-            var current: [String: String] = [:]
-            for p in Set(accounts.map(\.policy)) { current[p.lowercased()] = try c.store.currentAccountID(policy: p) }
-            var json: [JSONValue] = []
-            var rows: [[String]] = [["PERSON", "POLICY", "ACCOUNT", "ACCESS TOKEN", "REFRESH"]]
-            for person in people {
-                let mine = accounts.filter { $0.tenantID == person.tenantID && $0.oid == person.oid }
-                if mine.isEmpty { continue }
-                var items: [JSONValue] = []
-                for (i, a) in mine.enumerated() {
-                    let ats = try c.store.accessTokens(accountID: a.id)
-                    let hasRT = try c.store.refreshToken(accountID: a.id) != nil
-                    let isCurrent = current[a.policy.lowercased()] == a.id
-                    items.append(["accountId": .string(a.id), "policy": .string(a.policy), "current": .bool(isCurrent), "refreshToken": .bool(hasRT),
-                                  "accessTokens": .array(ats.map { ["scopes": .string($0.target), "expiresOn": JSONValue($0.expiresOn),
-                                                                    "expiresIn": JSONValue(max(0, $0.expiresOn - now))] })])
-                    let best = ats.max { $0.expiresOn < $1.expiresOn }
-                    let state = best.map { $0.expiresOn > now ? "valid \(($0.expiresOn - now) / 60) min" : "expired" } ?? "none"
-                    let label = i == 0 ? "\(person.name ?? "-") <\(person.email ?? person.oid)>" : ""
-                    rows.append([label, a.policy + (isCurrent ? " *" : ""), a.id, state, hasRT ? "yes" : "no"])
-                }
-                json.append(["tenantId": .string(person.tenantID), "oid": .string(person.oid), "name": person.name.map { .string($0) } ?? .null,
-                             "givenName": person.givenName.map { .string($0) } ?? .null, "familyName": person.familyName.map { .string($0) } ?? .null,
-                             "email": person.email.map { .string($0) } ?? .null, "accounts": .array(items)])
-            }
+            let people = try AccountSelection.list(store: c.store, policy: policy)
             switch output ?? .auto {
-            case .json: writeOut(JSONValue.object(["people": .array(json)]).serialized(pretty: true))
+            case .json:
+                let json: [JSONValue] = people.map { person in
+                    let p = person.identity
+                    let items: [JSONValue] = person.accounts.map { a in
+                        ["accountId": .string(a.accountID), "policy": .string(a.policy), "current": .bool(a.current), "refreshToken": .bool(a.hasRefreshToken),
+                         "accessTokens": .array(a.accessTokens.map { ["scopes": .string($0.target), "expiresOn": JSONValue($0.expiresOn),
+                                                                     "expiresIn": JSONValue(max(0, $0.expiresOn - now))] })]
+                    }
+                    return ["tenantId": .string(p.tenantID), "oid": .string(p.oid), "name": p.name.map { .string($0) } ?? .null,
+                            "givenName": p.givenName.map { .string($0) } ?? .null, "familyName": p.familyName.map { .string($0) } ?? .null,
+                            "email": p.email.map { .string($0) } ?? .null, "accounts": .array(items)]
+                }
+                writeOut(JSONValue.object(["people": .array(json)]).serialized(pretty: true))
             case .table:
+                var rows: [[String]] = [["PERSON", "POLICY", "ACCOUNT", "ACCESS TOKEN", "REFRESH"]]
+                for person in people {
+                    for (i, a) in person.accounts.enumerated() {
+                        let label = i == 0 ? "\(person.identity.name ?? "-") <\(person.identity.email ?? person.identity.oid)>" : ""
+                        rows.append([label, a.policy + (a.current ? " *" : ""), a.accountID, tokenState(a, now: now), a.hasRefreshToken ? "yes" : "no"])
+                    }
+                }
                 writeOut(rows.count == 1 ? "No accounts\(policy.map { " under \($0)" } ?? ""). Sign in with: b2c signin" : table(rows) + "\n(* = current account of the policy)")
             }
         }
     }
+}
+
+/// "valid N min", "expired" or "none": the longest-lived access token of an account.
+func tokenState(_ a: ListedAccount, now: Int) -> String {
+    a.accessTokens.max { $0.expiresOn < $1.expiresOn }.map { $0.expiresOn > now ? "valid \(($0.expiresOn - now) / 60) min" : "expired" } ?? "none"
 }
 
 struct SwitchCommand: AsyncParsableCommand {

@@ -7,12 +7,29 @@ public enum AccountSelection {
     /// True when the account belongs to this policy: its id is `<oid>-<policy lower>.<tenant>` and its id token names the policy.
     /// A native-auth account (External ID) has the id `<oid>.<tenant>` and no policy claim; `policy` is the configuration's name.
     public static func matches(_ a: Account, policy: String) -> Bool {
-        if a.id == "\(a.oid).\(a.tenantID)".lowercased() {
-            return a.policy.caseInsensitiveCompare(policy) == .orderedSame && a.claims["tfp"] == nil && a.claims["acr"] == nil
+        matches(accountID: a.id, oid: a.oid, tenantID: a.tenantID, accountPolicy: a.policy,
+                claimPolicy: a.claims["tfp"]?.stringValue ?? a.claims["acr"]?.stringValue, policy: policy)
+    }
+
+    /// The same rule on the parts of an account: `claimPolicy` is its id token's `tfp`, else `acr` (nil when it has neither).
+    public static func matches(accountID: String, oid: String, tenantID: String, accountPolicy: String, claimPolicy: String?, policy: String) -> Bool {
+        if accountID == "\(oid).\(tenantID)".lowercased() {
+            return accountPolicy.caseInsensitiveCompare(policy) == .orderedSame && claimPolicy == nil
         }
-        guard a.id == "\(a.oid)-\(policy.lowercased()).\(a.tenantID)".lowercased() else { return false }
-        let claim = a.claims["tfp"]?.stringValue ?? a.claims["acr"]?.stringValue ?? a.policy
-        return claim.caseInsensitiveCompare(policy) == .orderedSame
+        guard accountID == "\(oid)-\(policy.lowercased()).\(tenantID)".lowercased() else { return false }
+        return (claimPolicy ?? accountPolicy).caseInsensitiveCompare(policy) == .orderedSame
+    }
+
+    /// People and, under each, their accounts (of `policy` when given, chosen by the same rule as `select`).
+    public static func list(store: TokenStore, policy: String?) throws -> [ListedPerson] {
+        var people = try store.listing(policy: policy)
+        guard let policy else { return people }
+        for i in people.indices {
+            people[i].accounts.removeAll {
+                !matches(accountID: $0.accountID, oid: $0.oid, tenantID: $0.tenantID, accountPolicy: $0.policy, claimPolicy: $0.claimPolicy, policy: policy)
+            }
+        }
+        return people.filter { !$0.accounts.isEmpty }
     }
 
     public static func email(_ a: Account) -> String? {
@@ -34,12 +51,20 @@ public enum AccountSelection {
     }
 
     public static func select(policy: String, selector: String?, store: TokenStore, signInCommand: String) throws -> Result {
-        let candidates = try store.accounts(policy: policy).filter { matches($0, policy: policy) }
         func describe(_ list: [Account]) -> String {
             list.map { "  \($0.id)  \(email($0) ?? "")" }.joined(separator: "\n")
         }
+        // The common cases read one or a few rows, whatever the number of accounts: the current account, or the
+        // accounts a selector can name. Everything else (and a narrowed search that finds nothing) reads the policy's
+        // accounts; the rules are the same either way.
+        if selector == nil, let current = try store.currentAccount(policy: policy), let a = current.account, matches(a, policy: policy) {
+            return Result(account: a)
+        }
         if let selector {
-            let found = filter(candidates, selector: selector)
+            var found = filter(try store.accounts(policy: policy, narrowedTo: selector).filter { matches($0, policy: policy) }, selector: selector)
+            if found.isEmpty {
+                found = filter(try store.accounts(policy: policy).filter { matches($0, policy: policy) }, selector: selector)
+            }
             if found.count == 1 { return Result(account: found[0]) }
             if found.isEmpty {
                 throw B2CError(.interactionRequired, "no account matching '\(selector)' is signed in under \(policy)",
@@ -47,6 +72,7 @@ public enum AccountSelection {
             }
             throw B2CError(.usage, "'\(selector)' matches several accounts under \(policy):\n\(describe(found))\nGive a longer --account (email, oid or account id).")
         }
+        let candidates = try store.accounts(policy: policy).filter { matches($0, policy: policy) }
         var notice: String?
         if let current = try store.currentAccountID(policy: policy) {
             if let a = candidates.first(where: { $0.id == current }) { return Result(account: a) }

@@ -52,6 +52,29 @@ public struct AccessToken: Sendable, Equatable {
     }
 }
 
+/// One person of a listing, with the accounts listed.
+public struct ListedPerson: Sendable {
+    public var identity: Identity
+    public var accounts: [ListedAccount]
+}
+
+/// An account as listed: who, which policy, and the state of its tokens (never the tokens themselves).
+public struct ListedAccount: Sendable {
+    public struct TokenState: Sendable, Equatable {
+        public var target: String
+        public var expiresOn: Int
+    }
+    public var accountID: String
+    public var tenantID: String
+    public var oid: String
+    public var policy: String
+    /// `tfp`, else `acr`, of the account's id token (nil for native auth).
+    public var claimPolicy: String?
+    public var current: Bool
+    public var hasRefreshToken: Bool
+    public var accessTokens: [TokenState]
+}
+
 /// What one sign-in or refresh produces, written in one transaction.
 public struct TokenSet: Sendable {
     public var identity: Identity
@@ -61,9 +84,14 @@ public struct TokenSet: Sendable {
 }
 
 /// The SQLite token store (GRDB, WAL). Directory 0700, files 0600; writes are short immediate transactions.
+///
+/// One connection per process (a `DatabaseQueue` on a WAL database): a command is one short sequence of reads and
+/// writes, and other processes are kept apart by SQLite's own locks and the busy timeout. A `DatabasePool` would
+/// add a reader connection and, on every open whose WAL file is empty, a write with two fsyncs (GRDB makes sure
+/// the WAL file is not empty); the token cache hit does neither.
 public final class TokenStore: Sendable {
     public let directory: URL
-    let pool: DatabasePool
+    let pool: DatabaseQueue
     static let applicationID: Int32 = 0x6232_6321 // "b2c!"
 
     public var path: String { directory.appendingPathComponent("store.sqlite").path }
@@ -79,7 +107,8 @@ public final class TokenStore: Sendable {
         }
         try? fm.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.path)
         let file = directory.appendingPathComponent("store.sqlite").path
-        if fm.fileExists(atPath: file) { try Self.inspect(file) }
+        let header = Self.header(file)
+        if fm.fileExists(atPath: file) && !Self.isOurs(header) { try Self.inspect(file) }
         var config = Configuration()
         config.busyMode = .timeout(30)
         config.foreignKeysEnabled = true
@@ -87,7 +116,7 @@ public final class TokenStore: Sendable {
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
         do {
-            pool = try DatabasePool(path: file, configuration: config)
+            pool = try DatabaseQueue(path: file, configuration: config)
         } catch let e as DatabaseError where e.resultCode == .SQLITE_NOTADB || e.resultCode == .SQLITE_CORRUPT {
             throw StoreError("'\(file)' is not a b2c store (not an SQLite database or corrupt). Move it away and sign in again.")
         } catch {
@@ -97,6 +126,11 @@ public final class TokenStore: Sendable {
             try? fm.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file + suffix)
         }
         do {
+            // WAL is a property of the file: set once, when the header does not say so yet (bytes 18-19 = 2).
+            if header.count < 20 || header[header.startIndex + 18] != 2 || header[header.startIndex + 19] != 2 {
+                let mode = try pool.writeWithoutTransaction { try String.fetchOne($0, sql: "PRAGMA journal_mode = WAL") }
+                guard mode?.lowercased() == "wal" else { throw StoreError("cannot put the store '\(file)' in WAL mode (journal mode: \(mode ?? "unknown"))") }
+            }
             try Self.migrate(pool)
         } catch let e as StoreError {
             throw e
@@ -107,6 +141,22 @@ public final class TokenStore: Sendable {
         } catch {
             throw StoreError("cannot prepare the store '\(file)': \(error)")
         }
+    }
+
+    /// True when the file's SQLite header carries our application id (bytes 68-71, big-endian): then it is a store
+    /// that b2c created and the SQL inspection below is not needed. Anything else (another header, a short file, an
+    /// id not yet checkpointed from the WAL) goes through `inspect`.
+    static func isOurs(_ header: Data) -> Bool {
+        guard header.count == 100, header.prefix(16).elementsEqual("SQLite format 3\0".utf8) else { return false }
+        let id = header[header.startIndex + 68 ..< header.startIndex + 72].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        return Int32(bitPattern: id) == applicationID
+    }
+
+    /// The first 100 bytes of the file (the SQLite header), or fewer when the file is shorter or missing.
+    static func header(_ file: String) -> Data {
+        guard let handle = FileHandle(forReadingAtPath: file) else { return Data() }
+        defer { try? handle.close() }
+        return (try? handle.read(upToCount: 100)) ?? Data()
     }
 
     /// Looks at an existing file read-only, so that a corrupt or foreign file is refused before anything writes to it.
@@ -132,7 +182,7 @@ public final class TokenStore: Sendable {
         }
     }
 
-    static func migrate(_ pool: DatabasePool) throws {
+    static func migrate(_ pool: DatabaseQueue) throws {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
             try db.execute(sql: """
@@ -157,6 +207,8 @@ public final class TokenStore: Sendable {
                 CREATE TABLE metadata(url TEXT PRIMARY KEY, body BLOB NOT NULL, fetched_at INTEGER NOT NULL);
                 """)
         }
+        // A read first: an up-to-date store (every command but the first) takes no write lock to find that out.
+        if try pool.read({ try migrator.hasCompletedMigrations($0) }) { return }
         try migrator.migrate(pool)
     }
 
@@ -249,12 +301,75 @@ public final class TokenStore: Sendable {
                 updatedAt: row["updated_at"])
     }
 
+    /// One row per (person, account, access token) of the listing, in one query and one read transaction: people by
+    /// email, then oid; their accounts by policy, then id. The policy claim is read with json_extract, so that the
+    /// claims of every account need not be parsed.
+    public func listing(policy: String?) throws -> [ListedPerson] {
+        try pool.read { db in
+            let rows = try Row.fetchCursor(db, sql: """
+                SELECT i.tenant_id, i.oid, i.name, i.given_name, i.family_name, i.email, a.account_id, a.policy,
+                    CASE WHEN NOT json_valid(a.claims) THEN NULL
+                         WHEN json_type(a.claims, '$.tfp') = 'text' THEN json_extract(a.claims, '$.tfp')
+                         WHEN json_type(a.claims, '$.acr') = 'text' THEN json_extract(a.claims, '$.acr') END AS claim_policy,
+                    c.account_id IS NOT NULL AS is_current, r.account_id IS NOT NULL AS has_refresh_token, t.target, t.expires_on
+                FROM accounts a JOIN identities i ON i.tenant_id = a.tenant_id AND i.oid = a.oid
+                LEFT JOIN current_accounts c ON c.policy = a.policy AND c.account_id = a.account_id
+                LEFT JOIN refresh_tokens r ON r.account_id = a.account_id
+                LEFT JOIN access_tokens t ON t.account_id = a.account_id
+                WHERE ?1 IS NULL OR a.policy = ?1 COLLATE NOCASE
+                ORDER BY i.email, i.oid, i.tenant_id, a.policy, a.account_id, t.target
+                """, arguments: [policy])
+            var people: [ListedPerson] = []
+            while let row = try rows.next() {
+                let tenantID: String = row[0], oid: String = row[1], accountID: String = row[6]
+                if people.last?.identity.tenantID != tenantID || people.last?.identity.oid != oid {
+                    people.append(ListedPerson(identity: Identity(tenantID: tenantID, oid: oid, name: row[2], givenName: row[3], familyName: row[4],
+                                                                  email: row[5]), accounts: []))
+                }
+                if people[people.count - 1].accounts.last?.accountID != accountID {
+                    people[people.count - 1].accounts.append(ListedAccount(accountID: accountID, tenantID: tenantID, oid: oid, policy: row[7],
+                                                                           claimPolicy: row[8], current: row[9], hasRefreshToken: row[10], accessTokens: []))
+                }
+                if let target: String = row[11] {
+                    let last = people.count - 1
+                    people[last].accounts[people[last].accounts.count - 1].accessTokens.append(.init(target: target, expiresOn: row[12]))
+                }
+            }
+            return people
+        }
+    }
+
     public func accounts(policy: String? = nil) throws -> [Account] {
         try pool.read { db in
             let rows = try policy.map {
                 try Row.fetchAll(db, sql: "SELECT * FROM accounts WHERE policy = ? COLLATE NOCASE ORDER BY account_id", arguments: [$0])
             } ?? Row.fetchAll(db, sql: "SELECT * FROM accounts ORDER BY policy, account_id")
             return rows.map(Self.account)
+        }
+    }
+
+    /// The accounts of a policy that a selector may name: a superset of what `AccountSelection.filter` keeps (exact
+    /// account id or oid, an email anywhere in the claims, or a prefix of the account id or oid), found through the
+    /// indexes instead of by reading every account of the policy.
+    public func accounts(policy: String, narrowedTo selector: String) throws -> [Account] {
+        let s = selector.lowercased()
+        let prefix = s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
+            .replacingOccurrences(of: "_", with: "\\_") + "%"
+        return try pool.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT * FROM accounts WHERE policy = ? COLLATE NOCASE AND (account_id = ? OR oid = ? OR instr(lower(claims), ?) > 0
+                    OR account_id LIKE ? ESCAPE '\\' OR oid LIKE ? ESCAPE '\\') ORDER BY account_id
+                """, arguments: [policy, s, s, s, prefix, prefix]).map(Self.account)
+        }
+    }
+
+    /// The policy's current account, read in one transaction with its row (nil when there is none or it is gone).
+    public func currentAccount(policy: String) throws -> (id: String, account: Account?)? {
+        try pool.read { db in
+            guard let id = try String.fetchOne(db, sql: "SELECT account_id FROM current_accounts WHERE policy = ?", arguments: [policy]) else {
+                return nil
+            }
+            return (id, try Row.fetchOne(db, sql: "SELECT * FROM accounts WHERE account_id = ?", arguments: [id]).map(Self.account))
         }
     }
 
