@@ -78,7 +78,10 @@ def main() -> int:
     rt_length = len(rt[0])
     id_header, _, id_sig = t_id_token.split(".")
     at_parts = at_secret.split(".")
-    at_header, at_sig_len = (at_parts[0], len(at_parts[2])) if len(at_parts) == 3 else (b64url(b'{"alg":"RS256"}'), 342)
+    if len(at_parts) != 3:
+        sys.exit("the template access token is not a JWT")
+    at_header, at_sig_len = at_parts[0], len(at_parts[2])
+    at_claims_template = json.loads(base64.urlsafe_b64decode(at_parts[1] + "=" * (-len(at_parts[1]) % 4)))
     policy_claim = "acr" if "acr" in t_claims and "tfp" not in t_claims else "tfp"
     if not t_authority.endswith("/" + t_policy):
         sys.exit(f"unexpected authority form '{t_authority}' (expected the path form ending in /{t_policy})")
@@ -97,7 +100,9 @@ def main() -> int:
         id_token = fake_jwt(id_header, claims, len(id_sig), rng)
         accounts.append((account_id, tenant, oid, policy, authority_base + policy, client_id, id_token,
                          json.dumps(claims, separators=(",", ":"), ensure_ascii=False), now, now))
-        at_claims = {"aud": "bench", "oid": oid, "scp": "bench", "exp": far, policy_claim: policy}
+        at_claims = dict(at_claims_template)
+        at_claims.update({k: v for k, v in claims.items() if k in at_claims_template and k not in ("aud", "nonce")})
+        at_claims["exp"] = far
         access_tokens.append((account_id, target, fake_jwt(at_header, at_claims, at_sig_len, rng), far, now))
         refresh_tokens.append((account_id, random_b64url(rng, rt_length), now))
         return account_id

@@ -3,29 +3,33 @@
 # runtime and Foundation), our own initialisation, and the store. Diagnostic companion of token-cache-hit.sh.
 #
 #   - p50 of: /bin/true, the sqlite3 floor, a Swift "hello" with and without Foundation (dynamic and -static-stdlib,
-#     compiled here with swiftc), `b2c --help`, `b2c token` (1-person store), and the same b2c commands of a
-#     --static-swift-stdlib build when there is one (STATIC_BIN, default <repo>/.build-release-static/release;
-#     STATIC=1 builds it: swift build -c release --static-swift-stdlib --scratch-path .build-release-static)
+#     compiled here with swiftc), `b2c --help`, `b2c token` (1-person store), and the same b2c commands of the other
+#     link flavour when it is built (ALT_BIN: the dynamic build in <repo>/.build-release/release when the measured one
+#     is the static default, and the other way round with B2C_BENCH_DYNAMIC=1; ALT=1 builds it)
 #   - shared objects mapped, dynamic-loader time and relocations (LD_DEBUG=statistics)
 #   - system calls of a cache hit (strace -f -c), and proof that it opens no socket (no network, no discovery)
 #   - software counters (perf stat: task-clock, page-faults, context switches) when perf works
 #
-# Knobs: RUNS (100), WARMUP (5), STATIC (0), STATIC_BIN.
+# Knobs: RUNS (100), WARMUP (5), ALT (0), ALT_BIN.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 RUNS=${RUNS:-100}
 WARMUP=${WARMUP:-5}
-STATIC=${STATIC:-0}
-STATIC_SCRATCH=${STATIC_SCRATCH:-$ROOT/.build-release-static}
-STATIC_BIN=${STATIC_BIN:-$STATIC_SCRATCH/release}
+ALT=${ALT:-0}
+if [[ ${B2C_BENCH_DYNAMIC:-0} == 1 ]]; then
+    LABEL=dynamic ALT_LABEL=static ALT_SCRATCH=$ROOT/.build-release-static ALT_FLAGS=(--static-swift-stdlib)
+else
+    LABEL=static ALT_LABEL=dynamic ALT_SCRATCH=$ROOT/.build-release ALT_FLAGS=()
+fi
+ALT_BIN=${ALT_BIN:-$ALT_SCRATCH/release}
 
 need hyperfine sqlite3 strace curl "$PY"
 bench_init
 bench_build
-if [[ $STATIC == 1 ]]; then
-    note "building the --static-swift-stdlib variant in $STATIC_SCRATCH…"
-    (cd "$ROOT" && nice -n 10 swift build -c release --static-swift-stdlib --scratch-path "$STATIC_SCRATCH" >"$BENCH_TMP/build-static.log" 2>&1) \
-        || { tail -30 "$BENCH_TMP/build-static.log" >&2; die "static build failed"; }
+if [[ $ALT == 1 ]]; then
+    note "building the $ALT_LABEL variant in $ALT_SCRATCH…"
+    (cd "$ROOT" && nice -n 10 swift build -c release "${ALT_FLAGS[@]}" --scratch-path "$ALT_SCRATCH" >"$BENCH_TMP/build-alt.log" 2>&1) \
+        || { tail -30 "$BENCH_TMP/build-alt.log" >&2; die "the $ALT_LABEL build failed"; }
 fi
 
 start_emulator emulator file
@@ -57,10 +61,10 @@ fi
 cmds=(/bin/true "sqlite3 -init /dev/null $store \"$floor_sql\"" "${hello[@]}" "$B2C --help" "$B2C token")
 labels=("/bin/true" "sqlite3 floor (PK lookup)")
 for h in "${hello[@]}"; do labels+=("swift hello: $(basename "$h")"); done
-labels+=("b2c --help" "b2c token (1-person store)")
-if [[ -x $STATIC_BIN/b2c ]]; then
-    cmds+=("$STATIC_BIN/b2c --help" "$STATIC_BIN/b2c token")
-    labels+=("static b2c --help" "static b2c token (1-person store)")
+labels+=("$LABEL b2c --help" "$LABEL b2c token (1-person store)")
+if [[ -x $ALT_BIN/b2c ]]; then
+    cmds+=("$ALT_BIN/b2c --help" "$ALT_BIN/b2c token")
+    labels+=("$ALT_LABEL b2c --help" "$ALT_LABEL b2c token (1-person store)")
 fi
 json=$BENCH_TMP/startup.json
 run_hyperfine "$json" "$RUNS" "$WARMUP" "${cmds[@]}"
@@ -71,14 +75,14 @@ for i in "${!labels[@]}"; do
     printf '  %-40s %8.2f ms  %6sx\n' "${labels[$i]}" "$t" "$(ratio "$t" "$floor")"
 done
 
-if [[ -x $STATIC_BIN/b2c ]]; then
-    printf '  peak RSS b2c token: dynamic %s MB, static %s MB; binary size: dynamic %s MB, static %s MB\n' \
-        "$(peak_rss_mb 3 "$B2C" token)" "$(peak_rss_mb 3 "$STATIC_BIN/b2c" token)" \
-        "$(awk -v b="$(stat -c %s "$B2C")" 'BEGIN{printf "%.1f", b/1048576}')" \
-        "$(awk -v b="$(stat -c %s "$STATIC_BIN/b2c")" 'BEGIN{printf "%.1f", b/1048576}')"
+if [[ -x $ALT_BIN/b2c ]]; then
+    printf '  peak RSS b2c token: %s %s MB, %s %s MB; binary size: %s %s MB, %s %s MB\n' \
+        "$LABEL" "$(peak_rss_mb 3 "$B2C" token)" "$ALT_LABEL" "$(peak_rss_mb 3 "$ALT_BIN/b2c" token)" \
+        "$LABEL" "$(awk -v b="$(stat -c %s "$B2C")" 'BEGIN{printf "%.1f", b/1048576}')" \
+        "$ALT_LABEL" "$(awk -v b="$(stat -c %s "$ALT_BIN/b2c")" 'BEGIN{printf "%.1f", b/1048576}')"
 fi
 
-say "dynamic loading (b2c token):"
+say "loading ($LABEL b2c token):"
 libs=$(ldd "$B2C" | grep -c '=>' || true)
 swiftlibs=$(ldd "$B2C" | awk '$3 ~ /swift|Foundation|dispatch|BlocksRuntime/ {print $3}')
 swiftbytes=$(for l in $swiftlibs; do stat -L -c %s "$l"; done | awk '{s += $1} END {printf "%.1f", s / 1048576}')
@@ -87,10 +91,10 @@ printf '  %d shared objects; %d of them from the Swift toolchain (%s MB): %s\n' 
 LD_DEBUG=statistics "$B2C" token 2>"$BENCH_TMP/ld.txt" >/dev/null
 sed -n 's/^ *[0-9]*:[[:space:]]*//p' "$BENCH_TMP/ld.txt" | grep -E 'total startup time|time needed for relocation|number of relocations:|relocations from cache|objects loaded' \
     | sed 's/^/  ld.so: /' | head -8
-if [[ -x $STATIC_BIN/b2c ]]; then
-    LD_DEBUG=statistics "$STATIC_BIN/b2c" token 2>"$BENCH_TMP/ld-static.txt" >/dev/null
-    sed -n 's/^ *[0-9]*:[[:space:]]*//p' "$BENCH_TMP/ld-static.txt" | grep -E 'total startup time|number of relocations:|objects loaded' \
-        | sed 's/^/  static ld.so: /' | head -4
+if [[ -x $ALT_BIN/b2c ]]; then
+    LD_DEBUG=statistics "$ALT_BIN/b2c" token 2>"$BENCH_TMP/ld-alt.txt" >/dev/null
+    sed -n 's/^ *[0-9]*:[[:space:]]*//p' "$BENCH_TMP/ld-alt.txt" | grep -E 'total startup time|number of relocations:|objects loaded' \
+        | sed "s/^/  $ALT_LABEL ld.so: /" | head -4
 fi
 
 say "system calls of one cache hit (strace -f -c):"
@@ -108,8 +112,8 @@ printf '  %s system calls in all; %s files opened (%s of them store.sqlite*), %s
 
 if perf stat -e task-clock true >/dev/null 2>&1; then
     say "perf stat (software counters, 20 runs each):"
-    for c in "sqlite3 -init /dev/null $store \"$floor_sql\"" "$B2C token" ${STATIC_BIN:+"$STATIC_BIN/b2c token"}; do
-        [[ $c == "$STATIC_BIN/b2c token" && ! -x $STATIC_BIN/b2c ]] && continue
+    for c in "sqlite3 -init /dev/null $store \"$floor_sql\"" "$B2C token" ${ALT_BIN:+"$ALT_BIN/b2c token"}; do
+        [[ $c == "$ALT_BIN/b2c token" && ! -x $ALT_BIN/b2c ]] && continue
         eval "perf stat -r 20 -e task-clock,page-faults,context-switches -x, -o $BENCH_TMP/perf.txt $c >/dev/null"
         printf '  %-60s %s\n' "$(cut -c1-60 <<<"${c/#$ROOT\//}")" \
             "$(awk -F, '/task-clock/ {t=$1} /page-faults/ {p=$1} /context-switches/ {c=$1} END {printf "task-clock %.2f ms, page-faults %d, context-switches %d", t, p, c}' "$BENCH_TMP/perf.txt")"

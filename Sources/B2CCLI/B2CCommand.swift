@@ -34,6 +34,10 @@ public struct B2CCommand: AsyncParsableCommand {
     /// Runs the CLI, turning `CLIError` into its message and exit code.
     public static func run(arguments: [String]? = nil) async -> Never {
         do {
+            if let request = TokenRequest.fastParse(arguments ?? Array(CommandLine.arguments.dropFirst())) {
+                try await request.run()
+                Foundation.exit(ExitStatus.ok)
+            }
             var command = try parseAsRoot(arguments)
             if var async = command as? AsyncParsableCommand {
                 try await async.run()

@@ -15,6 +15,17 @@ struct ClientOptions: ParsableArguments {
         guard (1...600).contains(httpTimeout) else { throw ValidationError("--http-timeout must be between 1 and 600 seconds.") }
     }
 
+    var settings: ClientSettings { ClientSettings(config: config, verbose: verbose, httpTimeout: httpTimeout) }
+    func loadConfiguration() throws -> ClientConfiguration { try settings.loadConfiguration() }
+    func makeClient() throws -> B2CClient { try settings.makeClient() }
+}
+
+/// The client options as plain values (what `ClientOptions` parses, and what the `token` fast path parses).
+struct ClientSettings: Equatable {
+    var config: String?
+    var verbose = false
+    var httpTimeout = 30
+
     func loadConfiguration() throws -> ClientConfiguration {
         let located = ClientConfiguration.locate(explicit: config)
         guard let path = located.path else {

@@ -27,22 +27,25 @@ public struct NetworkError: Error, Sendable, CustomStringConvertible {
 /// The HTTP client (and its event-loop threads) is made on first use: a cache hit never starts it.
 public final class HTTPTransport: Sendable {
     private let configuration: HTTPClient.Configuration
+    private let caFile: String?
     private let lazyClient = NIOLockedValueBox<HTTPClient?>(nil)
     public let timeout: TimeAmount
     public let maxBody: Int
     let trace: (@Sendable (String) -> Void)?
 
+    /// A CA file that cannot be read or holds no PEM certificate is refused here; its certificates are parsed with the
+    /// client, on first use (a token cache hit never pays for TLS).
     public init(caFile: String?, timeoutSeconds: Int = 30, maxBody: Int = 4 * 1024 * 1024, trace: (@Sendable (String) -> Void)? = nil) throws {
-        var tls = TLSConfiguration.makeClientConfiguration()
         if let caFile {
-            do {
-                let certs = try NIOSSLCertificate.fromPEMFile(caFile)
-                tls.additionalTrustRoots = [.certificates(certs)]
-            } catch {
-                throw NetworkError("cannot read the CA file '\(caFile)' named by caFile: \(error)")
+            guard let pem = FileManager.default.contents(atPath: caFile) else {
+                throw NetworkError("cannot read the CA file '\(caFile)' named by caFile: no such readable file")
+            }
+            guard String(decoding: pem, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----") else {
+                throw NetworkError("the CA file '\(caFile)' named by caFile holds no PEM certificate (-----BEGIN CERTIFICATE-----)")
             }
         }
-        var config = HTTPClient.Configuration(tlsConfiguration: tls, redirectConfiguration: .disallow)
+        self.caFile = caFile
+        var config = HTTPClient.Configuration(tlsConfiguration: nil, redirectConfiguration: .disallow)
         config.timeout = .init(connect: .seconds(Int64(min(timeoutSeconds, 10))), read: .seconds(Int64(timeoutSeconds)))
         config.httpVersion = .http1Only
         configuration = config
@@ -51,10 +54,20 @@ public final class HTTPTransport: Sendable {
         self.trace = trace
     }
 
-    private var client: HTTPClient {
-        lazyClient.withLockedValue { existing in
+    private func client() throws -> HTTPClient {
+        try lazyClient.withLockedValue { existing in
             if let existing { return existing }
-            let made = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+            var tls = TLSConfiguration.makeClientConfiguration()
+            if let caFile {
+                do {
+                    tls.additionalTrustRoots = [.certificates(try NIOSSLCertificate.fromPEMFile(caFile))]
+                } catch {
+                    throw NetworkError("cannot read the CA file '\(caFile)' named by caFile: \(error)")
+                }
+            }
+            var config = configuration
+            config.tlsConfiguration = tls
+            let made = HTTPClient(eventLoopGroupProvider: .singleton, configuration: config)
             existing = made
             return made
         }
@@ -85,7 +98,7 @@ public final class HTTPTransport: Sendable {
         let started = Date()
         let deadline = timeoutSeconds.map { TimeAmount.seconds(Int64($0)) } ?? timeout
         do {
-            let res = try await client.execute(req, timeout: deadline)
+            let res = try await client().execute(req, timeout: deadline)
             let buffer: ByteBuffer
             do { buffer = try await res.body.collect(upTo: maxBody) } catch is NIOTooManyBytesError {
                 throw NetworkError("\(url.host ?? "the server") sent a response larger than \(maxBody / 1024) KiB; refusing it")

@@ -44,12 +44,28 @@ public struct B2CErrorDescription: Sendable, Equatable {
         }
         var message = messageLines.joined(separator: " ")
         var code: String?
-        if let range = message.range(of: #"AADB2C\d{5}"#, options: .regularExpression) {
+        if let range = Self.codeRange(in: message) {
             code = String(message[range])
             if range.lowerBound == message.startIndex {
                 message = String(message[range.upperBound...]).trimmingCharacters(in: CharacterSet(charactersIn: ": "))
             }
         }
         return B2CErrorDescription(code: code, message: message, correlationID: correlation, timestamp: timestamp)
+    }
+
+    /// The first "AADB2C" followed by five digits.
+    static func codeRange(in text: String) -> Range<String.Index>? {
+        var from = text.startIndex
+        while let r = text.range(of: "AADB2C", range: from..<text.endIndex) {
+            var end = r.upperBound
+            var digits = 0
+            while digits < 5, end < text.endIndex, text[end].isASCII, text[end].isNumber {
+                end = text.index(after: end)
+                digits += 1
+            }
+            if digits == 5 { return r.lowerBound..<end }
+            from = r.upperBound
+        }
+        return nil
     }
 }
