@@ -15,18 +15,28 @@ struct AccountsCommand: AsyncParsableCommand {
             let people = try AccountSelection.list(store: c.store, policy: policy)
             switch output ?? .auto {
             case .json:
-                let json: [JSONValue] = people.map { person in
+                // Streamed person by person (same bytes as one pretty document): at 100,000 people the whole tree
+                // and its text would hold several hundred MB at once.
+                var out = "{\n  \"people\": ["
+                for (n, person) in people.enumerated() {
                     let p = person.identity
                     let items: [JSONValue] = person.accounts.map { a in
                         ["accountId": .string(a.accountID), "policy": .string(a.policy), "current": .bool(a.current), "refreshToken": .bool(a.hasRefreshToken),
                          "accessTokens": .array(a.accessTokens.map { ["scopes": .string($0.target), "expiresOn": JSONValue($0.expiresOn),
                                                                      "expiresIn": JSONValue(max(0, $0.expiresOn - now))] })]
                     }
-                    return ["tenantId": .string(p.tenantID), "oid": .string(p.oid), "name": p.name.map { .string($0) } ?? .null,
-                            "givenName": p.givenName.map { .string($0) } ?? .null, "familyName": p.familyName.map { .string($0) } ?? .null,
-                            "email": p.email.map { .string($0) } ?? .null, "accounts": .array(items)]
+                    let entry: JSONValue = ["tenantId": .string(p.tenantID), "oid": .string(p.oid), "name": p.name.map { .string($0) } ?? .null,
+                                            "givenName": p.givenName.map { .string($0) } ?? .null, "familyName": p.familyName.map { .string($0) } ?? .null,
+                                            "email": p.email.map { .string($0) } ?? .null, "accounts": .array(items)]
+                    out += n == 0 ? "\n    " : ",\n    "
+                    entry.serialize(into: &out, pretty: true, indent: 2)
+                    if out.utf8.count >= 1 << 20 {
+                        FileHandle.standardOutput.write(Data(out.utf8))
+                        out = ""
+                    }
                 }
-                writeOut(JSONValue.object(["people": .array(json)]).serialized(pretty: true))
+                out += people.isEmpty ? "]\n}\n" : "\n  ]\n}\n"
+                FileHandle.standardOutput.write(Data(out.utf8))
             case .table:
                 var rows: [[String]] = [["PERSON", "POLICY", "ACCOUNT", "ACCESS TOKEN", "REFRESH"]]
                 for person in people {

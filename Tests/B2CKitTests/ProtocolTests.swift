@@ -54,6 +54,16 @@ import _CryptoExtras
         #expect(Base64URL.decode("a") == nil)
         #expect(Base64URL.decode("ab+c") == nil)
         #expect(Base64URL.decode("YQ==") == Data("a".utf8))
+        #expect(Base64URL.decode("") == Data())
+        // Against Foundation's base64 on random data of every length up to 70 bytes.
+        var rng = SystemRandomNumberGenerator()
+        for length in 0...70 {
+            let data = Data((0..<length).map { _ in UInt8.random(in: 0...255, using: &rng) })
+            let foundation = data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            #expect(Base64URL.encode(data) == foundation.replacingOccurrences(of: "=", with: ""), "\(length) bytes")
+            #expect(Base64URL.decode(foundation) == data, "padded, \(length) bytes")
+            #expect(Base64URL.decode(Base64URL.encode(data)) == data, "unpadded, \(length) bytes")
+        }
     }
 
     @Test func formEncoding() throws {

@@ -62,6 +62,12 @@ public enum JSONValue: Sendable, Equatable, CustomStringConvertible {
         return out
     }
 
+    /// Appends the value to `out` as it would appear nested `indent` levels deep in a pretty or compact document
+    /// (for writers that stream a large array element by element).
+    public func serialize(into out: inout String, pretty: Bool, indent: Int) {
+        write(into: &out, pretty: pretty, indent: indent)
+    }
+
     public var data: Data { Data(serialized().utf8) }
 
     private func write(into out: inout String, pretty: Bool, indent: Int) {
@@ -98,6 +104,12 @@ public enum JSONValue: Sendable, Equatable, CustomStringConvertible {
 
     private static func escape(_ s: String, into out: inout String) {
         out += "\""
+        // Most strings (ids, emails, scopes) need no escape: append them whole.
+        if !s.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            out += s
+            out += "\""
+            return
+        }
         for scalar in s.unicodeScalars {
             switch scalar {
             case "\"": out += "\\\""
