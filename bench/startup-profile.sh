@@ -101,7 +101,7 @@ say "system calls of one cache hit (strace -f -c):"
 strace -f -c -o "$BENCH_TMP/strace.txt" "$B2C" token >/dev/null
 awk 'NR > 2 && $0 !~ /^-/ && $NF != "total" { print }' "$BENCH_TMP/strace.txt" | sort -k4 -n -r | head -8 | \
     awk '{ printf "  %-16s %6s calls\n", $NF, $4 }'
-total=$(awk '$NF == "total" { print $3 }' "$BENCH_TMP/strace.txt")
+total=$(awk '$NF == "total" { print $4 }' "$BENCH_TMP/strace.txt")
 strace -f -e trace=network,openat,clone,clone3 -o "$BENCH_TMP/strace-net.txt" "$B2C" token >/dev/null
 sockets=$(grep -cE '(socket|connect)\(' "$BENCH_TMP/strace-net.txt" || true)
 opened=$(grep -c 'openat(' "$BENCH_TMP/strace-net.txt" || true)

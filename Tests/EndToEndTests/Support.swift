@@ -217,14 +217,39 @@ final class LiveProcess: @unchecked Sendable {
     private var outText = ""
     private let finished = DispatchSemaphore(value: 0)
 
-    init(_ executable: URL, _ args: [String], environment: [String: String]) throws {
+    /// With `terminal`, stdin is a pseudo-terminal (so b2c prompts, and turns echo off for passwords); what the
+    /// terminal echoes back is collected in `echoed`.
+    private var terminalMaster: FileHandle?
+    private var echoText = ""
+
+    init(_ executable: URL, _ args: [String], environment: [String: String], terminal: Bool = false) throws {
         process.executableURL = executable
         process.arguments = args
         process.environment = environment
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
-        process.standardInput = input
+        if terminal {
+            let pty = try PseudoTerminal.functions()
+            let master = pty.open(O_RDWR | O_NOCTTY)
+            guard master >= 0, pty.grant(master) == 0, pty.unlock(master) == 0, let name = pty.name(master) else {
+                throw LiveProcessError(message: "cannot open a pseudo-terminal")
+            }
+            let slave = open(String(cString: name), O_RDWR | O_NOCTTY)
+            guard slave >= 0 else { throw LiveProcessError(message: "cannot open \(String(cString: name))") }
+            process.standardInput = FileHandle(fileDescriptor: slave, closeOnDealloc: true)
+            let masterHandle = FileHandle(fileDescriptor: master, closeOnDealloc: true)
+            terminalMaster = masterHandle
+            Thread { [self] in
+                while true {
+                    let chunk = masterHandle.availableData
+                    if chunk.isEmpty { break }
+                    lock.withLock { echoText += String(decoding: chunk, as: UTF8.self) }
+                }
+            }.start()
+        } else {
+            process.standardInput = input
+        }
         try process.run()
         Thread { [self] in
             while true {
@@ -242,8 +267,11 @@ final class LiveProcess: @unchecked Sendable {
     }
 
     var stderr: String { lock.withLock { errText } }
+    var echoed: String { lock.withLock { echoText } }
 
-    func write(_ line: String) { input.fileHandleForWriting.write(Data((line + "\n").utf8)) }
+    func write(_ line: String) {
+        if let terminalMaster { terminalMaster.write(Data((line + "\n").utf8)) } else { input.fileHandleForWriting.write(Data((line + "\n").utf8)) }
+    }
 
     /// Waits (polling, without blocking the cooperative pool) until stderr contains `text` `times` times.
     func waitFor(_ text: String, times: Int = 1, seconds: Double = 30) async throws {
@@ -267,3 +295,18 @@ final class LiveProcess: @unchecked Sendable {
 }
 
 struct LiveProcessError: Error, CustomStringConvertible { var message: String; var description: String { message } }
+
+/// posix_openpt, grantpt, unlockpt and ptsname from the C library (Swift's Glibc module does not export them).
+enum PseudoTerminal {
+    typealias IntFunction = @convention(c) (Int32) -> Int32
+    typealias NameFunction = @convention(c) (Int32) -> UnsafeMutablePointer<CChar>?
+
+    static func functions() throws -> (open: IntFunction, grant: IntFunction, unlock: IntFunction, name: NameFunction) {
+        func symbol(_ name: String) throws -> UnsafeMutableRawPointer {
+            guard let s = dlsym(UnsafeMutableRawPointer(bitPattern: 0), name) else { throw LiveProcessError(message: "no \(name) in the C library") }
+            return s
+        }
+        return (unsafeBitCast(try symbol("posix_openpt"), to: IntFunction.self), unsafeBitCast(try symbol("grantpt"), to: IntFunction.self),
+                unsafeBitCast(try symbol("unlockpt"), to: IntFunction.self), unsafeBitCast(try symbol("ptsname"), to: NameFunction.self))
+    }
+}

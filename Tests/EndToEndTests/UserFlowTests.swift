@@ -144,6 +144,51 @@ import Testing
         #expect(!r.stderr.contains(second))
     }
 
+    @Test func codesAndPasswordsTypedAtTheTerminalPrompt() async throws {
+        let w = try await World.start()
+        defer { Task { await w.stop() } }
+        // Native auth with neither --password-stdin nor --otp-stdin: b2c asks on the terminal for what the tenant
+        // chose. With the emulator's default configuration (challengeTypes oob and password) that is the password…
+        let pw = try LiveProcess(b2cBinary, ["signin", "--native", "--username", bob.email], environment: w.environment(as: nil), terminal: true)
+        try await pw.waitFor("Password for \(bob.email): ")
+        pw.write(bob.password)
+        let pwDone = await pw.finish()
+        #expect(pwDone.status == 0 && pwDone.stdout.contains("Signed in as bob@contoso.com under native"), "\(pwDone.stderr)")
+        #expect(!pw.echoed.contains(bob.password), "the password was echoed: \(pw.echoed.debugDescription)")
+        // …and, for a passwordless configuration (challengeTypes: oob only), an emailed code.
+        try w.editConfig { o in
+            var native = o["nativeAuth"]?.objectValue ?? [:]
+            native["challengeTypes"] = ["oob"]
+            o["nativeAuth"] = .object(native)
+        }
+        let p = try LiveProcess(b2cBinary, ["signin", "--native", "--username", bob.email], environment: w.environment(as: nil), terminal: true)
+        try await p.waitFor("Enter the 8-digit code sent to b***b@co*****.com (or 'resend'): ")
+        let first = try await latestCode(w, bob.email)
+        p.write("resend")
+        try await p.waitFor("a new code was sent")
+        p.write("00000000")
+        try await p.waitFor("that code is not right (2 attempts left)")
+        let second = try await latestCode(w, bob.email)
+        #expect(second != first)
+        p.write(second)
+        let r = await p.finish()
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("Signed in as bob@contoso.com under native"))
+        #expect(r.stderr.components(separatedBy: "Enter the 8-digit code").count - 1 == 3, "asked three times: \(r.stderr)")
+
+        // ROPC without --password-stdin: the password prompt turns the terminal's echo off.
+        let ropc = try LiveProcess(b2cBinary, ["signin", "--policy", "B2C_1_ROPC_Auth", "--username", alice.email], environment: w.environment(as: nil),
+                                   terminal: true)
+        try await ropc.waitFor("Password for \(alice.email): ")
+        ropc.write(alice.password)
+        let typed = await ropc.finish()
+        #expect(typed.status == 0, "\(typed.stderr)")
+        #expect(typed.stdout.contains("Signed in as alice@contoso.com under B2C_1_ROPC_Auth"))
+        #expect(!ropc.echoed.contains(alice.password) && !typed.stderr.contains(alice.password) && !typed.stdout.contains(alice.password),
+                "the password was echoed: \(ropc.echoed.debugDescription)")
+        #expect(p.echoed.contains(second), "codes are echoed as they are typed (echo stays on there)")
+    }
+
     @Test func nativeAuthStopsAfterThreeWrongCodesAndOnAnExpiredContinuationToken() async throws {
         let w = try await World.start()
         defer { Task { await w.stop() } }
