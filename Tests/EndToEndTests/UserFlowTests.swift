@@ -130,14 +130,7 @@ import Testing
         defer { Task { await w.stop() } }
         let p = try LiveProcess(b2cBinary, ["signin", "--native", "--username", bob.email, "--otp-stdin"], environment: w.environment(as: nil))
         try await p.waitFor("code was sent to b***b@co*****.com")
-        let first = try await latestCode(w, bob.email)
-        p.write("resend")
-        try await p.waitFor("a new code was sent")
-        p.write(first)   // the first code no longer works after a resend
-        try await p.waitFor("that code is not right (2 attempts left)")
-        let second = try await latestCode(w, bob.email)
-        #expect(second != first)
-        p.write(second)
+        let (_, second) = try await resendThenWrongThenRight(p, w)   // the first code no longer works after a resend
         let r = await p.finish()
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("Signed in as bob@contoso.com under native"))
@@ -163,14 +156,7 @@ import Testing
         }
         let p = try LiveProcess(b2cBinary, ["signin", "--native", "--username", bob.email], environment: w.environment(as: nil), terminal: true)
         try await p.waitFor("Enter the 8-digit code sent to b***b@co*****.com (or 'resend'): ")
-        let first = try await latestCode(w, bob.email)
-        p.write("resend")
-        try await p.waitFor("a new code was sent")
-        p.write("00000000")
-        try await p.waitFor("that code is not right (2 attempts left)")
-        let second = try await latestCode(w, bob.email)
-        #expect(second != first)
-        p.write(second)
+        let (_, second) = try await resendThenWrongThenRight(p, w, wrong: "00000000")
         let r = await p.finish()
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("Signed in as bob@contoso.com under native"))
@@ -207,6 +193,20 @@ import Testing
         #expect(r.status == 4, "\(r.stderr)")
         #expect(r.stderr.contains("took too long") && r.stderr.contains("expired"), "\(r.stderr)")
         #expect(try await w.b2c(["accounts", "--output", "json"]).json["people"]?.arrayValue?.isEmpty == true)
+    }
+
+    /// The code dialogue: ask for a new code, type a wrong one (by default the first code, which the resend voided),
+    /// then the right one. Returns the two codes the tenant sent.
+    func resendThenWrongThenRight(_ p: LiveProcess, _ w: World, wrong: String? = nil) async throws -> (first: String, second: String) {
+        let first = try await latestCode(w, bob.email)
+        p.write("resend")
+        try await p.waitFor("a new code was sent")
+        p.write(wrong ?? first)
+        try await p.waitFor("that code is not right (2 attempts left)")
+        let second = try await latestCode(w, bob.email)
+        #expect(second != first)
+        p.write(second)
+        return (first, second)
     }
 
     func latestCode(_ w: World, _ email: String) async throws -> String {
