@@ -57,6 +57,9 @@ import Testing
         let w = try await World.start()
         defer { Task { await w.stop() } }
         #expect(try await w.b2c(["signin"], as: alice, jar: "alice").status == 0)
+        // Alice is also signed in on a second machine (its own store and browser), which the reset does not touch.
+        let laptop = ["B2C_HOME": w.dir.appendingPathComponent("laptop").path]
+        #expect(try await w.b2c(["signin"], as: alice, jar: "laptop", extra: laptop).status == 0)
         let reset = try await w.b2c(["reset-password"], as: alice, jar: "alice", extra: ["B2C_AGENT_NEW_PASSWORD": "Alice-new-2026!x"])
         #expect(reset.status == 0, "\(reset.stderr)")
         #expect(reset.stdout.contains("Password of alice@contoso.com reset under B2C_1_reset"))
@@ -66,6 +69,12 @@ import Testing
         #expect(token.status == 4)
         #expect(token.stderr.contains("Run: b2c signin --policy B2C_1_susi --login-hint alice@contoso.com"), "\(token.stderr)")
         #expect(token.stdout.isEmpty)
+        // On the other machine the tokens are still stored; the tenant itself refuses the revoked refresh token, and
+        // b2c says the same thing to do.
+        let elsewhere = try await w.b2c(["token", "--account", alice.email, "--force-refresh"], extra: laptop)
+        #expect(elsewhere.status == 4 && elsewhere.stdout.isEmpty, "\(elsewhere.stderr)")
+        #expect(elsewhere.stderr.contains("Run: b2c signin --policy B2C_1_susi --login-hint alice@contoso.com"), "\(elsewhere.stderr)")
+        #expect(try await w.tokenLog().contains { $0["grantType"] == "refresh_token" && $0["outcome"] != "ok" }, "the emulator refused it")
         // The new password works (ROPC), the old one no longer does.
         let old = try await w.b2c(["signin", "--policy", "B2C_1_ROPC_Auth", "--username", alice.email, "--password-stdin"], stdin: alice.password + "\n")
         #expect(old.status == 4 && old.stderr.contains("AADB2C90225"))
