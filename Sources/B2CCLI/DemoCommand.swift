@@ -122,11 +122,17 @@ struct DemoCommand: AsyncParsableCommand {
             heading("Accounts afterwards")
             try listAccounts(client, detail)
             writeOut("\nDone: \(step) steps against \(server.baseURL)." + (keep.map { " State kept in \($0); try: B2C_CONFIG=\(configPath.path) B2C_HOME=\(dir.appendingPathComponent("store").path) b2c accounts" } ?? ""))
-        } catch let e as B2CError {
+        } catch {
+            // Whatever failed, the HTTP clients and the tenant are shut down before the error is reported.
             await scripted.shutdown()
             await client.shutdown()
             await server.stop()
-            throw CLIError("step \(step) failed: \(e.description)", exitCode: exitStatus(e.kind))
+            switch error {
+            case let e as B2CError: throw CLIError("step \(step) failed: \(e.description)", exitCode: exitStatus(e.kind))
+            case let e as CLIError: throw CLIError("step \(step) failed: \(e.message)", exitCode: e.exitCode)
+            case let e as StoreError: throw CLIError("step \(step) failed: \(e.description)", exitCode: ExitStatus.error)
+            default: throw CLIError("step \(step) failed: \(error)", exitCode: ExitStatus.error)
+            }
         }
         await scripted.shutdown()
         await client.shutdown()

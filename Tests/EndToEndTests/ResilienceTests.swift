@@ -252,7 +252,13 @@ import Testing
         try await step(["signin", "--native", "--username", alice.email, "--password-stdin"], stdin: alice.password + "\n")
         try await step(["accounts", "--output", "table"], network: false)
         try await step(["whoami", "--account", alice.email, "--output", "json"], network: false)
+        try await step(["switch", "--policy", "B2C_1_susi", "--account", alice.email], network: false)
+        try await step(["device", "--output", "json"], network: false)
+        try await step(["policies"], network: false)
         try await step(["signout", "--account", bob.email, "--browser"], jar: "bob", network: false)
+        // The demo, with its own tenant and the seed's passwords (alice's and bob's are the ones above), and its
+        // scripted user agent (no $BROWSER).
+        try await step(["demo"], extra: ["BROWSER": ""])
         // The native one-time-code flow, with its codes.
         let p = try LiveProcess(b2cBinary, ["signin", "--native", "--username", alice.email, "--otp-stdin", "--verbose"], environment: w.environment(as: nil))
         try await p.waitFor("code was sent")
@@ -272,7 +278,81 @@ import Testing
         let all = outputs.joined(separator: "\n")
         for s in secrets { #expect(!all.contains(s), "a secret (\(s.prefix(6))…) appeared in the output") }
         for marker in ["code_verifier", "refresh_token=", "password=", "Bearer ey"] { #expect(!all.contains(marker), "\(marker) appeared in the output") }
+        // Secrets we cannot collect (PKCE verifiers, the demo's own tokens and codes) are long base64url runs: none may
+        // appear but the public identifiers b2c prints (account ids are oid-policy.tenant, all hex, dashes and a policy).
+        // The authorization and sign-out URLs b2c prints for the browser carry public values (state, nonce, the
+        // PKCE challenge); they are left out of this scan.
+        let printedURLs = all.split(whereSeparator: \.isWhitespace).filter { $0.contains("/oauth2/v2.0/authorize?") || $0.contains("/oauth2/v2.0/logout?") }
+        var scanned = all
+        for url in printedURLs { scanned = scanned.replacingOccurrences(of: url, with: " ") }
+        for run in Self.longBase64URLRuns(scanned) {
+            let identifier = run.allSatisfy { $0.isHexDigit || $0 == "-" } || run.lowercased().contains("-b2c_1_")
+            #expect(identifier, "an unexplained secret-like string appeared in the output: \(run.prefix(8))…")
+        }
         print("secrets: \(secrets.count) distinct secrets checked against \(all.utf8.count) bytes of --verbose output from \(outputs.count / 2) commands")
+    }
+
+    /// The emulator's own log (`b2c emulator serve --verbose`) while a browser sign-in, a refresh, ROPC and native
+    /// auth go through it: method, path and status only — no token, code, password or query value.
+    @Test func theEmulatorLogNeverShowsASecret() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("b2c-emulog-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let configOut = dir.appendingPathComponent("policies.json")
+        let emulator = Process()
+        emulator.executableURL = b2cBinary
+        emulator.arguments = ["emulator", "serve", "--tls", "--verbose", "--state", dir.appendingPathComponent("state").path, "--config-out", configOut.path]
+        let out = Pipe(), err = Pipe()
+        emulator.standardOutput = out
+        emulator.standardError = err
+        try emulator.run()
+        var banner = ""
+        while !banner.contains("\n") {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            banner += String(decoding: chunk, as: UTF8.self)
+        }
+        let caPath = try #require(banner.range(of: "; CA ").map { String(banner[$0.upperBound...]).trimmingCharacters(in: .whitespacesAndNewlines) })
+        var env = ProcessInfo.processInfo.environment
+        for k in env.keys where k.hasPrefix("B2C_") { env[k] = nil }
+        env["B2C_HOME"] = dir.appendingPathComponent("home").path
+        env["B2C_CONFIG"] = configOut.path
+        env["BROWSER"] = agent.path
+        env["B2C_AGENT_CA"] = caPath
+        env["B2C_AGENT_JAR"] = dir.appendingPathComponent("jar.json").path
+        env["B2C_AGENT_EMAIL"] = alice.email
+        env["B2C_AGENT_PASSWORD"] = alice.password
+        var results: [Run] = []
+        results.append(try await run(b2cBinary, ["signin"], environment: env))
+        results.append(try await run(b2cBinary, ["token", "--force-refresh"], environment: env))
+        results.append(try await run(b2cBinary, ["call-api", "--api", "hello"], environment: env))
+        results.append(try await run(b2cBinary, ["signin", "--policy", "B2C_1_ROPC_Auth", "--username", bob.email, "--password-stdin"], environment: env,
+                                     stdin: bob.password + "\n"))
+        results.append(try await run(b2cBinary, ["signin", "--native", "--username", bob.email, "--password-stdin"], environment: env,
+                                     stdin: bob.password + "\n"))
+        for (i, r) in results.enumerated() { #expect(r.status == 0, "step \(i): \(r.stderr)") }
+        let store = dir.appendingPathComponent("home/store.sqlite").path
+        var secrets: Set<String> = [alice.password, bob.password]
+        for q in ["SELECT secret FROM access_tokens", "SELECT secret FROM refresh_tokens", "SELECT id_token FROM accounts"] {
+            let r = try runBlocking(URL(fileURLWithPath: "/usr/bin/sqlite3"), [store, q], environment: [:])
+            for line in r.stdout.split(separator: "\n") where line.count > 20 { secrets.insert(String(line)) }
+        }
+        kill(emulator.processIdentifier, SIGINT)
+        emulator.waitUntilExit()
+        let log = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(log.contains("POST") && log.contains("/oauth2/v2.0/token") && log.contains("200"), "the log shows requests: \(log.prefix(300))")
+        #expect(secrets.count >= 8)
+        for secret in secrets { #expect(!log.contains(secret), "a secret (\(secret.prefix(6))…) is in the emulator's log") }
+        for marker in ["code=", "code_verifier", "refresh_token", "password", "state=", "Bearer"] {
+            #expect(!log.contains(marker), "'\(marker)' is in the emulator's log")
+        }
+        #expect(Self.longBase64URLRuns(log).isEmpty, "secret-like strings in the emulator's log: \(Self.longBase64URLRuns(log).map { $0.prefix(8) })")
+        print("emulator log: \(secrets.count) secrets checked against \(log.utf8.count) bytes of its --verbose log")
+    }
+
+    /// Runs of 32 or more base64url characters (a PKCE verifier is 43, a JWT segment or a code longer).
+    static func longBase64URLRuns(_ text: String) -> [Substring] {
+        text.split { !($0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_")) }.filter { $0.count >= 32 }
     }
 
     @Test func storeFilesArePrivateAndTheListenerTakesOnlyLoopbackPeers() async throws {
