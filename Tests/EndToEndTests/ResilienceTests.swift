@@ -306,13 +306,13 @@ import Testing
         emulator.standardOutput = out
         emulator.standardError = err
         try emulator.run()
-        var banner = ""
-        while !banner.contains("\n") {
-            let chunk = out.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            banner += String(decoding: chunk, as: UTF8.self)
+        // It is serving once it has written the client configuration (which names its CA).
+        var written: JSONValue?
+        for _ in 0..<300 where written == nil {
+            written = (try? Data(contentsOf: configOut)).flatMap { try? JSONValue.parse($0) }
+            if written == nil { try await Task.sleep(nanoseconds: 100_000_000) }
         }
-        let caPath = try #require(banner.range(of: "; CA ").map { String(banner[$0.upperBound...]).trimmingCharacters(in: .whitespacesAndNewlines) })
+        let caPath = try #require(written?["caFile"]?.stringValue, "the emulator did not write \(configOut.path)")
         var env = ProcessInfo.processInfo.environment
         for k in env.keys where k.hasPrefix("B2C_") { env[k] = nil }
         env["B2C_HOME"] = dir.appendingPathComponent("home").path
