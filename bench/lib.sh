@@ -40,11 +40,11 @@ need() {
 # The release build (incremental when already built). Output goes to stderr so that stdout stays the report.
 bench_build() {
     if [[ -n ${B2C_BENCH_BIN:-} || ${B2C_BENCH_NO_BUILD:-0} == 1 ]]; then
-        [[ -x $B2C && -x $AGENT ]] || die "no release binaries in $BIN (build: swift build -c release ${BUILD_FLAGS[*]} --scratch-path $SCRATCH)"
+        [[ -x $B2C && -x $AGENT ]] || die "no release binaries in $BIN (build: swift build -c release ${BUILD_FLAGS[*]-} --scratch-path $SCRATCH)"
         return
     fi
     note "building release binaries in $SCRATCH (first build takes a while)…"
-    (cd "$ROOT" && nice -n 10 swift build -c release "${BUILD_FLAGS[@]}" --scratch-path "$SCRATCH" >"${BENCH_TMP:-/tmp}/build.log" 2>&1) \
+    (cd "$ROOT" && nice -n 10 swift build -c release ${BUILD_FLAGS[@]+"${BUILD_FLAGS[@]}"} --scratch-path "$SCRATCH" >"${BENCH_TMP:-/tmp}/build.log" 2>&1) \
         || { tail -30 "${BENCH_TMP:-/tmp}/build.log" >&2; die "release build failed"; }
     [[ -x $B2C && -x $AGENT ]] || die "the build did not produce $B2C and $AGENT"
 }

@@ -28,7 +28,7 @@ bench_init
 bench_build
 if [[ $ALT == 1 ]]; then
     note "building the $ALT_LABEL variant in $ALT_SCRATCH…"
-    (cd "$ROOT" && nice -n 10 swift build -c release "${ALT_FLAGS[@]}" --scratch-path "$ALT_SCRATCH" >"$BENCH_TMP/build-alt.log" 2>&1) \
+    (cd "$ROOT" && nice -n 10 swift build -c release ${ALT_FLAGS[@]+"${ALT_FLAGS[@]}"} --scratch-path "$ALT_SCRATCH" >"$BENCH_TMP/build-alt.log" 2>&1) \
         || { tail -30 "$BENCH_TMP/build-alt.log" >&2; die "the $ALT_LABEL build failed"; }
 fi
 

@@ -43,13 +43,19 @@ struct DemoCommand: AsyncParsableCommand {
             throw CLIError("cannot start the local tenant: \(error)", exitCode: ExitStatus.network)
         }
         let configPath = dir.appendingPathComponent("policies.json")
-        try Data((emulator.clientConfiguration(baseURL: server.baseURL, caFile: tls.caPath.path).serialized(pretty: true) + "\n").utf8)
-            .write(to: configPath, options: .atomic)
-        let config = try ClientConfiguration.load(path: configPath.path)
-        let store = try TokenStore(directory: dir.appendingPathComponent("store"))
         var trace: (@Sendable (String) -> Void)?
         if verbose { trace = { line in FileHandle.standardError.write(Data("b2c: http \(line)\n".utf8)) } }
-        let client = try B2CClient(config: config, store: store, trace: trace)
+        let config: ClientConfiguration, store: TokenStore, client: B2CClient
+        do {
+            try Data((emulator.clientConfiguration(baseURL: server.baseURL, caFile: tls.caPath.path).serialized(pretty: true) + "\n").utf8)
+                .write(to: configPath, options: .atomic)
+            config = try ClientConfiguration.load(path: configPath.path)
+            store = try TokenStore(directory: dir.appendingPathComponent("store"))
+            client = try B2CClient(config: config, store: store, trace: trace)
+        } catch {
+            await server.stop()
+            throw CLIError("cannot set up the client for the local tenant in '\(dir.path)': \(error)", exitCode: ExitStatus.error)
+        }
         let scripted = ScriptedBrowserUI(caFile: tls.caPath.path, directory: dir)
         // A person gets five minutes per page; the scripted agent answers in well under a second, so when it fails
         // (its error is printed) the demo stops after 30 s instead of waiting out a person's timeout.

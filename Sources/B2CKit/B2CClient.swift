@@ -200,7 +200,7 @@ public final class B2CClient: Sendable {
     /// POSTs to a token endpoint and maps every failure to its kind.
     func tokenRequest(_ endpoint: URL, _ form: [(String, String)], policy: String, loginHint: String?) async throws -> TokenResponse {
         let r: HTTPResult
-        do { r = try await transport.postForm(endpoint, form) } catch let e as NetworkError { throw B2CError(.network, e.description) }
+        do { r = try await transport.postForm(endpoint, form) } catch let e as NetworkError { throw B2CError(e) }
         if r.status == 200 {
             do { return try TokenResponse.parse(r.body) } catch let e as ProtocolError {
                 throw B2CError(.network, "\(endpoint.host ?? "the token endpoint"): \(e)")

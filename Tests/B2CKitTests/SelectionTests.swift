@@ -66,6 +66,25 @@ import Testing
         }
         #expect(Self.outcome(store, policy: "B2C_1_susi", selector: "liar@contoso.com") == "error", "an id token of another policy is never chosen")
 
+        // The listing (one SQL query, the policy claim read with json_extract) keeps exactly the accounts the rule keeps,
+        // also for odd claims: a native-form account with "tfp": null, a non-string acr, a native account proper.
+        for (oid, claims, policy) in [("aaaaaaaa-0000-4000-8000-000000000001", ["tfp": JSONValue.null] as JSONValue, "native"),
+                                      ("aaaaaaaa-0000-4000-8000-000000000002", ["acr": 7] as JSONValue, "native"),
+                                      ("aaaaaaaa-0000-4000-8000-000000000003", ["emails": ["n@contoso.com"]] as JSONValue, "native"),
+                                      ("aaaaaaaa-0000-4000-8000-000000000004", ["acr": "B2C_1_susi", "tfp": 3] as JSONValue, "B2C_1_susi")] {
+            var odd = Self.set(oid: oid, email: "odd@contoso.com", policy: policy)
+            odd.account.claims = claims
+            if policy == "native" { odd.account.id = "\(oid).\(Self.tenant)" }
+            odd.accessToken?.accountID = odd.account.id
+            try store.save(odd, makeCurrent: false, now: 0)
+        }
+        for policy in ["B2C_1_susi", "B2C_1_signin", "native", "B2C_1_nothing"] {
+            let listed = Set(try AccountSelection.list(store: store, policy: policy).flatMap { $0.accounts.map(\.accountID) })
+            let rule = Set(try store.accounts(policy: policy).filter { AccountSelection.matches($0, policy: policy) }.map(\.id))
+            #expect(listed == rule, "\(policy): \(listed.symmetricDifference(rule))")
+        }
+        #expect(try AccountSelection.list(store: store, policy: "native").flatMap { $0.accounts.map(\.accountID) } == ["aaaaaaaa-0000-4000-8000-000000000003.\(Self.tenant)"])
+
         // The current account signed out by another process: said once, then the rules over every account.
         _ = try store.remove(accountIDs: ["\(oids[17])-b2c_1_susi.\(Self.tenant)"])
         do {

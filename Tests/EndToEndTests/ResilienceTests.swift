@@ -216,6 +216,17 @@ import Testing
         #expect(tls.status == 5 && tls.stderr.contains("TLS") && tls.stderr.contains("caFile"), "\(tls.stderr)")
         let cached = try await w.b2c(["token", "--format", "json"])
         #expect(cached.status == 0 && cached.json["fromCache"] == true)
+        // A CA file that looks like PEM but does not parse: a configuration error (3) once TLS is needed; the cache
+        // still answers. A missing CA file: refused at once.
+        let garbage = w.dir.appendingPathComponent("garbage-ca.pem")
+        try Data("-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----\n".utf8).write(to: garbage)
+        try w.editConfig { $0["caFile"] = .string(garbage.path) }
+        let unparsable = try await w.b2c(["token", "--force-refresh"])
+        #expect(unparsable.status == 3 && unparsable.stderr.contains("cannot read the CA file"), "\(unparsable.status) \(unparsable.stderr)")
+        #expect(try await w.b2c(["token"]).status == 0)
+        try w.editConfig { $0["caFile"] = .string(w.dir.appendingPathComponent("no-such-ca.pem").path) }
+        let missing = try await w.b2c(["token"])
+        #expect(missing.status == 3 && missing.stderr.contains("cannot read the CA file"), "\(missing.status) \(missing.stderr)")
         #expect(try w.storeSnapshot() == before)
     }
 

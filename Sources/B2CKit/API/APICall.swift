@@ -130,9 +130,9 @@ extension B2CClient {
         var body = req.body
         for hop in 0...req.maxRedirects {
             var headers = req.headers.filter { $0.0.caseInsensitiveCompare("Authorization") != .orderedSame }
-            if Authority.hostAndPort(of: url) != Authority.hostAndPort(of: start) {
-                // Like the token, the caller's own headers (API keys, cookies) stay with the host they were given for;
-                // only the ones that describe the body and the wanted answer follow a redirect elsewhere.
+            if url.scheme?.lowercased() != start.scheme?.lowercased() || Authority.hostAndPort(of: url) != Authority.hostAndPort(of: start) {
+                // Like the token, the caller's own headers (API keys, cookies) stay with the origin (scheme, host, port)
+                // they were given for; only the ones that describe the body and the wanted answer follow a redirect.
                 let dropped = headers.filter { !Self.portableHeaders.contains($0.0.lowercased()) }
                 headers.removeAll { !Self.portableHeaders.contains($0.0.lowercased()) }
                 if !dropped.isEmpty {
@@ -145,9 +145,7 @@ extension B2CClient {
                 notices.append("redirected to \(Authority.hostAndPort(of: url)), which is not configured for this token: followed without it")
             }
             let r: HTTPResult
-            do { r = try await transport.send(method, url, headers: headers, body: body) } catch let e as NetworkError {
-                throw B2CError(.network, e.description)
-            }
+            do { r = try await transport.send(method, url, headers: headers, body: body) } catch let e as NetworkError { throw B2CError(e) }
             guard [301, 302, 303, 307, 308].contains(r.status), let location = r.header("Location") else {
                 return (r.status, r.headers, r.body, url)
             }

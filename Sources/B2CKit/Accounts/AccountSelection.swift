@@ -8,13 +8,16 @@ public enum AccountSelection {
     /// A native-auth account (External ID) has the id `<oid>.<tenant>` and no policy claim; `policy` is the configuration's name.
     public static func matches(_ a: Account, policy: String) -> Bool {
         matches(accountID: a.id, oid: a.oid, tenantID: a.tenantID, accountPolicy: a.policy,
-                claimPolicy: a.claims["tfp"]?.stringValue ?? a.claims["acr"]?.stringValue, policy: policy)
+                claimPolicy: a.claims["tfp"]?.stringValue ?? a.claims["acr"]?.stringValue,
+                hasPolicyClaim: a.claims["tfp"] != nil || a.claims["acr"] != nil, policy: policy)
     }
 
-    /// The same rule on the parts of an account: `claimPolicy` is its id token's `tfp`, else `acr` (nil when it has neither).
-    public static func matches(accountID: String, oid: String, tenantID: String, accountPolicy: String, claimPolicy: String?, policy: String) -> Bool {
+    /// The same rule on the parts of an account: `claimPolicy` is its id token's `tfp`, else `acr`, as a string (nil
+    /// when neither is one); `hasPolicyClaim` says whether either claim is there at all (a native-auth account has none).
+    public static func matches(accountID: String, oid: String, tenantID: String, accountPolicy: String, claimPolicy: String?,
+                               hasPolicyClaim: Bool, policy: String) -> Bool {
         if accountID == "\(oid).\(tenantID)".lowercased() {
-            return accountPolicy.caseInsensitiveCompare(policy) == .orderedSame && claimPolicy == nil
+            return accountPolicy.caseInsensitiveCompare(policy) == .orderedSame && !hasPolicyClaim
         }
         guard accountID == "\(oid)-\(policy.lowercased()).\(tenantID)".lowercased() else { return false }
         return (claimPolicy ?? accountPolicy).caseInsensitiveCompare(policy) == .orderedSame
@@ -26,7 +29,8 @@ public enum AccountSelection {
         guard let policy else { return people }
         for i in people.indices {
             people[i].accounts.removeAll {
-                !matches(accountID: $0.accountID, oid: $0.oid, tenantID: $0.tenantID, accountPolicy: $0.policy, claimPolicy: $0.claimPolicy, policy: policy)
+                !matches(accountID: $0.accountID, oid: $0.oid, tenantID: $0.tenantID, accountPolicy: $0.policy, claimPolicy: $0.claimPolicy,
+                         hasPolicyClaim: $0.hasPolicyClaim, policy: policy)
             }
         }
         return people.filter { !$0.accounts.isEmpty }
@@ -61,7 +65,12 @@ public enum AccountSelection {
             return Result(account: a)
         }
         if let selector {
-            var found = filter(try store.accounts(policy: policy, narrowedTo: selector).filter { matches($0, policy: policy) }, selector: selector)
+            // SQLite folds and compares ASCII only, and the stored claims escape '"' and '\\': other selectors read every account.
+            let narrowable = selector.utf8.allSatisfy { $0 < 0x80 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
+            var found: [Account] = []
+            if narrowable {
+                found = filter(try store.accounts(policy: policy, narrowedTo: selector).filter { matches($0, policy: policy) }, selector: selector)
+            }
             if found.isEmpty {
                 found = filter(try store.accounts(policy: policy).filter { matches($0, policy: policy) }, selector: selector)
             }

@@ -63,7 +63,8 @@ public final class MetadataProvider: Sendable {
             return cached.body
         }
         try checkKnown(url, what: what)
-        let r = try await transport.get(url)
+        let r: HTTPResult
+        do { r = try await transport.get(url) } catch let e as NetworkError { throw B2CError(e) }
         switch r.status {
         case 200: return r.body
         case 404: throw B2CError(.configuration, "the \(what) \(HTTPTransport.redacted(url)) does not exist (HTTP 404): check the tenant and policy names in \(config.source)")

@@ -19,7 +19,14 @@ public struct HTTPResult: Sendable {
 /// Network failures, each with a message that says what to do.
 public struct NetworkError: Error, Sendable, CustomStringConvertible {
     public let description: String
-    public init(_ d: String) { description = d }
+    /// The fault is in the configuration (an unusable CA file), not in the network: exit 3, not 5.
+    public let isConfiguration: Bool
+    public init(_ d: String, isConfiguration: Bool = false) { description = d; self.isConfiguration = isConfiguration }
+}
+
+extension B2CError {
+    /// A transport failure as the client reports it: a network or server problem, or a configuration one.
+    public init(_ e: NetworkError) { self.init(e.isConfiguration ? .configuration : .network, e.description) }
 }
 
 /// HTTP for the protocol: extra trust roots (the emulator's CA), timeouts, bounded bodies, no redirects,
@@ -55,17 +62,21 @@ public final class HTTPTransport: Sendable {
     }
 
     /// The system's trust store as a hashed directory (`c_rehash` links such as `02265526.0`), which BoringSSL reads
-    /// lazily, one CA when a chain needs it. The platform default also parses the whole bundle file (about 140
-    /// certificates, 3 ms) on every run. Same CAs on Debian-like systems; elsewhere (no such directory) the default.
+    /// lazily, one CA when a chain needs it; the platform default also parses the whole bundle file (about 140
+    /// certificates, 3 ms) on every run. Used only where it is the same store: Debian's layout, with at least as
+    /// many hashed entries as the bundle has certificates (a CA appended to the bundle by hand, without
+    /// `update-ca-certificates`, is in the bundle only: then the default, which reads both). Elsewhere the default.
     static let hashedSystemCADirectory: String? = {
         #if os(Linux)
-        let directory = "/etc/ssl/certs"
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return nil }
-        let hashed = names.contains { name in
+        let directory = "/etc/ssl/certs", bundle = "/etc/ssl/certs/ca-certificates.crt"
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory),
+              let pem = FileManager.default.contents(atPath: bundle) else { return nil }
+        let hashed = names.filter { name in
             let parts = name.split(separator: ".")
             return parts.count == 2 && parts[0].count == 8 && parts[0].allSatisfy(\.isHexDigit) && parts[1].allSatisfy(\.isNumber)
-        }
-        return hashed ? directory : nil
+        }.count
+        let inBundle = String(decoding: pem, as: UTF8.self).components(separatedBy: "-----BEGIN CERTIFICATE-----").count - 1
+        return hashed > 0 && hashed >= inBundle ? directory : nil
         #else
         return nil
         #endif
@@ -80,7 +91,7 @@ public final class HTTPTransport: Sendable {
                 do {
                     tls.additionalTrustRoots = [.certificates(try NIOSSLCertificate.fromPEMFile(caFile))]
                 } catch {
-                    throw NetworkError("cannot read the CA file '\(caFile)' named by caFile: \(error)")
+                    throw NetworkError("cannot read the CA file '\(caFile)' named by caFile: \(error)", isConfiguration: true)
                 }
             }
             var config = configuration

@@ -34,7 +34,7 @@ extension B2CClient {
             ("scope", scope), ("response_type", "token id_token"), ("client_info", "1"),
         ]
         let r: HTTPResult
-        do { r = try await transport.postForm(meta.tokenEndpoint, form) } catch let e as NetworkError { throw B2CError(.network, e.description) }
+        do { r = try await transport.postForm(meta.tokenEndpoint, form) } catch let e as NetworkError { throw B2CError(e) }
         if r.status != 200, let oauth = OAuthError.parse(status: r.status, r.body) {
             switch oauth.code {
             case "AADB2C90225":
@@ -200,7 +200,7 @@ extension B2CClient {
     private func nativePost(_ url: URL, _ form: [(String, String)], username: String, retry: String) async throws -> JSONValue {
         try metadata.checkKnown(url, what: "native-auth endpoint")
         let r: HTTPResult
-        do { r = try await transport.postForm(url, form) } catch let e as NetworkError { throw B2CError(.network, e.description) }
+        do { r = try await transport.postForm(url, form) } catch let e as NetworkError { throw B2CError(e) }
         switch Self.classifyNative(status: r.status, body: r.body) {
         case .ok(let json): return json
         case .notJSON:

@@ -68,8 +68,10 @@ public struct ListedAccount: Sendable {
     public var tenantID: String
     public var oid: String
     public var policy: String
-    /// `tfp`, else `acr`, of the account's id token (nil for native auth).
+    /// `tfp`, else `acr`, of the account's id token, when one is a string (nil for native auth).
     public var claimPolicy: String?
+    /// Whether the id token has a `tfp` or `acr` claim at all.
+    public var hasPolicyClaim: Bool
     public var current: Bool
     public var hasRefreshToken: Bool
     public var accessTokens: [TokenState]
@@ -212,6 +214,30 @@ public final class TokenStore: Sendable {
         try migrator.migrate(pool)
     }
 
+    /// Reads and writes of the store, with SQLite's failures in words (a read-only, busy or damaged store) instead
+    /// of raw database errors.
+    private func read<T>(_ body: (Database) throws -> T) throws -> T {
+        do { return try pool.read(body) } catch let e as DatabaseError { throw storeError(e) }
+    }
+
+    private func write<T>(_ body: (Database) throws -> T) throws -> T {
+        do { return try pool.write(body) } catch let e as DatabaseError { throw storeError(e) }
+    }
+
+    private func storeError(_ e: DatabaseError) -> StoreError {
+        let what = "\(e.message ?? "SQLite error") (\(e.resultCode))"
+        switch e.resultCode {
+        case .SQLITE_READONLY, .SQLITE_CANTOPEN, .SQLITE_PERM, .SQLITE_IOERR:
+            return StoreError("cannot write the store '\(path)': \(what). Check the permissions of '\(directory.path)', or set B2C_HOME.")
+        case .SQLITE_BUSY, .SQLITE_LOCKED:
+            return StoreError("the store '\(path)' stayed locked by another b2c for 30 s: \(what). Try again.")
+        case .SQLITE_CORRUPT, .SQLITE_NOTADB:
+            return StoreError("'\(path)' is damaged: \(what). Move it away and sign in again.")
+        default:
+            return StoreError("the store '\(path)' failed: \(what)")
+        }
+    }
+
     // MARK: writes
 
     /// Stores a sign-in or refresh result atomically: identity, account, access token, rotated refresh token,
@@ -220,7 +246,7 @@ public final class TokenStore: Sendable {
     /// whether the set was stored.
     @discardableResult
     public func save(_ set: TokenSet, makeCurrent: Bool, now: Int, onlyIfPresent: Bool = false) throws -> Bool {
-        try pool.write { db in
+        try write { db in
             if onlyIfPresent, try Bool.fetchOne(db, sql: "SELECT 1 FROM accounts WHERE account_id = ?", arguments: [set.account.id]) != true {
                 return false
             }
@@ -259,7 +285,7 @@ public final class TokenStore: Sendable {
     /// after a password reset the tenant has revoked those grants, so each account then needs a new sign-in.
     @discardableResult
     public func dropTokens(tenantID: String, oid: String, except: String?) throws -> [String] {
-        try pool.write { db in
+        try write { db in
             let ids = try String.fetchAll(db, sql: "SELECT account_id FROM accounts WHERE tenant_id = ? AND oid = ? AND account_id IS NOT ?",
                                           arguments: [tenantID, oid, except])
             for id in ids {
@@ -271,13 +297,13 @@ public final class TokenStore: Sendable {
     }
 
     public func setCurrent(policy: String, accountID: String) throws {
-        try pool.write { try $0.execute(sql: "INSERT OR REPLACE INTO current_accounts(policy, account_id) VALUES (?, ?)", arguments: [policy, accountID]) }
+        try write { try $0.execute(sql: "INSERT OR REPLACE INTO current_accounts(policy, account_id) VALUES (?, ?)", arguments: [policy, accountID]) }
     }
 
     /// Removes accounts and their tokens; identities left without accounts go too. Returns the removed ids.
     @discardableResult
     public func remove(accountIDs: [String]) throws -> [String] {
-        try pool.write { db in
+        try write { db in
             var removed: [String] = []
             for id in accountIDs {
                 try db.execute(sql: "DELETE FROM accounts WHERE account_id = ?", arguments: [id])
@@ -305,12 +331,13 @@ public final class TokenStore: Sendable {
     /// email, then oid; their accounts by policy, then id. The policy claim is read with json_extract, so that the
     /// claims of every account need not be parsed.
     public func listing(policy: String?) throws -> [ListedPerson] {
-        try pool.read { db in
+        try read { db in
             let rows = try Row.fetchCursor(db, sql: """
                 SELECT i.tenant_id, i.oid, i.name, i.given_name, i.family_name, i.email, a.account_id, a.policy,
                     CASE WHEN NOT json_valid(a.claims) THEN NULL
                          WHEN json_type(a.claims, '$.tfp') = 'text' THEN json_extract(a.claims, '$.tfp')
                          WHEN json_type(a.claims, '$.acr') = 'text' THEN json_extract(a.claims, '$.acr') END AS claim_policy,
+                    json_valid(a.claims) AND (json_type(a.claims, '$.tfp') IS NOT NULL OR json_type(a.claims, '$.acr') IS NOT NULL) AS has_policy_claim,
                     c.account_id IS NOT NULL AS is_current, r.account_id IS NOT NULL AS has_refresh_token, t.target, t.expires_on
                 FROM accounts a JOIN identities i ON i.tenant_id = a.tenant_id AND i.oid = a.oid
                 LEFT JOIN current_accounts c ON c.policy = a.policy AND c.account_id = a.account_id
@@ -328,11 +355,12 @@ public final class TokenStore: Sendable {
                 }
                 if people[people.count - 1].accounts.last?.accountID != accountID {
                     people[people.count - 1].accounts.append(ListedAccount(accountID: accountID, tenantID: tenantID, oid: oid, policy: row[7],
-                                                                           claimPolicy: row[8], current: row[9], hasRefreshToken: row[10], accessTokens: []))
+                                                                           claimPolicy: row[8], hasPolicyClaim: row[9], current: row[10],
+                                                                           hasRefreshToken: row[11], accessTokens: []))
                 }
-                if let target: String = row[11] {
+                if let target: String = row[12] {
                     let last = people.count - 1
-                    people[last].accounts[people[last].accounts.count - 1].accessTokens.append(.init(target: target, expiresOn: row[12]))
+                    people[last].accounts[people[last].accounts.count - 1].accessTokens.append(.init(target: target, expiresOn: row[13]))
                 }
             }
             return people
@@ -340,7 +368,7 @@ public final class TokenStore: Sendable {
     }
 
     public func accounts(policy: String? = nil) throws -> [Account] {
-        try pool.read { db in
+        try read { db in
             let rows = try policy.map {
                 try Row.fetchAll(db, sql: "SELECT * FROM accounts WHERE policy = ? COLLATE NOCASE ORDER BY account_id", arguments: [$0])
             } ?? Row.fetchAll(db, sql: "SELECT * FROM accounts ORDER BY policy, account_id")
@@ -355,7 +383,7 @@ public final class TokenStore: Sendable {
         let s = selector.lowercased()
         let prefix = s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
             .replacingOccurrences(of: "_", with: "\\_") + "%"
-        return try pool.read { db in
+        return try read { db in
             try Row.fetchAll(db, sql: """
                 SELECT * FROM accounts WHERE policy = ? COLLATE NOCASE AND (account_id = ? OR oid = ? OR instr(lower(claims), ?) > 0
                     OR account_id LIKE ? ESCAPE '\\' OR oid LIKE ? ESCAPE '\\') ORDER BY account_id
@@ -365,7 +393,7 @@ public final class TokenStore: Sendable {
 
     /// The policy's current account, read in one transaction with its row (nil when there is none or it is gone).
     public func currentAccount(policy: String) throws -> (id: String, account: Account?)? {
-        try pool.read { db in
+        try read { db in
             guard let id = try String.fetchOne(db, sql: "SELECT account_id FROM current_accounts WHERE policy = ?", arguments: [policy]) else {
                 return nil
             }
@@ -374,11 +402,11 @@ public final class TokenStore: Sendable {
     }
 
     public func account(id: String) throws -> Account? {
-        try pool.read { try Row.fetchOne($0, sql: "SELECT * FROM accounts WHERE account_id = ?", arguments: [id]).map(Self.account) }
+        try read { try Row.fetchOne($0, sql: "SELECT * FROM accounts WHERE account_id = ?", arguments: [id]).map(Self.account) }
     }
 
     public func identities() throws -> [Identity] {
-        try pool.read { db in
+        try read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM identities ORDER BY email, oid").map {
                 Identity(tenantID: $0["tenant_id"], oid: $0["oid"], name: $0["name"], givenName: $0["given_name"],
                          familyName: $0["family_name"], email: $0["email"])
@@ -387,7 +415,7 @@ public final class TokenStore: Sendable {
     }
 
     public func identity(tenantID: String, oid: String) throws -> Identity? {
-        try pool.read { db in
+        try read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM identities WHERE tenant_id = ? AND oid = ?", arguments: [tenantID, oid]).map {
                 Identity(tenantID: $0["tenant_id"], oid: $0["oid"], name: $0["name"], givenName: $0["given_name"],
                          familyName: $0["family_name"], email: $0["email"])
@@ -396,15 +424,15 @@ public final class TokenStore: Sendable {
     }
 
     public func currentAccountID(policy: String) throws -> String? {
-        try pool.read { try String.fetchOne($0, sql: "SELECT account_id FROM current_accounts WHERE policy = ?", arguments: [policy]) }
+        try read { try String.fetchOne($0, sql: "SELECT account_id FROM current_accounts WHERE policy = ?", arguments: [policy]) }
     }
 
     public func clearCurrent(policy: String) throws {
-        try pool.write { try $0.execute(sql: "DELETE FROM current_accounts WHERE policy = ?", arguments: [policy]) }
+        try write { try $0.execute(sql: "DELETE FROM current_accounts WHERE policy = ?", arguments: [policy]) }
     }
 
     public func accessToken(accountID: String, target: String) throws -> AccessToken? {
-        try pool.read { db in
+        try read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM access_tokens WHERE account_id = ? AND target = ?", arguments: [accountID, target]).map {
                 AccessToken(accountID: $0["account_id"], target: $0["target"], secret: $0["secret"], expiresOn: $0["expires_on"], cachedAt: $0["cached_at"])
             }
@@ -412,7 +440,7 @@ public final class TokenStore: Sendable {
     }
 
     public func accessTokens(accountID: String) throws -> [AccessToken] {
-        try pool.read { db in
+        try read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM access_tokens WHERE account_id = ?", arguments: [accountID]).map {
                 AccessToken(accountID: $0["account_id"], target: $0["target"], secret: $0["secret"], expiresOn: $0["expires_on"], cachedAt: $0["cached_at"])
             }
@@ -420,19 +448,19 @@ public final class TokenStore: Sendable {
     }
 
     public func refreshToken(accountID: String) throws -> String? {
-        try pool.read { try String.fetchOne($0, sql: "SELECT secret FROM refresh_tokens WHERE account_id = ?", arguments: [accountID]) }
+        try read { try String.fetchOne($0, sql: "SELECT secret FROM refresh_tokens WHERE account_id = ?", arguments: [accountID]) }
     }
 
     // MARK: metadata cache (discovery documents, JWKS)
 
     public func metadata(url: String) throws -> (body: Data, fetchedAt: Int)? {
-        try pool.read { db in
+        try read { db in
             try Row.fetchOne(db, sql: "SELECT body, fetched_at FROM metadata WHERE url = ?", arguments: [url]).map { ($0["body"], $0["fetched_at"]) }
         }
     }
 
     public func saveMetadata(url: String, body: Data, now: Int) throws {
-        try pool.write { try $0.execute(sql: "INSERT OR REPLACE INTO metadata(url, body, fetched_at) VALUES (?, ?, ?)", arguments: [url, body, now]) }
+        try write { try $0.execute(sql: "INSERT OR REPLACE INTO metadata(url, body, fetched_at) VALUES (?, ?, ?)", arguments: [url, body, now]) }
     }
 
 }
