@@ -1,5 +1,5 @@
 import B2CEmulator
-import B2CKit
+@testable import B2CKit
 import Foundation
 import Testing
 import _CryptoExtras
@@ -63,6 +63,18 @@ import _CryptoExtras
             #expect(Base64URL.encode(data) == foundation.replacingOccurrences(of: "=", with: ""), "\(length) bytes")
             #expect(Base64URL.decode(foundation) == data, "padded, \(length) bytes")
             #expect(Base64URL.decode(Base64URL.encode(data)) == data, "unpadded, \(length) bytes")
+        }
+    }
+
+    @Test func markerCounting() {
+        let marker = "-----BEGIN CERTIFICATE-----"
+        #expect(countOccurrences(of: marker, in: Data()) == 0)
+        #expect(countOccurrences(of: marker, in: Data(marker.utf8)) == 1)
+        #expect(countOccurrences(of: marker, in: Data(("x" + marker + "\n--" + marker + "-----BEGIN CERT").utf8)) == 2)
+        #expect(countOccurrences(of: "aa", in: Data("aaaa".utf8)) == 2, "occurrences do not overlap")
+        if let bundle = FileManager.default.contents(atPath: "/etc/ssl/certs/ca-certificates.crt") {
+            let foundation = String(decoding: bundle, as: UTF8.self).components(separatedBy: marker).count - 1
+            #expect(countOccurrences(of: marker, in: bundle) == foundation)
         }
     }
 
