@@ -405,15 +405,6 @@ public final class TokenStore: Sendable {
         try read { try Row.fetchOne($0, sql: "SELECT * FROM accounts WHERE account_id = ?", arguments: [id]).map(Self.account) }
     }
 
-    public func identities() throws -> [Identity] {
-        try read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM identities ORDER BY email, oid").map {
-                Identity(tenantID: $0["tenant_id"], oid: $0["oid"], name: $0["name"], givenName: $0["given_name"],
-                         familyName: $0["family_name"], email: $0["email"])
-            }
-        }
-    }
-
     public func identity(tenantID: String, oid: String) throws -> Identity? {
         try read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM identities WHERE tenant_id = ? AND oid = ?", arguments: [tenantID, oid]).map {
@@ -434,14 +425,6 @@ public final class TokenStore: Sendable {
     public func accessToken(accountID: String, target: String) throws -> AccessToken? {
         try read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM access_tokens WHERE account_id = ? AND target = ?", arguments: [accountID, target]).map {
-                AccessToken(accountID: $0["account_id"], target: $0["target"], secret: $0["secret"], expiresOn: $0["expires_on"], cachedAt: $0["cached_at"])
-            }
-        }
-    }
-
-    public func accessTokens(accountID: String) throws -> [AccessToken] {
-        try read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM access_tokens WHERE account_id = ?", arguments: [accountID]).map {
                 AccessToken(accountID: $0["account_id"], target: $0["target"], secret: $0["secret"], expiresOn: $0["expires_on"], cachedAt: $0["cached_at"])
             }
         }
