@@ -120,7 +120,7 @@ extension B2CClient {
         return APICallResult(status: result.status, headers: result.headers, body: result.body, url: result.url, account: token.account, notices: notices)
     }
 
-    /// Headers of the caller's that may follow a redirect to another host.
+    /// Headers of the caller's that may follow a redirect to another origin.
     static let portableHeaders: Set<String> = ["accept", "accept-language", "content-type", "user-agent"]
 
     private func send(_ req: APICallRequest, url start: URL, api: ClientConfiguration.API, token: String, transport: HTTPTransport,

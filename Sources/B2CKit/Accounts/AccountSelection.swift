@@ -61,7 +61,7 @@ public enum AccountSelection {
         // The common cases read one or a few rows, whatever the number of accounts: the current account, or the
         // accounts a selector can name. Everything else (and a narrowed search that finds nothing) reads the policy's
         // accounts; the rules are the same either way.
-        if selector == nil, let current = try store.currentAccount(policy: policy), let a = current.account, matches(a, policy: policy) {
+        if selector == nil, let a = try store.currentAccount(policy: policy), matches(a, policy: policy) {
             return Result(account: a)
         }
         if let selector {

@@ -93,7 +93,7 @@ public struct TokenSet: Sendable {
 /// the WAL file is not empty); the token cache hit does neither.
 public final class TokenStore: Sendable {
     public let directory: URL
-    let pool: DatabaseQueue
+    let queue: DatabaseQueue
     static let applicationID: Int32 = 0x6232_6321 // "b2c!"
 
     public var path: String { directory.appendingPathComponent("store.sqlite").path }
@@ -118,7 +118,7 @@ public final class TokenStore: Sendable {
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
         do {
-            pool = try DatabaseQueue(path: file, configuration: config)
+            queue = try DatabaseQueue(path: file, configuration: config)
         } catch let e as DatabaseError where e.resultCode == .SQLITE_NOTADB || e.resultCode == .SQLITE_CORRUPT {
             throw StoreError("'\(file)' is not a b2c store (not an SQLite database or corrupt). Move it away and sign in again.")
         } catch {
@@ -130,10 +130,10 @@ public final class TokenStore: Sendable {
         do {
             // WAL is a property of the file: set once, when the header does not say so yet (bytes 18-19 = 2).
             if header.count < 20 || header[header.startIndex + 18] != 2 || header[header.startIndex + 19] != 2 {
-                let mode = try pool.writeWithoutTransaction { try String.fetchOne($0, sql: "PRAGMA journal_mode = WAL") }
+                let mode = try queue.writeWithoutTransaction { try String.fetchOne($0, sql: "PRAGMA journal_mode = WAL") }
                 guard mode?.lowercased() == "wal" else { throw StoreError("cannot put the store '\(file)' in WAL mode (journal mode: \(mode ?? "unknown"))") }
             }
-            try Self.migrate(pool)
+            try Self.migrate(queue)
         } catch let e as StoreError {
             throw e
         } catch let e as DatabaseError where e.resultCode == .SQLITE_NOTADB || e.resultCode == .SQLITE_CORRUPT {
@@ -184,7 +184,7 @@ public final class TokenStore: Sendable {
         }
     }
 
-    static func migrate(_ pool: DatabaseQueue) throws {
+    static func migrate(_ queue: DatabaseQueue) throws {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
             try db.execute(sql: """
@@ -210,18 +210,18 @@ public final class TokenStore: Sendable {
                 """)
         }
         // A read first: an up-to-date store (every command but the first) takes no write lock to find that out.
-        if try pool.read({ try migrator.hasCompletedMigrations($0) }) { return }
-        try migrator.migrate(pool)
+        if try queue.read({ try migrator.hasCompletedMigrations($0) }) { return }
+        try migrator.migrate(queue)
     }
 
     /// Reads and writes of the store, with SQLite's failures in words (a read-only, busy or damaged store) instead
     /// of raw database errors.
     private func read<T>(_ body: (Database) throws -> T) throws -> T {
-        do { return try pool.read(body) } catch let e as DatabaseError { throw storeError(e) }
+        do { return try queue.read(body) } catch let e as DatabaseError { throw storeError(e) }
     }
 
     private func write<T>(_ body: (Database) throws -> T) throws -> T {
-        do { return try pool.write(body) } catch let e as DatabaseError { throw storeError(e) }
+        do { return try queue.write(body) } catch let e as DatabaseError { throw storeError(e) }
     }
 
     private func storeError(_ e: DatabaseError) -> StoreError {
@@ -392,12 +392,12 @@ public final class TokenStore: Sendable {
     }
 
     /// The policy's current account, read in one transaction with its row (nil when there is none or it is gone).
-    public func currentAccount(policy: String) throws -> (id: String, account: Account?)? {
+    public func currentAccount(policy: String) throws -> Account? {
         try read { db in
             guard let id = try String.fetchOne(db, sql: "SELECT account_id FROM current_accounts WHERE policy = ?", arguments: [policy]) else {
                 return nil
             }
-            return (id, try Row.fetchOne(db, sql: "SELECT * FROM accounts WHERE account_id = ?", arguments: [id]).map(Self.account))
+            return try Row.fetchOne(db, sql: "SELECT * FROM accounts WHERE account_id = ?", arguments: [id]).map(Self.account)
         }
     }
 
