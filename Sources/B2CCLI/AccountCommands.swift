@@ -3,72 +3,52 @@ import B2CKit
 import Foundation
 
 struct AccountsCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "accounts", abstract: "List people and, under each, their accounts per policy.")
+    static let configuration = CommandConfiguration(
+        commandName: "accounts", abstract: "List people and, under each, their accounts per policy.",
+        discussion: "Without any configuration (none named, none found), lists every account in the store, grouped by authority host and client id.",
+        aliases: ["status"])
     @OptionGroup var options: ClientOptions
     @Option(help: "Only accounts of this policy.") var policy: String?
-    @Option(help: "table or json (default: table on a terminal, json otherwise).") var output: OutputFormat?
+    @OptionGroup var output: OutputOptions
 
     func run() async throws {
-        let client = try options.makeClient()
+        guard let config = try options.settings.loadConfigurationIfPresent() else {
+            let overview = StoreOverview(store: try options.settings.openStore())
+            let groups = try overview.people(policy: policy)
+            writeErr("no configuration found: listing every configuration's accounts in \(overview.store.path)")
+            Output.writeStore(groups, format: output.format, now: Int(Date().timeIntervalSince1970))
+            return
+        }
+        let client = try options.settings.makeClient(config: config)
         try await withClient(client) { c in
-            let now = c.now()
-            let people = try AccountSelection.list(store: c.store, policy: policy)
-            switch output ?? .auto {
-            case .json:
-                // Streamed person by person (same bytes as one pretty document): at 100,000 people the whole tree
-                // and its text would hold several hundred MB at once.
-                var out = "{\n  \"people\": ["
-                for (n, person) in people.enumerated() {
-                    let p = person.identity
-                    let items: [JSONValue] = person.accounts.map { a in
-                        ["accountId": .string(a.accountID), "policy": .string(a.policy), "current": .bool(a.current), "refreshToken": .bool(a.hasRefreshToken),
-                         "accessTokens": .array(a.accessTokens.map { ["scopes": .string($0.target), "expiresOn": JSONValue($0.expiresOn),
-                                                                     "expiresIn": JSONValue(max(0, $0.expiresOn - now))] })]
-                    }
-                    let entry: JSONValue = ["tenantId": .string(p.tenantID), "oid": .string(p.oid), "name": p.name.map { .string($0) } ?? .null,
-                                            "givenName": p.givenName.map { .string($0) } ?? .null, "familyName": p.familyName.map { .string($0) } ?? .null,
-                                            "email": p.email.map { .string($0) } ?? .null, "accounts": .array(items)]
-                    out += n == 0 ? "\n    " : ",\n    "
-                    entry.serialize(into: &out, pretty: true, indent: 2)
-                    if out.utf8.count >= 1 << 20 {
-                        FileHandle.standardOutput.write(Data(out.utf8))
-                        out = ""
-                    }
-                }
-                out += people.isEmpty ? "]\n}\n" : "\n  ]\n}\n"
-                FileHandle.standardOutput.write(Data(out.utf8))
-            case .table:
-                var rows: [[String]] = [["PERSON", "POLICY", "ACCOUNT", "ACCESS TOKEN", "REFRESH"]]
-                for person in people {
-                    for (i, a) in person.accounts.enumerated() {
-                        let label = i == 0 ? "\(person.identity.name ?? "-") <\(person.identity.email ?? person.identity.oid)>" : ""
-                        rows.append([label, a.policy + (a.current ? " *" : ""), a.accountID, tokenState(a, now: now), a.hasRefreshToken ? "yes" : "no"])
-                    }
-                }
-                writeOut(rows.count == 1 ? "No accounts\(policy.map { " under \($0)" } ?? ""). Sign in with: b2c signin" : table(rows) + "\n(* = current account of the policy)")
-            }
+            Output.writePeople(try c.listAccounts(policy: policy), format: output.format, now: c.now(), policy: policy)
         }
     }
 }
 
-/// "valid N min", "expired" or "none": the longest-lived access token of an account.
-func tokenState(_ a: ListedAccount, now: Int) -> String {
-    a.accessTokens.max { $0.expiresOn < $1.expiresOn }.map { $0.expiresOn > now ? "valid \(($0.expiresOn - now) / 60) min" : "expired" } ?? "none"
-}
-
 struct SwitchCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "switch", abstract: "Make an account the current one of a policy.")
+    static let configuration = CommandConfiguration(
+        commandName: "switch", abstract: "Make an account the current one of a policy.",
+        discussion: """
+            Examples:
+              b2c switch bob@contoso.com
+              b2c switch alice --policy B2C_1_signin
+            """)
     @OptionGroup var options: ClientOptions
-    @Option(help: "The policy.") var policy: String
-    @Option(help: "Email, oid, account id or a unique prefix.") var account: String
+    @Argument(help: "Email, its local part, oid, account id or a unique prefix.") var selector: String?
+    @Option(help: "The policy; default: the signUpSignIn policy.") var policy: String?
+    @Option(help: "The same as the argument.") var account: String?
+
+    func validate() throws {
+        if selector != nil && account != nil { throw ValidationError("give the account once: as the argument or with --account.") }
+        if selector == nil && account == nil { throw ValidationError("name the account to switch to (email, oid or account id).") }
+    }
 
     func run() async throws {
         let client = try options.makeClient()
         try await withClient(client) { c in
-            let p = try c.policy(policy)
-            let sel = try AccountSelection.select(policy: p.name, selector: account, store: c.store, signInCommand: c.signInCommand(policy: p.name))
-            try c.store.setCurrent(policy: p.name, accountID: sel.account.id)
-            writeOut("\(AccountSelection.email(sel.account) ?? sel.account.oid) is now the current account of \(p.name).")
+            let a = try c.switchAccount(policy: policy, selector: selector ?? account ?? "")
+            writeOut("\(AccountSelection.email(a) ?? a.oid) is now the current account of \(a.policy).")
         }
     }
 }
@@ -81,13 +61,18 @@ struct TokenCommand: AsyncParsableCommand {
     @Option(help: "Email, oid, account id or a unique prefix.") var account: String?
     @Option(help: "An API (from the configuration) whose scopes to use.") var api: String?
     @Option(parsing: .singleValue, help: "A scope (repeatable); overrides --api.") var scope: [String] = []
-    @Option(help: "Refresh when fewer than this many seconds are left.") var minValid = 300
+    @Option(parsing: .unconditional, help: "Refresh when fewer than this many seconds are left (any integer).") var minValid = 300
     @Flag(help: "Refresh even when the cached token is fresh.") var forceRefresh = false
-    @Option(help: "raw, bearer, header or json.") var format: Format = .raw
+    @Option(help: "raw, bearer, header or json.") var format: Format?
+    @Option(name: [.customShort("o"), .long], help: "The same as --format (json for a JSON object).") var output: Format?
+
+    func validate() throws {
+        if let format, let output, format != output { throw ValidationError("--format \(format.rawValue) and --output \(output.rawValue) disagree; give one.") }
+    }
 
     var request: TokenRequest {
         TokenRequest(client: options.settings, policy: policy, account: account, api: api, scopes: scope, minValid: minValid,
-                     forceRefresh: forceRefresh, format: format)
+                     forceRefresh: forceRefresh, format: format ?? output ?? .raw)
     }
 
     func run() async throws { try await request.run() }
@@ -131,6 +116,7 @@ struct TokenRequest: Equatable {
         guard arguments.first == "token" else { return nil }
         var r = TokenRequest()
         var seen: Set<String> = []
+        var formatGiven = false
         var i = 1
         while i < arguments.count {
             var name = arguments[i]
@@ -151,7 +137,8 @@ struct TokenRequest: Equatable {
             default: break
             }
             if value == nil {
-                guard i < arguments.count, !arguments[i].hasPrefix("-") else { return nil }
+                // A value may start with '-' only for --min-valid (a negative number), as ArgumentParser takes it there.
+                guard i < arguments.count, !arguments[i].hasPrefix("-") || (name == "--min-valid" && Int(arguments[i]) != nil) else { return nil }
                 value = arguments[i]
                 i += 1
             }
@@ -168,8 +155,10 @@ struct TokenRequest: Equatable {
             case "--min-valid":
                 guard let n = Int(v) else { return nil }
                 r.minValid = n
-            case "--format":
-                guard let f = TokenCommand.Format(rawValue: v) else { return nil }
+            case "--format", "--output", "-o":
+                // --format and --output (-o) are one setting: given twice, ArgumentParser judges.
+                guard let f = TokenCommand.Format(rawValue: v), !formatGiven else { return nil }
+                formatGiven = true
                 r.format = f
             default: return nil
             }
@@ -181,7 +170,11 @@ struct TokenRequest: Equatable {
 struct SignOutCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "signout", abstract: "Forget accounts and their tokens on this machine; --browser also ends the B2C browser session.",
-        discussion: "In shared-device mode (deviceMode \"shared\" in the configuration) any sign-out forgets every account and ends the browser session.")
+        discussion: """
+            In shared-device mode (deviceMode "shared" in the configuration) any sign-out forgets every account and ends the browser session.
+            Without any configuration (none named, none found), --all forgets every account in the store.
+            """,
+        aliases: ["logout"])
     @OptionGroup var options: ClientOptions
     @Option(help: "Only this policy's account.") var policy: String?
     @Option(help: "Email, oid, account id or a unique prefix (an email or oid signs the person out of every policy).") var account: String?
@@ -191,26 +184,21 @@ struct SignOutCommand: AsyncParsableCommand {
     @Option(help: "Seconds to wait for the browser to come back from the sign-out page.") var timeout = 120
 
     func run() async throws {
-        let client = try options.makeClient()
+        guard let config = try options.settings.loadConfigurationIfPresent() else { return try signOutEverywhere() }
+        let client = try options.settings.makeClient(config: config)
         let interrupt = cancelOnInterrupt()
-        defer { interrupt.cancel() }
-        let (removed, shared, ended) = try await withClient(client) { c -> ([Account], Bool, Bool?) in
-            let shared = c.config.sharedDevice
-            // What goes: in shared-device mode everything, whatever was named (the name must still be valid).
-            if shared && !all && (policy != nil || account != nil) { _ = try c.signOut(policyName: policy, selector: account, all: false, dryRun: true) }
-            let before = try c.store.accounts()
-            let ids = try c.signOut(policyName: policy, selector: account, all: all || shared)
-            let removed = before.filter { ids.contains($0.id) }
+        defer { interrupt.forEach { $0.cancel() } }
+        let (outcome, ended) = try await withClient(client) { c -> (SignOutOutcome, Bool?) in
+            let outcome = try c.signOut(policyName: policy, selector: account, all: all)
             var ended: Bool?
-            if browser || shared {
-                let policyName = removed.first?.policy ?? policy
-                ended = try await c.endBrowserSession(policyName: policyName, ui: TerminalUI(openBrowser: !noBrowser), timeoutSeconds: timeout)
+            if browser || outcome.endBrowserSession {
+                ended = try await c.endBrowserSession(policyName: outcome.removed.first?.policy ?? policy, ui: TerminalUI(openBrowser: !noBrowser),
+                                                      timeoutSeconds: timeout)
             }
-            return (removed, shared, ended)
+            return (outcome, ended)
         }
-        if shared { writeOut("Shared-device mode: every account on this device is signed out.") }
-        if removed.isEmpty { writeOut("No accounts to sign out.") }
-        for a in removed { writeOut("Signed out \(AccountSelection.email(a) ?? a.oid) from \(a.policy) (\(a.id)).") }
+        if outcome.sharedDevice { writeOut("Shared-device mode: every account on this device is signed out.") }
+        report(outcome.removed)
         switch ended {
         case true?: writeOut("The browser session is ended: the next sign-in shows the sign-in page.")
         case false?:
@@ -218,8 +206,29 @@ struct SignOutCommand: AsyncParsableCommand {
                            exitCode: ExitStatus.error)
         case nil: break
         }
-        if !removed.isEmpty {
+        if !outcome.removed.isEmpty {
             writeErr("access tokens already issued stay valid until they expire (up to an hour)" + (ended == nil ? "; the browser session is untouched (add --browser to end it)" : ""))
+        }
+    }
+
+    /// No configuration: only `--all` makes sense, and it means the whole store.
+    func signOutEverywhere() throws {
+        guard all, policy == nil, account == nil, !browser else {
+            let located = ClientConfiguration.locate(explicit: nil)
+            throw CLIError("no configuration found (looked for \(located.searched.joined(separator: ", "))), so only `b2c signout --all` (every account in the store) can run. Pass --config FILE or set B2C_CONFIG to sign out of one configuration.",
+                           exitCode: ExitStatus.configuration)
+        }
+        let overview = StoreOverview(store: try options.settings.openStore())
+        writeErr("no configuration found: signing out every account in \(overview.store.path)")
+        let removed = try overview.signOutEverything()
+        report(removed, withScope: true)
+        if !removed.isEmpty { writeErr("access tokens already issued stay valid until they expire (up to an hour); browser sessions are untouched") }
+    }
+
+    func report(_ removed: [Account], withScope: Bool = false) {
+        if removed.isEmpty { writeOut("No accounts to sign out.") }
+        for a in removed {
+            writeOut("Signed out \(AccountSelection.email(a) ?? a.oid) from \(a.policy) (\(a.id))" + (withScope ? " at \(a.environment), client \(a.clientID)." : "."))
         }
     }
 }
@@ -229,35 +238,14 @@ struct WhoAmICommand: AsyncParsableCommand {
     @OptionGroup var options: ClientOptions
     @Option(help: "The policy; default: the signUpSignIn policy.") var policy: String?
     @Option(help: "Email, oid, account id or a unique prefix.") var account: String?
-    @Option(help: "table or json (default: table on a terminal, json otherwise).") var output: OutputFormat?
+    @OptionGroup var output: OutputOptions
 
     func run() async throws {
         let client = try options.makeClient()
         try await withClient(client) { c in
-            let p = try policy.map { try c.policy($0) } ?? c.defaultPolicy()
-            let sel = try AccountSelection.select(policy: p.name, selector: account, store: c.store, signInCommand: c.signInCommand(policy: p.name))
-            if let n = sel.notice { writeErr(n) }
-            let a = sel.account
-            let person = try c.store.identity(tenantID: a.tenantID, oid: a.oid)
-            switch output ?? .auto {
-            case .json:
-                writeOut(JSONValue.object([
-                    "accountId": .string(a.id), "policy": .string(a.policy), "authority": .string(a.authority),
-                    "person": ["tenantId": .string(a.tenantID), "oid": .string(a.oid), "name": person?.name.map { .string($0) } ?? .null,
-                               "givenName": person?.givenName.map { .string($0) } ?? .null,
-                               "familyName": person?.familyName.map { .string($0) } ?? .null,
-                               "email": person?.email.map { .string($0) } ?? .null],
-                    "claims": a.claims,
-                ]).serialized(pretty: true))
-            case .table:
-                var rows = [["account", a.id], ["policy", a.policy], ["person", "\(person?.name ?? "-") <\(person?.email ?? a.oid)>"],
-                            ["given / family name", "\(person?.givenName ?? "-") / \(person?.familyName ?? "-")"]]
-                // The claims are those of this policy's id token as issued; the person's profile above is the latest seen under any policy.
-                for (k, v) in (a.claims.objectValue ?? [:]).sorted(by: { $0.key < $1.key }) {
-                    rows.append(["id-token claim \(k)", v.stringValue ?? v.serialized()])
-                }
-                writeOut(table(rows))
-            }
+            let selected = try c.selectedAccount(policy: policy, selector: account)
+            if let n = selected.notice { writeErr(n) }
+            Output.writeWhoAmI(selected.account, person: selected.person, format: output.format, now: c.now())
         }
     }
 }

@@ -27,22 +27,34 @@ struct ClientSettings: Equatable {
     var httpTimeout = 30
 
     func loadConfiguration() throws -> ClientConfiguration {
-        let located = ClientConfiguration.locate(explicit: config)
-        guard let path = located.path else {
+        guard let config = try loadConfigurationIfPresent() else {
+            let located = ClientConfiguration.locate(explicit: config)
             throw CLIError("no configuration found (looked for \(located.searched.joined(separator: ", "))). Pass --config FILE, set B2C_CONFIG, or start from policies.example.json.",
                            exitCode: ExitStatus.configuration)
         }
+        return config
+    }
+
+    /// The configuration, or nil when none is named and none is found (commands about the whole store then act on it all).
+    func loadConfigurationIfPresent() throws -> ClientConfiguration? {
+        guard let path = ClientConfiguration.locate(explicit: config).path else { return nil }
         do { return try ClientConfiguration.load(path: path) } catch let e as ConfigurationError {
             throw CLIError(e.description, exitCode: ExitStatus.configuration)
         }
     }
 
-    func makeClient() throws -> B2CClient {
-        let config = try loadConfiguration()
-        let store: TokenStore
-        do { store = try TokenStore(directory: StoreLocation.directory()) } catch let e as StoreError {
+    func openStore() throws -> TokenStore {
+        do { return try TokenStore(directory: StoreLocation.directory()) } catch let e as StoreError {
             throw CLIError(e.description, exitCode: ExitStatus.error)
         }
+    }
+
+    func makeClient() throws -> B2CClient {
+        try makeClient(config: try loadConfiguration())
+    }
+
+    func makeClient(config: ClientConfiguration) throws -> B2CClient {
+        let store = try openStore()
         var trace: (@Sendable (String) -> Void)?
         if verbose {
             trace = { line in FileHandle.standardError.write(Data("b2c: http \(line)\n".utf8)) }
@@ -53,7 +65,7 @@ struct ClientSettings: Equatable {
             return try B2CClient(config: config, store: store, timeoutSeconds: httpTimeout, trace: trace,
                                  clock: { Int(Date().timeIntervalSince1970) + offset })
         } catch let e as B2CError {
-            throw CLIError(e.description, exitCode: exitStatus(e.kind))
+            throw CLIError(e)
         }
     }
 }
@@ -77,7 +89,7 @@ func withClient<T>(_ client: B2CClient, _ body: (B2CClient) async throws -> T) a
         return result
     } catch let e as B2CError {
         await client.shutdown()
-        throw CLIError(e.description, exitCode: exitStatus(e.kind))
+        throw CLIError(e)
     } catch let e as StoreError {
         await client.shutdown()
         throw CLIError(e.description, exitCode: ExitStatus.error)
@@ -85,6 +97,12 @@ func withClient<T>(_ client: B2CClient, _ body: (B2CClient) async throws -> T) a
         await client.shutdown()
         throw error
     }
+}
+
+/// `-o/--output table|json` on every command that lists or reports.
+struct OutputOptions: ParsableArguments {
+    @Option(name: [.customShort("o"), .long], help: "table or json (default: table on a terminal, json otherwise).") var output: OutputFormat?
+    var format: OutputFormat { output ?? .auto }
 }
 
 enum OutputFormat: String, ExpressibleByArgument, CaseIterable {

@@ -10,11 +10,13 @@ struct DemoCommand: AsyncParsableCommand {
         abstract: "Run the whole job against an in-process local tenant: sign-ins per policy, edit profile, accounts, API calls, sign-out.",
         discussion: """
             Starts the emulator in this process (HTTPS with its own CA), then uses the real authorization-code + PKCE flow
-            through a loopback redirect. With $BROWSER set, your browser opens and you sign in as the people named;
-            otherwise a scripted user agent fills the emulator's pages. The store is temporary unless --keep is given.
+            through a loopback redirect. A scripted user agent fills the emulator's pages; with --browser, your browser
+            ($BROWSER, else xdg-open/open) opens and you sign in as the people named. The tenant, its CA key and the store
+            are temporary (removed on exit, Ctrl-C included) unless --keep is given.
             """)
     @Option(help: ArgumentHelp("Keep the store, configuration and CA in this directory (created if needed) instead of a temporary one.", valueName: "dir"))
     var keep: String?
+    @Flag(help: "Sign in with your own browser ($BROWSER, else xdg-open/open) instead of the scripted user agent.") var browser = false
     @Flag(name: .shortAndLong, help: "Trace HTTP requests to stderr (URLs without query values; never tokens, codes or passwords).") var verbose = false
 
     func run() async throws {
@@ -29,8 +31,13 @@ struct DemoCommand: AsyncParsableCommand {
             throw CLIError("cannot create '\(dir.path)': \(error.localizedDescription)", exitCode: ExitStatus.error)
         }
         defer { if keep == nil { try? fm.removeItem(at: dir) } }
+        // Ctrl-C or SIGTERM: say so, remove the temporary tenant (its CA key, the tokens), exit 2.
+        let interrupt = cancelOnInterrupt(message: "cancelled; the demo's temporary tenant was removed") {
+            if keep == nil { try? FileManager.default.removeItem(at: dir) }
+        }
+        defer { interrupt.forEach { $0.cancel() } }
 
-        let realBrowser = !(ProcessInfo.processInfo.environment["BROWSER"] ?? "").isEmpty
+        let realBrowser = browser
         var step = 0
         func heading(_ text: String) { step += 1; writeOut("\n[\(step)] \(text)") }
         func detail(_ text: String) { writeOut("    " + text.replacingOccurrences(of: "\n", with: "\n    ")) }
@@ -86,8 +93,8 @@ struct DemoCommand: AsyncParsableCommand {
             let b1 = try await client.signInInteractively(policyName: "B2C_1_susi", options: InteractiveOptions(prompt: "login", timeoutSeconds: waitSeconds),
                                                           ui: ui(bob, jar: "bob"))
             detail(describe(b1))
-            let current = try client.store.currentAccountID(policy: "B2C_1_susi")
-            detail("B2C_1_susi now has two accounts; the current one is \(current == b1.id ? "Bob's (the last sign-in)" : current ?? "none")")
+            let current = try client.selectedAccount(policy: "B2C_1_susi", selector: nil).account
+            detail("B2C_1_susi now has two accounts; the current one is \(current.id == b1.id ? "Bob's (the last sign-in)" : current.id)")
 
             heading("alice@contoso.com signs in to a second policy, B2C_1_signin: her browser session answers, no password typed")
             let a2 = try await client.signInInteractively(policyName: "B2C_1_signin", options: InteractiveOptions(loginHint: alice.email, timeoutSeconds: waitSeconds),
@@ -119,15 +126,20 @@ struct DemoCommand: AsyncParsableCommand {
             detail("Alice's token was issued before her edit; after a refresh with B2C_1_susi's own refresh token (valid \(refreshed.accessToken.expiresOn - client.now()) s): HTTP \(r.status) \(String(decoding: r.body, as: UTF8.self))")
 
             heading("bob@contoso.com signs out here and in the browser (end_session)")
-            let removed = try client.signOut(policyName: nil, selector: bob.email, all: false)
-            detail("forgot \(removed.joined(separator: ", "))")
+            let removed = try client.signOut(policyName: nil, selector: bob.email, all: false).removed
+            detail("forgot \(removed.map(\.id).joined(separator: ", "))")
             let ended = try await client.endBrowserSession(policyName: "B2C_1_susi", ui: ui(bob, jar: "bob"), timeoutSeconds: realBrowser ? 120 : 30)
             detail(ended ? "the browser session is ended: his next sign-in shows the sign-in page" : "the browser did not come back from the sign-out page")
             detail("access tokens already issued stay valid until they expire")
 
             heading("Accounts afterwards")
             try listAccounts(client, detail)
-            writeOut("\nDone: \(step) steps against \(server.baseURL)." + (keep.map { " State kept in \($0); try: B2C_CONFIG=\(configPath.path) B2C_HOME=\(dir.appendingPathComponent("store").path) b2c accounts" } ?? ""))
+            writeOut("\nDone: \(step) steps against \(server.baseURL).")
+            if keep != nil {
+                writeOut("State kept in \(dir.path). Restart the tenant on the same port and use the kept accounts with:")
+                writeOut("  b2c emulator serve --tls --state \(dir.appendingPathComponent("tenant").path) --port \(server.port)")
+                writeOut("  B2C_CONFIG=\(configPath.path) B2C_HOME=\(dir.appendingPathComponent("store").path) b2c accounts")
+            }
         } catch {
             // Whatever failed, the HTTP clients and the tenant are shut down before the error is reported.
             await scripted.shutdown()
@@ -146,15 +158,7 @@ struct DemoCommand: AsyncParsableCommand {
     }
 
     func listAccounts(_ c: B2CClient, _ detail: (String) -> Void) throws {
-        let now = c.now()
-        var rows = [["PERSON", "POLICY", "ACCOUNT", "ACCESS TOKEN"]]
-        for person in try AccountSelection.list(store: c.store, policy: nil) {
-            for (i, a) in person.accounts.enumerated() {
-                rows.append([i == 0 ? "\(person.identity.name ?? "-") <\(person.identity.email ?? person.identity.oid)>" : "", a.policy, a.accountID,
-                             tokenState(a, now: now)])
-            }
-        }
-        detail(table(rows))
+        detail(Output.peopleTable(try c.listAccounts(policy: nil), now: c.now()))
     }
 }
 

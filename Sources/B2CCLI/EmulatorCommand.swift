@@ -74,6 +74,8 @@ extension EmulatorCommand {
             } catch {
                 throw CLIError("cannot open the emulator state in '\(state ?? "memory")': \(error)", exitCode: ExitStatus.error)
             }
+            // An in-memory tenant leaves nothing behind: its CA (and the CA's private key) go when it stops.
+            defer { if state == nil { try? FileManager.default.removeItem(at: tlsDirectory) } }
             let emulator: B2CEmulator
             do { emulator = try B2CEmulator(seed: seedValue, store: store) } catch {
                 throw CLIError("cannot start the emulator with this state and seed: \(error)", exitCode: ExitStatus.configuration)
@@ -94,7 +96,7 @@ extension EmulatorCommand {
             do {
                 server = try await EmulatorServer.start(emulator, host: host, port: port, tls: tlsMaterial, handleSignals: true, logger: logger)
             } catch {
-                throw CLIError("cannot listen on \(host):\(port): \(error)", exitCode: ExitStatus.network)
+                throw CLIError("\(error)", exitCode: ExitStatus.network)
             }
             if let configOut {
                 let json = emulator.clientConfiguration(baseURL: server.baseURL, caFile: tlsMaterial?.caPath.path)
@@ -105,7 +107,8 @@ extension EmulatorCommand {
                     throw CLIError("cannot write --config-out '\(configOut)': \(error.localizedDescription)", exitCode: ExitStatus.error)
                 }
             }
-            var line = "b2c emulator: \(server.baseURL) tenant \(emulator.tenantName) (\(emulator.tenantID)); admin \(server.baseURL)/_admin (loopback only)"
+            let wildcard = ["0.0.0.0", "::"].contains(host) ? " (listening on \(host):\(server.port))" : ""
+            var line = "b2c emulator: \(server.baseURL)\(wildcard) tenant \(emulator.tenantName) (\(emulator.tenantID)); admin \(server.baseURL)/_admin (loopback only)"
             if let tlsMaterial { line += "; CA \(tlsMaterial.caPath.path)" }
             FileHandle.standardOutput.write(Data((line + "\n").utf8))
             try await server.wait()

@@ -29,7 +29,7 @@ struct EditProfileCommand: AsyncParsableCommand {
     func run() async throws {
         let client = try options.makeClient()
         let interrupt = cancelOnInterrupt()
-        defer { interrupt.cancel() }
+        defer { interrupt.forEach { $0.cancel() } }
         let result = try await withClient(client) { c in
             try await c.editProfile(selector: flow.account, policyName: flow.policy, options: flow.interactive, ui: TerminalUI(openBrowser: !flow.noBrowser))
         }
@@ -55,12 +55,15 @@ struct ResetPasswordCommand: AsyncParsableCommand {
     func run() async throws {
         let client = try options.makeClient()
         let interrupt = cancelOnInterrupt()
-        defer { interrupt.cancel() }
-        let (account, dropped, commands) = try await withClient(client) { c -> (Account, [String], [String]) in
+        defer { interrupt.forEach { $0.cancel() } }
+        let (account, dropped, remedies) = try await withClient(client) { c -> (Account, [Account], [Remedy]) in
             let (account, dropped) = try await c.resetPassword(selector: flow.account, policyName: flow.policy, options: flow.interactive,
                                                               ui: TerminalUI(openBrowser: !flow.noBrowser))
-            let others = try dropped.compactMap { try c.store.account(id: $0) }
-            return (account, dropped, others.map { c.signInCommand(policy: $0.policy, loginHint: AccountSelection.email($0)) })
+            return (account, dropped, c.signInRemedies(for: dropped))
+        }
+        let commands = remedies.compactMap { remedy -> String? in
+            guard case let .signIn(policy, method, hint) = remedy else { return nil }
+            return CLIError.signInCommandLine(policy: policy, method: method, loginHint: hint)
         }
         let who = AccountSelection.email(account) ?? account.oid
         writeOut("Password of \(who) reset under \(account.policy).")
@@ -145,7 +148,7 @@ struct CallAPICommand: AsyncParsableCommand {
                 guard t.policy?.role == .signUpSignIn || t.policy?.role == .signIn else { throw e }
                 writeErr("\(e.message); signing in in the browser (--interactive)")
                 let interrupt = cancelOnInterrupt()
-                defer { interrupt.cancel() }
+                defer { interrupt.forEach { $0.cancel() } }
                 let hint = account.flatMap { $0.contains("@") ? $0 : nil }
                 let api = try c.resolveAPICall(req).1
                 let signedIn = try await c.signInInteractively(policyName: t.name, options: InteractiveOptions(loginHint: hint, scopes: api.scopes),
@@ -174,29 +177,21 @@ struct CallAPICommand: AsyncParsableCommand {
 
 struct DeviceCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "device", abstract: "Show the device mode (personal or shared) and what sign-out does in it.")
+        commandName: "device", abstract: "Show the device mode (personal or shared) and what sign-out does in it.",
+        discussion: "Without any configuration (none named, none found), reports the whole store, grouped by authority host and client id.")
     @OptionGroup var options: ClientOptions
-    @Option(help: "table or json (default: table on a terminal, json otherwise).") var output: OutputFormat?
+    @OptionGroup var output: OutputOptions
 
     func run() async throws {
-        let client = try options.makeClient()
+        guard let config = try options.settings.loadConfigurationIfPresent() else {
+            let overview = StoreOverview(store: try options.settings.openStore())
+            writeErr("no configuration found: reporting every configuration's accounts in \(overview.store.path)")
+            return Output.writeDevice(config: nil, storePath: overview.store.path, accounts: try overview.accounts(), format: output.format)
+        }
+        let client = try options.settings.makeClient(config: config)
         try await withClient(client) { c in
-            let accounts = try c.store.accounts()
-            let people = Set(accounts.map { "\($0.tenantID)/\($0.oid)" }).count
-            let shared = c.config.sharedDevice
-            let meaning = shared
-                ? "signing out any account signs out every account on this device and ends the browser session"
-                : "signing out forgets only the accounts named; --browser also ends the browser session"
-            switch output ?? .auto {
-            case .json:
-                writeOut(JSONValue.object(["mode": .string(shared ? "shared" : "personal"), "config": .string(c.config.source),
-                                           "store": .string(c.store.path), "accounts": JSONValue(accounts.count), "people": JSONValue(people),
-                                           "signOut": .string(meaning)]).serialized(pretty: true))
-            case .table:
-                writeOut(table([["mode", shared ? "shared" : "personal"], ["config", c.config.source], ["store", c.store.path],
-                                ["signed in", "\(people) \(people == 1 ? "person" : "people"), \(accounts.count) account\(accounts.count == 1 ? "" : "s")"],
-                                ["sign-out", meaning]]))
-            }
+            Output.writeDevice(config: c.config, storePath: c.store.path, accounts: try c.scopes.flatMap { try c.store.accounts(scope: $0) },
+                               format: output.format)
         }
     }
 }

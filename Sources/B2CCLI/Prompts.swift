@@ -65,20 +65,32 @@ struct TerminalNativePrompter: NativePrompter {
     }
 
     func code(sentTo label: String, length: Int?, attempt: Int, attemptsLeft: Int) async throws -> String? {
-        let size = length.map { "\($0)-digit " } ?? ""
         if codesFromStdin {
-            writeErr("a \(size)code was sent to \(label); reading it from stdin")
+            // Said once per code: a re-prompt after a wrong code reads the next line, but no new code was sent.
+            if attempt == 1 { writeErr("\(Self.codeDescription(length)) was sent to \(label); reading it from stdin") }
         } else {
             guard Prompt.stdinIsTerminal else {
                 throw CLIError("a code was sent to \(label) but there is no terminal to type it on; pipe codes with --otp-stdin", exitCode: ExitStatus.usage)
             }
-            FileHandle.standardError.write(Data("Enter the \(size)code sent to \(label) (or 'resend'): ".utf8))
+            FileHandle.standardError.write(Data("Enter the \(length.map { "\($0)-digit " } ?? "")code sent to \(label) (or 'resend'): ".utf8))
         }
         guard let typed = Prompt.line()?.trimmingCharacters(in: .whitespaces) else {
             throw CLIError("cancelled: no code was entered; nothing was stored", exitCode: ExitStatus.cancelled)
         }
         if typed.lowercased() == "resend" { return nil }
         return typed
+    }
+
+    func codeResent(to label: String, length: Int?) {
+        writeErr("a new code was sent to \(label); the previous one no longer works" + (codesFromStdin ? "; reading it from stdin" : ""))
+    }
+
+    /// "an 8-digit code", "a 6-digit code", "a code".
+    static func codeDescription(_ length: Int?) -> String {
+        guard let length else { return "a code" }
+        let digits = String(length)
+        let vowelSound = digits.hasPrefix("8") || digits == "11" || digits == "18"
+        return "\(vowelSound ? "an" : "a") \(length)-digit code"
     }
 
     func notice(_ text: String) { writeErr(text) }

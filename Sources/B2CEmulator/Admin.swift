@@ -69,7 +69,7 @@ extension B2CEmulator {
             let id = s[1]
             guard let u = try store.user(identifier: id) else { return adminError(404, "no user '\(id)'") }
             let n = try store.revokeGrants(oid: u.oid, now: now)
-            return .json(["oid": .string(u.oid), "revokedRefreshTokens": JSONValue(n), "tokensValidFrom": JSONValue(now + 1)])
+            return .json(["oid": .string(u.oid), "revokedRefreshTokens": JSONValue(n), "tokensValidFrom": JSONValue(now)])
         case ("GET", ["outbox"]):
             return .json(["messages": .array(try store.outbox(to: req.query["to"]).map(\.json))])
         case ("GET", ["clock"]):

@@ -198,8 +198,10 @@ public final class EmulatorStore: Sendable {
         try db.write { try Self.revoke($0, oid: oid, now: now) }
     }
 
+    /// Every refresh token issued so far is marked revoked; `tokens_valid_from` = now then only guards grants issued
+    /// earlier and redeemed later. A token issued after the reset, even within the same second, stays valid.
     private static func revoke(_ db: Database, oid: String, now: Int) throws -> Int {
-        try db.execute(sql: "UPDATE users SET tokens_valid_from = ? WHERE oid = ?", arguments: [now + 1, oid])
+        try db.execute(sql: "UPDATE users SET tokens_valid_from = ? WHERE oid = ?", arguments: [now, oid])
         try db.execute(sql: "UPDATE refresh_tokens SET revoked = 1 WHERE oid = ? AND revoked = 0", arguments: [oid])
         let n = db.changesCount
         try db.execute(sql: "DELETE FROM sessions WHERE oid = ?", arguments: [oid])

@@ -115,8 +115,9 @@ public final class ScriptedBrowser: @unchecked Sendable {
     }
 
     /// Runs one visit: from `start` until the answer is delivered to another origin. Returns the delivered URL.
+    /// With `deliver` false, the answer is not sent: the URL is returned, as a person on another machine would copy it.
     @discardableResult
-    public func run(_ start: URL, as persona: Persona) async throws -> URL {
+    public func run(_ start: URL, as persona: Persona, deliver: Bool = true) async throws -> URL {
         steps = []
         let resetKey = "reset-done:\(persona.email)"
         var page = try await fetch(start)
@@ -124,6 +125,7 @@ public final class ScriptedBrowser: @unchecked Sendable {
         for _ in 0..<16 {
             if page.status == 302 || page.status == 303, let loc = page.location, let next = URL(string: loc, relativeTo: page.url)?.absoluteURL {
                 if next.host != start.host || next.port != start.port {
+                    guard deliver else { return next }
                     _ = try await fetch(next)   // the app's loopback listener receives the answer
                     steps[steps.count - 1] = "the answer to the app at \(next.host ?? ""):\(next.port ?? 0)"
                     saveJar()

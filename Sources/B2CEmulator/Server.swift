@@ -86,8 +86,10 @@ public final class EmulatorServer: Sendable {
     private let group: ServiceGroup
     private let task: Task<Void, Error>
 
+    /// The URL clients use: on a wildcard address (0.0.0.0, ::) the loopback address, which always reaches it.
     public var baseURL: String {
-        let h = host.contains(":") ? "[\(host)]" : host
+        let reachable = host == "0.0.0.0" ? "127.0.0.1" : host == "::" ? "::1" : host
+        let h = reachable.contains(":") ? "[\(reachable)]" : reachable
         return "\(tls == nil ? "http" : "https")://\(h):\(port)"
     }
 
@@ -109,13 +111,18 @@ public final class EmulatorServer: Sendable {
             logger: log)
         let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: handleSignals ? [.sigterm, .sigint] : [],
                                                       logger: log))
-        let task = Task { try await group.run() }
+        // When the server cannot start, the group ends without "running": finishing the stream then ends the wait.
+        let task = Task {
+            defer { continuation.finish() }
+            try await group.run()
+        }
         var bound: Int?
         for await p in stream { bound = p; break }
         guard let bound, bound > 0 else {
             task.cancel()
-            _ = try? await task.value
-            throw EmulatorStartError(message: "could not listen on \(host):\(port)")
+            var failure: Error?
+            do { try await task.value } catch { failure = error }
+            throw EmulatorStartError(message: "cannot listen on \(host.contains(":") ? "[\(host)]" : host):\(port): \(Self.reason(failure))")
         }
         let server = EmulatorServer(emulator: emulator, host: host, port: bound, tls: tls, group: group, task: task)
         var names = ["127.0.0.1:\(bound)", "localhost:\(bound)", "[::1]:\(bound)"]
@@ -134,6 +141,23 @@ public final class EmulatorServer: Sendable {
     public func stop() async {
         await group.triggerGracefulShutdown()
         _ = try? await task.value
+    }
+}
+
+extension EmulatorServer {
+    /// Why listening failed, in words.
+    static func reason(_ error: Error?) -> String {
+        guard let error else { return "the server stopped before it was ready" }
+        if let io = error as? IOError {
+            switch io.errnoCode {
+            case EADDRINUSE: return "the port is in use (choose another, or --port 0 for any free port)"
+            case EADDRNOTAVAIL: return "the address is not one of this machine's"
+            case EACCES: return "the port needs privileges (choose one above 1023)"
+            default: return "\(String(cString: strerror(io.errnoCode))) (errno \(io.errnoCode))"
+            }
+        }
+        if error is SocketAddressError.UnknownHost { return "the host name is unknown (it does not resolve to an address)" }
+        return "\(error)"
     }
 }
 

@@ -1,6 +1,8 @@
 import Foundation
 
 /// Every failure the client reports, by kind; the CLI maps kinds to exit codes (README "Exit codes").
+/// The message says what went wrong in the library's words; `remedy` says what fixes it as a value, which the CLI
+/// renders as a command line and other callers as they see fit.
 public struct B2CError: Error, Sendable, CustomStringConvertible {
     public enum Kind: Sendable, Equatable {
         case failed              // 1
@@ -13,12 +15,59 @@ public struct B2CError: Error, Sendable, CustomStringConvertible {
 
     public var kind: Kind
     public var message: String
-    /// For `interactionRequired`: the command that fixes it.
-    public var fix: String?
+    public var remedy: Remedy?
 
-    public init(_ kind: Kind, _ message: String, fix: String? = nil) {
-        self.kind = kind; self.message = message; self.fix = fix
+    public init(_ kind: Kind, _ message: String, remedy: Remedy? = nil) {
+        self.kind = kind; self.message = message; self.remedy = remedy
     }
 
-    public var description: String { message + (fix.map { "\nRun: \($0)" } ?? "") }
+    public var description: String { message + (remedy.map { "\n(\($0))" } ?? "") }
+}
+
+/// What a person can do about a failure, independent of how it is asked for (a command line, a button).
+public enum Remedy: Sendable, Equatable, CustomStringConvertible {
+    /// How a policy signs people in: the browser, a password (ROPC) or native auth; profile policies run their own flow.
+    public enum SignInMethod: Sendable, Equatable { case browser, password, native, editProfile, resetPassword }
+
+    /// Sign in (again) to a policy; `loginHint` is the person, when known.
+    case signIn(policy: String, method: SignInMethod, loginHint: String?)
+    /// Check the username and password and try again, or sign in in the browser to `policy`.
+    case retryPasswordOrBrowser(policy: String)
+    /// The person is unknown to the tenant: check the address or sign up in the browser.
+    case signUp(policy: String)
+    /// Several accounts of a policy match: name one (a longer selector), or make one current.
+    case chooseAccount(policy: String, longerSelector: Bool)
+    /// Several people match or none is current: name one by email or oid.
+    case choosePerson(ambiguousSelector: Bool)
+    /// Say which account: a selector, a policy, or all.
+    case nameAccount
+    /// See who is signed in.
+    case listAccounts
+    /// The configuration has no default policy for this: name one.
+    case namePolicy(candidates: [String])
+    /// The browser did not answer in time: try again, or allow more time.
+    case allowMoreTime
+    /// The URL is not covered by a configured API: name the API whose token to use and allow the host.
+    case nameAPIAndAllowHost(String)
+    /// The URL's host may not receive this API's token unless allowed explicitly.
+    case allowHost(String)
+    /// No configured API: give a full URL and name the API.
+    case nameAPI
+
+    public var description: String {
+        switch self {
+        case .signIn(let policy, _, let hint): "sign in to \(policy)" + (hint.map { " as \($0)" } ?? "")
+        case .retryPasswordOrBrowser(let policy): "check the username and password, or sign in to \(policy) in the browser"
+        case .signUp(let policy): "check the address, or sign up in the browser with \(policy)"
+        case .chooseAccount(let policy, _): "choose one of the accounts of \(policy)"
+        case .choosePerson: "choose a person by email or oid"
+        case .nameAccount: "name an account, a policy, or all accounts"
+        case .listAccounts: "list the accounts signed in"
+        case .namePolicy: "name a policy"
+        case .allowMoreTime: "try again, or allow more time"
+        case .nameAPIAndAllowHost(let host): "name the API whose token to use and allow \(host)"
+        case .allowHost(let host): "allow \(host) explicitly if you trust it"
+        case .nameAPI: "give a full URL and name the API"
+        }
+    }
 }

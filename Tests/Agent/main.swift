@@ -4,7 +4,8 @@
 // Environment: B2C_AGENT_EMAIL, B2C_AGENT_PASSWORD, B2C_AGENT_CA (PEM), B2C_AGENT_JAR (file),
 // B2C_AGENT_ACTION = signin (default) | cancel | forgot | wrong-then-right | cancel-signup | cancel-reset-code,
 // B2C_AGENT_DISPLAY_NAME / _GIVEN_NAME / _SURNAME (edit profile), B2C_AGENT_NEW_PASSWORD (reset),
-// B2C_AGENT_RECORD (a file to which the delivered redirect URL is appended: the secrets test looks for its code).
+// B2C_AGENT_RECORD (a file to which the delivered redirect URL is appended: the secrets test looks for its code),
+// B2C_AGENT_DELIVER=0 (stop before the answer reaches the app and print its URL on stdout, as a person would copy it).
 import B2CEmulator
 import Foundation
 
@@ -22,7 +23,9 @@ let persona = ScriptedBrowser.Persona(email: env["B2C_AGENT_EMAIL"] ?? "", passw
                                       givenName: env["B2C_AGENT_GIVEN_NAME"], surname: env["B2C_AGENT_SURNAME"])
 do {
     let browser = try ScriptedBrowser(caFile: env["B2C_AGENT_CA"], jarPath: env["B2C_AGENT_JAR"])
-    let delivered = try await browser.run(start, as: persona)
+    let deliver = env["B2C_AGENT_DELIVER"] != "0"
+    let delivered = try await browser.run(start, as: persona, deliver: deliver)
+    if !deliver { print(delivered.absoluteString) }
     if let record = env["B2C_AGENT_RECORD"], let h = FileHandle(forWritingAtPath: record) ?? {
         _ = FileManager.default.createFile(atPath: record, contents: nil)
         return FileHandle(forWritingAtPath: record)

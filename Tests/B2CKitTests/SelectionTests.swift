@@ -6,12 +6,13 @@ import Testing
 /// narrowed in SQL) must choose exactly what the rules choose over every account of the policy.
 @Suite struct SelectionTests {
     static let tenant = "8f2c6d4e-1a3b-4c5d-9e7f-0a1b2c3d4e5f"
+    static let scope = AccountScope(environment: "h", clientID: "c")
 
     static func set(oid: String, email: String, policy: String, claimPolicy: String? = nil) -> TokenSet {
         let claims: JSONValue = ["oid": .string(oid), "tfp": .string(claimPolicy ?? policy), "emails": [.string(email)], "name": "Person"]
         let id = "\(oid)-\(policy.lowercased()).\(tenant)"
         return TokenSet(identity: Identity(tenantID: tenant, oid: oid, name: "Person", email: email),
-                        account: Account(id: id, tenantID: tenant, oid: oid, policy: policy, authority: "https://h/t/\(policy)", clientID: "c",
+                        account: Account(id: id, environment: "h", tenantID: tenant, oid: oid, policy: policy, authority: "https://h/t/\(policy)", clientID: "c",
                                          idToken: "x.y.z", claims: claims, updatedAt: 0),
                         accessToken: AccessToken(accountID: id, target: "s", secret: "at-\(id)", expiresOn: 9_999_999_999, cachedAt: 0),
                         refreshToken: "rt-\(id)")
@@ -19,12 +20,12 @@ import Testing
 
     /// The rules applied to every account of the policy: what `select` must agree with.
     static func reference(_ store: TokenStore, policy: String, selector: String) throws -> [String] {
-        AccountSelection.filter(try store.accounts(policy: policy).filter { AccountSelection.matches($0, policy: policy) }, selector: selector)
+        AccountSelection.filter(try store.accounts(scope: scope, policy: policy).filter { AccountSelection.matches($0, policy: policy) }, selector: selector)
             .map(\.id).sorted()
     }
 
     static func outcome(_ store: TokenStore, policy: String, selector: String?) -> String {
-        do { return try AccountSelection.select(policy: policy, selector: selector, store: store, signInCommand: "b2c signin").account.id }
+        do { return try AccountSelection.select(policy: policy, selector: selector, scope: scope, store: store) { _ in .listAccounts }.account.id }
         catch { return "error" }
     }
 
@@ -79,16 +80,16 @@ import Testing
             try store.save(odd, makeCurrent: false, now: 0)
         }
         for policy in ["B2C_1_susi", "B2C_1_signin", "native", "B2C_1_nothing"] {
-            let listed = Set(try AccountSelection.list(store: store, policy: policy).flatMap { $0.accounts.map(\.accountID) })
-            let rule = Set(try store.accounts(policy: policy).filter { AccountSelection.matches($0, policy: policy) }.map(\.id))
+            let listed = Set(try AccountSelection.list(store: store, scope: Self.scope, policy: policy).flatMap { $0.accounts.map(\.accountID) })
+            let rule = Set(try store.accounts(scope: Self.scope, policy: policy).filter { AccountSelection.matches($0, policy: policy) }.map(\.id))
             #expect(listed == rule, "\(policy): \(listed.symmetricDifference(rule))")
         }
-        #expect(try AccountSelection.list(store: store, policy: "native").flatMap { $0.accounts.map(\.accountID) } == ["aaaaaaaa-0000-4000-8000-000000000003.\(Self.tenant)"])
+        #expect(try AccountSelection.list(store: store, scope: Self.scope, policy: "native").flatMap { $0.accounts.map(\.accountID) } == ["aaaaaaaa-0000-4000-8000-000000000003.\(Self.tenant)"])
 
         // The current account signed out by another process: said once, then the rules over every account.
-        _ = try store.remove(accountIDs: ["\(oids[17])-b2c_1_susi.\(Self.tenant)"])
+        _ = try store.remove(store.accounts(scope: Self.scope).filter { $0.id == "\(oids[17])-b2c_1_susi.\(Self.tenant)" })
         do {
-            _ = try AccountSelection.select(policy: "B2C_1_susi", selector: nil, store: store, signInCommand: "b2c signin")
+            _ = try AccountSelection.select(policy: "B2C_1_susi", selector: nil, scope: Self.scope, store: store) { _ in .listAccounts }
             Issue.record("599 accounts, none current: must be ambiguous")
         } catch let e as B2CError {
             #expect(e.description.contains("has been signed out") && e.description.contains("none is current"), "\(e.description)")

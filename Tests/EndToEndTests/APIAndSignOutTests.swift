@@ -93,9 +93,11 @@ final class HostileAPI: Sendable {
         let byPath = try await w.b2c(["call-api", "/hello", "--account", alice.email])
         #expect(byPath.status == 0 && byPath.json["name"] == "Alice Example")
 
-        // The API refuses a cached token that still looks valid here (401 invalid_token): one refresh, one retry.
+        // The API refuses a cached token that still looks valid here (its signature spoiled: 401 invalid_token): one refresh,
+        // one retry.
         let spoil = try runBlocking(URL(fileURLWithPath: "/usr/bin/sqlite3"), [w.home.appendingPathComponent("store.sqlite").path,
-            "UPDATE access_tokens SET secret = 'eyJhbGciOiJSUzI1NiJ9.e30.c3BvaWxlZA' WHERE account_id LIKE '\(alice.oid)%'"], environment: [:])
+            "UPDATE access_tokens SET secret = substr(secret, 1, length(secret) - 12) || 'c3BvaWxlZA00' WHERE account_id LIKE '\(alice.oid)%'"],
+            environment: [:])
         #expect(spoil.status == 0)
         let before = try await w.tokenLog().filter { $0["grantType"] == "refresh_token" }.count
         let retried = try await w.b2c(["call-api", "--api", "hello", "--account", alice.email])

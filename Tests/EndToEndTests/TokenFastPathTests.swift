@@ -14,7 +14,8 @@ import Testing
             ["token"], ["token", "--format", "json"], ["token", "--format=bearer", "--policy", "B2C_1_susi"],
             ["token", "--account", "bob@contoso.com", "--scope", "https://x/a.read", "--scope", "https://x/b.write", "--force-refresh"],
             ["token", "--api", "hello", "--min-valid", "4000", "--http-timeout", "1", "--config", "/tmp/p.json", "-v"],
-            ["token", "--verbose", "--min-valid=0", "--account=0a11ce00"],
+            ["token", "--verbose", "--min-valid=0", "--account=0a11ce00"], ["token", "--min-valid", "-5"], ["token", "--output", "json"],
+            ["token", "-o", "header", "--api", "hello"],
         ]
         for args in plain {
             let fast = TokenRequest.fastParse(args)
@@ -26,7 +27,7 @@ import Testing
     @Test func anythingElseGoesToArgumentParser() {
         let others: [[String]] = [
             ["token", "--help"], ["token", "-h"], ["token", "--policy"], ["token", "--policy", "--account", "x"], ["token", "--format", "yaml"],
-            ["token", "--min-valid", "soon"], ["token", "--min-valid", "-5"], ["token", "--http-timeout", "0"], ["token", "--http-timeout", "601"],
+            ["token", "--min-valid", "soon"], ["token", "--format", "json", "--output", "raw"], ["token", "-o", "json", "-o", "raw"], ["token", "--http-timeout", "0"], ["token", "--http-timeout", "601"],
             ["token", "--policy", "a", "--policy", "b"], ["token", "--unknown"], ["token", "extra"], ["token", "--force-refresh=yes"],
             ["token", "--", "x"], ["accounts"], [], ["token", "-vh"],
         ]
@@ -34,8 +35,8 @@ import Testing
     }
 
     @Test func randomArgumentListsNeverDisagree() {
-        let names = ["--policy", "--account", "--api", "--scope", "--min-valid", "--format", "--config", "--http-timeout", "--force-refresh",
-                     "--verbose", "-v", "--help", "--bogus", "--"]
+        let names = ["--policy", "--account", "--api", "--scope", "--min-valid", "--format", "--output", "-o", "--config", "--http-timeout",
+                     "--force-refresh", "--verbose", "-v", "--help", "--bogus", "--"]
         let values = ["B2C_1_susi", "bob@contoso.com", "300", "0", "-1", "600", "601", "json", "raw", "yaml", "", "a=b", "-x", "--policy"]
         var rng = SystemRandomNumberGenerator()
         var fastCount = 0

@@ -73,7 +73,7 @@ extension B2CClient {
             url = u
         } else {
             guard let base = (named ?? config.apis.first)?.baseURL else {
-                throw B2CError(.configuration, "\(config.source) has no \"apis\"; add one, or give a full URL and --api")
+                throw B2CError(.configuration, "\(config.source) has no \"apis\"; add one", remedy: .nameAPI)
             }
             if let t = req.target {
                 guard t.hasPrefix("/") else { throw B2CError(.usage, "'\(t)' is neither a URL nor a path starting with '/'") }
@@ -89,10 +89,12 @@ extension B2CClient {
             }
         }
         guard let api = named ?? api(covering: url) else {
-            throw B2CError(.configuration, "no API in \(config.source) has a base URL covering \(HTTPTransport.redacted(url)), so no token may be sent there. Name the API whose token to use with --api and allow the host with --allow-host \(Authority.hostAndPort(of: url)).")
+            throw B2CError(.configuration, "no API in \(config.source) has a base URL covering \(HTTPTransport.redacted(url)), so no token may be sent there",
+                           remedy: .nameAPIAndAllowHost(Authority.hostAndPort(of: url)))
         }
         guard Self.mayCarryToken(url, api: api, allowHosts: req.allowHosts) else {
-            throw B2CError(.configuration, "refusing to send the token for API '\(api.name)' to \(Authority.hostAndPort(of: url)): its tokens go only to \(api.baseURL.absoluteString). If you trust that host, add --allow-host \(Authority.hostAndPort(of: url)).")
+            throw B2CError(.configuration, "refusing to send the token for API '\(api.name)' to \(Authority.hostAndPort(of: url)): its tokens go only to \(api.baseURL.absoluteString)",
+                           remedy: .allowHost(Authority.hostAndPort(of: url)))
         }
         if url.scheme?.lowercased() == "http" && !Authority.isLoopback(host: url.host ?? "") {
             throw B2CError(.configuration, "refusing to send a token over plain http to \(Authority.hostAndPort(of: url)); use https")

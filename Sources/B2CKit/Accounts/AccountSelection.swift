@@ -23,9 +23,10 @@ public enum AccountSelection {
         return (claimPolicy ?? accountPolicy).caseInsensitiveCompare(policy) == .orderedSame
     }
 
-    /// People and, under each, their accounts (of `policy` when given, chosen by the same rule as `select`).
-    public static func list(store: TokenStore, policy: String?) throws -> [ListedPerson] {
-        var people = try store.listing(policy: policy)
+    /// People and, under each, their accounts (of `policy` when given, chosen by the same rule as `select`), in one
+    /// scope or (nil) the whole store.
+    public static func list(store: TokenStore, scope: AccountScope?, policy: String?) throws -> [ListedPerson] {
+        var people = try store.listing(scope: scope, policy: policy)
         guard let policy else { return people }
         for i in people.indices {
             people[i].accounts.removeAll {
@@ -40,12 +41,22 @@ public enum AccountSelection {
         a.claims["emails"]?.arrayValue?.first?.stringValue ?? a.claims["email"]?.stringValue ?? a.claims["preferred_username"]?.stringValue
     }
 
-    /// Accounts a selector names: email, oid, account id, or a unique prefix of the account id or oid.
+    /// Accounts a selector names: email, oid or account id; else the local part of an email (`alice`); else a prefix of
+    /// the account id or oid.
     public static func filter(_ accounts: [Account], selector: String) -> [Account] {
         let s = selector.lowercased()
         let exact = accounts.filter { $0.id == s || $0.oid == s || email($0)?.lowercased() == s }
         if !exact.isEmpty { return exact }
+        if !s.contains("@") {
+            let local = accounts.filter { email($0)?.lowercased().split(separator: "@", maxSplits: 1).first.map(String.init) == s }
+            if !local.isEmpty { return local }
+        }
         return accounts.filter { $0.id.hasPrefix(s) || $0.oid.hasPrefix(s) }
+    }
+
+    /// "alice@contoso.com (B2C_1_susi)" lines for messages that say who is signed in.
+    static func describe(_ list: [Account]) -> String {
+        list.map { "  \(email($0) ?? $0.oid)  \($0.policy)  \($0.id)" }.joined(separator: "\n")
     }
 
     public struct Result: Sendable {
@@ -54,14 +65,13 @@ public enum AccountSelection {
         public var notice: String?
     }
 
-    public static func select(policy: String, selector: String?, store: TokenStore, signInCommand: String) throws -> Result {
-        func describe(_ list: [Account]) -> String {
-            list.map { "  \($0.id)  \(email($0) ?? "")" }.joined(separator: "\n")
-        }
+    /// Chooses the account of `policy` within `scope` (DESIGN §5). `signIn` is the remedy when nothing is signed in.
+    public static func select(policy: String, selector: String?, scope: AccountScope, store: TokenStore,
+                              signIn: (_ loginHint: String?) -> Remedy) throws -> Result {
         // The common cases read one or a few rows, whatever the number of accounts: the current account, or the
         // accounts a selector can name. Everything else (and a narrowed search that finds nothing) reads the policy's
         // accounts; the rules are the same either way.
-        if selector == nil, let a = try store.currentAccount(policy: policy), matches(a, policy: policy) {
+        if selector == nil, let a = try store.currentAccount(scope: scope, policy: policy), matches(a, policy: policy) {
             return Result(account: a)
         }
         if let selector {
@@ -69,29 +79,37 @@ public enum AccountSelection {
             let narrowable = selector.utf8.allSatisfy { $0 < 0x80 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
             var found: [Account] = []
             if narrowable {
-                found = filter(try store.accounts(policy: policy, narrowedTo: selector).filter { matches($0, policy: policy) }, selector: selector)
+                found = filter(try store.accounts(scope: scope, policy: policy, narrowedTo: selector).filter { matches($0, policy: policy) },
+                               selector: selector)
             }
+            var all: [Account]?
             if found.isEmpty {
-                found = filter(try store.accounts(policy: policy).filter { matches($0, policy: policy) }, selector: selector)
+                all = try store.accounts(scope: scope, policy: policy).filter { matches($0, policy: policy) }
+                found = filter(all!, selector: selector)
             }
             if found.count == 1 { return Result(account: found[0]) }
             if found.isEmpty {
-                throw B2CError(.interactionRequired, "no account matching '\(selector)' is signed in under \(policy)",
-                               fix: "\(signInCommand) --login-hint \(selector.contains("@") ? selector : "<email>")")
+                let signedIn = all ?? []
+                throw B2CError(.interactionRequired, "no account matching '\(selector)' is signed in under \(policy)"
+                    + (signedIn.isEmpty ? "" : "; signed in under \(policy):\n\(describe(signedIn))"),
+                    remedy: signIn(selector.contains("@") ? selector : "<email>"))
             }
-            throw B2CError(.usage, "'\(selector)' matches several accounts under \(policy):\n\(describe(found))\nGive a longer --account (email, oid or account id).")
+            throw B2CError(.usage, "'\(selector)' matches several accounts under \(policy):\n\(describe(found))",
+                           remedy: .chooseAccount(policy: policy, longerSelector: true))
         }
-        let candidates = try store.accounts(policy: policy).filter { matches($0, policy: policy) }
+        let candidates = try store.accounts(scope: scope, policy: policy).filter { matches($0, policy: policy) }
         var notice: String?
-        if let current = try store.currentAccountID(policy: policy) {
+        if let current = try store.currentAccountID(scope: scope, policy: policy) {
             if let a = candidates.first(where: { $0.id == current }) { return Result(account: a) }
             notice = "the account \(current) has been signed out"
-            try store.clearCurrent(policy: policy)
+            try store.clearCurrent(scope: scope, policy: policy)
         }
         if candidates.count == 1 { return Result(account: candidates[0], notice: notice) }
         if candidates.isEmpty {
-            throw B2CError(.interactionRequired, (notice.map { $0 + "; " } ?? "") + "no account is signed in under \(policy)", fix: signInCommand)
+            throw B2CError(.interactionRequired, (notice.map { $0 + "; " } ?? "") + "no account is signed in under \(policy)", remedy: signIn(nil))
         }
-        throw B2CError(.usage, (notice.map { $0 + "; " } ?? "") + "several accounts are signed in under \(policy) and none is current:\n\(describe(candidates))\nChoose one with --account, or make one current with `b2c switch --policy \(policy) --account <account>`.")
+        throw B2CError(.usage, (notice.map { $0 + "; " } ?? "")
+            + "several accounts are signed in under \(policy) and none is current:\n\(describe(candidates))",
+            remedy: .chooseAccount(policy: policy, longerSelector: false))
     }
 }

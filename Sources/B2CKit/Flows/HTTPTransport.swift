@@ -3,6 +3,7 @@ import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 import NIOSSL
 
 /// A response read fully (bounded) from the network.
@@ -49,20 +50,25 @@ extension B2CError {
     public init(_ e: NetworkError) { self.init(e.isConfiguration ? .configuration : .network, e.description) }
 }
 
-/// HTTP for the protocol: extra trust roots (the emulator's CA), timeouts, bounded bodies, no redirects,
-/// and a trace (`--verbose`) that never shows secrets (no query strings, form values or bodies).
-/// The HTTP client (and its event-loop threads) is made on first use: a cache hit never starts it.
+/// HTTP for the protocol: extra trust roots (the emulator's CA), trust and proxies from the environment as curl, Go
+/// and Python read them (`SSL_CERT_FILE`, `SSL_CERT_DIR`, `HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`), timeouts, bounded
+/// bodies, no redirects, failures in plain words, and a trace (`--verbose`) that never shows secrets (no query
+/// strings, form values or bodies). The HTTP clients (and their event-loop threads) are made on first use: a cache hit
+/// never starts one.
 public final class HTTPTransport: Sendable {
     private let configuration: HTTPClient.Configuration
     private let caFile: String?
-    private let lazyClient = NIOLockedValueBox<HTTPClient?>(nil)
+    private let environment: NetworkEnvironment
+    /// One client per route: direct, or through a proxy (keyed by the proxy's URL).
+    private let lazyClients = NIOLockedValueBox<[String: HTTPClient]>([:])
     public let timeout: TimeAmount
     public let maxBody: Int
     let trace: (@Sendable (String) -> Void)?
 
     /// A CA file that cannot be read or holds no PEM certificate is refused here; its certificates are parsed with the
     /// client, on first use (a token cache hit never pays for TLS).
-    public init(caFile: String?, timeoutSeconds: Int = 30, maxBody: Int = 4 * 1024 * 1024, trace: (@Sendable (String) -> Void)? = nil) throws {
+    public init(caFile: String?, timeoutSeconds: Int = 30, maxBody: Int = 4 * 1024 * 1024, trace: (@Sendable (String) -> Void)? = nil,
+                environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         if let caFile {
             guard let pem = FileManager.default.contents(atPath: caFile) else {
                 throw NetworkError("cannot read the CA file '\(caFile)' named by caFile: no such readable file")
@@ -72,9 +78,12 @@ public final class HTTPTransport: Sendable {
             }
         }
         self.caFile = caFile
+        self.environment = try NetworkEnvironment(environment)
         var config = HTTPClient.Configuration(tlsConfiguration: nil, redirectConfiguration: .disallow)
         config.timeout = .init(connect: .seconds(Int64(min(timeoutSeconds, 10))), read: .seconds(Int64(timeoutSeconds)))
         config.httpVersion = .http1Only
+        // A refused connection is an answer: say so at once instead of retrying until the connect timeout.
+        config.connectionPool.retryConnectionEstablishment = false
         configuration = config
         timeout = .seconds(Int64(timeoutSeconds))
         self.maxBody = maxBody
@@ -102,32 +111,51 @@ public final class HTTPTransport: Sendable {
         #endif
     }()
 
-    private func client() throws -> HTTPClient {
-        try lazyClient.withLockedValue { existing in
-            if let existing { return existing }
-            var tls = TLSConfiguration.makeClientConfiguration()
-            if let directory = Self.hashedSystemCADirectory { tls.trustRoots = .file(directory) }
-            if let caFile {
-                do {
-                    tls.additionalTrustRoots = [.certificates(try NIOSSLCertificate.fromPEMFile(caFile))]
-                } catch {
-                    throw NetworkError("cannot read the CA file '\(caFile)' named by caFile: \(error)", isConfiguration: true)
-                }
+    /// The trust roots: `SSL_CERT_DIR` / `SSL_CERT_FILE` when set (they replace the system's, as in OpenSSL and Go),
+    /// else the system store; plus the configuration's CA file.
+    private func tlsConfiguration() throws -> TLSConfiguration {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        var additional: [NIOSSLAdditionalTrustRoots] = []
+        if let trust = environment.trust {
+            tls.trustRoots = .file(trust.directory ?? trust.file!)
+            if let file = trust.file, trust.directory != nil {
+                additional.append(.certificates(try certificates(file, source: "SSL_CERT_FILE")))
             }
+        } else if let directory = Self.hashedSystemCADirectory {
+            tls.trustRoots = .file(directory)
+        }
+        if let caFile { additional.append(.certificates(try certificates(caFile, source: "caFile"))) }
+        tls.additionalTrustRoots = additional
+        return tls
+    }
+
+    private func certificates(_ path: String, source: String) throws -> [NIOSSLCertificate] {
+        do { return try NIOSSLCertificate.fromPEMFile(path) } catch {
+            throw NetworkError("cannot read the CA file '\(path)' named by \(source): \(error)", isConfiguration: true)
+        }
+    }
+
+    /// The client for a URL's route (direct, or through the proxy the environment names for it).
+    private func client(for url: URL) throws -> HTTPClient {
+        let proxy = environment.proxy(for: url)
+        return try lazyClients.withLockedValue { clients in
+            let key = proxy?.key ?? "direct"
+            if let existing = clients[key] { return existing }
             var config = configuration
-            config.tlsConfiguration = tls
+            config.tlsConfiguration = try tlsConfiguration()
+            config.proxy = proxy?.ahc
             let made = HTTPClient(eventLoopGroupProvider: .singleton, configuration: config)
-            existing = made
+            clients[key] = made
             return made
         }
     }
 
     public func shutdown() async {
-        let made = lazyClient.withLockedValue { c -> HTTPClient? in
-            defer { c = nil }
-            return c
+        let made = lazyClients.withLockedValue { clients -> [HTTPClient] in
+            defer { clients = [:] }
+            return Array(clients.values)
         }
-        try? await made?.shutdown()
+        for client in made { try? await client.shutdown() }
     }
 
     static func redacted(_ url: URL) -> String {
@@ -147,7 +175,7 @@ public final class HTTPTransport: Sendable {
         let started = Date()
         let deadline = timeoutSeconds.map { TimeAmount.seconds(Int64($0)) } ?? timeout
         do {
-            let res = try await client().execute(req, timeout: deadline)
+            let res = try await client(for: url).execute(req, timeout: deadline)
             let buffer: ByteBuffer
             do { buffer = try await res.body.collect(upTo: maxBody) } catch is NIOTooManyBytesError {
                 throw NetworkError("\(url.host ?? "the server") sent a response larger than \(maxBody / 1024) KiB; refusing it")
@@ -157,18 +185,10 @@ public final class HTTPTransport: Sendable {
             return HTTPResult(status: Int(res.status.code), headers: res.headers.map { ($0.name, $0.value) }, body: Data(buffer.readableBytesView))
         } catch let e as NetworkError {
             throw e
-        } catch let e as HTTPClientError where e == .deadlineExceeded || e == .readTimeout || e == .connectTimeout {
-            trace?("\(method.rawValue) \(Self.redacted(url)) → timed out")
-            throw NetworkError("\(url.host ?? "the server") did not answer within \(deadline.nanoseconds / 1_000_000_000) s (\(Self.redacted(url)))")
-        } catch let e as NIOSSLError {
-            throw NetworkError("TLS with \(url.host ?? "the server") failed (\(e)); if it uses a private CA, set caFile in the configuration")
         } catch {
-            trace?("\(method.rawValue) \(Self.redacted(url)) → \(error)")
-            let text = "\(error)"
-            if text.contains("certificate") || text.contains("handshake") || text.contains("TLS") || text.contains("SSL") {
-                throw NetworkError("TLS with \(url.host ?? "the server") failed (\(text)); if it uses a private CA, set caFile in the configuration")
-            }
-            throw NetworkError("cannot reach \(url.host ?? "the server")\(url.port.map { ":\($0)" } ?? ""): \(text)")
+            let failure = NetworkFailure(error, url: url, proxy: environment.proxy(for: url)?.display, timeout: deadline)
+            trace?("\(method.rawValue) \(Self.redacted(url)) → \(failure.short)")
+            throw NetworkError(failure.message)
         }
     }
 

@@ -5,6 +5,8 @@ public protocol NativePrompter: Sendable {
     func password(for username: String) async throws -> String
     /// A one-time code sent to `label`; nil means "send a new code".
     func code(sentTo label: String, length: Int?, attempt: Int, attemptsLeft: Int) async throws -> String?
+    /// A new code was sent (after "resend"); the previous one no longer works.
+    func codeResent(to label: String, length: Int?)
     func notice(_ text: String)
 }
 
@@ -20,44 +22,33 @@ extension B2CClient {
 
     /// Resource owner password credentials against a policy of role `ropc` (B2C's only non-browser flow).
     public func signInWithPassword(policyName: String, username: String, password: String, scopes: [String]) async throws -> Account {
-        let policy = try self.policy(policyName)
-        guard policy.role == .ropc else {
-            let ropc = config.policies(role: .ropc).map(\.name)
-            throw B2CError(.usage, "--username/--password-stdin need a policy of role ropc; \(policy.name) has role \(policy.role.rawValue)"
-                + (ropc.isEmpty ? " and \(config.source) has none" : " (use --policy \(ropc.joined(separator: " or ")))"))
-        }
+        let policy = try passwordPolicy(policyName)
         let authority = config.authority(for: policy)
         let meta = try await metadata.metadata(for: authority, now: clock())
-        let scope = (["openid", "offline_access"] + scopes).joined(separator: " ")
-        let form: [(String, String)] = [
-            ("grant_type", "password"), ("client_id", config.clientID), ("username", username), ("password", password),
-            ("scope", scope), ("response_type", "token id_token"), ("client_info", "1"),
-        ]
-        let r: HTTPResult
-        do { r = try await transport.postForm(meta.tokenEndpoint, form) } catch let e as NetworkError { throw B2CError(e) }
-        if r.status != 200, let oauth = OAuthError.parse(status: r.status, r.body) {
-            switch oauth.code {
-            case "AADB2C90225":
-                throw B2CError(.interactionRequired, "\(policy.name) refused the username or password (AADB2C90225: \(oauth.b2c.message)); nothing was stored",
-                               fix: "check them and run the command again, or sign in in the browser: b2c signin")
-            case "AADB2C99003", "AADB2C90057":
-                throw B2CError(.configuration, "\(policy.name) does not accept passwords from this app: \(oauth)")
-            default: break
-            }
-        }
-        let response: TokenResponse
-        if r.status == 200 {
-            do { response = try TokenResponse.parse(r.body) } catch let e as ProtocolError {
-                throw B2CError(.network, "\(meta.tokenEndpoint.host ?? "the token endpoint"): \(e)")
-            }
-        } else if let oauth = OAuthError.parse(status: r.status, r.body) {
-            throw B2CError(r.status >= 500 ? .network : .failed, "\(policy.name) refused the sign-in: \(oauth)")
-        } else {
-            throw B2CError(.network, "the token endpoint answered HTTP \(r.status) without an OAuth error body; try again later")
-        }
+        let grant = TokenGrant.password(clientID: config.clientID, username: username, password: password, scope: ScopeSet.userRequest(scopes))
+        let response = try await tokenRequest(meta.tokenEndpoint, grant, policy: policy.name, loginHint: username)
         let set = try await tokenSet(response, authority: authority, metadata: meta, nonce: nil, requestedResource: scopes, now: clock())
+        try checkOwnership(set, authority: authority)
         try store.save(set, makeCurrent: true, now: clock())
         return set.account
+    }
+
+    /// The policy a password sign-in uses: the one named, which must have role ropc, else the configuration's first ropc policy.
+    public func passwordPolicy(_ name: String?) throws -> ClientConfiguration.Policy {
+        let ropc = config.policies(role: .ropc)
+        guard let name else {
+            guard let first = ropc.first else {
+                throw B2CError(.configuration, "a password sign-in needs a policy of role ropc, and \(config.source) has none; "
+                    + "sign in in the browser, or with native auth")
+            }
+            return first
+        }
+        let policy = try self.policy(name)
+        guard policy.role == .ropc else {
+            throw B2CError(.usage, "a password sign-in needs a policy of role ropc; \(policy.name) has role \(policy.role.rawValue)"
+                + (ropc.isEmpty ? " and \(config.source) has none" : " (use \(ropc.map(\.name).joined(separator: " or ")))"))
+        }
+        return policy
     }
 
     // MARK: native auth (Entra External ID)
@@ -82,7 +73,7 @@ extension B2CClient {
         }
         types.append("redirect")
         let challengeType = types.joined(separator: " ")
-        let retry = signInCommand(policy: native.name, loginHint: username)
+        let retry = signInRemedy(policy: native.name, loginHint: username)
 
         var reply = try await nativePost(authority.endpoint("oauth2/v2.0/initiate"),
                                          [("client_id", config.clientID), ("challenge_type", challengeType), ("username", username)],
@@ -92,7 +83,7 @@ extension B2CClient {
                                      [("client_id", config.clientID), ("challenge_type", challengeType),
                                       ("continuation_token", try continuation(reply))], username: username, retry: retry)
         try nativeRedirectCheck(reply, username: username)
-        let scope = (["openid", "offline_access"] + scopes).joined(separator: " ")
+        let scope = ScopeSet.userRequest(scopes)
         let tokenReply: JSONValue
         switch reply["challenge_type"]?.stringValue {
         case "password":
@@ -117,7 +108,7 @@ extension B2CClient {
                     ct = try continuation(again)
                     label = again["challenge_target_label"]?.stringValue ?? label
                     length = again["code_length"]?.lenientInt ?? length
-                    prompter.notice("a new code was sent to \(label); the previous one no longer works")
+                    prompter.codeResent(to: label, length: length)
                     continue
                 }
                 attempt += 1
@@ -131,7 +122,7 @@ extension B2CClient {
                     wrong += 1
                     if e.final || wrong >= Self.maxCodeAttempts {
                         throw B2CError(.interactionRequired, "the code was wrong \(wrong) time\(wrong == 1 ? "" : "s"); the sign-in was stopped and nothing was stored",
-                                       fix: retry)
+                                       remedy: retry)
                     }
                     prompter.notice("that code is not right (\(Self.maxCodeAttempts - wrong) attempt\(Self.maxCodeAttempts - wrong == 1 ? "" : "s") left); type it again, or 'resend' for a new one")
                 }
@@ -144,6 +135,7 @@ extension B2CClient {
             throw B2CError(.network, "\(meta.tokenEndpoint.host ?? "the token endpoint"): \(e)")
         }
         let set = try await tokenSet(response, authority: authority, metadata: meta, nonce: nil, requestedResource: scopes, now: clock())
+        try checkOwnership(set, authority: authority)
         try store.save(set, makeCurrent: true, now: clock())
         return set.account
     }
@@ -161,7 +153,7 @@ extension B2CClient {
         if reply["challenge_type"]?.stringValue == "redirect" {
             let why = reply["redirect_reason"]?.stringValue.map { " (\($0))" } ?? ""
             throw B2CError(.interactionRequired, "the tenant needs the browser to sign in \(username)\(why)",
-                           fix: try signInCommand(policy: defaultPolicy().name, loginHint: username))
+                           remedy: signInRemedy(policy: try defaultPolicy().name, loginHint: username))
         }
     }
 
@@ -197,7 +189,7 @@ extension B2CClient {
     }
 
     /// POSTs one native-auth step and maps its AAD-style errors (reference §8.4) to messages and exit kinds.
-    private func nativePost(_ url: URL, _ form: [(String, String)], username: String, retry: String) async throws -> JSONValue {
+    private func nativePost(_ url: URL, _ form: [(String, String)], username: String, retry: Remedy) async throws -> JSONValue {
         try metadata.checkKnown(url, what: "native-auth endpoint")
         let r: HTTPResult
         do { r = try await transport.postForm(url, form) } catch let e as NetworkError { throw B2CError(e) }
@@ -210,12 +202,12 @@ extension B2CClient {
         case .wrongCode(let final): throw NativeWrongCode(final: final)
         case .userNotFound:
             throw B2CError(.interactionRequired, "there is no account \(username) in this tenant; nothing was stored",
-                           fix: "check the address, or sign up in the browser: \(try signInCommand(policy: defaultPolicy().name))")
+                           remedy: .signUp(policy: try defaultPolicy().name))
         case .wrongPassword:
-            throw B2CError(.interactionRequired, "wrong password for \(username); nothing was stored", fix: retry)
+            throw B2CError(.interactionRequired, "wrong password for \(username); nothing was stored", remedy: retry)
         case .expired(let description):
             throw B2CError(.interactionRequired, "the sign-in took too long and its continuation token expired (\(description)); nothing was stored",
-                           fix: retry)
+                           remedy: retry)
         case .refusedClient(let error, let description):
             throw B2CError(.configuration, "the tenant refused this app's native-auth request: \(error): \(description). Check clientId and nativeAuth in \(config.source)")
         case .other(let error, let suberror, let description, let serverFault):

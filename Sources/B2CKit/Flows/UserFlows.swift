@@ -5,31 +5,34 @@ extension B2CClient {
     /// The person a command about "me" acts on: `--account` (email, oid, account id, prefix) across every policy,
     /// else the current account of the default sign-in policy, else the only person in the store.
     public func selectPerson(selector: String?) throws -> Account {
-        let all = try store.accounts()
+        let all = try scopes.flatMap { try store.accounts(scope: $0) }
         func people(_ list: [Account]) -> [String: [Account]] { Dictionary(grouping: list) { "\($0.tenantID)/\($0.oid)" } }
         if let selector {
             let found = AccountSelection.filter(all, selector: selector)
             let byPerson = people(found)
             if byPerson.count == 1 { return preferred(found) }
             if found.isEmpty {
-                throw B2CError(.interactionRequired, "no signed-in account matches '\(selector)'",
-                               fix: try signInCommand(policy: defaultPolicy().name, loginHint: selector.contains("@") ? selector : nil))
+                let signedIn = self.byPerson(all)
+                throw B2CError(.interactionRequired, "no signed-in account matches '\(selector)'" + (signedIn.isEmpty ? "" : "; signed in:\n\(signedIn)"),
+                               remedy: signInRemedy(policy: try defaultPolicy().name, loginHint: selector.contains("@") ? selector : nil))
             }
-            throw B2CError(.usage, "'\(selector)' matches several people:\n"
-                + byPerson.values.map { "  \(AccountSelection.email($0[0]) ?? $0[0].oid)" }.sorted().joined(separator: "\n")
-                + "\nGive an email or oid with --account.")
+            throw B2CError(.usage, "'\(selector)' matches several people:\n" + self.byPerson(found), remedy: .choosePerson(ambiguousSelector: true))
         }
-        if let p = try? defaultPolicy(), let current = try store.currentAccountID(policy: p.name), let a = all.first(where: { $0.id == current }) {
+        if let p = try? target(nil), let current = try store.currentAccountID(scope: p.scope, policy: p.name),
+           let a = all.first(where: { $0.id == current && $0.environment == p.scope.environment }) {
             return a
         }
-        let byPerson = people(all)
-        if byPerson.count == 1 { return preferred(all) }
+        if people(all).count == 1 { return preferred(all) }
         if all.isEmpty {
-            throw B2CError(.interactionRequired, "no account is signed in", fix: try signInCommand(policy: defaultPolicy().name))
+            throw B2CError(.interactionRequired, "no account is signed in", remedy: signInRemedy(policy: try defaultPolicy().name))
         }
-        throw B2CError(.usage, "several people are signed in and none is current:\n"
-            + byPerson.values.map { "  \(AccountSelection.email($0[0]) ?? $0[0].oid)" }.sorted().joined(separator: "\n")
-            + "\nChoose one with --account <email>.")
+        throw B2CError(.usage, "several people are signed in and none is current:\n" + byPerson(all), remedy: .choosePerson(ambiguousSelector: false))
+    }
+
+    /// One line per person: "  alice@contoso.com".
+    private func byPerson(_ accounts: [Account]) -> String {
+        Dictionary(grouping: accounts) { "\($0.tenantID)/\($0.oid)" }.values.map { "  \(AccountSelection.email($0[0]) ?? $0[0].oid)" }.sorted()
+            .joined(separator: "\n")
     }
 
     /// Among one person's accounts, the one of the default sign-in policy if there is one.
@@ -52,26 +55,28 @@ extension B2CClient {
         let before = try store.identity(tenantID: person.tenantID, oid: person.oid)
         var opts = options
         opts.loginHint = opts.loginHint ?? AccountSelection.email(person)
-        let account = try await authorizeAndRedeem(policy: policy, options: opts, ui: ui)
+        opts.expectedPerson = person
+        let account = try await authorizeAndRedeem(policy: policy, options: opts, deadline: .now + .seconds(options.timeoutSeconds), ui: ui)
         return ProfileResult(account: account, before: before, after: try store.identity(tenantID: account.tenantID, oid: account.oid))
     }
 
     /// Runs the password-reset policy for the selected person. The tenant revokes the person's refresh tokens on a reset,
     /// so their other accounts keep their place in the list but need a new sign-in (`token` says which command).
-    public func resetPassword(selector: String?, policyName: String?, options: InteractiveOptions, ui: InteractionUI) async throws -> (Account, [String]) {
+    public func resetPassword(selector: String?, policyName: String?, options: InteractiveOptions, ui: InteractionUI) async throws -> (Account, [Account]) {
         let person = try? selectPerson(selector: selector)
         if person == nil, let selector { _ = try selectPerson(selector: selector) } // an explicit selector must match
         let policy = try flowPolicy(policyName, role: .resetPassword)
         var opts = options
         opts.loginHint = opts.loginHint ?? person.flatMap(AccountSelection.email)
-        let account = try await authorizeAndRedeem(policy: policy, options: opts, ui: ui)
+        let account = try await authorizeAndRedeem(policy: policy, options: opts, deadline: .now + .seconds(options.timeoutSeconds), ui: ui)
         return (account, try forgetRevokedGrants(of: account))
     }
 
     /// After a reset: the person's other accounts lose their (revoked) tokens locally too.
     @discardableResult
-    func forgetRevokedGrants(of account: Account) throws -> [String] {
-        try store.dropTokens(tenantID: account.tenantID, oid: account.oid, except: account.id)
+    func forgetRevokedGrants(of account: Account) throws -> [Account] {
+        let ids = try store.dropTokens(scope: account.scope, tenantID: account.tenantID, oid: account.oid, except: account.id)
+        return try store.accounts(scope: account.scope).filter { ids.contains($0.id) }
     }
 
     func flowPolicy(_ name: String?, role: ClientConfiguration.Role) throws -> ClientConfiguration.Policy {
@@ -99,17 +104,12 @@ extension B2CClient {
             throw B2CError(.network, "\(policy!.name)'s discovery document has no end_session_endpoint; the browser session was not ended")
         }
         try metadata.checkKnown(endSession, what: "end-session endpoint")
-        let listener = try await LoopbackListener.start(port: 0, path: config.redirectURI.path)
+        let request = EndSessionRequest()
+        let listener = try await LoopbackListener.start(port: 0, path: config.redirectURI.path, expectedState: request.state, acceptsBareState: true)
         defer { Task { await listener.stop() } }
-        var redirect = URLComponents(url: config.redirectURI, resolvingAgainstBaseURL: false)!
-        redirect.port = listener.port
-        let state = Random.token(bytes: 16)
-        var url = URLComponents(url: endSession, resolvingAgainstBaseURL: false)!
-        let existing = url.percentEncodedQuery.map { $0 + "&" } ?? ""
-        url.percentEncodedQuery = existing + FormEncoding.encode([("post_logout_redirect_uri", redirect.string!), ("state", state)])
-        await ui.present(url: url.url!, purpose: "end the browser session (\(policy!.name))")
+        let url = request.url(endpoint: endSession, redirectURI: AuthorizeRequest.loopbackURI(config.redirectURI, port: listener.port))
+        await ui.present(url: url, purpose: "end the browser session (\(policy!.name))")
         ui.progress("Waiting for the browser to end the session (timeout \(timeoutSeconds) s)…")
-        guard let reply = await listener.waitForRedirect(timeoutSeconds: timeoutSeconds) else { return false }
-        return reply["state"] == state
+        return await listener.waitForRedirect(until: .now + .seconds(timeoutSeconds)) != nil
     }
 }

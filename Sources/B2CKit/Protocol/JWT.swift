@@ -47,6 +47,14 @@ public struct JWT: Sendable {
         return JWT(header: header, claims: claims, signingInput: "\(parts[0]).\(parts[1])", signature: signature)
     }
 
+    /// The claims of a JWT without checking anything else (nil when the token is not a JWT): for tokens already
+    /// trusted, or to tell what a token claims before deciding whether to serve it.
+    public static func payload(of token: String) -> [String: JSONValue]? {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let data = Base64URL.decode(parts[1]), case .object(let o)? = try? JSONValue.parse(data) else { return nil }
+        return o
+    }
+
     public var kid: String? { header["kid"]?.stringValue }
     public var algorithm: String? { header["alg"]?.stringValue }
 

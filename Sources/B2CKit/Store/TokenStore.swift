@@ -26,9 +26,27 @@ public struct Identity: Sendable, Equatable {
     public var email: String?
 }
 
-/// A person under one policy. `id` is MSAL's home account id `<oid>-<policy lower>.<tenant id>`.
+/// The part of the store one configuration sees: its authority host (`host[:port]`), its client id and, when the
+/// configuration names it, its tenant GUID. MSAL keys its cache by environment, realm and client id for the same reason:
+/// the same account id can come from two hosts (two emulators, b2clogin.com and a custom domain), and a token issued
+/// to one app must never be served to another.
+public struct AccountScope: Sendable, Hashable, CustomStringConvertible {
+    public var environment: String
+    public var clientID: String
+    public var tenantID: String?
+
+    public init(environment: String, clientID: String, tenantID: String? = nil) {
+        self.environment = environment.lowercased(); self.clientID = clientID.lowercased(); self.tenantID = tenantID?.lowercased()
+    }
+
+    public var description: String { "\(environment) · client \(clientID)" + (tenantID.map { " · tenant \($0)" } ?? "") }
+}
+
+/// A person under one policy. `id` is MSAL's home account id `<oid>-<policy lower>.<tenant id>`; it is unique within
+/// one environment (authority host) and client id, which are part of the account's key in the store.
 public struct Account: Sendable, Equatable {
     public var id: String
+    public var environment: String
     public var tenantID: String
     public var oid: String
     public var policy: String
@@ -37,6 +55,9 @@ public struct Account: Sendable, Equatable {
     public var idToken: String
     public var claims: JSONValue
     public var updatedAt: Int
+
+    /// The store scope this account lives in.
+    public var scope: AccountScope { AccountScope(environment: environment, clientID: clientID) }
 }
 
 public struct AccessToken: Sendable, Equatable {
@@ -52,8 +73,10 @@ public struct AccessToken: Sendable, Equatable {
     }
 }
 
-/// One person of a listing, with the accounts listed.
+/// One person of a listing, with the accounts listed (all under one environment and client id).
 public struct ListedPerson: Sendable {
+    public var environment: String
+    public var clientID: String
     public var identity: Identity
     public var accounts: [ListedAccount]
 }
@@ -209,9 +232,76 @@ public final class TokenStore: Sendable {
                 CREATE TABLE metadata(url TEXT PRIMARY KEY, body BLOB NOT NULL, fetched_at INTEGER NOT NULL);
                 """)
         }
+        migrator.registerMigration("v2-scoped", migrate: scopeAccounts)
         // A read first: an up-to-date store (every command but the first) takes no write lock to find that out.
         if try queue.read({ try migrator.hasCompletedMigrations($0) }) { return }
         try migrator.migrate(queue)
+    }
+
+    /// v2: every account, token and current-account choice is keyed by (environment, client id) as well. The scope of a
+    /// v1 row is read from its id token (`iss` host, `aud`), else from the row's authority URL and client id.
+    static func scopeAccounts(_ db: Database) throws {
+        try db.execute(sql: """
+            ALTER TABLE accounts RENAME TO accounts_v1;
+            ALTER TABLE access_tokens RENAME TO access_tokens_v1;
+            ALTER TABLE refresh_tokens RENAME TO refresh_tokens_v1;
+            ALTER TABLE current_accounts RENAME TO current_accounts_v1;
+            DROP INDEX accounts_policy;
+            DROP INDEX accounts_person;
+            CREATE TABLE accounts(
+                environment TEXT NOT NULL, client_id TEXT NOT NULL, account_id TEXT NOT NULL, tenant_id TEXT NOT NULL,
+                oid TEXT NOT NULL, policy TEXT NOT NULL, authority TEXT NOT NULL, id_token TEXT NOT NULL, claims TEXT NOT NULL,
+                created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,
+                PRIMARY KEY (environment, client_id, account_id),
+                FOREIGN KEY (tenant_id, oid) REFERENCES identities(tenant_id, oid));
+            CREATE INDEX accounts_policy ON accounts(environment, client_id, policy COLLATE NOCASE);
+            CREATE INDEX accounts_person ON accounts(tenant_id, oid);
+            CREATE TABLE access_tokens(
+                environment TEXT NOT NULL, client_id TEXT NOT NULL, account_id TEXT NOT NULL, target TEXT NOT NULL,
+                secret TEXT NOT NULL, expires_on INTEGER NOT NULL, cached_at INTEGER NOT NULL,
+                PRIMARY KEY (environment, client_id, account_id, target),
+                FOREIGN KEY (environment, client_id, account_id) REFERENCES accounts(environment, client_id, account_id) ON DELETE CASCADE);
+            CREATE TABLE refresh_tokens(
+                environment TEXT NOT NULL, client_id TEXT NOT NULL, account_id TEXT NOT NULL, secret TEXT NOT NULL,
+                updated_at INTEGER NOT NULL,
+                PRIMARY KEY (environment, client_id, account_id),
+                FOREIGN KEY (environment, client_id, account_id) REFERENCES accounts(environment, client_id, account_id) ON DELETE CASCADE);
+            CREATE TABLE current_accounts(
+                environment TEXT NOT NULL, client_id TEXT NOT NULL, policy TEXT NOT NULL COLLATE NOCASE, account_id TEXT NOT NULL,
+                PRIMARY KEY (environment, client_id, policy));
+            """)
+        let rows = try Row.fetchAll(db, sql: "SELECT account_id, authority, client_id, id_token FROM accounts_v1")
+        for row in rows {
+            let accountID: String = row["account_id"]
+            let (environment, clientID) = legacyScope(idToken: row["id_token"], authority: row["authority"], clientID: row["client_id"])
+            try db.execute(sql: """
+                INSERT INTO accounts(environment, client_id, account_id, tenant_id, oid, policy, authority, id_token, claims, created_at, updated_at)
+                SELECT ?, ?, account_id, tenant_id, oid, policy, authority, id_token, claims, created_at, updated_at
+                FROM accounts_v1 WHERE account_id = ?
+                """, arguments: [environment, clientID, accountID])
+            try db.execute(sql: """
+                INSERT INTO access_tokens SELECT ?, ?, account_id, target, secret, expires_on, cached_at FROM access_tokens_v1 WHERE account_id = ?
+                """, arguments: [environment, clientID, accountID])
+            try db.execute(sql: """
+                INSERT INTO refresh_tokens SELECT ?, ?, account_id, secret, updated_at FROM refresh_tokens_v1 WHERE account_id = ?
+                """, arguments: [environment, clientID, accountID])
+            try db.execute(sql: """
+                INSERT OR REPLACE INTO current_accounts SELECT ?, ?, policy, account_id FROM current_accounts_v1 WHERE account_id = ?
+                """, arguments: [environment, clientID, accountID])
+        }
+        try db.execute(sql: """
+            DROP TABLE current_accounts_v1; DROP TABLE refresh_tokens_v1; DROP TABLE access_tokens_v1; DROP TABLE accounts_v1;
+            """)
+    }
+
+    /// The environment (`host[:port]` of the issuer) and client id (`aud`) of a v1 row, from its id token; the row's
+    /// authority URL and client id column when the token cannot be read.
+    static func legacyScope(idToken: String, authority: String, clientID: String) -> (String, String) {
+        let claims = JWT.payload(of: idToken)
+        let issuer = claims?["iss"]?.stringValue.flatMap(URL.init(string:))
+        let environment = (issuer?.host != nil ? issuer : URL(string: authority)).map(Authority.hostAndPort(of:)) ?? ""
+        let audience = claims?["aud"]?.stringValue ?? claims?["aud"]?.arrayValue?.first?.stringValue
+        return (environment, (audience ?? clientID).lowercased())
     }
 
     /// Reads and writes of the store, with SQLite's failures in words (a read-only, busy or damaged store) instead
@@ -241,13 +331,17 @@ public final class TokenStore: Sendable {
     // MARK: writes
 
     /// Stores a sign-in or refresh result atomically: identity, account, access token, rotated refresh token,
-    /// and (when `makeCurrent`) the policy's current account.
+    /// and (when `makeCurrent`) the policy's current account, all under the account's environment and client id.
     /// With `onlyIfPresent` (a refresh), nothing is written when the account has been removed meanwhile; the result says
     /// whether the set was stored.
     @discardableResult
     public func save(_ set: TokenSet, makeCurrent: Bool, now: Int, onlyIfPresent: Bool = false) throws -> Bool {
         try write { db in
-            if onlyIfPresent, try Bool.fetchOne(db, sql: "SELECT 1 FROM accounts WHERE account_id = ?", arguments: [set.account.id]) != true {
+            let a = set.account
+            let key: [DatabaseValueConvertible] = [a.environment, a.clientID, a.id]
+            if onlyIfPresent, try Bool.fetchOne(db, sql: """
+                SELECT 1 FROM accounts WHERE environment = ? AND client_id = ? AND account_id = ?
+                """, arguments: StatementArguments(key)) != true {
                 return false
             }
             let i = set.identity
@@ -258,99 +352,120 @@ public final class TokenStore: Sendable {
                     family_name = COALESCE(excluded.family_name, family_name), email = COALESCE(excluded.email, email),
                     updated_at = excluded.updated_at
                 """, arguments: [i.tenantID, i.oid, i.name, i.givenName, i.familyName, i.email, now])
-            let a = set.account
             try db.execute(sql: """
-                INSERT INTO accounts(account_id, tenant_id, oid, policy, authority, client_id, id_token, claims, created_at, updated_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT(account_id) DO UPDATE SET authority = excluded.authority, id_token = excluded.id_token,
+                INSERT INTO accounts(environment, client_id, account_id, tenant_id, oid, policy, authority, id_token, claims, created_at, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(environment, client_id, account_id) DO UPDATE SET authority = excluded.authority, id_token = excluded.id_token,
                     claims = excluded.claims, updated_at = excluded.updated_at
-                """, arguments: [a.id, a.tenantID, a.oid, a.policy, a.authority, a.clientID, a.idToken, a.claims.serialized(), now, now])
+                """, arguments: StatementArguments(key) + [a.tenantID, a.oid, a.policy, a.authority, a.idToken, a.claims.serialized(), now, now])
             if let at = set.accessToken {
                 try db.execute(sql: """
-                    INSERT OR REPLACE INTO access_tokens(account_id, target, secret, expires_on, cached_at) VALUES (?, ?, ?, ?, ?)
-                    """, arguments: [a.id, at.target, at.secret, at.expiresOn, at.cachedAt])
+                    INSERT OR REPLACE INTO access_tokens(environment, client_id, account_id, target, secret, expires_on, cached_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """, arguments: StatementArguments(key) + [at.target, at.secret, at.expiresOn, at.cachedAt])
             }
             if let rt = set.refreshToken {
-                try db.execute(sql: "INSERT OR REPLACE INTO refresh_tokens(account_id, secret, updated_at) VALUES (?, ?, ?)",
-                               arguments: [a.id, rt, now])
+                try db.execute(sql: """
+                    INSERT OR REPLACE INTO refresh_tokens(environment, client_id, account_id, secret, updated_at) VALUES (?, ?, ?, ?, ?)
+                    """, arguments: StatementArguments(key) + [rt, now])
             }
             if makeCurrent {
-                try db.execute(sql: "INSERT OR REPLACE INTO current_accounts(policy, account_id) VALUES (?, ?)", arguments: [a.policy, a.id])
+                try db.execute(sql: """
+                    INSERT OR REPLACE INTO current_accounts(environment, client_id, policy, account_id) VALUES (?, ?, ?, ?)
+                    """, arguments: [a.environment, a.clientID, a.policy, a.id])
             }
             return true
         }
     }
 
-    /// Drops the access and refresh tokens of a person's accounts (all but `except`), keeping the accounts listed:
-    /// after a password reset the tenant has revoked those grants, so each account then needs a new sign-in.
+    /// Drops the access and refresh tokens of a person's accounts in one scope (all but `except`), keeping the accounts
+    /// listed: after a password reset the tenant has revoked those grants, so each account then needs a new sign-in.
     @discardableResult
-    public func dropTokens(tenantID: String, oid: String, except: String?) throws -> [String] {
+    public func dropTokens(scope: AccountScope, tenantID: String, oid: String, except: String?) throws -> [String] {
         try write { db in
-            let ids = try String.fetchAll(db, sql: "SELECT account_id FROM accounts WHERE tenant_id = ? AND oid = ? AND account_id IS NOT ?",
-                                          arguments: [tenantID, oid, except])
+            let ids = try String.fetchAll(db, sql: """
+                SELECT account_id FROM accounts WHERE environment = ? AND client_id = ? AND tenant_id = ? AND oid = ? AND account_id IS NOT ?
+                """, arguments: [scope.environment, scope.clientID, tenantID, oid, except])
             for id in ids {
-                try db.execute(sql: "DELETE FROM access_tokens WHERE account_id = ?", arguments: [id])
-                try db.execute(sql: "DELETE FROM refresh_tokens WHERE account_id = ?", arguments: [id])
+                let key: StatementArguments = [scope.environment, scope.clientID, id]
+                try db.execute(sql: "DELETE FROM access_tokens WHERE environment = ? AND client_id = ? AND account_id = ?", arguments: key)
+                try db.execute(sql: "DELETE FROM refresh_tokens WHERE environment = ? AND client_id = ? AND account_id = ?", arguments: key)
             }
             return ids
         }
     }
 
-    public func setCurrent(policy: String, accountID: String) throws {
-        try write { try $0.execute(sql: "INSERT OR REPLACE INTO current_accounts(policy, account_id) VALUES (?, ?)", arguments: [policy, accountID]) }
+    public func setCurrent(_ account: Account) throws {
+        try write {
+            try $0.execute(sql: "INSERT OR REPLACE INTO current_accounts(environment, client_id, policy, account_id) VALUES (?, ?, ?, ?)",
+                           arguments: [account.environment, account.clientID, account.policy, account.id])
+        }
     }
 
-    /// Removes accounts and their tokens; identities left without accounts go too. Returns the removed ids.
+    /// Removes accounts and their tokens; identities left without accounts go too. Returns the accounts removed.
+    /// A policy's current-account choice stays: the next selection says once that the account has been signed out.
     @discardableResult
-    public func remove(accountIDs: [String]) throws -> [String] {
+    public func remove(_ accounts: [Account]) throws -> [Account] {
         try write { db in
-            var removed: [String] = []
-            for id in accountIDs {
-                try db.execute(sql: "DELETE FROM accounts WHERE account_id = ?", arguments: [id])
-                if db.changesCount > 0 { removed.append(id) }
+            var removed: [Account] = []
+            for a in accounts {
+                try db.execute(sql: "DELETE FROM accounts WHERE environment = ? AND client_id = ? AND account_id = ?",
+                               arguments: [a.environment, a.clientID, a.id])
+                if db.changesCount > 0 { removed.append(a) }
             }
-            try db.execute(sql: "DELETE FROM identities WHERE NOT EXISTS (SELECT 1 FROM accounts a WHERE a.tenant_id = identities.tenant_id AND a.oid = identities.oid)")
+            try db.execute(sql: """
+                DELETE FROM identities WHERE NOT EXISTS (SELECT 1 FROM accounts a WHERE a.tenant_id = identities.tenant_id AND a.oid = identities.oid)
+                """)
             return removed
         }
     }
 
-    public func removeAll() throws -> [String] {
-        try remove(accountIDs: try accounts().map(\.id))
+    /// Removes every account of a scope, or of the whole store when `scope` is nil.
+    public func removeAll(scope: AccountScope?) throws -> [Account] {
+        try remove(try accounts(scope: scope))
     }
-
 
     // MARK: reads
 
     static func account(_ row: Row) -> Account {
-        Account(id: row["account_id"], tenantID: row["tenant_id"], oid: row["oid"], policy: row["policy"], authority: row["authority"],
-                clientID: row["client_id"], idToken: row["id_token"], claims: (try? JSONValue.parse(row["claims"] as String)) ?? .object([:]),
-                updatedAt: row["updated_at"])
+        Account(id: row["account_id"], environment: row["environment"], tenantID: row["tenant_id"], oid: row["oid"], policy: row["policy"],
+                authority: row["authority"], clientID: row["client_id"], idToken: row["id_token"],
+                claims: (try? JSONValue.parse(row["claims"] as String)) ?? .object([:]), updatedAt: row["updated_at"])
     }
 
-    /// One row per (person, account, access token) of the listing, in one query and one read transaction: people by
-    /// email, then oid; their accounts by policy, then id. The policy claim is read with json_extract, so that the
-    /// claims of every account need not be parsed.
-    public func listing(policy: String?) throws -> [ListedPerson] {
+    /// One row per (person, account, access token) of the listing, in one query and one read transaction: scopes, then
+    /// people by email and oid; their accounts by policy, then id. The policy claim is read with json_extract, so that
+    /// the claims of every account need not be parsed. A nil scope lists the whole store.
+    public func listing(scope: AccountScope?, policy: String?) throws -> [ListedPerson] {
         try read { db in
             let rows = try Row.fetchCursor(db, sql: """
                 SELECT i.tenant_id, i.oid, i.name, i.given_name, i.family_name, i.email, a.account_id, a.policy,
                     CASE WHEN NOT json_valid(a.claims) THEN NULL
                          WHEN json_type(a.claims, '$.tfp') = 'text' THEN json_extract(a.claims, '$.tfp')
                          WHEN json_type(a.claims, '$.acr') = 'text' THEN json_extract(a.claims, '$.acr') END AS claim_policy,
-                    json_valid(a.claims) AND (json_type(a.claims, '$.tfp') IS NOT NULL OR json_type(a.claims, '$.acr') IS NOT NULL) AS has_policy_claim,
-                    c.account_id IS NOT NULL AS is_current, r.account_id IS NOT NULL AS has_refresh_token, t.target, t.expires_on
+                    json_valid(a.claims) AND (json_type(a.claims, '$.tfp') IS NOT NULL OR json_type(a.claims, '$.acr') IS NOT NULL)
+                        AS has_policy_claim,
+                    c.account_id IS NOT NULL AS is_current, r.account_id IS NOT NULL AS has_refresh_token, t.target, t.expires_on,
+                    a.environment, a.client_id
                 FROM accounts a JOIN identities i ON i.tenant_id = a.tenant_id AND i.oid = a.oid
-                LEFT JOIN current_accounts c ON c.policy = a.policy AND c.account_id = a.account_id
-                LEFT JOIN refresh_tokens r ON r.account_id = a.account_id
-                LEFT JOIN access_tokens t ON t.account_id = a.account_id
-                WHERE ?1 IS NULL OR a.policy = ?1 COLLATE NOCASE
-                ORDER BY i.email, i.oid, i.tenant_id, a.policy, a.account_id, t.target
-                """, arguments: [policy])
+                LEFT JOIN current_accounts c ON c.environment = a.environment AND c.client_id = a.client_id AND c.policy = a.policy
+                    AND c.account_id = a.account_id
+                LEFT JOIN refresh_tokens r ON r.environment = a.environment AND r.client_id = a.client_id AND r.account_id = a.account_id
+                LEFT JOIN access_tokens t ON t.environment = a.environment AND t.client_id = a.client_id AND t.account_id = a.account_id
+                WHERE (?1 IS NULL OR (a.environment = ?1 AND a.client_id = ?2 AND (?3 IS NULL OR a.tenant_id = ?3)))
+                    AND (?4 IS NULL OR a.policy = ?4 COLLATE NOCASE)
+                ORDER BY a.environment, a.client_id, i.email, i.oid, i.tenant_id, a.policy, a.account_id, t.target
+                """, arguments: [scope?.environment, scope?.clientID, scope?.tenantID, policy])
             var people: [ListedPerson] = []
             while let row = try rows.next() {
                 let tenantID: String = row[0], oid: String = row[1], accountID: String = row[6]
-                if people.last?.identity.tenantID != tenantID || people.last?.identity.oid != oid {
-                    people.append(ListedPerson(identity: Identity(tenantID: tenantID, oid: oid, name: row[2], givenName: row[3], familyName: row[4],
+                let environment: String = row[14], clientID: String = row[15]
+                let samePerson = people.last.map {
+                    $0.identity.tenantID == tenantID && $0.identity.oid == oid && $0.environment == environment && $0.clientID == clientID
+                } ?? false
+                if !samePerson {
+                    people.append(ListedPerson(environment: environment, clientID: clientID,
+                                               identity: Identity(tenantID: tenantID, oid: oid, name: row[2], givenName: row[3], familyName: row[4],
                                                                   email: row[5]), accounts: []))
                 }
                 if people[people.count - 1].accounts.last?.accountID != accountID {
@@ -367,42 +482,47 @@ public final class TokenStore: Sendable {
         }
     }
 
-    public func accounts(policy: String? = nil) throws -> [Account] {
+    /// The accounts of a scope (nil: the whole store), of one policy when given.
+    public func accounts(scope: AccountScope?, policy: String? = nil) throws -> [Account] {
         try read { db in
-            let rows = try policy.map {
-                try Row.fetchAll(db, sql: "SELECT * FROM accounts WHERE policy = ? COLLATE NOCASE ORDER BY account_id", arguments: [$0])
-            } ?? Row.fetchAll(db, sql: "SELECT * FROM accounts ORDER BY policy, account_id")
-            return rows.map(Self.account)
+            try Row.fetchAll(db, sql: """
+                SELECT * FROM accounts
+                WHERE (?1 IS NULL OR (environment = ?1 AND client_id = ?2 AND (?3 IS NULL OR tenant_id = ?3)))
+                    AND (?4 IS NULL OR policy = ?4 COLLATE NOCASE)
+                ORDER BY environment, client_id, policy, account_id
+                """, arguments: [scope?.environment, scope?.clientID, scope?.tenantID, policy]).map(Self.account)
         }
     }
 
     /// The accounts of a policy that a selector may name: a superset of what `AccountSelection.filter` keeps (exact
     /// account id or oid, an email anywhere in the claims, or a prefix of the account id or oid), found through the
     /// indexes instead of by reading every account of the policy.
-    public func accounts(policy: String, narrowedTo selector: String) throws -> [Account] {
+    public func accounts(scope: AccountScope, policy: String, narrowedTo selector: String) throws -> [Account] {
         let s = selector.lowercased()
         let prefix = s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
             .replacingOccurrences(of: "_", with: "\\_") + "%"
         return try read { db in
             try Row.fetchAll(db, sql: """
-                SELECT * FROM accounts WHERE policy = ? COLLATE NOCASE AND (account_id = ? OR oid = ? OR instr(lower(claims), ?) > 0
-                    OR account_id LIKE ? ESCAPE '\\' OR oid LIKE ? ESCAPE '\\') ORDER BY account_id
-                """, arguments: [policy, s, s, s, prefix, prefix]).map(Self.account)
+                SELECT * FROM accounts WHERE environment = ? AND client_id = ? AND (? IS NULL OR tenant_id = ?) AND policy = ? COLLATE NOCASE
+                    AND (account_id = ? OR oid = ? OR instr(lower(claims), ?) > 0 OR account_id LIKE ? ESCAPE '\\' OR oid LIKE ? ESCAPE '\\')
+                ORDER BY account_id
+                """, arguments: [scope.environment, scope.clientID, scope.tenantID, scope.tenantID, policy, s, s, s, prefix, prefix])
+                .map(Self.account)
         }
     }
 
-    /// The policy's current account, read in one transaction with its row (nil when there is none or it is gone).
-    public func currentAccount(policy: String) throws -> Account? {
+    /// The policy's current account in a scope, read in one transaction with its row (nil when there is none or it is gone).
+    public func currentAccount(scope: AccountScope, policy: String) throws -> Account? {
         try read { db in
-            guard let id = try String.fetchOne(db, sql: "SELECT account_id FROM current_accounts WHERE policy = ?", arguments: [policy]) else {
+            guard let id = try String.fetchOne(db, sql: """
+                SELECT account_id FROM current_accounts WHERE environment = ? AND client_id = ? AND policy = ?
+                """, arguments: [scope.environment, scope.clientID, policy]) else {
                 return nil
             }
-            return try Row.fetchOne(db, sql: "SELECT * FROM accounts WHERE account_id = ?", arguments: [id]).map(Self.account)
+            return try Row.fetchOne(db, sql: """
+                SELECT * FROM accounts WHERE environment = ? AND client_id = ? AND account_id = ? AND (? IS NULL OR tenant_id = ?)
+                """, arguments: [scope.environment, scope.clientID, id, scope.tenantID, scope.tenantID]).map(Self.account)
         }
-    }
-
-    public func account(id: String) throws -> Account? {
-        try read { try Row.fetchOne($0, sql: "SELECT * FROM accounts WHERE account_id = ?", arguments: [id]).map(Self.account) }
     }
 
     public func identity(tenantID: String, oid: String) throws -> Identity? {
@@ -414,24 +534,44 @@ public final class TokenStore: Sendable {
         }
     }
 
-    public func currentAccountID(policy: String) throws -> String? {
-        try read { try String.fetchOne($0, sql: "SELECT account_id FROM current_accounts WHERE policy = ?", arguments: [policy]) }
+    public func currentAccountID(scope: AccountScope, policy: String) throws -> String? {
+        try read {
+            try String.fetchOne($0, sql: "SELECT account_id FROM current_accounts WHERE environment = ? AND client_id = ? AND policy = ?",
+                                arguments: [scope.environment, scope.clientID, policy])
+        }
     }
 
-    public func clearCurrent(policy: String) throws {
-        try write { try $0.execute(sql: "DELETE FROM current_accounts WHERE policy = ?", arguments: [policy]) }
+    public func clearCurrent(scope: AccountScope, policy: String) throws {
+        try write {
+            try $0.execute(sql: "DELETE FROM current_accounts WHERE environment = ? AND client_id = ? AND policy = ?",
+                           arguments: [scope.environment, scope.clientID, policy])
+        }
     }
 
-    public func accessToken(accountID: String, target: String) throws -> AccessToken? {
+    public func accessToken(of account: Account, target: String) throws -> AccessToken? {
         try read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM access_tokens WHERE account_id = ? AND target = ?", arguments: [accountID, target]).map {
-                AccessToken(accountID: $0["account_id"], target: $0["target"], secret: $0["secret"], expiresOn: $0["expires_on"], cachedAt: $0["cached_at"])
+            try Row.fetchOne(db, sql: """
+                SELECT * FROM access_tokens WHERE environment = ? AND client_id = ? AND account_id = ? AND target = ?
+                """, arguments: [account.environment, account.clientID, account.id, target]).map {
+                AccessToken(accountID: $0["account_id"], target: $0["target"], secret: $0["secret"], expiresOn: $0["expires_on"],
+                            cachedAt: $0["cached_at"])
             }
         }
     }
 
-    public func refreshToken(accountID: String) throws -> String? {
-        try read { try String.fetchOne($0, sql: "SELECT secret FROM refresh_tokens WHERE account_id = ?", arguments: [accountID]) }
+    public func refreshToken(of account: Account) throws -> String? {
+        try read {
+            try String.fetchOne($0, sql: "SELECT secret FROM refresh_tokens WHERE environment = ? AND client_id = ? AND account_id = ?",
+                                arguments: [account.environment, account.clientID, account.id])
+        }
+    }
+
+    /// Drops one cached access token (one that must not be served).
+    public func removeAccessToken(of account: Account, target: String) throws {
+        try write {
+            try $0.execute(sql: "DELETE FROM access_tokens WHERE environment = ? AND client_id = ? AND account_id = ? AND target = ?",
+                           arguments: [account.environment, account.clientID, account.id, target])
+        }
     }
 
     // MARK: metadata cache (discovery documents, JWKS)

@@ -1,0 +1,179 @@
+import B2CKit
+import Foundation
+
+/// How listings and reports look: one place for the tables and the JSON shapes (README "Commands").
+enum Output {
+    // MARK: people and accounts
+
+    /// `accounts` with a configuration: `{"people": [...]}`, or a table.
+    static func writePeople(_ people: [ListedPerson], format: OutputFormat, now: Int, policy: String?) {
+        switch format {
+        case .json: writePeopleJSON(people, now: now)
+        case .table:
+            writeOut(people.isEmpty ? "No accounts\(policy.map { " under \($0)" } ?? ""). Sign in with: b2c signin"
+                                    : peopleTable(people, now: now) + "\n(* = current account of the policy)")
+        }
+    }
+
+    /// `accounts` without a configuration: every scope of the store, `{"scopes": [{environment, clientId, people}]}`.
+    static func writeStore(_ groups: [(scope: AccountScope, people: [ListedPerson])], format: OutputFormat, now: Int) {
+        switch format {
+        case .json:
+            let scopes = groups.map { group -> JSONValue in
+                ["environment": .string(group.scope.environment), "clientId": .string(group.scope.clientID),
+                 "people": .array(group.people.map { personJSON($0, now: now) })]
+            }
+            writeOut(JSONValue.object(["scopes": .array(scopes)]).serialized(pretty: true))
+        case .table:
+            if groups.isEmpty { return writeOut("No accounts in the store.") }
+            writeOut(groups.map { "\($0.scope.environment) · client \($0.scope.clientID)\n" + indent(peopleTable($0.people, now: now)) }
+                .joined(separator: "\n\n") + "\n(* = current account of the policy)")
+        }
+    }
+
+    /// The people JSON streamed person by person (same bytes as one pretty document): at 100,000 people the whole tree
+    /// and its text would hold several hundred MB at once.
+    private static func writePeopleJSON(_ people: [ListedPerson], now: Int) {
+        var out = "{\n  \"people\": ["
+        for (n, person) in people.enumerated() {
+            out += n == 0 ? "\n    " : ",\n    "
+            personJSON(person, now: now).serialize(into: &out, pretty: true, indent: 2)
+            if out.utf8.count >= 1 << 20 {
+                FileHandle.standardOutput.write(Data(out.utf8))
+                out = ""
+            }
+        }
+        out += people.isEmpty ? "]\n}\n" : "\n  ]\n}\n"
+        FileHandle.standardOutput.write(Data(out.utf8))
+    }
+
+    static func personJSON(_ person: ListedPerson, now: Int) -> JSONValue {
+        let p = person.identity
+        let items: [JSONValue] = person.accounts.map { a in
+            ["accountId": .string(a.accountID), "policy": .string(a.policy), "current": .bool(a.current), "refreshToken": .bool(a.hasRefreshToken),
+             "accessTokens": .array(a.accessTokens.map { ["scopes": .string($0.target), "expiresOn": JSONValue($0.expiresOn),
+                                                         "expiresIn": JSONValue(max(0, $0.expiresOn - now))] })]
+        }
+        return ["tenantId": .string(p.tenantID), "oid": .string(p.oid), "name": p.name.map { .string($0) } ?? .null,
+                "givenName": p.givenName.map { .string($0) } ?? .null, "familyName": p.familyName.map { .string($0) } ?? .null,
+                "email": p.email.map { .string($0) } ?? .null, "accounts": .array(items)]
+    }
+
+    /// People over two lines (name, then email) so that the table fits 80 columns; account ids shortened to a prefix
+    /// that selects them (full ids in JSON and `whoami`).
+    static func peopleTable(_ people: [ListedPerson], now: Int) -> String {
+        var rows: [[String]] = [["PERSON", "POLICY", "ACCOUNT", "ACCESS TOKEN", "REFRESH"]]
+        for person in people {
+            let id = person.identity
+            var labels = [id.name ?? id.email ?? id.oid]
+            if id.name != nil, let email = id.email { labels.append("<\(email)>") }
+            for (i, a) in person.accounts.enumerated() {
+                rows.append([i < labels.count ? labels[i] : "", a.policy + (a.current ? " *" : ""), shortID(a.accountID),
+                             tokenState(a, now: now), a.hasRefreshToken ? "yes" : "no"])
+            }
+            for label in labels.dropFirst(person.accounts.count) { rows.append([label, "", "", "", ""]) }
+        }
+        return table(rows)
+    }
+
+    /// The first 8 characters of the oid: a unique prefix in practice, and what `--account` accepts.
+    static func shortID(_ accountID: String) -> String {
+        accountID.count > 9 ? String(accountID.prefix(8)) + "…" : accountID
+    }
+
+    /// "in 59 min", "expired", or "none": the longest-lived access token of an account.
+    static func tokenState(_ a: ListedAccount, now: Int) -> String {
+        guard let longest = a.accessTokens.max(by: { $0.expiresOn < $1.expiresOn }) else { return "none" }
+        return longest.expiresOn > now ? relative(longest.expiresOn - now) : "expired"
+    }
+
+    // MARK: whoami
+
+    static let timeClaims: Set<String> = ["exp", "nbf", "iat", "auth_time"]
+
+    static func writeWhoAmI(_ a: Account, person: Identity?, format: OutputFormat, now: Int) {
+        switch format {
+        case .json:
+            writeOut(JSONValue.object([
+                "accountId": .string(a.id), "policy": .string(a.policy), "authority": .string(a.authority),
+                "person": ["tenantId": .string(a.tenantID), "oid": .string(a.oid), "name": person?.name.map { .string($0) } ?? .null,
+                           "givenName": person?.givenName.map { .string($0) } ?? .null,
+                           "familyName": person?.familyName.map { .string($0) } ?? .null,
+                           "email": person?.email.map { .string($0) } ?? .null],
+                "claims": a.claims,
+            ]).serialized(pretty: true))
+        case .table:
+            var rows = [["account", a.id], ["policy", a.policy], ["person", "\(person?.name ?? "-") <\(person?.email ?? a.oid)>"],
+                        ["given / family name", "\(person?.givenName ?? "-") / \(person?.familyName ?? "-")"]]
+            // The claims are those of this policy's id token as issued; the person's profile above is the latest seen under any policy.
+            for (k, v) in (a.claims.objectValue ?? [:]).sorted(by: { $0.key < $1.key }) {
+                let text = timeClaims.contains(k) ? v.lenientInt.map { dateAndRelative($0, now: now) } : nil
+                rows.append(["id-token claim \(k)", text ?? v.stringValue ?? v.serialized()])
+            }
+            writeOut(table(rows))
+        }
+    }
+
+    // MARK: times
+
+    /// "2026-11-23 21:25:03 UTC (in 59 min)".
+    static func dateAndRelative(_ epoch: Int, now: Int) -> String {
+        "\(date(epoch)) (\(epoch >= now ? relative(epoch - now) : relative(now - epoch, past: true)))"
+    }
+
+    static func date(_ epoch: Int) -> String {
+        let f = DateFormatter()
+        f.locale = Locale(identifier: "en_US_POSIX")
+        f.timeZone = TimeZone(identifier: "UTC")
+        f.dateFormat = "yyyy-MM-dd HH:mm:ss 'UTC'"
+        return f.string(from: Date(timeIntervalSince1970: TimeInterval(epoch)))
+    }
+
+    /// "in 40 s", "in 59 min", "in 3 h", "in 12 days"; with `past`, "5 min ago".
+    static func relative(_ seconds: Int, past: Bool = false) -> String {
+        let amount: String
+        switch seconds {
+        case ..<120: amount = "\(seconds) s"
+        case ..<(120 * 60): amount = "\(seconds / 60) min"
+        case ..<(48 * 3600): amount = "\(seconds / 3600) h"
+        default: amount = "\(seconds / 86400) days"
+        }
+        return past ? "\(amount) ago" : "in \(amount)"
+    }
+
+    static func indent(_ text: String) -> String {
+        text.split(separator: "\n", omittingEmptySubsequences: false).map { "  " + $0 }.joined(separator: "\n")
+    }
+}
+
+extension Output {
+    /// `device`: the mode, the store, and who is signed in (by scope when there is no configuration).
+    static func writeDevice(config: ClientConfiguration?, storePath: String, accounts: [Account], format: OutputFormat) {
+        let people = Set(accounts.map { "\($0.tenantID)/\($0.oid)" }).count
+        let meaning = config == nil
+            ? "without a configuration, `b2c signout --all` forgets every account in the store"
+            : config!.sharedDevice
+            ? "signing out any account signs out every account on this device and ends the browser session"
+            : "signing out forgets only the accounts named; --browser also ends the browser session"
+        let scopes = Dictionary(grouping: accounts) { "\($0.environment) · client \($0.clientID)" }.mapValues(\.count)
+        switch format {
+        case .json:
+            var o: [String: JSONValue] = ["mode": config.map { .string($0.sharedDevice ? "shared" : "personal") } ?? .null,
+                                          "config": config.map { .string($0.source) } ?? .null, "store": .string(storePath),
+                                          "accounts": JSONValue(accounts.count), "people": JSONValue(people), "signOut": .string(meaning)]
+            if config == nil {
+                o["scopes"] = .array(scopes.keys.sorted().map { ["scope": .string($0), "accounts": JSONValue(scopes[$0]!)] })
+            }
+            writeOut(JSONValue.object(o).serialized(pretty: true))
+        case .table:
+            var rows = [["mode", config.map { $0.sharedDevice ? "shared" : "personal" } ?? "- (no configuration)"],
+                        ["config", config?.source ?? "none found"], ["store", storePath],
+                        ["signed in", "\(people) \(people == 1 ? "person" : "people"), \(accounts.count) account\(accounts.count == 1 ? "" : "s")"],
+                        ["sign-out", meaning]]
+            if config == nil {
+                for key in scopes.keys.sorted() { rows.append(["scope", "\(key): \(scopes[key]!) account\(scopes[key] == 1 ? "" : "s")"]) }
+            }
+            writeOut(table(rows))
+        }
+    }
+}

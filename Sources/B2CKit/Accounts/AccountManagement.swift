@@ -1,0 +1,57 @@
+import Foundation
+
+/// Reading and choosing accounts within the configuration's scopes: the listing, `switch`, and the selected account with
+/// its person.
+extension B2CClient {
+    /// People and their accounts in this configuration's scopes, of one policy (or the native-auth name) when given.
+    public func listAccounts(policy: String?) throws -> [ListedPerson] {
+        guard let policy else { return try scopes.flatMap { try AccountSelection.list(store: store, scope: $0, policy: nil) } }
+        let t = try target(policy)
+        return try AccountSelection.list(store: store, scope: t.scope, policy: t.name)
+    }
+
+    /// The selected account of a policy and its person, with the notice to show once when the current account was
+    /// signed out elsewhere.
+    public func selectedAccount(policy: String?, selector: String?) throws -> (account: Account, person: Identity?, notice: String?) {
+        let t = try target(policy)
+        let sel = try AccountSelection.select(policy: t.name, selector: selector, scope: t.scope, store: store) {
+            signInRemedy(policy: t.name, loginHint: $0)
+        }
+        return (sel.account, try store.identity(tenantID: sel.account.tenantID, oid: sel.account.oid), sel.notice)
+    }
+
+    /// Makes an account the current one of its policy (by the same selection rules as every command).
+    public func switchAccount(policy: String?, selector: String) throws -> Account {
+        let account = try selectedAccount(policy: policy, selector: selector).account
+        try store.setCurrent(account)
+        return account
+    }
+
+    /// The accounts a password reset left without tokens, with the command-neutral remedy for each.
+    public func signInRemedies(for accounts: [Account]) -> [Remedy] {
+        accounts.map { signInRemedy(policy: $0.policy, loginHint: AccountSelection.email($0)) }
+    }
+}
+
+/// The whole store, without a configuration: what `accounts`, `signout --all` and `device` act on when no
+/// configuration is found, grouped by scope (authority host and client id).
+public struct StoreOverview: Sendable {
+    public let store: TokenStore
+
+    public init(store: TokenStore) { self.store = store }
+
+    /// Every scope's people, in scope order.
+    public func people(policy: String?) throws -> [(scope: AccountScope, people: [ListedPerson])] {
+        let all = try AccountSelection.list(store: store, scope: nil, policy: policy)
+        var groups: [(scope: AccountScope, people: [ListedPerson])] = []
+        for person in all {
+            let scope = AccountScope(environment: person.environment, clientID: person.clientID)
+            if groups.last?.scope == scope { groups[groups.count - 1].people.append(person) } else { groups.append((scope, [person])) }
+        }
+        return groups
+    }
+
+    public func accounts() throws -> [Account] { try store.accounts(scope: nil) }
+
+    public func signOutEverything() throws -> [Account] { try store.removeAll(scope: nil) }
+}
