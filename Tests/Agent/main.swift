@@ -21,8 +21,13 @@ guard let action = ScriptedBrowser.Action(rawValue: env["B2C_AGENT_ACTION"] ?? "
 let persona = ScriptedBrowser.Persona(email: env["B2C_AGENT_EMAIL"] ?? "", password: env["B2C_AGENT_PASSWORD"] ?? "", action: action,
                                       newPassword: env["B2C_AGENT_NEW_PASSWORD"], displayName: env["B2C_AGENT_DISPLAY_NAME"],
                                       givenName: env["B2C_AGENT_GIVEN_NAME"], surname: env["B2C_AGENT_SURNAME"])
+// The HTTP client is always shut down before the process ends (a client dropped without it traps), and a failure is one
+// line on stderr with exit 1.
+let browser: ScriptedBrowser
+do { browser = try ScriptedBrowser(caFile: env["B2C_AGENT_CA"], jarPath: env["B2C_AGENT_JAR"]) } catch {
+    fail("cannot read the CA file B2C_AGENT_CA='\(env["B2C_AGENT_CA"] ?? "")': \(error)")
+}
 do {
-    let browser = try ScriptedBrowser(caFile: env["B2C_AGENT_CA"], jarPath: env["B2C_AGENT_JAR"])
     let deliver = env["B2C_AGENT_DELIVER"] != "0"
     let delivered = try await browser.run(start, as: persona, deliver: deliver)
     if !deliver { print(delivered.absoluteString) }
@@ -34,7 +39,9 @@ do {
         h.write(Data((delivered.absoluteString + "\n").utf8))
         try? h.close()
     }
-    exit(0)   // the process ends here; nothing to shut down gracefully
+    await browser.shutdown()
+    exit(0)
 } catch {
-    fail("\(error)")
+    await browser.shutdown()
+    fail("\(error) (at \(start.absoluteString.prefix(120)))")
 }

@@ -35,12 +35,13 @@ final class World: @unchecked Sendable {
     var configPath: String { dir.appendingPathComponent("policies.json").path }
     var caPath: String { dir.appendingPathComponent("state/ca.pem").path }
 
-    static func start(seed: EmulatorSeed = .default) async throws -> World {
+    /// `hostNames`: more names the TLS certificate is valid for (a test reaching the emulator under another name).
+    static func start(seed: EmulatorSeed = .default, hostNames: [String] = []) async throws -> World {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("b2c-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let state = dir.appendingPathComponent("state")
         let emulator = try B2CEmulator(seed: seed, store: try EmulatorStore.file(directory: state))
-        let tls = try EmulatorTLS.loadOrCreate(in: state)
+        let tls = try EmulatorTLS.loadOrCreate(in: state, extraHostNames: hostNames)
         let server = try await EmulatorServer.start(emulator, tls: tls)
         let config = emulator.clientConfiguration(baseURL: server.baseURL, caFile: tls.caPath.path)
         try Data(config.serialized(pretty: true).utf8).write(to: dir.appendingPathComponent("policies.json"))
@@ -79,8 +80,16 @@ final class World: @unchecked Sendable {
 
     @discardableResult
     func b2c(_ args: [String], as user: (email: String, password: String, oid: String)? = nil, jar: String = "jar",
-             extra: [String: String] = [:], stdin: String? = nil) async throws -> Run {
-        try await run(b2cBinary, args, environment: environment(as: user, jar: jar, extra: extra), stdin: stdin)
+             extra: [String: String] = [:], stdin: String? = nil, directory: URL? = nil) async throws -> Run {
+        try await run(b2cBinary, args, environment: environment(as: user, jar: jar, extra: extra), stdin: stdin, directory: directory)
+    }
+
+    /// The environment of a machine with no configuration anywhere: no B2C_CONFIG, an empty XDG_CONFIG_HOME, and (run
+    /// with `directory: emptyDirectory`) no ./policies.json.
+    func withoutConfiguration() throws -> (extra: [String: String], directory: URL) {
+        let empty = dir.appendingPathComponent("empty-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        return (["B2C_CONFIG": "", "XDG_CONFIG_HOME": empty.path, "HOME": empty.path], empty)
     }
 
     func admin(_ method: String, _ path: String, _ json: JSONValue? = nil) async throws -> JSONValue {
@@ -131,10 +140,10 @@ final class World: @unchecked Sendable {
 }
 
 /// Runs a process on a thread of its own: the in-process emulator needs the cooperative pool while we wait.
-func run(_ executable: URL, _ args: [String], environment: [String: String], stdin: String? = nil) async throws -> Run {
+func run(_ executable: URL, _ args: [String], environment: [String: String], stdin: String? = nil, directory: URL? = nil) async throws -> Run {
     try await withCheckedThrowingContinuation { continuation in
         Thread {
-            do { continuation.resume(returning: try runBlocking(executable, args, environment: environment, stdin: stdin)) } catch {
+            do { continuation.resume(returning: try runBlocking(executable, args, environment: environment, stdin: stdin, directory: directory)) } catch {
                 continuation.resume(throwing: error)
             }
         }.start()
@@ -143,9 +152,10 @@ func run(_ executable: URL, _ args: [String], environment: [String: String], std
 
 struct SnapshotError: Error, CustomStringConvertible { let message: String; var description: String { message } }
 
-func runBlocking(_ executable: URL, _ args: [String], environment: [String: String], stdin: String? = nil) throws -> Run {
+func runBlocking(_ executable: URL, _ args: [String], environment: [String: String], stdin: String? = nil, directory: URL? = nil) throws -> Run {
     let p = Process()
     p.executableURL = executable
+    if let directory { p.currentDirectoryURL = directory }
     p.arguments = args
     p.environment = environment
     let out = Pipe(), err = Pipe()
@@ -259,14 +269,32 @@ final class LiveProcess: @unchecked Sendable {
             }
         }.start()
         Thread { [self] in
-            let all = out.fileHandleForReading.readDataToEndOfFile()
-            lock.withLock { outText = String(decoding: all, as: UTF8.self) }
+            while true {
+                let chunk = out.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                lock.withLock { outText += String(decoding: chunk, as: UTF8.self) }
+            }
             process.waitUntilExit()
             finished.signal()
         }.start()
     }
 
     var stderr: String { lock.withLock { errText } }
+    var stdout: String { lock.withLock { outText } }
+
+    /// Waits until stdout contains `text`.
+    func waitForOutput(_ text: String, seconds: Double = 30) async throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while !stdout.contains(text) {
+            if !process.isRunning && !stdout.contains(text) {
+                throw LiveProcessError(message: "the process ended before printing '\(text)': \(stdout) \(stderr)")
+            }
+            if Date() > deadline { throw LiveProcessError(message: "timed out waiting for '\(text)' on stdout: \(stdout)") }
+            try await Task.sleep(nanoseconds: 50_000_000)
+        }
+    }
+
+    func signal(_ sig: Int32) { kill(process.processIdentifier, sig) }
     var echoed: String { lock.withLock { echoText } }
 
     func write(_ line: String) {

@@ -138,12 +138,14 @@ import Testing
         let w = try await World.start()
         defer { Task { await w.stop() } }
         let p = try LiveProcess(b2cBinary, ["signin", "--native", "--username", bob.email, "--otp-stdin"], environment: w.environment(as: nil))
-        try await p.waitFor("code was sent to b***b@co*****.com")
+        try await p.waitFor("an 8-digit code was sent to b***b@co*****.com; reading it from stdin")
         let (_, second) = try await resendThenWrongThenRight(p, w)   // the first code no longer works after a resend
         let r = await p.finish()
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("Signed in as bob@contoso.com under native"))
         #expect(!r.stderr.contains(second))
+        // "sent" is said only when a code was sent: the first one and the resend, not after the wrong code.
+        #expect(r.stderr.components(separatedBy: "code was sent").count - 1 == 2, "\(r.stderr)")
     }
 
     @Test func codesAndPasswordsTypedAtTheTerminalPrompt() async throws {

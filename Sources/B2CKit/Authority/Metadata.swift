@@ -67,7 +67,9 @@ public final class MetadataProvider: Sendable {
         do { r = try await transport.get(url) } catch let e as NetworkError { throw B2CError(e) }
         switch r.status {
         case 200: return r.body
-        case 404: throw B2CError(.configuration, "the \(what) \(HTTPTransport.redacted(url)) does not exist (HTTP 404): check the tenant and policy names in \(config.source)")
+        case 404:
+            let said = OAuthError.parse(status: 404, r.body).map { " (\($0))" } ?? ""
+            throw B2CError(.configuration, "the \(what) \(HTTPTransport.redacted(url)) does not exist (HTTP 404\(said)): check the tenant and policy names in \(config.source)")
         default: throw B2CError(.network, "the \(what) \(HTTPTransport.redacted(url)) answered HTTP \(r.status); try again later")
         }
     }
@@ -107,7 +109,8 @@ public final class MetadataProvider: Sendable {
             }
             try jwt.validateClaims(issuers: [m.issuer], audience: config.clientID, now: now, skew: 300)
         } catch let e as JWTError {
-            throw B2CError(.failed, "the id token from \(authority.hostAndPort) failed validation: \(e); nothing was stored")
+            let skew = e.isClockRelated ? ". This is clock skew beyond 5 minutes: check that this machine's clock (and the tenant's) is right" : ""
+            throw B2CError(.failed, "the id token from \(authority.hostAndPort) failed validation: \(e)\(skew); nothing was stored")
         }
         if let nonce, jwt.string("nonce") != nonce {
             throw B2CError(.failed, "the id token's nonce does not match this sign-in (replayed or mixed-up response); nothing was stored")

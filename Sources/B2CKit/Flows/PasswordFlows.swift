@@ -3,7 +3,7 @@ import Foundation
 /// What the native-auth flow asks the person (the CLI reads the terminal or stdin; tests script it).
 public protocol NativePrompter: Sendable {
     func password(for username: String) async throws -> String
-    /// A one-time code sent to `label`; nil means "send a new code".
+    /// A one-time code sent to `label`; nil means "send a new code". `attempt` counts the prompts (1 = the first).
     func code(sentTo label: String, length: Int?, attempt: Int, attemptsLeft: Int) async throws -> String?
     /// A new code was sent (after "resend"); the previous one no longer works.
     func codeResent(to label: String, length: Int?)
@@ -109,6 +109,7 @@ extension B2CClient {
                     label = again["challenge_target_label"]?.stringValue ?? label
                     length = again["code_length"]?.lenientInt ?? length
                     prompter.codeResent(to: label, length: length)
+                    attempt += 1
                     continue
                 }
                 attempt += 1

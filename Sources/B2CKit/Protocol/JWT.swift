@@ -19,8 +19,21 @@ public enum JWTError: Error, Equatable, CustomStringConvertible {
         case .unknownKey(let kid): "the token names signing key '\(kid)', which is not in the key set"
         case .badSignature: "the token's signature does not verify"
         case .claim(let name, let problem): "claim '\(name)' \(problem)"
-        case .expired(let exp, let now): "the token expired at \(exp) (now \(now))"
-        case .notYetValid(let nbf, let now): "the token is not valid before \(nbf) (now \(now))"
+        case .expired(let exp, let now): "the token expired at \(Self.date(exp)), \(now - exp) s before this machine's clock (\(Self.date(now)))"
+        case .notYetValid(let nbf, let now): "the token is not valid before \(Self.date(nbf)), \(nbf - now) s after this machine's clock (\(Self.date(now)))"
+        }
+    }
+
+    /// An epoch time as ISO 8601 UTC.
+    static func date(_ epoch: Int) -> String {
+        ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval(epoch)))
+    }
+
+    /// A time-window failure, where a wrong clock on either side is the usual cause.
+    public var isClockRelated: Bool {
+        switch self {
+        case .expired, .notYetValid: true
+        default: false
         }
     }
 }

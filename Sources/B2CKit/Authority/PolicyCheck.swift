@@ -1,0 +1,50 @@
+import Foundation
+
+/// One policy of the configuration checked against the tenant: its discovery document and key set fetched fresh, and
+/// what is wrong with them in B2C terms (an unknown policy, an issuer on another host, an endpoint off the known hosts).
+public struct PolicyCheck: Sendable {
+    public enum Outcome: Sendable, Equatable {
+        case ok(keys: Int)
+        /// The configuration is wrong (exit 3): an unknown policy, a host missing from knownAuthorities, an unreadable CA.
+        case configuration(String)
+        /// The tenant could not be reached or answered badly (exit 5).
+        case network(String)
+    }
+
+    public var name: String
+    public var role: String
+    public var discovery: URL
+    public var outcome: Outcome
+    /// Said even when the policy works: e.g. the issuer's host differs from the authority host (a custom domain).
+    public var notes: [String] = []
+}
+
+extension B2CClient {
+    /// Fetches every policy's discovery document and JWKS (never from the cache) and reports each.
+    public func checkPolicies() async -> [PolicyCheck] {
+        var targets: [(String, String, Authority)] = config.policies.map { ($0.name, $0.role.rawValue, config.authority(for: $0)) }
+        if let native = config.nativeAuthority { targets.append((native.policy, "nativeAuth", native)) }
+        var checks: [PolicyCheck] = []
+        for (name, role, authority) in targets {
+            var check = PolicyCheck(name: name, role: role, discovery: authority.discoveryURL, outcome: .ok(keys: 0))
+            do {
+                let meta = try await metadata.metadata(for: authority, now: clock(), refresh: true)
+                let keys = try await metadata.keys(meta, now: clock(), refresh: true)
+                if let issuerHost = URL(string: meta.issuer).map(Authority.hostAndPort(of:)), issuerHost != authority.hostAndPort {
+                    check.notes.append("the issuer is on \(issuerHost), not the authority host \(authority.hostAndPort): tokens name \(issuerHost)")
+                }
+                if keys.keys.isEmpty {
+                    check.outcome = .network("the key set at \(HTTPTransport.redacted(meta.jwksURI)) has no keys")
+                } else {
+                    check.outcome = .ok(keys: keys.keys.count)
+                }
+            } catch let e as B2CError {
+                check.outcome = e.kind == .network ? .network(e.message) : .configuration(e.message)
+            } catch {
+                check.outcome = .network("\(error)")
+            }
+            checks.append(check)
+        }
+        return checks
+    }
+}
