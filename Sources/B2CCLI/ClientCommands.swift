@@ -118,7 +118,9 @@ func table(_ rows: [[String]]) -> String {
     var widths = Array(repeating: 0, count: first.count)
     for r in rows { for (i, c) in r.enumerated() { widths[i] = max(widths[i], c.count) } }
     return rows.map { r in
-        r.enumerated().map { i, c in i == r.count - 1 ? c : c.padding(toLength: widths[i], withPad: " ", startingAt: 0) }.joined(separator: "  ")
+        let line = r.enumerated().map { i, c in i == r.count - 1 ? c : c.padding(toLength: widths[i], withPad: " ", startingAt: 0) }
+            .joined(separator: "  ")
+        return String(line.reversed().drop { $0 == " " }.reversed())
     }.joined(separator: "\n")
 }
 
