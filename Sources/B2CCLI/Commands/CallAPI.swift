@@ -2,78 +2,6 @@ import ArgumentParser
 import B2CKit
 import Foundation
 
-/// Options of the browser flows other than sign-in.
-struct BrowserFlowOptions: ParsableArguments {
-    @Option(help: "Email, oid, account id or a unique prefix of the person (default: the current account of the sign-in policy).")
-    var account: String?
-    @Option(help: "The policy to run (default: the first of its role in the configuration).") var policy: String?
-    @Flag(help: "Print the URL only; do not start a browser.") var noBrowser = false
-    @Option(help: "Port of the loopback redirect listener (0 = any free port).") var port = 0
-    @Option(help: "Seconds to wait for the browser.") var timeout = 300
-
-    func validate() throws {
-        guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }
-        guard timeout > 0 else { throw ValidationError("--timeout must be a positive number of seconds.") }
-    }
-
-    var interactive: InteractiveOptions { InteractiveOptions(port: port, timeoutSeconds: timeout) }
-}
-
-struct EditProfileCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "edit-profile",
-        abstract: "Edit the profile of a signed-in person in the browser (the editProfile policy); every policy then shows the new name.")
-    @OptionGroup var options: ClientOptions
-    @OptionGroup var flow: BrowserFlowOptions
-
-    func run() async throws {
-        let client = try options.makeClient()
-        let interrupt = cancelOnInterrupt()
-        defer { interrupt.forEach { $0.cancel() } }
-        let result = try await withClient(client) { c in
-            try await c.editProfile(selector: flow.account, policyName: flow.policy, options: flow.interactive, ui: TerminalUI(openBrowser: !flow.noBrowser))
-        }
-        let who = AccountSelection.email(result.account) ?? result.account.oid
-        writeOut("Profile of \(who) saved under \(result.account.policy).")
-        let fields: [(String, String?, String?)] = [("name", result.before?.name, result.after?.name),
-                                                    ("given name", result.before?.givenName, result.after?.givenName),
-                                                    ("family name", result.before?.familyName, result.after?.familyName)]
-        for (label, old, new) in fields {
-            if old != new { writeOut("  \(label): \(old ?? "-") → \(new ?? "-")") } else { writeOut("  \(label): \(new ?? "-") (unchanged)") }
-        }
-    }
-}
-
-struct ResetPasswordCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "reset-password",
-        abstract: "Reset a person's password in the browser (the resetPassword policy).",
-        discussion: "The tenant revokes the person's refresh tokens on a reset; their other accounts stay listed and need a new sign-in.")
-    @OptionGroup var options: ClientOptions
-    @OptionGroup var flow: BrowserFlowOptions
-
-    func run() async throws {
-        let client = try options.makeClient()
-        let interrupt = cancelOnInterrupt()
-        defer { interrupt.forEach { $0.cancel() } }
-        let (account, dropped, remedies) = try await withClient(client) { c -> (Account, [Account], [Remedy]) in
-            let (account, dropped) = try await c.resetPassword(selector: flow.account, policyName: flow.policy, options: flow.interactive,
-                                                              ui: TerminalUI(openBrowser: !flow.noBrowser))
-            return (account, dropped, c.signInRemedies(for: dropped))
-        }
-        let commands = remedies.compactMap { remedy -> String? in
-            guard case let .signIn(policy, method, hint) = remedy else { return nil }
-            return CLIError.signInCommandLine(policy: policy, method: method, loginHint: hint)
-        }
-        let who = AccountSelection.email(account) ?? account.oid
-        writeOut("Password of \(who) reset under \(account.policy).")
-        if !dropped.isEmpty {
-            writeOut("The tenant revoked the other sign-ins of \(who); to use them again run:")
-            for c in commands { writeOut("  \(c)") }
-        }
-    }
-}
-
 struct CallAPICommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "call-api",
@@ -171,27 +99,6 @@ struct CallAPICommand: AsyncParsableCommand {
         case 200..<300: return
         case 500...: throw CLIError("the API answered HTTP \(result.status)", exitCode: ExitStatus.network)
         default: throw CLIError("the API answered HTTP \(result.status)", exitCode: ExitStatus.error)
-        }
-    }
-}
-
-struct DeviceCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "device", abstract: "Show the device mode (personal or shared) and what sign-out does in it.",
-        discussion: "Without any configuration (none named, none found), reports the whole store, grouped by authority host and client id.")
-    @OptionGroup var options: ClientOptions
-    @OptionGroup var output: OutputOptions
-
-    func run() async throws {
-        guard let config = try options.settings.loadConfigurationIfPresent() else {
-            let overview = StoreOverview(store: try options.settings.openStore())
-            writeErr("no configuration found: reporting every configuration's accounts in \(overview.store.path)")
-            return Output.writeDevice(config: nil, storePath: overview.store.path, accounts: try overview.accounts(), format: output.format)
-        }
-        let client = try options.settings.makeClient(config: config)
-        try await withClient(client) { c in
-            Output.writeDevice(config: c.config, storePath: c.store.path, accounts: try c.scopes.flatMap { try c.store.accounts(scope: $0) },
-                               format: output.format)
         }
     }
 }

@@ -1,4 +1,3 @@
-import ArgumentParser
 import B2CKit
 import Foundation
 
@@ -11,6 +10,17 @@ public enum ExitStatus {
     public static let interactionRequired: Int32 = 4
     public static let network: Int32 = 5
     public static let usage: Int32 = 64
+}
+
+func exitStatus(_ kind: B2CError.Kind) -> Int32 {
+    switch kind {
+    case .failed: ExitStatus.error
+    case .cancelled: ExitStatus.cancelled
+    case .configuration: ExitStatus.configuration
+    case .interactionRequired: ExitStatus.interactionRequired
+    case .network: ExitStatus.network
+    case .usage: ExitStatus.usage
+    }
 }
 
 /// A failure with its message and exit code; printed once as `b2c: message`.
@@ -57,70 +67,5 @@ public struct CLIError: Error, CustomStringConvertible {
         case .editProfile: "b2c edit-profile --policy \(policy)" + (loginHint.map { " --account \($0)" } ?? "")
         case .resetPassword: "b2c reset-password --policy \(policy)" + (loginHint.map { " --account \($0)" } ?? "")
         }
-    }
-}
-
-public struct B2CCommand: AsyncParsableCommand {
-    public static let version = "0.2.0"
-    public static let configuration = CommandConfiguration(
-        commandName: "b2c",
-        abstract: "Sign in to Azure AD B2C user flows, keep accounts per policy, get tokens, and run a local B2C tenant.",
-        version: "b2c \(version)",
-        subcommands: [SignInCommand.self, EditProfileCommand.self, ResetPasswordCommand.self, AccountsCommand.self, TokenCommand.self,
-                       CallAPICommand.self, SwitchCommand.self, WhoAmICommand.self, SignOutCommand.self, DeviceCommand.self, DemoCommand.self,
-                       PoliciesCommand.self, EmulatorCommand.self])
-
-    public init() {}
-
-    /// Runs the CLI, turning `CLIError` into its message and exit code.
-    public static func run(arguments: [String]? = nil) async -> Never {
-        do {
-            let args = arguments ?? Array(CommandLine.arguments.dropFirst())
-            if let request = TokenRequest.fastParse(args) {
-                try await request.run()
-                Foundation.exit(ExitStatus.ok)
-            }
-            if let unknown = unknownSubcommand(args) { throw unknown }
-            var command = try parseAsRoot(arguments)
-            if var async = command as? AsyncParsableCommand {
-                try await async.run()
-            } else {
-                try command.run()
-            }
-            Foundation.exit(ExitStatus.ok)
-        } catch let e as CLIError {
-            FileHandle.standardError.write(Data("b2c: \(e.message)\n".utf8))
-            Foundation.exit(e.exitCode)
-        } catch {
-            exit(withError: error)
-        }
-    }
-
-    /// "did you mean `signin`?" for a first word that names no command.
-    static func unknownSubcommand(_ args: [String]) -> CLIError? {
-        guard let first = args.first, !first.hasPrefix("-"), first != "help" else { return nil }
-        let names = configuration.subcommands.flatMap { [$0.configuration.commandName ?? ""] + $0.configuration.aliases }
-        guard !names.contains(first) else { return nil }
-        let close = names.map { ($0, editDistance($0, first.lowercased())) }.filter { $0.1 <= 2 || $0.0.hasPrefix(first.lowercased()) }
-            .sorted { $0.1 < $1.1 }.map(\.0)
-        let hint = close.first.map { " Did you mean `b2c \($0)`?" } ?? ""
-        return CLIError("'\(first)' is not a b2c command.\(hint) See `b2c --help`.", exitCode: ExitStatus.usage)
-    }
-
-    /// Levenshtein distance, for command suggestions.
-    static func editDistance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
-        guard !a.isEmpty, !b.isEmpty else { return max(a.count, b.count) }
-        var row = Array(0...b.count)
-        for i in 1...a.count {
-            var previous = row[0]
-            row[0] = i
-            for j in 1...b.count {
-                let saved = row[j]
-                row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
-                previous = saved
-            }
-        }
-        return row[b.count]
     }
 }

@@ -70,15 +70,27 @@ struct ClientSettings: Equatable {
     }
 }
 
-func exitStatus(_ kind: B2CError.Kind) -> Int32 {
-    switch kind {
-    case .failed: ExitStatus.error
-    case .cancelled: ExitStatus.cancelled
-    case .configuration: ExitStatus.configuration
-    case .interactionRequired: ExitStatus.interactionRequired
-    case .network: ExitStatus.network
-    case .usage: ExitStatus.usage
+/// Options of the browser flows other than sign-in.
+struct BrowserFlowOptions: ParsableArguments {
+    @Option(help: "Email, oid, account id or a unique prefix of the person (default: the current account of the sign-in policy).")
+    var account: String?
+    @Option(help: "The policy to run (default: the first of its role in the configuration).") var policy: String?
+    @Flag(help: "Print the URL only; do not start a browser.") var noBrowser = false
+    @Option(help: "Port of the loopback redirect listener (0 = any free port).") var port = 0
+    @Option(help: "Seconds to wait for the browser.") var timeout = 300
+
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }
+        guard timeout > 0 else { throw ValidationError("--timeout must be a positive number of seconds.") }
     }
+
+    var interactive: InteractiveOptions { InteractiveOptions(port: port, timeoutSeconds: timeout) }
+}
+
+/// `-o/--output table|json` on every command that lists or reports.
+struct OutputOptions: ParsableArguments {
+    @Option(name: [.customShort("o"), .long], help: "table or json (default: table on a terminal, json otherwise).") var output: OutputFormat?
+    var format: OutputFormat { output ?? .auto }
 }
 
 /// Runs a client operation, shutting the client down and mapping errors to messages and exit codes.
@@ -96,73 +108,5 @@ func withClient<T>(_ client: B2CClient, _ body: (B2CClient) async throws -> T) a
     } catch {
         await client.shutdown()
         throw error
-    }
-}
-
-/// `-o/--output table|json` on every command that lists or reports.
-struct OutputOptions: ParsableArguments {
-    @Option(name: [.customShort("o"), .long], help: "table or json (default: table on a terminal, json otherwise).") var output: OutputFormat?
-    var format: OutputFormat { output ?? .auto }
-}
-
-enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
-    case table, json
-    static var auto: OutputFormat { isatty(STDOUT_FILENO) == 1 ? .table : .json }
-}
-
-func writeOut(_ text: String) { FileHandle.standardOutput.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8)) }
-func writeErr(_ text: String) { FileHandle.standardError.write(Data("b2c: \(text)\n".utf8)) }
-
-func table(_ rows: [[String]]) -> String {
-    guard let first = rows.first else { return "" }
-    var widths = Array(repeating: 0, count: first.count)
-    for r in rows { for (i, c) in r.enumerated() { widths[i] = max(widths[i], c.count) } }
-    return rows.map { r in
-        let line = r.enumerated().map { i, c in i == r.count - 1 ? c : c.padding(toLength: widths[i], withPad: " ", startingAt: 0) }
-            .joined(separator: "  ")
-        return String(line.reversed().drop { $0 == " " }.reversed())
-    }.joined(separator: "\n")
-}
-
-// MARK: b2c policies
-
-struct PoliciesCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "policies", abstract: "Show each configured policy, its role and its authority; --check asks the tenant about each.",
-        discussion: """
-            --check fetches every policy's discovery document and key set and reports each policy as OK or what is wrong.
-            Exit codes: 0 when everything is fine, 3 when the configuration is wrong (an unknown policy, a host missing from
-            knownAuthorities, a caFile that cannot be read), 5 when the tenant cannot be reached.
-            """)
-    @OptionGroup var options: ClientOptions
-    @Flag(help: "Fetch each policy's discovery document and keys and report what is wrong.") var check = false
-    @OptionGroup var output: OutputOptions
-
-    func run() async throws {
-        let config = try options.loadConfiguration()
-        let caProblem = config.caFile.flatMap { Self.caFileProblem($0) }
-        guard check else {
-            Output.writePolicies(config, format: output.format, caProblem: caProblem)
-            if let caProblem { throw CLIError(caProblem, exitCode: ExitStatus.configuration) }
-            return
-        }
-        if let caProblem { throw CLIError(caProblem, exitCode: ExitStatus.configuration) }
-        let client = try options.settings.makeClient(config: config)
-        let checks = await client.checkPolicies()
-        await client.shutdown()
-        Output.writeChecks(checks, config: config, format: output.format)
-        if checks.contains(where: { if case .configuration = $0.outcome { true } else { false } }) {
-            throw CLIError("some policies are misconfigured (see above)", exitCode: ExitStatus.configuration)
-        }
-        if checks.contains(where: { if case .network = $0.outcome { true } else { false } }) {
-            throw CLIError("some policies could not be checked (see above)", exitCode: ExitStatus.network)
-        }
-    }
-
-    static func caFileProblem(_ path: String) -> String? {
-        guard FileManager.default.isReadableFile(atPath: path) else {
-            return "caFile '\(path)' does not exist or cannot be read; fix the path in the configuration (relative paths are relative to the configuration file)"
-        }
-        return nil
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The user flows other than sign-in (edit profile, password reset) and ending the browser session.
+/// The profile flows (edit profile, password reset) and the person they act on.
 extension B2CClient {
     /// The person a command about "me" acts on: `--account` (email, oid, account id, prefix) across every policy,
     /// else the current account of the default sign-in policy, else the only person in the store.
@@ -91,25 +91,5 @@ extension B2CClient {
             throw B2CError(.configuration, "\(config.source) has no policy of role \(role.rawValue); add one to \"policies\"")
         }
         return p
-    }
-
-    /// Ends the B2C browser session through a policy's end_session endpoint: opens it in the browser with the loopback
-    /// listener as post_logout_redirect_uri and waits for the browser to come back. Returns false when it does not.
-    public func endBrowserSession(policyName: String?, ui: InteractionUI, timeoutSeconds: Int = 120) async throws -> Bool {
-        // Native-auth and ROPC accounts have no browser session; the default sign-in policy's endpoint ends the tenant's.
-        var policy = policyName.flatMap { config.policy(named: $0) }
-        if policy == nil || policy?.role == .ropc { policy = try defaultPolicy() }
-        let meta = try await metadata.metadata(for: config.authority(for: policy!), now: clock())
-        guard let endSession = meta.endSessionEndpoint else {
-            throw B2CError(.network, "\(policy!.name)'s discovery document has no end_session_endpoint; the browser session was not ended")
-        }
-        try metadata.checkKnown(endSession, what: "end-session endpoint")
-        let request = EndSessionRequest()
-        let listener = try await LoopbackListener.start(port: 0, path: config.redirectURI.path, expectedState: request.state, acceptsBareState: true)
-        defer { Task { await listener.stop() } }
-        let url = request.url(endpoint: endSession, redirectURI: AuthorizeRequest.loopbackURI(config.redirectURI, port: listener.port))
-        await ui.present(url: url, purpose: "end the browser session (\(policy!.name))")
-        ui.progress("Waiting for the browser to end the session (timeout \(timeoutSeconds) s)…")
-        return await listener.waitForRedirect(until: .now + .seconds(timeoutSeconds)) != nil
     }
 }

@@ -1,5 +1,26 @@
+import ArgumentParser
 import B2CKit
 import Foundation
+
+enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
+    case table, json
+    static var auto: OutputFormat { isatty(STDOUT_FILENO) == 1 ? .table : .json }
+}
+
+func writeOut(_ text: String) { FileHandle.standardOutput.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8)) }
+
+func writeErr(_ text: String) { FileHandle.standardError.write(Data("b2c: \(text)\n".utf8)) }
+
+func table(_ rows: [[String]]) -> String {
+    guard let first = rows.first else { return "" }
+    var widths = Array(repeating: 0, count: first.count)
+    for r in rows { for (i, c) in r.enumerated() { widths[i] = max(widths[i], c.count) } }
+    return rows.map { r in
+        let line = r.enumerated().map { i, c in i == r.count - 1 ? c : c.padding(toLength: widths[i], withPad: " ", startingAt: 0) }
+            .joined(separator: "  ")
+        return String(line.reversed().drop { $0 == " " }.reversed())
+    }.joined(separator: "\n")
+}
 
 /// How listings and reports look: one place for the tables and the JSON shapes (README "Commands").
 enum Output {
@@ -118,7 +139,7 @@ enum Output {
 
     /// "2026-11-23 21:25:03 UTC (in 59 min)".
     static func dateAndRelative(_ epoch: Int, now: Int) -> String {
-        "\(date(epoch)) (\(epoch >= now ? relative(epoch - now) : relative(now - epoch, past: true)))"
+        "\(date(epoch)) (\(epoch > now ? relative(epoch - now) : relative(now - epoch, past: true)))"
     }
 
     static func date(_ epoch: Int) -> String {

@@ -299,24 +299,4 @@ extension B2CEmulator {
         if tx.clientInfo { params.append(("client_info", ClientInfo(uid: "\(user.oid)-\(policy.lowercasedID)", utid: tenantID).encoded)) }
         return sendReply(tx.reply, params, headers: headers)
     }
-
-    // MARK: /logout
-
-    func logout(_ req: HTTPInput, authority: AuthorityRef, policy: EmulatorSeed.Policy) throws -> HTTPOutput {
-        var q = req.query
-        if req.method == "POST" { for (k, v) in try req.form() where q[k] == nil { q[k] = v } }
-        if let id = req.cookies[sessionCookieName()] { try store.endSession(id: id) }
-        let cleared = clearedSessionCookie(secure: req.scheme == "https")
-        guard let target = q["post_logout_redirect_uri"], !target.isEmpty else {
-            return .html(page(title: "Signed out", body: "<h1>You have signed out.</h1><p>You can close this window.</p>"), headers: [cleared])
-        }
-        let registered = seed.apps.flatMap(\.redirectUris)
-        guard Self.redirectAllowed(target, registered: registered) else {
-            return errorPage(PageError(code: "AADB2C90006", message: "The post logout redirect URI '\(target)' is not registered for any application of this tenant. Your session has ended."),
-                             headers: [cleared])
-        }
-        var location = target
-        if let state = q["state"] { location += (target.contains("?") ? "&" : "?") + FormEncoding.encode([("state", state)]) }
-        return .redirect(location, headers: [cleared])
-    }
 }

@@ -1,0 +1,125 @@
+import B2CKit
+import Dispatch
+import Foundation
+
+/// Shows the URL and opens the browser: `$BROWSER` (a `:`-separated list; `%s` is the URL), then xdg-open / open.
+/// With `--no-browser` it also reads, from stdin, the address the browser ended on (for a browser on another machine).
+struct TerminalUI: InteractionUI {
+    let openBrowser: Bool
+
+    func present(url: URL, purpose: String) async {
+        writeErr("to \(purpose), open:\n  \(url.absoluteString)")
+        if openBrowser {
+            BrowserLauncher.open(url)
+        } else {
+            writeErr("if the browser runs on another machine, paste here the address it ends on (http://localhost:…/?code=…)")
+        }
+    }
+
+    func progress(_ text: String) { writeErr(text) }
+
+    func pastedAnswers() -> AsyncStream<String>? { openBrowser ? nil : StdinLines.shared.subscribe() }
+
+    func pastedAnswerRefused(_ reason: String) { writeErr(reason) }
+}
+
+/// Starts the browser in the background, trying each `$BROWSER` entry, then the platform's opener. An entry that cannot
+/// start or exits non-zero makes way for the next; when none works, the person is told to open the URL (which is printed)
+/// and the wait goes on.
+enum BrowserLauncher {
+    static func commands(environment: [String: String] = ProcessInfo.processInfo.environment) -> [String] {
+        var commands = (environment["BROWSER"] ?? "").split(separator: ":").map(String.init).filter { !$0.isEmpty }
+        #if os(macOS)
+        commands.append("open")
+        #else
+        commands.append("xdg-open")
+        #endif
+        return commands
+    }
+
+    static func open(_ url: URL) {
+        let commands = commands()
+        Thread {
+            for (i, command) in commands.enumerated() {
+                switch run(command, url: url) {
+                case .started: return
+                case .failed(let why): writeErr("the browser command '\(command)' \(why)" + (i < commands.count - 1 ? "; trying the next one" : ""))
+                }
+            }
+            writeErr("could not start a browser; open the URL above yourself (the sign-in keeps waiting)")
+        }.start()
+    }
+
+    enum Outcome { case started, failed(String) }
+
+    /// Runs one entry and waits for it: exit 0 (a launcher that handed the URL over, or a browser that finished) or still
+    /// running is a start; a non-zero exit or a failure to start is not.
+    static func run(_ command: String, url: URL) -> Outcome {
+        // The URL is passed as "$1", never spliced into the shell text.
+        let line = command.contains("%s") ? command.replacingOccurrences(of: "%s", with: "\"$1\"") : "\(command) \"$1\""
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/bin/sh")
+        p.arguments = ["-c", line, "sh", url.absoluteString]
+        p.standardInput = FileHandle.nullDevice
+        p.standardOutput = FileHandle.standardError
+        p.standardError = FileHandle.standardError
+        do { try p.run() } catch { return .failed("could not start (\(error.localizedDescription))") }
+        p.waitUntilExit()
+        if p.terminationReason == .uncaughtSignal { return .failed("was killed by signal \(p.terminationStatus)") }
+        switch p.terminationStatus {
+        case 0: return .started
+        case 126, 127: return .failed("was not found or could not run (exit \(p.terminationStatus))")
+        default: return .failed("failed (exit \(p.terminationStatus))")
+        }
+    }
+}
+
+/// Lines of stdin, read once by one thread for the whole process and handed to whoever listens now (one sign-in after
+/// another may wait for a pasted address; a line nobody waits for is dropped).
+final class StdinLines: @unchecked Sendable {
+    static let shared = StdinLines()
+    private let lock = NSLock()
+    private var current: AsyncStream<String>.Continuation?
+    private var started = false
+    private var ended = false
+
+    func subscribe() -> AsyncStream<String> {
+        let (stream, continuation) = AsyncStream<String>.makeStream()
+        let startReader = lock.withLock { () -> Bool in
+            current?.finish()
+            current = continuation
+            if ended { continuation.finish() }
+            defer { started = true }
+            return !started
+        }
+        if startReader {
+            Thread { [self] in
+                while let line = Prompt.line() {
+                    let target = lock.withLock { current }
+                    target?.yield(line)
+                }
+                lock.withLock {
+                    ended = true
+                    current?.finish()
+                }
+            }.start()
+        }
+        return stream
+    }
+}
+
+/// Ctrl-C (and SIGTERM) during an interactive flow: say so and exit 2; nothing has been written yet. `cleanup` runs first.
+func cancelOnInterrupt(message: String? = nil, cleanup: (@Sendable () -> Void)? = nil) -> [DispatchSourceSignal] {
+    [SIGINT, SIGTERM].map { sig in
+        signal(sig, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+        source.setEventHandler {
+            Prompt.restoreTerminal()
+            cleanup?()
+            writeErr(message ?? "cancelled (\(sig == SIGINT ? "Ctrl-C" : "SIGTERM")); nothing was stored")
+            Foundation.exit(ExitStatus.cancelled)
+        }
+        source.resume()
+        return source
+    }
+}

@@ -1,0 +1,60 @@
+import Foundation
+
+extension B2CClient {
+    /// Forgets accounts locally. In shared-device mode every account on this device goes (the whole store) and the
+    /// browser session must end too; a named account must still exist. Returns what was removed and what else to do.
+    public func signOut(policyName: String?, selector: String?, all: Bool) throws -> SignOutOutcome {
+        if config.sharedDevice {
+            if !all && (policyName != nil || selector != nil) { _ = try accountsToSignOut(policyName: policyName, selector: selector, all: false) }
+            return SignOutOutcome(removed: try store.removeAll(scope: nil), sharedDevice: true)
+        }
+        return SignOutOutcome(removed: try store.remove(try accountsToSignOut(policyName: policyName, selector: selector, all: all)),
+                              sharedDevice: false)
+    }
+
+    /// The accounts a sign-out names, within this configuration's scopes.
+    private func accountsToSignOut(policyName: String?, selector: String?, all: Bool) throws -> [Account] {
+        if all { return try scopes.flatMap { try store.accounts(scope: $0) } }
+        if let policyName {
+            let p = try target(policyName)
+            return [try AccountSelection.select(policy: p.name, selector: selector, scope: p.scope, store: store) {
+                signInRemedy(policy: p.name, loginHint: $0)
+            }.account]
+        }
+        guard let selector else {
+            throw B2CError(.usage, "say which account to sign out", remedy: .nameAccount)
+        }
+        let matches = AccountSelection.filter(try scopes.flatMap { try store.accounts(scope: $0) }, selector: selector)
+        if matches.isEmpty { throw B2CError(.failed, "no signed-in account matches '\(selector)'; nothing was signed out", remedy: .listAccounts) }
+        // A person selector (email or oid) signs the person out of every policy.
+        return matches
+    }
+
+    /// Ends the B2C browser session through a policy's end_session endpoint: opens it in the browser with the loopback
+    /// listener as post_logout_redirect_uri and waits for the browser to come back. Returns false when it does not.
+    public func endBrowserSession(policyName: String?, ui: InteractionUI, timeoutSeconds: Int = 120) async throws -> Bool {
+        // Native-auth and ROPC accounts have no browser session; the default sign-in policy's endpoint ends the tenant's.
+        var policy = policyName.flatMap { config.policy(named: $0) }
+        if policy == nil || policy?.role == .ropc { policy = try defaultPolicy() }
+        let meta = try await metadata.metadata(for: config.authority(for: policy!), now: clock())
+        guard let endSession = meta.endSessionEndpoint else {
+            throw B2CError(.network, "\(policy!.name)'s discovery document has no end_session_endpoint; the browser session was not ended")
+        }
+        try metadata.checkKnown(endSession, what: "end-session endpoint")
+        let request = EndSessionRequest()
+        let listener = try await LoopbackListener.start(port: 0, path: config.redirectURI.path, expectedState: request.state, acceptsBareState: true)
+        defer { Task { await listener.stop() } }
+        let url = request.url(endpoint: endSession, redirectURI: AuthorizeRequest.loopbackURI(config.redirectURI, port: listener.port))
+        await ui.present(url: url, purpose: "end the browser session (\(policy!.name))")
+        ui.progress("Waiting for the browser to end the session (timeout \(timeoutSeconds) s)…")
+        return await listener.waitForRedirect(until: .now + .seconds(timeoutSeconds)) != nil
+    }
+}
+
+/// What a sign-out did.
+public struct SignOutOutcome: Sendable {
+    public var removed: [Account]
+    /// Shared-device mode: everything went, and the browser session must end too.
+    public var sharedDevice: Bool
+    public var endBrowserSession: Bool { sharedDevice }
+}
