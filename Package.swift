@@ -5,6 +5,7 @@ let package = Package(
     name: "b2c",
     platforms: [.macOS(.v14)],
     products: [
+        .library(name: "B2CProtocol", targets: ["B2CProtocol"]),
         .library(name: "B2CKit", targets: ["B2CKit"]),
         .library(name: "B2CEmulator", targets: ["B2CEmulator"]),
         .executable(name: "b2c", targets: ["b2c"]),
@@ -24,9 +25,19 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.4.0"),
     ],
     targets: [
+        // Wire values both sides speak (JSON, forms, base64url, PKCE, JWT/JWKS, B2C errors, request values) and the
+        // shared vocabulary (policy roles, the policy-id rule, loopback and secure URLs): the emulator needs no client.
+        .target(
+            name: "B2CProtocol",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
         .target(
             name: "B2CKit",
             dependencies: [
+                "B2CProtocol",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -42,7 +53,7 @@ let package = Package(
         .target(
             name: "B2CEmulator",
             dependencies: [
-                "B2CKit",
+                "B2CProtocol",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "X509", package: "swift-certificates"),

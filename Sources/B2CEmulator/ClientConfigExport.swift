@@ -1,12 +1,10 @@
-import B2CKit
+import B2CProtocol
 import Foundation
 
 /// The client `policies.json` for an emulator (format: README "Configuration").
 extension B2CEmulator {
     /// A client `policies.json` that targets this emulator at `baseURL` (README "Configuration").
     public func clientConfiguration(baseURL: String, caFile: String?) -> JSONValue {
-        let roles: [EmulatorSeed.PolicyKind: String] = [.signUpOrSignIn: "signUpSignIn", .signIn: "signIn", .signUp: "signUp",
-                                                         .editProfile: "editProfile", .passwordReset: "resetPassword", .ropc: "ropc"]
         let app = seed.apps.first
         var o: [String: JSONValue] = [
             "tenant": ["name": .string(seed.tenant.name), "id": .string(seed.tenant.id)],
@@ -14,7 +12,7 @@ extension B2CEmulator {
             "knownAuthorities": [.string(URL(string: baseURL).map { u in u.port.map { "\(u.host ?? ""):\($0)" } ?? (u.host ?? "") } ?? baseURL)],
             "clientId": .string(app?.clientId ?? ""),
             "redirectUri": .string(app?.redirectUris.first ?? "http://localhost"),
-            "policies": .array(seed.policies.map { ["name": .string($0.id), "role": .string(roles[$0.kind]!)] }),
+            "policies": .array(seed.policies.map { ["name": .string($0.id), "role": .string($0.kind.rawValue)] }),
             "apis": .array(seed.apis.map { api in
                 ["name": .string(api.name), "baseUrl": .string(baseURL + "/" + api.name),
                  "scopes": JSONValue(api.scopes.filter { s in app?.apiPermissions.contains(api.fullScope(s)) ?? false }.map(api.fullScope))]

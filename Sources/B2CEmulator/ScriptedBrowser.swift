@@ -1,5 +1,5 @@
 import AsyncHTTPClient
-import B2CKit
+import B2CProtocol
 import Foundation
 import NIOCore
 import NIOSSL

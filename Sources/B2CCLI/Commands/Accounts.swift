@@ -15,7 +15,7 @@ struct AccountsCommand: AsyncParsableCommand {
         guard let config = try options.settings.loadConfigurationIfPresent() else {
             let overview = StoreOverview(store: try options.settings.openStore())
             let groups = try overview.people(policy: policy)
-            writeErr("no configuration found: listing every configuration's accounts in \(overview.store.path)")
+            writeErr("no configuration found: listing every configuration's accounts in \(overview.path)")
             Output.writeStore(groups, format: output.format, now: Int(Date().timeIntervalSince1970))
             return
         }

@@ -12,13 +12,12 @@ struct DeviceCommand: AsyncParsableCommand {
     func run() async throws {
         guard let config = try options.settings.loadConfigurationIfPresent() else {
             let overview = StoreOverview(store: try options.settings.openStore())
-            writeErr("no configuration found: reporting every configuration's accounts in \(overview.store.path)")
-            return Output.writeDevice(config: nil, storePath: overview.store.path, accounts: try overview.accounts(), format: output.format)
+            writeErr("no configuration found: reporting every configuration's accounts in \(overview.path)")
+            return Output.writeDevice(config: nil, storePath: overview.path, accounts: try overview.accounts(), format: output.format)
         }
         let client = try options.settings.makeClient(config: config)
         try await withClient(client) { c in
-            Output.writeDevice(config: c.config, storePath: c.store.path, accounts: try c.scopes.flatMap { try c.store.accounts(scope: $0) },
-                               format: output.format)
+            Output.writeDevice(config: c.config, storePath: c.storePath, accounts: try c.accountsInScope(), format: output.format)
         }
     }
 }

@@ -54,7 +54,7 @@ struct SignOutCommand: AsyncParsableCommand {
                            exitCode: ExitStatus.configuration)
         }
         let overview = StoreOverview(store: try options.settings.openStore())
-        writeErr("no configuration found: signing out every account in \(overview.store.path)")
+        writeErr("no configuration found: signing out every account in \(overview.path)")
         let removed = try overview.signOutEverything()
         report(removed, withScope: true)
         if !removed.isEmpty { writeErr("access tokens already issued stay valid until they expire (up to an hour); browser sessions are untouched") }

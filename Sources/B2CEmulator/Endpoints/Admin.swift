@@ -1,4 +1,4 @@
-import B2CKit
+import B2CProtocol
 import Foundation
 
 /// The admin surface for tests, at `/_admin`, answering loopback peers only.

@@ -1,4 +1,4 @@
-import B2CKit
+import B2CProtocol
 import Foundation
 
 /// An authorize request waiting for the user, kept in the store between pages.
@@ -86,9 +86,9 @@ extension B2CEmulator {
         guard let u = URLComponents(string: uri), u.scheme != nil, u.fragment == nil else { return false }
         for r in registered {
             if r == uri { return true }
-            guard let ru = URLComponents(string: r), ru.scheme == "http", Authority.isLoopback(host: ru.host ?? ""), ru.port == nil else { continue }
+            guard let ru = URLComponents(string: r), ru.scheme == "http", Loopback.isHost(ru.host ?? ""), ru.port == nil else { continue }
             let samePath = u.path == ru.path || (["", "/"].contains(u.path) && ["", "/"].contains(ru.path))
-            if u.scheme == "http", Authority.isLoopback(host: u.host ?? ""), samePath, u.query == nil { return true }
+            if u.scheme == "http", Loopback.isHost(u.host ?? ""), samePath, u.query == nil { return true }
         }
         return false
     }
@@ -197,14 +197,14 @@ extension B2CEmulator {
             let hintMatches = tx.loginHint.map { h in session.map { $0.user.email.caseInsensitiveCompare(h) == .orderedSame || $0.user.oid == h.lowercased() } ?? false } ?? true
             let usableSession = (prompt.contains("login") || !hintMatches) ? nil : session
             if prompt.contains("none") {
-                guard let s = session, hintMatches, policy.kind != .passwordReset, policy.kind != .signUp else {
+                guard let s = session, hintMatches, policy.kind != .resetPassword, policy.kind != .signUp else {
                     throw OAuthFailure(error: "interaction_required", code: "AADB2C90077",
                                        message: "User does not have an existing session and request prompt parameter has a value of 'None'.")
                 }
                 return try complete(tx, user: s.user, authTime: s.authTime, newUser: false, req: req)
             }
             switch policy.kind {
-            case .signUpOrSignIn, .signIn:
+            case .signUpSignIn, .signIn:
                 if let s = usableSession { return try complete(tx, user: s.user, authTime: s.authTime, newUser: false, req: req) }
                 try store.saveTransaction(tx, now: clock.now())
                 return signInPage(tx, policy: policy)
@@ -219,7 +219,7 @@ extension B2CEmulator {
                 }
                 try store.saveTransaction(tx, now: clock.now())
                 return signInPage(tx, policy: policy)
-            case .passwordReset:
+            case .resetPassword:
                 try store.saveTransaction(tx, now: clock.now())
                 return resetEmailPage(tx, policy: policy)
             case .ropc:

@@ -1,4 +1,4 @@
-import B2CKit
+import B2CProtocol
 import Foundation
 
 extension B2CEmulator {

@@ -1,4 +1,4 @@
-import B2CKit
+import B2CProtocol
 import Foundation
 
 /// Scopes of a request and the tokens issued for them: one place for the claims every endpoint hands out.

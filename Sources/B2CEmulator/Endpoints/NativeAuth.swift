@@ -1,4 +1,4 @@
-import B2CKit
+import B2CProtocol
 import Foundation
 
 /// Entra External ID native authentication: `/oauth2/v2.0/initiate`, `/challenge`, `/token` with

@@ -1,4 +1,4 @@
-import B2CKit
+import B2CProtocol
 import Foundation
 
 /// The user-facing pages of the user flows. Plain HTML forms that work without JavaScript, with the
@@ -47,7 +47,7 @@ extension B2CEmulator {
     func signInPage(_ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, error: String? = nil, email: String? = nil,
                     headers: [(String, String)] = []) -> HTTPOutput {
         let value = HTML.escape(email ?? tx.loginHint ?? "")
-        let signUp = policy.kind == .signUpOrSignIn
+        let signUp = policy.kind == .signUpSignIn
             ? "<span>Don't have an account? <a id=\"createAccount\" href=\"\(link(tx, "signup"))\">Sign up now</a></span>" : "<span></span>"
         return .html(page(title: "Sign in", body: """
             \(header("Sign in"))
@@ -188,10 +188,10 @@ extension B2CEmulator {
             try store.deleteTransaction(id: tx.id)
             return redirectError(tx.reply, OAuthFailure(error: "access_denied", code: "AADB2C90091", message: "The user has cancelled entering self-asserted information."))
         case ("signup", "GET"):
-            guard policy.kind == .signUpOrSignIn || policy.kind == .signUp else { break }
+            guard policy.kind == .signUpSignIn || policy.kind == .signUp else { break }
             return signUpPage(tx, policy: policy)
         case ("signup", "POST"):
-            guard policy.kind == .signUpOrSignIn || policy.kind == .signUp else { break }
+            guard policy.kind == .signUpSignIn || policy.kind == .signUp else { break }
             let email = (form["email"] ?? "").trimmingCharacters(in: .whitespaces)
             let pw = form["newPassword"] ?? ""
             guard EmulatorSeed.isPlausibleEmail(email) else { return signUpPage(tx, policy: policy, error: "Please enter a valid email address.", form: form) }
@@ -222,7 +222,7 @@ extension B2CEmulator {
             let authTime = try currentSession(req)?.authTime ?? now
             return try complete(tx, user: updated, authTime: authTime, newUser: false, req: req)
         case ("reset", "POST"), ("resend", "GET"):
-            guard policy.kind == .passwordReset else { break }
+            guard policy.kind == .resetPassword else { break }
             let email = name == "resend" ? (tx.resetEmail ?? "") : (form["email"] ?? "").trimmingCharacters(in: .whitespaces)
             guard let user = try store.user(email: email) else {
                 return resetEmailPage(tx, policy: policy, error: "An account could not be found for the provided user ID.")
@@ -235,7 +235,7 @@ extension B2CEmulator {
             try store.saveTransaction(tx, now: now)
             return resetVerifyPage(tx, policy: policy)
         case ("resetverify", "POST"):
-            guard policy.kind == .passwordReset, let email = tx.resetEmail, let expected = tx.resetCodeHash,
+            guard policy.kind == .resetPassword, let email = tx.resetEmail, let expected = tx.resetCodeHash,
                   let user = try store.user(email: email) else { break }
             let code = (form["verificationCode"] ?? "").trimmingCharacters(in: .whitespaces)
             guard EmulatorStore.hash(code) == expected else {

@@ -1,4 +1,4 @@
-import B2CKit
+import B2CProtocol
 import Foundation
 
 /// The standard B2C sample web API: `GET /hello` → `{"name": …}` after full token validation.

@@ -1,4 +1,4 @@
-import B2CKit
+import B2CProtocol
 import Foundation
 
 /// A request as the emulator's handlers see it, independent of the HTTP server underneath.

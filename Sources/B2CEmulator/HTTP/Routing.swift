@@ -1,4 +1,4 @@
-import B2CKit
+import B2CProtocol
 import Foundation
 
 /// How a request addressed the tenant and policy, kept so that the URLs we hand out mirror it

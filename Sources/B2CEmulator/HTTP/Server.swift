@@ -1,4 +1,4 @@
-import B2CKit
+import B2CProtocol
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -180,6 +180,6 @@ public enum PeerAddress {
         if ip == "0:0:0:0:0:0:0:1" { return true }
         // An address, never a name: "localhost" here would be a spoofable string, not a peer.
         guard ip != "localhost" else { return false }
-        return Authority.isLoopback(host: ip.hasPrefix("::ffff:") ? String(ip.dropFirst(7)) : ip)
+        return Loopback.isHost(ip.hasPrefix("::ffff:") ? String(ip.dropFirst(7)) : ip)
     }
 }

@@ -1,4 +1,4 @@
-import B2CKit
+import B2CProtocol
 import Crypto
 import _CryptoExtras
 import Foundation

@@ -1,4 +1,4 @@
-import B2CKit
+import B2CProtocol
 import Foundation
 
 /// Everything that configures a tenant: the tenant itself, its user flows (policies), app registrations,
@@ -11,9 +11,9 @@ public struct EmulatorSeed: Sendable, Equatable {
         public var hostAliases: [String]
     }
 
-    public enum PolicyKind: String, Sendable, CaseIterable {
-        case signUpOrSignIn, signIn, signUp, editProfile, passwordReset, ropc
-    }
+    /// What a policy does, in the client configuration's words (`signUpSignIn`, `resetPassword`, …; the first seeds'
+    /// `signUpOrSignIn` and `passwordReset` are still read).
+    public typealias PolicyKind = PolicyRole
 
     public struct Policy: Sendable, Equatable {
         public var id: String
@@ -90,10 +90,10 @@ public struct EmulatorSeed: Sendable, Equatable {
         return EmulatorSeed(
             tenant: Tenant(name: "contoso.onmicrosoft.com", id: defaultTenantID, hostAliases: []),
             policies: [
-                policy("B2C_1_susi", .signUpOrSignIn),
+                policy("B2C_1_susi", .signUpSignIn),
                 policy("B2C_1_signin", .signIn),
                 policy("B2C_1_edit_profile", .editProfile),
-                policy("B2C_1_reset", .passwordReset),
+                policy("B2C_1_reset", .resetPassword),
                 policy("B2C_1_ROPC_Auth", .ropc),
             ],
             apps: [
@@ -164,11 +164,11 @@ public struct EmulatorSeed: Sendable, Equatable {
             try p.rejectUnknownKeys(allowed: ["id", "kind", "policyClaim", "issuerPattern", "accessTokenLifetime", "idTokenLifetime",
                                               "refreshTokenLifetime", "slidingWindow", "numbersAsStrings"])
             let id = try p.string("id")
-            guard id.range(of: #"^[A-Za-z0-9_.\-]+$"#, options: .regularExpression) != nil, id.lowercased().hasPrefix("b2c_1") else {
+            guard PolicyID.isValid(id), id.lowercased().hasPrefix("b2c_1") else {
                 throw JSONPathError(path: p.childPath("id"), message: "must be a policy id such as B2C_1_susi or B2C_1A_signin (letters, digits, _ . -)")
             }
             let kindName = try p.string("kind")
-            guard let kind = PolicyKind(rawValue: kindName) else {
+            guard let kind = PolicyKind(name: kindName) else {
                 throw JSONPathError(path: p.childPath("kind"), message: "is '\(kindName)'; expected one of \(PolicyKind.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             let claim = try p.optionalString("policyClaim") ?? "tfp"

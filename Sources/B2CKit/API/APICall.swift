@@ -52,7 +52,7 @@ extension B2CClient {
         if covers(api.baseURL, url) { return true }
         let hp = Authority.hostAndPort(of: url)
         let host = (url.host ?? "").lowercased()
-        let secure = url.scheme?.lowercased() == "https" || Authority.isLoopback(host: host)
+        let secure = Loopback.isSecure(url)
         return secure && allowHosts.contains { $0.lowercased() == hp || $0.lowercased() == host }
     }
 
@@ -96,7 +96,7 @@ extension B2CClient {
             throw B2CError(.configuration, "refusing to send the token for API '\(api.name)' to \(Authority.hostAndPort(of: url)): its tokens go only to \(api.baseURL.absoluteString)",
                            remedy: .allowHost(Authority.hostAndPort(of: url)))
         }
-        if url.scheme?.lowercased() == "http" && !Authority.isLoopback(host: url.host ?? "") {
+        if !Loopback.isSecure(url) {
             throw B2CError(.configuration, "refusing to send a token over plain http to \(Authority.hostAndPort(of: url)); use https")
         }
         return (url, api)

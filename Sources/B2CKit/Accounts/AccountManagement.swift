@@ -27,6 +27,12 @@ extension B2CClient {
         return account
     }
 
+    /// Every account of this configuration's scopes.
+    public func accountsInScope() throws -> [Account] { try scopes.flatMap { try store.accounts(scope: $0) } }
+
+    /// Where the store is.
+    public var storePath: String { store.path }
+
     /// The accounts a password reset left without tokens, with the command-neutral remedy for each.
     public func signInRemedies(for accounts: [Account]) -> [Remedy] {
         accounts.map { signInRemedy(policy: $0.policy, loginHint: AccountSelection.email($0)) }
@@ -50,6 +56,8 @@ public struct StoreOverview: Sendable {
         }
         return groups
     }
+
+    public var path: String { store.path }
 
     public func accounts() throws -> [Account] { try store.accounts(scope: nil) }
 

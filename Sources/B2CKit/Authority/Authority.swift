@@ -52,19 +52,12 @@ public struct Authority: Sendable, Equatable, Hashable {
 
     public var discoveryURL: URL { endpoint("v2.0/.well-known/openid-configuration") }
 
-    public static func isLoopback(host: String) -> Bool {
-        let h = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-        if h == "localhost" || h == "::1" { return true }
-        let parts = h.split(separator: ".")
-        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
-    }
-
     /// Parses any B2C authority URL: path form, `tfp`, tenant GUID, custom domain, or `?p=`.
     public static func parse(_ text: String) throws -> Authority {
         guard let url = URLComponents(string: text), let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty else {
             throw AuthorityError("'\(text)' is not an absolute URL")
         }
-        guard scheme == "https" || (scheme == "http" && isLoopback(host: host)) else {
+        guard Loopback.isSecure(scheme: scheme, host: host) else {
             throw AuthorityError("'\(text)' must use https (plain http only for loopback hosts)")
         }
         var segments = url.path.split(separator: "/").map(String.init)

@@ -53,7 +53,7 @@ public final class MetadataProvider: Sendable {
             throw B2CError(.configuration, "the \(what) \(HTTPTransport.redacted(url)) is on host '\(Authority.hostAndPort(of: url))', which is not in knownAuthorities \(config.knownAuthorities) of \(config.source)")
         }
         let scheme = url.scheme?.lowercased()
-        guard scheme == "https" || (scheme == "http" && Authority.isLoopback(host: url.host ?? "")) else {
+        guard Loopback.isSecure(scheme: scheme, host: url.host) else {
             throw B2CError(.configuration, "the \(what) \(HTTPTransport.redacted(url)) is not https")
         }
     }

@@ -2,9 +2,7 @@ import Foundation
 
 /// One app registration in one tenant, read from `policies.json` (README "Configuration").
 public struct ClientConfiguration: Sendable, Equatable {
-    public enum Role: String, Sendable, CaseIterable {
-        case signUpSignIn, signIn, signUp, editProfile, resetPassword, ropc
-    }
+    public typealias Role = PolicyRole
 
     public enum AuthorityForm: String, Sendable, CaseIterable {
         /// `https://host/tenant/policy`
@@ -103,7 +101,7 @@ public struct ClientConfiguration: Sendable, Equatable {
               host.path.isEmpty || host.path == "/", host.query == nil else {
             throw JSONPathError(path: "$.authorityHost", message: "must be a base URL such as https://contoso.b2clogin.com, found '\(hostText)'")
         }
-        guard scheme == "https" || (scheme == "http" && Authority.isLoopback(host: host.host ?? "")) else {
+        guard Loopback.isSecure(scheme: scheme, host: host.host) else {
             throw JSONPathError(path: "$.authorityHost", message: "must use https (plain http is allowed only for loopback hosts), found '\(hostText)'")
         }
         let formName = try root.optionalString("authorityForm") ?? "path"
@@ -113,7 +111,7 @@ public struct ClientConfiguration: Sendable, Equatable {
         let clientID = try root.string("clientId")
         guard UUID(uuidString: clientID) != nil else { throw JSONPathError(path: "$.clientId", message: "must be the application (client) id, a GUID; found '\(clientID)'") }
         let redirectText = try root.optionalString("redirectUri") ?? "http://localhost"
-        guard let redirect = URL(string: redirectText), redirect.scheme == "http", Authority.isLoopback(host: redirect.host ?? "") else {
+        guard let redirect = URL(string: redirectText), redirect.scheme == "http", Loopback.isHost(redirect.host ?? "") else {
             throw JSONPathError(path: "$.redirectUri", message: "must be a loopback http URI such as http://localhost (any port is used), found '\(redirectText)'")
         }
         let known = try root.stringArray("knownAuthorities", required: true).map { $0.lowercased() }
@@ -123,12 +121,11 @@ public struct ClientConfiguration: Sendable, Equatable {
         for p in try root.objects("policies", required: true) {
             try p.rejectUnknownKeys(allowed: ["name", "role"])
             let name = try p.string("name")
-            // Letters, digits, _ . - (checked by hand: a regular expression here costs every command ICU's start-up).
-            guard !name.isEmpty, name.utf8.allSatisfy({ $0.isASCIIAlphanumeric || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") }) else {
+            guard PolicyID.isValid(name) else {
                 throw JSONPathError(path: p.childPath("name"), message: "is not a policy id (letters, digits, _ . -): '\(name)'")
             }
             let roleName = try p.string("role")
-            guard let role = Role(rawValue: roleName) else {
+            guard let role = Role(name: roleName) else {
                 throw JSONPathError(path: p.childPath("role"), message: "is '\(roleName)'; expected one of \(Role.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             if policies.contains(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) {
@@ -143,7 +140,7 @@ public struct ClientConfiguration: Sendable, Equatable {
             try a.rejectUnknownKeys(allowed: ["name", "baseUrl", "scopes"])
             let urlText = try a.string("baseUrl")
             guard let url = URL(string: urlText), let s = url.scheme?.lowercased(), url.host != nil,
-                  s == "https" || (s == "http" && Authority.isLoopback(host: url.host ?? "")) else {
+                  Loopback.isSecure(scheme: s, host: url.host) else {
                 throw JSONPathError(path: a.childPath("baseUrl"), message: "must be an https URL (http only for loopback), found '\(urlText)'")
             }
             let scopes = try a.stringArray("scopes", required: true)
@@ -156,7 +153,7 @@ public struct ClientConfiguration: Sendable, Equatable {
             try n.rejectUnknownKeys(allowed: ["name", "authority", "challengeTypes"])
             let text = try n.string("authority")
             guard let url = URL(string: text), let s = url.scheme?.lowercased(), url.host != nil,
-                  s == "https" || (s == "http" && Authority.isLoopback(host: url.host ?? "")) else {
+                  Loopback.isSecure(scheme: s, host: url.host) else {
                 throw JSONPathError(path: n.childPath("authority"), message: "must be an https URL such as https://contoso.ciamlogin.com/contoso.onmicrosoft.com")
             }
             let types = try n.stringArray("challengeTypes")
@@ -213,12 +210,4 @@ public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
     public var message: String
     public init(path: String, message: String) { self.path = path; self.message = message }
     public var description: String { "the configuration '\(path)' is invalid: \(message)" }
-}
-
-extension UInt8 {
-    /// An ASCII letter or digit.
-    var isASCIIAlphanumeric: Bool {
-        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(self) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(self)
-            || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self)
-    }
 }

@@ -5,7 +5,7 @@ extension B2CClient {
     /// The person a command about "me" acts on: `--account` (email, oid, account id, prefix) across every policy,
     /// else the current account of the default sign-in policy, else the only person in the store.
     public func selectPerson(selector: String?) throws -> Account {
-        let all = try scopes.flatMap { try store.accounts(scope: $0) }
+        let all = try accountsInScope()
         func people(_ list: [Account]) -> [String: [Account]] { Dictionary(grouping: list) { "\($0.tenantID)/\($0.oid)" } }
         if let selector {
             let found = AccountSelection.filter(all, selector: selector)

@@ -14,7 +14,7 @@ extension B2CClient {
 
     /// The accounts a sign-out names, within this configuration's scopes.
     private func accountsToSignOut(policyName: String?, selector: String?, all: Bool) throws -> [Account] {
-        if all { return try scopes.flatMap { try store.accounts(scope: $0) } }
+        if all { return try accountsInScope() }
         if let policyName {
             let p = try target(policyName)
             return [try AccountSelection.select(policy: p.name, selector: selector, scope: p.scope, store: store) {
@@ -24,7 +24,7 @@ extension B2CClient {
         guard let selector else {
             throw B2CError(.usage, "say which account to sign out", remedy: .nameAccount)
         }
-        let matches = AccountSelection.filter(try scopes.flatMap { try store.accounts(scope: $0) }, selector: selector)
+        let matches = AccountSelection.filter(try accountsInScope(), selector: selector)
         if matches.isEmpty { throw B2CError(.failed, "no signed-in account matches '\(selector)'; nothing was signed out", remedy: .listAccounts) }
         // A person selector (email or oid) signs the person out of every policy.
         return matches

@@ -76,7 +76,7 @@ struct NetworkEnvironment: Sendable {
         let scheme = url.scheme?.lowercased()
         guard let proxy = scheme == "https" ? httpsProxy : scheme == "http" ? httpProxy : nil else { return nil }
         let host = (url.host ?? "").lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-        if Authority.isLoopback(host: host) { return nil }
+        if Loopback.isHost(host) { return nil }
         let port = url.port ?? (scheme == "https" ? 443 : 80)
         for entry in noProxy {
             if entry == "*" { return nil }
@@ -108,7 +108,7 @@ struct NetworkFailure {
             message = "\(host) did not answer within \(timeout.nanoseconds / 1_000_000_000) s\(via) (\(HTTPTransport.redacted(url)))"
         case .refused:
             short = "connection refused"
-            let hint = Authority.isLoopback(host: host) ? " — is the emulator running?" : ""
+            let hint = Loopback.isHost(host) ? " — is the emulator running?" : ""
             message = proxy.map { "nothing listens at the proxy \($0) (connection refused); check HTTPS_PROXY / HTTP_PROXY" }
                 ?? "nothing listens on \(host.contains(":") ? "[\(host)]" : host):\(port) (connection refused)\(hint)"
         case .unknownHost:

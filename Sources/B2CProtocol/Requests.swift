@@ -34,7 +34,7 @@ public struct AuthorizeRequest: Sendable {
     /// The redirect URI on the listener's port.
     public func redirectURI(port: Int) -> String { Self.loopbackURI(redirectTemplate, port: port) }
 
-    static func loopbackURI(_ template: URL, port: Int) -> String {
+    public static func loopbackURI(_ template: URL, port: Int) -> String {
         var c = URLComponents(url: template, resolvingAgainstBaseURL: false)!
         c.port = port
         return c.string!

@@ -1,0 +1,48 @@
+import Foundation
+
+/// What a user flow (policy) does: the one vocabulary of client configurations and emulator seeds.
+public enum PolicyRole: String, Sendable, CaseIterable {
+    case signUpSignIn, signIn, signUp, editProfile, resetPassword, ropc
+
+    /// The names the emulator's first seeds used (`kind`), still accepted.
+    public static let legacyNames: [String: PolicyRole] = ["signUpOrSignIn": .signUpSignIn, "passwordReset": .resetPassword]
+
+    public init?(name: String) {
+        guard let role = PolicyRole(rawValue: name) ?? Self.legacyNames[name] else { return nil }
+        self = role
+    }
+}
+
+/// The policy-id rule: letters, digits, `_`, `.` and `-` (B2C_1_susi, B2C_1A_signup_signin). Checked by hand: a regular
+/// expression here costs every command ICU's start-up.
+public enum PolicyID {
+    public static func isValid(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.allSatisfy { $0.isASCIIAlphanumeric || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") }
+    }
+}
+
+/// Which hosts are this machine, and which URLs may carry protocol traffic: https, or plain http on a loopback host.
+public enum Loopback {
+    public static func isHost(_ host: String) -> Bool {
+        let h = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        if h == "localhost" || h == "::1" { return true }
+        let parts = h.split(separator: ".")
+        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
+    }
+
+    /// https, or http on a loopback host.
+    public static func isSecure(scheme: String?, host: String?) -> Bool {
+        let s = scheme?.lowercased()
+        return s == "https" || (s == "http" && isHost(host ?? ""))
+    }
+
+    public static func isSecure(_ url: URL) -> Bool { isSecure(scheme: url.scheme, host: url.host) }
+}
+
+extension UInt8 {
+    /// An ASCII letter or digit.
+    public var isASCIIAlphanumeric: Bool {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(self) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(self)
+            || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self)
+    }
+}
