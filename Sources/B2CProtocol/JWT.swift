@@ -113,8 +113,13 @@ public struct JWT: Sendable {
     public static func sign(claims: JSONValue, kid: String, key: _RSA.Signing.PrivateKey) throws -> String {
         let header: JSONValue = ["typ": "JWT", "alg": "RS256", "kid": .string(kid)]
         let input = Base64URL.encode(header.serialized()) + "." + Base64URL.encode(claims.serialized())
-        let sig = try key.signature(for: Data(input.utf8), padding: .insecurePKCS1v1_5)
-        return input + "." + Base64URL.encode(sig.rawRepresentation)
+        return input + "." + (try signature(signingInput: input, key: key))
+    }
+
+    /// The RS256 signature (RSASSA-PKCS1-v1_5 with SHA-256) of a JWS signing input, base64url: deterministic, and
+    /// pinned by RFC 7515 appendix A.2's known answer in the tests.
+    public static func signature(signingInput: String, key: _RSA.Signing.PrivateKey) throws -> String {
+        Base64URL.encode(try key.signature(for: Data(signingInput.utf8), padding: .insecurePKCS1v1_5).rawRepresentation)
     }
 }
 

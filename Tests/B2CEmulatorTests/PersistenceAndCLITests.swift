@@ -153,5 +153,6 @@ func run(_ executable: URL, _ args: [String], environment: [String: String] = [:
         #expect(result["ropcAccount"]?.stringValue == "\(bob.oid)-b2c_1_ropc_auth.\(tenantID)")
         #expect(result["refreshed"] == true)
         #expect(result["crossPolicyRefresh"] == "AADB2C90088")
+        #expect(result["pyjwtVerified"] == 5, "PyJWT verified every id and access token against the policy's JWKS")
     }
 }

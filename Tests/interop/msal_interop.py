@@ -2,7 +2,8 @@
 
 Usage: python msal_interop.py BASE_URL CA_FILE
 Exercises: auth code + PKCE (the emulator's pages driven over HTTP), ROPC, refresh (silent, forced),
-and checks MSAL's home account id `<oid>-<policy lower>.<tenant guid>`. Prints one JSON line; exit 0 on success.
+and checks MSAL's home account id `<oid>-<policy lower>.<tenant guid>`. Every id and access token is also verified
+with PyJWT (a verifier no one here wrote) against the policy's own JWKS. Prints one JSON line; exit 0 on success.
 """
 import html.parser
 import json
@@ -10,6 +11,7 @@ import os
 import sys
 import urllib.parse
 
+import jwt
 import msal
 import requests
 
@@ -40,6 +42,17 @@ class FormParser(html.parser.HTMLParser):
 def check(cond, what):
     if not cond:
         raise SystemExit(f"FAILED: {what}")
+
+
+def verify_with_pyjwt(token, policy, audience):
+    """PyJWT checks signature (RS256, the key named by kid in the policy's JWKS), iss, aud and exp."""
+    discovery = requests.get(f"{BASE}/{TENANT}/{policy}/v2.0/.well-known/openid-configuration", verify=CA).json()
+    keys = jwt.PyJWKSet.from_dict(requests.get(discovery["jwks_uri"], verify=CA).json())
+    kid = jwt.get_unverified_header(token)["kid"]
+    key = next(k for k in keys.keys if k.key_id == kid)
+    claims = jwt.decode(token, key.key, algorithms=["RS256"], audience=audience, issuer=discovery["issuer"])
+    check(claims.get("tfp", claims.get("acr", "")).lower() == policy.lower(), f"policy claim of {claims}")
+    return claims
 
 
 def app_for(policy):
@@ -77,6 +90,9 @@ check(accounts[0]["home_account_id"] == expected, f"home_account_id {accounts[0]
 check(r["id_token_claims"]["tfp"] == "B2C_1_susi", "tfp claim")
 check(r["id_token_claims"]["emails"] == [ALICE[0]], "emails claim")
 out["authCodeAccount"] = accounts[0]["home_account_id"]
+API_APP_ID = "5a7b9c1d-3e2f-4a6b-8c0d-1e2f3a4b5c6d"
+verify_with_pyjwt(r["id_token"], "B2C_1_susi", CLIENT_ID)
+check(verify_with_pyjwt(r["access_token"], "B2C_1_susi", API_APP_ID)["scp"] == "demo.read", "access token scp")
 
 # The access token works at the sample API.
 hello = requests.get(f"{BASE}/hello", headers={"Authorization": "Bearer " + r["access_token"]}, verify=CA)
@@ -86,6 +102,7 @@ check(hello.status_code == 200 and hello.json()["name"] == "Alice Example", f"/h
 silent = susi.acquire_token_silent([SCOPE], account=accounts[0], force_refresh=True)
 check(silent and "access_token" in silent, f"silent refresh failed: {silent}")
 check(silent["access_token"] != r["access_token"], "refresh returned the same access token")
+verify_with_pyjwt(silent["access_token"], "B2C_1_susi", API_APP_ID)
 out["refreshed"] = True
 
 # 3. ROPC against the ROPC policy. msal first probes https://<host>/common/userrealm/<user> and falls back to
@@ -100,6 +117,9 @@ check("access_token" in rr, f"ROPC failed: {rr}")
 ropc_accounts = ropc.get_accounts()
 expected_bob = f"{BOB[2]}-b2c_1_ropc_auth.{TENANT_ID}"
 check(ropc_accounts[0]["home_account_id"] == expected_bob, f"ROPC home_account_id {ropc_accounts[0]['home_account_id']}")
+verify_with_pyjwt(rr["id_token"], "B2C_1_ROPC_Auth", CLIENT_ID)
+verify_with_pyjwt(rr["access_token"], "B2C_1_ROPC_Auth", API_APP_ID)
+out["pyjwtVerified"] = 5
 out["ropcAccount"] = ropc_accounts[0]["home_account_id"]
 
 # A wrong password is B2C's AADB2C90225.

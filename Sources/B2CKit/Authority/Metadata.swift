@@ -87,25 +87,32 @@ public final class MetadataProvider: Sendable {
     }
 
     public func keys(_ m: OpenIDMetadata, now: Int, refresh: Bool) async throws -> JWKSet {
+        try await keySet(m, now: now, refresh: refresh).set
+    }
+
+    /// The policy's key set, parsed (to know its kids) and as the document jwt-kit verifies with.
+    func keySet(_ m: OpenIDMetadata, now: Int, refresh: Bool) async throws -> (set: JWKSet, document: Data) {
         let body = try await fetch(m.jwksURI, what: "key set", now: now, refresh: refresh)
         let set: JWKSet
         do { set = try JWKSet.parse(body) } catch {
             throw B2CError(.network, "the key set at \(HTTPTransport.redacted(m.jwksURI)) is malformed: \(error)")
         }
         try store.saveMetadata(url: m.jwksURI.absoluteString, body: body, now: now)
-        return set
+        return (set, body)
     }
 
-    /// Validates an id token: RS256 signature via the JWKS (refetched once for an unknown kid), `iss` = the
+    /// Validates an id token: RS256 signature via the JWKS with jwt-kit (refetched once for an unknown kid), `iss` = the
     /// discovery issuer, `aud` = client id, nonce, exp/nbf with 5 minutes of skew, and `tfp`/`acr` = the policy.
     public func validateIDToken(_ token: String, authority: Authority, metadata m: OpenIDMetadata, nonce: String?, now: Int) async throws -> JWT {
         let jwt: JWT
         do { jwt = try JWT.decode(token) } catch { throw B2CError(.failed, "the id token is unusable: \(error)") }
         do {
             do {
-                try jwt.verifySignature(with: try await keys(m, now: now, refresh: false))
+                let keys = try await keySet(m, now: now, refresh: false)
+                try await SignatureCheck.verify(token, decoded: jwt, keys: keys.set, document: keys.document)
             } catch JWTError.unknownKey {
-                try jwt.verifySignature(with: try await keys(m, now: now, refresh: true))
+                let keys = try await keySet(m, now: now, refresh: true)
+                try await SignatureCheck.verify(token, decoded: jwt, keys: keys.set, document: keys.document)
             }
             try jwt.validateClaims(issuers: [m.issuer], audience: config.clientID, now: now, skew: 300)
         } catch let e as JWTError {
