@@ -92,6 +92,10 @@ let package = Package(
             dependencies: ["B2CKit", "B2CEmulator"]
         ),
         .testTarget(
+            name: "B2CCLITests",
+            dependencies: ["B2CCLI", "B2CKit"]
+        ),
+        .testTarget(
             name: "B2CEmulatorTests",
             dependencies: [
                 "B2CKit", "B2CEmulator",

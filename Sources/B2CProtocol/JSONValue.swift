@@ -1,7 +1,7 @@
 import Foundation
 
-/// A JSON document as a value. We parse with Foundation and walk the tree ourselves so that every
-/// message about a bad document can name the exact JSON path (`$.users[1].email`).
+/// A JSON document as a value, parsed by our own strict parser (`JSONParser`, which reports line and column), so that
+/// every message about a bad document can name the exact JSON path (`$.users[1].email`).
 public enum JSONValue: Sendable, Equatable, CustomStringConvertible {
     case null
     case bool(Bool)

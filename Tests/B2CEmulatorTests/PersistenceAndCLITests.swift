@@ -47,18 +47,18 @@ func run(_ executable: URL, _ args: [String], environment: [String: String] = [:
         #expect((attrs[.posixPermissions] as? Int) == 0o600)
         #expect((try FileManager.default.attributesOfItem(atPath: dir.appendingPathComponent("ca-key.pem").path)[.posixPermissions] as? Int) == 0o600)
 
-        let second = try await TestTenant.start(tls: true, stateDirectory: dir)
-        defer { Task { await second.stop() } }
-        #expect(second.emulator.jwk.kid == kid, "the signing key is kept")
-        #expect(try String(contentsOf: dir.appendingPathComponent("ca.pem"), encoding: .utf8) == ca, "the CA is kept")
-        #expect(second.emulator.clock.offsetSeconds == 1000, "the clock offset is kept")
-        #expect(try await second.admin(.GET, "/users").body.contains("frank@contoso.com"))
-        let refreshed = try await second.token("B2C_1_susi", ["grant_type": "refresh_token", "client_id": clientID,
-                                                              "refresh_token": try #require(tokens["refresh_token"]?.stringValue)])
-        #expect(refreshed.status == 200, "\(refreshed.body)")
-        // An access token issued before the restart still validates at the sample API.
-        let hello = try await second.get("/hello", headers: [("Authorization", "Bearer \(try #require(tokens["access_token"]?.stringValue))")])
-        #expect(hello.status == 200, "\(hello.body)")
+        try await TestTenant.with(tls: true, stateDirectory: dir) { second in
+            #expect(second.emulator.jwk.kid == kid, "the signing key is kept")
+            #expect(try String(contentsOf: dir.appendingPathComponent("ca.pem"), encoding: .utf8) == ca, "the CA is kept")
+            #expect(second.emulator.clock.offsetSeconds == 1000, "the clock offset is kept")
+            #expect(try await second.admin(.GET, "/users").body.contains("frank@contoso.com"))
+            let refreshed = try await second.token("B2C_1_susi", ["grant_type": "refresh_token", "client_id": clientID,
+                                                                  "refresh_token": try #require(tokens["refresh_token"]?.stringValue)])
+            #expect(refreshed.status == 200, "\(refreshed.body)")
+            // An access token issued before the restart still validates at the sample API.
+            let hello = try await second.get("/hello", headers: [("Authorization", "Bearer \(try #require(tokens["access_token"]?.stringValue))")])
+            #expect(hello.status == 200, "\(hello.body)")
+        }
     }
 
     @Test func adminIsLoopbackOnly() throws {
@@ -141,18 +141,18 @@ func run(_ executable: URL, _ args: [String], environment: [String: String] = [:
 @Suite struct MSALInteropTests {
     /// Real Microsoft `msal` (Python, from PyPI, in a venv the script makes) against the TLS emulator.
     @Test func msalPythonAuthCodeROPCAndRefresh() async throws {
-        let t = try await TestTenant.start(tls: true)
-        defer { Task { await t.stop() } }
-        let ca = FileManager.default.temporaryDirectory.appendingPathComponent("b2c-msal-ca-\(UUID().uuidString).pem")
-        let pem = try #require(t.server.tls?.caCertificatePEM)
-        try Data(pem.utf8).write(to: ca)
-        let r = try run(packageRoot.appendingPathComponent("Tests/interop/run-msal.sh"), [t.base, ca.path])
-        #expect(r.status == 0, "msal interop failed:\n\(r.stdout)\n\(r.stderr.suffix(3000))")
-        let result = try JSONValue.parse(Data((r.stdout.split(separator: "\n").last.map(String.init) ?? "").utf8))
-        #expect(result["authCodeAccount"]?.stringValue == "\(alice.oid)-b2c_1_susi.\(tenantID)")
-        #expect(result["ropcAccount"]?.stringValue == "\(bob.oid)-b2c_1_ropc_auth.\(tenantID)")
-        #expect(result["refreshed"] == true)
-        #expect(result["crossPolicyRefresh"] == "AADB2C90088")
-        #expect(result["pyjwtVerified"] == 5, "PyJWT verified every id and access token against the policy's JWKS")
+        try await TestTenant.with(tls: true) { t in
+            let ca = FileManager.default.temporaryDirectory.appendingPathComponent("b2c-msal-ca-\(UUID().uuidString).pem")
+            let pem = try #require(t.server.tls?.caCertificatePEM)
+            try Data(pem.utf8).write(to: ca)
+            let r = try run(packageRoot.appendingPathComponent("Tests/interop/run-msal.sh"), [t.base, ca.path])
+            #expect(r.status == 0, "msal interop failed:\n\(r.stdout)\n\(r.stderr.suffix(3000))")
+            let result = try JSONValue.parse(Data((r.stdout.split(separator: "\n").last.map(String.init) ?? "").utf8))
+            #expect(result["authCodeAccount"]?.stringValue == "\(alice.oid)-b2c_1_susi.\(tenantID)")
+            #expect(result["ropcAccount"]?.stringValue == "\(bob.oid)-b2c_1_ropc_auth.\(tenantID)")
+            #expect(result["refreshed"] == true)
+            #expect(result["crossPolicyRefresh"] == "AADB2C90088")
+            #expect(result["pyjwtVerified"] == 5, "PyJWT verified every id and access token against the policy's JWKS")
+        }
     }
 }

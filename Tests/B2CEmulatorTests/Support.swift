@@ -68,6 +68,17 @@ final class TestTenant: Sendable {
     var base: String { server.baseURL }
     var emulator: B2CEmulator { server.emulator }
 
+    /// A tenant for the length of `body`, stopped (and awaited) however `body` ends.
+    static func with(tls: Bool = false, seed: EmulatorSeed = .default, stateDirectory: URL? = nil, _ body: (TestTenant) async throws -> Void)
+        async throws {
+        let t = try await start(tls: tls, seed: seed, stateDirectory: stateDirectory)
+        do { try await body(t) } catch {
+            await t.stop()
+            throw error
+        }
+        await t.stop()
+    }
+
     static func start(tls: Bool = false, seed: EmulatorSeed = .default, stateDirectory: URL? = nil) async throws -> TestTenant {
         let store = try stateDirectory.map { try EmulatorStore.file(directory: $0) } ?? EmulatorStore.inMemory()
         let emulator = try B2CEmulator(seed: seed, store: store)

@@ -7,50 +7,50 @@ import _CryptoExtras
 /// The client's id-token checks, against the emulator's real discovery and JWKS over HTTPS.
 @Suite struct IDTokenValidationTests {
     @Test func everyClaimIsChecked() async throws {
-        let w = try await World.start()
-        defer { Task { await w.stop() } }
-        let client = try w.libraryClient()
-        let config = client.config
-        defer { Task { await client.shutdown() } }
-        let authority = config.authority(for: config.policy(named: "B2C_1_susi")!)
-        let now = Int(Date().timeIntervalSince1970)
-        let meta = try await client.metadata.metadata(for: authority, now: now)
-        let emulator = w.server.emulator
-        let good: [String: JSONValue] = ["iss": .string(meta.issuer), "aud": .string(config.clientID), "exp": JSONValue(now + 600),
-                                         "nbf": JSONValue(now), "nonce": "n1", "tfp": "B2C_1_susi", "oid": .string(alice.oid), "sub": .string(alice.oid)]
-        func token(_ change: (inout [String: JSONValue]) -> Void, key: _RSA.Signing.PrivateKey? = nil, kid: String? = nil) throws -> String {
-            var c = good
-            change(&c)
-            return try JWT.sign(claims: .object(c), kid: kid ?? emulator.jwk.kid, key: key ?? emulator.signingKey)
-        }
-        func validate(_ t: String) async throws {
-            _ = try await client.metadata.validateIDToken(t, authority: authority, metadata: meta, nonce: "n1", now: now)
-        }
-        try await validate(try token { _ in })
-        let failures: [(String, String)] = [
-            (try token { $0["iss"] = .string("https://evil.example/\(tenantID)/v2.0/") }, "iss"),
-            (try token { $0["aud"] = "00000000-0000-0000-0000-000000000000" }, "aud"),
-            (try token { $0["nonce"] = "other" }, "nonce"),
-            (try token { $0["tfp"] = "B2C_1_edit_profile" }, "policy 'B2C_1_edit_profile'"),
-            (try token { $0["exp"] = JSONValue(now - 400) }, "expired"),
-            (try token({ _ in }, key: try _RSA.Signing.PrivateKey(keySize: .bits2048), kid: "not-in-the-jwks"), "not-in-the-jwks"),
-            (try token({ _ in }, key: try _RSA.Signing.PrivateKey(keySize: .bits2048)), "signature"),
-            ("a.b.c", "unusable"),
-        ]
-        for (t, expected) in failures {
-            do {
-                try await validate(t)
-                Issue.record("accepted a token with a bad \(expected)")
-            } catch let e as B2CError {
-                #expect(e.description.contains(expected), "\(e)")
+        try await World.with { w in
+            try await w.withLibraryClient { client in
+                let config = client.config
+                let authority = config.authority(for: config.policy(named: "B2C_1_susi")!)
+                let now = Int(Date().timeIntervalSince1970)
+                let meta = try await client.metadata.metadata(for: authority, now: now)
+                let emulator = w.server.emulator
+                let good: [String: JSONValue] = ["iss": .string(meta.issuer), "aud": .string(config.clientID), "exp": JSONValue(now + 600),
+                                                 "nbf": JSONValue(now), "nonce": "n1", "tfp": "B2C_1_susi", "oid": .string(alice.oid), "sub": .string(alice.oid)]
+                func token(_ change: (inout [String: JSONValue]) -> Void, key: _RSA.Signing.PrivateKey? = nil, kid: String? = nil) throws -> String {
+                    var c = good
+                    change(&c)
+                    return try JWT.sign(claims: .object(c), kid: kid ?? emulator.jwk.kid, key: key ?? emulator.signingKey)
+                }
+                func validate(_ t: String) async throws {
+                    _ = try await client.metadata.validateIDToken(t, authority: authority, metadata: meta, nonce: "n1", now: now)
+                }
+                try await validate(try token { _ in })
+                let failures: [(String, String)] = [
+                    (try token { $0["iss"] = .string("https://evil.example/\(tenantID)/v2.0/") }, "iss"),
+                    (try token { $0["aud"] = "00000000-0000-0000-0000-000000000000" }, "aud"),
+                    (try token { $0["nonce"] = "other" }, "nonce"),
+                    (try token { $0["tfp"] = "B2C_1_edit_profile" }, "policy 'B2C_1_edit_profile'"),
+                    (try token { $0["exp"] = JSONValue(now - 400) }, "expired"),
+                    (try token({ _ in }, key: try _RSA.Signing.PrivateKey(keySize: .bits2048), kid: "not-in-the-jwks"), "not-in-the-jwks"),
+                    (try token({ _ in }, key: try _RSA.Signing.PrivateKey(keySize: .bits2048)), "signature"),
+                    ("a.b.c", "unusable"),
+                ]
+                for (t, expected) in failures {
+                    do {
+                        try await validate(t)
+                        Issue.record("accepted a token with a bad \(expected)")
+                    } catch let e as B2CError {
+                        #expect(e.description.contains(expected), "\(e)")
+                    }
+                }
+                // A tampered payload under a valid signature.
+                let parts = try token { _ in }.split(separator: ".").map(String.init)
+                var claims = good
+                claims["oid"] = "mallory"
+                let tampered = parts[0] + "." + Base64URL.encode(JSONValue.object(claims).serialized()) + "." + parts[2]
+                await #expect(throws: B2CError.self) { try await validate(tampered) }
             }
         }
-        // A tampered payload under a valid signature.
-        let parts = try token { _ in }.split(separator: ".").map(String.init)
-        var claims = good
-        claims["oid"] = "mallory"
-        let tampered = parts[0] + "." + Base64URL.encode(JSONValue.object(claims).serialized()) + "." + parts[2]
-        await #expect(throws: B2CError.self) { try await validate(tampered) }
     }
 
     @Test func theListenerTakesOneRedirectWithItsStateAndIgnoresOthers() async throws {
@@ -79,17 +79,17 @@ import _CryptoExtras
     }
 
     @Test func aRedirectWithAnotherStateIsRefusedAndNothingStored() async throws {
-        let w = try await World.start()
-        defer { Task { await w.stop() } }
-        let client = try w.libraryClient()
-        let store = client.store
-        defer { Task { await client.shutdown() } }
-        do {
-            _ = try await client.signInInteractively(policyName: "B2C_1_susi", options: InteractiveOptions(timeoutSeconds: 3), ui: ForgingUI())
-            Issue.record("a forged state was accepted")
-        } catch let e as B2CError {
-            #expect(e.message.contains("no answer from the browser within 3 s"), "the forged answer is ignored and the wait goes on: \(e)")
+        try await World.with { w in
+            try await w.withLibraryClient { client in
+                let store = client.store
+                do {
+                    _ = try await client.signInInteractively(policyName: "B2C_1_susi", options: InteractiveOptions(timeoutSeconds: 3), ui: ForgingUI())
+                    Issue.record("a forged state was accepted")
+                } catch let e as B2CError {
+                    #expect(e.message.contains("no answer from the browser within 3 s"), "the forged answer is ignored and the wait goes on: \(e)")
+                }
+                #expect(try store.accounts(scope: nil).isEmpty)
+            }
         }
-        #expect(try store.accounts(scope: nil).isEmpty)
     }
 }

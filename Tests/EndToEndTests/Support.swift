@@ -53,6 +53,16 @@ final class World: @unchecked Sendable {
 
     private init(server: EmulatorServer, dir: URL, http: HTTPClient) { self.server = server; self.dir = dir; self.http = http }
 
+    /// A world for the length of `body`, stopped (and awaited) however `body` ends.
+    static func with(seed: EmulatorSeed = .default, hostNames: [String] = [], _ body: (World) async throws -> Void) async throws {
+        let w = try await start(seed: seed, hostNames: hostNames)
+        do { try await body(w) } catch {
+            await w.stop()
+            throw error
+        }
+        await w.stop()
+    }
+
     /// Stops the emulator and the admin client; the store directory stays until the test ends.
     func stop() async {
         try? await http.shutdown()
@@ -104,6 +114,15 @@ final class World: @unchecked Sendable {
         return (try? JSONValue.parse(Data(buffer: body))) ?? .null
     }
 
+    /// Polls `condition` until it holds (at most `seconds`): for states another process reaches, reported by the emulator.
+    func eventually(_ what: String, seconds: Double = 20, _ condition: () async throws -> Bool) async throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while try await !condition() {
+            guard Date() < deadline else { throw LiveProcessError(message: "timed out waiting until \(what)") }
+            try await Task.sleep(nanoseconds: 20_000_000)
+        }
+    }
+
     func advanceClock(_ seconds: Int) async throws {
         _ = try await admin("POST", "/clock", ["advanceSeconds": JSONValue(seconds)])
         clockOffset += seconds
@@ -133,89 +152,48 @@ final class World: @unchecked Sendable {
         try B2CClient(config: try ClientConfiguration.load(path: configPath), store: try TokenStore(directory: home))
     }
 
+    /// The library façade for the length of `body`, shut down (and awaited) however `body` ends.
+    func withLibraryClient(_ body: (B2CClient) async throws -> Void) async throws {
+        let client = try libraryClient()
+        do { try await body(client) } catch {
+            await client.shutdown()
+            throw error
+        }
+        await client.shutdown()
+    }
+
     /// Token requests the emulator saw (no secrets).
     func tokenLog() async throws -> [JSONValue] {
         try await admin("GET", "/log")["requests"]?.arrayValue ?? []
     }
 }
 
-/// Runs a process on a thread of its own: the in-process emulator needs the cooperative pool while we wait.
+/// Runs a process to its end (the one runner, `LiveProcess`, underneath), with `stdin` as its whole input.
 func run(_ executable: URL, _ args: [String], environment: [String: String], stdin: String? = nil, directory: URL? = nil) async throws -> Run {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread {
-            do { continuation.resume(returning: try runBlocking(executable, args, environment: environment, stdin: stdin, directory: directory)) } catch {
-                continuation.resume(throwing: error)
-            }
-        }.start()
-    }
+    let p = try LiveProcess(executable, args, environment: environment, directory: directory)
+    if let stdin { p.send(stdin) }
+    return await p.finish()
+}
+
+/// The same, blocking the calling thread (for quick tools such as sqlite3, outside the cooperative pool's way).
+func runBlocking(_ executable: URL, _ args: [String], environment: [String: String], stdin: String? = nil, directory: URL? = nil) throws -> Run {
+    let p = try LiveProcess(executable, args, environment: environment, directory: directory)
+    if let stdin { p.send(stdin) }
+    return p.finishBlocking()
 }
 
 struct SnapshotError: Error, CustomStringConvertible { let message: String; var description: String { message } }
-
-func runBlocking(_ executable: URL, _ args: [String], environment: [String: String], stdin: String? = nil, directory: URL? = nil) throws -> Run {
-    let p = Process()
-    p.executableURL = executable
-    if let directory { p.currentDirectoryURL = directory }
-    p.arguments = args
-    p.environment = environment
-    let out = Pipe(), err = Pipe()
-    p.standardOutput = out
-    p.standardError = err
-    let input = Pipe()
-    p.standardInput = stdin == nil ? FileHandle.nullDevice : input
-    try p.run()
-    if let stdin {
-        input.fileHandleForWriting.write(Data(stdin.utf8))
-        try? input.fileHandleForWriting.close()
-    }
-    // Read stderr on another thread so that neither pipe can fill up and block the child.
-    let errBox = ErrBox()
-    let reader = Thread { errBox.data = err.fileHandleForReading.readDataToEndOfFile(); errBox.done.signal() }
-    reader.start()
-    let o = out.fileHandleForReading.readDataToEndOfFile()
-    errBox.done.wait()
-    let e = errBox.data
-    p.waitUntilExit()
-    return Run(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
-}
 
 extension Data {
     init(buffer: ByteBuffer) { self.init(buffer.readableBytesView) }
 }
 
-final class ErrBox: @unchecked Sendable {
-    var data = Data()
-    let done = DispatchSemaphore(value: 0)
-}
-
 /// Starts a process, waits until its stderr contains `marker`, sends `signal`, and returns how it ended.
 func runAndSignal(_ executable: URL, _ args: [String], environment: [String: String], marker: String, signal sig: Int32) async throws -> Run {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread {
-            do {
-                let p = Process()
-                p.executableURL = executable
-                p.arguments = args
-                p.environment = environment
-                let err = Pipe()
-                p.standardError = err
-                p.standardOutput = FileHandle.nullDevice
-                try p.run()
-                var text = ""
-                while !text.contains(marker) {
-                    let chunk = err.fileHandleForReading.availableData
-                    if chunk.isEmpty { break }
-                    text += String(decoding: chunk, as: UTF8.self)
-                }
-                kill(p.processIdentifier, sig)
-                text += String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                p.waitUntilExit()
-                continuation.resume(returning: Run(status: p.terminationStatus, stdout: "", stderr: text))
-            } catch {
-                continuation.resume(throwing: error)
-            }
-        }.start()
-    }
+    let p = try LiveProcess(executable, args, environment: environment)
+    try await p.waitFor(marker)
+    p.signal(sig)
+    return await p.finish()
 }
 
 /// A process we talk to while it runs: its stdin is ours to write, its stderr is collected as it arrives.
@@ -232,10 +210,11 @@ final class LiveProcess: @unchecked Sendable {
     private var terminalMaster: FileHandle?
     private var echoText = ""
 
-    init(_ executable: URL, _ args: [String], environment: [String: String], terminal: Bool = false) throws {
+    init(_ executable: URL, _ args: [String], environment: [String: String], terminal: Bool = false, directory: URL? = nil) throws {
         process.executableURL = executable
         process.arguments = args
         process.environment = environment
+        if let directory { process.currentDirectoryURL = directory }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
@@ -250,32 +229,32 @@ final class LiveProcess: @unchecked Sendable {
             process.standardInput = FileHandle(fileDescriptor: slave, closeOnDealloc: true)
             let masterHandle = FileHandle(fileDescriptor: master, closeOnDealloc: true)
             terminalMaster = masterHandle
-            Thread { [self] in
-                while true {
-                    let chunk = masterHandle.availableData
-                    if chunk.isEmpty { break }
-                    lock.withLock { echoText += String(decoding: chunk, as: UTF8.self) }
-                }
-            }.start()
+            Self.drain(masterHandle) { [self] text in lock.withLock { echoText += text } }
         } else {
             process.standardInput = input
         }
         try process.run()
+        let done = DispatchGroup()
+        done.enter()
+        Self.drain(err.fileHandleForReading, then: { done.leave() }) { [self] text in lock.withLock { errText += text } }
+        done.enter()
+        Self.drain(out.fileHandleForReading, then: { done.leave() }) { [self] text in lock.withLock { outText += text } }
         Thread { [self] in
-            while true {
-                let chunk = err.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
-                lock.withLock { errText += String(decoding: chunk, as: UTF8.self) }
-            }
-        }.start()
-        Thread { [self] in
-            while true {
-                let chunk = out.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
-                lock.withLock { outText += String(decoding: chunk, as: UTF8.self) }
-            }
+            done.wait()
             process.waitUntilExit()
             finished.signal()
+        }.start()
+    }
+
+    /// Reads a handle on a thread of its own until its end: the in-process emulator needs the cooperative pool meanwhile.
+    private static func drain(_ handle: FileHandle, then end: (@Sendable () -> Void)? = nil, _ append: @escaping @Sendable (String) -> Void) {
+        Thread {
+            while true {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                append(String(decoding: chunk, as: UTF8.self))
+            }
+            end?()
         }.start()
     }
 
@@ -313,13 +292,26 @@ final class LiveProcess: @unchecked Sendable {
         }
     }
 
+    /// Writes text to stdin as it is (no line ending added).
+    func send(_ text: String) { input.fileHandleForWriting.write(Data(text.utf8)) }
+
+    /// Closes stdin and waits for the end; stdout and stderr are then complete.
     func finish() async -> Run {
-        try? input.fileHandleForWriting.close()
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            Thread { [self] in finished.wait(); c.resume() }.start()
+        await withCheckedContinuation { (c: CheckedContinuation<Run, Never>) in
+            Thread { [self] in c.resume(returning: finishBlocking()) }.start()
         }
+    }
+
+    func finishBlocking() -> Run {
+        try? input.fileHandleForWriting.close()
+        finished.wait()
+        finished.signal()   // finishing twice is allowed
         return lock.withLock { Run(status: process.terminationStatus, stdout: outText, stderr: errText) }
     }
+
+    var isRunning: Bool { process.isRunning }
+    /// The process ended on a signal (SIGKILL from a test).
+    var killedBySignal: Bool { process.terminationReason == .uncaughtSignal }
 }
 
 struct LiveProcessError: Error, CustomStringConvertible { var message: String; var description: String { message } }

@@ -59,7 +59,7 @@ struct TokenRequest: Equatable {
 
     /// The plain forms of `b2c token …` (every option above, as `--name value` or `--name=value`, each at most once
     /// but `--scope`), parsed without ArgumentParser: its reflection over the command tree costs a token cache hit
-    /// about 2 ms, a third of the whole run. Anything else — help, an unknown or repeated option, a value that does
+    /// a large share of the whole run (bench/README.md, "token cache hit"). Anything else — help, an unknown or repeated option, a value that does
     /// not validate, an empty value or one starting with '-' — returns nil, and ArgumentParser parses it and gives its messages.
     static func fastParse(_ arguments: [String]) -> TokenRequest? {
         guard arguments.first == "token" else { return nil }

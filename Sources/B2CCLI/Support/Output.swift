@@ -52,8 +52,8 @@ enum Output {
         }
     }
 
-    /// The people JSON streamed person by person (same bytes as one pretty document): at 100,000 people the whole tree
-    /// and its text would hold several hundred MB at once.
+    /// The people JSON streamed person by person (same bytes as one pretty document): a large store's whole tree and its
+    /// text would otherwise be held at once (bench/README.md, "listing").
     private static func writePeopleJSON(_ people: [ListedPerson], now: Int) {
         var out = "{\n  \"people\": ["
         for (n, person) in people.enumerated() {

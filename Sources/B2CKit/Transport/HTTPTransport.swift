@@ -91,8 +91,8 @@ public final class HTTPTransport: Sendable {
     }
 
     /// The system's trust store as a hashed directory (`c_rehash` links such as `02265526.0`), which BoringSSL reads
-    /// lazily, one CA when a chain needs it; the platform default also parses the whole bundle file (about 140
-    /// certificates, 3 ms) on every run. Used only where it is the same store: Debian's layout, with at least as
+    /// lazily, one CA when a chain needs it; the platform default also parses the whole bundle file on every run
+    /// (bench/README.md, "refresh"). Used only where it is the same store: Debian's layout, with at least as
     /// many hashed entries as the bundle has certificates (a CA appended to the bundle by hand, without
     /// `update-ca-certificates`, is in the bundle only: then the default, which reads both). Elsewhere the default.
     static let hashedSystemCADirectory: String? = {
