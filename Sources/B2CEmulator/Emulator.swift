@@ -2,6 +2,7 @@ import B2CProtocol
 import Crypto
 import _CryptoExtras
 import Foundation
+import Hummingbird
 import NIOConcurrencyHelpers
 
 /// A local Azure AD B2C tenant. Create one, then `start` it on a port (see `EmulatorServer`).

@@ -1,125 +1,134 @@
 import B2CProtocol
 import Foundation
+import Hummingbird
 
-/// The admin surface for tests, at `/_admin`, answering loopback peers only.
+/// The admin surface for tests, at `/_admin`, answering loopback peers only (`AdminGuardMiddleware`).
 extension B2CEmulator {
-    private func adminError(_ status: Int, _ message: String) -> HTTPOutput {
-        .json(["error": .string(status == 404 ? "not_found" : status == 403 ? "forbidden" : "bad_request"), "message": .string(message)], status: status)
-    }
+    struct AdminError: Error { var status = 400; var message: String }
 
-    private func adminBody(_ req: HTTPInput) throws -> JSONObjectReader {
-        do { return try JSONObjectReader(JSONValue.parse(req.body.isEmpty ? Data("{}".utf8) : req.body)) } catch let e as JSONPathError {
-            throw AdminError(message: "the request body \(e)")
-        }
-    }
+    static let adminEndpoints: JSONValue = [
+        "GET /_admin/users", "POST /_admin/users", "DELETE /_admin/users/{email|oid}", "POST /_admin/users/{email|oid}/revoke",
+        "GET /_admin/outbox[?to=email]", "GET /_admin/clock", "POST /_admin/clock {advanceSeconds|offsetSeconds}",
+        "GET|POST|DELETE /_admin/faults", "GET|DELETE /_admin/log", "GET /_admin/stats", "GET /_admin/seed",
+    ]
 
-    struct AdminError: Error { var message: String }
-
-    func admin(_ req: HTTPInput) async throws -> HTTPOutput {
-        guard req.peerIsLoopback else { return adminError(403, "The admin surface answers loopback clients only.") }
-        do {
-            return try await adminRoute(req)
-        } catch let e as AdminError {
-            return adminError(400, e.message)
-        } catch let e as JSONPathError {
-            return adminError(400, "the request body: \(e)")
-        }
-    }
-
-    private func adminRoute(_ req: HTTPInput) async throws -> HTTPOutput {
-        let s = Array(req.segments.dropFirst())
-        let now = clock.now()
-        switch (req.method, s) {
-        case ("GET", []):
-            return .json(["tenant": .string(tenantName), "tenantId": .string(tenantID),
-                          "endpoints": ["GET /_admin/users", "POST /_admin/users", "DELETE /_admin/users/{email|oid}",
-                                        "POST /_admin/users/{email|oid}/revoke", "GET /_admin/outbox[?to=email]",
-                                        "GET /_admin/clock", "POST /_admin/clock {advanceSeconds|offsetSeconds}",
-                                        "GET|POST|DELETE /_admin/faults", "GET|DELETE /_admin/log", "GET /_admin/stats",
-                                        "GET /_admin/seed"]])
-        case ("GET", ["seed"]):
-            return .json(seed.json)
-        case ("GET", ["users"]):
-            return .json(["users": .array(try store.users().map(\.json))])
-        case ("POST", ["users"]):
-            let b = try adminBody(req)
-            try b.rejectUnknownKeys(allowed: ["email", "password", "displayName", "givenName", "surname", "oid"])
-            let email = try b.string("email")
-            guard EmulatorSeed.isPlausibleEmail(email) else { throw AdminError(message: "$.email is not an email address") }
-            let oid = try b.optionalString("oid") ?? UUID().uuidString.lowercased()
-            guard UUID(uuidString: oid) != nil else { throw AdminError(message: "$.oid must be a GUID") }
-            let given = try b.optionalString("givenName") ?? ""
-            let surname = try b.optionalString("surname") ?? ""
-            do {
-                let u = try store.createUser(oid: oid.lowercased(), email: email, password: try b.string("password"),
-                                             displayName: try b.optionalString("displayName") ?? ([given, surname].filter { !$0.isEmpty }.joined(separator: " ").nilIfEmpty ?? email),
-                                             givenName: given, surname: surname, now: now)
-                return .json(u.json, status: 201)
-            } catch EmulatorStore.UserError.emailTaken {
-                return adminError(409, "a user with email '\(email)' already exists")
-            } catch EmulatorStore.UserError.oidTaken {
-                return adminError(409, "a user with oid '\(oid)' already exists")
+    func addAdminRoutes(_ group: RouterGroup<EmulatorRequestContext>) {
+        func on(_ path: RouterPath, _ method: HTTPRequest.Method,
+                _ handler: @escaping @Sendable (Request, EmulatorRequestContext) async throws -> Response) {
+            group.on(path, method: method) { request, context in
+                do { return try await handler(request, context) } catch let e as AdminError {
+                    return Self.adminError(e.status, e.message)
+                } catch let e as JSONPathError {
+                    return Self.adminError(400, "the request body: \(e)")
+                }
             }
-        case ("DELETE", _) where s.count == 2 && s[0] == "users":
-            let id = s[1]
-            guard let u = try store.user(identifier: id) else { return adminError(404, "no user '\(id)'") }
-            _ = try store.deleteUser(oid: u.oid)
-            return HTTPOutput(status: 204)
-        case ("POST", _) where s.count == 3 && s[0] == "users" && s[2] == "revoke":
-            let id = s[1]
-            guard let u = try store.user(identifier: id) else { return adminError(404, "no user '\(id)'") }
-            let n = try store.revokeGrants(oid: u.oid, now: now)
+        }
+        on("", .get) { _, _ in .json(["tenant": .string(self.tenantName), "tenantId": .string(self.tenantID), "endpoints": Self.adminEndpoints]) }
+        on("seed", .get) { _, _ in .json(self.seed.json) }
+        on("users", .get) { _, _ in .json(["users": .array(try self.store.users().map(\.json))]) }
+        on("users", .post) { request, _ in try await self.createUser(try await Self.adminBody(request)) }
+        on("users/:id", .delete) { _, context in
+            _ = try self.store.deleteUser(oid: try self.adminUser(context).oid)
+            return .empty(204)
+        }
+        on("users/:id/revoke", .post) { _, context in
+            let u = try self.adminUser(context), now = self.clock.now()
+            let n = try self.store.revokeGrants(oid: u.oid, now: now)
             return .json(["oid": .string(u.oid), "revokedRefreshTokens": JSONValue(n), "tokensValidFrom": JSONValue(now)])
-        case ("GET", ["outbox"]):
-            return .json(["messages": .array(try store.outbox(to: req.query["to"]).map(\.json))])
-        case ("GET", ["clock"]):
-            return .json(["now": JSONValue(now), "offsetSeconds": JSONValue(clock.offsetSeconds)])
-        case ("POST", ["clock"]):
-            let b = try adminBody(req)
-            try b.rejectUnknownKeys(allowed: ["advanceSeconds", "offsetSeconds"])
-            if let adv = try b.int("advanceSeconds", default: nil, range: -315_360_000...315_360_000) {
-                try clock.advance(by: adv)
-            } else if let off = try b.int("offsetSeconds", default: nil, range: -315_360_000...315_360_000) {
-                try clock.set(offset: off)
-            } else {
-                throw AdminError(message: "give advanceSeconds or offsetSeconds (a whole number)")
-            }
-            return .json(["now": JSONValue(clock.now()), "offsetSeconds": JSONValue(clock.offsetSeconds)])
-        case ("GET", ["faults"]):
-            return .json(["faults": .array(faults.withLockedValue { $0 }.map(\.json))])
-        case ("POST", ["faults"]):
-            let b = try adminBody(req)
-            try b.rejectUnknownKeys(allowed: ["endpoint", "kind", "count", "delayMs"])
-            let endpoint = try b.string("endpoint")
-            guard Fault.endpoints.contains(endpoint) else {
-                throw AdminError(message: "$.endpoint is '\(endpoint)'; expected one of \(Fault.endpoints.joined(separator: ", "))")
-            }
-            let kindName = try b.string("kind")
-            guard let kind = Fault.Kind(rawValue: kindName) else {
-                throw AdminError(message: "$.kind is '\(kindName)'; expected one of \(Fault.Kind.allCases.map(\.rawValue).joined(separator: ", "))")
-            }
-            let fault = Fault(endpoint: endpoint, kind: kind, remaining: try b.int("count", default: 1, range: 1...100_000)!,
-                              delayMilliseconds: try b.int("delayMs", default: kind == .delay ? 5000 : 0, range: 0...600_000)!)
-            faults.withLockedValue { $0.append(fault) }
-            return .json(fault.json, status: 201)
-        case ("DELETE", ["faults"]):
-            faults.withLockedValue { $0.removeAll() }
-            return HTTPOutput(status: 204)
-        case ("GET", ["log"]):
-            return .json(["requests": .array(try store.tokenLog().map(\.json))])
-        case ("DELETE", ["log"]):
-            try store.clearTokenLog()
-            return HTTPOutput(status: 204)
-        case ("GET", ["stats"]):
+        }
+        on("outbox", .get) { request, _ in .json(["messages": .array(try self.store.outbox(to: try request.queryParameters()["to"]).map(\.json))]) }
+        on("clock", .get) { _, _ in .json(["now": JSONValue(self.clock.now()), "offsetSeconds": JSONValue(self.clock.offsetSeconds)]) }
+        on("clock", .post) { request, _ in try await self.setClock(try await Self.adminBody(request)) }
+        on("faults", .get) { _, _ in .json(["faults": .array(self.faults.withLockedValue { $0 }.map(\.json))]) }
+        on("faults", .post) { request, _ in try await self.addFault(try await Self.adminBody(request)) }
+        on("faults", .delete) { _, _ in
+            self.faults.withLockedValue { $0.removeAll() }
+            return .empty(204)
+        }
+        on("log", .get) { _, _ in .json(["requests": .array(try self.store.tokenLog().map(\.json))]) }
+        on("log", .delete) { _, _ in
+            try self.store.clearTokenLog()
+            return .empty(204)
+        }
+        on("stats", .get) { _, _ in
             var counts: [String: JSONValue] = [:]
-            for e in try store.tokenLog() {
+            for e in try self.store.tokenLog() {
                 let key = "\(e.endpoint) \(e.grantType) \(e.policy.isEmpty ? "-" : e.policy) \(e.outcome)"
                 counts[key] = JSONValue((counts[key]?.lenientInt ?? 0) + 1)
             }
             return .json(["tokenRequests": .object(counts)])
-        default:
-            return adminError(404, "no admin endpoint \(req.method) \(req.path); GET /_admin lists them")
         }
+        for method in [HTTPRequest.Method.get, .post, .put, .delete, .patch] {
+            group.on("**", method: method) { request, _ in
+                Self.adminError(404, "no admin endpoint \(request.method.rawValue) \(request.uri.path); GET /_admin lists them")
+            }
+        }
+    }
+
+    static func adminError(_ status: Int, _ message: String) -> Response {
+        .json(["error": .string(status == 404 ? "not_found" : status == 403 ? "forbidden" : "bad_request"), "message": .string(message)], status: status)
+    }
+
+    static func adminBody(_ request: Request) async throws -> JSONObjectReader {
+        var request = request
+        let body = try await request.bodyData()
+        do { return try JSONObjectReader(JSONValue.parse(body.isEmpty ? Data("{}".utf8) : body)) } catch let e as JSONPathError {
+            throw AdminError(message: "the request body \(e)")
+        }
+    }
+
+    private func adminUser(_ context: EmulatorRequestContext) throws -> EmulatorStore.UserRecord {
+        let id = context.parameters.get("id") ?? ""
+        guard let u = try store.user(identifier: id) else { throw AdminError(status: 404, message: "no user '\(id)'") }
+        return u
+    }
+
+    private func createUser(_ b: JSONObjectReader) throws -> Response {
+        try b.rejectUnknownKeys(allowed: ["email", "password", "displayName", "givenName", "surname", "oid"])
+        let email = try b.string("email")
+        guard EmulatorSeed.isPlausibleEmail(email) else { throw AdminError(message: "$.email is not an email address") }
+        let oid = try b.optionalString("oid") ?? UUID().uuidString.lowercased()
+        guard UUID(uuidString: oid) != nil else { throw AdminError(message: "$.oid must be a GUID") }
+        let given = try b.optionalString("givenName") ?? ""
+        let surname = try b.optionalString("surname") ?? ""
+        let display = try b.optionalString("displayName") ?? ([given, surname].filter { !$0.isEmpty }.joined(separator: " ").nilIfEmpty ?? email)
+        do {
+            let u = try store.createUser(oid: oid.lowercased(), email: email, password: try b.string("password"), displayName: display,
+                                         givenName: given, surname: surname, now: clock.now())
+            return .json(u.json, status: 201)
+        } catch EmulatorStore.UserError.emailTaken {
+            throw AdminError(status: 409, message: "a user with email '\(email)' already exists")
+        } catch EmulatorStore.UserError.oidTaken {
+            throw AdminError(status: 409, message: "a user with oid '\(oid)' already exists")
+        }
+    }
+
+    private func setClock(_ b: JSONObjectReader) throws -> Response {
+        try b.rejectUnknownKeys(allowed: ["advanceSeconds", "offsetSeconds"])
+        if let adv = try b.int("advanceSeconds", default: nil, range: -315_360_000...315_360_000) {
+            try clock.advance(by: adv)
+        } else if let off = try b.int("offsetSeconds", default: nil, range: -315_360_000...315_360_000) {
+            try clock.set(offset: off)
+        } else {
+            throw AdminError(message: "give advanceSeconds or offsetSeconds (a whole number)")
+        }
+        return .json(["now": JSONValue(clock.now()), "offsetSeconds": JSONValue(clock.offsetSeconds)])
+    }
+
+    private func addFault(_ b: JSONObjectReader) throws -> Response {
+        try b.rejectUnknownKeys(allowed: ["endpoint", "kind", "count", "delayMs"])
+        let endpoint = try b.string("endpoint")
+        guard Fault.endpoints.contains(endpoint) else {
+            throw AdminError(message: "$.endpoint is '\(endpoint)'; expected one of \(Fault.endpoints.joined(separator: ", "))")
+        }
+        let kindName = try b.string("kind")
+        guard let kind = Fault.Kind(rawValue: kindName) else {
+            throw AdminError(message: "$.kind is '\(kindName)'; expected one of \(Fault.Kind.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        let fault = Fault(endpoint: endpoint, kind: kind, remaining: try b.int("count", default: 1, range: 1...100_000)!,
+                          delayMilliseconds: try b.int("delayMs", default: kind == .delay ? 5000 : 0, range: 0...600_000)!)
+        faults.withLockedValue { $0.append(fault) }
+        return .json(fault.json, status: 201)
     }
 }
 

@@ -1,5 +1,6 @@
 import B2CProtocol
 import Foundation
+import Hummingbird
 
 /// An authorize request waiting for the user, kept in the store between pages.
 struct AuthorizeTransaction: Sendable {
@@ -73,12 +74,6 @@ struct ReplyTo: Sendable {
     var state: String?
 }
 
-/// A problem shown as an error page because there is no safe place to redirect to.
-struct PageError: Error, Sendable {
-    var code: String?
-    var message: String
-    var status: Int = 400
-}
 
 extension B2CEmulator {
     /// Exact match, or `http://localhost` registered = any loopback host and port with the same path (RFC 8252 §7.3).
@@ -95,17 +90,19 @@ extension B2CEmulator {
 
     func sessionCookieName() -> String { "x-ms-cpim-sso_\(tenantID)" }
 
+    /// The SSO session cookie (Hummingbird's cookie type renders it), as a `Set-Cookie` header.
     func sessionCookie(_ id: String, secure: Bool) -> (String, String) {
-        ("Set-Cookie", "\(sessionCookieName())=\(id); Path=/; HttpOnly; SameSite=Lax\(secure ? "; Secure" : "")")
+        ("Set-Cookie", Cookie(name: sessionCookieName(), value: id, path: "/", secure: secure, httpOnly: true, sameSite: .lax).description)
     }
 
     func clearedSessionCookie(secure: Bool) -> (String, String) {
-        ("Set-Cookie", "\(sessionCookieName())=; Path=/; Max-Age=0; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly; SameSite=Lax\(secure ? "; Secure" : "")")
+        ("Set-Cookie", Cookie(name: sessionCookieName(), value: "", expires: Date(timeIntervalSince1970: 0), maxAge: 0, path: "/", secure: secure,
+                              httpOnly: true, sameSite: .lax).description)
     }
 
     /// The signed-in user of this browser, if its SSO cookie names a live session.
-    func currentSession(_ req: HTTPInput) throws -> (user: EmulatorStore.UserRecord, authTime: Int)? {
-        guard let id = req.cookies[sessionCookieName()], let s = try store.session(id: id), let user = try store.user(oid: s.oid) else {
+    func currentSession(_ req: Request) throws -> (user: EmulatorStore.UserRecord, authTime: Int)? {
+        guard let id = req.cookies[sessionCookieName()]?.value, let s = try store.session(id: id), let user = try store.user(oid: s.oid) else {
             return nil
         }
         return (user, s.authTime)
@@ -113,9 +110,10 @@ extension B2CEmulator {
 
     // MARK: /authorize
 
-    func authorize(_ req: HTTPInput, authority: AuthorityRef, policy: EmulatorSeed.Policy) throws -> HTTPOutput {
-        var q = req.query
-        if req.method == "POST" { for (k, v) in try req.form() where q[k] == nil { q[k] = v } }
+    func authorize(_ req: Request, _ context: EmulatorRequestContext, authority: AuthorityRef, policy: EmulatorSeed.Policy) async throws
+        -> Response {
+        var request = req
+        let q = try await request.queryAndForm()
         guard let clientId = q["client_id"], !clientId.isEmpty else {
             throw PageError(code: "AADB2C90008", message: "The request does not contain a client ID parameter.")
         }
@@ -187,7 +185,7 @@ extension B2CEmulator {
                 throw OAuthFailure(error: "invalid_request", code: "AADB2C90120", message: "Max age must be an integer between '0' and '2147483647' inclusive.")
             }
             var tx = AuthorizeTransaction(
-                id: Random.token(bytes: 18), policy: policy.id, tenantSegment: authority.tenantSegment, origin: req.origin,
+                id: Random.token(bytes: 18), policy: policy.id, tenantSegment: authority.tenantSegment, origin: context.origin,
                 clientId: app.clientId, redirectUri: redirectUri, responseType: responseType, responseMode: reply.mode,
                 scope: q["scope"] ?? "", state: q["state"], nonce: q["nonce"], codeChallenge: q["code_challenge"],
                 codeChallengeMethod: challengeMethod, prompt: prompt, loginHint: q["login_hint"],
@@ -201,11 +199,11 @@ extension B2CEmulator {
                     throw OAuthFailure(error: "interaction_required", code: "AADB2C90077",
                                        message: "User does not have an existing session and request prompt parameter has a value of 'None'.")
                 }
-                return try complete(tx, user: s.user, authTime: s.authTime, newUser: false, req: req)
+                return try complete(tx, user: s.user, authTime: s.authTime, newUser: false, secure: context.isHTTPS)
             }
             switch policy.kind {
             case .signUpSignIn, .signIn:
-                if let s = usableSession { return try complete(tx, user: s.user, authTime: s.authTime, newUser: false, req: req) }
+                if let s = usableSession { return try complete(tx, user: s.user, authTime: s.authTime, newUser: false, secure: context.isHTTPS) }
                 try store.saveTransaction(tx, now: clock.now())
                 return signInPage(tx, policy: policy)
             case .signUp:
@@ -232,13 +230,13 @@ extension B2CEmulator {
 
     // MARK: replies to the app
 
-    func redirectError(_ reply: ReplyTo, _ f: OAuthFailure, headers: [(String, String)] = []) -> HTTPOutput {
+    func redirectError(_ reply: ReplyTo, _ f: OAuthFailure, headers: [(String, String)] = []) -> Response {
         var params = [("error", f.error), ("error_description", f.description(at: clock.date))]
         if let state = reply.state { params.append(("state", state)) }
         return sendReply(reply, params, headers: headers)
     }
 
-    func sendReply(_ r: ReplyTo, _ params: [(String, String)], headers: [(String, String)] = []) -> HTTPOutput {
+    func sendReply(_ r: ReplyTo, _ params: [(String, String)], headers: [(String, String)] = []) -> Response {
         switch r.mode {
         case "form_post":
             let inputs = params.map { "<input type=\"hidden\" name=\"\(HTML.escape($0.0))\" value=\"\(HTML.escape($0.1))\">" }.joined(separator: "\n")
@@ -261,8 +259,8 @@ extension B2CEmulator {
     }
 
     /// The user is known: issue a code (and/or implicit tokens), keep the SSO session, go back to the app.
-    func complete(_ tx: AuthorizeTransaction, user: EmulatorStore.UserRecord, authTime: Int, newUser: Bool, req: HTTPInput,
-                  newSession: Bool = false) throws -> HTTPOutput {
+    func complete(_ tx: AuthorizeTransaction, user: EmulatorStore.UserRecord, authTime: Int, newUser: Bool, secure: Bool,
+                  newSession: Bool = false) throws -> Response {
         guard let policy = seed.policy(named: tx.policy), let app = seed.app(clientId: tx.clientId) else {
             throw PageError(code: nil, message: "The tenant configuration changed during sign-in; start again from your app.")
         }
@@ -270,7 +268,7 @@ extension B2CEmulator {
         var headers: [(String, String)] = []
         if newSession {
             let sessionID = try store.createSession(oid: user.oid, now: now)
-            headers.append(sessionCookie(sessionID, secure: req.scheme == "https"))
+            headers.append(sessionCookie(sessionID, secure: secure))
         }
         try store.deleteTransaction(id: tx.id)
         let scopes: Scopes

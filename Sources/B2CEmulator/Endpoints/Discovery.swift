@@ -1,9 +1,10 @@
 import B2CProtocol
 import Foundation
+import Hummingbird
 
 extension B2CEmulator {
     /// The OpenID configuration of one policy; endpoint URLs follow the form the document was fetched with.
-    func discovery(_ a: AuthorityRef, policy: EmulatorSeed.Policy) -> HTTPOutput {
+    func discovery(_ a: AuthorityRef, policy: EmulatorSeed.Policy) -> Response {
         let doc: JSONValue = [
             "issuer": .string(issuer(origin: a.origin, policy: policy)),
             "authorization_endpoint": .string(a.url("oauth2/v2.0/authorize")),
@@ -24,7 +25,7 @@ extension B2CEmulator {
     }
 
     /// Without a policy the tenant answers as an External ID (CIAM) authority for native authentication.
-    func nativeDiscovery(_ a: AuthorityRef) throws -> HTTPOutput {
+    func nativeDiscovery(_ a: AuthorityRef) throws -> Response {
         let doc: JSONValue = [
             "issuer": .string(issuer(origin: a.origin, policy: nil)),
             "token_endpoint": .string(a.url("oauth2/v2.0/token")),
@@ -41,13 +42,13 @@ extension B2CEmulator {
         return .json(doc, headers: [("Access-Control-Allow-Origin", "*")])
     }
 
-    func indexPage(_ req: HTTPInput) -> HTTPOutput {
+    func indexPage(origin: String) -> Response {
         let policies = seed.policies.map { p in
             "<li><code>\(HTML.escape(p.id))</code> (\(p.kind.rawValue)) — <a href=\"/\(HTML.escape(tenantName))/\(HTML.escape(p.lowercasedID))/v2.0/.well-known/openid-configuration\">discovery</a></li>"
         }.joined()
         return .html(page(title: "b2c emulator", body: """
             <h1>b2c emulator</h1>
-            <p>Tenant <code>\(HTML.escape(tenantName))</code> (<code>\(tenantID)</code>) at <code>\(HTML.escape(req.origin))</code>.</p>
+            <p>Tenant <code>\(HTML.escape(tenantName))</code> (<code>\(tenantID)</code>) at <code>\(HTML.escape(origin))</code>.</p>
             <ul>\(policies)</ul>
             <p>Sample API: <code>GET /hello</code>. Admin (loopback only): <code>/_admin</code>.</p>
             """))

@@ -1,5 +1,6 @@
 import B2CProtocol
 import Foundation
+import Hummingbird
 
 /// Scopes of a request and the tokens issued for them: one place for the claims every endpoint hands out.
 extension B2CEmulator {
@@ -146,7 +147,7 @@ extension B2CEmulator {
         return Issued(body: .object(body), refreshToken: refreshToken)
     }
 
-    func tokenResponse(_ issued: Issued) -> HTTPOutput {
+    func tokenResponse(_ issued: Issued) -> Response {
         .json(issued.body, headers: [("Cache-Control", "no-store"), ("Pragma", "no-cache")])
     }
 }

@@ -1,14 +1,15 @@
 import B2CProtocol
 import Foundation
+import Hummingbird
 
 extension B2CEmulator {
     // MARK: /logout
 
-    func logout(_ req: HTTPInput, authority: AuthorityRef, policy: EmulatorSeed.Policy) throws -> HTTPOutput {
-        var q = req.query
-        if req.method == "POST" { for (k, v) in try req.form() where q[k] == nil { q[k] = v } }
-        if let id = req.cookies[sessionCookieName()] { try store.endSession(id: id) }
-        let cleared = clearedSessionCookie(secure: req.scheme == "https")
+    func logout(_ req: Request, _ context: EmulatorRequestContext, policy: EmulatorSeed.Policy) async throws -> Response {
+        var request = req
+        let q = try await request.queryAndForm()
+        if let id = req.cookies[sessionCookieName()]?.value { try store.endSession(id: id) }
+        let cleared = clearedSessionCookie(secure: context.isHTTPS)
         guard let target = q["post_logout_redirect_uri"], !target.isEmpty else {
             return .html(page(title: "Signed out", body: "<h1>You have signed out.</h1><p>You can close this window.</p>"), headers: [cleared])
         }

@@ -1,5 +1,6 @@
 import B2CProtocol
 import Foundation
+import Hummingbird
 
 /// Entra External ID native authentication: `/oauth2/v2.0/initiate`, `/challenge`, `/token` with
 /// continuation tokens, email one-time codes and passwords, and AAD-style errors.
@@ -8,12 +9,13 @@ extension B2CEmulator {
         AADFailure(error: "invalid_request", description: "AADSTS900144: The request body must contain the following parameter: '\(name)'.", codes: [900144])
     }
 
-    private func nativeClient(_ req: HTTPInput) throws -> ([String: String], EmulatorSeed.App) {
-        guard req.method == "POST" else {
+    private func nativeClient(_ req: Request) async throws -> ([String: String], EmulatorSeed.App) {
+        guard req.method == .post else {
             throw AADFailure(error: "invalid_request", description: "AADSTS900561: The endpoint only accepts POST requests.", codes: [900561], status: 405)
         }
         let form: [String: String]
-        do { form = try req.form() } catch let f as OAuthFailure {
+        var request = req
+        do { form = try await request.formParameters() } catch let f as OAuthFailure {
             throw AADFailure(error: "invalid_request", description: "AADSTS900144: \(f.message)", codes: [900144])
         }
         guard let clientId = form["client_id"], !clientId.isEmpty else { throw aadMissing("client_id") }
@@ -67,8 +69,8 @@ extension B2CEmulator {
         return local + "@" + masked.joined(separator: ".")
     }
 
-    func nativeInitiate(_ req: HTTPInput) throws -> HTTPOutput {
-        let (form, app) = try nativeClient(req)
+    func nativeInitiate(_ req: Request) async throws -> Response {
+        let (form, app) = try await nativeClient(req)
         let types = try challengeTypes(form["challenge_type"])
         guard let username = form["username"], !username.isEmpty else { throw aadMissing("username") }
         if !types.contains("oob") && !types.contains("password") {
@@ -87,8 +89,8 @@ extension B2CEmulator {
 
     /// Picks the challenge: password when the client can take one, else an emailed code. Calling it again
     /// in the code stage sends a new code and invalidates the previous one (resend).
-    func nativeChallenge(_ req: HTTPInput) throws -> HTTPOutput {
-        let (form, app) = try nativeClient(req)
+    func nativeChallenge(_ req: Request) async throws -> Response {
+        let (form, app) = try await nativeClient(req)
         let (token, flow) = try self.flow(form, app: app)
         let types = try form["challenge_type"].map { try challengeTypes($0) } ?? flow.challengeTypes.split(separator: " ").map(String.init)
         guard let user = try store.user(oid: flow.oid) else {
@@ -119,13 +121,13 @@ extension B2CEmulator {
     }
 
     /// `/oauth2/v2.0/token` without a policy: native-auth grants and native refresh tokens.
-    func nativeToken(_ req: HTTPInput, authority: AuthorityRef) throws -> HTTPOutput {
-        let (form, app) = try nativeClient(req)
+    func nativeToken(_ req: Request, _ context: EmulatorRequestContext, authority: AuthorityRef) async throws -> Response {
+        let (form, app) = try await nativeClient(req)
         let grantType = form["grant_type"] ?? ""
         var entry = EmulatorStore.LogEntry(at: clock.now(), endpoint: "native-token", grantType: grantType, policy: "",
                                            clientId: app.clientId, oid: nil, outcome: "ok")
         do {
-            let out = try nativeGrant(grantType, form: form, app: app, origin: req.origin, log: &entry)
+            let out = try nativeGrant(grantType, form: form, app: app, origin: authority.origin, log: &entry)
             store.log(entry)
             return out
         } catch let f as AADFailure {
@@ -147,7 +149,7 @@ extension B2CEmulator {
     }
 
     private func nativeGrant(_ grantType: String, form: [String: String], app: EmulatorSeed.App, origin: String,
-                             log: inout EmulatorStore.LogEntry) throws -> HTTPOutput {
+                             log: inout EmulatorStore.LogEntry) throws -> Response {
         let now = clock.now()
         switch grantType {
         case "password", "oob":

@@ -1,5 +1,6 @@
 import B2CProtocol
 import Foundation
+import Hummingbird
 
 /// The user-facing pages of the user flows. Plain HTML forms that work without JavaScript, with the
 /// element ids of B2C's own pages so that browser automation written for B2C works here.
@@ -45,7 +46,7 @@ extension B2CEmulator {
     }
 
     func signInPage(_ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, error: String? = nil, email: String? = nil,
-                    headers: [(String, String)] = []) -> HTTPOutput {
+                    headers: [(String, String)] = []) -> Response {
         let value = HTML.escape(email ?? tx.loginHint ?? "")
         let signUp = policy.kind == .signUpSignIn
             ? "<span>Don't have an account? <a id=\"createAccount\" href=\"\(link(tx, "signup"))\">Sign up now</a></span>" : "<span></span>"
@@ -65,7 +66,7 @@ extension B2CEmulator {
             """), headers: headers)
     }
 
-    func signUpPage(_ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, error: String? = nil, form: [String: String] = [:]) -> HTTPOutput {
+    func signUpPage(_ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, error: String? = nil, form: [String: String] = [:]) -> Response {
         func v(_ k: String) -> String { HTML.escape(form[k] ?? "") }
         return .html(page(title: "Sign up", body: """
             \(header("Create your account"))
@@ -86,7 +87,7 @@ extension B2CEmulator {
     }
 
     func profilePage(_ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, user: EmulatorStore.UserRecord, error: String? = nil,
-                     headers: [(String, String)] = []) -> HTTPOutput {
+                     headers: [(String, String)] = []) -> Response {
         .html(page(title: "Edit profile", body: """
             \(header("Edit your profile"))
             <p>Signed in as <strong id="signedInAs">\(HTML.escape(user.email))</strong></p>
@@ -102,7 +103,7 @@ extension B2CEmulator {
             """), headers: headers)
     }
 
-    func resetEmailPage(_ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, error: String? = nil) -> HTTPOutput {
+    func resetEmailPage(_ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, error: String? = nil) -> Response {
         .html(page(title: "Reset password", body: """
             \(header("Reset your password"))
             \(errorBox(error))
@@ -115,7 +116,7 @@ extension B2CEmulator {
             """))
     }
 
-    func resetVerifyPage(_ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, error: String? = nil) -> HTTPOutput {
+    func resetVerifyPage(_ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, error: String? = nil) -> Response {
         .html(page(title: "Reset password", body: """
             \(header("Reset your password"))
             <p>A verification code has been sent to <strong id="codeSentTo">\(HTML.escape(tx.resetEmail ?? ""))</strong>. In the emulator it is in the outbox (<code>GET /_admin/outbox</code>).</p>
@@ -131,7 +132,7 @@ extension B2CEmulator {
             """))
     }
 
-    func errorPage(_ e: PageError, headers: [(String, String)] = []) -> HTTPOutput {
+    func errorPage(_ e: PageError, headers: [(String, String)] = []) -> Response {
         let text = (e.code.map { "\($0): " } ?? "") + e.message
         return .html(page(title: "Error", body: """
             <h1>Sorry, but we're having trouble signing you in.</h1>
@@ -150,16 +151,17 @@ extension B2CEmulator {
 
     // MARK: page actions
 
-    func page(_ name: String, _ req: HTTPInput, authority: AuthorityRef, policy: EmulatorSeed.Policy) throws -> HTTPOutput {
-        let form = req.method == "POST" ? try req.form() : [:]
-        guard let txID = form["tx"] ?? req.query["tx"], var tx = try store.transaction(id: txID, now: clock.now()) else {
+    func page(_ name: String, _ req: Request, _ context: EmulatorRequestContext, policy: EmulatorSeed.Policy) async throws -> Response {
+        var request = req
+        let form = req.method == .post ? try await request.formParameters() : [:]
+        guard let txID = try form["tx"] ?? req.queryParameters()["tx"], var tx = try store.transaction(id: txID, now: clock.now()) else {
             throw PageError(code: "AADB2C90208", message: "This sign-in page has expired or was already used. Go back to your application and start again.")
         }
         guard tx.policy.caseInsensitiveCompare(policy.id) == .orderedSame else {
             throw PageError(code: nil, message: "This page belongs to another user flow ('\(tx.policy)').")
         }
         let now = clock.now()
-        switch (name, req.method) {
+        switch (name, req.method.rawValue) {
         case ("signin", "GET"):
             return signInPage(tx, policy: policy)
         case ("signin", "POST"):
@@ -178,9 +180,9 @@ extension B2CEmulator {
                 let sessionID = try store.createSession(oid: user.oid, now: now)
                 tx.oid = user.oid
                 try store.saveTransaction(tx, now: now)
-                return profilePage(tx, policy: policy, user: user, headers: [sessionCookie(sessionID, secure: req.scheme == "https")])
+                return profilePage(tx, policy: policy, user: user, headers: [sessionCookie(sessionID, secure: context.isHTTPS)])
             }
-            return try complete(tx, user: user, authTime: now, newUser: false, req: req, newSession: true)
+            return try complete(tx, user: user, authTime: now, newUser: false, secure: context.isHTTPS, newSession: true)
         case ("forgot", "GET"):
             try store.deleteTransaction(id: tx.id)
             return redirectError(tx.reply, OAuthFailure(error: "access_denied", code: "AADB2C90118", message: "The user has forgotten their password."))
@@ -210,7 +212,7 @@ extension B2CEmulator {
             } catch EmulatorStore.UserError.emailTaken {
                 return signUpPage(tx, policy: policy, error: "A user with the specified ID already exists. Please choose a different one.", form: form)
             }
-            return try complete(tx, user: user, authTime: now, newUser: true, req: req, newSession: true)
+            return try complete(tx, user: user, authTime: now, newUser: true, secure: context.isHTTPS, newSession: true)
         case ("profile", "POST"):
             guard policy.kind == .editProfile, let oid = tx.oid, let user = try store.user(oid: oid) else { break }
             let display = (form["displayName"] ?? "").trimmingCharacters(in: .whitespaces)
@@ -219,8 +221,8 @@ extension B2CEmulator {
                                     givenName: (form["givenName"] ?? "").trimmingCharacters(in: .whitespaces),
                                     surname: (form["surname"] ?? "").trimmingCharacters(in: .whitespaces))
             let updated = try store.user(oid: oid) ?? user
-            let authTime = try currentSession(req)?.authTime ?? now
-            return try complete(tx, user: updated, authTime: authTime, newUser: false, req: req)
+            let authTime = try currentSession(request)?.authTime ?? now
+            return try complete(tx, user: updated, authTime: authTime, newUser: false, secure: context.isHTTPS)
         case ("reset", "POST"), ("resend", "GET"):
             guard policy.kind == .resetPassword else { break }
             let email = name == "resend" ? (tx.resetEmail ?? "") : (form["email"] ?? "").trimmingCharacters(in: .whitespaces)
@@ -253,7 +255,7 @@ extension B2CEmulator {
                 return resetVerifyPage(tx, policy: policy, error: "The password entry fields do not match. Please enter the same password in both fields and try again.")
             }
             try store.setPassword(oid: user.oid, password: pw, now: now)
-            return try complete(tx, user: user, authTime: now, newUser: false, req: req, newSession: true)
+            return try complete(tx, user: user, authTime: now, newUser: false, secure: context.isHTTPS, newSession: true)
         default:
             break
         }

@@ -1,5 +1,6 @@
 import B2CProtocol
 import Foundation
+import Hummingbird
 
 extension B2CEmulator {
     private func missing(_ name: String) -> OAuthFailure {
@@ -7,35 +8,37 @@ extension B2CEmulator {
     }
 
     /// Common checks of a token request: POST, form body, a registered public client.
-    func tokenClient(_ req: HTTPInput) throws -> ([String: String], EmulatorSeed.App) {
-        guard req.method == "POST" else {
+    func tokenClient(_ req: Request) async throws -> ([String: String], EmulatorSeed.App) {
+        guard req.method == .post else {
             throw OAuthFailure(error: "invalid_request", code: "AADB2C90083", message: "The token endpoint accepts only POST.", status: 405)
         }
-        var form = try req.form()
-        for (k, v) in req.query where form[k] == nil && k != "p" { form[k] = v }
+        var request = req
+        var form = try await request.formParameters()
+        for (k, v) in try req.queryParameters() where form[k] == nil && k != "p" { form[k] = v }
         guard let clientId = form["client_id"], !clientId.isEmpty else { throw missing("client_id") }
         guard let app = seed.app(clientId: clientId) else {
             throw OAuthFailure(error: "invalid_client", code: "AADB2C90018",
                                message: "The client ID '\(clientId)' specified in the request is not registered in tenant '\(tenantName)'.")
         }
-        if form["client_secret"] != nil || req.headers["authorization"]?.lowercased().hasPrefix("basic ") == true {
+        if form["client_secret"] != nil || req.headers[.authorization]?.lowercased().hasPrefix("basic ") == true {
             throw OAuthFailure(error: "invalid_request", code: "AADB2C90084",
                                message: "Public clients should not send a client_secret when redeeming a publicly acquired grant.")
         }
         return (form, app)
     }
 
-    func token(_ req: HTTPInput, authority: AuthorityRef, policy: EmulatorSeed.Policy) throws -> HTTPOutput {
-        let (form, app) = try tokenClient(req)
+    func token(_ req: Request, _ context: EmulatorRequestContext, authority: AuthorityRef, policy: EmulatorSeed.Policy) async throws
+        -> Response {
+        let (form, app) = try await tokenClient(req)
         let grantType = form["grant_type"] ?? ""
         var entry = EmulatorStore.LogEntry(at: clock.now(), endpoint: "token", grantType: grantType, policy: policy.lowercasedID,
                                            clientId: app.clientId, oid: nil, outcome: "ok")
         do {
-            let out: HTTPOutput
+            let out: Response
             switch grantType {
-            case "authorization_code": out = try redeemCode(form, app: app, policy: policy, origin: req.origin, log: &entry)
-            case "refresh_token": out = try redeemRefreshToken(form, app: app, policy: policy, origin: req.origin, log: &entry)
-            case "password": out = try passwordGrant(form, app: app, policy: policy, origin: req.origin, log: &entry)
+            case "authorization_code": out = try redeemCode(form, app: app, policy: policy, origin: context.origin, log: &entry)
+            case "refresh_token": out = try redeemRefreshToken(form, app: app, policy: policy, origin: context.origin, log: &entry)
+            case "password": out = try passwordGrant(form, app: app, policy: policy, origin: context.origin, log: &entry)
             case "": throw missing("grant_type")
             default:
                 throw OAuthFailure(error: "unsupported_grant_type", code: "AADB2C90086", message: "The supplied grant_type [\(grantType)] is not supported.")
@@ -50,7 +53,7 @@ extension B2CEmulator {
     }
 
     private func redeemCode(_ form: [String: String], app: EmulatorSeed.App, policy: EmulatorSeed.Policy, origin: String,
-                            log: inout EmulatorStore.LogEntry) throws -> HTTPOutput {
+                            log: inout EmulatorStore.LogEntry) throws -> Response {
         guard let code = form["code"], !code.isEmpty else { throw missing("code") }
         let now = clock.now()
         let record: EmulatorStore.CodeRecord
@@ -148,7 +151,7 @@ extension B2CEmulator {
     }
 
     private func redeemRefreshToken(_ form: [String: String], app: EmulatorSeed.App, policy: EmulatorSeed.Policy, origin: String,
-                                    log: inout EmulatorStore.LogEntry) throws -> HTTPOutput {
+                                    log: inout EmulatorStore.LogEntry) throws -> Response {
         guard let token = form["refresh_token"], !token.isEmpty else { throw missing("refresh_token") }
         let (record, user) = try checkRefreshToken(token, app: app, policy: policy)
         log.oid = user.oid
@@ -163,7 +166,7 @@ extension B2CEmulator {
     }
 
     private func passwordGrant(_ form: [String: String], app: EmulatorSeed.App, policy: EmulatorSeed.Policy, origin: String,
-                               log: inout EmulatorStore.LogEntry) throws -> HTTPOutput {
+                               log: inout EmulatorStore.LogEntry) throws -> Response {
         guard policy.kind == .ropc else {
             throw OAuthFailure(error: "unauthorized_client", code: "AADB2C90224",
                                message: "Resource owner flow has not been enabled for the application. The policy '\(policy.id)' is not a resource owner password credentials (ROPC) policy.")

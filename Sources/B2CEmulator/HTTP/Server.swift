@@ -8,75 +8,6 @@ import NIOCore
 import NIOSSL
 import ServiceLifecycle
 
-/// Request context that keeps the channel (for the peer address and for injected connection drops).
-struct EmulatorRequestContext: RequestContext {
-    var coreContext: CoreRequestContextStorage
-    let channel: any Channel
-
-    init(source: ApplicationRequestContextSource) {
-        self.coreContext = .init(source: source)
-        self.channel = source.channel
-    }
-}
-
-struct EmulatorResponder: HTTPResponder {
-    let emulator: B2CEmulator
-    let scheme: String
-    /// Request log (method, path without the query, status): queries and bodies carry codes and tokens.
-    let requestLogger: Logger?
-
-    func respond(to request: Request, context: EmulatorRequestContext) async throws -> Response {
-        var request = request
-        let body: Data
-        do {
-            let buffer = try await request.collectBody(upTo: B2CEmulator.maxBody)
-            body = Data(buffer.readableBytesView)
-        } catch {
-            return Self.response(OAuthFailure(error: "invalid_request", code: "AADB2C90083",
-                                              message: "The request body is larger than \(B2CEmulator.maxBody) bytes.", status: 413)
-                .response(at: emulator.clock.date))
-        }
-        var headers: [String: String] = [:]
-        for field in request.headers {
-            let name = field.name.canonicalName
-            if let existing = headers[name] {
-                headers[name] = existing + (name == "cookie" ? "; " : ", ") + field.value
-            } else {
-                headers[name] = field.value
-            }
-        }
-        let rawPath = request.uri.path
-        let segments = rawPath.split(separator: "/").map { String($0).removingPercentEncoding ?? String($0) }
-        let query: [String: String]
-        do { query = try FormEncoding.parse(request.uri.query ?? "") } catch {
-            return Self.response(OAuthFailure(error: "invalid_request", code: "AADB2C90083", message: "The query string is malformed: \(error).")
-                .response(at: emulator.clock.date))
-        }
-        let host = request.head.authority ?? headers["host"] ?? "localhost"
-        guard host.range(of: #"^[A-Za-z0-9.\-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$"#, options: .regularExpression) != nil else {
-            return Self.response(.text("Bad Host header.", status: 400))
-        }
-        let loopback = PeerAddress.isLoopback(context.channel.remoteAddress)
-        let input = HTTPInput(method: request.method.rawValue, path: rawPath, segments: segments, query: query, headers: headers,
-                              body: body, host: host.lowercased(), scheme: scheme, peerIsLoopback: loopback)
-        let output = await emulator.handle(input)
-        requestLogger?.info("\(input.method) \(rawPath) → \(output.dropConnection ? "dropped" : String(output.status))")
-        if output.dropConnection {
-            try? await context.channel.close()
-            throw CancellationError()
-        }
-        return Self.response(output)
-    }
-
-    static func response(_ out: HTTPOutput) -> Response {
-        var fields = HTTPFields()
-        for (name, value) in out.headers {
-            if let n = HTTPField.Name(name) { fields.append(HTTPField(name: n, value: value)) }
-        }
-        return Response(status: .init(code: out.status), headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: out.body)))
-    }
-}
-
 /// A running emulator: its base URL and a way to stop it.
 public final class EmulatorServer: Sendable {
     public let emulator: B2CEmulator
@@ -98,7 +29,7 @@ public final class EmulatorServer: Sendable {
                              handleSignals: Bool = false, logger: Logger? = nil) async throws -> EmulatorServer {
         var log = logger ?? Logger(label: "b2c.emulator")
         if logger == nil { log.logLevel = .critical }
-        let responder = EmulatorResponder(emulator: emulator, scheme: tls == nil ? "http" : "https", requestLogger: logger)
+        let responder = emulator.responder(scheme: tls == nil ? "http" : "https", logger: logger)
         let (stream, continuation) = AsyncStream<Int>.makeStream()
         let app = Application(
             responder: responder,

@@ -1,0 +1,114 @@
+import B2CProtocol
+import Foundation
+import Hummingbird
+
+/// How a request addressed the tenant and policy, kept so that the URLs we hand out mirror it
+/// (path form, `tfp` form, tenant GUID or name, or `?p=`).
+struct AuthorityRef: Sendable {
+    var tfp: Bool
+    var tenantSegment: String
+    var policy: EmulatorSeed.Policy?
+    var policyInPath: Bool
+    var origin: String
+
+    /// `https://host/[tfp/]tenant[/policy]` + endpoint [+ `?p=policy`].
+    func url(_ endpoint: String) -> String {
+        var base = origin + "/" + (tfp ? "tfp/" : "") + tenantSegment
+        if let policy, policyInPath { base += "/" + policy.lowercasedID }
+        var u = base + "/" + endpoint
+        if let policy, !policyInPath { u += "?p=" + policy.lowercasedID }
+        return u
+    }
+}
+
+/// The only routing of our own: B2C's four authority forms (`/<tenant>/<policy>/…`, `/tfp/<tenant>/<policy>/…`,
+/// `/<tenant>/…?p=<policy>`, and a tenant GUID or first label for the name). A request under an authority is checked
+/// (tenant and policy known), its authority kept in the context, and its path rewritten to `/_b2c/<endpoint>` for the
+/// router. Fixed paths (`/_admin`, `/hello`, `/public`, `/`) pass through. It also names each endpoint for fault
+/// injection and notes the origin the client used.
+struct AuthorityPrefixMiddleware: RouterMiddleware {
+    typealias Context = EmulatorRequestContext
+    let emulator: B2CEmulator
+    let scheme: String
+
+    static let fixed: [String: String] = ["_admin": "admin", "hello": "hello", "public": "hello", "common": "any"]
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var context = context
+        let host = request.head.authority ?? "localhost"
+        guard Self.isHostHeader(host) else { return .text("Bad Host header.", status: 400) }
+        context.origin = "\(scheme)://\(host.lowercased())"
+        context.path = request.uri.path
+        let segments = request.uri.path.split(separator: "/").map { String($0).removingPercentEncoding ?? String($0) }
+        guard let first = segments.first else {
+            context.endpoint = "pages"
+            return try await next(request, context)
+        }
+        if let name = Self.fixed[first] {
+            context.endpoint = name
+            return try await next(request, context)
+        }
+        var rest = segments[...]
+        let tfp = rest.first?.lowercased() == "tfp"
+        if tfp { rest = rest.dropFirst() }
+        guard let tenantSegment = rest.first else { return try await next(request, context) }
+        guard emulator.tenantMatches(tenantSegment) else { return failure(unknownTenant: tenantSegment) }
+        rest = rest.dropFirst()
+        var policy: EmulatorSeed.Policy?
+        var inPath = false
+        if let candidate = rest.first, candidate.lowercased().hasPrefix("b2c_1") {
+            guard let p = emulator.seed.policy(named: candidate) else { return failure(unknownPolicy: candidate) }
+            policy = p
+            inPath = true
+            rest = rest.dropFirst()
+        }
+        if policy == nil, let p = (try? request.queryParameters())?["p"] {
+            guard let found = emulator.seed.policy(named: p) else { return failure(unknownPolicy: p) }
+            policy = found
+        }
+        context.authority = AuthorityRef(tfp: tfp, tenantSegment: tenantSegment, policy: policy, policyInPath: inPath, origin: context.origin)
+        let endpoint = rest.map { $0.lowercased() }.joined(separator: "/")
+        context.endpoint = Self.faultName(endpoint)
+        var head = request.head
+        head.path = "/_b2c/" + endpoint + (request.uri.query.map { "?" + $0 } ?? "")
+        return try await next(Request(head: head, body: request.body), context)
+    }
+
+    /// The fault-injection name of an endpoint below an authority.
+    static func faultName(_ endpoint: String) -> String {
+        switch endpoint {
+        case "v2.0/.well-known/openid-configuration", ".well-known/openid-configuration": "discovery"
+        case "discovery/v2.0/keys", "discovery/keys": "keys"
+        case "oauth2/v2.0/authorize": "authorize"
+        case "oauth2/v2.0/token": "token"
+        case "oauth2/v2.0/logout": "logout"
+        case "oauth2/v2.0/initiate": "initiate"
+        case "oauth2/v2.0/challenge": "challenge"
+        default: endpoint.hasPrefix("emulator/") ? "pages" : "any"
+        }
+    }
+
+    static func isHostHeader(_ host: String) -> Bool {
+        host.range(of: #"^[A-Za-z0-9.\-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$"#, options: .regularExpression) != nil
+    }
+
+    func failure(unknownTenant tenant: String) -> Response {
+        .json(["error": "invalid_tenant", "error_description": .string(B2CErrorDescription.format(
+            code: "AADB2C99001", message: "The tenant '\(tenant)' was not found. This emulator serves '\(emulator.tenantName)' (\(emulator.tenantID)).",
+            at: emulator.clock.date))], status: 404)
+    }
+
+    func failure(unknownPolicy name: String) -> Response {
+        let known = emulator.seed.policies.map(\.id).joined(separator: ", ")
+        return .json(["error": "invalid_request", "error_description": .string(B2CErrorDescription.format(
+            code: "AADB2C99002", message: "The policy '\(name)' does not exist in tenant '\(emulator.tenantName)'. Known policies: \(known).",
+            at: emulator.clock.date))], status: 404)
+    }
+}
+
+extension B2CEmulator {
+    func tenantMatches(_ segment: String) -> Bool {
+        let s = segment.lowercased()
+        return s == tenantName.lowercased() || s == tenantID || s == tenantName.lowercased().components(separatedBy: ".").first
+    }
+}

@@ -1,0 +1,139 @@
+import B2CProtocol
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// Reading a request the way every endpoint needs it: strict query and form parsing, with B2C's errors.
+extension Request {
+    static let maxBody = 64 * 1024
+
+    /// The query parameters; a malformed query is B2C's AADB2C90083.
+    func queryParameters() throws -> [String: String] {
+        do { return try FormEncoding.parse(uri.query ?? "") } catch {
+            throw OAuthFailure(error: "invalid_request", code: "AADB2C90083", message: "The query string is malformed: \(error).")
+        }
+    }
+
+    /// The body, at most `maxBody` bytes (more is B2C's 413).
+    mutating func bodyData() async throws -> Data {
+        do { return Data(try await collectBody(upTo: Self.maxBody).readableBytesView) } catch {
+            throw OAuthFailure(error: "invalid_request", code: "AADB2C90083", message: "The request body is larger than \(Self.maxBody) bytes.",
+                               status: 413)
+        }
+    }
+
+    /// Form parameters of a POST body (`application/x-www-form-urlencoded`).
+    mutating func formParameters() async throws -> [String: String] {
+        let type = (headers[.contentType] ?? "").lowercased()
+        guard type.hasPrefix("application/x-www-form-urlencoded") else {
+            throw OAuthFailure(error: "invalid_request", code: "AADB2C90083",
+                               message: "The request body must be application/x-www-form-urlencoded (got '\(type.isEmpty ? "no content type" : type)').")
+        }
+        guard let text = String(data: try await bodyData(), encoding: .utf8) else {
+            throw OAuthFailure(error: "invalid_request", code: "AADB2C90083", message: "The request body is not UTF-8.")
+        }
+        do { return try FormEncoding.parse(text) } catch {
+            throw OAuthFailure(error: "invalid_request", code: "AADB2C90083", message: "The request body is malformed: \(error).")
+        }
+    }
+
+    /// The query, and for a POST the form on top of it (authorize and logout take either).
+    mutating func queryAndForm() async throws -> [String: String] {
+        var q = try queryParameters()
+        if method == .post { for (k, v) in try await formParameters() where q[k] == nil { q[k] = v } }
+        return q
+    }
+
+    func header(_ name: String) -> String? { HTTPField.Name(name).flatMap { headers[$0] } }
+}
+
+/// The answers endpoints give: JSON, HTML pages, redirects, plain text (Hummingbird responses with B2C's headers).
+extension Response {
+    static func json(_ value: JSONValue, status: Int = 200, headers: [(String, String)] = []) -> Response {
+        make(status, [("Content-Type", "application/json; charset=utf-8")] + headers, Data(value.serialized().utf8))
+    }
+
+    static func html(_ html: String, status: Int = 200, headers: [(String, String)] = []) -> Response {
+        make(status, [("Content-Type", "text/html; charset=utf-8"), ("X-Frame-Options", "DENY"), ("Cache-Control", "no-store")] + headers,
+             Data(html.utf8))
+    }
+
+    static func redirect(_ location: String, headers: [(String, String)] = []) -> Response {
+        make(302, [("Location", location), ("Cache-Control", "no-store")] + headers, Data())
+    }
+
+    static func text(_ text: String, status: Int) -> Response {
+        make(status, [("Content-Type", "text/plain; charset=utf-8")], Data(text.utf8))
+    }
+
+    static func empty(_ status: Int, headers: [(String, String)] = []) -> Response { make(status, headers, Data()) }
+
+    private static func make(_ status: Int, _ headers: [(String, String)], _ body: Data) -> Response {
+        var fields = HTTPFields()
+        for (name, value) in headers {
+            if let n = HTTPField.Name(name) { fields.append(HTTPField(name: n, value: value)) }
+        }
+        return Response(status: .init(code: status), headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+    }
+}
+
+/// An OAuth / B2C error: `error` plus an AADB2C code and message, rendered in B2C's format.
+struct OAuthFailure: Error, Sendable {
+    var error: String
+    var code: String
+    var message: String
+    var status: Int = 400
+
+    func description(at date: Date) -> String {
+        B2CErrorDescription.format(code: code, message: message, at: date)
+    }
+
+    func response(at date: Date) -> Response {
+        .json(["error": .string(error), "error_description": .string(description(at: date))], status: status,
+              headers: [("Cache-Control", "no-store"), ("Pragma", "no-cache")])
+    }
+}
+
+/// An AAD-style error (native authentication endpoints).
+struct AADFailure: Error, Sendable {
+    var error: String
+    var description: String
+    var codes: [Int]
+    var suberror: String? = nil
+    var status: Int = 400
+
+    func response(at date: Date) -> Response {
+        var body: [String: JSONValue] = [
+            "error": .string(error), "error_description": .string(description),
+            "error_codes": .array(codes.map { JSONValue($0) }),
+            "timestamp": .string(B2CErrorDescription.timestampString(date)),
+            "trace_id": .string(UUID().uuidString.lowercased()), "correlation_id": .string(UUID().uuidString.lowercased()),
+        ]
+        if let suberror { body["suberror"] = .string(suberror) }
+        return .json(.object(body), status: status, headers: [("Cache-Control", "no-store")])
+    }
+}
+
+/// A problem shown as an error page because there is no safe place to redirect to.
+struct PageError: Error, Sendable {
+    var code: String?
+    var message: String
+    var status: Int = 400
+}
+
+enum HTML {
+    static func escape(_ s: String) -> String {
+        var out = ""
+        for c in s {
+            switch c {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default: out.append(c)
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,101 @@
+import B2CProtocol
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// The request log: method, path without the query, status — queries and bodies carry codes and tokens.
+struct RequestLogMiddleware: RouterMiddleware {
+    typealias Context = EmulatorRequestContext
+    let logger: Logger
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            let response = try await next(request, context)
+            logger.info("\(request.method.rawValue) \(request.uri.path) → \(response.status.code)")
+            return response
+        } catch {
+            logger.info("\(request.method.rawValue) \(request.uri.path) → dropped")
+            throw error
+        }
+    }
+}
+
+/// Injected faults (`POST /_admin/faults`) on the next requests of an endpoint; the admin surface is never faulted.
+struct FaultMiddleware: RouterMiddleware {
+    typealias Context = EmulatorRequestContext
+    let emulator: B2CEmulator
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard context.endpoint != "admin", let fault = emulator.takeFault(for: context.endpoint) else { return try await next(request, context) }
+        switch fault.kind {
+        case .delay:
+            try? await Task.sleep(nanoseconds: UInt64(fault.delayMilliseconds) * 1_000_000)
+            return try await next(request, context)
+        case .status500:
+            return .json(["error": "server_error", "error_description": "Injected fault: HTTP 500."], status: 500)
+        case .status503:
+            return .text("Service Unavailable (injected)", status: 503).withHeader("Retry-After", "1")
+        case .malformedJSON:
+            return .empty(200, headers: [("Content-Type", "application/json; charset=utf-8")]).withBody("{\"access_token\": \"eyJ0eXAi")
+        case .wrongContentType:
+            return .html("<html><body>Injected fault: an HTML page where JSON was expected.</body></html>")
+        case .drop:
+            try? await context.channel.close()
+            throw CancellationError()
+        }
+    }
+}
+
+/// B2C's answers for what an endpoint throws: OAuth errors as B2C JSON, native-auth errors as AAD JSON, page errors as
+/// the error page, and anything else as B2C's internal error (never a crash).
+struct ErrorMiddleware: RouterMiddleware {
+    typealias Context = EmulatorRequestContext
+    let emulator: B2CEmulator
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let f as OAuthFailure {
+            return f.response(at: emulator.clock.date)
+        } catch let f as AADFailure {
+            return f.response(at: emulator.clock.date)
+        } catch let e as PageError {
+            return emulator.errorPage(e)
+        } catch let e as HTTPError {
+            throw e
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            return OAuthFailure(error: "server_error", code: "AADB2C90085",
+                                message: "The service has encountered an internal error. Please reauthenticate and try again. (\(type(of: error)))",
+                                status: 500).response(at: emulator.clock.date)
+        }
+    }
+}
+
+/// The admin surface answers loopback peers only (an address, never a name from a header).
+struct AdminGuardMiddleware: RouterMiddleware {
+    typealias Context = EmulatorRequestContext
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard context.peerIsLoopback else {
+            return .json(["error": "forbidden", "message": "The admin surface answers loopback clients only."], status: 403)
+        }
+        return try await next(request, context)
+    }
+}
+
+extension Response {
+    func withHeader(_ name: String, _ value: String) -> Response {
+        var r = self
+        if let n = HTTPField.Name(name) { r.headers[n] = value }
+        return r
+    }
+
+    func withBody(_ text: String) -> Response {
+        var r = self
+        r.body = ResponseBody(byteBuffer: ByteBuffer(string: text))
+        return r
+    }
+}

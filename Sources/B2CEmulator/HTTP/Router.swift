@@ -1,0 +1,97 @@
+import B2CProtocol
+import Foundation
+import Hummingbird
+import Logging
+
+extension B2CEmulator {
+    /// What serves a request: the request log, then the authority-prefix parse (which must come before the router's
+    /// path lookup, since it rewrites the path), then the router.
+    func responder(scheme: String, logger: Logger?) -> TenantResponder {
+        TenantResponder(log: logger.map { RequestLogMiddleware(logger: $0) }, prefix: AuthorityPrefixMiddleware(emulator: self, scheme: scheme),
+                        router: router().buildResponder())
+    }
+
+    /// Every route of the tenant. Paths below an authority arrive as `/_b2c/<endpoint>` (see `AuthorityPrefixMiddleware`).
+    func router() -> Router<EmulatorRequestContext> {
+        let router = Router(context: EmulatorRequestContext.self)
+        router.middlewares.add(ErrorMiddleware(emulator: self))
+        router.middlewares.add(FaultMiddleware(emulator: self))
+        let any: [HTTPRequest.Method] = [.get, .post, .put, .delete, .patch, .head, .options]
+        func on(_ path: RouterPath, _ methods: [HTTPRequest.Method],
+                _ handler: @escaping @Sendable (Request, EmulatorRequestContext) async throws -> Response) {
+            for m in methods { router.on(path, method: m, use: handler) }
+        }
+
+        on("/", [.get]) { _, context in self.indexPage(origin: context.origin) }
+        on("/hello", any) { request, _ in self.hello(request) }
+        on("/public", [.get]) { _, _ in .json(["date": .string(ISO8601DateFormatter().string(from: self.clock.date))]) }
+        // msal-python probes this before ROPC and falls back to plain ROPC on 404.
+        on("/common/**", any) { _, _ in
+            .json(["error": "not_found", "error_description": "User realm discovery is not available in Azure AD B2C."], status: 404)
+        }
+        addAdminRoutes(router.group("_admin").add(middleware: AdminGuardMiddleware()))
+
+        for path in ["/_b2c/v2.0/.well-known/openid-configuration", "/_b2c/.well-known/openid-configuration"] {
+            on(RouterPath(path), [.get]) { _, context in
+                let a = try Self.authority(context)
+                if a.policy == nil, !a.policyInPath { return try self.nativeDiscovery(a) }
+                return self.discovery(a, policy: try Self.policy(context))
+            }
+        }
+        for path in ["/_b2c/discovery/v2.0/keys", "/_b2c/discovery/keys"] {
+            on(RouterPath(path), [.get]) { _, _ in .json(self.jwks.json, headers: [("Access-Control-Allow-Origin", "*")]) }
+        }
+        on("/_b2c/oauth2/v2.0/authorize", [.get, .post]) { request, context in
+            try await self.authorize(request, context, authority: try Self.authority(context), policy: try Self.policy(context))
+        }
+        on("/_b2c/oauth2/v2.0/token", any) { request, context in
+            let a = try Self.authority(context)
+            if a.policy == nil { return try await self.nativeToken(request, context, authority: a) }
+            return try await self.token(request, context, authority: a, policy: try Self.policy(context))
+        }
+        on("/_b2c/oauth2/v2.0/logout", [.get, .post]) { request, context in
+            try await self.logout(request, context, policy: try Self.policy(context))
+        }
+        on("/_b2c/oauth2/v2.0/initiate", any) { request, _ in try await self.nativeInitiate(request) }
+        on("/_b2c/oauth2/v2.0/challenge", any) { request, _ in try await self.nativeChallenge(request) }
+        on("/_b2c/emulator/:page", [.get, .post]) { request, context in
+            try await self.page(context.parameters.get("page") ?? "", request, context, policy: try Self.policy(context))
+        }
+        on("/**", any) { _, context in
+            .json(["error": "not_found", "error_description": .string(
+                "No endpoint at \(context.path). Authority forms: /<tenant>/<policy>/..., /tfp/<tenant>/<policy>/..., /<tenant>/...?p=<policy>.")],
+                  status: 404)
+        }
+        return router
+    }
+
+    static func authority(_ context: EmulatorRequestContext) throws -> AuthorityRef {
+        guard let a = context.authority else { throw OAuthFailure(error: "not_found", code: "AADB2C90055", message: "The request names no tenant.", status: 404) }
+        return a
+    }
+
+    /// The policy the request named, which these endpoints need.
+    static func policy(_ context: EmulatorRequestContext) throws -> EmulatorSeed.Policy {
+        guard let policy = context.authority?.policy else {
+            throw OAuthFailure(error: "invalid_request", code: "AADB2C90055",
+                               message: "The request names no policy. Put the policy in the path (/<tenant>/B2C_1_susi/...) or in the p query parameter.")
+        }
+        return policy
+    }
+}
+
+/// The log and the authority-prefix parse around the router.
+struct TenantResponder: HTTPResponder {
+    typealias Context = EmulatorRequestContext
+    let log: RequestLogMiddleware?
+    let prefix: AuthorityPrefixMiddleware
+    let router: RouterResponder<EmulatorRequestContext>
+
+    func respond(to request: Request, context: Context) async throws -> Response {
+        let routed: @Sendable (Request, Context) async throws -> Response = { request, context in
+            try await prefix.handle(request, context: context) { try await router.respond(to: $0, context: $1) }
+        }
+        guard let log else { return try await routed(request, context) }
+        return try await log.handle(request, context: context, next: routed)
+    }
+}
