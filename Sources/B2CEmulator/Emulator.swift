@@ -88,7 +88,9 @@ public final class EmulatorClock: Sendable {
     public var offsetSeconds: Int { offset.withLockedValue { $0 } }
 
     public func advance(by seconds: Int) throws {
-        let value = offset.withLockedValue { o -> Int in o += seconds; return o }
+        let value = offset.withLockedValue { o -> Int in
+            o += seconds; return o
+        }
         try store.setSetting("clock_offset", String(value))
     }
 
@@ -107,8 +109,10 @@ struct Fault: Sendable {
     var delayMilliseconds: Int
 
     var json: JSONValue {
-        ["endpoint": .string(endpoint), "kind": .string(kind.rawValue), "remaining": JSONValue(remaining),
-         "delayMs": JSONValue(delayMilliseconds)]
+        [
+            "endpoint": .string(endpoint), "kind": .string(kind.rawValue), "remaining": JSONValue(remaining),
+            "delayMs": JSONValue(delayMilliseconds),
+        ]
     }
 
     static let endpoints = ["any", "discovery", "keys", "authorize", "token", "logout", "initiate", "challenge", "hello", "pages"]
@@ -117,7 +121,9 @@ struct Fault: Sendable {
 extension B2CEmulator {
     func takeFault(for endpoint: String) -> Fault? {
         faults.withLockedValue { list in
-            guard let i = list.firstIndex(where: { ($0.endpoint == endpoint || $0.endpoint == "any") && $0.remaining > 0 }) else { return nil }
+            guard let i = list.firstIndex(where: { ($0.endpoint == endpoint || $0.endpoint == "any") && $0.remaining > 0 }) else {
+                return nil
+            }
             list[i].remaining -= 1
             let f = list[i]
             if list[i].remaining == 0 { list.remove(at: i) }

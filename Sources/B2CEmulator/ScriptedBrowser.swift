@@ -27,8 +27,10 @@ public final class ScriptedBrowser: @unchecked Sendable {
         public var displayName: String?
         public var givenName: String?
         public var surname: String?
-        public init(email: String, password: String, action: Action = .signin, newPassword: String? = nil,
-                    displayName: String? = nil, givenName: String? = nil, surname: String? = nil) {
+        public init(
+            email: String, password: String, action: Action = .signin, newPassword: String? = nil,
+            displayName: String? = nil, givenName: String? = nil, surname: String? = nil
+        ) {
             self.email = email; self.password = password; self.action = action; self.newPassword = newPassword
             self.displayName = displayName; self.givenName = givenName; self.surname = surname
         }
@@ -50,9 +52,11 @@ public final class ScriptedBrowser: @unchecked Sendable {
     public init(caFile: String?, jarPath: String? = nil) throws {
         var tls = TLSConfiguration.makeClientConfiguration()
         if let caFile { tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(caFile)) }
-        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls, redirectConfiguration: .disallow))
+        client = HTTPClient(
+            eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls, redirectConfiguration: .disallow))
         self.jarPath = jarPath
-        jar = jarPath.flatMap { try? Data(contentsOf: URL(fileURLWithPath: $0)) }
+        jar =
+            jarPath.flatMap { try? Data(contentsOf: URL(fileURLWithPath: $0)) }
             .flatMap { try? JSONValue.parse($0).objectValue?.compactMapValues(\.stringValue) } ?? [:]
     }
 
@@ -69,7 +73,8 @@ public final class ScriptedBrowser: @unchecked Sendable {
         let prefix = "\(url.host ?? ""):\(url.port ?? 0):"
         let cookies = lock.withLock { jar.filter { $0.key.hasPrefix(prefix) } }
         if !cookies.isEmpty {
-            req.headers.add(name: "Cookie", value: cookies.map { "\($0.key.dropFirst(prefix.count))=\($0.value)" }.sorted().joined(separator: "; "))
+            req.headers.add(
+                name: "Cookie", value: cookies.map { "\($0.key.dropFirst(prefix.count))=\($0.value)" }.sorted().joined(separator: "; "))
         }
         if let form {
             req.method = .POST
@@ -123,10 +128,12 @@ public final class ScriptedBrowser: @unchecked Sendable {
         var page = try await fetch(start)
         var wrongTried = false
         for _ in 0..<16 {
-            if page.status == 302 || page.status == 303, let loc = page.location, let next = URL(string: loc, relativeTo: page.url)?.absoluteURL {
+            if page.status == 302 || page.status == 303, let loc = page.location,
+                let next = URL(string: loc, relativeTo: page.url)?.absoluteURL
+            {
                 if next.host != start.host || next.port != start.port {
                     guard deliver else { return next }
-                    _ = try await fetch(next)   // the app's loopback listener receives the answer
+                    _ = try await fetch(next)  // the app's loopback listener receives the answer
                     steps[steps.count - 1] = "the answer to the app at \(next.host ?? ""):\(next.port ?? 0)"
                     saveJar()
                     return next
@@ -140,15 +147,20 @@ public final class ScriptedBrowser: @unchecked Sendable {
             let resetDone = lock.withLock { jar[resetKey] != nil }
             let onSignup = page.body.contains("id=\"reenterPassword\"") && page.body.contains("id=\"displayName\"")
             let onResetCode = page.body.contains("id=\"verificationCode\"")
-            let cancelHere = persona.action == .cancel || (persona.action == .cancelSignup && onSignup)
+            let cancelHere =
+                persona.action == .cancel || (persona.action == .cancelSignup && onSignup)
                 || (persona.action == .cancelResetCode && onResetCode)
             if cancelHere, let cancel = Self.link(page, "cancel") {
                 page = try await fetch(cancel)
             } else if persona.action == .cancelSignup, Self.form(page, "localAccountForm") != nil {
-                guard let signup = Self.link(page, "createAccount") else { throw Failure(description: "no 'Sign up now' link at \(page.url.path)") }
+                guard let signup = Self.link(page, "createAccount") else {
+                    throw Failure(description: "no 'Sign up now' link at \(page.url.path)")
+                }
                 page = try await fetch(signup)
             } else if let f = Self.form(page, "localAccountForm") {
-                if (persona.action == .forgot && !resetDone) || persona.action == .cancelResetCode, let forgot = Self.link(page, "forgotPassword") {
+                if (persona.action == .forgot && !resetDone) || persona.action == .cancelResetCode,
+                    let forgot = Self.link(page, "forgotPassword")
+                {
                     page = try await fetch(forgot)
                     continue
                 }
@@ -165,7 +177,8 @@ public final class ScriptedBrowser: @unchecked Sendable {
                 } else if page.body.contains("id=\"verificationCode\"") {
                     let outboxURL = URL(string: "/_admin/outbox?to=\(FormEncoding.escape(persona.email))", relativeTo: start)!.absoluteURL
                     let outbox = try await fetch(outboxURL)
-                    fields["verificationCode"] = (try? JSONValue.parse(outbox.body))?["messages"]?.arrayValue?.first?["code"]?.stringValue ?? ""
+                    fields["verificationCode"] =
+                        (try? JSONValue.parse(outbox.body))?["messages"]?.arrayValue?.first?["code"]?.stringValue ?? ""
                     fields["newPassword"] = persona.newPassword ?? ""
                     fields["reenterPassword"] = persona.newPassword ?? ""
                     lock.withLock { jar[resetKey] = "1" }

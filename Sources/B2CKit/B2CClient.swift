@@ -8,11 +8,15 @@ public final class B2CClient: Sendable {
     public let metadata: MetadataProvider
     let clock: @Sendable () -> Int
 
-    public init(config: ClientConfiguration, store: TokenStore, timeoutSeconds: Int = 30, trace: (@Sendable (String) -> Void)? = nil,
-                clock: @escaping @Sendable () -> Int = { Int(Date().timeIntervalSince1970) }) throws {
+    public init(
+        config: ClientConfiguration, store: TokenStore, timeoutSeconds: Int = 30, trace: (@Sendable (String) -> Void)? = nil,
+        clock: @escaping @Sendable () -> Int = { Int(Date().timeIntervalSince1970) }
+    ) throws {
         self.config = config
         self.store = store
-        do { transport = try HTTPTransport(caFile: config.caFile, timeoutSeconds: timeoutSeconds, trace: trace) } catch let e as NetworkError {
+        do { transport = try HTTPTransport(caFile: config.caFile, timeoutSeconds: timeoutSeconds, trace: trace) } catch let e
+            as NetworkError
+        {
             throw B2CError(.configuration, e.description)
         }
         metadata = MetadataProvider(store: store, transport: transport, config: config)
@@ -35,8 +39,9 @@ public final class B2CClient: Sendable {
     /// The default sign-in policy: the first of role signUpSignIn, else signIn.
     public func defaultPolicy() throws -> ClientConfiguration.Policy {
         guard let p = config.policies(role: .signUpSignIn).first ?? config.policies(role: .signIn).first else {
-            throw B2CError(.configuration, "\(config.source) has no policy of role signUpSignIn or signIn",
-                           remedy: .namePolicy(candidates: config.policies.map(\.name)))
+            throw B2CError(
+                .configuration, "\(config.source) has no policy of role signUpSignIn or signIn",
+                remedy: .namePolicy(candidates: config.policies.map(\.name)))
         }
         return p
     }
@@ -46,13 +51,13 @@ public final class B2CClient: Sendable {
         if !scopes.isEmpty { return scopes }
         if let api {
             guard let a = config.api(named: api) else {
-                throw B2CError(.configuration, "no API named '\(api)' in \(config.source) (known: \(config.apis.map(\.name).joined(separator: ", ")))")
+                throw B2CError(
+                    .configuration, "no API named '\(api)' in \(config.source) (known: \(config.apis.map(\.name).joined(separator: ", ")))")
             }
             return a.scopes
         }
         return config.apis.first?.scopes ?? []
     }
-
 
     /// How to sign in to a policy (or the native-auth name) again, as a remedy.
     public func signInRemedy(policy: String, loginHint: String? = nil) -> Remedy {
@@ -81,7 +86,9 @@ public final class B2CClient: Sendable {
     /// The policy (or native-auth name) a command acts on; nil means the default sign-in policy. Every command resolves
     /// its `--policy` here, so a policy and the native-auth name mean the same thing everywhere.
     public func target(_ name: String?) throws -> Target {
-        if let name, let n = config.nativeAuthority, n.policy.caseInsensitiveCompare(name) == .orderedSame, config.policy(named: name) == nil {
+        if let name, let n = config.nativeAuthority, n.policy.caseInsensitiveCompare(name) == .orderedSame,
+            config.policy(named: name) == nil
+        {
             return Target(name: n.policy, authority: n, policy: nil, scope: scope(of: n))
         }
         let p = try name.map { try policy($0) } ?? defaultPolicy()
@@ -96,7 +103,9 @@ public final class B2CClient: Sendable {
 
     /// Every scope this configuration's accounts can live in (the authority host, and the native-auth host).
     public var scopes: [AccountScope] {
-        var out = [AccountScope(environment: Authority.hostAndPort(of: config.authorityHost), clientID: config.clientID, tenantID: config.tenantID)]
+        var out = [
+            AccountScope(environment: Authority.hostAndPort(of: config.authorityHost), clientID: config.clientID, tenantID: config.tenantID)
+        ]
         if let n = config.nativeAuthority, !out.contains(scope(of: n)) { out.append(scope(of: n)) }
         return out
     }

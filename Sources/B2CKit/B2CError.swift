@@ -5,12 +5,12 @@ import Foundation
 /// renders as a command line and other callers as they see fit.
 public struct B2CError: Error, Sendable, CustomStringConvertible {
     public enum Kind: Sendable, Equatable {
-        case failed              // 1
-        case cancelled           // 2
-        case configuration       // 3
-        case interactionRequired // 4
-        case network             // 5
-        case usage               // 64
+        case failed  // 1
+        case cancelled  // 2
+        case configuration  // 3
+        case interactionRequired  // 4
+        case network  // 5
+        case usage  // 64
     }
 
     public var kind: Kind

@@ -14,7 +14,9 @@ public struct B2CErrorDescription: Sendable, Equatable {
         self.timestamp = timestamp
     }
 
-    public static func format(code: String, message: String, correlationID: String = UUID().uuidString.lowercased(), at date: Date) -> String {
+    public static func format(
+        code: String, message: String, correlationID: String = UUID().uuidString.lowercased(), at date: Date
+    ) -> String {
         "\(code): \(message)\r\nCorrelation ID: \(correlationID)\r\nTimestamp: \(timestampString(date))\r\n"
     }
 

@@ -193,7 +193,9 @@ public struct JSONObjectReader {
 
     public func bool(_ key: String, default value: Bool) throws -> Bool {
         guard let v = object[key], v != .null else { return value }
-        guard case .bool(let b) = v else { throw JSONPathError(path: childPath(key), message: "must be true or false, found \(v.typeName)") }
+        guard case .bool(let b) = v else {
+            throw JSONPathError(path: childPath(key), message: "must be true or false, found \(v.typeName)")
+        }
         return b
     }
 
@@ -214,7 +216,9 @@ public struct JSONObjectReader {
             if required { throw JSONPathError(path: childPath(key), message: "is required (an array of strings)") }
             return []
         }
-        guard case .array(let a) = v else { throw JSONPathError(path: childPath(key), message: "must be an array of strings, found \(v.typeName)") }
+        guard case .array(let a) = v else {
+            throw JSONPathError(path: childPath(key), message: "must be an array of strings, found \(v.typeName)")
+        }
         return try a.enumerated().map { i, e in
             guard case .string(let s) = e, !s.isEmpty else {
                 throw JSONPathError(path: "\(childPath(key))[\(i)]", message: "must be a non-empty string, found \(e.typeName)")

@@ -19,8 +19,10 @@ public enum JWTError: Error, Equatable, CustomStringConvertible {
         case .unknownKey(let kid): "the token names signing key '\(kid)', which is not in the key set"
         case .badSignature: "the token's signature does not verify"
         case .claim(let name, let problem): "claim '\(name)' \(problem)"
-        case .expired(let exp, let now): "the token expired at \(Self.date(exp)), \(now - exp) s before this machine's clock (\(Self.date(now)))"
-        case .notYetValid(let nbf, let now): "the token is not valid before \(Self.date(nbf)), \(nbf - now) s after this machine's clock (\(Self.date(now)))"
+        case .expired(let exp, let now):
+            "the token expired at \(Self.date(exp)), \(now - exp) s before this machine's clock (\(Self.date(now)))"
+        case .notYetValid(let nbf, let now):
+            "the token is not valid before \(Self.date(nbf)), \(nbf - now) s after this machine's clock (\(Self.date(now)))"
         }
     }
 
@@ -103,7 +105,9 @@ public struct JWT: Sendable {
         case .array(let a)?: auds = a.compactMap(\.stringValue)
         default: throw JWTError.claim(name: "aud", problem: "is missing")
         }
-        guard auds.contains(audience) else { throw JWTError.claim(name: "aud", problem: "is '\(auds.joined(separator: " "))', expected '\(audience)'") }
+        guard auds.contains(audience) else {
+            throw JWTError.claim(name: "aud", problem: "is '\(auds.joined(separator: " "))', expected '\(audience)'")
+        }
         guard let exp = int("exp") else { throw JWTError.claim(name: "exp", problem: "is missing") }
         if now >= exp + skew { throw JWTError.expired(exp: exp, now: now) }
         if let nbf = int("nbf"), now + skew < nbf { throw JWTError.notYetValid(nbf: nbf, now: now) }
@@ -181,8 +185,10 @@ public struct JWKSet: Sendable, Equatable {
         for k in try root.objects("keys", required: true) {
             // Keys of other types are skipped, as a verifier must; RSA keys must be complete.
             guard try k.string("kty") == "RSA" else { continue }
-            keys.append(JWK(kid: try k.string("kid"), use: try k.optionalString("use"), n: try k.string("n"), e: try k.string("e"),
-                            nbf: k.raw("nbf")?.lenientInt))
+            keys.append(
+                JWK(
+                    kid: try k.string("kid"), use: try k.optionalString("use"), n: try k.string("n"), e: try k.string("e"),
+                    nbf: k.raw("nbf")?.lenientInt))
         }
         return JWKSet(keys: keys)
     }

@@ -52,7 +52,8 @@ public struct AuthorizeRequest: Sendable {
     }
 
     public func redemption(code: String, redirectURI: String) -> TokenGrant {
-        .authorizationCode(clientID: clientID, code: code, redirectURI: redirectURI, verifier: pkce.verifier, scope: ScopeSet.userRequest(resource))
+        .authorizationCode(
+            clientID: clientID, code: code, redirectURI: redirectURI, verifier: pkce.verifier, scope: ScopeSet.userRequest(resource))
     }
 }
 
@@ -77,13 +78,20 @@ public enum TokenGrant: Sendable {
     public var form: [(String, String)] {
         switch self {
         case let .authorizationCode(clientID, code, redirectURI, verifier, scope):
-            [("grant_type", "authorization_code"), ("client_id", clientID), ("code", code), ("redirect_uri", redirectURI),
-             ("code_verifier", verifier), ("scope", scope), ("client_info", "1")]
+            [
+                ("grant_type", "authorization_code"), ("client_id", clientID), ("code", code), ("redirect_uri", redirectURI),
+                ("code_verifier", verifier), ("scope", scope), ("client_info", "1"),
+            ]
         case let .refreshToken(clientID, refreshToken, scope):
-            [("grant_type", "refresh_token"), ("client_id", clientID), ("refresh_token", refreshToken), ("scope", scope), ("client_info", "1")]
+            [
+                ("grant_type", "refresh_token"), ("client_id", clientID), ("refresh_token", refreshToken), ("scope", scope),
+                ("client_info", "1"),
+            ]
         case let .password(clientID, username, password, scope):
-            [("grant_type", "password"), ("client_id", clientID), ("username", username), ("password", password), ("scope", scope),
-             ("response_type", "token id_token"), ("client_info", "1")]
+            [
+                ("grant_type", "password"), ("client_id", clientID), ("username", username), ("password", password), ("scope", scope),
+                ("response_type", "token id_token"), ("client_info", "1"),
+            ]
         }
     }
 }

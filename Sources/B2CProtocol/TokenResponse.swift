@@ -27,7 +27,9 @@ public struct TokenResponse: Sendable {
         }
         func int(_ k: String) throws -> Int? {
             guard let v = o[k], v != .null else { return nil }
-            guard let i = v.lenientInt else { throw ProtocolError("the token response field '\(k)' is not a whole number (got \(v.typeName))") }
+            guard let i = v.lenientInt else {
+                throw ProtocolError("the token response field '\(k)' is not a whole number (got \(v.typeName))")
+            }
             return i
         }
         var r = TokenResponse()
@@ -40,9 +42,13 @@ public struct TokenResponse: Sendable {
         r.notBefore = try int("not_before")
         r.scope = try string("scope")
         if let ci = try string("client_info") {
-            do { r.clientInfo = try ClientInfo.decode(ci) } catch { throw ProtocolError("the token response's client_info is malformed: \(error)") }
+            do { r.clientInfo = try ClientInfo.decode(ci) } catch {
+                throw ProtocolError("the token response's client_info is malformed: \(error)")
+            }
         }
-        if r.accessToken == nil && r.idToken == nil { throw ProtocolError("the token response has neither an access token nor an id token") }
+        if r.accessToken == nil && r.idToken == nil {
+            throw ProtocolError("the token response has neither an access token nor an id token")
+        }
         if let t = r.tokenType, t.lowercased() != "bearer" { throw ProtocolError("the token type is '\(t)', expected Bearer") }
         return r
     }

@@ -17,7 +17,10 @@ public enum PolicyRole: String, Sendable, CaseIterable {
 /// expression here costs every command ICU's start-up.
 public enum PolicyID {
     public static func isValid(_ name: String) -> Bool {
-        !name.isEmpty && name.utf8.allSatisfy { $0.isASCIIAlphanumeric || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") }
+        !name.isEmpty
+            && name.utf8.allSatisfy {
+                $0.isASCIIAlphanumeric || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-")
+            }
     }
 }
 

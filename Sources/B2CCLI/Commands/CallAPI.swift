@@ -20,16 +20,20 @@ struct CallAPICommand: AsyncParsableCommand {
     @Option(help: "The policy; default: the signUpSignIn policy.") var policy: String?
     @Option(help: "Email, oid, account id or a unique prefix.") var account: String?
     @Option(name: [.customShort("X"), .customLong("method")], help: "The HTTP method (default GET, or POST with -d).") var method: String?
-    @Option(name: [.customShort("H"), .customLong("header")], parsing: .singleValue, help: "A header 'Name: value' (repeatable).") var header: [String] = []
+    @Option(name: [.customShort("H"), .customLong("header")], parsing: .singleValue, help: "A header 'Name: value' (repeatable).")
+    var header: [String] = []
     @Option(name: [.customShort("d"), .customLong("data")], help: "The body; @FILE reads a file, @- reads stdin.") var data: String?
     @Option(help: "Seconds to wait for the API.") var timeout = 30
-    @Option(parsing: .singleValue, help: "Another host (host or host:port) the token may be sent to (repeatable).") var allowHost: [String] = []
+    @Option(parsing: .singleValue, help: "Another host (host or host:port) the token may be sent to (repeatable).") var allowHost:
+        [String] = []
     @Flag(help: "When a sign-in is needed, sign in in the browser and carry on.") var interactive = false
     @Option(help: "The largest response body to accept, in bytes.") var maxBody = 10 * 1024 * 1024
 
     func validate() throws {
         guard (1...3600).contains(timeout) else { throw ValidationError("--timeout must be between 1 and 3600 seconds.") }
-        if let method, method.isEmpty || !method.allSatisfy({ $0.isLetter }) { throw ValidationError("-X must be an HTTP method such as GET or POST, not '\(method)'.") }
+        if let method, method.isEmpty || !method.allSatisfy({ $0.isLetter }) {
+            throw ValidationError("-X must be an HTTP method such as GET or POST, not '\(method)'.")
+        }
         for h in header {
             guard let colon = h.firstIndex(of: ":"), !h[..<colon].trimmingCharacters(in: .whitespaces).isEmpty else {
                 throw ValidationError("-H '\(h)' is not 'Name: value'.")
@@ -62,7 +66,8 @@ struct CallAPICommand: AsyncParsableCommand {
             return (h[..<colon].trimmingCharacters(in: .whitespaces), h[h.index(after: colon)...].trimmingCharacters(in: .whitespaces))
         }
         if let body = req.body, !req.headers.contains(where: { $0.0.caseInsensitiveCompare("Content-Type") == .orderedSame }) {
-            req.headers.append(("Content-Type", (try? JSONValue.parse(body)) != nil ? "application/json" : "application/x-www-form-urlencoded"))
+            req.headers.append(
+                ("Content-Type", (try? JSONValue.parse(body)) != nil ? "application/json" : "application/x-www-form-urlencoded"))
         }
         req.timeoutSeconds = timeout
         req.allowHosts = allowHost
@@ -79,8 +84,9 @@ struct CallAPICommand: AsyncParsableCommand {
                 defer { interrupt.forEach { $0.cancel() } }
                 let hint = account.flatMap { $0.contains("@") ? $0 : nil }
                 let api = try c.resolveAPICall(req).1
-                let signedIn = try await c.signInInteractively(policyName: t.name, options: InteractiveOptions(loginHint: hint, scopes: api.scopes),
-                                                               ui: TerminalUI(openBrowser: true))
+                let signedIn = try await c.signInInteractively(
+                    policyName: t.name, options: InteractiveOptions(loginHint: hint, scopes: api.scopes),
+                    ui: TerminalUI(openBrowser: true))
                 req.account = signedIn.id
                 return try await c.callAPI(req)
             }
@@ -88,7 +94,10 @@ struct CallAPICommand: AsyncParsableCommand {
         for n in result.notices { writeErr(n) }
         let type = result.header("Content-Type") ?? "no content type"
         let who = AccountSelection.email(result.account) ?? result.account.oid
-        writeErr("HTTP \(result.status) · \(type) · \(result.body.count) bytes · \(result.url.absoluteString) (as \(who), \(result.account.policy))")
+        writeErr(
+            "HTTP \(result.status) · \(type) · \(result.body.count) bytes · \(result.url.absoluteString) (as \(who), "
+                + "\(result.account.policy))"
+        )
         if type.lowercased().contains("json"), let json = try? JSONValue.parse(result.body) {
             writeOut(json.serialized(pretty: true))
         } else if !result.body.isEmpty {

@@ -14,10 +14,13 @@ struct DemoCommand: AsyncParsableCommand {
             ($BROWSER, else xdg-open/open) opens and you sign in as the people named. The tenant, its CA key and the store
             are temporary (removed on exit, Ctrl-C included) unless --keep is given.
             """)
-    @Option(help: ArgumentHelp("Keep the store, configuration and CA in this directory (created if needed) instead of a temporary one.", valueName: "dir"))
+    @Option(
+        help: ArgumentHelp(
+            "Keep the store, configuration and CA in this directory (created if needed) instead of a temporary one.", valueName: "dir"))
     var keep: String?
     @Flag(help: "Sign in with your own browser ($BROWSER, else xdg-open/open) instead of the scripted user agent.") var browser = false
-    @Flag(name: .shortAndLong, help: "Trace HTTP requests to stderr (URLs without query values; never tokens, codes or passwords).") var verbose = false
+    @Flag(name: .shortAndLong, help: "Trace HTTP requests to stderr (URLs without query values; never tokens, codes or passwords).")
+    var verbose = false
 
     func run() async throws {
         let fm = FileManager.default
@@ -68,7 +71,10 @@ struct DemoCommand: AsyncParsableCommand {
         // (its error is printed) the demo stops after 30 s instead of waiting out a person's timeout.
         let waitSeconds = realBrowser ? 300 : 30
 
-        writeOut("b2c demo: the whole job against the embedded local tenant (\(realBrowser ? "your browser ($BROWSER)" : "a scripted user agent fills the pages"))")
+        writeOut(
+            "b2c demo: the whole job against the embedded local tenant "
+                + "(\(realBrowser ? "your browser ($BROWSER)" : "a scripted user agent fills the pages"))"
+        )
         heading("Local tenant \(emulator.tenantName) (\(emulator.tenantID)) at \(server.baseURL), HTTPS with its own CA")
         detail("policies: \(config.policies.map { "\($0.name) (\($0.role.rawValue))" }.joined(separator: ", "))")
         detail("client configuration: \(configPath.path)")
@@ -77,34 +83,42 @@ struct DemoCommand: AsyncParsableCommand {
         let alice = (email: "alice@contoso.com", password: "Alice-dev-2026!")
         let bob = (email: "bob@contoso.com", password: "Bob-dev-2026!")
         func ui(_ who: (email: String, password: String), jar: String, displayName: String? = nil) -> InteractionUI {
-            if realBrowser { return GuidedBrowserUI(hint: "sign in as \(who.email) / \(who.password)" + (displayName.map { ", then set the display name to '\($0)'" } ?? "")) }
+            if realBrowser {
+                return GuidedBrowserUI(
+                    hint: "sign in as \(who.email) / \(who.password)" + (displayName.map { ", then set the display name to '\($0)'" } ?? "")
+                )
+            }
             return scripted.persona(ScriptedBrowser.Persona(email: who.email, password: who.password, displayName: displayName), jar: jar)
         }
         func describe(_ a: Account) -> String { "account \(a.id) under \(a.policy)" }
 
         do {
             heading("alice@contoso.com signs in to B2C_1_susi (authorization code + PKCE, loopback redirect on 127.0.0.1)")
-            let a1 = try await client.signInInteractively(policyName: "B2C_1_susi", options: InteractiveOptions(timeoutSeconds: waitSeconds),
-                                                          ui: ui(alice, jar: "alice"))
+            let a1 = try await client.signInInteractively(
+                policyName: "B2C_1_susi", options: InteractiveOptions(timeoutSeconds: waitSeconds),
+                ui: ui(alice, jar: "alice"))
             detail(describe(a1))
             scripted.showSteps(detail)
 
             heading("bob@contoso.com signs in to B2C_1_susi (a browser of his own; prompt=login)")
-            let b1 = try await client.signInInteractively(policyName: "B2C_1_susi", options: InteractiveOptions(prompt: "login", timeoutSeconds: waitSeconds),
-                                                          ui: ui(bob, jar: "bob"))
+            let b1 = try await client.signInInteractively(
+                policyName: "B2C_1_susi", options: InteractiveOptions(prompt: "login", timeoutSeconds: waitSeconds),
+                ui: ui(bob, jar: "bob"))
             detail(describe(b1))
             let current = try client.selectedAccount(policy: "B2C_1_susi", selector: nil).account
             detail("B2C_1_susi now has two accounts; the current one is \(current.id == b1.id ? "Bob's (the last sign-in)" : current.id)")
 
             heading("alice@contoso.com signs in to a second policy, B2C_1_signin: her browser session answers, no password typed")
-            let a2 = try await client.signInInteractively(policyName: "B2C_1_signin", options: InteractiveOptions(loginHint: alice.email, timeoutSeconds: waitSeconds),
-                                                          ui: ui(alice, jar: "alice"))
+            let a2 = try await client.signInInteractively(
+                policyName: "B2C_1_signin", options: InteractiveOptions(loginHint: alice.email, timeoutSeconds: waitSeconds),
+                ui: ui(alice, jar: "alice"))
             detail(describe(a2) + " (same person: oid \(a2.oid))")
             scripted.showSteps(detail)
 
             heading("alice@contoso.com edits her profile (B2C_1_edit_profile)")
-            let edited = try await client.editProfile(selector: alice.email, policyName: nil, options: InteractiveOptions(timeoutSeconds: waitSeconds),
-                                                      ui: ui(alice, jar: "alice", displayName: "Alice Demo"))
+            let edited = try await client.editProfile(
+                selector: alice.email, policyName: nil, options: InteractiveOptions(timeoutSeconds: waitSeconds),
+                ui: ui(alice, jar: "alice", displayName: "Alice Demo"))
             detail("display name: \(edited.before?.name ?? "-") → \(edited.after?.name ?? "-"), shown under every policy she holds")
 
             heading("Accounts, per person and per policy")
@@ -118,18 +132,26 @@ struct DemoCommand: AsyncParsableCommand {
                 detail("GET \(r.url.absoluteString) as \(who) → HTTP \(r.status) \(String(decoding: r.body, as: UTF8.self))")
             }
             // Alice's cached token predates her edit; a refresh with B2C_1_susi's own refresh token carries the new name.
-            let refreshed = try await client.acquireTokenSilently(policyName: "B2C_1_susi", selector: alice.email,
-                                                                  scopes: config.apis.first?.scopes ?? [], minValid: 300, forceRefresh: true)
+            let refreshed = try await client.acquireTokenSilently(
+                policyName: "B2C_1_susi", selector: alice.email,
+                scopes: config.apis.first?.scopes ?? [], minValid: 300, forceRefresh: true)
             var again = APICallRequest(target: nil, api: "hello")
             again.account = alice.email
             let r = try await client.callAPI(again)
-            detail("Alice's token was issued before her edit; after a refresh with B2C_1_susi's own refresh token (valid \(refreshed.accessToken.expiresOn - client.now()) s): HTTP \(r.status) \(String(decoding: r.body, as: UTF8.self))")
+            detail(
+                "Alice's token was issued before her edit; after a refresh with B2C_1_susi's own refresh token (valid "
+                    + "\(refreshed.accessToken.expiresOn - client.now()) s): HTTP \(r.status) \(String(decoding: r.body, as: UTF8.self))"
+            )
 
             heading("bob@contoso.com signs out here and in the browser (end_session)")
             let removed = try client.signOut(policyName: nil, selector: bob.email, all: false).removed
             detail("forgot \(removed.map(\.id).joined(separator: ", "))")
-            let ended = try await client.endBrowserSession(policyName: "B2C_1_susi", ui: ui(bob, jar: "bob"), timeoutSeconds: realBrowser ? 120 : 30)
-            detail(ended ? "the browser session is ended: his next sign-in shows the sign-in page" : "the browser did not come back from the sign-out page")
+            let ended = try await client.endBrowserSession(
+                policyName: "B2C_1_susi", ui: ui(bob, jar: "bob"), timeoutSeconds: realBrowser ? 120 : 30)
+            detail(
+                ended
+                    ? "the browser session is ended: his next sign-in shows the sign-in page"
+                    : "the browser did not come back from the sign-out page")
             detail("access tokens already issued stay valid until they expire")
 
             heading("Accounts afterwards")

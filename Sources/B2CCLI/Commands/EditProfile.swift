@@ -14,15 +14,22 @@ struct EditProfileCommand: AsyncParsableCommand {
         let interrupt = cancelOnInterrupt()
         defer { interrupt.forEach { $0.cancel() } }
         let result = try await withClient(client) { c in
-            try await c.editProfile(selector: flow.account, policyName: flow.policy, options: flow.interactive, ui: TerminalUI(openBrowser: !flow.noBrowser))
+            try await c.editProfile(
+                selector: flow.account, policyName: flow.policy, options: flow.interactive, ui: TerminalUI(openBrowser: !flow.noBrowser))
         }
         let who = AccountSelection.email(result.account) ?? result.account.oid
         writeOut("Profile of \(who) saved under \(result.account.policy).")
-        let fields: [(String, String?, String?)] = [("name", result.before?.name, result.after?.name),
-                                                    ("given name", result.before?.givenName, result.after?.givenName),
-                                                    ("family name", result.before?.familyName, result.after?.familyName)]
+        let fields: [(String, String?, String?)] = [
+            ("name", result.before?.name, result.after?.name),
+            ("given name", result.before?.givenName, result.after?.givenName),
+            ("family name", result.before?.familyName, result.after?.familyName),
+        ]
         for (label, old, new) in fields {
-            if old != new { writeOut("  \(label): \(old ?? "-") → \(new ?? "-")") } else { writeOut("  \(label): \(new ?? "-") (unchanged)") }
+            if old != new {
+                writeOut("  \(label): \(old ?? "-") → \(new ?? "-")")
+            } else {
+                writeOut("  \(label): \(new ?? "-") (unchanged)")
+            }
         }
     }
 }

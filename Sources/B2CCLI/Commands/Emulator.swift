@@ -34,7 +34,8 @@ extension EmulatorCommand {
         @Option(help: "Address to listen on.") var host = "127.0.0.1"
         @Option(help: "Port to listen on; 0 picks a free port.") var port = 0
         @Flag(help: "Serve HTTPS with the emulator's own CA (written to the state directory; its path is printed).") var tls = false
-        @Option(help: ArgumentHelp("Keep the tenant's state (SQLite) in this directory across restarts.", valueName: "dir")) var state: String?
+        @Option(help: ArgumentHelp("Keep the tenant's state (SQLite) in this directory across restarts.", valueName: "dir")) var state:
+            String?
         @Flag(help: "Keep the tenant's state in memory only (the default when --state is not given).") var inMemory = false
         @Option(help: ArgumentHelp("Tenant, policies, apps, APIs and users as JSON (see `b2c emulator default-seed`).", valueName: "file"))
         var seed: String?
@@ -69,7 +70,8 @@ extension EmulatorCommand {
                     tlsDirectory = dir
                 } else {
                     store = try EmulatorStore.inMemory()
-                    tlsDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("b2c-emulator-\(getpid())-\(Random.token(bytes: 4))")
+                    tlsDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(
+                        "b2c-emulator-\(getpid())-\(Random.token(bytes: 4))")
                 }
             } catch {
                 throw CLIError("cannot open the emulator state in '\(state ?? "memory")': \(error)", exitCode: ExitStatus.error)
@@ -83,7 +85,8 @@ extension EmulatorCommand {
             var tlsMaterial: EmulatorTLS?
             if tls {
                 do { tlsMaterial = try EmulatorTLS.loadOrCreate(in: tlsDirectory, extraHostNames: [host]) } catch {
-                    throw CLIError("cannot create the emulator's TLS certificate in '\(tlsDirectory.path)': \(error)", exitCode: ExitStatus.error)
+                    throw CLIError(
+                        "cannot create the emulator's TLS certificate in '\(tlsDirectory.path)': \(error)", exitCode: ExitStatus.error)
                 }
             }
             var logger: Logger?
@@ -94,7 +97,8 @@ extension EmulatorCommand {
             }
             let server: EmulatorServer
             do {
-                server = try await EmulatorServer.start(emulator, host: host, port: port, tls: tlsMaterial, handleSignals: true, logger: logger)
+                server = try await EmulatorServer.start(
+                    emulator, host: host, port: port, tls: tlsMaterial, handleSignals: true, logger: logger)
             } catch {
                 throw CLIError("\(error)", exitCode: ExitStatus.network)
             }
@@ -108,7 +112,9 @@ extension EmulatorCommand {
                 }
             }
             let wildcard = ["0.0.0.0", "::"].contains(host) ? " (listening on \(host):\(server.port))" : ""
-            var line = "b2c emulator: \(server.baseURL)\(wildcard) tenant \(emulator.tenantName) (\(emulator.tenantID)); admin \(server.baseURL)/_admin (loopback only)"
+            var line =
+                "b2c emulator: \(server.baseURL)\(wildcard) tenant \(emulator.tenantName) (\(emulator.tenantID)); admin "
+                    + "\(server.baseURL)/_admin (loopback only)"
             if let tlsMaterial { line += "; CA \(tlsMaterial.caPath.path)" }
             FileHandle.standardOutput.write(Data((line + "\n").utf8))
             try await server.wait()

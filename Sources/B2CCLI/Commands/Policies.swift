@@ -36,7 +36,9 @@ struct PoliciesCommand: AsyncParsableCommand {
 
     static func caFileProblem(_ path: String) -> String? {
         guard FileManager.default.isReadableFile(atPath: path) else {
-            return "caFile '\(path)' does not exist or cannot be read; fix the path in the configuration (relative paths are relative to the configuration file)"
+            return
+                "caFile '\(path)' does not exist or cannot be read; fix the path in the configuration (relative paths are relative to the "
+                    + "configuration file)"
         }
         return nil
     }

@@ -15,8 +15,9 @@ struct ResetPasswordCommand: AsyncParsableCommand {
         let interrupt = cancelOnInterrupt()
         defer { interrupt.forEach { $0.cancel() } }
         let (account, dropped, remedies) = try await withClient(client) { c -> (Account, [Account], [Remedy]) in
-            let (account, dropped) = try await c.resetPassword(selector: flow.account, policyName: flow.policy, options: flow.interactive,
-                                                              ui: TerminalUI(openBrowser: !flow.noBrowser))
+            let (account, dropped) = try await c.resetPassword(
+                selector: flow.account, policyName: flow.policy, options: flow.interactive,
+                ui: TerminalUI(openBrowser: !flow.noBrowser))
             return (account, dropped, c.signInRemedies(for: dropped))
         }
         let commands = remedies.compactMap { remedy -> String? in

@@ -8,9 +8,11 @@ public struct B2CCommand: AsyncParsableCommand {
         commandName: "b2c",
         abstract: "Sign in to Azure AD B2C user flows, keep accounts per policy, get tokens, and run a local B2C tenant.",
         version: "b2c \(version)",
-        subcommands: [SignInCommand.self, EditProfileCommand.self, ResetPasswordCommand.self, AccountsCommand.self, TokenCommand.self,
-                       CallAPICommand.self, SwitchCommand.self, WhoAmICommand.self, SignOutCommand.self, DeviceCommand.self, DemoCommand.self,
-                       PoliciesCommand.self, EmulatorCommand.self])
+        subcommands: [
+            SignInCommand.self, EditProfileCommand.self, ResetPasswordCommand.self, AccountsCommand.self, TokenCommand.self,
+            CallAPICommand.self, SwitchCommand.self, WhoAmICommand.self, SignOutCommand.self, DeviceCommand.self, DemoCommand.self,
+            PoliciesCommand.self, EmulatorCommand.self,
+        ])
 
     public init() {}
 

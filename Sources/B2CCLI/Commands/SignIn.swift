@@ -23,10 +23,13 @@ struct SignInCommand: AsyncParsableCommand {
     @Option(help: "Seconds to wait for the browser, in all (the forgot-password detour included).") var timeout = 300
     @Option(help: "An API (from the configuration) whose scopes to request.") var api: String?
     @Option(parsing: .singleValue, help: "A scope to request (repeatable); overrides --api.") var scope: [String] = []
-    @Option(help: "Sign in without a browser as this user: ROPC (with a policy of role ropc) or, with --native, native auth.") var username: String?
+    @Option(help: "Sign in without a browser as this user: ROPC (with a policy of role ropc) or, with --native, native auth.") var username:
+        String?
     @Flag(help: "Read the password from the first line of stdin (ROPC or native auth).") var passwordStdin = false
-    @Flag(help: "Entra External ID native auth (email + password, or email + one-time code) with the configuration's nativeAuth.") var native = false
-    @Flag(help: "Native auth with an emailed one-time code, read line by line from stdin ('resend' asks for a new code).") var otpStdin = false
+    @Flag(help: "Entra External ID native auth (email + password, or email + one-time code) with the configuration's nativeAuth.")
+    var native = false
+    @Flag(help: "Native auth with an emailed one-time code, read line by line from stdin ('resend' asks for a new code).") var otpStdin =
+        false
 
     func validate() throws {
         if native && username == nil { throw ValidationError("--native needs --username EMAIL.") }
@@ -52,7 +55,8 @@ struct SignInCommand: AsyncParsableCommand {
         let account = try await withClient(client) { c -> Account in
             let p = try c.target(policy)
             guard p.policy != nil else {
-                throw CLIError("\(p.name) is the native-auth configuration; sign in to it with --native --username EMAIL", exitCode: ExitStatus.usage)
+                throw CLIError(
+                    "\(p.name) is the native-auth configuration; sign in to it with --native --username EMAIL", exitCode: ExitStatus.usage)
             }
             let scopes = try c.resourceScopes(api: api, scopes: scope)
             return try await c.signInInteractively(
@@ -75,8 +79,9 @@ extension SignInCommand {
             let scopes = try c.resourceScopes(api: api, scopes: scope)
             if native {
                 let mode: NativeMode = passwordStdin ? .password : otpStdin ? .otp : .auto
-                return try await c.signInNative(username: username, mode: mode, scopes: scopes,
-                                                prompter: TerminalNativePrompter(passwordFromStdin: passwordStdin, codesFromStdin: otpStdin))
+                return try await c.signInNative(
+                    username: username, mode: mode, scopes: scopes,
+                    prompter: TerminalNativePrompter(passwordFromStdin: passwordStdin, codesFromStdin: otpStdin))
             }
             let p = try c.passwordPolicy(policy)
             let password = try Prompt.password(fromStdin: passwordStdin, prompt: "Password for \(username): ")

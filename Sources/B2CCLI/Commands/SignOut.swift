@@ -6,7 +6,8 @@ struct SignOutCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "signout", abstract: "Forget accounts and their tokens on this machine; --browser also ends the B2C browser session.",
         discussion: """
-            In shared-device mode (deviceMode "shared" in the configuration) any sign-out forgets every account and ends the browser session.
+            In shared-device mode (deviceMode "shared" in the configuration) any sign-out forgets every account and ends the browser
+            session.
             Without any configuration (none named, none found), --all forgets every account in the store.
             """,
         aliases: ["logout"])
@@ -14,7 +15,8 @@ struct SignOutCommand: AsyncParsableCommand {
     @Option(help: "Only this policy's account.") var policy: String?
     @Option(help: "Email, oid, account id or a unique prefix (an email or oid signs the person out of every policy).") var account: String?
     @Flag(help: "Every account.") var all = false
-    @Flag(help: "Also end the B2C session in the browser (the policy's end_session endpoint), so the next sign-in shows the form.") var browser = false
+    @Flag(help: "Also end the B2C session in the browser (the policy's end_session endpoint), so the next sign-in shows the form.")
+    var browser = false
     @Flag(help: "With --browser: print the sign-out URL only; do not start a browser.") var noBrowser = false
     @Option(help: "Seconds to wait for the browser to come back from the sign-out page.") var timeout = 120
 
@@ -27,8 +29,9 @@ struct SignOutCommand: AsyncParsableCommand {
             let outcome = try c.signOut(policyName: policy, selector: account, all: all)
             var ended: Bool?
             if browser || outcome.endBrowserSession {
-                ended = try await c.endBrowserSession(policyName: outcome.removed.first?.policy ?? policy, ui: TerminalUI(openBrowser: !noBrowser),
-                                                      timeoutSeconds: timeout)
+                ended = try await c.endBrowserSession(
+                    policyName: outcome.removed.first?.policy ?? policy, ui: TerminalUI(openBrowser: !noBrowser),
+                    timeoutSeconds: timeout)
             }
             return (outcome, ended)
         }
@@ -37,12 +40,16 @@ struct SignOutCommand: AsyncParsableCommand {
         switch ended {
         case true?: writeOut("The browser session is ended: the next sign-in shows the sign-in page.")
         case false?:
-            throw CLIError("the accounts were forgotten here, but the browser did not come back from the sign-out page, so the browser session may still be open. Run `b2c signout --browser --all` again or close the browser.",
-                           exitCode: ExitStatus.error)
+            throw CLIError(
+                "the accounts were forgotten here, but the browser did not come back from the sign-out page, so the browser session may "
+                    + "still be open. Run `b2c signout --browser --all` again or close the browser.",
+                exitCode: ExitStatus.error)
         case nil: break
         }
         if !outcome.removed.isEmpty {
-            writeErr("access tokens already issued stay valid until they expire (up to an hour)" + (ended == nil ? "; the browser session is untouched (add --browser to end it)" : ""))
+            writeErr(
+                "access tokens already issued stay valid until they expire (up to an hour)"
+                    + (ended == nil ? "; the browser session is untouched (add --browser to end it)" : ""))
         }
     }
 
@@ -50,20 +57,26 @@ struct SignOutCommand: AsyncParsableCommand {
     func signOutEverywhere() throws {
         guard all, policy == nil, account == nil, !browser else {
             let located = ClientConfiguration.locate(explicit: nil)
-            throw CLIError("no configuration found (looked for \(located.searched.joined(separator: ", "))), so only `b2c signout --all` (every account in the store) can run. Pass --config FILE or set B2C_CONFIG to sign out of one configuration.",
-                           exitCode: ExitStatus.configuration)
+            throw CLIError(
+                "no configuration found (looked for \(located.searched.joined(separator: ", "))), so only `b2c signout --all` (every "
+                    + "account in the store) can run. Pass --config FILE or set B2C_CONFIG to sign out of one configuration.",
+                exitCode: ExitStatus.configuration)
         }
         let overview = StoreOverview(store: try options.settings.openStore())
         writeErr("no configuration found: signing out every account in \(overview.path)")
         let removed = try overview.signOutEverything()
         report(removed, withScope: true)
-        if !removed.isEmpty { writeErr("access tokens already issued stay valid until they expire (up to an hour); browser sessions are untouched") }
+        if !removed.isEmpty {
+            writeErr("access tokens already issued stay valid until they expire (up to an hour); browser sessions are untouched")
+        }
     }
 
     func report(_ removed: [Account], withScope: Bool = false) {
         if removed.isEmpty { writeOut("No accounts to sign out.") }
         for a in removed {
-            writeOut("Signed out \(AccountSelection.email(a) ?? a.oid) from \(a.policy) (\(a.id))" + (withScope ? " at \(a.environment), client \(a.clientID)." : "."))
+            writeOut(
+                "Signed out \(AccountSelection.email(a) ?? a.oid) from \(a.policy) (\(a.id))"
+                    + (withScope ? " at \(a.environment), client \(a.clientID)." : "."))
         }
     }
 }

@@ -3,7 +3,8 @@ import B2CKit
 import Foundation
 
 struct TokenCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "token", abstract: "Print an access token, from the cache or refreshed silently.")
+    static let configuration = CommandConfiguration(
+        commandName: "token", abstract: "Print an access token, from the cache or refreshed silently.")
     enum Format: String, ExpressibleByArgument, CaseIterable { case raw, bearer, header, json }
     @OptionGroup var options: ClientOptions
     @Option(help: "The policy; default: the signUpSignIn policy.") var policy: String?
@@ -16,12 +17,15 @@ struct TokenCommand: AsyncParsableCommand {
     @Option(name: [.customShort("o"), .long], help: "The same as --format (json for a JSON object).") var output: Format?
 
     func validate() throws {
-        if let format, let output, format != output { throw ValidationError("--format \(format.rawValue) and --output \(output.rawValue) disagree; give one.") }
+        if let format, let output, format != output {
+            throw ValidationError("--format \(format.rawValue) and --output \(output.rawValue) disagree; give one.")
+        }
     }
 
     var request: TokenRequest {
-        TokenRequest(client: options.settings, policy: policy, account: account, api: api, scopes: scope, minValid: minValid,
-                     forceRefresh: forceRefresh, format: format ?? output ?? .raw)
+        TokenRequest(
+            client: options.settings, policy: policy, account: account, api: api, scopes: scope, minValid: minValid,
+            forceRefresh: forceRefresh, format: format ?? output ?? .raw)
     }
 
     func run() async throws { try await request.run() }
@@ -41,8 +45,9 @@ struct TokenRequest: Equatable {
     func run() async throws {
         let client = try client.makeClient()
         let result = try await withClient(client) { c in
-            try await c.acquireTokenSilently(policyName: policy, selector: account, scopes: try c.resourceScopes(api: api, scopes: scopes),
-                                             minValid: minValid, forceRefresh: forceRefresh)
+            try await c.acquireTokenSilently(
+                policyName: policy, selector: account, scopes: try c.resourceScopes(api: api, scopes: scopes),
+                minValid: minValid, forceRefresh: forceRefresh)
         }
         if let notice = result.notice { writeErr(notice) }
         let t = result.accessToken
@@ -51,15 +56,19 @@ struct TokenRequest: Equatable {
         case .bearer: writeOut("Bearer \(t.secret)")
         case .header: writeOut("Authorization: Bearer \(t.secret)")
         case .json:
-            writeOut(JSONValue.object(["accessToken": .string(t.secret), "tokenType": "Bearer", "expiresOn": JSONValue(t.expiresOn),
-                                       "scopes": .string(t.target), "accountId": .string(result.account.id), "policy": .string(result.account.policy),
-                                       "fromCache": .bool(result.fromCache)]).serialized(pretty: true))
+            writeOut(
+                JSONValue.object([
+                    "accessToken": .string(t.secret), "tokenType": "Bearer", "expiresOn": JSONValue(t.expiresOn),
+                    "scopes": .string(t.target), "accountId": .string(result.account.id), "policy": .string(result.account.policy),
+                    "fromCache": .bool(result.fromCache),
+                ]).serialized(pretty: true))
         }
     }
 
     /// The plain forms of `b2c token …` (every option above, as `--name value` or `--name=value`, each at most once
     /// but `--scope`), parsed without ArgumentParser: its reflection over the command tree costs a token cache hit
-    /// a large share of the whole run (bench/README.md, "token cache hit"). Anything else — help, an unknown or repeated option, a value that does
+    /// a large share of the whole run (bench/README.md, "token cache hit"). Anything else — help, an unknown or repeated option, a value
+    /// that does
     /// not validate, an empty value or one starting with '-' — returns nil, and ArgumentParser parses it and gives its messages.
     static func fastParse(_ arguments: [String]) -> TokenRequest? {
         guard arguments.first == "token" else { return nil }
@@ -87,7 +96,9 @@ struct TokenRequest: Equatable {
             }
             if value == nil {
                 // A value may start with '-' only for --min-valid (a negative number), as ArgumentParser takes it there.
-                guard i < arguments.count, !arguments[i].hasPrefix("-") || (name == "--min-valid" && Int(arguments[i]) != nil) else { return nil }
+                guard i < arguments.count, !arguments[i].hasPrefix("-") || (name == "--min-valid" && Int(arguments[i]) != nil) else {
+                    return nil
+                }
                 value = arguments[i]
                 i += 1
             }

@@ -3,7 +3,8 @@ import B2CKit
 import Foundation
 
 struct WhoAmICommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "whoami", abstract: "Show the selected account, its person and its id-token claims.")
+    static let configuration = CommandConfiguration(
+        commandName: "whoami", abstract: "Show the selected account, its person and its id-token claims.")
     @OptionGroup var options: ClientOptions
     @Option(help: "The policy; default: the signUpSignIn policy.") var policy: String?
     @Option(help: "Email, oid, account id or a unique prefix.") var account: String?

@@ -38,7 +38,8 @@ public struct CLIError: Error, CustomStringConvertible {
     static func render(_ e: B2CError) -> String {
         guard let remedy = e.remedy else { return e.message }
         switch remedy {
-        case let .signIn(policy, method, hint): return e.message + "\nRun: " + signInCommandLine(policy: policy, method: method, loginHint: hint)
+        case let .signIn(policy, method, hint):
+            return e.message + "\nRun: " + signInCommandLine(policy: policy, method: method, loginHint: hint)
         case .retryPasswordOrBrowser(let policy):
             return e.message + "\nCheck them and run the command again, or sign in in the browser: b2c signin --policy \(policy)"
         case .signUp(let policy): return e.message + "\nCheck the address, or sign up in the browser: b2c signin --policy \(policy)"

@@ -4,7 +4,9 @@ import Foundation
 
 /// Options every client command takes.
 struct ClientOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The policies.json to use (default: $B2C_CONFIG, ./policies.json, $XDG_CONFIG_HOME/b2c/policies.json).", valueName: "file"))
+    @Option(
+        help: ArgumentHelp(
+            "The policies.json to use (default: $B2C_CONFIG, ./policies.json, $XDG_CONFIG_HOME/b2c/policies.json).", valueName: "file"))
     var config: String?
     @Flag(name: .shortAndLong, help: "Trace HTTP requests to stderr (URLs without query values; never tokens, codes or passwords).")
     var verbose = false
@@ -29,8 +31,10 @@ struct ClientSettings: Equatable {
     func loadConfiguration() throws -> ClientConfiguration {
         guard let config = try loadConfigurationIfPresent() else {
             let located = ClientConfiguration.locate(explicit: config)
-            throw CLIError("no configuration found (looked for \(located.searched.joined(separator: ", "))). Pass --config FILE, set B2C_CONFIG, or start from policies.example.json.",
-                           exitCode: ExitStatus.configuration)
+            throw CLIError(
+                "no configuration found (looked for \(located.searched.joined(separator: ", "))). Pass --config FILE, set B2C_CONFIG, or "
+                    + "start from policies.example.json.",
+                exitCode: ExitStatus.configuration)
         }
         return config
     }
@@ -62,8 +66,9 @@ struct ClientSettings: Equatable {
         // B2C_CLOCK_OFFSET shifts our clock (seconds), to follow an emulator whose clock a test has advanced.
         let offset = Int(ProcessInfo.processInfo.environment["B2C_CLOCK_OFFSET"] ?? "") ?? 0
         do {
-            return try B2CClient(config: config, store: store, timeoutSeconds: httpTimeout, trace: trace,
-                                 clock: { Int(Date().timeIntervalSince1970) + offset })
+            return try B2CClient(
+                config: config, store: store, timeoutSeconds: httpTimeout, trace: trace,
+                clock: { Int(Date().timeIntervalSince1970) + offset })
         } catch let e as B2CError {
             throw CLIError(e)
         }
@@ -89,7 +94,8 @@ struct BrowserFlowOptions: ParsableArguments {
 
 /// `-o/--output table|json` on every command that lists or reports.
 struct OutputOptions: ParsableArguments {
-    @Option(name: [.customShort("o"), .long], help: "table or json (default: table on a terminal, json otherwise).") var output: OutputFormat?
+    @Option(name: [.customShort("o"), .long], help: "table or json (default: table on a terminal, json otherwise).") var output:
+        OutputFormat?
     var format: OutputFormat { output ?? .auto }
 }
 

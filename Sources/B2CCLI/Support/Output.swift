@@ -31,8 +31,10 @@ enum Output {
         switch format {
         case .json: writePeopleJSON(people, now: now)
         case .table:
-            writeOut(people.isEmpty ? "No accounts\(policy.map { " under \($0)" } ?? ""). Sign in with: b2c signin"
-                                    : peopleTable(people, now: now) + "\n(* = current account of the policy)")
+            writeOut(
+                people.isEmpty
+                    ? "No accounts\(policy.map { " under \($0)" } ?? ""). Sign in with: b2c signin"
+                    : peopleTable(people, now: now) + "\n(* = current account of the policy)")
         }
     }
 
@@ -41,14 +43,17 @@ enum Output {
         switch format {
         case .json:
             let scopes = groups.map { group -> JSONValue in
-                ["environment": .string(group.scope.environment), "clientId": .string(group.scope.clientID),
-                 "people": .array(group.people.map { personJSON($0, now: now) })]
+                [
+                    "environment": .string(group.scope.environment), "clientId": .string(group.scope.clientID),
+                    "people": .array(group.people.map { personJSON($0, now: now) }),
+                ]
             }
             writeOut(JSONValue.object(["scopes": .array(scopes)]).serialized(pretty: true))
         case .table:
             if groups.isEmpty { return writeOut("No accounts in the store.") }
-            writeOut(groups.map { "\($0.scope.environment) · client \($0.scope.clientID)\n" + indent(peopleTable($0.people, now: now)) }
-                .joined(separator: "\n\n") + "\n(* = current account of the policy)")
+            writeOut(
+                groups.map { "\($0.scope.environment) · client \($0.scope.clientID)\n" + indent(peopleTable($0.people, now: now)) }
+                    .joined(separator: "\n\n") + "\n(* = current account of the policy)")
         }
     }
 
@@ -71,13 +76,23 @@ enum Output {
     static func personJSON(_ person: ListedPerson, now: Int) -> JSONValue {
         let p = person.identity
         let items: [JSONValue] = person.accounts.map { a in
-            ["accountId": .string(a.accountID), "policy": .string(a.policy), "current": .bool(a.current), "refreshToken": .bool(a.hasRefreshToken),
-             "accessTokens": .array(a.accessTokens.map { ["scopes": .string($0.target), "expiresOn": JSONValue($0.expiresOn),
-                                                         "expiresIn": JSONValue(max(0, $0.expiresOn - now))] })]
+            [
+                "accountId": .string(a.accountID), "policy": .string(a.policy), "current": .bool(a.current),
+                "refreshToken": .bool(a.hasRefreshToken),
+                "accessTokens": .array(
+                    a.accessTokens.map {
+                        [
+                            "scopes": .string($0.target), "expiresOn": JSONValue($0.expiresOn),
+                            "expiresIn": JSONValue(max(0, $0.expiresOn - now)),
+                        ]
+                    }),
+            ]
         }
-        return ["tenantId": .string(p.tenantID), "oid": .string(p.oid), "name": p.name.map { .string($0) } ?? .null,
-                "givenName": p.givenName.map { .string($0) } ?? .null, "familyName": p.familyName.map { .string($0) } ?? .null,
-                "email": p.email.map { .string($0) } ?? .null, "accounts": .array(items)]
+        return [
+            "tenantId": .string(p.tenantID), "oid": .string(p.oid), "name": p.name.map { .string($0) } ?? .null,
+            "givenName": p.givenName.map { .string($0) } ?? .null, "familyName": p.familyName.map { .string($0) } ?? .null,
+            "email": p.email.map { .string($0) } ?? .null, "accounts": .array(items),
+        ]
     }
 
     /// People over two lines (name, then email) so that the table fits 80 columns; account ids shortened to a prefix
@@ -89,8 +104,10 @@ enum Output {
             var labels = [id.name ?? id.email ?? id.oid]
             if id.name != nil, let email = id.email { labels.append("<\(email)>") }
             for (i, a) in person.accounts.enumerated() {
-                rows.append([i < labels.count ? labels[i] : "", a.policy + (a.current ? " *" : ""), shortID(a.accountID),
-                             tokenState(a, now: now), a.hasRefreshToken ? "yes" : "no"])
+                rows.append([
+                    i < labels.count ? labels[i] : "", a.policy + (a.current ? " *" : ""), shortID(a.accountID),
+                    tokenState(a, now: now), a.hasRefreshToken ? "yes" : "no",
+                ])
             }
             for label in labels.dropFirst(person.accounts.count) { rows.append([label, "", "", "", ""]) }
         }
@@ -115,17 +132,22 @@ enum Output {
     static func writeWhoAmI(_ a: Account, person: Identity?, format: OutputFormat, now: Int) {
         switch format {
         case .json:
-            writeOut(JSONValue.object([
-                "accountId": .string(a.id), "policy": .string(a.policy), "authority": .string(a.authority),
-                "person": ["tenantId": .string(a.tenantID), "oid": .string(a.oid), "name": person?.name.map { .string($0) } ?? .null,
-                           "givenName": person?.givenName.map { .string($0) } ?? .null,
-                           "familyName": person?.familyName.map { .string($0) } ?? .null,
-                           "email": person?.email.map { .string($0) } ?? .null],
-                "claims": a.claims,
-            ]).serialized(pretty: true))
+            writeOut(
+                JSONValue.object([
+                    "accountId": .string(a.id), "policy": .string(a.policy), "authority": .string(a.authority),
+                    "person": [
+                        "tenantId": .string(a.tenantID), "oid": .string(a.oid), "name": person?.name.map { .string($0) } ?? .null,
+                        "givenName": person?.givenName.map { .string($0) } ?? .null,
+                        "familyName": person?.familyName.map { .string($0) } ?? .null,
+                        "email": person?.email.map { .string($0) } ?? .null,
+                    ],
+                    "claims": a.claims,
+                ]).serialized(pretty: true))
         case .table:
-            var rows = [["account", a.id], ["policy", a.policy], ["person", "\(person?.name ?? "-") <\(person?.email ?? a.oid)>"],
-                        ["given / family name", "\(person?.givenName ?? "-") / \(person?.familyName ?? "-")"]]
+            var rows = [
+                ["account", a.id], ["policy", a.policy], ["person", "\(person?.name ?? "-") <\(person?.email ?? a.oid)>"],
+                ["given / family name", "\(person?.givenName ?? "-") / \(person?.familyName ?? "-")"],
+            ]
             // The claims are those of this policy's id token as issued; the person's profile above is the latest seen under any policy.
             for (k, v) in (a.claims.objectValue ?? [:]).sorted(by: { $0.key < $1.key }) {
                 let text = timeClaims.contains(k) ? v.lenientInt.map { dateAndRelative($0, now: now) } : nil
@@ -171,26 +193,34 @@ extension Output {
     /// `device`: the mode, the store, and who is signed in (by scope when there is no configuration).
     static func writeDevice(config: ClientConfiguration?, storePath: String, accounts: [Account], format: OutputFormat) {
         let people = Set(accounts.map { "\($0.tenantID)/\($0.oid)" }).count
-        let meaning = config == nil
+        let meaning =
+            config == nil
             ? "without a configuration, `b2c signout --all` forgets every account in the store"
             : config!.sharedDevice
-            ? "signing out any account signs out every account on this device and ends the browser session"
-            : "signing out forgets only the accounts named; --browser also ends the browser session"
+                ? "signing out any account signs out every account on this device and ends the browser session"
+                : "signing out forgets only the accounts named; --browser also ends the browser session"
         let scopes = Dictionary(grouping: accounts) { "\($0.environment) · client \($0.clientID)" }.mapValues(\.count)
         switch format {
         case .json:
-            var o: [String: JSONValue] = ["mode": config.map { .string($0.sharedDevice ? "shared" : "personal") } ?? .null,
-                                          "config": config.map { .string($0.source) } ?? .null, "store": .string(storePath),
-                                          "accounts": JSONValue(accounts.count), "people": JSONValue(people), "signOut": .string(meaning)]
+            var o: [String: JSONValue] = [
+                "mode": config.map { .string($0.sharedDevice ? "shared" : "personal") } ?? .null,
+                "config": config.map { .string($0.source) } ?? .null, "store": .string(storePath),
+                "accounts": JSONValue(accounts.count), "people": JSONValue(people), "signOut": .string(meaning),
+            ]
             if config == nil {
                 o["scopes"] = .array(scopes.keys.sorted().map { ["scope": .string($0), "accounts": JSONValue(scopes[$0]!)] })
             }
             writeOut(JSONValue.object(o).serialized(pretty: true))
         case .table:
-            var rows = [["mode", config.map { $0.sharedDevice ? "shared" : "personal" } ?? "- (no configuration)"],
-                        ["config", config?.source ?? "none found"], ["store", storePath],
-                        ["signed in", "\(people) \(people == 1 ? "person" : "people"), \(accounts.count) account\(accounts.count == 1 ? "" : "s")"],
-                        ["sign-out", meaning]]
+            var rows = [
+                ["mode", config.map { $0.sharedDevice ? "shared" : "personal" } ?? "- (no configuration)"],
+                ["config", config?.source ?? "none found"], ["store", storePath],
+                [
+                    "signed in",
+                    "\(people) \(people == 1 ? "person" : "people"), \(accounts.count) account\(accounts.count == 1 ? "" : "s")",
+                ],
+                ["sign-out", meaning],
+            ]
             if config == nil {
                 for key in scopes.keys.sorted() { rows.append(["scope", "\(key): \(scopes[key]!) account\(scopes[key] == 1 ? "" : "s")"]) }
             }
@@ -210,15 +240,20 @@ extension Output {
         case .json:
             var o: [String: JSONValue] = [
                 "config": .string(config.source), "clientId": .string(config.clientID),
-                "policies": .array(rows.map { p, a, known in
-                    ["name": .string(p.name), "role": .string(p.role.rawValue), "authority": .string(a.url.absoluteString),
-                     "discovery": .string(a.discoveryURL.absoluteString), "knownAuthority": .bool(known)]
-                }),
+                "policies": .array(
+                    rows.map { p, a, known in
+                        [
+                            "name": .string(p.name), "role": .string(p.role.rawValue), "authority": .string(a.url.absoluteString),
+                            "discovery": .string(a.discoveryURL.absoluteString), "knownAuthority": .bool(known),
+                        ]
+                    }),
             ]
             if let ca = config.caFile { o["caFile"] = ["path": .string(ca), "readable": .bool(caProblem == nil)] }
             writeOut(JSONValue.object(o).serialized(pretty: true))
         case .table:
-            var text = table([["POLICY", "ROLE", "AUTHORITY", "KNOWN"]] + rows.map { [$0.0.name, $0.0.role.rawValue, $0.1.url.absoluteString, $0.2 ? "yes" : "NO"] })
+            var text = table(
+                [["POLICY", "ROLE", "AUTHORITY", "KNOWN"]]
+                    + rows.map { [$0.0.name, $0.0.role.rawValue, $0.1.url.absoluteString, $0.2 ? "yes" : "NO"] })
             if let ca = config.caFile { text += "\nCA file: \(ca)" + (caProblem == nil ? "" : " (MISSING)") }
             writeOut(text)
         }
@@ -235,19 +270,26 @@ extension Output {
         }
         switch format {
         case .json:
-            writeOut(JSONValue.object([
-                "config": .string(config.source),
-                "policies": .array(checks.map { c in
-                    let v = verdict(c)
-                    return ["name": .string(c.name), "role": .string(c.role), "discovery": .string(c.discovery.absoluteString),
-                            "status": .string(v.status), "detail": .string(v.detail)]
-                }),
-            ]).serialized(pretty: true))
+            writeOut(
+                JSONValue.object([
+                    "config": .string(config.source),
+                    "policies": .array(
+                        checks.map { c in
+                            let v = verdict(c)
+                            return [
+                                "name": .string(c.name), "role": .string(c.role), "discovery": .string(c.discovery.absoluteString),
+                                "status": .string(v.status), "detail": .string(v.detail),
+                            ]
+                        }),
+                ]).serialized(pretty: true))
         case .table:
-            writeOut(table([["POLICY", "ROLE", "STATUS", "DETAIL"]] + checks.map { c in
-                let v = verdict(c)
-                return [c.name, c.role, v.status.uppercased() == "OK" ? "OK" : v.status.uppercased(), v.detail]
-            }))
+            writeOut(
+                table(
+                    [["POLICY", "ROLE", "STATUS", "DETAIL"]]
+                        + checks.map { c in
+                            let v = verdict(c)
+                            return [c.name, c.role, v.status.uppercased() == "OK" ? "OK" : v.status.uppercased(), v.detail]
+                        }))
         }
     }
 }

@@ -70,9 +70,12 @@ struct TerminalNativePrompter: NativePrompter {
             if attempt == 1 { writeErr("\(Self.codeDescription(length)) was sent to \(label); reading it from stdin") }
         } else {
             guard Prompt.stdinIsTerminal else {
-                throw CLIError("a code was sent to \(label) but there is no terminal to type it on; pipe codes with --otp-stdin", exitCode: ExitStatus.usage)
+                throw CLIError(
+                    "a code was sent to \(label) but there is no terminal to type it on; pipe codes with --otp-stdin",
+                    exitCode: ExitStatus.usage)
             }
-            FileHandle.standardError.write(Data("Enter the \(length.map { "\($0)-digit " } ?? "")code sent to \(label) (or 'resend'): ".utf8))
+            FileHandle.standardError.write(
+                Data("Enter the \(length.map { "\($0)-digit " } ?? "")code sent to \(label) (or 'resend'): ".utf8))
         }
         guard let typed = Prompt.line()?.trimmingCharacters(in: .whitespaces) else {
             throw CLIError("cancelled: no code was entered; nothing was stored", exitCode: ExitStatus.cancelled)

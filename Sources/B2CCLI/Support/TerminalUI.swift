@@ -43,7 +43,8 @@ enum BrowserLauncher {
             for (i, command) in commands.enumerated() {
                 switch run(command, url: url) {
                 case .started: return
-                case .failed(let why): writeErr("the browser command '\(command)' \(why)" + (i < commands.count - 1 ? "; trying the next one" : ""))
+                case .failed(let why):
+                    writeErr("the browser command '\(command)' \(why)" + (i < commands.count - 1 ? "; trying the next one" : ""))
                 }
             }
             writeErr("could not start a browser; open the URL above yourself (the sign-in keeps waiting)")

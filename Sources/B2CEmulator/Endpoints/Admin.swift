@@ -13,8 +13,10 @@ extension B2CEmulator {
     ]
 
     func addAdminRoutes(_ group: RouterGroup<EmulatorRequestContext>) {
-        func on(_ path: RouterPath, _ method: HTTPRequest.Method,
-                _ handler: @escaping @Sendable (Request, EmulatorRequestContext) async throws -> Response) {
+        func on(
+            _ path: RouterPath, _ method: HTTPRequest.Method,
+            _ handler: @escaping @Sendable (Request, EmulatorRequestContext) async throws -> Response
+        ) {
             group.on(path, method: method) { request, context in
                 do { return try await handler(request, context) } catch let e as AdminError {
                     return Self.adminError(e.status, e.message)
@@ -23,10 +25,12 @@ extension B2CEmulator {
                 }
             }
         }
-        on("", .get) { _, _ in .json(["tenant": .string(self.tenantName), "tenantId": .string(self.tenantID), "endpoints": Self.adminEndpoints]) }
+        on("", .get) { _, _ in
+            .json(["tenant": .string(self.tenantName), "tenantId": .string(self.tenantID), "endpoints": Self.adminEndpoints])
+        }
         on("seed", .get) { _, _ in .json(self.seed.json) }
         on("users", .get) { _, _ in .json(["users": .array(try self.store.users().map(\.json))]) }
-        on("users", .post) { request, _ in try await self.createUser(try await Self.adminBody(request)) }
+        on("users", .post) { request, _ in try self.createUser(try await Self.adminBody(request)) }
         on("users/:id", .delete) { _, context in
             _ = try self.store.deleteUser(oid: try self.adminUser(context).oid)
             return .empty(204)
@@ -36,11 +40,13 @@ extension B2CEmulator {
             let n = try self.store.revokeGrants(oid: u.oid, now: now)
             return .json(["oid": .string(u.oid), "revokedRefreshTokens": JSONValue(n), "tokensValidFrom": JSONValue(now)])
         }
-        on("outbox", .get) { request, _ in .json(["messages": .array(try self.store.outbox(to: try request.queryParameters()["to"]).map(\.json))]) }
+        on("outbox", .get) { request, _ in
+            .json(["messages": .array(try self.store.outbox(to: try request.queryParameters()["to"]).map(\.json))])
+        }
         on("clock", .get) { _, _ in .json(["now": JSONValue(self.clock.now()), "offsetSeconds": JSONValue(self.clock.offsetSeconds)]) }
-        on("clock", .post) { request, _ in try await self.setClock(try await Self.adminBody(request)) }
+        on("clock", .post) { request, _ in try self.setClock(try await Self.adminBody(request)) }
         on("faults", .get) { _, _ in .json(["faults": .array(self.faults.withLockedValue { $0 }.map(\.json))]) }
-        on("faults", .post) { request, _ in try await self.addFault(try await Self.adminBody(request)) }
+        on("faults", .post) { request, _ in try self.addFault(try await Self.adminBody(request)) }
         on("faults", .delete) { _, _ in
             self.faults.withLockedValue { $0.removeAll() }
             return .empty(204)
@@ -66,7 +72,9 @@ extension B2CEmulator {
     }
 
     static func adminError(_ status: Int, _ message: String) -> Response {
-        .json(["error": .string(status == 404 ? "not_found" : status == 403 ? "forbidden" : "bad_request"), "message": .string(message)], status: status)
+        .json(
+            ["error": .string(status == 404 ? "not_found" : status == 403 ? "forbidden" : "bad_request"), "message": .string(message)],
+            status: status)
     }
 
     static func adminBody(_ request: Request) async throws -> JSONObjectReader {
@@ -91,10 +99,12 @@ extension B2CEmulator {
         guard UUID(uuidString: oid) != nil else { throw AdminError(message: "$.oid must be a GUID") }
         let given = try b.optionalString("givenName") ?? ""
         let surname = try b.optionalString("surname") ?? ""
-        let display = try b.optionalString("displayName") ?? ([given, surname].filter { !$0.isEmpty }.joined(separator: " ").nilIfEmpty ?? email)
+        let display =
+            try b.optionalString("displayName") ?? ([given, surname].filter { !$0.isEmpty }.joined(separator: " ").nilIfEmpty ?? email)
         do {
-            let u = try store.createUser(oid: oid.lowercased(), email: email, password: try b.string("password"), displayName: display,
-                                         givenName: given, surname: surname, now: clock.now())
+            let u = try store.createUser(
+                oid: oid.lowercased(), email: email, password: try b.string("password"), displayName: display,
+                givenName: given, surname: surname, now: clock.now())
             return .json(u.json, status: 201)
         } catch EmulatorStore.UserError.emailTaken {
             throw AdminError(status: 409, message: "a user with email '\(email)' already exists")
@@ -123,10 +133,12 @@ extension B2CEmulator {
         }
         let kindName = try b.string("kind")
         guard let kind = Fault.Kind(rawValue: kindName) else {
-            throw AdminError(message: "$.kind is '\(kindName)'; expected one of \(Fault.Kind.allCases.map(\.rawValue).joined(separator: ", "))")
+            throw AdminError(
+                message: "$.kind is '\(kindName)'; expected one of \(Fault.Kind.allCases.map(\.rawValue).joined(separator: ", "))")
         }
-        let fault = Fault(endpoint: endpoint, kind: kind, remaining: try b.int("count", default: 1, range: 1...100_000)!,
-                          delayMilliseconds: try b.int("delayMs", default: kind == .delay ? 5000 : 0, range: 0...600_000)!)
+        let fault = Fault(
+            endpoint: endpoint, kind: kind, remaining: try b.int("count", default: 1, range: 1...100_000)!,
+            delayMilliseconds: try b.int("delayMs", default: kind == .delay ? 5000 : 0, range: 0...600_000)!)
         faults.withLockedValue { $0.append(fault) }
         return .json(fault.json, status: 201)
     }

@@ -33,16 +33,20 @@ struct AuthorizeTransaction: Sendable {
             "responseMode": .string(responseMode), "scope": .string(scope), "prompt": JSONValue(prompt),
             "clientInfo": .bool(clientInfo), "resetAttempts": JSONValue(resetAttempts),
         ]
-        let optionals: [(String, String?)] = [("state", state), ("nonce", nonce), ("codeChallenge", codeChallenge),
-                                              ("codeChallengeMethod", codeChallengeMethod), ("loginHint", loginHint), ("oid", oid),
-                                              ("resetEmail", resetEmail), ("resetCodeHash", resetCodeHash)]
+        let optionals: [(String, String?)] = [
+            ("state", state), ("nonce", nonce), ("codeChallenge", codeChallenge),
+            ("codeChallengeMethod", codeChallengeMethod), ("loginHint", loginHint), ("oid", oid),
+            ("resetEmail", resetEmail), ("resetCodeHash", resetCodeHash),
+        ]
         for (k, v) in optionals { if let v { o[k] = .string(v) } }
         return .object(o)
     }
 
-    init(id: String, policy: String, tenantSegment: String, origin: String, clientId: String, redirectUri: String,
-         responseType: [String], responseMode: String, scope: String, state: String?, nonce: String?, codeChallenge: String?,
-         codeChallengeMethod: String?, prompt: [String], loginHint: String?, clientInfo: Bool) {
+    init(
+        id: String, policy: String, tenantSegment: String, origin: String, clientId: String, redirectUri: String,
+        responseType: [String], responseMode: String, scope: String, state: String?, nonce: String?, codeChallenge: String?,
+        codeChallengeMethod: String?, prompt: [String], loginHint: String?, clientInfo: Bool
+    ) {
         self.id = id; self.policy = policy; self.tenantSegment = tenantSegment; self.origin = origin; self.clientId = clientId
         self.redirectUri = redirectUri; self.responseType = responseType; self.responseMode = responseMode; self.scope = scope
         self.state = state; self.nonce = nonce; self.codeChallenge = codeChallenge; self.codeChallengeMethod = codeChallengeMethod
@@ -51,13 +55,14 @@ struct AuthorizeTransaction: Sendable {
 
     init(json: JSONValue) throws {
         let r = try JSONObjectReader(json)
-        self.init(id: try r.string("id"), policy: try r.string("policy"), tenantSegment: try r.string("tenantSegment"),
-                  origin: try r.string("origin"), clientId: try r.string("clientId"), redirectUri: try r.string("redirectUri"),
-                  responseType: try r.stringArray("responseType"), responseMode: try r.string("responseMode"),
-                  scope: try r.string("scope"), state: try r.optionalString("state"), nonce: try r.optionalString("nonce"),
-                  codeChallenge: try r.optionalString("codeChallenge"), codeChallengeMethod: try r.optionalString("codeChallengeMethod"),
-                  prompt: try r.stringArray("prompt"), loginHint: try r.optionalString("loginHint"),
-                  clientInfo: try r.bool("clientInfo", default: false))
+        self.init(
+            id: try r.string("id"), policy: try r.string("policy"), tenantSegment: try r.string("tenantSegment"),
+            origin: try r.string("origin"), clientId: try r.string("clientId"), redirectUri: try r.string("redirectUri"),
+            responseType: try r.stringArray("responseType"), responseMode: try r.string("responseMode"),
+            scope: try r.string("scope"), state: try r.optionalString("state"), nonce: try r.optionalString("nonce"),
+            codeChallenge: try r.optionalString("codeChallenge"), codeChallengeMethod: try r.optionalString("codeChallengeMethod"),
+            prompt: try r.stringArray("prompt"), loginHint: try r.optionalString("loginHint"),
+            clientInfo: try r.bool("clientInfo", default: false))
         oid = try r.optionalString("oid")
         resetEmail = try r.optionalString("resetEmail")
         resetCodeHash = try r.optionalString("resetCodeHash")
@@ -73,7 +78,6 @@ struct ReplyTo: Sendable {
     var mode: String
     var state: String?
 }
-
 
 extension B2CEmulator {
     /// Exact match, or `http://localhost` registered = any loopback host and port with the same path (RFC 8252 §7.3).
@@ -96,13 +100,19 @@ extension B2CEmulator {
     }
 
     func clearedSessionCookie(secure: Bool) -> (String, String) {
-        ("Set-Cookie", Cookie(name: sessionCookieName(), value: "", expires: Date(timeIntervalSince1970: 0), maxAge: 0, path: "/", secure: secure,
-                              httpOnly: true, sameSite: .lax).description)
+        (
+            "Set-Cookie",
+            Cookie(
+                name: sessionCookieName(), value: "", expires: Date(timeIntervalSince1970: 0), maxAge: 0, path: "/", secure: secure,
+                httpOnly: true, sameSite: .lax
+            ).description
+        )
     }
 
     /// The signed-in user of this browser, if its SSO cookie names a live session.
     func currentSession(_ req: Request) throws -> (user: EmulatorStore.UserRecord, authTime: Int)? {
-        guard let id = req.cookies[sessionCookieName()]?.value, let s = try store.session(id: id), let user = try store.user(oid: s.oid) else {
+        guard let id = req.cookies[sessionCookieName()]?.value, let s = try store.session(id: id), let user = try store.user(oid: s.oid)
+        else {
             return nil
         }
         return (user, s.authTime)
@@ -110,79 +120,114 @@ extension B2CEmulator {
 
     // MARK: /authorize
 
-    func authorize(_ req: Request, _ context: EmulatorRequestContext, authority: AuthorityRef, policy: EmulatorSeed.Policy) async throws
-        -> Response {
+    func authorize(
+        _ req: Request, _ context: EmulatorRequestContext, authority: AuthorityRef, policy: EmulatorSeed.Policy
+    ) async throws
+        -> Response
+    {
         var request = req
         let q = try await request.queryAndForm()
         guard let clientId = q["client_id"], !clientId.isEmpty else {
             throw PageError(code: "AADB2C90008", message: "The request does not contain a client ID parameter.")
         }
         guard let app = seed.app(clientId: clientId) else {
-            throw PageError(code: "AADB2C90018", message: "The client ID '\(clientId)' specified in the request is not registered in tenant '\(tenantName)'.")
+            throw PageError(
+                code: "AADB2C90018",
+                message: "The client ID '\(clientId)' specified in the request is not registered in tenant '\(tenantName)'.")
         }
         guard let redirectUri = q["redirect_uri"], !redirectUri.isEmpty else {
-            throw PageError(code: "AADB2C90006", message: "The request does not contain a redirect_uri parameter for the client ID '\(clientId)'.")
+            throw PageError(
+                code: "AADB2C90006", message: "The request does not contain a redirect_uri parameter for the client ID '\(clientId)'.")
         }
         guard Self.redirectAllowed(redirectUri, registered: app.redirectUris) else {
-            throw PageError(code: "AADB2C90006", message: "The redirect URI '\(redirectUri)' provided in the request is not registered for the client ID '\(clientId)'.")
+            throw PageError(
+                code: "AADB2C90006",
+                message: "The redirect URI '\(redirectUri)' provided in the request is not registered for the client ID '\(clientId)'.")
         }
         let responseType = (q["response_type"] ?? "").split(separator: " ").map { String($0).lowercased() }
         let implicit = responseType.contains("token") || responseType.contains("id_token")
         var reply = ReplyTo(redirectUri: redirectUri, mode: implicit ? "fragment" : "query", state: q["state"])
         if let mode = q["response_mode"] {
             guard ["query", "fragment", "form_post"].contains(mode) else {
-                return redirectError(reply, OAuthFailure(error: "invalid_request", code: "AADB2C90014",
-                                                         message: "The requested response mode '\(mode)' provided in the request is not supported."))
+                return redirectError(
+                    reply,
+                    OAuthFailure(
+                        error: "invalid_request", code: "AADB2C90014",
+                        message: "The requested response mode '\(mode)' provided in the request is not supported."))
             }
             reply.mode = mode
         }
         do {
             if policy.kind == .ropc {
-                throw OAuthFailure(error: "invalid_request", code: "AADB2C99003",
-                                   message: "The policy '\(policy.id)' is a resource owner password credentials (ROPC) flow and has no sign-in pages; use the token endpoint with grant_type=password.")
+                throw OAuthFailure(
+                    error: "invalid_request", code: "AADB2C99003",
+                    message:
+                        "The policy '\(policy.id)' is a resource owner password credentials (ROPC) flow and has no sign-in pages; use the "
+                            + "token endpoint with grant_type=password."
+                )
             }
             guard !responseType.isEmpty, Set(responseType).isSubset(of: ["code", "id_token", "token"]) else {
-                throw OAuthFailure(error: "unsupported_response_type", code: "AADB2C90013",
-                                   message: "The requested response type '\(q["response_type"] ?? "")' provided in the request is not supported.")
+                throw OAuthFailure(
+                    error: "unsupported_response_type", code: "AADB2C90013",
+                    message: "The requested response type '\(q["response_type"] ?? "")' provided in the request is not supported.")
             }
             if implicit && !app.allowImplicitFlow {
-                throw OAuthFailure(error: "unauthorized_client", code: "AADB2C90057",
-                                   message: "The provided application is not configured to allow the 'OAuth' Implicit flow.")
+                throw OAuthFailure(
+                    error: "unauthorized_client", code: "AADB2C90057",
+                    message: "The provided application is not configured to allow the 'OAuth' Implicit flow.")
             }
             if implicit && reply.mode == "query" {
-                throw OAuthFailure(error: "invalid_request", code: "AADB2C90014",
-                                   message: "The requested response mode 'query' is not supported for response type '\(responseType.joined(separator: " "))'.")
+                throw OAuthFailure(
+                    error: "invalid_request", code: "AADB2C90014",
+                    message:
+                        "The requested response mode 'query' is not supported for response type '\(responseType.joined(separator: " "))'.")
             }
             let scopes = try resolveScopes(q["scope"], app: app)
             if responseType.contains("code") && !scopes.openid && scopes.resourceAppId == nil {
-                throw OAuthFailure(error: "invalid_request", code: "AADB2C90115",
-                                   message: "The scope '\(q["scope"] ?? "")' must include openid or a resource (an API scope or the client ID) for the authorization code flow.")
+                throw OAuthFailure(
+                    error: "invalid_request", code: "AADB2C90115",
+                    message:
+                        "The scope '\(q["scope"] ?? "")' must include openid or a resource (an API scope or the client ID) for the "
+                            + "authorization code flow."
+                )
             }
             if responseType.contains("id_token") && !scopes.openid {
-                throw OAuthFailure(error: "invalid_request", code: "AADB2C90110", message: "The scope parameter must include 'openid' when requesting an id_token.")
+                throw OAuthFailure(
+                    error: "invalid_request", code: "AADB2C90110",
+                    message: "The scope parameter must include 'openid' when requesting an id_token.")
             }
             let prompt = (q["prompt"] ?? "").split(separator: " ").map { String($0).lowercased() }
             for p in prompt where !["none", "login", "consent", "select_account", "create"].contains(p) {
-                throw OAuthFailure(error: "invalid_request", code: "AADB2C90043",
-                                   message: "The prompt included in the request contains invalid values. Expected 'none', 'login', 'consent' or 'select_account'.")
+                throw OAuthFailure(
+                    error: "invalid_request", code: "AADB2C90043",
+                    message:
+                        "The prompt included in the request contains invalid values. Expected 'none', 'login', 'consent' or "
+                            + "'select_account'."
+                )
             }
             var challengeMethod: String?
             if let challenge = q["code_challenge"] {
                 let method = q["code_challenge_method"] ?? "plain"
                 guard method == "S256" || method == "plain" else {
-                    throw OAuthFailure(error: "invalid_request", code: "AADB2C90184",
-                                       message: "The supplied code_challenge_method '\(method)' is not supported. Supported values are 'plain' or 'S256'.")
+                    throw OAuthFailure(
+                        error: "invalid_request", code: "AADB2C90184",
+                        message: "The supplied code_challenge_method '\(method)' is not supported. Supported values are 'plain' or 'S256'.")
                 }
-                let valid = method == "S256" ? (challenge.count == 43 && Base64URL.decode(challenge)?.count == 32) : PKCE.isValidVerifier(challenge)
+                let valid =
+                    method == "S256" ? (challenge.count == 43 && Base64URL.decode(challenge)?.count == 32) : PKCE.isValidVerifier(challenge)
                 guard valid else {
                     throw OAuthFailure(error: "invalid_request", code: "AADB2C90183", message: "The supplied code_challenge is invalid.")
                 }
                 challengeMethod = method
             } else if q["code_challenge_method"] != nil {
-                throw OAuthFailure(error: "invalid_request", code: "AADB2C90183", message: "The request has a code_challenge_method but no code_challenge.")
+                throw OAuthFailure(
+                    error: "invalid_request", code: "AADB2C90183", message: "The request has a code_challenge_method but no code_challenge."
+                )
             }
             if let maxAge = q["max_age"], Int(maxAge).map({ $0 >= 0 }) != true {
-                throw OAuthFailure(error: "invalid_request", code: "AADB2C90120", message: "Max age must be an integer between '0' and '2147483647' inclusive.")
+                throw OAuthFailure(
+                    error: "invalid_request", code: "AADB2C90120",
+                    message: "Max age must be an integer between '0' and '2147483647' inclusive.")
             }
             var tx = AuthorizeTransaction(
                 id: Random.token(bytes: 18), policy: policy.id, tenantSegment: authority.tenantSegment, origin: context.origin,
@@ -192,18 +237,24 @@ extension B2CEmulator {
                 clientInfo: ["1", "true"].contains(q["client_info"]?.lowercased() ?? ""))
 
             let session = try currentSession(req)
-            let hintMatches = tx.loginHint.map { h in session.map { $0.user.email.caseInsensitiveCompare(h) == .orderedSame || $0.user.oid == h.lowercased() } ?? false } ?? true
+            let hintMatches =
+                tx.loginHint.map { h in
+                    session.map { $0.user.email.caseInsensitiveCompare(h) == .orderedSame || $0.user.oid == h.lowercased() } ?? false
+                } ?? true
             let usableSession = (prompt.contains("login") || !hintMatches) ? nil : session
             if prompt.contains("none") {
                 guard let s = session, hintMatches, policy.kind != .resetPassword, policy.kind != .signUp else {
-                    throw OAuthFailure(error: "interaction_required", code: "AADB2C90077",
-                                       message: "User does not have an existing session and request prompt parameter has a value of 'None'.")
+                    throw OAuthFailure(
+                        error: "interaction_required", code: "AADB2C90077",
+                        message: "User does not have an existing session and request prompt parameter has a value of 'None'.")
                 }
                 return try complete(tx, user: s.user, authTime: s.authTime, newUser: false, secure: context.isHTTPS)
             }
             switch policy.kind {
             case .signUpSignIn, .signIn:
-                if let s = usableSession { return try complete(tx, user: s.user, authTime: s.authTime, newUser: false, secure: context.isHTTPS) }
+                if let s = usableSession {
+                    return try complete(tx, user: s.user, authTime: s.authTime, newUser: false, secure: context.isHTTPS)
+                }
                 try store.saveTransaction(tx, now: clock.now())
                 return signInPage(tx, policy: policy)
             case .signUp:
@@ -239,8 +290,10 @@ extension B2CEmulator {
     func sendReply(_ r: ReplyTo, _ params: [(String, String)], headers: [(String, String)] = []) -> Response {
         switch r.mode {
         case "form_post":
-            let inputs = params.map { "<input type=\"hidden\" name=\"\(HTML.escape($0.0))\" value=\"\(HTML.escape($0.1))\">" }.joined(separator: "\n")
-            return .html("""
+            let inputs = params.map { "<input type=\"hidden\" name=\"\(HTML.escape($0.0))\" value=\"\(HTML.escape($0.1))\">" }.joined(
+                separator: "\n")
+            return .html(
+                """
                 <!DOCTYPE html><html><head><title>Working...</title></head><body>
                 <form method="post" name="hiddenform" action="\(HTML.escape(r.redirectUri))">
                 \(inputs)
@@ -259,8 +312,10 @@ extension B2CEmulator {
     }
 
     /// The user is known: issue a code (and/or implicit tokens), keep the SSO session, go back to the app.
-    func complete(_ tx: AuthorizeTransaction, user: EmulatorStore.UserRecord, authTime: Int, newUser: Bool, secure: Bool,
-                  newSession: Bool = false) throws -> Response {
+    func complete(
+        _ tx: AuthorizeTransaction, user: EmulatorStore.UserRecord, authTime: Int, newUser: Bool, secure: Bool,
+        newSession: Bool = false
+    ) throws -> Response {
         guard let policy = seed.policy(named: tx.policy), let app = seed.app(clientId: tx.clientId) else {
             throw PageError(code: nil, message: "The tenant configuration changed during sign-in; start again from your app.")
         }
@@ -276,10 +331,13 @@ extension B2CEmulator {
         var params: [(String, String)] = []
         if tx.responseType.contains("code") {
             let code = Random.token(bytes: 32)
-            try store.saveCode(code, .init(clientId: app.clientId, redirectUri: tx.redirectUri, policy: policy.lowercasedID,
-                                           scopes: tx.scope, nonce: tx.nonce, challenge: tx.codeChallenge,
-                                           challengeMethod: tx.codeChallengeMethod, oid: user.oid, authTime: authTime,
-                                           newUser: newUser, createdAt: now, redeemedAt: nil, grantId: UUID().uuidString.lowercased()))
+            try store.saveCode(
+                code,
+                .init(
+                    clientId: app.clientId, redirectUri: tx.redirectUri, policy: policy.lowercasedID,
+                    scopes: tx.scope, nonce: tx.nonce, challenge: tx.codeChallenge,
+                    challengeMethod: tx.codeChallengeMethod, oid: user.oid, authTime: authTime,
+                    newUser: newUser, createdAt: now, redeemedAt: nil, grantId: UUID().uuidString.lowercased()))
             params.append(("code", code))
         }
         if tx.responseType.contains("token") || tx.responseType.contains("id_token") {
@@ -287,8 +345,9 @@ extension B2CEmulator {
             implicitScopes.offlineAccess = false
             if !tx.responseType.contains("token") { implicitScopes.resourceAppId = nil }
             if !tx.responseType.contains("id_token") { implicitScopes.openid = false }
-            let issued = try issue(user: user, policy: policy, app: app, scopes: implicitScopes, nonce: tx.nonce, authTime: authTime,
-                                   newUser: newUser, origin: tx.origin, clientInfo: false, grant: nil)
+            let issued = try issue(
+                user: user, policy: policy, app: app, scopes: implicitScopes, nonce: tx.nonce, authTime: authTime,
+                newUser: newUser, origin: tx.origin, clientInfo: false, grant: nil)
             for key in ["access_token", "token_type", "expires_in", "scope", "id_token"] {
                 if let v = issued.body[key] { params.append((key, v.stringValue ?? v.serialized())) }
             }

@@ -12,14 +12,18 @@ extension B2CEmulator {
             "end_session_endpoint": .string(a.url("oauth2/v2.0/logout")),
             "jwks_uri": .string(a.url("discovery/v2.0/keys")),
             "response_modes_supported": ["query", "fragment", "form_post"],
-            "response_types_supported": ["code", "code id_token", "code token", "code id_token token", "id_token", "id_token token",
-                                         "token", "token id_token"],
+            "response_types_supported": [
+                "code", "code id_token", "code token", "code id_token token", "id_token", "id_token token",
+                "token", "token id_token",
+            ],
             "scopes_supported": ["openid"],
             "subject_types_supported": ["pairwise"],
             "id_token_signing_alg_values_supported": ["RS256"],
             "token_endpoint_auth_methods_supported": ["client_secret_post", "client_secret_basic"],
-            "claims_supported": ["name", "given_name", "family_name", "emails", "idp", "newUser", "oid", "sub",
-                                 .string(policy.policyClaim), "iss", "iat", "exp", "aud", "nonce", "auth_time"],
+            "claims_supported": [
+                "name", "given_name", "family_name", "emails", "idp", "newUser", "oid", "sub",
+                .string(policy.policyClaim), "iss", "iat", "exp", "aud", "nonce", "auth_time",
+            ],
         ]
         return .json(doc, headers: [("Access-Control-Allow-Origin", "*")])
     }
@@ -44,13 +48,17 @@ extension B2CEmulator {
 
     func indexPage(origin: String) -> Response {
         let policies = seed.policies.map { p in
-            "<li><code>\(HTML.escape(p.id))</code> (\(p.kind.rawValue)) — <a href=\"/\(HTML.escape(tenantName))/\(HTML.escape(p.lowercasedID))/v2.0/.well-known/openid-configuration\">discovery</a></li>"
+            let href = "/\(HTML.escape(tenantName))/\(HTML.escape(p.lowercasedID))/v2.0/.well-known/openid-configuration"
+            return "<li><code>\(HTML.escape(p.id))</code> (\(p.kind.rawValue)) — <a href=\"\(href)\">discovery</a></li>"
         }.joined()
-        return .html(page(title: "b2c emulator", body: """
-            <h1>b2c emulator</h1>
-            <p>Tenant <code>\(HTML.escape(tenantName))</code> (<code>\(tenantID)</code>) at <code>\(HTML.escape(origin))</code>.</p>
-            <ul>\(policies)</ul>
-            <p>Sample API: <code>GET /hello</code>. Admin (loopback only): <code>/_admin</code>.</p>
-            """))
+        return .html(
+            page(
+                title: "b2c emulator",
+                body: """
+                    <h1>b2c emulator</h1>
+                    <p>Tenant <code>\(HTML.escape(tenantName))</code> (<code>\(tenantID)</code>) at <code>\(HTML.escape(origin))</code>.</p>
+                    <ul>\(policies)</ul>
+                    <p>Sample API: <code>GET /hello</code>. Admin (loopback only): <code>/_admin</code>.</p>
+                    """))
     }
 }

@@ -36,19 +36,29 @@ extension B2CEmulator {
                 if item.caseInsensitiveCompare(app.clientId) == .orderedSame {
                     appId = app.clientId
                 } else if let api = seed.apis.first(where: { item.hasPrefix($0.identifierUri + "/") }),
-                          case let name = String(item.dropFirst(api.identifierUri.count + 1)), api.scopes.contains(name) {
+                    case let name = String(item.dropFirst(api.identifierUri.count + 1)), api.scopes.contains(name)
+                {
                     guard app.apiPermissions.contains(item) else {
-                        throw OAuthFailure(error: "invalid_scope", code: "AADB2C90012",
-                                           message: "The scope '\(item)' provided in request is not supported. The application '\(app.clientId)' has no permission for it.")
+                        throw OAuthFailure(
+                            error: "invalid_scope", code: "AADB2C90012",
+                            message:
+                                "The scope '\(item)' provided in request is not supported. The application '\(app.clientId)' has no "
+                                    + "permission for it."
+                        )
                     }
                     appId = api.appId
                     short = name
                 } else {
-                    throw OAuthFailure(error: "invalid_scope", code: "AADB2C90012", message: "The scope '\(item)' provided in request is not supported.")
+                    throw OAuthFailure(
+                        error: "invalid_scope", code: "AADB2C90012", message: "The scope '\(item)' provided in request is not supported.")
                 }
                 if let existing = s.resourceAppId, existing != appId {
-                    throw OAuthFailure(error: "invalid_request", code: "AADB2C90146",
-                                       message: "The scope '\(raw)' provided in request specifies more than one resource for an access token, which is not supported.")
+                    throw OAuthFailure(
+                        error: "invalid_request", code: "AADB2C90146",
+                        message:
+                            "The scope '\(raw)' provided in request specifies more than one resource for an access token, which is not "
+                                + "supported."
+                    )
                 }
                 s.resourceAppId = appId
                 if let short, !s.shortScopes.contains(short) { s.shortScopes.append(short); s.fullScopes.append(item) }
@@ -67,9 +77,11 @@ extension B2CEmulator {
 
     /// Signs the id and access tokens for `user` and stores a refresh token when `offline_access` was asked for.
     /// `policy` nil means a native-authentication (External ID) sign-in.
-    func issue(user: EmulatorStore.UserRecord, policy: EmulatorSeed.Policy?, app: EmulatorSeed.App, scopes: Scopes, nonce: String?,
-               authTime: Int, newUser: Bool, origin: String, clientInfo: Bool, grant: (id: String, issuedAt: Int)?,
-               rotating oldRefreshToken: String? = nil, includeIDToken: Bool = true) throws -> Issued {
+    func issue(
+        user: EmulatorStore.UserRecord, policy: EmulatorSeed.Policy?, app: EmulatorSeed.App, scopes: Scopes, nonce: String?,
+        authTime: Int, newUser: Bool, origin: String, clientInfo: Bool, grant: (id: String, issuedAt: Int)?,
+        rotating oldRefreshToken: String? = nil, includeIDToken: Bool = true
+    ) throws -> Issued {
         let now = clock.now()
         let iss = issuer(origin: origin, policy: policy)
         let atLifetime = policy?.accessTokenLifetime ?? 3600
@@ -114,8 +126,10 @@ extension B2CEmulator {
         if let idToken {
             body["id_token"] = .string(idToken)
             body["id_token_expires_in"] = asNumber(idLifetime)
-            let profile: JSONValue = ["ver": "1.0", "tid": .string(tenantID), "sub": nil, "name": .string(user.displayName),
-                                      "preferred_username": nil, "idp": "LocalAccount"]
+            let profile: JSONValue = [
+                "ver": "1.0", "tid": .string(tenantID), "sub": nil, "name": .string(user.displayName),
+                "preferred_username": nil, "idp": "LocalAccount",
+            ]
             body["profile_info"] = .string(Base64URL.encode(profile.serialized()))
         }
         if let accessToken, let resource = scopes.resourceAppId {
@@ -132,10 +146,13 @@ extension B2CEmulator {
             let rtLifetime = policy?.refreshTokenLifetime ?? 1_209_600
             let token = Random.token(bytes: 48)
             let g = grant ?? (id: UUID().uuidString.lowercased(), issuedAt: now)
-            try store.saveRefreshToken(token, .init(grantId: g.id, clientId: app.clientId, policy: policy?.lowercasedID ?? "",
-                                                    oid: user.oid, scopes: scopes.serializedForStorage, authTime: authTime,
-                                                    issuedAt: now, grantIssuedAt: g.issuedAt, rotatedAt: nil, revoked: false),
-                                       rotating: oldRefreshToken, now: now)
+            try store.saveRefreshToken(
+                token,
+                .init(
+                    grantId: g.id, clientId: app.clientId, policy: policy?.lowercasedID ?? "",
+                    oid: user.oid, scopes: scopes.serializedForStorage, authTime: authTime,
+                    issuedAt: now, grantIssuedAt: g.issuedAt, rotatedAt: nil, revoked: false),
+                rotating: oldRefreshToken, now: now)
             body["refresh_token"] = .string(token)
             body["refresh_token_expires_in"] = asNumber(rtLifetime)
             refreshToken = token

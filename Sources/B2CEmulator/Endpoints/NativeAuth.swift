@@ -6,12 +6,16 @@ import Hummingbird
 /// continuation tokens, email one-time codes and passwords, and AAD-style errors.
 extension B2CEmulator {
     private func aadMissing(_ name: String) -> AADFailure {
-        AADFailure(error: "invalid_request", description: "AADSTS900144: The request body must contain the following parameter: '\(name)'.", codes: [900144])
+        AADFailure(
+            error: "invalid_request", description: "AADSTS900144: The request body must contain the following parameter: '\(name)'.",
+            codes: [900144])
     }
 
     private func nativeClient(_ req: Request) async throws -> ([String: String], EmulatorSeed.App) {
         guard req.method == .post else {
-            throw AADFailure(error: "invalid_request", description: "AADSTS900561: The endpoint only accepts POST requests.", codes: [900561], status: 405)
+            throw AADFailure(
+                error: "invalid_request", description: "AADSTS900561: The endpoint only accepts POST requests.", codes: [900561],
+                status: 405)
         }
         let form: [String: String]
         var request = req
@@ -20,13 +24,15 @@ extension B2CEmulator {
         }
         guard let clientId = form["client_id"], !clientId.isEmpty else { throw aadMissing("client_id") }
         guard let app = seed.app(clientId: clientId) else {
-            throw AADFailure(error: "unauthorized_client",
-                             description: "AADSTS700016: Application with identifier '\(clientId)' was not found in the directory '\(tenantName)'.",
-                             codes: [700016])
+            throw AADFailure(
+                error: "unauthorized_client",
+                description: "AADSTS700016: Application with identifier '\(clientId)' was not found in the directory '\(tenantName)'.",
+                codes: [700016])
         }
         guard app.nativeAuth else {
-            throw AADFailure(error: "unauthorized_client",
-                             description: "AADSTS500207: Native authentication is not enabled for the application '\(clientId)'.", codes: [500207])
+            throw AADFailure(
+                error: "unauthorized_client",
+                description: "AADSTS500207: Native authentication is not enabled for the application '\(clientId)'.", codes: [500207])
         }
         return (form, app)
     }
@@ -35,13 +41,15 @@ extension B2CEmulator {
         guard let raw, !raw.isEmpty else { throw aadMissing("challenge_type") }
         let types = raw.split(separator: " ").map(String.init)
         for t in types where !["oob", "password", "redirect"].contains(t) {
-            throw AADFailure(error: "unsupported_challenge_type",
-                             description: "AADSTS55102: The challenge type '\(t)' is not supported. Supported types are oob, password and redirect.",
-                             codes: [55102])
+            throw AADFailure(
+                error: "unsupported_challenge_type",
+                description: "AADSTS55102: The challenge type '\(t)' is not supported. Supported types are oob, password and redirect.",
+                codes: [55102])
         }
         guard types.contains("redirect") else {
-            throw AADFailure(error: "invalid_request",
-                             description: "AADSTS901007: The challenge_type list parameter does not include the 'redirect' type.", codes: [901007])
+            throw AADFailure(
+                error: "invalid_request",
+                description: "AADSTS901007: The challenge_type list parameter does not include the 'redirect' type.", codes: [901007])
         }
         return types
     }
@@ -77,13 +85,16 @@ extension B2CEmulator {
             return .json(["challenge_type": "redirect", "redirect_reason": "The client supports only the web-based flow."])
         }
         guard let user = try store.user(email: username) else {
-            throw AADFailure(error: "user_not_found",
-                             description: "AADSTS50034: The user account \(Self.obfuscate(username)) does not exist in the \(tenantName) directory.",
-                             codes: [50034])
+            throw AADFailure(
+                error: "user_not_found",
+                description: "AADSTS50034: The user account \(Self.obfuscate(username)) does not exist in the \(tenantName) directory.",
+                codes: [50034])
         }
-        let token = try store.advanceNativeFlow(.init(clientId: app.clientId, oid: user.oid, stage: "initiated",
-                                                      challengeTypes: types.joined(separator: " "), otpHash: nil, otpIssuedAt: nil,
-                                                      attempts: 0, expiresAt: clock.now() + Self.continuationLifetime), replacing: nil)
+        let token = try store.advanceNativeFlow(
+            .init(
+                clientId: app.clientId, oid: user.oid, stage: "initiated",
+                challengeTypes: types.joined(separator: " "), otpHash: nil, otpIssuedAt: nil,
+                attempts: 0, expiresAt: clock.now() + Self.continuationLifetime), replacing: nil)
         return .json(["continuation_token": .string(token)])
     }
 
@@ -94,7 +105,9 @@ extension B2CEmulator {
         let (token, flow) = try self.flow(form, app: app)
         let types = try form["challenge_type"].map { try challengeTypes($0) } ?? flow.challengeTypes.split(separator: " ").map(String.init)
         guard let user = try store.user(oid: flow.oid) else {
-            throw AADFailure(error: "user_not_found", description: "AADSTS50034: The user account does not exist in the \(tenantName) directory.", codes: [50034])
+            throw AADFailure(
+                error: "user_not_found", description: "AADSTS50034: The user account does not exist in the \(tenantName) directory.",
+                codes: [50034])
         }
         let now = clock.now()
         if types.contains("password") && flow.stage != "oob" {
@@ -113,9 +126,11 @@ extension B2CEmulator {
             next.attempts = 0
             next.expiresAt = now + Self.continuationLifetime
             let t = try store.advanceNativeFlow(next, replacing: token)
-            return .json(["challenge_type": "oob", "binding_method": "prompt", "challenge_channel": "email",
-                          "challenge_target_label": .string(Self.obfuscate(user.email)), "code_length": JSONValue(Self.otpLength),
-                          "interval": 300, "continuation_token": .string(t)])
+            return .json([
+                "challenge_type": "oob", "binding_method": "prompt", "challenge_channel": "email",
+                "challenge_target_label": .string(Self.obfuscate(user.email)), "code_length": JSONValue(Self.otpLength),
+                "interval": 300, "continuation_token": .string(t),
+            ])
         }
         return .json(["challenge_type": "redirect", "redirect_reason": "No challenge type the client supports can be used for this user."])
     }
@@ -124,8 +139,9 @@ extension B2CEmulator {
     func nativeToken(_ req: Request, _ context: EmulatorRequestContext, authority: AuthorityRef) async throws -> Response {
         let (form, app) = try await nativeClient(req)
         let grantType = form["grant_type"] ?? ""
-        var entry = EmulatorStore.LogEntry(at: clock.now(), endpoint: "native-token", grantType: grantType, policy: "",
-                                           clientId: app.clientId, oid: nil, outcome: "ok")
+        var entry = EmulatorStore.LogEntry(
+            at: clock.now(), endpoint: "native-token", grantType: grantType, policy: "",
+            clientId: app.clientId, oid: nil, outcome: "ok")
         do {
             let out = try nativeGrant(grantType, form: form, app: app, origin: authority.origin, log: &entry)
             store.log(entry)
@@ -148,8 +164,10 @@ extension B2CEmulator {
         }
     }
 
-    private func nativeGrant(_ grantType: String, form: [String: String], app: EmulatorSeed.App, origin: String,
-                             log: inout EmulatorStore.LogEntry) throws -> Response {
+    private func nativeGrant(
+        _ grantType: String, form: [String: String], app: EmulatorSeed.App, origin: String,
+        log: inout EmulatorStore.LogEntry
+    ) throws -> Response {
         let now = clock.now()
         switch grantType {
         case "password", "oob":
@@ -160,16 +178,21 @@ extension B2CEmulator {
             }
             if grantType == "password" {
                 guard flow.stage == "password" else {
-                    throw AADFailure(error: "invalid_request", description: "AADSTS55114: The continuation_token was not issued for a password challenge.", codes: [55114])
+                    throw AADFailure(
+                        error: "invalid_request",
+                        description: "AADSTS55114: The continuation_token was not issued for a password challenge.", codes: [55114])
                 }
                 guard let password = form["password"], !password.isEmpty else { throw aadMissing("password") }
                 guard try store.checkPassword(email: user.email, password: password) != nil else {
-                    throw AADFailure(error: "invalid_grant",
-                                     description: "AADSTS901007: Error validating credentials due to invalid username or password.", codes: [50126])
+                    throw AADFailure(
+                        error: "invalid_grant",
+                        description: "AADSTS901007: Error validating credentials due to invalid username or password.", codes: [50126])
                 }
             } else {
                 guard flow.stage == "oob", let expected = flow.otpHash, let issuedAt = flow.otpIssuedAt else {
-                    throw AADFailure(error: "invalid_request", description: "AADSTS55114: The continuation_token was not issued for an email code challenge.", codes: [55114])
+                    throw AADFailure(
+                        error: "invalid_request",
+                        description: "AADSTS55114: The continuation_token was not issued for an email code challenge.", codes: [55114])
                 }
                 guard let code = form["oob"], !code.isEmpty else { throw aadMissing("oob") }
                 guard now < issuedAt + Self.continuationLifetime else {
@@ -180,36 +203,42 @@ extension B2CEmulator {
                     try store.countNativeAttempt(token)
                     if flow.attempts + 1 >= Self.maxOTPAttempts {
                         try store.endNativeFlow(token)
-                        throw AADFailure(error: "invalid_grant", description: "AADSTS50196: Too many incorrect codes. Start the sign-in again.",
-                                         codes: [50196], suberror: "invalid_oob_value")
+                        throw AADFailure(
+                            error: "invalid_grant", description: "AADSTS50196: Too many incorrect codes. Start the sign-in again.",
+                            codes: [50196], suberror: "invalid_oob_value")
                     }
-                    throw AADFailure(error: "invalid_grant", description: "AADSTS50181: Unable to validate the otp.", codes: [50181],
-                                     suberror: "invalid_oob_value")
+                    throw AADFailure(
+                        error: "invalid_grant", description: "AADSTS50181: Unable to validate the otp.", codes: [50181],
+                        suberror: "invalid_oob_value")
                 }
             }
             try store.endNativeFlow(token)
-            let issued = try issue(user: user, policy: nil, app: app, scopes: try nativeScopes(form, app: app), nonce: nil, authTime: now,
-                                   newUser: false, origin: origin, clientInfo: wantsClientInfo(form), grant: nil)
+            let issued = try issue(
+                user: user, policy: nil, app: app, scopes: try nativeScopes(form, app: app), nonce: nil, authTime: now,
+                newUser: false, origin: origin, clientInfo: wantsClientInfo(form), grant: nil)
             return tokenResponse(issued)
         case "refresh_token":
             guard let rt = form["refresh_token"], !rt.isEmpty else { throw aadMissing("refresh_token") }
             let record: EmulatorStore.RefreshRecord, user: EmulatorStore.UserRecord
             do { (record, user) = try checkRefreshToken(rt, app: app, policy: nil) } catch let f as OAuthFailure {
                 let codes = ["AADB2C90080": 700082, "AADB2C90129": 50173, "AADB2C90128": 50034][f.code] ?? 9002313
-                throw AADFailure(error: f.code == "AADB2C90080" ? "expired_refresh_token" : "invalid_grant",
-                                 description: "AADSTS\(codes): \(f.message)", codes: [codes])
+                throw AADFailure(
+                    error: f.code == "AADB2C90080" ? "expired_refresh_token" : "invalid_grant",
+                    description: "AADSTS\(codes): \(f.message)", codes: [codes])
             }
             log.oid = user.oid
             var scopes = try nativeScopes(form, app: app)
             scopes.offlineAccess = true
-            let issued = try issue(user: user, policy: nil, app: app, scopes: scopes, nonce: nil, authTime: record.authTime, newUser: false,
-                                   origin: origin, clientInfo: wantsClientInfo(form), grant: (record.grantId, record.grantIssuedAt),
-                                   rotating: rt)
+            let issued = try issue(
+                user: user, policy: nil, app: app, scopes: scopes, nonce: nil, authTime: record.authTime, newUser: false,
+                origin: origin, clientInfo: wantsClientInfo(form), grant: (record.grantId, record.grantIssuedAt),
+                rotating: rt)
             return tokenResponse(issued)
         case "": throw aadMissing("grant_type")
         default:
-            throw AADFailure(error: "unsupported_grant_type",
-                             description: "AADSTS70003: The app requested an unsupported grant type '\(grantType)'.", codes: [70003])
+            throw AADFailure(
+                error: "unsupported_grant_type",
+                description: "AADSTS70003: The app requested an unsupported grant type '\(grantType)'.", codes: [70003])
         }
     }
 }

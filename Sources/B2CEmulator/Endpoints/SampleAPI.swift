@@ -4,8 +4,10 @@ import Hummingbird
 
 /// The standard B2C sample web API: `GET /hello` → `{"name": …}` after full token validation.
 extension B2CEmulator {
-    static let corsHeaders = [("Access-Control-Allow-Origin", "*"),
-                              ("Access-Control-Allow-Headers", "Authorization, Origin, X-Requested-With, Content-Type, Accept")]
+    static let corsHeaders = [
+        ("Access-Control-Allow-Origin", "*"),
+        ("Access-Control-Allow-Headers", "Authorization, Origin, X-Requested-With, Content-Type, Accept"),
+    ]
 
     func hello(_ req: Request) -> Response {
         if req.method == .options { return .empty(204, headers: Self.corsHeaders) }
@@ -18,8 +20,12 @@ extension B2CEmulator {
             if let why {
                 challenge += ", error=\"invalid_token\", error_description=\"\(why.replacingOccurrences(of: "\"", with: "'"))\""
             }
-            return .json(["error": why == nil ? "unauthorized" : "invalid_token", "error_description": .string(why ?? "A bearer token is required.")],
-                         status: 401, headers: [("WWW-Authenticate", challenge)] + Self.corsHeaders)
+            return .json(
+                [
+                    "error": why == nil ? "unauthorized" : "invalid_token",
+                    "error_description": .string(why ?? "A bearer token is required."),
+                ],
+                status: 401, headers: [("WWW-Authenticate", challenge)] + Self.corsHeaders)
         }
         guard let header = req.headers[.authorization], header.lowercased().hasPrefix("bearer ") else { return unauthorized(nil) }
         let token = String(header.dropFirst("bearer ".count)).trimmingCharacters(in: .whitespaces)
@@ -33,8 +39,10 @@ extension B2CEmulator {
         }
         let granted = (jwt.string("scp") ?? "").split(separator: " ").map(String.init)
         if let required = api.requiredScope, !granted.contains(required) {
-            return .json(["error": "insufficient_scope"], status: 403,
-                         headers: [("WWW-Authenticate", "Bearer realm=\"\(api.name)\", error=\"insufficient_scope\", scope=\"\(required)\"")] + Self.corsHeaders)
+            return .json(
+                ["error": "insufficient_scope"], status: 403,
+                headers: [("WWW-Authenticate", "Bearer realm=\"\(api.name)\", error=\"insufficient_scope\", scope=\"\(required)\"")]
+                    + Self.corsHeaders)
         }
         return .json(["name": jwt.claims["name"] ?? .null], headers: Self.corsHeaders)
     }

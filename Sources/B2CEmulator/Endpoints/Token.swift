@@ -17,22 +17,28 @@ extension B2CEmulator {
         for (k, v) in try req.queryParameters() where form[k] == nil && k != "p" { form[k] = v }
         guard let clientId = form["client_id"], !clientId.isEmpty else { throw missing("client_id") }
         guard let app = seed.app(clientId: clientId) else {
-            throw OAuthFailure(error: "invalid_client", code: "AADB2C90018",
-                               message: "The client ID '\(clientId)' specified in the request is not registered in tenant '\(tenantName)'.")
+            throw OAuthFailure(
+                error: "invalid_client", code: "AADB2C90018",
+                message: "The client ID '\(clientId)' specified in the request is not registered in tenant '\(tenantName)'.")
         }
         if form["client_secret"] != nil || req.headers[.authorization]?.lowercased().hasPrefix("basic ") == true {
-            throw OAuthFailure(error: "invalid_request", code: "AADB2C90084",
-                               message: "Public clients should not send a client_secret when redeeming a publicly acquired grant.")
+            throw OAuthFailure(
+                error: "invalid_request", code: "AADB2C90084",
+                message: "Public clients should not send a client_secret when redeeming a publicly acquired grant.")
         }
         return (form, app)
     }
 
-    func token(_ req: Request, _ context: EmulatorRequestContext, authority: AuthorityRef, policy: EmulatorSeed.Policy) async throws
-        -> Response {
+    func token(
+        _ req: Request, _ context: EmulatorRequestContext, authority: AuthorityRef, policy: EmulatorSeed.Policy
+    ) async throws
+        -> Response
+    {
         let (form, app) = try await tokenClient(req)
         let grantType = form["grant_type"] ?? ""
-        var entry = EmulatorStore.LogEntry(at: clock.now(), endpoint: "token", grantType: grantType, policy: policy.lowercasedID,
-                                           clientId: app.clientId, oid: nil, outcome: "ok")
+        var entry = EmulatorStore.LogEntry(
+            at: clock.now(), endpoint: "token", grantType: grantType, policy: policy.lowercasedID,
+            clientId: app.clientId, oid: nil, outcome: "ok")
         do {
             let out: Response
             switch grantType {
@@ -41,7 +47,9 @@ extension B2CEmulator {
             case "password": out = try passwordGrant(form, app: app, policy: policy, origin: context.origin, log: &entry)
             case "": throw missing("grant_type")
             default:
-                throw OAuthFailure(error: "unsupported_grant_type", code: "AADB2C90086", message: "The supplied grant_type [\(grantType)] is not supported.")
+                throw OAuthFailure(
+                    error: "unsupported_grant_type", code: "AADB2C90086",
+                    message: "The supplied grant_type [\(grantType)] is not supported.")
             }
             store.log(entry)
             return out
@@ -52,8 +60,10 @@ extension B2CEmulator {
         }
     }
 
-    private func redeemCode(_ form: [String: String], app: EmulatorSeed.App, policy: EmulatorSeed.Policy, origin: String,
-                            log: inout EmulatorStore.LogEntry) throws -> Response {
+    private func redeemCode(
+        _ form: [String: String], app: EmulatorSeed.App, policy: EmulatorSeed.Policy, origin: String,
+        log: inout EmulatorStore.LogEntry
+    ) throws -> Response {
         guard let code = form["code"], !code.isEmpty else { throw missing("code") }
         let now = clock.now()
         let record: EmulatorStore.CodeRecord
@@ -61,44 +71,69 @@ extension B2CEmulator {
         case .unknown:
             throw OAuthFailure(error: "invalid_grant", code: "AADB2C90090", message: "The provided JWE token is not valid.")
         case .replayed:
-            throw OAuthFailure(error: "invalid_grant", code: "AADB2C90129",
-                               message: "The provided grant has been revoked. Please reauthenticate and try again. (The authorization code was already redeemed.)")
+            throw OAuthFailure(
+                error: "invalid_grant", code: "AADB2C90129",
+                message:
+                    "The provided grant has been revoked. Please reauthenticate and try again. (The authorization code was already "
+                        + "redeemed.)"
+            )
         case .fresh(let r): record = r
         }
         log.oid = record.oid
         if now >= record.createdAt + Self.codeLifetime {
-            throw OAuthFailure(error: "invalid_grant", code: "AADB2C90080",
-                               message: "The provided grant has expired. Please re-authenticate and try again. Current time: \(now), Grant issued time: \(record.createdAt), Grant expiration time: \(record.createdAt + Self.codeLifetime)")
+            throw OAuthFailure(
+                error: "invalid_grant", code: "AADB2C90080",
+                message:
+                    "The provided grant has expired. Please re-authenticate and try again. Current time: \(now), Grant issued time: "
+                        + "\(record.createdAt), Grant expiration time: \(record.createdAt + Self.codeLifetime)"
+            )
         }
         guard record.clientId == app.clientId else {
-            throw OAuthFailure(error: "invalid_grant", code: "AADB2C90279",
-                               message: "The provided client id '\(app.clientId)' does not match the client id that issued the grant.")
+            throw OAuthFailure(
+                error: "invalid_grant", code: "AADB2C90279",
+                message: "The provided client id '\(app.clientId)' does not match the client id that issued the grant.")
         }
         guard record.policy == policy.lowercasedID else {
-            throw OAuthFailure(error: "invalid_grant", code: "AADB2C90088",
-                               message: "The provided grant has not been issued for this endpoint. Actual Value : \(policy.lowercasedID) and Expected Value : \(record.policy)")
+            throw OAuthFailure(
+                error: "invalid_grant", code: "AADB2C90088",
+                message:
+                    "The provided grant has not been issued for this endpoint. Actual Value : \(policy.lowercasedID) and Expected Value : "
+                        + "\(record.policy)"
+            )
         }
         guard let redirect = form["redirect_uri"] else { throw missing("redirect_uri") }
         guard redirect == record.redirectUri else {
-            throw OAuthFailure(error: "invalid_grant", code: "AADB2C90006",
-                               message: "The redirect URI '\(redirect)' provided in the request does not match the redirect URI the authorization code was issued to.")
+            throw OAuthFailure(
+                error: "invalid_grant", code: "AADB2C90006",
+                message:
+                    "The redirect URI '\(redirect)' provided in the request does not match the redirect URI the authorization code was "
+                        + "issued to."
+            )
         }
         if let challenge = record.challenge {
             guard let verifier = form["code_verifier"], !verifier.isEmpty else {
-                throw OAuthFailure(error: "invalid_request", code: "AADB2C90183", message: "The supplied code_verifier is invalid. The request has no code_verifier.")
+                throw OAuthFailure(
+                    error: "invalid_request", code: "AADB2C90183",
+                    message: "The supplied code_verifier is invalid. The request has no code_verifier.")
             }
             guard PKCE.isValidVerifier(verifier) else {
                 throw OAuthFailure(error: "invalid_request", code: "AADB2C90183", message: "The supplied code_verifier is invalid.")
             }
             let computed = record.challengeMethod == "S256" ? PKCE.s256Challenge(for: verifier) : verifier
             guard computed == challenge else {
-                throw OAuthFailure(error: "invalid_grant", code: "AADB2C90182", message: "The supplied code_verifier does not match associated code_challenge.")
+                throw OAuthFailure(
+                    error: "invalid_grant", code: "AADB2C90182",
+                    message: "The supplied code_verifier does not match associated code_challenge.")
             }
         } else if form["code_verifier"] != nil {
-            throw OAuthFailure(error: "invalid_grant", code: "AADB2C90182", message: "A code_verifier was sent but the authorization request had no code_challenge.")
+            throw OAuthFailure(
+                error: "invalid_grant", code: "AADB2C90182",
+                message: "A code_verifier was sent but the authorization request had no code_challenge.")
         }
         guard let user = try store.user(oid: record.oid) else {
-            throw OAuthFailure(error: "invalid_grant", code: "AADB2C90128", message: "The account associated with this grant no longer exists. Please reauthenticate and try again.")
+            throw OAuthFailure(
+                error: "invalid_grant", code: "AADB2C90128",
+                message: "The account associated with this grant no longer exists. Please reauthenticate and try again.")
         }
         // The token request may narrow the scopes; without a scope parameter the authorize request's scopes apply.
         let scopes = try resolveScopes(form["scope"].flatMap { $0.isEmpty ? nil : $0 } ?? record.scopes, app: app)
@@ -107,9 +142,10 @@ extension B2CEmulator {
         authorized.shortScopes = scopes.resourceAppId != nil ? scopes.shortScopes : authorized.shortScopes
         authorized.fullScopes = scopes.resourceAppId != nil ? scopes.fullScopes : authorized.fullScopes
         authorized.offlineAccess = authorized.offlineAccess || scopes.offlineAccess
-        let issued = try issue(user: user, policy: policy, app: app, scopes: authorized, nonce: record.nonce, authTime: record.authTime,
-                               newUser: record.newUser, origin: origin, clientInfo: wantsClientInfo(form),
-                               grant: (record.grantId, now))
+        let issued = try issue(
+            user: user, policy: policy, app: app, scopes: authorized, nonce: record.nonce, authTime: record.authTime,
+            newUser: record.newUser, origin: origin, clientInfo: wantsClientInfo(form),
+            grant: (record.grantId, now))
         return tokenResponse(issued)
     }
 
@@ -118,40 +154,58 @@ extension B2CEmulator {
     }
 
     /// Checks a refresh token against B2C's rules, in B2C's order. `policy` nil = native authentication.
-    func checkRefreshToken(_ token: String, app: EmulatorSeed.App, policy: EmulatorSeed.Policy?) throws
+    func checkRefreshToken(
+        _ token: String, app: EmulatorSeed.App, policy: EmulatorSeed.Policy?
+    ) throws
         -> (EmulatorStore.RefreshRecord, EmulatorStore.UserRecord)
     {
         guard let record = try store.refreshToken(token) else {
             throw OAuthFailure(error: "invalid_grant", code: "AADB2C90090", message: "The provided JWE token is not valid.")
         }
         guard record.clientId == app.clientId else {
-            throw OAuthFailure(error: "invalid_grant", code: "AADB2C90279",
-                               message: "The provided client id '\(app.clientId)' does not match the client id that issued the grant.")
+            throw OAuthFailure(
+                error: "invalid_grant", code: "AADB2C90279",
+                message: "The provided client id '\(app.clientId)' does not match the client id that issued the grant.")
         }
         let expected = policy?.lowercasedID ?? ""
         guard record.policy == expected else {
-            throw OAuthFailure(error: "invalid_grant", code: "AADB2C90088",
-                               message: "The provided grant has not been issued for this endpoint. Actual Value : \(expected.isEmpty ? "(native authentication)" : expected) and Expected Value : \(record.policy.isEmpty ? "(native authentication)" : record.policy)")
+            throw OAuthFailure(
+                error: "invalid_grant", code: "AADB2C90088",
+                message:
+                    "The provided grant has not been issued for this endpoint. Actual Value : "
+                        + "\(expected.isEmpty ? "(native authentication)" : expected) and Expected Value : "
+                            + "\(record.policy.isEmpty ? "(native authentication)" : record.policy)"
+            )
         }
         let now = clock.now()
         let lifetime = policy?.refreshTokenLifetime ?? 1_209_600
         let sliding = policy == nil ? 7_776_000 : policy!.slidingWindow
         if now >= record.issuedAt + lifetime || (sliding.map { now >= record.grantIssuedAt + $0 } ?? false) {
             let expiry = min(record.issuedAt + lifetime, sliding.map { record.grantIssuedAt + $0 } ?? Int.max)
-            throw OAuthFailure(error: "invalid_grant", code: "AADB2C90080",
-                               message: "The provided grant has expired. Please re-authenticate and try again. Current time: \(now), Grant issued time: \(record.grantIssuedAt), Grant expiration time: \(expiry)")
+            throw OAuthFailure(
+                error: "invalid_grant", code: "AADB2C90080",
+                message:
+                    "The provided grant has expired. Please re-authenticate and try again. Current time: \(now), Grant issued time: "
+                        + "\(record.grantIssuedAt), Grant expiration time: \(expiry)"
+            )
         }
         guard let user = try store.user(oid: record.oid) else {
-            throw OAuthFailure(error: "invalid_grant", code: "AADB2C90128", message: "The account associated with this grant no longer exists. Please reauthenticate and try again.")
+            throw OAuthFailure(
+                error: "invalid_grant", code: "AADB2C90128",
+                message: "The account associated with this grant no longer exists. Please reauthenticate and try again.")
         }
         if record.revoked || record.issuedAt < user.tokensValidFrom {
-            throw OAuthFailure(error: "invalid_grant", code: "AADB2C90129", message: "The provided grant has been revoked. Please reauthenticate and try again.")
+            throw OAuthFailure(
+                error: "invalid_grant", code: "AADB2C90129",
+                message: "The provided grant has been revoked. Please reauthenticate and try again.")
         }
         return (record, user)
     }
 
-    private func redeemRefreshToken(_ form: [String: String], app: EmulatorSeed.App, policy: EmulatorSeed.Policy, origin: String,
-                                    log: inout EmulatorStore.LogEntry) throws -> Response {
+    private func redeemRefreshToken(
+        _ form: [String: String], app: EmulatorSeed.App, policy: EmulatorSeed.Policy, origin: String,
+        log: inout EmulatorStore.LogEntry
+    ) throws -> Response {
         guard let token = form["refresh_token"], !token.isEmpty else { throw missing("refresh_token") }
         let (record, user) = try checkRefreshToken(token, app: app, policy: policy)
         log.oid = user.oid
@@ -159,28 +213,37 @@ extension B2CEmulator {
         // A refresh always yields an id token and a new refresh token (rotation), as B2C does.
         scopes.openid = true
         scopes.offlineAccess = true
-        let issued = try issue(user: user, policy: policy, app: app, scopes: scopes, nonce: nil, authTime: record.authTime, newUser: false,
-                               origin: origin, clientInfo: wantsClientInfo(form), grant: (record.grantId, record.grantIssuedAt),
-                               rotating: token)
+        let issued = try issue(
+            user: user, policy: policy, app: app, scopes: scopes, nonce: nil, authTime: record.authTime, newUser: false,
+            origin: origin, clientInfo: wantsClientInfo(form), grant: (record.grantId, record.grantIssuedAt),
+            rotating: token)
         return tokenResponse(issued)
     }
 
-    private func passwordGrant(_ form: [String: String], app: EmulatorSeed.App, policy: EmulatorSeed.Policy, origin: String,
-                               log: inout EmulatorStore.LogEntry) throws -> Response {
+    private func passwordGrant(
+        _ form: [String: String], app: EmulatorSeed.App, policy: EmulatorSeed.Policy, origin: String,
+        log: inout EmulatorStore.LogEntry
+    ) throws -> Response {
         guard policy.kind == .ropc else {
-            throw OAuthFailure(error: "unauthorized_client", code: "AADB2C90224",
-                               message: "Resource owner flow has not been enabled for the application. The policy '\(policy.id)' is not a resource owner password credentials (ROPC) policy.")
+            throw OAuthFailure(
+                error: "unauthorized_client", code: "AADB2C90224",
+                message:
+                    "Resource owner flow has not been enabled for the application. The policy '\(policy.id)' is not a resource owner "
+                        + "password credentials (ROPC) policy."
+            )
         }
         guard let username = form["username"], !username.isEmpty else { throw missing("username") }
         guard let password = form["password"], !password.isEmpty else { throw missing("password") }
         guard let user = try store.checkPassword(email: username, password: password) else {
-            throw OAuthFailure(error: "access_denied", code: "AADB2C90225", message: "The username or password provided in the request are invalid.")
+            throw OAuthFailure(
+                error: "access_denied", code: "AADB2C90225", message: "The username or password provided in the request are invalid.")
         }
         log.oid = user.oid
         let scopes = try resolveScopes(form["scope"] ?? "openid", app: app)
         let now = clock.now()
-        let issued = try issue(user: user, policy: policy, app: app, scopes: scopes, nonce: nil, authTime: now, newUser: false,
-                               origin: origin, clientInfo: wantsClientInfo(form), grant: nil)
+        let issued = try issue(
+            user: user, policy: policy, app: app, scopes: scopes, nonce: nil, authTime: now, newUser: false,
+            origin: origin, clientInfo: wantsClientInfo(form), grant: nil)
         return tokenResponse(issued)
     }
 }

@@ -66,7 +66,8 @@ struct AuthorityPrefixMiddleware: RouterMiddleware {
             guard let found = emulator.seed.policy(named: p) else { return failure(unknownPolicy: p) }
             policy = found
         }
-        context.authority = AuthorityRef(tfp: tfp, tenantSegment: tenantSegment, policy: policy, policyInPath: inPath, origin: context.origin)
+        context.authority = AuthorityRef(
+            tfp: tfp, tenantSegment: tenantSegment, policy: policy, policyInPath: inPath, origin: context.origin)
         let endpoint = rest.map { $0.lowercased() }.joined(separator: "/")
         context.endpoint = Self.faultName(endpoint)
         var head = request.head
@@ -93,16 +94,29 @@ struct AuthorityPrefixMiddleware: RouterMiddleware {
     }
 
     func failure(unknownTenant tenant: String) -> Response {
-        .json(["error": "invalid_tenant", "error_description": .string(B2CErrorDescription.format(
-            code: "AADB2C99001", message: "The tenant '\(tenant)' was not found. This emulator serves '\(emulator.tenantName)' (\(emulator.tenantID)).",
-            at: emulator.clock.date))], status: 404)
+        .json(
+            [
+                "error": "invalid_tenant",
+                "error_description": .string(
+                    B2CErrorDescription.format(
+                        code: "AADB2C99001",
+                        message:
+                            "The tenant '\(tenant)' was not found. This emulator serves '\(emulator.tenantName)' (\(emulator.tenantID)).",
+                        at: emulator.clock.date)),
+            ], status: 404)
     }
 
     func failure(unknownPolicy name: String) -> Response {
         let known = emulator.seed.policies.map(\.id).joined(separator: ", ")
-        return .json(["error": "invalid_request", "error_description": .string(B2CErrorDescription.format(
-            code: "AADB2C99002", message: "The policy '\(name)' does not exist in tenant '\(emulator.tenantName)'. Known policies: \(known).",
-            at: emulator.clock.date))], status: 404)
+        return .json(
+            [
+                "error": "invalid_request",
+                "error_description": .string(
+                    B2CErrorDescription.format(
+                        code: "AADB2C99002",
+                        message: "The policy '\(name)' does not exist in tenant '\(emulator.tenantName)'. Known policies: \(known).",
+                        at: emulator.clock.date)),
+            ], status: 404)
     }
 }
 

@@ -17,8 +17,9 @@ extension Request {
     /// The body, at most `maxBody` bytes (more is B2C's 413).
     mutating func bodyData() async throws -> Data {
         do { return Data(try await collectBody(upTo: Self.maxBody).readableBytesView) } catch {
-            throw OAuthFailure(error: "invalid_request", code: "AADB2C90083", message: "The request body is larger than \(Self.maxBody) bytes.",
-                               status: 413)
+            throw OAuthFailure(
+                error: "invalid_request", code: "AADB2C90083", message: "The request body is larger than \(Self.maxBody) bytes.",
+                status: 413)
         }
     }
 
@@ -26,8 +27,9 @@ extension Request {
     mutating func formParameters() async throws -> [String: String] {
         let type = (headers[.contentType] ?? "").lowercased()
         guard type.hasPrefix("application/x-www-form-urlencoded") else {
-            throw OAuthFailure(error: "invalid_request", code: "AADB2C90083",
-                               message: "The request body must be application/x-www-form-urlencoded (got '\(type.isEmpty ? "no content type" : type)').")
+            throw OAuthFailure(
+                error: "invalid_request", code: "AADB2C90083",
+                message: "The request body must be application/x-www-form-urlencoded (got '\(type.isEmpty ? "no content type" : type)').")
         }
         guard let text = String(data: try await bodyData(), encoding: .utf8) else {
             throw OAuthFailure(error: "invalid_request", code: "AADB2C90083", message: "The request body is not UTF-8.")
@@ -54,8 +56,9 @@ extension Response {
     }
 
     static func html(_ html: String, status: Int = 200, headers: [(String, String)] = []) -> Response {
-        make(status, [("Content-Type", "text/html; charset=utf-8"), ("X-Frame-Options", "DENY"), ("Cache-Control", "no-store")] + headers,
-             Data(html.utf8))
+        make(
+            status, [("Content-Type", "text/html; charset=utf-8"), ("X-Frame-Options", "DENY"), ("Cache-Control", "no-store")] + headers,
+            Data(html.utf8))
     }
 
     static func redirect(_ location: String, headers: [(String, String)] = []) -> Response {
@@ -89,8 +92,9 @@ struct OAuthFailure: Error, Sendable {
     }
 
     func response(at date: Date) -> Response {
-        .json(["error": .string(error), "error_description": .string(description(at: date))], status: status,
-              headers: [("Cache-Control", "no-store"), ("Pragma", "no-cache")])
+        .json(
+            ["error": .string(error), "error_description": .string(description(at: date))], status: status,
+            headers: [("Cache-Control", "no-store"), ("Pragma", "no-cache")])
     }
 }
 

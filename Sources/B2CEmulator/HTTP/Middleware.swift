@@ -27,7 +27,9 @@ struct FaultMiddleware: RouterMiddleware {
     let emulator: B2CEmulator
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard context.endpoint != "admin", let fault = emulator.takeFault(for: context.endpoint) else { return try await next(request, context) }
+        guard context.endpoint != "admin", let fault = emulator.takeFault(for: context.endpoint) else {
+            return try await next(request, context)
+        }
         switch fault.kind {
         case .delay:
             try? await Task.sleep(nanoseconds: UInt64(fault.delayMilliseconds) * 1_000_000)
@@ -67,9 +69,11 @@ struct ErrorMiddleware: RouterMiddleware {
         } catch is CancellationError {
             throw CancellationError()
         } catch {
-            return OAuthFailure(error: "server_error", code: "AADB2C90085",
-                                message: "The service has encountered an internal error. Please reauthenticate and try again. (\(type(of: error)))",
-                                status: 500).response(at: emulator.clock.date)
+            return OAuthFailure(
+                error: "server_error", code: "AADB2C90085",
+                message: "The service has encountered an internal error. Please reauthenticate and try again. (\(type(of: error)))",
+                status: 500
+            ).response(at: emulator.clock.date)
         }
     }
 }

@@ -7,8 +7,9 @@ extension B2CEmulator {
     /// What serves a request: the request log, then the authority-prefix parse (which must come before the router's
     /// path lookup, since it rewrites the path), then the router.
     func responder(scheme: String, logger: Logger?) -> TenantResponder {
-        TenantResponder(log: logger.map { RequestLogMiddleware(logger: $0) }, prefix: AuthorityPrefixMiddleware(emulator: self, scheme: scheme),
-                        router: router().buildResponder())
+        TenantResponder(
+            log: logger.map { RequestLogMiddleware(logger: $0) }, prefix: AuthorityPrefixMiddleware(emulator: self, scheme: scheme),
+            router: router().buildResponder())
     }
 
     /// Every route of the tenant. Paths below an authority arrive as `/_b2c/<endpoint>` (see `AuthorityPrefixMiddleware`).
@@ -17,8 +18,10 @@ extension B2CEmulator {
         router.middlewares.add(ErrorMiddleware(emulator: self))
         router.middlewares.add(FaultMiddleware(emulator: self))
         let any: [HTTPRequest.Method] = [.get, .post, .put, .delete, .patch, .head, .options]
-        func on(_ path: RouterPath, _ methods: [HTTPRequest.Method],
-                _ handler: @escaping @Sendable (Request, EmulatorRequestContext) async throws -> Response) {
+        func on(
+            _ path: RouterPath, _ methods: [HTTPRequest.Method],
+            _ handler: @escaping @Sendable (Request, EmulatorRequestContext) async throws -> Response
+        ) {
             for m in methods { router.on(path, method: m, use: handler) }
         }
 
@@ -58,23 +61,32 @@ extension B2CEmulator {
             try await self.page(context.parameters.get("page") ?? "", request, context, policy: try Self.policy(context))
         }
         on("/**", any) { _, context in
-            .json(["error": "not_found", "error_description": .string(
-                "No endpoint at \(context.path). Authority forms: /<tenant>/<policy>/..., /tfp/<tenant>/<policy>/..., /<tenant>/...?p=<policy>.")],
-                  status: 404)
+            .json(
+                [
+                    "error": "not_found",
+                    "error_description": .string(
+                        "No endpoint at \(context.path). Authority forms: /<tenant>/<policy>/..., /tfp/<tenant>/<policy>/..., "
+                            + "/<tenant>/...?p=<policy>."
+                    ),
+                ],
+                status: 404)
         }
         return router
     }
 
     static func authority(_ context: EmulatorRequestContext) throws -> AuthorityRef {
-        guard let a = context.authority else { throw OAuthFailure(error: "not_found", code: "AADB2C90055", message: "The request names no tenant.", status: 404) }
+        guard let a = context.authority else {
+            throw OAuthFailure(error: "not_found", code: "AADB2C90055", message: "The request names no tenant.", status: 404)
+        }
         return a
     }
 
     /// The policy the request named, which these endpoints need.
     static func policy(_ context: EmulatorRequestContext) throws -> EmulatorSeed.Policy {
         guard let policy = context.authority?.policy else {
-            throw OAuthFailure(error: "invalid_request", code: "AADB2C90055",
-                               message: "The request names no policy. Put the policy in the path (/<tenant>/B2C_1_susi/...) or in the p query parameter.")
+            throw OAuthFailure(
+                error: "invalid_request", code: "AADB2C90055",
+                message: "The request names no policy. Put the policy in the path (/<tenant>/B2C_1_susi/...) or in the p query parameter.")
         }
         return policy
     }

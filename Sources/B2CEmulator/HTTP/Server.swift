@@ -25,8 +25,10 @@ public final class EmulatorServer: Sendable {
     }
 
     /// Starts serving on `host:port` (port 0 = ephemeral). With `handleSignals`, SIGINT/SIGTERM stop it gracefully.
-    public static func start(_ emulator: B2CEmulator, host: String = "127.0.0.1", port: Int = 0, tls: EmulatorTLS? = nil,
-                             handleSignals: Bool = false, logger: Logger? = nil) async throws -> EmulatorServer {
+    public static func start(
+        _ emulator: B2CEmulator, host: String = "127.0.0.1", port: Int = 0, tls: EmulatorTLS? = nil,
+        handleSignals: Bool = false, logger: Logger? = nil
+    ) async throws -> EmulatorServer {
         var log = logger ?? Logger(label: "b2c.emulator")
         if logger == nil { log.logLevel = .critical }
         let responder = emulator.responder(scheme: tls == nil ? "http" : "https", logger: logger)
@@ -40,8 +42,10 @@ public final class EmulatorServer: Sendable {
                 continuation.finish()
             },
             logger: log)
-        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: handleSignals ? [.sigterm, .sigint] : [],
-                                                      logger: log))
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [app], gracefulShutdownSignals: handleSignals ? [.sigterm, .sigint] : [],
+                logger: log))
         // When the server cannot start, the group ends without "running": finishing the stream then ends the wait.
         let task = Task {
             defer { continuation.finish() }
@@ -53,7 +57,8 @@ public final class EmulatorServer: Sendable {
             task.cancel()
             var failure: Error?
             do { try await task.value } catch { failure = error }
-            throw EmulatorStartError(message: "cannot listen on \(host.contains(":") ? "[\(host)]" : host):\(port): \(Self.reason(failure))")
+            throw EmulatorStartError(
+                message: "cannot listen on \(host.contains(":") ? "[\(host)]" : host):\(port): \(Self.reason(failure))")
         }
         let server = EmulatorServer(emulator: emulator, host: host, port: bound, tls: tls, group: group, task: task)
         var names = ["127.0.0.1:\(bound)", "localhost:\(bound)", "[::1]:\(bound)"]

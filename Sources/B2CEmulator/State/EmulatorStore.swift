@@ -15,8 +15,9 @@ public final class EmulatorStore: Sendable {
     }
 
     public static func file(directory: URL) throws -> EmulatorStore {
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            at: directory, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
         let path = directory.appendingPathComponent("emulator.sqlite").path
         var config = Configuration()
         config.busyMode = .timeout(10)
@@ -34,37 +35,39 @@ public final class EmulatorStore: Sendable {
         self.db = writer
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
-            try db.execute(sql: """
-                CREATE TABLE settings(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-                CREATE TABLE users(
-                    oid TEXT PRIMARY KEY, email TEXT NOT NULL UNIQUE COLLATE NOCASE,
-                    password_salt BLOB NOT NULL, password_hash BLOB NOT NULL,
-                    display_name TEXT NOT NULL, given_name TEXT NOT NULL, surname TEXT NOT NULL,
-                    created_at INTEGER NOT NULL, tokens_valid_from INTEGER NOT NULL DEFAULT 0);
-                CREATE TABLE sessions(id_hash TEXT PRIMARY KEY, oid TEXT NOT NULL, auth_time INTEGER NOT NULL, created_at INTEGER NOT NULL);
-                CREATE TABLE transactions(id TEXT PRIMARY KEY, data TEXT NOT NULL, created_at INTEGER NOT NULL);
-                CREATE TABLE codes(
-                    hash TEXT PRIMARY KEY, client_id TEXT NOT NULL, redirect_uri TEXT NOT NULL, policy TEXT NOT NULL,
-                    scopes TEXT NOT NULL, nonce TEXT, challenge TEXT, challenge_method TEXT, oid TEXT NOT NULL,
-                    auth_time INTEGER NOT NULL, new_user INTEGER NOT NULL, created_at INTEGER NOT NULL, redeemed_at INTEGER,
-                    grant_id TEXT NOT NULL);
-                CREATE TABLE refresh_tokens(
-                    hash TEXT PRIMARY KEY, grant_id TEXT NOT NULL, client_id TEXT NOT NULL, policy TEXT NOT NULL,
-                    oid TEXT NOT NULL, scopes TEXT NOT NULL, auth_time INTEGER NOT NULL, issued_at INTEGER NOT NULL,
-                    grant_issued_at INTEGER NOT NULL, rotated_at INTEGER, revoked INTEGER NOT NULL DEFAULT 0);
-                CREATE INDEX refresh_tokens_grant ON refresh_tokens(grant_id);
-                CREATE INDEX refresh_tokens_oid ON refresh_tokens(oid);
-                CREATE TABLE outbox(
-                    id INTEGER PRIMARY KEY AUTOINCREMENT, recipient TEXT NOT NULL COLLATE NOCASE, purpose TEXT NOT NULL,
-                    code TEXT NOT NULL, created_at INTEGER NOT NULL);
-                CREATE TABLE native_flows(
-                    hash TEXT PRIMARY KEY, client_id TEXT NOT NULL, oid TEXT NOT NULL, stage TEXT NOT NULL,
-                    challenge_types TEXT NOT NULL, otp_hash TEXT, otp_issued_at INTEGER, attempts INTEGER NOT NULL DEFAULT 0,
-                    expires_at INTEGER NOT NULL);
-                CREATE TABLE token_log(
-                    id INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, endpoint TEXT NOT NULL, grant_type TEXT NOT NULL,
-                    policy TEXT NOT NULL, client_id TEXT NOT NULL, oid TEXT, outcome TEXT NOT NULL);
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE settings(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+                    CREATE TABLE users(
+                        oid TEXT PRIMARY KEY, email TEXT NOT NULL UNIQUE COLLATE NOCASE,
+                        password_salt BLOB NOT NULL, password_hash BLOB NOT NULL,
+                        display_name TEXT NOT NULL, given_name TEXT NOT NULL, surname TEXT NOT NULL,
+                        created_at INTEGER NOT NULL, tokens_valid_from INTEGER NOT NULL DEFAULT 0);
+                    CREATE TABLE sessions(id_hash TEXT PRIMARY KEY, oid TEXT NOT NULL, auth_time INTEGER NOT NULL,
+                    created_at INTEGER NOT NULL);
+                    CREATE TABLE transactions(id TEXT PRIMARY KEY, data TEXT NOT NULL, created_at INTEGER NOT NULL);
+                    CREATE TABLE codes(
+                        hash TEXT PRIMARY KEY, client_id TEXT NOT NULL, redirect_uri TEXT NOT NULL, policy TEXT NOT NULL,
+                        scopes TEXT NOT NULL, nonce TEXT, challenge TEXT, challenge_method TEXT, oid TEXT NOT NULL,
+                        auth_time INTEGER NOT NULL, new_user INTEGER NOT NULL, created_at INTEGER NOT NULL, redeemed_at INTEGER,
+                        grant_id TEXT NOT NULL);
+                    CREATE TABLE refresh_tokens(
+                        hash TEXT PRIMARY KEY, grant_id TEXT NOT NULL, client_id TEXT NOT NULL, policy TEXT NOT NULL,
+                        oid TEXT NOT NULL, scopes TEXT NOT NULL, auth_time INTEGER NOT NULL, issued_at INTEGER NOT NULL,
+                        grant_issued_at INTEGER NOT NULL, rotated_at INTEGER, revoked INTEGER NOT NULL DEFAULT 0);
+                    CREATE INDEX refresh_tokens_grant ON refresh_tokens(grant_id);
+                    CREATE INDEX refresh_tokens_oid ON refresh_tokens(oid);
+                    CREATE TABLE outbox(
+                        id INTEGER PRIMARY KEY AUTOINCREMENT, recipient TEXT NOT NULL COLLATE NOCASE, purpose TEXT NOT NULL,
+                        code TEXT NOT NULL, created_at INTEGER NOT NULL);
+                    CREATE TABLE native_flows(
+                        hash TEXT PRIMARY KEY, client_id TEXT NOT NULL, oid TEXT NOT NULL, stage TEXT NOT NULL,
+                        challenge_types TEXT NOT NULL, otp_hash TEXT, otp_issued_at INTEGER, attempts INTEGER NOT NULL DEFAULT 0,
+                        expires_at INTEGER NOT NULL);
+                    CREATE TABLE token_log(
+                        id INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, endpoint TEXT NOT NULL, grant_type TEXT NOT NULL,
+                        policy TEXT NOT NULL, client_id TEXT NOT NULL, oid TEXT, outcome TEXT NOT NULL);
+                    """)
         }
         try migrator.migrate(writer)
     }
@@ -105,46 +108,55 @@ public final class EmulatorStore: Sendable {
         public var tokensValidFrom: Int
 
         var json: JSONValue {
-            ["oid": .string(oid), "email": .string(email), "displayName": .string(displayName), "givenName": .string(givenName),
-             "surname": .string(surname), "createdAt": JSONValue(createdAt), "tokensValidFrom": JSONValue(tokensValidFrom)]
+            [
+                "oid": .string(oid), "email": .string(email), "displayName": .string(displayName), "givenName": .string(givenName),
+                "surname": .string(surname), "createdAt": JSONValue(createdAt), "tokensValidFrom": JSONValue(tokensValidFrom),
+            ]
         }
     }
 
     private static func user(_ row: Row) -> UserRecord {
-        UserRecord(oid: row["oid"], email: row["email"], displayName: row["display_name"], givenName: row["given_name"],
-                   surname: row["surname"], createdAt: row["created_at"], tokensValidFrom: row["tokens_valid_from"])
+        UserRecord(
+            oid: row["oid"], email: row["email"], displayName: row["display_name"], givenName: row["given_name"],
+            surname: row["surname"], createdAt: row["created_at"], tokensValidFrom: row["tokens_valid_from"])
     }
 
     static func passwordHash(_ password: String, salt: Data) -> Data {
-        let key = try! KDF.Insecure.PBKDF2.deriveKey(from: Data(password.utf8), salt: salt, using: .sha256,
-                                                     outputByteCount: 32, unsafeUncheckedRounds: 4096)
+        let key = try! KDF.Insecure.PBKDF2.deriveKey(
+            from: Data(password.utf8), salt: salt, using: .sha256,
+            outputByteCount: 32, unsafeUncheckedRounds: 4096)
         return key.withUnsafeBytes { Data($0) }
     }
 
     public enum UserError: Error, Equatable { case emailTaken, oidTaken }
 
     @discardableResult
-    func createUser(oid: String = UUID().uuidString.lowercased(), email: String, password: String, displayName: String,
-                    givenName: String, surname: String, now: Int) throws -> UserRecord {
+    func createUser(
+        oid: String = UUID().uuidString.lowercased(), email: String, password: String, displayName: String,
+        givenName: String, surname: String, now: Int
+    ) throws -> UserRecord {
         let salt = Data(Random.token(bytes: 16).utf8)
         let hash = Self.passwordHash(password, salt: salt)
         return try db.write { db in
             if try Bool.fetchOne(db, sql: "SELECT 1 FROM users WHERE email = ?", arguments: [email]) == true { throw UserError.emailTaken }
             if try Bool.fetchOne(db, sql: "SELECT 1 FROM users WHERE oid = ?", arguments: [oid]) == true { throw UserError.oidTaken }
-            try db.execute(sql: """
-                INSERT INTO users(oid, email, password_salt, password_hash, display_name, given_name, surname, created_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [oid, email, salt, hash, displayName, givenName, surname, now])
-            return UserRecord(oid: oid, email: email, displayName: displayName, givenName: givenName, surname: surname,
-                              createdAt: now, tokensValidFrom: 0)
+            try db.execute(
+                sql: """
+                    INSERT INTO users(oid, email, password_salt, password_hash, display_name, given_name, surname, created_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    """, arguments: [oid, email, salt, hash, displayName, givenName, surname, now])
+            return UserRecord(
+                oid: oid, email: email, displayName: displayName, givenName: givenName, surname: surname,
+                createdAt: now, tokensValidFrom: 0)
         }
     }
 
     /// Adds the seed's users that are not there yet (by email); users created at run time are kept.
     func seedUsers(_ users: [EmulatorSeed.User], now: Int) throws {
         for u in users where try user(email: u.email) == nil {
-            try createUser(oid: u.oid, email: u.email, password: u.password, displayName: u.displayName,
-                           givenName: u.givenName, surname: u.surname, now: now)
+            try createUser(
+                oid: u.oid, email: u.email, password: u.password, displayName: u.displayName,
+                givenName: u.givenName, surname: u.surname, now: now)
         }
     }
 
@@ -177,8 +189,9 @@ public final class EmulatorStore: Sendable {
 
     func updateProfile(oid: String, displayName: String, givenName: String, surname: String) throws {
         try db.write {
-            try $0.execute(sql: "UPDATE users SET display_name = ?, given_name = ?, surname = ? WHERE oid = ?",
-                           arguments: [displayName, givenName, surname, oid])
+            try $0.execute(
+                sql: "UPDATE users SET display_name = ?, given_name = ?, surname = ? WHERE oid = ?",
+                arguments: [displayName, givenName, surname, oid])
         }
     }
 
@@ -222,8 +235,9 @@ public final class EmulatorStore: Sendable {
     func createSession(oid: String, now: Int) throws -> String {
         let id = Random.token()
         try db.write {
-            try $0.execute(sql: "INSERT INTO sessions(id_hash, oid, auth_time, created_at) VALUES (?, ?, ?, ?)",
-                           arguments: [Self.hash(id), oid, now, now])
+            try $0.execute(
+                sql: "INSERT INTO sessions(id_hash, oid, auth_time, created_at) VALUES (?, ?, ?, ?)",
+                arguments: [Self.hash(id), oid, now, now])
         }
         return id
     }
@@ -244,15 +258,16 @@ public final class EmulatorStore: Sendable {
 
     func saveTransaction(_ tx: AuthorizeTransaction, now: Int) throws {
         try db.write {
-            try $0.execute(sql: "INSERT OR REPLACE INTO transactions(id, data, created_at) VALUES (?, ?, ?)",
-                           arguments: [tx.id, tx.json.serialized(), now])
+            try $0.execute(
+                sql: "INSERT OR REPLACE INTO transactions(id, data, created_at) VALUES (?, ?, ?)",
+                arguments: [tx.id, tx.json.serialized(), now])
         }
     }
 
     func transaction(id: String, now: Int) throws -> AuthorizeTransaction? {
         try db.read { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT data, created_at FROM transactions WHERE id = ?", arguments: [id]),
-                  (row["created_at"] as Int) + 3600 > now
+                (row["created_at"] as Int) + 3600 > now
             else { return nil }
             return try AuthorizeTransaction(json: JSONValue.parse(row["data"] as String))
         }
@@ -272,12 +287,16 @@ public final class EmulatorStore: Sendable {
 
     func saveCode(_ code: String, _ r: CodeRecord) throws {
         try db.write {
-            try $0.execute(sql: """
-                INSERT INTO codes(hash, client_id, redirect_uri, policy, scopes, nonce, challenge, challenge_method, oid,
-                                  auth_time, new_user, created_at, grant_id)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [Self.hash(code), r.clientId, r.redirectUri, r.policy, r.scopes, r.nonce, r.challenge,
-                                 r.challengeMethod, r.oid, r.authTime, r.newUser, r.createdAt, r.grantId])
+            try $0.execute(
+                sql: """
+                    INSERT INTO codes(hash, client_id, redirect_uri, policy, scopes, nonce, challenge, challenge_method, oid,
+                                      auth_time, new_user, created_at, grant_id)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    Self.hash(code), r.clientId, r.redirectUri, r.policy, r.scopes, r.nonce, r.challenge,
+                    r.challengeMethod, r.oid, r.authTime, r.newUser, r.createdAt, r.grantId,
+                ])
         }
     }
 
@@ -290,11 +309,12 @@ public final class EmulatorStore: Sendable {
             guard let row = try Row.fetchOne(db, sql: "SELECT * FROM codes WHERE hash = ?", arguments: [Self.hash(code)]) else {
                 return .unknown
             }
-            let r = CodeRecord(clientId: row["client_id"], redirectUri: row["redirect_uri"], policy: row["policy"],
-                               scopes: row["scopes"], nonce: row["nonce"], challenge: row["challenge"],
-                               challengeMethod: row["challenge_method"], oid: row["oid"], authTime: row["auth_time"],
-                               newUser: row["new_user"], createdAt: row["created_at"], redeemedAt: row["redeemed_at"],
-                               grantId: row["grant_id"])
+            let r = CodeRecord(
+                clientId: row["client_id"], redirectUri: row["redirect_uri"], policy: row["policy"],
+                scopes: row["scopes"], nonce: row["nonce"], challenge: row["challenge"],
+                challengeMethod: row["challenge_method"], oid: row["oid"], authTime: row["auth_time"],
+                newUser: row["new_user"], createdAt: row["created_at"], redeemedAt: row["redeemed_at"],
+                grantId: row["grant_id"])
             if r.redeemedAt != nil {
                 try db.execute(sql: "UPDATE refresh_tokens SET revoked = 1 WHERE grant_id = ?", arguments: [r.grantId])
                 return .replayed(r)
@@ -313,14 +333,19 @@ public final class EmulatorStore: Sendable {
 
     func saveRefreshToken(_ token: String, _ r: RefreshRecord, rotating old: String? = nil, now: Int) throws {
         try db.write { db in
-            try db.execute(sql: """
-                INSERT INTO refresh_tokens(hash, grant_id, client_id, policy, oid, scopes, auth_time, issued_at, grant_issued_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [Self.hash(token), r.grantId, r.clientId, r.policy, r.oid, r.scopes, r.authTime, r.issuedAt,
-                                 r.grantIssuedAt])
+            try db.execute(
+                sql: """
+                    INSERT INTO refresh_tokens(hash, grant_id, client_id, policy, oid, scopes, auth_time, issued_at, grant_issued_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    Self.hash(token), r.grantId, r.clientId, r.policy, r.oid, r.scopes, r.authTime, r.issuedAt,
+                    r.grantIssuedAt,
+                ])
             if let old {
-                try db.execute(sql: "UPDATE refresh_tokens SET rotated_at = ? WHERE hash = ? AND rotated_at IS NULL",
-                               arguments: [now, Self.hash(old)])
+                try db.execute(
+                    sql: "UPDATE refresh_tokens SET rotated_at = ? WHERE hash = ? AND rotated_at IS NULL",
+                    arguments: [now, Self.hash(old)])
             }
         }
     }
@@ -330,9 +355,10 @@ public final class EmulatorStore: Sendable {
             guard let row = try Row.fetchOne(db, sql: "SELECT * FROM refresh_tokens WHERE hash = ?", arguments: [Self.hash(token)]) else {
                 return nil
             }
-            return RefreshRecord(grantId: row["grant_id"], clientId: row["client_id"], policy: row["policy"], oid: row["oid"],
-                                 scopes: row["scopes"], authTime: row["auth_time"], issuedAt: row["issued_at"],
-                                 grantIssuedAt: row["grant_issued_at"], rotatedAt: row["rotated_at"], revoked: row["revoked"])
+            return RefreshRecord(
+                grantId: row["grant_id"], clientId: row["client_id"], policy: row["policy"], oid: row["oid"],
+                scopes: row["scopes"], authTime: row["auth_time"], issuedAt: row["issued_at"],
+                grantIssuedAt: row["grant_issued_at"], rotatedAt: row["rotated_at"], revoked: row["revoked"])
         }
     }
 
@@ -341,24 +367,31 @@ public final class EmulatorStore: Sendable {
     public struct Message: Sendable {
         public var id: Int, recipient: String, purpose: String, code: String, createdAt: Int
         var json: JSONValue {
-            ["id": JSONValue(id), "to": .string(recipient), "purpose": .string(purpose), "code": .string(code), "sentAt": JSONValue(createdAt)]
+            [
+                "id": JSONValue(id), "to": .string(recipient), "purpose": .string(purpose), "code": .string(code),
+                "sentAt": JSONValue(createdAt),
+            ]
         }
     }
 
     func send(to recipient: String, purpose: String, code: String, now: Int) throws {
         try db.write {
-            try $0.execute(sql: "INSERT INTO outbox(recipient, purpose, code, created_at) VALUES (?, ?, ?, ?)",
-                           arguments: [recipient, purpose, code, now])
+            try $0.execute(
+                sql: "INSERT INTO outbox(recipient, purpose, code, created_at) VALUES (?, ?, ?, ?)",
+                arguments: [recipient, purpose, code, now])
         }
     }
 
     /// Newest first.
     public func outbox(to recipient: String?) throws -> [Message] {
         try db.read { db in
-            let rows = try recipient.map {
-                try Row.fetchAll(db, sql: "SELECT * FROM outbox WHERE recipient = ? ORDER BY id DESC", arguments: [$0])
-            } ?? Row.fetchAll(db, sql: "SELECT * FROM outbox ORDER BY id DESC")
-            return rows.map { Message(id: $0["id"], recipient: $0["recipient"], purpose: $0["purpose"], code: $0["code"], createdAt: $0["created_at"]) }
+            let rows =
+                try recipient.map {
+                    try Row.fetchAll(db, sql: "SELECT * FROM outbox WHERE recipient = ? ORDER BY id DESC", arguments: [$0])
+                } ?? Row.fetchAll(db, sql: "SELECT * FROM outbox ORDER BY id DESC")
+            return rows.map {
+                Message(id: $0["id"], recipient: $0["recipient"], purpose: $0["purpose"], code: $0["code"], createdAt: $0["created_at"])
+            }
         }
     }
 
@@ -374,26 +407,35 @@ public final class EmulatorStore: Sendable {
         let token = Random.token(bytes: 48)
         try db.write { db in
             if let old { try db.execute(sql: "DELETE FROM native_flows WHERE hash = ?", arguments: [Self.hash(old)]) }
-            try db.execute(sql: """
-                INSERT INTO native_flows(hash, client_id, oid, stage, challenge_types, otp_hash, otp_issued_at, attempts, expires_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [Self.hash(token), flow.clientId, flow.oid, flow.stage, flow.challengeTypes, flow.otpHash,
-                                 flow.otpIssuedAt, flow.attempts, flow.expiresAt])
+            try db.execute(
+                sql: """
+                    INSERT INTO native_flows(hash, client_id, oid, stage, challenge_types, otp_hash, otp_issued_at, attempts, expires_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    Self.hash(token), flow.clientId, flow.oid, flow.stage, flow.challengeTypes, flow.otpHash,
+                    flow.otpIssuedAt, flow.attempts, flow.expiresAt,
+                ])
         }
         return token
     }
 
     func nativeFlow(_ token: String) throws -> NativeFlow? {
         try db.read { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM native_flows WHERE hash = ?", arguments: [Self.hash(token)]) else { return nil }
-            return NativeFlow(clientId: row["client_id"], oid: row["oid"], stage: row["stage"], challengeTypes: row["challenge_types"],
-                              otpHash: row["otp_hash"], otpIssuedAt: row["otp_issued_at"], attempts: row["attempts"],
-                              expiresAt: row["expires_at"])
+            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM native_flows WHERE hash = ?", arguments: [Self.hash(token)]) else {
+                return nil
+            }
+            return NativeFlow(
+                clientId: row["client_id"], oid: row["oid"], stage: row["stage"], challengeTypes: row["challenge_types"],
+                otpHash: row["otp_hash"], otpIssuedAt: row["otp_issued_at"], attempts: row["attempts"],
+                expiresAt: row["expires_at"])
         }
     }
 
     func countNativeAttempt(_ token: String) throws {
-        try db.write { try $0.execute(sql: "UPDATE native_flows SET attempts = attempts + 1 WHERE hash = ?", arguments: [Self.hash(token)]) }
+        try db.write {
+            try $0.execute(sql: "UPDATE native_flows SET attempts = attempts + 1 WHERE hash = ?", arguments: [Self.hash(token)])
+        }
     }
 
     func endNativeFlow(_ token: String) throws {
@@ -405,23 +447,27 @@ public final class EmulatorStore: Sendable {
     public struct LogEntry: Sendable {
         public var at: Int, endpoint: String, grantType: String, policy: String, clientId: String, oid: String?, outcome: String
         var json: JSONValue {
-            ["at": JSONValue(at), "endpoint": .string(endpoint), "grantType": .string(grantType), "policy": .string(policy),
-             "clientId": .string(clientId), "oid": oid.map { .string($0) } ?? .null, "outcome": .string(outcome)]
+            [
+                "at": JSONValue(at), "endpoint": .string(endpoint), "grantType": .string(grantType), "policy": .string(policy),
+                "clientId": .string(clientId), "oid": oid.map { .string($0) } ?? .null, "outcome": .string(outcome),
+            ]
         }
     }
 
     func log(_ e: LogEntry) {
         try? db.write {
-            try $0.execute(sql: "INSERT INTO token_log(at, endpoint, grant_type, policy, client_id, oid, outcome) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                           arguments: [e.at, e.endpoint, e.grantType, e.policy, e.clientId, e.oid, e.outcome])
+            try $0.execute(
+                sql: "INSERT INTO token_log(at, endpoint, grant_type, policy, client_id, oid, outcome) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                arguments: [e.at, e.endpoint, e.grantType, e.policy, e.clientId, e.oid, e.outcome])
         }
     }
 
     public func tokenLog() throws -> [LogEntry] {
         try db.read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM token_log ORDER BY id").map {
-                LogEntry(at: $0["at"], endpoint: $0["endpoint"], grantType: $0["grant_type"], policy: $0["policy"],
-                         clientId: $0["client_id"], oid: $0["oid"], outcome: $0["outcome"])
+                LogEntry(
+                    at: $0["at"], endpoint: $0["endpoint"], grantType: $0["grant_type"], policy: $0["policy"],
+                    clientId: $0["client_id"], oid: $0["oid"], outcome: $0["outcome"])
             }
         }
     }

@@ -5,8 +5,8 @@ import Foundation
 /// web APIs and the users it starts with. Loaded from `--seed FILE` or the built-in default.
 public struct EmulatorSeed: Sendable, Equatable {
     public struct Tenant: Sendable, Equatable {
-        public var name: String          // contoso.onmicrosoft.com
-        public var id: String            // tenant GUID
+        public var name: String  // contoso.onmicrosoft.com
+        public var id: String  // tenant GUID
         /// Extra `host[:port]` names under which tokens this tenant issues are accepted by the sample API.
         public var hostAliases: [String]
     }
@@ -84,8 +84,9 @@ public struct EmulatorSeed: Sendable, Equatable {
 
     public static let `default`: EmulatorSeed = {
         func policy(_ id: String, _ kind: PolicyKind) -> Policy {
-            Policy(id: id, kind: kind, policyClaim: "tfp", issuerPattern: "tenantGuid", accessTokenLifetime: 3600,
-                   idTokenLifetime: 3600, refreshTokenLifetime: 1_209_600, slidingWindow: 7_776_000, numbersAsStrings: false)
+            Policy(
+                id: id, kind: kind, policyClaim: "tfp", issuerPattern: "tenantGuid", accessTokenLifetime: 3600,
+                idTokenLifetime: 3600, refreshTokenLifetime: 1_209_600, slidingWindow: 7_776_000, numbersAsStrings: false)
         }
         return EmulatorSeed(
             tenant: Tenant(name: "contoso.onmicrosoft.com", id: defaultTenantID, hostAliases: []),
@@ -97,20 +98,26 @@ public struct EmulatorSeed: Sendable, Equatable {
                 policy("B2C_1_ROPC_Auth", .ropc),
             ],
             apps: [
-                App(clientId: defaultClientID, name: "b2c-cli", redirectUris: ["http://localhost"], allowImplicitFlow: false,
+                App(
+                    clientId: defaultClientID, name: "b2c-cli", redirectUris: ["http://localhost"], allowImplicitFlow: false,
                     nativeAuth: true,
-                    apiPermissions: ["https://contoso.onmicrosoft.com/helloapi/demo.read",
-                                     "https://contoso.onmicrosoft.com/helloapi/demo.write"]),
+                    apiPermissions: [
+                        "https://contoso.onmicrosoft.com/helloapi/demo.read",
+                        "https://contoso.onmicrosoft.com/helloapi/demo.write",
+                    ])
             ],
             apis: [
-                API(name: "hello", appId: defaultHelloAppID, identifierUri: "https://contoso.onmicrosoft.com/helloapi",
-                    scopes: ["demo.read", "demo.write"], requiredScope: "demo.read"),
+                API(
+                    name: "hello", appId: defaultHelloAppID, identifierUri: "https://contoso.onmicrosoft.com/helloapi",
+                    scopes: ["demo.read", "demo.write"], requiredScope: "demo.read")
             ],
             users: [
-                User(oid: "0a11ce00-5eed-4a11-8000-00000000a11c", email: "alice@contoso.com", password: "Alice-dev-2026!",
-                     displayName: "Alice Example", givenName: "Alice", surname: "Example"),
-                User(oid: "0b0b0000-5eed-4b0b-8000-000000000b0b", email: "bob@contoso.com", password: "Bob-dev-2026!",
-                     displayName: "Bob Example", givenName: "Bob", surname: "Example"),
+                User(
+                    oid: "0a11ce00-5eed-4a11-8000-00000000a11c", email: "alice@contoso.com", password: "Alice-dev-2026!",
+                    displayName: "Alice Example", givenName: "Alice", surname: "Example"),
+                User(
+                    oid: "0b0b0000-5eed-4b0b-8000-000000000b0b", email: "bob@contoso.com", password: "Bob-dev-2026!",
+                    displayName: "Bob Example", givenName: "Bob", surname: "Example"),
             ]
         )
     }()
@@ -120,31 +127,41 @@ public struct EmulatorSeed: Sendable, Equatable {
     public var json: JSONValue {
         .object([
             "tenant": .object(["name": .string(tenant.name), "id": .string(tenant.id), "hostAliases": JSONValue(tenant.hostAliases)]),
-            "policies": .array(policies.map { p in
-                var o: [String: JSONValue] = [
-                    "id": .string(p.id), "kind": .string(p.kind.rawValue), "policyClaim": .string(p.policyClaim),
-                    "issuerPattern": .string(p.issuerPattern), "accessTokenLifetime": JSONValue(p.accessTokenLifetime),
-                    "idTokenLifetime": JSONValue(p.idTokenLifetime), "refreshTokenLifetime": JSONValue(p.refreshTokenLifetime),
-                    "numbersAsStrings": .bool(p.numbersAsStrings),
-                ]
-                o["slidingWindow"] = p.slidingWindow.map { JSONValue($0) } ?? .null
-                return .object(o)
-            }),
-            "apps": .array(apps.map { a in
-                .object(["clientId": .string(a.clientId), "name": .string(a.name), "redirectUris": JSONValue(a.redirectUris),
-                         "allowImplicitFlow": .bool(a.allowImplicitFlow), "nativeAuth": .bool(a.nativeAuth),
-                         "apiPermissions": JSONValue(a.apiPermissions)])
-            }),
-            "apis": .array(apis.map { api in
-                var o: [String: JSONValue] = ["name": .string(api.name), "appId": .string(api.appId),
-                                              "identifierUri": .string(api.identifierUri), "scopes": JSONValue(api.scopes)]
-                if let r = api.requiredScope { o["requiredScope"] = .string(r) }
-                return .object(o)
-            }),
-            "users": .array(users.map { u in
-                .object(["oid": .string(u.oid), "email": .string(u.email), "password": .string(u.password),
-                         "displayName": .string(u.displayName), "givenName": .string(u.givenName), "surname": .string(u.surname)])
-            }),
+            "policies": .array(
+                policies.map { p in
+                    var o: [String: JSONValue] = [
+                        "id": .string(p.id), "kind": .string(p.kind.rawValue), "policyClaim": .string(p.policyClaim),
+                        "issuerPattern": .string(p.issuerPattern), "accessTokenLifetime": JSONValue(p.accessTokenLifetime),
+                        "idTokenLifetime": JSONValue(p.idTokenLifetime), "refreshTokenLifetime": JSONValue(p.refreshTokenLifetime),
+                        "numbersAsStrings": .bool(p.numbersAsStrings),
+                    ]
+                    o["slidingWindow"] = p.slidingWindow.map { JSONValue($0) } ?? .null
+                    return .object(o)
+                }),
+            "apps": .array(
+                apps.map { a in
+                    .object([
+                        "clientId": .string(a.clientId), "name": .string(a.name), "redirectUris": JSONValue(a.redirectUris),
+                        "allowImplicitFlow": .bool(a.allowImplicitFlow), "nativeAuth": .bool(a.nativeAuth),
+                        "apiPermissions": JSONValue(a.apiPermissions),
+                    ])
+                }),
+            "apis": .array(
+                apis.map { api in
+                    var o: [String: JSONValue] = [
+                        "name": .string(api.name), "appId": .string(api.appId),
+                        "identifierUri": .string(api.identifierUri), "scopes": JSONValue(api.scopes),
+                    ]
+                    if let r = api.requiredScope { o["requiredScope"] = .string(r) }
+                    return .object(o)
+                }),
+            "users": .array(
+                users.map { u in
+                    .object([
+                        "oid": .string(u.oid), "email": .string(u.email), "password": .string(u.password),
+                        "displayName": .string(u.displayName), "givenName": .string(u.givenName), "surname": .string(u.surname),
+                    ])
+                }),
         ])
     }
 
@@ -161,33 +178,46 @@ public struct EmulatorSeed: Sendable, Equatable {
 
         var policies: [Policy] = []
         for p in try root.objects("policies", required: true) {
-            try p.rejectUnknownKeys(allowed: ["id", "kind", "policyClaim", "issuerPattern", "accessTokenLifetime", "idTokenLifetime",
-                                              "refreshTokenLifetime", "slidingWindow", "numbersAsStrings"])
+            try p.rejectUnknownKeys(allowed: [
+                "id", "kind", "policyClaim", "issuerPattern", "accessTokenLifetime", "idTokenLifetime",
+                "refreshTokenLifetime", "slidingWindow", "numbersAsStrings",
+            ])
             let id = try p.string("id")
             guard PolicyID.isValid(id), id.lowercased().hasPrefix("b2c_1") else {
-                throw JSONPathError(path: p.childPath("id"), message: "must be a policy id such as B2C_1_susi or B2C_1A_signin (letters, digits, _ . -)")
+                throw JSONPathError(
+                    path: p.childPath("id"), message: "must be a policy id such as B2C_1_susi or B2C_1A_signin (letters, digits, _ . -)")
             }
             let kindName = try p.string("kind")
             guard let kind = PolicyKind(name: kindName) else {
-                throw JSONPathError(path: p.childPath("kind"), message: "is '\(kindName)'; expected one of \(PolicyKind.allCases.map(\.rawValue).joined(separator: ", "))")
+                throw JSONPathError(
+                    path: p.childPath("kind"),
+                    message: "is '\(kindName)'; expected one of \(PolicyKind.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             let claim = try p.optionalString("policyClaim") ?? "tfp"
-            guard ["tfp", "acr"].contains(claim) else { throw JSONPathError(path: p.childPath("policyClaim"), message: "must be \"tfp\" or \"acr\"") }
+            guard ["tfp", "acr"].contains(claim) else {
+                throw JSONPathError(path: p.childPath("policyClaim"), message: "must be \"tfp\" or \"acr\"")
+            }
             let issuer = try p.optionalString("issuerPattern") ?? "tenantGuid"
-            guard ["tenantGuid", "tfp"].contains(issuer) else { throw JSONPathError(path: p.childPath("issuerPattern"), message: "must be \"tenantGuid\" or \"tfp\"") }
+            guard ["tenantGuid", "tfp"].contains(issuer) else {
+                throw JSONPathError(path: p.childPath("issuerPattern"), message: "must be \"tenantGuid\" or \"tfp\"")
+            }
             let rtLifetime = try p.int("refreshTokenLifetime", default: 1_209_600, range: 60...7_776_000)!
             let sliding = try p.int("slidingWindow", default: p.has("slidingWindow") ? nil : 7_776_000, range: 60...31_536_000)
             if let sliding, sliding < rtLifetime {
-                throw JSONPathError(path: p.childPath("slidingWindow"), message: "must be at least refreshTokenLifetime (\(rtLifetime)); use null for no sliding-window limit")
+                throw JSONPathError(
+                    path: p.childPath("slidingWindow"),
+                    message: "must be at least refreshTokenLifetime (\(rtLifetime)); use null for no sliding-window limit")
             }
             if policies.contains(where: { $0.id.caseInsensitiveCompare(id) == .orderedSame }) {
                 throw JSONPathError(path: p.childPath("id"), message: "repeats policy '\(id)' (policy ids are case-insensitive)")
             }
-            policies.append(Policy(id: id, kind: kind, policyClaim: claim, issuerPattern: issuer,
-                                   accessTokenLifetime: try p.int("accessTokenLifetime", default: 3600, range: 60...86_400)!,
-                                   idTokenLifetime: try p.int("idTokenLifetime", default: 3600, range: 60...86_400)!,
-                                   refreshTokenLifetime: rtLifetime, slidingWindow: sliding,
-                                   numbersAsStrings: try p.bool("numbersAsStrings", default: false)))
+            policies.append(
+                Policy(
+                    id: id, kind: kind, policyClaim: claim, issuerPattern: issuer,
+                    accessTokenLifetime: try p.int("accessTokenLifetime", default: 3600, range: 60...86_400)!,
+                    idTokenLifetime: try p.int("idTokenLifetime", default: 3600, range: 60...86_400)!,
+                    refreshTokenLifetime: rtLifetime, slidingWindow: sliding,
+                    numbersAsStrings: try p.bool("numbersAsStrings", default: false)))
         }
 
         var apis: [API] = []
@@ -195,14 +225,17 @@ public struct EmulatorSeed: Sendable, Equatable {
             try a.rejectUnknownKeys(allowed: ["name", "appId", "identifierUri", "scopes", "requiredScope"])
             let uri = try a.string("identifierUri")
             guard let u = URL(string: uri), u.scheme == "https", u.host != nil, !uri.hasSuffix("/") else {
-                throw JSONPathError(path: a.childPath("identifierUri"), message: "must be an https URI without a trailing slash, such as https://contoso.onmicrosoft.com/helloapi")
+                throw JSONPathError(
+                    path: a.childPath("identifierUri"),
+                    message: "must be an https URI without a trailing slash, such as https://contoso.onmicrosoft.com/helloapi")
             }
             let scopes = try a.stringArray("scopes", required: true)
             let required = try a.optionalString("requiredScope")
             if let required, !scopes.contains(required) {
                 throw JSONPathError(path: a.childPath("requiredScope"), message: "is '\(required)', which is not one of scopes \(scopes)")
             }
-            apis.append(API(name: try a.string("name"), appId: try guid(a, "appId"), identifierUri: uri, scopes: scopes, requiredScope: required))
+            apis.append(
+                API(name: try a.string("name"), appId: try guid(a, "appId"), identifierUri: uri, scopes: scopes, requiredScope: required))
         }
         let allScopes = Set(apis.flatMap { api in api.scopes.map(api.fullScope) })
 
@@ -217,9 +250,11 @@ public struct EmulatorSeed: Sendable, Equatable {
             for (i, s) in perms.enumerated() where !allScopes.contains(s) {
                 throw JSONPathError(path: "\(a.childPath("apiPermissions"))[\(i)]", message: "is '\(s)', which no API in $.apis defines")
             }
-            apps.append(App(clientId: try guid(a, "clientId"), name: try a.optionalString("name") ?? "app",
-                            redirectUris: redirects, allowImplicitFlow: try a.bool("allowImplicitFlow", default: false),
-                            nativeAuth: try a.bool("nativeAuth", default: false), apiPermissions: perms))
+            apps.append(
+                App(
+                    clientId: try guid(a, "clientId"), name: try a.optionalString("name") ?? "app",
+                    redirectUris: redirects, allowImplicitFlow: try a.bool("allowImplicitFlow", default: false),
+                    nativeAuth: try a.bool("nativeAuth", default: false), apiPermissions: perms))
         }
 
         var users: [User] = []
@@ -232,10 +267,12 @@ public struct EmulatorSeed: Sendable, Equatable {
             }
             let given = try u.optionalString("givenName") ?? ""
             let surname = try u.optionalString("surname") ?? ""
-            users.append(User(oid: try u.optionalString("oid").map { _ in try guid(u, "oid") } ?? UUID().uuidString.lowercased(),
-                              email: email, password: try u.string("password"),
-                              displayName: try u.optionalString("displayName") ?? "\(given) \(surname)".trimmingCharacters(in: .whitespaces),
-                              givenName: given, surname: surname))
+            users.append(
+                User(
+                    oid: try u.optionalString("oid").map { _ in try guid(u, "oid") } ?? UUID().uuidString.lowercased(),
+                    email: email, password: try u.string("password"),
+                    displayName: try u.optionalString("displayName") ?? "\(given) \(surname)".trimmingCharacters(in: .whitespaces),
+                    givenName: given, surname: surname))
         }
         return EmulatorSeed(tenant: tenant, policies: policies, apps: apps, apis: apis, users: users)
     }

@@ -19,8 +19,8 @@ public struct EmulatorTLS: Sendable {
         let caKey: P256.Signing.PrivateKey
         let ca: Certificate
         if let certPEM = try? String(contentsOf: caPath, encoding: .utf8), let keyPEM = try? String(contentsOf: caKeyPath, encoding: .utf8),
-           let key = try? P256.Signing.PrivateKey(pemRepresentation: keyPEM), let cert = try? Certificate(pemEncoded: certPEM),
-           cert.notValidAfter > Date().addingTimeInterval(86_400)
+            let key = try? P256.Signing.PrivateKey(pemRepresentation: keyPEM), let cert = try? Certificate(pemEncoded: certPEM),
+            cert.notValidAfter > Date().addingTimeInterval(86_400)
         {
             caKey = key
             ca = cert
@@ -47,8 +47,10 @@ public struct EmulatorTLS: Sendable {
 
         let leafKey = P256.Signing.PrivateKey()
         let leafPublic = Certificate.PublicKey(leafKey.publicKey)
-        var names: [GeneralName] = [.dnsName("localhost"), .ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1])),
-                                    .ipAddress(ASN1OctetString(contentBytes: ArraySlice([UInt8](repeating: 0, count: 15) + [1])))]
+        var names: [GeneralName] = [
+            .dnsName("localhost"), .ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1])),
+            .ipAddress(ASN1OctetString(contentBytes: ArraySlice([UInt8](repeating: 0, count: 15) + [1]))),
+        ]
         for h in extraHostNames where !["localhost", "127.0.0.1", "::1"].contains(h) { names.append(.dnsName(h)) }
         let caSKI = (try? ca.extensions.subjectKeyIdentifier)??.keyIdentifier
         let leaf = try Certificate(

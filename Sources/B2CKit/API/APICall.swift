@@ -40,7 +40,8 @@ extension B2CClient {
     }
 
     static func covers(_ base: URL, _ url: URL) -> Bool {
-        guard base.scheme?.lowercased() == url.scheme?.lowercased(), Authority.hostAndPort(of: base) == Authority.hostAndPort(of: url) else {
+        guard base.scheme?.lowercased() == url.scheme?.lowercased(), Authority.hostAndPort(of: base) == Authority.hostAndPort(of: url)
+        else {
             return false
         }
         let basePath = base.path.hasSuffix("/") ? String(base.path.dropLast()) : base.path
@@ -61,7 +62,9 @@ extension B2CClient {
         var named: ClientConfiguration.API?
         if let name = req.api {
             guard let a = config.api(named: name) else {
-                throw B2CError(.configuration, "no API named '\(name)' in \(config.source) (known: \(config.apis.map(\.name).joined(separator: ", ")))")
+                throw B2CError(
+                    .configuration, "no API named '\(name)' in \(config.source) (known: \(config.apis.map(\.name).joined(separator: ", ")))"
+                )
             }
             named = a
         }
@@ -89,12 +92,17 @@ extension B2CClient {
             }
         }
         guard let api = named ?? api(covering: url) else {
-            throw B2CError(.configuration, "no API in \(config.source) has a base URL covering \(HTTPTransport.redacted(url)), so no token may be sent there",
-                           remedy: .nameAPIAndAllowHost(Authority.hostAndPort(of: url)))
+            throw B2CError(
+                .configuration,
+                "no API in \(config.source) has a base URL covering \(HTTPTransport.redacted(url)), so no token may be sent there",
+                remedy: .nameAPIAndAllowHost(Authority.hostAndPort(of: url)))
         }
         guard Self.mayCarryToken(url, api: api, allowHosts: req.allowHosts) else {
-            throw B2CError(.configuration, "refusing to send the token for API '\(api.name)' to \(Authority.hostAndPort(of: url)): its tokens go only to \(api.baseURL.absoluteString)",
-                           remedy: .allowHost(Authority.hostAndPort(of: url)))
+            throw B2CError(
+                .configuration,
+                "refusing to send the token for API '\(api.name)' to \(Authority.hostAndPort(of: url)): its tokens go only to "
+                    + "\(api.baseURL.absoluteString)",
+                remedy: .allowHost(Authority.hostAndPort(of: url)))
         }
         if !Loopback.isSecure(url) {
             throw B2CError(.configuration, "refusing to send a token over plain http to \(Authority.hostAndPort(of: url)); use https")
@@ -107,44 +115,58 @@ extension B2CClient {
     public func callAPI(_ req: APICallRequest) async throws -> APICallResult {
         let (url, api) = try resolveAPICall(req)
         let transport: HTTPTransport
-        do { transport = try HTTPTransport(caFile: config.caFile, timeoutSeconds: req.timeoutSeconds, maxBody: req.maxBody, trace: self.transport.trace) }
-        catch let e as NetworkError { throw B2CError(.configuration, e.description) }
+        do {
+            transport = try HTTPTransport(
+                caFile: config.caFile, timeoutSeconds: req.timeoutSeconds, maxBody: req.maxBody, trace: self.transport.trace)
+        } catch let e as NetworkError { throw B2CError(.configuration, e.description) }
         defer { Task { await transport.shutdown() } }
-        var token = try await acquireTokenSilently(policyName: req.policy, selector: req.account, scopes: api.scopes, minValid: 60, forceRefresh: false)
+        var token = try await acquireTokenSilently(
+            policyName: req.policy, selector: req.account, scopes: api.scopes, minValid: 60, forceRefresh: false)
         var notices = [token.notice].compactMap { $0 }
         var result = try await send(req, url: url, api: api, token: token.accessToken.secret, transport: transport, notices: &notices)
-        if result.status == 401, let challenge = result.headers.first(where: { $0.0.caseInsensitiveCompare("WWW-Authenticate") == .orderedSame })?.1,
-           challenge.contains("invalid_token") {
+        if result.status == 401,
+            let challenge = result.headers.first(where: { $0.0.caseInsensitiveCompare("WWW-Authenticate") == .orderedSame })?.1,
+            challenge.contains("invalid_token")
+        {
             notices.append("the API refused the token (invalid_token); refreshing it once and retrying")
-            token = try await acquireTokenSilently(policyName: req.policy, selector: req.account, scopes: api.scopes, minValid: 60, forceRefresh: true)
+            token = try await acquireTokenSilently(
+                policyName: req.policy, selector: req.account, scopes: api.scopes, minValid: 60, forceRefresh: true)
             result = try await send(req, url: url, api: api, token: token.accessToken.secret, transport: transport, notices: &notices)
         }
-        return APICallResult(status: result.status, headers: result.headers, body: result.body, url: result.url, account: token.account, notices: notices)
+        return APICallResult(
+            status: result.status, headers: result.headers, body: result.body, url: result.url, account: token.account, notices: notices)
     }
 
     /// Headers of the caller's that may follow a redirect to another origin.
     static let portableHeaders: Set<String> = ["accept", "accept-language", "content-type", "user-agent"]
 
-    private func send(_ req: APICallRequest, url start: URL, api: ClientConfiguration.API, token: String, transport: HTTPTransport,
-                      notices: inout [String]) async throws -> (status: Int, headers: [(String, String)], body: Data, url: URL) {
+    private func send(
+        _ req: APICallRequest, url start: URL, api: ClientConfiguration.API, token: String, transport: HTTPTransport,
+        notices: inout [String]
+    ) async throws -> (status: Int, headers: [(String, String)], body: Data, url: URL) {
         var url = start
         var method = HTTPMethod(rawValue: req.method.uppercased())
         var body = req.body
         for hop in 0...req.maxRedirects {
             var headers = req.headers.filter { $0.0.caseInsensitiveCompare("Authorization") != .orderedSame }
-            if url.scheme?.lowercased() != start.scheme?.lowercased() || Authority.hostAndPort(of: url) != Authority.hostAndPort(of: start) {
+            if url.scheme?.lowercased() != start.scheme?.lowercased() || Authority.hostAndPort(of: url) != Authority.hostAndPort(of: start)
+            {
                 // Like the token, the caller's own headers (API keys, cookies) stay with the origin (scheme, host, port)
                 // they were given for; only the ones that describe the body and the wanted answer follow a redirect.
                 let dropped = headers.filter { !Self.portableHeaders.contains($0.0.lowercased()) }
                 headers.removeAll { !Self.portableHeaders.contains($0.0.lowercased()) }
                 if !dropped.isEmpty {
-                    notices.append("redirected to \(Authority.hostAndPort(of: url)): the -H headers \(dropped.map(\.0).joined(separator: ", ")) were not sent there")
+                    notices.append(
+                        "redirected to \(Authority.hostAndPort(of: url)): the -H headers \(dropped.map(\.0).joined(separator: ", ")) were "
+                            + "not sent there"
+                    )
                 }
             }
             if Self.mayCarryToken(url, api: api, allowHosts: req.allowHosts) {
                 headers.append(("Authorization", "Bearer \(token)"))
             } else {
-                notices.append("redirected to \(Authority.hostAndPort(of: url)), which is not configured for this token: followed without it")
+                notices.append(
+                    "redirected to \(Authority.hostAndPort(of: url)), which is not configured for this token: followed without it")
             }
             let r: HTTPResult
             do { r = try await transport.send(method, url, headers: headers, body: body) } catch let e as NetworkError { throw B2CError(e) }
@@ -154,7 +176,9 @@ extension B2CClient {
             guard hop < req.maxRedirects else {
                 throw B2CError(.network, "more than \(req.maxRedirects) redirects, the last to \(HTTPTransport.redacted(url)); stopped")
             }
-            guard let next = URL(string: location, relativeTo: url)?.absoluteURL, let s = next.scheme?.lowercased(), s == "https" || s == "http" else {
+            guard let next = URL(string: location, relativeTo: url)?.absoluteURL, let s = next.scheme?.lowercased(),
+                s == "https" || s == "http"
+            else {
                 throw B2CError(.network, "the API redirected to an unusable location '\(location.prefix(200))'")
             }
             if r.status == 303 || ((r.status == 301 || r.status == 302) && method == .POST) {

@@ -7,15 +7,18 @@ public enum AccountSelection {
     /// True when the account belongs to this policy: its id is `<oid>-<policy lower>.<tenant>` and its id token names the policy.
     /// A native-auth account (External ID) has the id `<oid>.<tenant>` and no policy claim; `policy` is the configuration's name.
     public static func matches(_ a: Account, policy: String) -> Bool {
-        matches(accountID: a.id, oid: a.oid, tenantID: a.tenantID, accountPolicy: a.policy,
-                claimPolicy: a.claims["tfp"]?.stringValue ?? a.claims["acr"]?.stringValue,
-                hasPolicyClaim: a.claims["tfp"] != nil || a.claims["acr"] != nil, policy: policy)
+        matches(
+            accountID: a.id, oid: a.oid, tenantID: a.tenantID, accountPolicy: a.policy,
+            claimPolicy: a.claims["tfp"]?.stringValue ?? a.claims["acr"]?.stringValue,
+            hasPolicyClaim: a.claims["tfp"] != nil || a.claims["acr"] != nil, policy: policy)
     }
 
     /// The same rule on the parts of an account: `claimPolicy` is its id token's `tfp`, else `acr`, as a string (nil
     /// when neither is one); `hasPolicyClaim` says whether either claim is there at all (a native-auth account has none).
-    public static func matches(accountID: String, oid: String, tenantID: String, accountPolicy: String, claimPolicy: String?,
-                               hasPolicyClaim: Bool, policy: String) -> Bool {
+    public static func matches(
+        accountID: String, oid: String, tenantID: String, accountPolicy: String, claimPolicy: String?,
+        hasPolicyClaim: Bool, policy: String
+    ) -> Bool {
         if accountID == "\(oid).\(tenantID)".lowercased() {
             return accountPolicy.caseInsensitiveCompare(policy) == .orderedSame && !hasPolicyClaim
         }
@@ -30,8 +33,9 @@ public enum AccountSelection {
         guard let policy else { return people }
         for i in people.indices {
             people[i].accounts.removeAll {
-                !matches(accountID: $0.accountID, oid: $0.oid, tenantID: $0.tenantID, accountPolicy: $0.policy, claimPolicy: $0.claimPolicy,
-                         hasPolicyClaim: $0.hasPolicyClaim, policy: policy)
+                !matches(
+                    accountID: $0.accountID, oid: $0.oid, tenantID: $0.tenantID, accountPolicy: $0.policy, claimPolicy: $0.claimPolicy,
+                    hasPolicyClaim: $0.hasPolicyClaim, policy: policy)
             }
         }
         return people.filter { !$0.accounts.isEmpty }
@@ -66,8 +70,10 @@ public enum AccountSelection {
     }
 
     /// Chooses the account of `policy` within `scope` (DESIGN §5). `signIn` is the remedy when nothing is signed in.
-    public static func select(policy: String, selector: String?, scope: AccountScope, store: TokenStore,
-                              signIn: (_ loginHint: String?) -> Remedy) throws -> Result {
+    public static func select(
+        policy: String, selector: String?, scope: AccountScope, store: TokenStore,
+        signIn: (_ loginHint: String?) -> Remedy
+    ) throws -> Result {
         // The common cases read one or a few rows, whatever the number of accounts: the current account, or the
         // accounts a selector can name. Everything else (and a narrowed search that finds nothing) reads the policy's
         // accounts; the rules are the same either way.
@@ -79,8 +85,9 @@ public enum AccountSelection {
             let narrowable = selector.utf8.allSatisfy { $0 < 0x80 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
             var found: [Account] = []
             if narrowable {
-                found = filter(try store.accounts(scope: scope, policy: policy, narrowedTo: selector).filter { matches($0, policy: policy) },
-                               selector: selector)
+                found = filter(
+                    try store.accounts(scope: scope, policy: policy, narrowedTo: selector).filter { matches($0, policy: policy) },
+                    selector: selector)
             }
             var all: [Account]?
             if found.isEmpty {
@@ -90,12 +97,15 @@ public enum AccountSelection {
             if found.count == 1 { return Result(account: found[0]) }
             if found.isEmpty {
                 let signedIn = all ?? []
-                throw B2CError(.interactionRequired, "no account matching '\(selector)' is signed in under \(policy)"
-                    + (signedIn.isEmpty ? "" : "; signed in under \(policy):\n\(describe(signedIn))"),
+                throw B2CError(
+                    .interactionRequired,
+                    "no account matching '\(selector)' is signed in under \(policy)"
+                        + (signedIn.isEmpty ? "" : "; signed in under \(policy):\n\(describe(signedIn))"),
                     remedy: signIn(selector.contains("@") ? selector : "<email>"))
             }
-            throw B2CError(.usage, "'\(selector)' matches several accounts under \(policy):\n\(describe(found))",
-                           remedy: .chooseAccount(policy: policy, longerSelector: true))
+            throw B2CError(
+                .usage, "'\(selector)' matches several accounts under \(policy):\n\(describe(found))",
+                remedy: .chooseAccount(policy: policy, longerSelector: true))
         }
         let candidates = try store.accounts(scope: scope, policy: policy).filter { matches($0, policy: policy) }
         var notice: String?
@@ -106,10 +116,13 @@ public enum AccountSelection {
         }
         if candidates.count == 1 { return Result(account: candidates[0], notice: notice) }
         if candidates.isEmpty {
-            throw B2CError(.interactionRequired, (notice.map { $0 + "; " } ?? "") + "no account is signed in under \(policy)", remedy: signIn(nil))
+            throw B2CError(
+                .interactionRequired, (notice.map { $0 + "; " } ?? "") + "no account is signed in under \(policy)", remedy: signIn(nil))
         }
-        throw B2CError(.usage, (notice.map { $0 + "; " } ?? "")
-            + "several accounts are signed in under \(policy) and none is current:\n\(describe(candidates))",
+        throw B2CError(
+            .usage,
+            (notice.map { $0 + "; " } ?? "")
+                + "several accounts are signed in under \(policy) and none is current:\n\(describe(candidates))",
             remedy: .chooseAccount(policy: policy, longerSelector: false))
     }
 }

@@ -18,7 +18,8 @@ enum TokenOwnership {
         case .array(let list)?: audiences = list.compactMap(\.stringValue)
         default: audiences = []
         }
-        return audiences.contains { $0.lowercased() == client } ? nil : "it names no app of this configuration (no azp, and aud is not \(client))"
+        return audiences.contains { $0.lowercased() == client }
+            ? nil : "it names no app of this configuration (no azp, and aud is not \(client))"
     }
 
     /// The issuer must be on a known host (or External ID's `<tenant GUID>.ciamlogin.com`), and a tenant GUID in its
@@ -33,7 +34,9 @@ enum TokenOwnership {
         }
         if let guid = url.pathComponents.first(where: { UUID(uuidString: $0) != nil })?.lowercased() {
             if guid != tenant { return "it was issued by the tenant \(guid), not \(tenant)" }
-            if let configured = config.tenantID, configured != guid { return "it was issued by the tenant \(guid), not the configured \(configured)" }
+            if let configured = config.tenantID, configured != guid {
+                return "it was issued by the tenant \(guid), not the configured \(configured)"
+            }
         }
         return nil
     }

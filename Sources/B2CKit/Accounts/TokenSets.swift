@@ -2,8 +2,10 @@ import Foundation
 
 extension B2CClient {
     /// Turns a token response into the set we store, after validating the id token.
-    func tokenSet(_ r: TokenResponse, authority: Authority, metadata m: OpenIDMetadata, nonce: String?, requestedResource: [String],
-                  now: Int, previous: Account? = nil) async throws -> TokenSet {
+    func tokenSet(
+        _ r: TokenResponse, authority: Authority, metadata m: OpenIDMetadata, nonce: String?, requestedResource: [String],
+        now: Int, previous: Account? = nil
+    ) async throws -> TokenSet {
         var account: Account
         var claims: [String: JSONValue]
         if let idToken = r.idToken {
@@ -20,10 +22,13 @@ extension B2CClient {
                 tenant = (URL(string: m.issuer)?.pathComponents.first { UUID(uuidString: $0) != nil } ?? config.tenantID ?? "").lowercased()
                 id = "\(oid)-\(authority.policy.lowercased()).\(tenant)"
             }
-            guard !oid.isEmpty, !tenant.isEmpty else { throw B2CError(.failed, "the id token names no user (oid/sub) or tenant; nothing was stored") }
-            account = Account(id: id, environment: authority.hostAndPort, tenantID: tenant, oid: oid, policy: authority.policy,
-                              authority: authority.url.absoluteString, clientID: config.clientID, idToken: idToken, claims: .object(claims),
-                              updatedAt: now)
+            guard !oid.isEmpty, !tenant.isEmpty else {
+                throw B2CError(.failed, "the id token names no user (oid/sub) or tenant; nothing was stored")
+            }
+            account = Account(
+                id: id, environment: authority.hostAndPort, tenantID: tenant, oid: oid, policy: authority.policy,
+                authority: authority.url.absoluteString, clientID: config.clientID, idToken: idToken, claims: .object(claims),
+                updatedAt: now)
         } else if let previous {
             account = previous
             claims = previous.claims.objectValue ?? [:]
@@ -31,9 +36,10 @@ extension B2CClient {
             throw B2CError(.failed, "the token response has no id token; ask for the openid scope")
         }
         account.updatedAt = now
-        let identity = Identity(tenantID: account.tenantID, oid: account.oid, name: claims["name"]?.stringValue,
-                                givenName: claims["given_name"]?.stringValue, familyName: claims["family_name"]?.stringValue,
-                                email: AccountSelection.email(account))
+        let identity = Identity(
+            tenantID: account.tenantID, oid: account.oid, name: claims["name"]?.stringValue,
+            givenName: claims["given_name"]?.stringValue, familyName: claims["family_name"]?.stringValue,
+            email: AccountSelection.email(account))
         var at: AccessToken?
         if let token = r.accessToken, let expiry = r.accessTokenExpiry(now: now) {
             let granted = (r.scope ?? "").split(separator: " ").map(String.init).filter { !ScopeSet.reserved.contains($0.lowercased()) }
@@ -47,8 +53,14 @@ extension B2CClient {
     /// on a known host or names another tenant, or that was issued to another app (`azp`, else `aud`). Tokens that are
     /// not JWTs cannot be read and are left to the tenant.
     func checkOwnership(_ set: TokenSet, authority: Authority) throws {
-        if let token = set.accessToken?.secret, let problem = TokenOwnership.problem(accessToken: token, config: config, tenantID: set.account.tenantID) {
-            throw B2CError(.failed, "the tenant answered \(authority.hostAndPort) with an access token that is not this configuration's: \(problem); nothing was stored")
+        if let token = set.accessToken?.secret,
+            let problem = TokenOwnership.problem(accessToken: token, config: config, tenantID: set.account.tenantID)
+        {
+            throw B2CError(
+                .failed,
+                "the tenant answered \(authority.hostAndPort) with an access token that is not this configuration's: \(problem); nothing "
+                    + "was stored"
+            )
         }
     }
 }

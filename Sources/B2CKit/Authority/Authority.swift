@@ -12,8 +12,10 @@ public struct Authority: Sendable, Equatable, Hashable {
     /// `policy` then holds the native-auth configuration's name, under which its accounts are stored.
     public var native: Bool
 
-    public init(scheme: String, host: String, port: Int?, tenant: String, policy: String, form: ClientConfiguration.AuthorityForm,
-                native: Bool = false) {
+    public init(
+        scheme: String, host: String, port: Int?, tenant: String, policy: String, form: ClientConfiguration.AuthorityForm,
+        native: Bool = false
+    ) {
         self.scheme = scheme; self.host = host.lowercased(); self.port = port; self.tenant = tenant; self.policy = policy; self.form = form
         self.native = native
     }
@@ -63,7 +65,9 @@ public struct Authority: Sendable, Equatable, Hashable {
         var segments = url.path.split(separator: "/").map(String.init)
         var form = ClientConfiguration.AuthorityForm.path
         if segments.first?.lowercased() == "tfp" { form = .tfp; segments.removeFirst() }
-        guard let tenant = segments.first else { throw AuthorityError("'\(text)' names no tenant (expected https://host/<tenant>/<policy>)") }
+        guard let tenant = segments.first else {
+            throw AuthorityError("'\(text)' names no tenant (expected https://host/<tenant>/<policy>)")
+        }
         var policy: String
         if segments.count >= 2, !["oauth2", "v2.0", "discovery", ".well-known"].contains(segments[1].lowercased()) {
             policy = segments[1]

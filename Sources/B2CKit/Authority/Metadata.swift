@@ -30,9 +30,10 @@ public struct OpenIDMetadata: Sendable, Equatable {
         guard let issuer = try? r.string("issuer") else {
             throw B2CError(.network, "the discovery document at \(HTTPTransport.redacted(source)) lacks 'issuer'")
         }
-        return OpenIDMetadata(issuer: issuer, authorizationEndpoint: try endpoint("authorization_endpoint")!,
-                              tokenEndpoint: try endpoint("token_endpoint")!, endSessionEndpoint: try endpoint("end_session_endpoint", required: false),
-                              jwksURI: try endpoint("jwks_uri")!)
+        return OpenIDMetadata(
+            issuer: issuer, authorizationEndpoint: try endpoint("authorization_endpoint")!,
+            tokenEndpoint: try endpoint("token_endpoint")!, endSessionEndpoint: try endpoint("end_session_endpoint", required: false),
+            jwksURI: try endpoint("jwks_uri")!)
     }
 }
 
@@ -50,7 +51,11 @@ public final class MetadataProvider: Sendable {
 
     func checkKnown(_ url: URL, what: String) throws {
         guard config.isKnown(Authority.hostAndPort(of: url)) else {
-            throw B2CError(.configuration, "the \(what) \(HTTPTransport.redacted(url)) is on host '\(Authority.hostAndPort(of: url))', which is not in knownAuthorities \(config.knownAuthorities) of \(config.source)")
+            throw B2CError(
+                .configuration,
+                "the \(what) \(HTTPTransport.redacted(url)) is on host '\(Authority.hostAndPort(of: url))', which is not in "
+                    + "knownAuthorities \(config.knownAuthorities) of \(config.source)"
+            )
         }
         let scheme = url.scheme?.lowercased()
         guard Loopback.isSecure(scheme: scheme, host: url.host) else {
@@ -69,7 +74,11 @@ public final class MetadataProvider: Sendable {
         case 200: return r.body
         case 404:
             let said = OAuthError.parse(status: 404, r.body).map { " (\($0))" } ?? ""
-            throw B2CError(.configuration, "the \(what) \(HTTPTransport.redacted(url)) does not exist (HTTP 404\(said)): check the tenant and policy names in \(config.source)")
+            throw B2CError(
+                .configuration,
+                "the \(what) \(HTTPTransport.redacted(url)) does not exist (HTTP 404\(said)): check the tenant and policy names in "
+                    + "\(config.source)"
+            )
         default: throw B2CError(.network, "the \(what) \(HTTPTransport.redacted(url)) answered HTTP \(r.status); try again later")
         }
     }
@@ -103,7 +112,9 @@ public final class MetadataProvider: Sendable {
 
     /// Validates an id token: RS256 signature via the JWKS with jwt-kit (refetched once for an unknown kid), `iss` = the
     /// discovery issuer, `aud` = client id, nonce, exp/nbf with 5 minutes of skew, and `tfp`/`acr` = the policy.
-    public func validateIDToken(_ token: String, authority: Authority, metadata m: OpenIDMetadata, nonce: String?, now: Int) async throws -> JWT {
+    public func validateIDToken(
+        _ token: String, authority: Authority, metadata m: OpenIDMetadata, nonce: String?, now: Int
+    ) async throws -> JWT {
         let jwt: JWT
         do { jwt = try JWT.decode(token) } catch { throw B2CError(.failed, "the id token is unusable: \(error)") }
         do {
@@ -116,7 +127,8 @@ public final class MetadataProvider: Sendable {
             }
             try jwt.validateClaims(issuers: [m.issuer], audience: config.clientID, now: now, skew: 300)
         } catch let e as JWTError {
-            let skew = e.isClockRelated ? ". This is clock skew beyond 5 minutes: check that this machine's clock (and the tenant's) is right" : ""
+            let skew =
+                e.isClockRelated ? ". This is clock skew beyond 5 minutes: check that this machine's clock (and the tenant's) is right" : ""
             throw B2CError(.failed, "the id token from \(authority.hostAndPort) failed validation: \(e)\(skew); nothing was stored")
         }
         if let nonce, jwt.string("nonce") != nonce {
@@ -125,7 +137,8 @@ public final class MetadataProvider: Sendable {
         if authority.native { return jwt }
         let policyClaim = jwt.string("tfp") ?? jwt.string("acr")
         guard let policyClaim, policyClaim.caseInsensitiveCompare(authority.policy) == .orderedSame else {
-            throw B2CError(.failed, "the id token was issued for policy '\(policyClaim ?? "none")', not '\(authority.policy)'; nothing was stored")
+            throw B2CError(
+                .failed, "the id token was issued for policy '\(policyClaim ?? "none")', not '\(authority.policy)'; nothing was stored")
         }
         return jwt
     }

@@ -31,7 +31,8 @@ extension B2CClient {
                 let meta = try await metadata.metadata(for: authority, now: clock(), refresh: true)
                 let keys = try await metadata.keys(meta, now: clock(), refresh: true)
                 if let issuerHost = URL(string: meta.issuer).map(Authority.hostAndPort(of:)), issuerHost != authority.hostAndPort {
-                    check.notes.append("the issuer is on \(issuerHost), not the authority host \(authority.hostAndPort): tokens name \(issuerHost)")
+                    check.notes.append(
+                        "the issuer is on \(issuerHost), not the authority host \(authority.hostAndPort): tokens name \(issuerHost)")
                 }
                 if keys.keys.isEmpty {
                     check.outcome = .network("the key set at \(HTTPTransport.redacted(meta.jwksURI)) has no keys")

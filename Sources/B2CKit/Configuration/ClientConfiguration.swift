@@ -59,15 +59,18 @@ public struct ClientConfiguration: Sendable, Equatable {
     // MARK: loading
 
     /// The file to read: `--config`, then `$B2C_CONFIG`, then `./policies.json`, then `$XDG_CONFIG_HOME/b2c/policies.json`.
-    public static func locate(explicit: String?, environment: [String: String] = ProcessInfo.processInfo.environment,
-                              currentDirectory: String = FileManager.default.currentDirectoryPath) -> (path: String?, searched: [String]) {
+    public static func locate(
+        explicit: String?, environment: [String: String] = ProcessInfo.processInfo.environment,
+        currentDirectory: String = FileManager.default.currentDirectoryPath
+    ) -> (path: String?, searched: [String]) {
         if let explicit { return (explicit, [explicit]) }
         var searched: [String] = []
         if let env = environment["B2C_CONFIG"], !env.isEmpty { return (env, [env]) }
         let local = URL(fileURLWithPath: currentDirectory).appendingPathComponent("policies.json").path
         searched.append(local)
         if FileManager.default.fileExists(atPath: local) { return (local, searched) }
-        let xdg = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+        let xdg =
+            environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
             ?? ((environment["HOME"] ?? NSHomeDirectory()) + "/.config")
         let user = xdg + "/b2c/policies.json"
         searched.append(user)
@@ -87,32 +90,47 @@ public struct ClientConfiguration: Sendable, Equatable {
 
     public static func parse(_ data: Data, source: String = "policies.json") throws -> ClientConfiguration {
         let root = try JSONObjectReader(JSONValue.parse(data))
-        try root.rejectUnknownKeys(allowed: ["$schema", "description", "tenant", "authorityHost", "authorityForm", "clientId", "redirectUri",
-                                             "knownAuthorities", "policies", "apis", "nativeAuth", "caFile", "deviceMode"])
-        guard let tenant = try root.object("tenant") else { throw JSONPathError(path: "$.tenant", message: "is required (an object with name and/or id)") }
+        try root.rejectUnknownKeys(allowed: [
+            "$schema", "description", "tenant", "authorityHost", "authorityForm", "clientId", "redirectUri",
+            "knownAuthorities", "policies", "apis", "nativeAuth", "caFile", "deviceMode",
+        ])
+        guard let tenant = try root.object("tenant") else {
+            throw JSONPathError(path: "$.tenant", message: "is required (an object with name and/or id)")
+        }
         try tenant.rejectUnknownKeys(allowed: ["name", "id"])
         let tenantName = try tenant.optionalString("name")
         let tenantID = try tenant.optionalString("id")
-        if tenantName == nil && tenantID == nil { throw JSONPathError(path: "$.tenant", message: "needs a name (contoso.onmicrosoft.com) or an id (GUID)") }
-        if let tenantID, UUID(uuidString: tenantID) == nil { throw JSONPathError(path: "$.tenant.id", message: "must be a GUID, found '\(tenantID)'") }
+        if tenantName == nil && tenantID == nil {
+            throw JSONPathError(path: "$.tenant", message: "needs a name (contoso.onmicrosoft.com) or an id (GUID)")
+        }
+        if let tenantID, UUID(uuidString: tenantID) == nil {
+            throw JSONPathError(path: "$.tenant.id", message: "must be a GUID, found '\(tenantID)'")
+        }
 
         let hostText = try root.string("authorityHost")
         guard let host = URL(string: hostText), let scheme = host.scheme?.lowercased(), host.host != nil,
-              host.path.isEmpty || host.path == "/", host.query == nil else {
-            throw JSONPathError(path: "$.authorityHost", message: "must be a base URL such as https://contoso.b2clogin.com, found '\(hostText)'")
+            host.path.isEmpty || host.path == "/", host.query == nil
+        else {
+            throw JSONPathError(
+                path: "$.authorityHost", message: "must be a base URL such as https://contoso.b2clogin.com, found '\(hostText)'")
         }
         guard Loopback.isSecure(scheme: scheme, host: host.host) else {
-            throw JSONPathError(path: "$.authorityHost", message: "must use https (plain http is allowed only for loopback hosts), found '\(hostText)'")
+            throw JSONPathError(
+                path: "$.authorityHost", message: "must use https (plain http is allowed only for loopback hosts), found '\(hostText)'")
         }
         let formName = try root.optionalString("authorityForm") ?? "path"
         guard let form = AuthorityForm(rawValue: formName) else {
             throw JSONPathError(path: "$.authorityForm", message: "is '\(formName)'; expected path, tfp or query")
         }
         let clientID = try root.string("clientId")
-        guard UUID(uuidString: clientID) != nil else { throw JSONPathError(path: "$.clientId", message: "must be the application (client) id, a GUID; found '\(clientID)'") }
+        guard UUID(uuidString: clientID) != nil else {
+            throw JSONPathError(path: "$.clientId", message: "must be the application (client) id, a GUID; found '\(clientID)'")
+        }
         let redirectText = try root.optionalString("redirectUri") ?? "http://localhost"
         guard let redirect = URL(string: redirectText), redirect.scheme == "http", Loopback.isHost(redirect.host ?? "") else {
-            throw JSONPathError(path: "$.redirectUri", message: "must be a loopback http URI such as http://localhost (any port is used), found '\(redirectText)'")
+            throw JSONPathError(
+                path: "$.redirectUri",
+                message: "must be a loopback http URI such as http://localhost (any port is used), found '\(redirectText)'")
         }
         let known = try root.stringArray("knownAuthorities", required: true).map { $0.lowercased() }
         if known.isEmpty { throw JSONPathError(path: "$.knownAuthorities", message: "must name at least the authority host") }
@@ -126,7 +144,9 @@ public struct ClientConfiguration: Sendable, Equatable {
             }
             let roleName = try p.string("role")
             guard let role = Role(name: roleName) else {
-                throw JSONPathError(path: p.childPath("role"), message: "is '\(roleName)'; expected one of \(Role.allCases.map(\.rawValue).joined(separator: ", "))")
+                throw JSONPathError(
+                    path: p.childPath("role"),
+                    message: "is '\(roleName)'; expected one of \(Role.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             if policies.contains(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) {
                 throw JSONPathError(path: p.childPath("name"), message: "repeats policy '\(name)'")
@@ -140,8 +160,10 @@ public struct ClientConfiguration: Sendable, Equatable {
             try a.rejectUnknownKeys(allowed: ["name", "baseUrl", "scopes"])
             let urlText = try a.string("baseUrl")
             guard let url = URL(string: urlText), let s = url.scheme?.lowercased(), url.host != nil,
-                  Loopback.isSecure(scheme: s, host: url.host) else {
-                throw JSONPathError(path: a.childPath("baseUrl"), message: "must be an https URL (http only for loopback), found '\(urlText)'")
+                Loopback.isSecure(scheme: s, host: url.host)
+            else {
+                throw JSONPathError(
+                    path: a.childPath("baseUrl"), message: "must be an https URL (http only for loopback), found '\(urlText)'")
             }
             let scopes = try a.stringArray("scopes", required: true)
             if scopes.isEmpty { throw JSONPathError(path: a.childPath("scopes"), message: "must name at least one scope") }
@@ -153,21 +175,26 @@ public struct ClientConfiguration: Sendable, Equatable {
             try n.rejectUnknownKeys(allowed: ["name", "authority", "challengeTypes"])
             let text = try n.string("authority")
             guard let url = URL(string: text), let s = url.scheme?.lowercased(), url.host != nil,
-                  Loopback.isSecure(scheme: s, host: url.host) else {
-                throw JSONPathError(path: n.childPath("authority"), message: "must be an https URL such as https://contoso.ciamlogin.com/contoso.onmicrosoft.com")
+                Loopback.isSecure(scheme: s, host: url.host)
+            else {
+                throw JSONPathError(
+                    path: n.childPath("authority"),
+                    message: "must be an https URL such as https://contoso.ciamlogin.com/contoso.onmicrosoft.com")
             }
             let types = try n.stringArray("challengeTypes")
             for (i, t) in types.enumerated() where !["oob", "password"].contains(t) {
                 throw JSONPathError(path: "\(n.childPath("challengeTypes"))[\(i)]", message: "is '\(t)'; expected oob or password")
             }
-            native = NativeAuth(name: try n.optionalString("name") ?? "native", authority: url, challengeTypes: types.isEmpty ? ["oob", "password"] : types)
+            native = NativeAuth(
+                name: try n.optionalString("name") ?? "native", authority: url, challengeTypes: types.isEmpty ? ["oob", "password"] : types)
         }
         let deviceMode = try root.optionalString("deviceMode") ?? "personal"
         guard ["personal", "shared"].contains(deviceMode) else {
             throw JSONPathError(path: "$.deviceMode", message: "is '\(deviceMode)'; expected personal or shared")
         }
         var config = ClientConfiguration(
-            tenantName: tenantName, tenantID: tenantID?.lowercased(), authorityHost: host, authorityForm: form, clientID: clientID.lowercased(),
+            tenantName: tenantName, tenantID: tenantID?.lowercased(), authorityHost: host, authorityForm: form,
+            clientID: clientID.lowercased(),
             redirectURI: redirect, knownAuthorities: known, policies: policies, apis: apis, nativeAuth: native,
             caFile: try root.optionalString("caFile"), sharedDevice: deviceMode == "shared", source: source)
         if let ca = config.caFile, !ca.hasPrefix("/") {
@@ -177,11 +204,18 @@ public struct ClientConfiguration: Sendable, Equatable {
         for (i, p) in policies.enumerated() {
             let authority = config.authority(for: p)
             guard config.isKnown(authority.hostAndPort) else {
-                throw JSONPathError(path: "$.policies[\(i)]", message: "resolves to \(authority.url.absoluteString), whose host '\(authority.hostAndPort)' is not in $.knownAuthorities \(known)")
+                throw JSONPathError(
+                    path: "$.policies[\(i)]",
+                    message:
+                        "resolves to \(authority.url.absoluteString), whose host '\(authority.hostAndPort)' is not in $.knownAuthorities "
+                            + "\(known)"
+                )
             }
         }
         if let native, !config.isKnown(Authority.hostAndPort(of: native.authority)) {
-            throw JSONPathError(path: "$.nativeAuth.authority", message: "host '\(Authority.hostAndPort(of: native.authority))' is not in $.knownAuthorities \(known)")
+            throw JSONPathError(
+                path: "$.nativeAuth.authority",
+                message: "host '\(Authority.hostAndPort(of: native.authority))' is not in $.knownAuthorities \(known)")
         }
         return config
     }
@@ -194,13 +228,15 @@ public struct ClientConfiguration: Sendable, Equatable {
     public var nativeAuthority: Authority? {
         guard let n = nativeAuth else { return nil }
         let tenant = n.authority.pathComponents.first { $0 != "/" } ?? tenantSegment
-        return Authority(scheme: n.authority.scheme?.lowercased() ?? "https", host: n.authority.host ?? "", port: n.authority.port,
-                         tenant: tenant, policy: n.name, form: .path, native: true)
+        return Authority(
+            scheme: n.authority.scheme?.lowercased() ?? "https", host: n.authority.host ?? "", port: n.authority.port,
+            tenant: tenant, policy: n.name, form: .path, native: true)
     }
 
     public func authority(for policy: Policy) -> Authority {
-        Authority(scheme: authorityHost.scheme?.lowercased() ?? "https", host: authorityHost.host ?? "", port: authorityHost.port,
-                  tenant: tenantSegment, policy: policy.name, form: authorityForm)
+        Authority(
+            scheme: authorityHost.scheme?.lowercased() ?? "https", host: authorityHost.host ?? "", port: authorityHost.port,
+            tenant: tenantSegment, policy: policy.name, form: authorityForm)
     }
 }
 

@@ -42,7 +42,9 @@ extension B2CClient {
             return try await authorizeAndRedeem(policy: policy, options: options, deadline: deadline, ui: ui)
         } catch let e as AuthorizeRedirectError where e.code == "AADB2C90118" {
             guard let reset = config.policies(role: .resetPassword).first else {
-                throw B2CError(.failed, "the user chose \"Forgot your password?\" (AADB2C90118) but \(config.source) has no policy of role resetPassword")
+                throw B2CError(
+                    .failed,
+                    "the user chose \"Forgot your password?\" (AADB2C90118) but \(config.source) has no policy of role resetPassword")
             }
             ui.progress("Password reset requested: running \(reset.name), then resuming the sign-in to \(policy.name).")
             let resetAccount = try await authorizeAndRedeem(policy: reset, options: options, deadline: deadline, ui: ui)
@@ -60,12 +62,15 @@ extension B2CClient {
     }
 
     /// One authorize round trip and its code redemption. Nothing is stored unless every check passes.
-    func authorizeAndRedeem(policy: ClientConfiguration.Policy, options: InteractiveOptions, deadline: ContinuousClock.Instant,
-                            ui: InteractionUI) async throws -> Account {
+    func authorizeAndRedeem(
+        policy: ClientConfiguration.Policy, options: InteractiveOptions, deadline: ContinuousClock.Instant,
+        ui: InteractionUI
+    ) async throws -> Account {
         let authority = config.authority(for: policy)
         let meta = try await metadata.metadata(for: authority, now: clock())
-        let request = AuthorizeRequest(clientID: config.clientID, redirectURI: config.redirectURI, scopes: try options.scopes ?? resourceScopes(api: nil, scopes: []),
-                                       prompt: options.prompt, loginHint: options.loginHint)
+        let request = AuthorizeRequest(
+            clientID: config.clientID, redirectURI: config.redirectURI, scopes: try options.scopes ?? resourceScopes(api: nil, scopes: []),
+            prompt: options.prompt, loginHint: options.loginHint)
         let listener = try await LoopbackListener.start(port: options.port, path: config.redirectURI.path, expectedState: request.state)
         defer { Task { await listener.stop() } }
         let redirectURI = request.redirectURI(port: listener.port)
@@ -80,14 +85,18 @@ extension B2CClient {
         ui.progress("Waiting for the browser to \(purpose) (timeout \(remaining) s; Ctrl-C cancels)…")
         let reply = try await waitForAnswer(listener, deadline: deadline, ui: ui, timeoutSeconds: options.timeoutSeconds)
         let code = try authorizationCode(from: reply, policy: policy, loginHint: options.loginHint)
-        let response = try await tokenRequest(meta.tokenEndpoint, request.redemption(code: code, redirectURI: redirectURI),
-                                              policy: policy.name, loginHint: options.loginHint)
-        let set = try await tokenSet(response, authority: authority, metadata: meta, nonce: request.nonce, requestedResource: request.resource,
-                                     now: clock())
+        let response = try await tokenRequest(
+            meta.tokenEndpoint, request.redemption(code: code, redirectURI: redirectURI),
+            policy: policy.name, loginHint: options.loginHint)
+        let set = try await tokenSet(
+            response, authority: authority, metadata: meta, nonce: request.nonce, requestedResource: request.resource,
+            now: clock())
         if let expected = options.expectedPerson, expected.tenantID != set.account.tenantID || expected.oid != set.account.oid {
             let who = AccountSelection.email(set.account) ?? set.account.oid
-            throw B2CError(.failed, "\(AccountSelection.email(expected) ?? expected.oid) was named, but \(who) signed in to \(policy.name); "
-                + "nothing was stored. Sign in as \(AccountSelection.email(expected) ?? expected.oid) in the browser, or name \(who).")
+            throw B2CError(
+                .failed,
+                "\(AccountSelection.email(expected) ?? expected.oid) was named, but \(who) signed in to \(policy.name); "
+                    + "nothing was stored. Sign in as \(AccountSelection.email(expected) ?? expected.oid) in the browser, or name \(who).")
         }
         try checkOwnership(set, authority: authority)
         try store.save(set, makeCurrent: true, now: clock())
@@ -95,8 +104,10 @@ extension B2CClient {
     }
 
     /// The browser's answer (or one the person pasted), until the deadline.
-    private func waitForAnswer(_ listener: LoopbackListener, deadline: ContinuousClock.Instant, ui: InteractionUI,
-                               timeoutSeconds: Int) async throws -> [String: String] {
+    private func waitForAnswer(
+        _ listener: LoopbackListener, deadline: ContinuousClock.Instant, ui: InteractionUI,
+        timeoutSeconds: Int
+    ) async throws -> [String: String] {
         let pasting = ui.pastedAnswers().map { pasted in
             Task {
                 for await line in pasted {
@@ -104,7 +115,8 @@ extension B2CClient {
                     case .accepted, .alreadyAnswered: return
                     case .wrongState: ui.pastedAnswerRefused("that URL is the answer to another sign-in (its state differs); still waiting")
                     case .notAnAnswer:
-                        ui.pastedAnswerRefused("that is not the URL the browser ended on (it has no code or error); paste the whole address")
+                        ui.pastedAnswerRefused(
+                            "that is not the URL the browser ended on (it has no code or error); paste the whole address")
                     }
                 }
             }
@@ -122,10 +134,12 @@ extension B2CClient {
             let d = B2CErrorDescription.parse(reply["error_description"] ?? "")
             switch d.code {
             case "AADB2C90118": throw AuthorizeRedirectError(error: error, description: d.message, code: d.code)
-            case "AADB2C90091": throw B2CError(.cancelled, "cancelled: the sign-in to \(policy.name) was cancelled on the page (AADB2C90091)")
+            case "AADB2C90091":
+                throw B2CError(.cancelled, "cancelled: the sign-in to \(policy.name) was cancelled on the page (AADB2C90091)")
             case "AADB2C90077":
-                throw B2CError(.interactionRequired, "\(policy.name) has no browser session for prompt=none (AADB2C90077)",
-                               remedy: signInRemedy(policy: policy.name, loginHint: loginHint))
+                throw B2CError(
+                    .interactionRequired, "\(policy.name) has no browser session for prompt=none (AADB2C90077)",
+                    remedy: signInRemedy(policy: policy.name, loginHint: loginHint))
             default:
                 throw B2CError(.failed, "the sign-in to \(policy.name) failed: \(error)\(d.code.map { " \($0)" } ?? ""): \(d.message)")
             }

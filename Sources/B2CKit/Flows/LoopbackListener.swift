@@ -36,7 +36,9 @@ public final class LoopbackListener: Sendable {
         }
 
         func deliver(_ params: [String: String]) -> Delivery {
-            guard params["code"] != nil || params["error"] != nil || (acceptsBareState && params["state"] != nil) else { return .notAnAnswer }
+            guard params["code"] != nil || params["error"] != nil || (acceptsBareState && params["state"] != nil) else {
+                return .notAnAnswer
+            }
             guard params["state"] == expectedState else { return .wrongState }
             let first = delivered.withLockedValue { d -> Bool in
                 defer { d = true }
@@ -66,8 +68,9 @@ public final class LoopbackListener: Sendable {
                     <style>body{font-family:system-ui,sans-serif;margin:80px auto;max-width:480px;color:#1f2937}</style></head>
                     <body><h1>\(title)</h1><p>\(text)</p></body></html>
                     """
-                return Response(status: status, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
-                                body: .init(byteBuffer: ByteBuffer(string: html)))
+                return Response(
+                    status: status, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
+                    body: .init(byteBuffer: ByteBuffer(string: html)))
             }
             let requestPath = request.uri.path
             guard request.method == .get, requestPath == path || (path.isEmpty && requestPath == "/") else {
@@ -80,22 +83,26 @@ public final class LoopbackListener: Sendable {
                     return page(.ok, "Signed out", "You can close this window and return to the terminal.")
                 }
                 if params["error"] != nil {
-                    return page(.ok, "Sign-in did not complete", "b2c received the answer. You can close this window and return to the terminal.")
+                    return page(
+                        .ok, "Sign-in did not complete", "b2c received the answer. You can close this window and return to the terminal.")
                 }
                 return page(.ok, "Signed in", "You can close this window and return to the terminal.")
             case .alreadyAnswered:
                 return page(.conflict, "Already done", "This sign-in has already received its answer. You can close this window.")
             case .wrongState, .notAnAnswer:
-                return page(.badRequest, "Not for this sign-in",
-                            "This answer does not belong to the sign-in in progress (an older tab, or a link from elsewhere); b2c ignored it "
-                                + "and is still waiting. Finish the sign-in in the window that b2c opened, or close this one.")
+                return page(
+                    .badRequest, "Not for this sign-in",
+                    "This answer does not belong to the sign-in in progress (an older tab, or a link from elsewhere); b2c ignored it "
+                        + "and is still waiting. Finish the sign-in in the window that b2c opened, or close this one.")
             }
         }
     }
 
     /// Listens on 127.0.0.1:`port` (0 = a free port) for `path` of the redirect URI. A port that is taken, or any other
     /// failure to listen, is an error at once.
-    public static func start(port: Int, path: String, expectedState: String, acceptsBareState: Bool = false) async throws -> LoopbackListener {
+    public static func start(
+        port: Int, path: String, expectedState: String, acceptsBareState: Bool = false
+    ) async throws -> LoopbackListener {
         let inbox = Inbox(expectedState: expectedState, acceptsBareState: acceptsBareState)
         var logger = Logger(label: "b2c.loopback")
         logger.logLevel = .critical

@@ -24,7 +24,9 @@ extension B2CClient {
     /// (initiate → challenge → token; resend = a new challenge; a wrong code is asked again up to a limit).
     public func signInNative(username: String, mode: NativeMode, scopes: [String], prompter: NativePrompter) async throws -> Account {
         guard let native = config.nativeAuth, let authority = config.nativeAuthority else {
-            throw B2CError(.configuration, "\(config.source) has no \"nativeAuth\" section; add one (README \"Native authentication\") or sign in in the browser")
+            throw B2CError(
+                .configuration,
+                "\(config.source) has no \"nativeAuth\" section; add one (README \"Native authentication\") or sign in in the browser")
         }
         let meta = try await metadata.metadata(for: authority, now: clock())
         var types: [String]
@@ -34,29 +36,36 @@ extension B2CClient {
         case .otp: types = ["oob"]
         }
         if !native.challengeTypes.contains(types[0]) && mode != .auto {
-            throw B2CError(.configuration, "\(config.source) allows the challenge types \(native.challengeTypes) for native auth, not \(types[0])")
+            throw B2CError(
+                .configuration, "\(config.source) allows the challenge types \(native.challengeTypes) for native auth, not \(types[0])")
         }
         types.append("redirect")
         let challengeType = types.joined(separator: " ")
         let retry = signInRemedy(policy: native.name, loginHint: username)
 
-        var reply = try await nativePost(authority.endpoint("oauth2/v2.0/initiate"),
-                                         [("client_id", config.clientID), ("challenge_type", challengeType), ("username", username)],
-                                         username: username, retry: retry)
+        var reply = try await nativePost(
+            authority.endpoint("oauth2/v2.0/initiate"),
+            [("client_id", config.clientID), ("challenge_type", challengeType), ("username", username)],
+            username: username, retry: retry)
         try nativeRedirectCheck(reply, username: username)
-        reply = try await nativePost(authority.endpoint("oauth2/v2.0/challenge"),
-                                     [("client_id", config.clientID), ("challenge_type", challengeType),
-                                      ("continuation_token", try continuation(reply))], username: username, retry: retry)
+        reply = try await nativePost(
+            authority.endpoint("oauth2/v2.0/challenge"),
+            [
+                ("client_id", config.clientID), ("challenge_type", challengeType),
+                ("continuation_token", try continuation(reply)),
+            ], username: username, retry: retry)
         try nativeRedirectCheck(reply, username: username)
         let scope = ScopeSet.userRequest(scopes)
         let tokenReply: JSONValue
         switch reply["challenge_type"]?.stringValue {
         case "password":
             let password = try await prompter.password(for: username)
-            tokenReply = try await nativePost(meta.tokenEndpoint, [
-                ("client_id", config.clientID), ("grant_type", "password"), ("continuation_token", try continuation(reply)),
-                ("password", password), ("scope", scope), ("username", username), ("client_info", "1"),
-            ], username: username, retry: retry)
+            tokenReply = try await nativePost(
+                meta.tokenEndpoint,
+                [
+                    ("client_id", config.clientID), ("grant_type", "password"), ("continuation_token", try continuation(reply)),
+                    ("password", password), ("scope", scope), ("username", username), ("client_info", "1"),
+                ], username: username, retry: retry)
         case "oob":
             var ct = try continuation(reply)
             var label = reply["challenge_target_label"]?.stringValue ?? username
@@ -64,11 +73,15 @@ extension B2CClient {
             var wrong = 0
             var attempt = 1
             while true {
-                guard let code = try await prompter.code(sentTo: label, length: length, attempt: attempt, attemptsLeft: Self.maxCodeAttempts - wrong) else {
+                guard
+                    let code = try await prompter.code(
+                        sentTo: label, length: length, attempt: attempt, attemptsLeft: Self.maxCodeAttempts - wrong)
+                else {
                     // Resend: a new challenge sends a new code and invalidates the previous one.
-                    let again = try await nativePost(authority.endpoint("oauth2/v2.0/challenge"),
-                                                     [("client_id", config.clientID), ("challenge_type", challengeType), ("continuation_token", ct)],
-                                                     username: username, retry: retry)
+                    let again = try await nativePost(
+                        authority.endpoint("oauth2/v2.0/challenge"),
+                        [("client_id", config.clientID), ("challenge_type", challengeType), ("continuation_token", ct)],
+                        username: username, retry: retry)
                     try nativeRedirectCheck(again, username: username)
                     ct = try continuation(again)
                     label = again["challenge_target_label"]?.stringValue ?? label
@@ -79,18 +92,25 @@ extension B2CClient {
                 }
                 attempt += 1
                 do {
-                    tokenReply = try await nativePost(meta.tokenEndpoint, [
-                        ("client_id", config.clientID), ("grant_type", "oob"), ("continuation_token", ct), ("oob", code),
-                        ("scope", scope), ("username", username), ("client_info", "1"),
-                    ], username: username, retry: retry)
+                    tokenReply = try await nativePost(
+                        meta.tokenEndpoint,
+                        [
+                            ("client_id", config.clientID), ("grant_type", "oob"), ("continuation_token", ct), ("oob", code),
+                            ("scope", scope), ("username", username), ("client_info", "1"),
+                        ], username: username, retry: retry)
                     break
                 } catch let e as NativeWrongCode {
                     wrong += 1
                     if e.final || wrong >= Self.maxCodeAttempts {
-                        throw B2CError(.interactionRequired, "the code was wrong \(wrong) time\(wrong == 1 ? "" : "s"); the sign-in was stopped and nothing was stored",
-                                       remedy: retry)
+                        throw B2CError(
+                            .interactionRequired,
+                            "the code was wrong \(wrong) time\(wrong == 1 ? "" : "s"); the sign-in was stopped and nothing was stored",
+                            remedy: retry)
                     }
-                    prompter.notice("that code is not right (\(Self.maxCodeAttempts - wrong) attempt\(Self.maxCodeAttempts - wrong == 1 ? "" : "s") left); type it again, or 'resend' for a new one")
+                    prompter.notice(
+                        "that code is not right (\(Self.maxCodeAttempts - wrong) attempt\(Self.maxCodeAttempts - wrong == 1 ? "" : "s") "
+                            + "left); type it again, or 'resend' for a new one"
+                    )
                 }
             }
         case let other:
@@ -118,8 +138,9 @@ extension B2CClient {
     private func nativeRedirectCheck(_ reply: JSONValue, username: String) throws {
         if reply["challenge_type"]?.stringValue == "redirect" {
             let why = reply["redirect_reason"]?.stringValue.map { " (\($0))" } ?? ""
-            throw B2CError(.interactionRequired, "the tenant needs the browser to sign in \(username)\(why)",
-                           remedy: signInRemedy(policy: try defaultPolicy().name, loginHint: username))
+            throw B2CError(
+                .interactionRequired, "the tenant needs the browser to sign in \(username)\(why)",
+                remedy: signInRemedy(policy: try defaultPolicy().name, loginHint: username))
         }
     }
 
@@ -162,23 +183,34 @@ extension B2CClient {
         switch Self.classifyNative(status: r.status, body: r.body) {
         case .ok(let json): return json
         case .notJSON:
-            throw B2CError(.network, "\(url.host ?? "the server") answered HTTP \(r.status) with a body that is not JSON (\(url.path)); try again later")
+            throw B2CError(
+                .network,
+                "\(url.host ?? "the server") answered HTTP \(r.status) with a body that is not JSON (\(url.path)); try again later")
         case .notAnObject:
             throw B2CError(.network, "\(url.host ?? "the server") answered HTTP \(r.status) with JSON that is not an object (\(url.path))")
         case .wrongCode(let final): throw NativeWrongCode(final: final)
         case .userNotFound:
-            throw B2CError(.interactionRequired, "there is no account \(username) in this tenant; nothing was stored",
-                           remedy: .signUp(policy: try defaultPolicy().name))
+            throw B2CError(
+                .interactionRequired, "there is no account \(username) in this tenant; nothing was stored",
+                remedy: .signUp(policy: try defaultPolicy().name))
         case .wrongPassword:
             throw B2CError(.interactionRequired, "wrong password for \(username); nothing was stored", remedy: retry)
         case .expired(let description):
-            throw B2CError(.interactionRequired, "the sign-in took too long and its continuation token expired (\(description)); nothing was stored",
-                           remedy: retry)
+            throw B2CError(
+                .interactionRequired, "the sign-in took too long and its continuation token expired (\(description)); nothing was stored",
+                remedy: retry)
         case .refusedClient(let error, let description):
-            throw B2CError(.configuration, "the tenant refused this app's native-auth request: \(error): \(description). Check clientId and nativeAuth in \(config.source)")
+            throw B2CError(
+                .configuration,
+                "the tenant refused this app's native-auth request: \(error): \(description). Check clientId and nativeAuth in "
+                    + "\(config.source)"
+            )
         case .other(let error, let suberror, let description, let serverFault):
-            throw B2CError(serverFault ? .network : .failed,
-                           "native auth failed at \(url.path) (HTTP \(r.status)): \(error.isEmpty ? "no error code" : error)\(suberror.map { "/\($0)" } ?? ""): \(description)")
+            throw B2CError(
+                serverFault ? .network : .failed,
+                "native auth failed at \(url.path) (HTTP \(r.status)): "
+                    + "\(error.isEmpty ? "no error code" : error)\(suberror.map { "/\($0)" } ?? ""): \(description)"
+            )
         }
     }
 }

@@ -13,25 +13,31 @@ extension B2CClient {
             if byPerson.count == 1 { return preferred(found) }
             if found.isEmpty {
                 let signedIn = self.byPerson(all)
-                throw B2CError(.interactionRequired, "no signed-in account matches '\(selector)'" + (signedIn.isEmpty ? "" : "; signed in:\n\(signedIn)"),
-                               remedy: signInRemedy(policy: try defaultPolicy().name, loginHint: selector.contains("@") ? selector : nil))
+                throw B2CError(
+                    .interactionRequired,
+                    "no signed-in account matches '\(selector)'" + (signedIn.isEmpty ? "" : "; signed in:\n\(signedIn)"),
+                    remedy: signInRemedy(policy: try defaultPolicy().name, loginHint: selector.contains("@") ? selector : nil))
             }
-            throw B2CError(.usage, "'\(selector)' matches several people:\n" + self.byPerson(found), remedy: .choosePerson(ambiguousSelector: true))
+            throw B2CError(
+                .usage, "'\(selector)' matches several people:\n" + self.byPerson(found), remedy: .choosePerson(ambiguousSelector: true))
         }
         if let p = try? target(nil), let current = try store.currentAccountID(scope: p.scope, policy: p.name),
-           let a = all.first(where: { $0.id == current && $0.environment == p.scope.environment }) {
+            let a = all.first(where: { $0.id == current && $0.environment == p.scope.environment })
+        {
             return a
         }
         if people(all).count == 1 { return preferred(all) }
         if all.isEmpty {
             throw B2CError(.interactionRequired, "no account is signed in", remedy: signInRemedy(policy: try defaultPolicy().name))
         }
-        throw B2CError(.usage, "several people are signed in and none is current:\n" + byPerson(all), remedy: .choosePerson(ambiguousSelector: false))
+        throw B2CError(
+            .usage, "several people are signed in and none is current:\n" + byPerson(all), remedy: .choosePerson(ambiguousSelector: false))
     }
 
     /// One line per person: "  alice@contoso.com".
     private func byPerson(_ accounts: [Account]) -> String {
-        Dictionary(grouping: accounts) { "\($0.tenantID)/\($0.oid)" }.values.map { "  \(AccountSelection.email($0[0]) ?? $0[0].oid)" }.sorted()
+        Dictionary(grouping: accounts) { "\($0.tenantID)/\($0.oid)" }.values.map { "  \(AccountSelection.email($0[0]) ?? $0[0].oid)" }
+            .sorted()
             .joined(separator: "\n")
     }
 
@@ -49,7 +55,9 @@ extension B2CClient {
 
     /// Runs the edit-profile policy for the selected person (login hint, SSO session), stores that policy's account,
     /// and updates the person's profile, which every policy's listing shows.
-    public func editProfile(selector: String?, policyName: String?, options: InteractiveOptions, ui: InteractionUI) async throws -> ProfileResult {
+    public func editProfile(
+        selector: String?, policyName: String?, options: InteractiveOptions, ui: InteractionUI
+    ) async throws -> ProfileResult {
         let person = try selectPerson(selector: selector)
         let policy = try flowPolicy(policyName, role: .editProfile)
         let before = try store.identity(tenantID: person.tenantID, oid: person.oid)
@@ -62,9 +70,11 @@ extension B2CClient {
 
     /// Runs the password-reset policy for the selected person. The tenant revokes the person's refresh tokens on a reset,
     /// so their other accounts keep their place in the list but need a new sign-in (`token` says which command).
-    public func resetPassword(selector: String?, policyName: String?, options: InteractiveOptions, ui: InteractionUI) async throws -> (Account, [Account]) {
+    public func resetPassword(
+        selector: String?, policyName: String?, options: InteractiveOptions, ui: InteractionUI
+    ) async throws -> (Account, [Account]) {
         let person = try? selectPerson(selector: selector)
-        if person == nil, let selector { _ = try selectPerson(selector: selector) } // an explicit selector must match
+        if person == nil, let selector { _ = try selectPerson(selector: selector) }  // an explicit selector must match
         let policy = try flowPolicy(policyName, role: .resetPassword)
         var opts = options
         opts.loginHint = opts.loginHint ?? person.flatMap(AccountSelection.email)

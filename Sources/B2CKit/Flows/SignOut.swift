@@ -5,11 +5,14 @@ extension B2CClient {
     /// browser session must end too; a named account must still exist. Returns what was removed and what else to do.
     public func signOut(policyName: String?, selector: String?, all: Bool) throws -> SignOutOutcome {
         if config.sharedDevice {
-            if !all && (policyName != nil || selector != nil) { _ = try accountsToSignOut(policyName: policyName, selector: selector, all: false) }
+            if !all && (policyName != nil || selector != nil) {
+                _ = try accountsToSignOut(policyName: policyName, selector: selector, all: false)
+            }
             return SignOutOutcome(removed: try store.removeAll(scope: nil), sharedDevice: true)
         }
-        return SignOutOutcome(removed: try store.remove(try accountsToSignOut(policyName: policyName, selector: selector, all: all)),
-                              sharedDevice: false)
+        return SignOutOutcome(
+            removed: try store.remove(try accountsToSignOut(policyName: policyName, selector: selector, all: all)),
+            sharedDevice: false)
     }
 
     /// The accounts a sign-out names, within this configuration's scopes.
@@ -17,15 +20,19 @@ extension B2CClient {
         if all { return try accountsInScope() }
         if let policyName {
             let p = try target(policyName)
-            return [try AccountSelection.select(policy: p.name, selector: selector, scope: p.scope, store: store) {
-                signInRemedy(policy: p.name, loginHint: $0)
-            }.account]
+            return [
+                try AccountSelection.select(policy: p.name, selector: selector, scope: p.scope, store: store) {
+                    signInRemedy(policy: p.name, loginHint: $0)
+                }.account
+            ]
         }
         guard let selector else {
             throw B2CError(.usage, "say which account to sign out", remedy: .nameAccount)
         }
         let matches = AccountSelection.filter(try accountsInScope(), selector: selector)
-        if matches.isEmpty { throw B2CError(.failed, "no signed-in account matches '\(selector)'; nothing was signed out", remedy: .listAccounts) }
+        if matches.isEmpty {
+            throw B2CError(.failed, "no signed-in account matches '\(selector)'; nothing was signed out", remedy: .listAccounts)
+        }
         // A person selector (email or oid) signs the person out of every policy.
         return matches
     }
@@ -42,7 +49,8 @@ extension B2CClient {
         }
         try metadata.checkKnown(endSession, what: "end-session endpoint")
         let request = EndSessionRequest()
-        let listener = try await LoopbackListener.start(port: 0, path: config.redirectURI.path, expectedState: request.state, acceptsBareState: true)
+        let listener = try await LoopbackListener.start(
+            port: 0, path: config.redirectURI.path, expectedState: request.state, acceptsBareState: true)
         defer { Task { await listener.stop() } }
         let url = request.url(endpoint: endSession, redirectURI: AuthorizeRequest.loopbackURI(config.redirectURI, port: listener.port))
         await ui.present(url: url, purpose: "end the browser session (\(policy!.name))")

@@ -12,8 +12,10 @@ extension B2CClient {
     /// Cache hit with at least `minValid` seconds left, else a refresh with the account's own refresh token
     /// (single-flight across processes), else "interaction required". Only accounts and tokens of this configuration's
     /// scope are considered, and a cached token that does not belong to it is never served.
-    public func acquireTokenSilently(policyName: String?, selector: String?, scopes: [String], minValid: Int,
-                                     forceRefresh: Bool) async throws -> SilentResult {
+    public func acquireTokenSilently(
+        policyName: String?, selector: String?, scopes: [String], minValid: Int,
+        forceRefresh: Bool
+    ) async throws -> SilentResult {
         let policy = try target(policyName)
         let selection = try AccountSelection.select(policy: policy.name, selector: selector, scope: policy.scope, store: store) {
             signInRemedy(policy: policy.name, loginHint: $0)
@@ -21,7 +23,9 @@ extension B2CClient {
         let account = selection.account
         let resource = scopes
         let target = AccessToken.target(resource)
-        if !forceRefresh, let at = try servable(store.accessToken(of: account, target: target), of: account), at.expiresOn - clock() >= minValid {
+        if !forceRefresh, let at = try servable(store.accessToken(of: account, target: target), of: account),
+            at.expiresOn - clock() >= minValid
+        {
             return SilentResult(account: account, accessToken: at, fromCache: true, notice: selection.notice)
         }
         // One refresh per account at a time, across processes: lock, re-read, refresh only if still needed.
@@ -41,9 +45,12 @@ extension B2CClient {
         } catch let e as B2CError where e.kind == .network && !forceRefresh {
             // The network failed but a token that is still valid is better than nothing (not when a refresh was demanded).
             if let at = cachedNow, at.expiresOn > clock() {
-                return SilentResult(account: account, accessToken: at, fromCache: true,
-                                    notice: [selection.notice, "refresh failed (\(e.message)); serving the cached token, valid for \(at.expiresOn - clock()) s"]
-                                        .compactMap { $0 }.joined(separator: "; "))
+                return SilentResult(
+                    account: account, accessToken: at, fromCache: true,
+                    notice: [
+                        selection.notice, "refresh failed (\(e.message)); serving the cached token, valid for \(at.expiresOn - clock()) s",
+                    ]
+                    .compactMap { $0 }.joined(separator: "; "))
             }
             throw e
         }
@@ -70,26 +77,32 @@ extension B2CClient {
 
     /// One refresh with the account's own refresh token at its own policy; the rotated set is stored only if the account
     /// is still there.
-    private func refresh(_ account: Account, with refreshToken: String, target policy: Target, resource: [String],
-                         notice: String?) async throws -> SilentResult {
+    private func refresh(
+        _ account: Account, with refreshToken: String, target policy: Target, resource: [String],
+        notice: String?
+    ) async throws -> SilentResult {
         let signIn = signInRemedy(policy: policy.name, loginHint: AccountSelection.email(account))
         let meta = try await metadata.metadata(for: policy.authority, now: clock())
         let grant = TokenGrant.refreshToken(clientID: config.clientID, refreshToken: refreshToken, scope: ScopeSet.userRequest(resource))
         let response = try await tokenRequest(meta.tokenEndpoint, grant, policy: policy.name, loginHint: AccountSelection.email(account))
-        var set = try await tokenSet(response, authority: policy.authority, metadata: meta, nonce: nil, requestedResource: resource, now: clock(),
-                                     previous: account)
+        var set = try await tokenSet(
+            response, authority: policy.authority, metadata: meta, nonce: nil, requestedResource: resource, now: clock(),
+            previous: account)
         guard set.account.id == account.id else {
-            throw B2CError(.failed, "the refresh for \(account.id) returned tokens for another account (\(set.account.id)); nothing was stored")
+            throw B2CError(
+                .failed, "the refresh for \(account.id) returned tokens for another account (\(set.account.id)); nothing was stored")
         }
         try checkOwnership(set, authority: policy.authority)
         if set.refreshToken == nil { set.refreshToken = refreshToken }
         // Only if the account is still there: a sign-out by another process during the refresh wins.
         guard try store.save(set, makeCurrent: false, now: clock(), onlyIfPresent: true) else {
-            throw B2CError(.interactionRequired, "the account \(account.id) was signed out while its token was being refreshed; nothing was stored",
-                           remedy: signIn)
+            throw B2CError(
+                .interactionRequired, "the account \(account.id) was signed out while its token was being refreshed; nothing was stored",
+                remedy: signIn)
         }
         guard let at = set.accessToken else {
-            throw B2CError(.failed, "the refresh returned no access token for \(resource.isEmpty ? "(no scopes)" : resource.joined(separator: " "))")
+            throw B2CError(
+                .failed, "the refresh returned no access token for \(resource.isEmpty ? "(no scopes)" : resource.joined(separator: " "))")
         }
         return SilentResult(account: set.account, accessToken: at, fromCache: false, notice: notice)
     }

@@ -15,14 +15,16 @@ extension B2CClient {
         }
         switch oauth.code {
         case "AADB2C90225":
-            throw B2CError(.interactionRequired, "\(policy) refused the username or password (AADB2C90225: \(oauth.b2c.message)); nothing was stored",
-                           remedy: .retryPasswordOrBrowser(policy: (try? defaultPolicy().name) ?? policy))
+            throw B2CError(
+                .interactionRequired, "\(policy) refused the username or password (AADB2C90225: \(oauth.b2c.message)); nothing was stored",
+                remedy: .retryPasswordOrBrowser(policy: (try? defaultPolicy().name) ?? policy))
         case "AADB2C99003", "AADB2C90057":
             throw B2CError(.configuration, "\(policy) does not accept passwords from this app: \(oauth)")
         default: break
         }
         if oauth.needsInteraction {
-            throw B2CError(.interactionRequired, "\(policy) needs a new sign-in: \(oauth)", remedy: signInRemedy(policy: policy, loginHint: loginHint))
+            throw B2CError(
+                .interactionRequired, "\(policy) needs a new sign-in: \(oauth)", remedy: signInRemedy(policy: policy, loginHint: loginHint))
         }
         if r.status >= 500 { throw B2CError(.network, "the token endpoint failed (HTTP \(r.status)): \(oauth)") }
         throw B2CError(.failed, "the token endpoint refused the request: \(oauth)")

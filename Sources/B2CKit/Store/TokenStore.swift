@@ -5,7 +5,8 @@ import GRDB
 public enum StoreLocation {
     public static func directory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
         if let home = environment["B2C_HOME"], !home.isEmpty { return URL(fileURLWithPath: home) }
-        let data = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+        let data =
+            environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
             ?? ((environment["HOME"] ?? NSHomeDirectory()) + "/.local/share")
         return URL(fileURLWithPath: data).appendingPathComponent("b2c")
     }
@@ -25,7 +26,7 @@ public struct StoreError: Error, CustomStringConvertible {
 public final class TokenStore: Sendable {
     public let directory: URL
     let queue: DatabaseQueue
-    static let applicationID: Int32 = 0x6232_6321 // "b2c!"
+    static let applicationID: Int32 = 0x6232_6321  // "b2c!"
 
     public var path: String { directory.appendingPathComponent("store.sqlite").path }
 
@@ -36,7 +37,10 @@ public final class TokenStore: Sendable {
         do {
             try fm.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            throw StoreError("cannot create the store directory '\(directory.path)': \(error.localizedDescription). Set B2C_HOME to a writable directory.")
+            throw StoreError(
+                "cannot create the store directory '\(directory.path)': \(error.localizedDescription). Set B2C_HOME to a writable "
+                    + "directory."
+            )
         }
         try? fm.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.path)
         let file = directory.appendingPathComponent("store.sqlite").path
@@ -62,7 +66,9 @@ public final class TokenStore: Sendable {
             // WAL is a property of the file: set once, when the header does not say so yet (bytes 18-19 = 2).
             if header.count < 20 || header[header.startIndex + 18] != 2 || header[header.startIndex + 19] != 2 {
                 let mode = try queue.writeWithoutTransaction { try String.fetchOne($0, sql: "PRAGMA journal_mode = WAL") }
-                guard mode?.lowercased() == "wal" else { throw StoreError("cannot put the store '\(file)' in WAL mode (journal mode: \(mode ?? "unknown"))") }
+                guard mode?.lowercased() == "wal" else {
+                    throw StoreError("cannot put the store '\(file)' in WAL mode (journal mode: \(mode ?? "unknown"))")
+                }
             }
             try Self.migrate(queue)
         } catch let e as StoreError {
@@ -70,7 +76,8 @@ public final class TokenStore: Sendable {
         } catch let e as DatabaseError where e.resultCode == .SQLITE_NOTADB || e.resultCode == .SQLITE_CORRUPT {
             throw StoreError("'\(file)' is not a b2c store (not an SQLite database or corrupt). Move it away and sign in again.")
         } catch let e as DatabaseError where e.resultCode == .SQLITE_READONLY || e.resultCode == .SQLITE_CANTOPEN {
-            throw StoreError("the store '\(file)' is read-only: \(e.message ?? "\(e)"). Check the permissions of '\(directory.path)', or set B2C_HOME.")
+            throw StoreError(
+                "the store '\(file)' is read-only: \(e.message ?? "\(e)"). Check the permissions of '\(directory.path)', or set B2C_HOME.")
         } catch {
             throw StoreError("cannot prepare the store '\(file)': \(error)")
         }
@@ -81,7 +88,7 @@ public final class TokenStore: Sendable {
     /// id not yet checkpointed from the WAL) goes through `inspect`.
     static func isOurs(_ header: Data) -> Bool {
         guard header.count == 100, header.prefix(16).elementsEqual("SQLite format 3\0".utf8) else { return false }
-        let id = header[header.startIndex + 68 ..< header.startIndex + 72].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        let id = header[header.startIndex + 68..<header.startIndex + 72].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
         return Int32(bitPattern: id) == applicationID
     }
 
@@ -101,44 +108,53 @@ public final class TokenStore: Sendable {
         do {
             let queue = try DatabaseQueue(path: file, configuration: config)
             let (appID, tables) = try queue.read { db -> (Int32, [String]) in
-                (try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0,
-                 try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"))
+                (
+                    try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0,
+                    try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+                )
             }
             try queue.close()
             if appID != applicationID && !tables.isEmpty {
-                throw StoreError("'\(file)' is an SQLite database of another application (tables: \(tables.prefix(5).joined(separator: ", "))). Point B2C_HOME elsewhere.")
+                throw StoreError(
+                    "'\(file)' is an SQLite database of another application (tables: \(tables.prefix(5).joined(separator: ", "))). Point "
+                        + "B2C_HOME elsewhere."
+                )
             }
         } catch let e as DatabaseError where e.resultCode == .SQLITE_NOTADB || e.resultCode == .SQLITE_CORRUPT {
             throw StoreError(notOurs)
         } catch let e as DatabaseError {
-            throw StoreError("cannot read the store '\(file)': \(e.message ?? "SQLite error \(e.resultCode.rawValue)"). Try again; if it persists, check '\(file)'.")
+            throw StoreError(
+                "cannot read the store '\(file)': \(e.message ?? "SQLite error \(e.resultCode.rawValue)"). Try again; if it persists, "
+                    + "check '\(file)'."
+            )
         }
     }
 
     static func migrate(_ queue: DatabaseQueue) throws {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
-            try db.execute(sql: """
-                PRAGMA application_id = \(applicationID);
-                CREATE TABLE identities(
-                    tenant_id TEXT NOT NULL, oid TEXT NOT NULL, name TEXT, given_name TEXT, family_name TEXT, email TEXT,
-                    updated_at INTEGER NOT NULL, PRIMARY KEY (tenant_id, oid));
-                CREATE TABLE accounts(
-                    account_id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, oid TEXT NOT NULL, policy TEXT NOT NULL,
-                    authority TEXT NOT NULL, client_id TEXT NOT NULL, id_token TEXT NOT NULL, claims TEXT NOT NULL,
-                    created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,
-                    FOREIGN KEY (tenant_id, oid) REFERENCES identities(tenant_id, oid));
-                CREATE INDEX accounts_policy ON accounts(policy COLLATE NOCASE);
-                CREATE INDEX accounts_person ON accounts(tenant_id, oid);
-                CREATE TABLE access_tokens(
-                    account_id TEXT NOT NULL REFERENCES accounts(account_id) ON DELETE CASCADE, target TEXT NOT NULL,
-                    secret TEXT NOT NULL, expires_on INTEGER NOT NULL, cached_at INTEGER NOT NULL, PRIMARY KEY (account_id, target));
-                CREATE TABLE refresh_tokens(
-                    account_id TEXT PRIMARY KEY REFERENCES accounts(account_id) ON DELETE CASCADE, secret TEXT NOT NULL,
-                    updated_at INTEGER NOT NULL);
-                CREATE TABLE current_accounts(policy TEXT PRIMARY KEY COLLATE NOCASE, account_id TEXT NOT NULL);
-                CREATE TABLE metadata(url TEXT PRIMARY KEY, body BLOB NOT NULL, fetched_at INTEGER NOT NULL);
-                """)
+            try db.execute(
+                sql: """
+                    PRAGMA application_id = \(applicationID);
+                    CREATE TABLE identities(
+                        tenant_id TEXT NOT NULL, oid TEXT NOT NULL, name TEXT, given_name TEXT, family_name TEXT, email TEXT,
+                        updated_at INTEGER NOT NULL, PRIMARY KEY (tenant_id, oid));
+                    CREATE TABLE accounts(
+                        account_id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, oid TEXT NOT NULL, policy TEXT NOT NULL,
+                        authority TEXT NOT NULL, client_id TEXT NOT NULL, id_token TEXT NOT NULL, claims TEXT NOT NULL,
+                        created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,
+                        FOREIGN KEY (tenant_id, oid) REFERENCES identities(tenant_id, oid));
+                    CREATE INDEX accounts_policy ON accounts(policy COLLATE NOCASE);
+                    CREATE INDEX accounts_person ON accounts(tenant_id, oid);
+                    CREATE TABLE access_tokens(
+                        account_id TEXT NOT NULL REFERENCES accounts(account_id) ON DELETE CASCADE, target TEXT NOT NULL,
+                        secret TEXT NOT NULL, expires_on INTEGER NOT NULL, cached_at INTEGER NOT NULL, PRIMARY KEY (account_id, target));
+                    CREATE TABLE refresh_tokens(
+                        account_id TEXT PRIMARY KEY REFERENCES accounts(account_id) ON DELETE CASCADE, secret TEXT NOT NULL,
+                        updated_at INTEGER NOT NULL);
+                    CREATE TABLE current_accounts(policy TEXT PRIMARY KEY COLLATE NOCASE, account_id TEXT NOT NULL);
+                    CREATE TABLE metadata(url TEXT PRIMARY KEY, body BLOB NOT NULL, fetched_at INTEGER NOT NULL);
+                    """)
         }
         migrator.registerMigration("v2-scoped", migrate: scopeAccounts)
         // A read first: an up-to-date store (every command but the first) takes no write lock to find that out.
@@ -149,57 +165,67 @@ public final class TokenStore: Sendable {
     /// v2: every account, token and current-account choice is keyed by (environment, client id) as well. The scope of a
     /// v1 row is read from its id token (`iss` host, `aud`), else from the row's authority URL and client id.
     static func scopeAccounts(_ db: Database) throws {
-        try db.execute(sql: """
-            ALTER TABLE accounts RENAME TO accounts_v1;
-            ALTER TABLE access_tokens RENAME TO access_tokens_v1;
-            ALTER TABLE refresh_tokens RENAME TO refresh_tokens_v1;
-            ALTER TABLE current_accounts RENAME TO current_accounts_v1;
-            DROP INDEX accounts_policy;
-            DROP INDEX accounts_person;
-            CREATE TABLE accounts(
-                environment TEXT NOT NULL, client_id TEXT NOT NULL, account_id TEXT NOT NULL, tenant_id TEXT NOT NULL,
-                oid TEXT NOT NULL, policy TEXT NOT NULL, authority TEXT NOT NULL, id_token TEXT NOT NULL, claims TEXT NOT NULL,
-                created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,
-                PRIMARY KEY (environment, client_id, account_id),
-                FOREIGN KEY (tenant_id, oid) REFERENCES identities(tenant_id, oid));
-            CREATE INDEX accounts_policy ON accounts(environment, client_id, policy COLLATE NOCASE);
-            CREATE INDEX accounts_person ON accounts(tenant_id, oid);
-            CREATE TABLE access_tokens(
-                environment TEXT NOT NULL, client_id TEXT NOT NULL, account_id TEXT NOT NULL, target TEXT NOT NULL,
-                secret TEXT NOT NULL, expires_on INTEGER NOT NULL, cached_at INTEGER NOT NULL,
-                PRIMARY KEY (environment, client_id, account_id, target),
-                FOREIGN KEY (environment, client_id, account_id) REFERENCES accounts(environment, client_id, account_id) ON DELETE CASCADE);
-            CREATE TABLE refresh_tokens(
-                environment TEXT NOT NULL, client_id TEXT NOT NULL, account_id TEXT NOT NULL, secret TEXT NOT NULL,
-                updated_at INTEGER NOT NULL,
-                PRIMARY KEY (environment, client_id, account_id),
-                FOREIGN KEY (environment, client_id, account_id) REFERENCES accounts(environment, client_id, account_id) ON DELETE CASCADE);
-            CREATE TABLE current_accounts(
-                environment TEXT NOT NULL, client_id TEXT NOT NULL, policy TEXT NOT NULL COLLATE NOCASE, account_id TEXT NOT NULL,
-                PRIMARY KEY (environment, client_id, policy));
-            """)
+        try db.execute(
+            sql: """
+                ALTER TABLE accounts RENAME TO accounts_v1;
+                ALTER TABLE access_tokens RENAME TO access_tokens_v1;
+                ALTER TABLE refresh_tokens RENAME TO refresh_tokens_v1;
+                ALTER TABLE current_accounts RENAME TO current_accounts_v1;
+                DROP INDEX accounts_policy;
+                DROP INDEX accounts_person;
+                CREATE TABLE accounts(
+                    environment TEXT NOT NULL, client_id TEXT NOT NULL, account_id TEXT NOT NULL, tenant_id TEXT NOT NULL,
+                    oid TEXT NOT NULL, policy TEXT NOT NULL, authority TEXT NOT NULL, id_token TEXT NOT NULL, claims TEXT NOT NULL,
+                    created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,
+                    PRIMARY KEY (environment, client_id, account_id),
+                    FOREIGN KEY (tenant_id, oid) REFERENCES identities(tenant_id, oid));
+                CREATE INDEX accounts_policy ON accounts(environment, client_id, policy COLLATE NOCASE);
+                CREATE INDEX accounts_person ON accounts(tenant_id, oid);
+                CREATE TABLE access_tokens(
+                    environment TEXT NOT NULL, client_id TEXT NOT NULL, account_id TEXT NOT NULL, target TEXT NOT NULL,
+                    secret TEXT NOT NULL, expires_on INTEGER NOT NULL, cached_at INTEGER NOT NULL,
+                    PRIMARY KEY (environment, client_id, account_id, target),
+                    FOREIGN KEY (environment, client_id, account_id) REFERENCES accounts(environment, client_id,
+                    account_id) ON DELETE CASCADE);
+                CREATE TABLE refresh_tokens(
+                    environment TEXT NOT NULL, client_id TEXT NOT NULL, account_id TEXT NOT NULL, secret TEXT NOT NULL,
+                    updated_at INTEGER NOT NULL,
+                    PRIMARY KEY (environment, client_id, account_id),
+                    FOREIGN KEY (environment, client_id, account_id) REFERENCES accounts(environment, client_id,
+                    account_id) ON DELETE CASCADE);
+                CREATE TABLE current_accounts(
+                    environment TEXT NOT NULL, client_id TEXT NOT NULL, policy TEXT NOT NULL COLLATE NOCASE, account_id TEXT NOT NULL,
+                    PRIMARY KEY (environment, client_id, policy));
+                """)
         let rows = try Row.fetchAll(db, sql: "SELECT account_id, authority, client_id, id_token FROM accounts_v1")
         for row in rows {
             let accountID: String = row["account_id"]
             let (environment, clientID) = legacyScope(idToken: row["id_token"], authority: row["authority"], clientID: row["client_id"])
-            try db.execute(sql: """
-                INSERT INTO accounts(environment, client_id, account_id, tenant_id, oid, policy, authority, id_token, claims, created_at, updated_at)
-                SELECT ?, ?, account_id, tenant_id, oid, policy, authority, id_token, claims, created_at, updated_at
-                FROM accounts_v1 WHERE account_id = ?
-                """, arguments: [environment, clientID, accountID])
-            try db.execute(sql: """
-                INSERT INTO access_tokens SELECT ?, ?, account_id, target, secret, expires_on, cached_at FROM access_tokens_v1 WHERE account_id = ?
-                """, arguments: [environment, clientID, accountID])
-            try db.execute(sql: """
-                INSERT INTO refresh_tokens SELECT ?, ?, account_id, secret, updated_at FROM refresh_tokens_v1 WHERE account_id = ?
-                """, arguments: [environment, clientID, accountID])
-            try db.execute(sql: """
-                INSERT OR REPLACE INTO current_accounts SELECT ?, ?, policy, account_id FROM current_accounts_v1 WHERE account_id = ?
-                """, arguments: [environment, clientID, accountID])
+            try db.execute(
+                sql: """
+                    INSERT INTO accounts(environment, client_id, account_id, tenant_id, oid, policy, authority, id_token, claims,
+                    created_at, updated_at)
+                    SELECT ?, ?, account_id, tenant_id, oid, policy, authority, id_token, claims, created_at, updated_at
+                    FROM accounts_v1 WHERE account_id = ?
+                    """, arguments: [environment, clientID, accountID])
+            try db.execute(
+                sql: """
+                    INSERT INTO access_tokens SELECT ?, ?, account_id, target, secret, expires_on,
+                    cached_at FROM access_tokens_v1 WHERE account_id = ?
+                    """, arguments: [environment, clientID, accountID])
+            try db.execute(
+                sql: """
+                    INSERT INTO refresh_tokens SELECT ?, ?, account_id, secret, updated_at FROM refresh_tokens_v1 WHERE account_id = ?
+                    """, arguments: [environment, clientID, accountID])
+            try db.execute(
+                sql: """
+                    INSERT OR REPLACE INTO current_accounts SELECT ?, ?, policy, account_id FROM current_accounts_v1 WHERE account_id = ?
+                    """, arguments: [environment, clientID, accountID])
         }
-        try db.execute(sql: """
-            DROP TABLE current_accounts_v1; DROP TABLE refresh_tokens_v1; DROP TABLE access_tokens_v1; DROP TABLE accounts_v1;
-            """)
+        try db.execute(
+            sql: """
+                DROP TABLE current_accounts_v1; DROP TABLE refresh_tokens_v1; DROP TABLE access_tokens_v1; DROP TABLE accounts_v1;
+                """)
     }
 
     /// The environment (`host[:port]` of the issuer) and client id (`aud`) of a v1 row, from its id token; the row's
@@ -247,40 +273,52 @@ public final class TokenStore: Sendable {
         try write { db in
             let a = set.account
             let key: [DatabaseValueConvertible] = [a.environment, a.clientID, a.id]
-            if onlyIfPresent, try Bool.fetchOne(db, sql: """
-                SELECT 1 FROM accounts WHERE environment = ? AND client_id = ? AND account_id = ?
-                """, arguments: StatementArguments(key)) != true {
+            if onlyIfPresent,
+                try Bool.fetchOne(
+                    db,
+                    sql: """
+                        SELECT 1 FROM accounts WHERE environment = ? AND client_id = ? AND account_id = ?
+                        """, arguments: StatementArguments(key)) != true
+            {
                 return false
             }
             let i = set.identity
-            try db.execute(sql: """
-                INSERT INTO identities(tenant_id, oid, name, given_name, family_name, email, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT(tenant_id, oid) DO UPDATE SET
-                    name = COALESCE(excluded.name, name), given_name = COALESCE(excluded.given_name, given_name),
-                    family_name = COALESCE(excluded.family_name, family_name), email = COALESCE(excluded.email, email),
-                    updated_at = excluded.updated_at
-                """, arguments: [i.tenantID, i.oid, i.name, i.givenName, i.familyName, i.email, now])
-            try db.execute(sql: """
-                INSERT INTO accounts(environment, client_id, account_id, tenant_id, oid, policy, authority, id_token, claims, created_at, updated_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT(environment, client_id, account_id) DO UPDATE SET authority = excluded.authority, id_token = excluded.id_token,
-                    claims = excluded.claims, updated_at = excluded.updated_at
-                """, arguments: StatementArguments(key) + [a.tenantID, a.oid, a.policy, a.authority, a.idToken, a.claims.serialized(), now, now])
+            try db.execute(
+                sql: """
+                    INSERT INTO identities(tenant_id, oid, name, given_name, family_name, email, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT(tenant_id, oid) DO UPDATE SET
+                        name = COALESCE(excluded.name, name), given_name = COALESCE(excluded.given_name, given_name),
+                        family_name = COALESCE(excluded.family_name, family_name), email = COALESCE(excluded.email, email),
+                        updated_at = excluded.updated_at
+                    """, arguments: [i.tenantID, i.oid, i.name, i.givenName, i.familyName, i.email, now])
+            try db.execute(
+                sql: """
+                    INSERT INTO accounts(environment, client_id, account_id, tenant_id, oid, policy, authority, id_token, claims,
+                    created_at, updated_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT(environment, client_id, account_id) DO UPDATE SET authority = excluded.authority,
+                    id_token = excluded.id_token,
+                        claims = excluded.claims, updated_at = excluded.updated_at
+                    """,
+                arguments: StatementArguments(key) + [a.tenantID, a.oid, a.policy, a.authority, a.idToken, a.claims.serialized(), now, now])
             if let at = set.accessToken {
-                try db.execute(sql: """
-                    INSERT OR REPLACE INTO access_tokens(environment, client_id, account_id, target, secret, expires_on, cached_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
-                    """, arguments: StatementArguments(key) + [at.target, at.secret, at.expiresOn, at.cachedAt])
+                try db.execute(
+                    sql: """
+                        INSERT OR REPLACE INTO access_tokens(environment, client_id, account_id, target, secret, expires_on, cached_at)
+                        VALUES (?, ?, ?, ?, ?, ?, ?)
+                        """, arguments: StatementArguments(key) + [at.target, at.secret, at.expiresOn, at.cachedAt])
             }
             if let rt = set.refreshToken {
-                try db.execute(sql: """
-                    INSERT OR REPLACE INTO refresh_tokens(environment, client_id, account_id, secret, updated_at) VALUES (?, ?, ?, ?, ?)
-                    """, arguments: StatementArguments(key) + [rt, now])
+                try db.execute(
+                    sql: """
+                        INSERT OR REPLACE INTO refresh_tokens(environment, client_id, account_id, secret, updated_at) VALUES (?, ?, ?, ?, ?)
+                        """, arguments: StatementArguments(key) + [rt, now])
             }
             if makeCurrent {
-                try db.execute(sql: """
-                    INSERT OR REPLACE INTO current_accounts(environment, client_id, policy, account_id) VALUES (?, ?, ?, ?)
-                    """, arguments: [a.environment, a.clientID, a.policy, a.id])
+                try db.execute(
+                    sql: """
+                        INSERT OR REPLACE INTO current_accounts(environment, client_id, policy, account_id) VALUES (?, ?, ?, ?)
+                        """, arguments: [a.environment, a.clientID, a.policy, a.id])
             }
             return true
         }
@@ -291,9 +329,12 @@ public final class TokenStore: Sendable {
     @discardableResult
     public func dropTokens(scope: AccountScope, tenantID: String, oid: String, except: String?) throws -> [String] {
         try write { db in
-            let ids = try String.fetchAll(db, sql: """
-                SELECT account_id FROM accounts WHERE environment = ? AND client_id = ? AND tenant_id = ? AND oid = ? AND account_id IS NOT ?
-                """, arguments: [scope.environment, scope.clientID, tenantID, oid, except])
+            let ids = try String.fetchAll(
+                db,
+                sql: """
+                    SELECT account_id FROM accounts WHERE environment = ? AND client_id = ? AND tenant_id = ? AND oid = ? AND account_id
+                    IS NOT ?
+                    """, arguments: [scope.environment, scope.clientID, tenantID, oid, except])
             for id in ids {
                 let key: StatementArguments = [scope.environment, scope.clientID, id]
                 try db.execute(sql: "DELETE FROM access_tokens WHERE environment = ? AND client_id = ? AND account_id = ?", arguments: key)
@@ -305,8 +346,9 @@ public final class TokenStore: Sendable {
 
     public func setCurrent(_ account: Account) throws {
         try write {
-            try $0.execute(sql: "INSERT OR REPLACE INTO current_accounts(environment, client_id, policy, account_id) VALUES (?, ?, ?, ?)",
-                           arguments: [account.environment, account.clientID, account.policy, account.id])
+            try $0.execute(
+                sql: "INSERT OR REPLACE INTO current_accounts(environment, client_id, policy, account_id) VALUES (?, ?, ?, ?)",
+                arguments: [account.environment, account.clientID, account.policy, account.id])
         }
     }
 
@@ -317,13 +359,16 @@ public final class TokenStore: Sendable {
         try write { db in
             var removed: [Account] = []
             for a in accounts {
-                try db.execute(sql: "DELETE FROM accounts WHERE environment = ? AND client_id = ? AND account_id = ?",
-                               arguments: [a.environment, a.clientID, a.id])
+                try db.execute(
+                    sql: "DELETE FROM accounts WHERE environment = ? AND client_id = ? AND account_id = ?",
+                    arguments: [a.environment, a.clientID, a.id])
                 if db.changesCount > 0 { removed.append(a) }
             }
-            try db.execute(sql: """
-                DELETE FROM identities WHERE NOT EXISTS (SELECT 1 FROM accounts a WHERE a.tenant_id = identities.tenant_id AND a.oid = identities.oid)
-                """)
+            try db.execute(
+                sql: """
+                    DELETE FROM identities WHERE NOT EXISTS (SELECT 1 FROM accounts a WHERE a.tenant_id = identities.tenant_id AND a.oid =
+                    identities.oid)
+                    """)
             return removed
         }
     }
@@ -336,9 +381,10 @@ public final class TokenStore: Sendable {
     // MARK: reads
 
     static func account(_ row: Row) -> Account {
-        Account(id: row["account_id"], environment: row["environment"], tenantID: row["tenant_id"], oid: row["oid"], policy: row["policy"],
-                authority: row["authority"], clientID: row["client_id"], idToken: row["id_token"],
-                claims: (try? JSONValue.parse(row["claims"] as String)) ?? .object([:]), updatedAt: row["updated_at"])
+        Account(
+            id: row["account_id"], environment: row["environment"], tenantID: row["tenant_id"], oid: row["oid"], policy: row["policy"],
+            authority: row["authority"], clientID: row["client_id"], idToken: row["id_token"],
+            claims: (try? JSONValue.parse(row["claims"] as String)) ?? .object([:]), updatedAt: row["updated_at"])
     }
 
     /// One row per (person, account, access token) of the listing, in one query and one read transaction: scopes, then
@@ -346,40 +392,50 @@ public final class TokenStore: Sendable {
     /// the claims of every account need not be parsed. A nil scope lists the whole store.
     public func listing(scope: AccountScope?, policy: String?) throws -> [ListedPerson] {
         try read { db in
-            let rows = try Row.fetchCursor(db, sql: """
-                SELECT i.tenant_id, i.oid, i.name, i.given_name, i.family_name, i.email, a.account_id, a.policy,
-                    CASE WHEN NOT json_valid(a.claims) THEN NULL
-                         WHEN json_type(a.claims, '$.tfp') = 'text' THEN json_extract(a.claims, '$.tfp')
-                         WHEN json_type(a.claims, '$.acr') = 'text' THEN json_extract(a.claims, '$.acr') END AS claim_policy,
-                    json_valid(a.claims) AND (json_type(a.claims, '$.tfp') IS NOT NULL OR json_type(a.claims, '$.acr') IS NOT NULL)
-                        AS has_policy_claim,
-                    c.account_id IS NOT NULL AS is_current, r.account_id IS NOT NULL AS has_refresh_token, t.target, t.expires_on,
-                    a.environment, a.client_id
-                FROM accounts a JOIN identities i ON i.tenant_id = a.tenant_id AND i.oid = a.oid
-                LEFT JOIN current_accounts c ON c.environment = a.environment AND c.client_id = a.client_id AND c.policy = a.policy
-                    AND c.account_id = a.account_id
-                LEFT JOIN refresh_tokens r ON r.environment = a.environment AND r.client_id = a.client_id AND r.account_id = a.account_id
-                LEFT JOIN access_tokens t ON t.environment = a.environment AND t.client_id = a.client_id AND t.account_id = a.account_id
-                WHERE (?1 IS NULL OR (a.environment = ?1 AND a.client_id = ?2 AND (?3 IS NULL OR a.tenant_id = ?3)))
-                    AND (?4 IS NULL OR a.policy = ?4 COLLATE NOCASE)
-                ORDER BY a.environment, a.client_id, i.email, i.oid, i.tenant_id, a.policy, a.account_id, t.target
-                """, arguments: [scope?.environment, scope?.clientID, scope?.tenantID, policy])
+            let rows = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT i.tenant_id, i.oid, i.name, i.given_name, i.family_name, i.email, a.account_id, a.policy,
+                        CASE WHEN NOT json_valid(a.claims) THEN NULL
+                             WHEN json_type(a.claims, '$.tfp') = 'text' THEN json_extract(a.claims, '$.tfp')
+                             WHEN json_type(a.claims, '$.acr') = 'text' THEN json_extract(a.claims, '$.acr') END AS claim_policy,
+                        json_valid(a.claims) AND (json_type(a.claims, '$.tfp') IS NOT NULL OR json_type(a.claims, '$.acr') IS NOT NULL)
+                            AS has_policy_claim,
+                        c.account_id IS NOT NULL AS is_current, r.account_id IS NOT NULL AS has_refresh_token, t.target, t.expires_on,
+                        a.environment, a.client_id
+                    FROM accounts a JOIN identities i ON i.tenant_id = a.tenant_id AND i.oid = a.oid
+                    LEFT JOIN current_accounts c ON c.environment = a.environment AND c.client_id = a.client_id AND c.policy = a.policy
+                        AND c.account_id = a.account_id
+                    LEFT JOIN refresh_tokens r ON r.environment = a.environment AND r.client_id = a.client_id AND r.account_id =
+                    a.account_id
+                    LEFT JOIN access_tokens t ON t.environment = a.environment AND t.client_id = a.client_id AND t.account_id = a.account_id
+                    WHERE (?1 IS NULL OR (a.environment = ?1 AND a.client_id = ?2 AND (?3 IS NULL OR a.tenant_id = ?3)))
+                        AND (?4 IS NULL OR a.policy = ?4 COLLATE NOCASE)
+                    ORDER BY a.environment, a.client_id, i.email, i.oid, i.tenant_id, a.policy, a.account_id, t.target
+                    """, arguments: [scope?.environment, scope?.clientID, scope?.tenantID, policy])
             var people: [ListedPerson] = []
             while let row = try rows.next() {
                 let tenantID: String = row[0], oid: String = row[1], accountID: String = row[6]
                 let environment: String = row[14], clientID: String = row[15]
-                let samePerson = people.last.map {
-                    $0.identity.tenantID == tenantID && $0.identity.oid == oid && $0.environment == environment && $0.clientID == clientID
-                } ?? false
+                let samePerson =
+                    people.last.map {
+                        $0.identity.tenantID == tenantID && $0.identity.oid == oid && $0.environment == environment
+                            && $0.clientID == clientID
+                    } ?? false
                 if !samePerson {
-                    people.append(ListedPerson(environment: environment, clientID: clientID,
-                                               identity: Identity(tenantID: tenantID, oid: oid, name: row[2], givenName: row[3], familyName: row[4],
-                                                                  email: row[5]), accounts: []))
+                    people.append(
+                        ListedPerson(
+                            environment: environment, clientID: clientID,
+                            identity: Identity(
+                                tenantID: tenantID, oid: oid, name: row[2], givenName: row[3], familyName: row[4],
+                                email: row[5]), accounts: []))
                 }
                 if people[people.count - 1].accounts.last?.accountID != accountID {
-                    people[people.count - 1].accounts.append(ListedAccount(accountID: accountID, tenantID: tenantID, oid: oid, policy: row[7],
-                                                                           claimPolicy: row[8], hasPolicyClaim: row[9], current: row[10],
-                                                                           hasRefreshToken: row[11], accessTokens: []))
+                    people[people.count - 1].accounts.append(
+                        ListedAccount(
+                            accountID: accountID, tenantID: tenantID, oid: oid, policy: row[7],
+                            claimPolicy: row[8], hasPolicyClaim: row[9], current: row[10],
+                            hasRefreshToken: row[11], accessTokens: []))
                 }
                 if let target: String = row[12] {
                     let last = people.count - 1
@@ -393,12 +449,15 @@ public final class TokenStore: Sendable {
     /// The accounts of a scope (nil: the whole store), of one policy when given.
     public func accounts(scope: AccountScope?, policy: String? = nil) throws -> [Account] {
         try read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT * FROM accounts
-                WHERE (?1 IS NULL OR (environment = ?1 AND client_id = ?2 AND (?3 IS NULL OR tenant_id = ?3)))
-                    AND (?4 IS NULL OR policy = ?4 COLLATE NOCASE)
-                ORDER BY environment, client_id, policy, account_id
-                """, arguments: [scope?.environment, scope?.clientID, scope?.tenantID, policy]).map(Self.account)
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT * FROM accounts
+                    WHERE (?1 IS NULL OR (environment = ?1 AND client_id = ?2 AND (?3 IS NULL OR tenant_id = ?3)))
+                        AND (?4 IS NULL OR policy = ?4 COLLATE NOCASE)
+                    ORDER BY environment, client_id, policy, account_id
+                    """, arguments: [scope?.environment, scope?.clientID, scope?.tenantID, policy]
+            ).map(Self.account)
         }
     }
 
@@ -407,78 +466,100 @@ public final class TokenStore: Sendable {
     /// indexes instead of by reading every account of the policy.
     public func accounts(scope: AccountScope, policy: String, narrowedTo selector: String) throws -> [Account] {
         let s = selector.lowercased()
-        let prefix = s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
+        let prefix =
+            s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
             .replacingOccurrences(of: "_", with: "\\_") + "%"
         return try read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT * FROM accounts WHERE environment = ? AND client_id = ? AND (? IS NULL OR tenant_id = ?) AND policy = ? COLLATE NOCASE
-                    AND (account_id = ? OR oid = ? OR instr(lower(claims), ?) > 0 OR account_id LIKE ? ESCAPE '\\' OR oid LIKE ? ESCAPE '\\')
-                ORDER BY account_id
-                """, arguments: [scope.environment, scope.clientID, scope.tenantID, scope.tenantID, policy, s, s, s, prefix, prefix])
-                .map(Self.account)
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT * FROM accounts WHERE environment = ? AND client_id = ? AND (? IS NULL OR tenant_id = ?) AND policy = ? COLLATE
+                    NOCASE
+                        AND (account_id = ? OR oid = ? OR instr(lower(claims),
+                        ?) > 0 OR account_id LIKE ? ESCAPE '\\' OR oid LIKE ? ESCAPE '\\')
+                    ORDER BY account_id
+                    """, arguments: [scope.environment, scope.clientID, scope.tenantID, scope.tenantID, policy, s, s, s, prefix, prefix]
+            )
+            .map(Self.account)
         }
     }
 
     /// The policy's current account in a scope, read in one transaction with its row (nil when there is none or it is gone).
     public func currentAccount(scope: AccountScope, policy: String) throws -> Account? {
         try read { db in
-            guard let id = try String.fetchOne(db, sql: """
-                SELECT account_id FROM current_accounts WHERE environment = ? AND client_id = ? AND policy = ?
-                """, arguments: [scope.environment, scope.clientID, policy]) else {
+            guard
+                let id = try String.fetchOne(
+                    db,
+                    sql: """
+                        SELECT account_id FROM current_accounts WHERE environment = ? AND client_id = ? AND policy = ?
+                        """, arguments: [scope.environment, scope.clientID, policy])
+            else {
                 return nil
             }
-            return try Row.fetchOne(db, sql: """
-                SELECT * FROM accounts WHERE environment = ? AND client_id = ? AND account_id = ? AND (? IS NULL OR tenant_id = ?)
-                """, arguments: [scope.environment, scope.clientID, id, scope.tenantID, scope.tenantID]).map(Self.account)
+            return try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT * FROM accounts WHERE environment = ? AND client_id = ? AND account_id = ? AND (? IS NULL OR tenant_id = ?)
+                    """, arguments: [scope.environment, scope.clientID, id, scope.tenantID, scope.tenantID]
+            ).map(Self.account)
         }
     }
 
     public func identity(tenantID: String, oid: String) throws -> Identity? {
         try read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM identities WHERE tenant_id = ? AND oid = ?", arguments: [tenantID, oid]).map {
-                Identity(tenantID: $0["tenant_id"], oid: $0["oid"], name: $0["name"], givenName: $0["given_name"],
-                         familyName: $0["family_name"], email: $0["email"])
+                Identity(
+                    tenantID: $0["tenant_id"], oid: $0["oid"], name: $0["name"], givenName: $0["given_name"],
+                    familyName: $0["family_name"], email: $0["email"])
             }
         }
     }
 
     public func currentAccountID(scope: AccountScope, policy: String) throws -> String? {
         try read {
-            try String.fetchOne($0, sql: "SELECT account_id FROM current_accounts WHERE environment = ? AND client_id = ? AND policy = ?",
-                                arguments: [scope.environment, scope.clientID, policy])
+            try String.fetchOne(
+                $0, sql: "SELECT account_id FROM current_accounts WHERE environment = ? AND client_id = ? AND policy = ?",
+                arguments: [scope.environment, scope.clientID, policy])
         }
     }
 
     public func clearCurrent(scope: AccountScope, policy: String) throws {
         try write {
-            try $0.execute(sql: "DELETE FROM current_accounts WHERE environment = ? AND client_id = ? AND policy = ?",
-                           arguments: [scope.environment, scope.clientID, policy])
+            try $0.execute(
+                sql: "DELETE FROM current_accounts WHERE environment = ? AND client_id = ? AND policy = ?",
+                arguments: [scope.environment, scope.clientID, policy])
         }
     }
 
     public func accessToken(of account: Account, target: String) throws -> AccessToken? {
         try read { db in
-            try Row.fetchOne(db, sql: """
-                SELECT * FROM access_tokens WHERE environment = ? AND client_id = ? AND account_id = ? AND target = ?
-                """, arguments: [account.environment, account.clientID, account.id, target]).map {
-                AccessToken(accountID: $0["account_id"], target: $0["target"], secret: $0["secret"], expiresOn: $0["expires_on"],
-                            cachedAt: $0["cached_at"])
+            try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT * FROM access_tokens WHERE environment = ? AND client_id = ? AND account_id = ? AND target = ?
+                    """, arguments: [account.environment, account.clientID, account.id, target]
+            ).map {
+                AccessToken(
+                    accountID: $0["account_id"], target: $0["target"], secret: $0["secret"], expiresOn: $0["expires_on"],
+                    cachedAt: $0["cached_at"])
             }
         }
     }
 
     public func refreshToken(of account: Account) throws -> String? {
         try read {
-            try String.fetchOne($0, sql: "SELECT secret FROM refresh_tokens WHERE environment = ? AND client_id = ? AND account_id = ?",
-                                arguments: [account.environment, account.clientID, account.id])
+            try String.fetchOne(
+                $0, sql: "SELECT secret FROM refresh_tokens WHERE environment = ? AND client_id = ? AND account_id = ?",
+                arguments: [account.environment, account.clientID, account.id])
         }
     }
 
     /// Drops one cached access token (one that must not be served).
     public func removeAccessToken(of account: Account, target: String) throws {
         try write {
-            try $0.execute(sql: "DELETE FROM access_tokens WHERE environment = ? AND client_id = ? AND account_id = ? AND target = ?",
-                           arguments: [account.environment, account.clientID, account.id, target])
+            try $0.execute(
+                sql: "DELETE FROM access_tokens WHERE environment = ? AND client_id = ? AND account_id = ? AND target = ?",
+                arguments: [account.environment, account.clientID, account.id, target])
         }
     }
 
@@ -486,12 +567,16 @@ public final class TokenStore: Sendable {
 
     public func metadata(url: String) throws -> (body: Data, fetchedAt: Int)? {
         try read { db in
-            try Row.fetchOne(db, sql: "SELECT body, fetched_at FROM metadata WHERE url = ?", arguments: [url]).map { ($0["body"], $0["fetched_at"]) }
+            try Row.fetchOne(db, sql: "SELECT body, fetched_at FROM metadata WHERE url = ?", arguments: [url]).map {
+                ($0["body"], $0["fetched_at"])
+            }
         }
     }
 
     public func saveMetadata(url: String, body: Data, now: Int) throws {
-        try write { try $0.execute(sql: "INSERT OR REPLACE INTO metadata(url, body, fetched_at) VALUES (?, ?, ?)", arguments: [url, body, now]) }
+        try write {
+            try $0.execute(sql: "INSERT OR REPLACE INTO metadata(url, body, fetched_at) VALUES (?, ?, ?)", arguments: [url, body, now])
+        }
     }
 
 }

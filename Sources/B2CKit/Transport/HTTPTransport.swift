@@ -67,8 +67,10 @@ public final class HTTPTransport: Sendable {
 
     /// A CA file that cannot be read or holds no PEM certificate is refused here; its certificates are parsed with the
     /// client, on first use (a token cache hit never pays for TLS).
-    public init(caFile: String?, timeoutSeconds: Int = 30, maxBody: Int = 4 * 1024 * 1024, trace: (@Sendable (String) -> Void)? = nil,
-                environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+    public init(
+        caFile: String?, timeoutSeconds: Int = 30, maxBody: Int = 4 * 1024 * 1024, trace: (@Sendable (String) -> Void)? = nil,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws {
         if let caFile {
             guard let pem = FileManager.default.contents(atPath: caFile) else {
                 throw NetworkError("cannot read the CA file '\(caFile)' named by caFile: no such readable file")
@@ -99,7 +101,8 @@ public final class HTTPTransport: Sendable {
         #if os(Linux)
         let directory = "/etc/ssl/certs", bundle = "/etc/ssl/certs/ca-certificates.crt"
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory),
-              let pem = FileManager.default.contents(atPath: bundle) else { return nil }
+            let pem = FileManager.default.contents(atPath: bundle)
+        else { return nil }
         let hashed = names.filter { name in
             let parts = name.split(separator: ".")
             return parts.count == 2 && parts[0].count == 8 && parts[0].allSatisfy(\.isHexDigit) && parts[1].allSatisfy(\.isNumber)
@@ -166,8 +169,10 @@ public final class HTTPTransport: Sendable {
         return c?.string ?? url.absoluteString
     }
 
-    public func send(_ method: HTTPMethod, _ url: URL, headers: [(String, String)] = [], body: Data? = nil,
-                     timeoutSeconds: Int? = nil) async throws -> HTTPResult {
+    public func send(
+        _ method: HTTPMethod, _ url: URL, headers: [(String, String)] = [], body: Data? = nil,
+        timeoutSeconds: Int? = nil
+    ) async throws -> HTTPResult {
         var req = HTTPClientRequest(url: url.absoluteString)
         req.method = method
         for (k, v) in headers { req.headers.add(name: k, value: v) }
@@ -182,7 +187,8 @@ public final class HTTPTransport: Sendable {
             }
             let ms = Int(Date().timeIntervalSince(started) * 1000)
             trace?("\(method.rawValue) \(Self.redacted(url)) → \(res.status.code) (\(buffer.readableBytes) bytes, \(ms) ms)")
-            return HTTPResult(status: Int(res.status.code), headers: res.headers.map { ($0.name, $0.value) }, body: Data(buffer.readableBytesView))
+            return HTTPResult(
+                status: Int(res.status.code), headers: res.headers.map { ($0.name, $0.value) }, body: Data(buffer.readableBytesView))
         } catch let e as NetworkError {
             throw e
         } catch {
@@ -197,7 +203,8 @@ public final class HTTPTransport: Sendable {
     }
 
     public func postForm(_ url: URL, _ form: [(String, String)], timeoutSeconds: Int? = nil) async throws -> HTTPResult {
-        try await send(.POST, url, headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Accept", "application/json")],
-                       body: Data(FormEncoding.encode(form).utf8), timeoutSeconds: timeoutSeconds)
+        try await send(
+            .POST, url, headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Accept", "application/json")],
+            body: Data(FormEncoding.encode(form).utf8), timeoutSeconds: timeoutSeconds)
     }
 }

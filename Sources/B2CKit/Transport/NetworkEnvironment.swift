@@ -64,10 +64,12 @@ struct NetworkEnvironment: Sendable {
             throw NetworkError("\(variable) is not a proxy URL such as http://proxy.example.com:3128", isConfiguration: true)
         }
         guard c.scheme?.lowercased() == "http" else {
-            throw NetworkError("\(variable) uses '\(c.scheme ?? "")'; only http:// proxies are supported (HTTPS goes through them with CONNECT)",
-                               isConfiguration: true)
+            throw NetworkError(
+                "\(variable) uses '\(c.scheme ?? "")'; only http:// proxies are supported (HTTPS goes through them with CONNECT)",
+                isConfiguration: true)
         }
-        return Proxy(host: host, port: c.port ?? 80, username: c.user?.removingPercentEncoding, password: c.password?.removingPercentEncoding)
+        return Proxy(
+            host: host, port: c.port ?? 80, username: c.user?.removingPercentEncoding, password: c.password?.removingPercentEncoding)
     }
 
     /// The proxy for a URL, or nil to go direct: by scheme, unless the host is loopback or NO_PROXY names it
@@ -82,7 +84,9 @@ struct NetworkEnvironment: Sendable {
             if entry == "*" { return nil }
             var name = entry
             var entryPort: Int?
-            if let colon = entry.lastIndex(of: ":"), let p = Int(entry[entry.index(after: colon)...]), !entry.hasPrefix("[") || entry.contains("]:") {
+            if let colon = entry.lastIndex(of: ":"), let p = Int(entry[entry.index(after: colon)...]),
+                !entry.hasPrefix("[") || entry.contains("]:")
+            {
                 name = String(entry[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
                 entryPort = p
             }
@@ -109,18 +113,21 @@ struct NetworkFailure {
         case .refused:
             short = "connection refused"
             let hint = Loopback.isHost(host) ? " — is the emulator running?" : ""
-            message = proxy.map { "nothing listens at the proxy \($0) (connection refused); check HTTPS_PROXY / HTTP_PROXY" }
+            message =
+                proxy.map { "nothing listens at the proxy \($0) (connection refused); check HTTPS_PROXY / HTTP_PROXY" }
                 ?? "nothing listens on \(host.contains(":") ? "[\(host)]" : host):\(port) (connection refused)\(hint)"
         case .unknownHost:
             short = "unknown host"
-            message = proxy.map { "the proxy \($0) is an unknown host; check HTTPS_PROXY / HTTP_PROXY" }
+            message =
+                proxy.map { "the proxy \($0) is an unknown host; check HTTPS_PROXY / HTTP_PROXY" }
                 ?? "unknown host '\(host)': the name does not resolve; check the configuration's authority host and your DNS"
         case .unreachable:
             short = "unreachable"
             message = "\(endpoint) is unreachable from this machine (no route)\(via)"
         case .unknownAuthority:
             short = "TLS: unknown authority"
-            message = "the certificate of \(host) is signed by an unknown authority; if it uses a private CA (the emulator's, or a "
+            message =
+                "the certificate of \(host) is signed by an unknown authority; if it uses a private CA (the emulator's, or a "
                 + "TLS-inspecting proxy's), set caFile in the configuration or SSL_CERT_FILE"
         case .wrongHost:
             short = "TLS: certificate for another host"
@@ -130,14 +137,17 @@ struct NetworkFailure {
             message = "TLS with \(host) failed (\(detail))\(via)"
         case .proxyRefused(let detail):
             short = "proxy refused"
-            message = "the proxy \(proxy ?? "") refused the connection to \(endpoint): \(detail); check HTTPS_PROXY / HTTP_PROXY and NO_PROXY"
+            message =
+                "the proxy \(proxy ?? "") refused the connection to \(endpoint): \(detail); check HTTPS_PROXY / HTTP_PROXY and NO_PROXY"
         case .other(let detail):
             short = detail
             message = "cannot reach \(endpoint)\(via): \(detail)"
         }
     }
 
-    enum Kind { case timeout, refused, unknownHost, unreachable, unknownAuthority, wrongHost, tls(String), proxyRefused(String), other(String) }
+    enum Kind {
+        case timeout, refused, unknownHost, unreachable, unknownAuthority, wrongHost, tls(String), proxyRefused(String), other(String)
+    }
 
     static func kind(_ error: Error) -> Kind {
         if let e = error as? HTTPClientError {
