@@ -122,6 +122,7 @@ public final class ScriptedBrowser: @unchecked Sendable {
     /// Runs one visit: from `start` until the answer is delivered to another origin. Returns the delivered URL.
     /// With `deliver` false, the answer is not sent: the URL is returned, as a person on another machine would copy it.
     @discardableResult
+    /// Long on purpose: the page loop, so that a person's whole path through the pages reads in one place.
     public func run(_ start: URL, as persona: Persona, deliver: Bool = true) async throws -> URL {
         steps = []
         let resetKey = "reset-done:\(persona.email)"

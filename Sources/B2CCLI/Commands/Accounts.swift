@@ -7,7 +7,7 @@ struct AccountsCommand: AsyncParsableCommand {
         commandName: "accounts", abstract: "List people and, under each, their accounts per policy.",
         discussion:
             "Without any configuration (none named, none found), lists every account in the store, grouped by authority host and client "
-                + "id.",
+            + "id.",
         aliases: ["status"])
     @OptionGroup var options: ClientOptions
     @Option(help: "Only accounts of this policy.") var policy: String?

@@ -22,6 +22,7 @@ struct DemoCommand: AsyncParsableCommand {
     @Flag(name: .shortAndLong, help: "Trace HTTP requests to stderr (URLs without query values; never tokens, codes or passwords).")
     var verbose = false
 
+    /// Long on purpose: the demo is a script, and its steps read top to bottom in the order they print.
     func run() async throws {
         let fm = FileManager.default
         let dir: URL

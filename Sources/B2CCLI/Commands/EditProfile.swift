@@ -11,9 +11,7 @@ struct EditProfileCommand: AsyncParsableCommand {
 
     func run() async throws {
         let client = try options.makeClient()
-        let interrupt = cancelOnInterrupt()
-        defer { interrupt.forEach { $0.cancel() } }
-        let result = try await withClient(client) { c in
+        let result = try await withInteractiveClient(client) { c in
             try await c.editProfile(
                 selector: flow.account, policyName: flow.policy, options: flow.interactive, ui: TerminalUI(openBrowser: !flow.noBrowser))
         }

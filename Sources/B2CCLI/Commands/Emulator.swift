@@ -47,6 +47,7 @@ extension EmulatorCommand {
             if state != nil && inMemory { throw ValidationError("--state and --in-memory exclude each other; give one.") }
         }
 
+        /// Long on purpose: the start sequence of `serve` (seed, state, TLS, listen, configuration out), in order.
         func run() async throws {
             let seedValue: EmulatorSeed
             if let seed {
@@ -114,7 +115,7 @@ extension EmulatorCommand {
             let wildcard = ["0.0.0.0", "::"].contains(host) ? " (listening on \(host):\(server.port))" : ""
             var line =
                 "b2c emulator: \(server.baseURL)\(wildcard) tenant \(emulator.tenantName) (\(emulator.tenantID)); admin "
-                    + "\(server.baseURL)/_admin (loopback only)"
+                + "\(server.baseURL)/_admin (loopback only)"
             if let tlsMaterial { line += "; CA \(tlsMaterial.caPath.path)" }
             FileHandle.standardOutput.write(Data((line + "\n").utf8))
             try await server.wait()

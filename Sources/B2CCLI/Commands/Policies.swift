@@ -38,7 +38,7 @@ struct PoliciesCommand: AsyncParsableCommand {
         guard FileManager.default.isReadableFile(atPath: path) else {
             return
                 "caFile '\(path)' does not exist or cannot be read; fix the path in the configuration (relative paths are relative to the "
-                    + "configuration file)"
+                + "configuration file)"
         }
         return nil
     }

@@ -12,9 +12,7 @@ struct ResetPasswordCommand: AsyncParsableCommand {
 
     func run() async throws {
         let client = try options.makeClient()
-        let interrupt = cancelOnInterrupt()
-        defer { interrupt.forEach { $0.cancel() } }
-        let (account, dropped, remedies) = try await withClient(client) { c -> (Account, [Account], [Remedy]) in
+        let (account, dropped, remedies) = try await withInteractiveClient(client) { c -> (Account, [Account], [Remedy]) in
             let (account, dropped) = try await c.resetPassword(
                 selector: flow.account, policyName: flow.policy, options: flow.interactive,
                 ui: TerminalUI(openBrowser: !flow.noBrowser))

@@ -50,9 +50,7 @@ struct SignInCommand: AsyncParsableCommand {
     func run() async throws {
         if let username { return try await signInWithoutBrowser(username: username) }
         let client = try options.makeClient()
-        let interrupt = cancelOnInterrupt()
-        defer { interrupt.forEach { $0.cancel() } }
-        let account = try await withClient(client) { c -> Account in
+        let account = try await withInteractiveClient(client) { c -> Account in
             let p = try c.target(policy)
             guard p.policy != nil else {
                 throw CLIError(
@@ -73,9 +71,7 @@ extension SignInCommand {
     /// ROPC or native auth: no browser, the password or code from stdin or the terminal.
     func signInWithoutBrowser(username: String) async throws {
         let client = try options.makeClient()
-        let interrupt = cancelOnInterrupt()
-        defer { interrupt.forEach { $0.cancel() } }
-        let account = try await withClient(client) { c -> Account in
+        let account = try await withInteractiveClient(client) { c -> Account in
             let scopes = try c.resourceScopes(api: api, scopes: scope)
             if native {
                 let mode: NativeMode = passwordStdin ? .password : otpStdin ? .otp : .auto

@@ -23,9 +23,7 @@ struct SignOutCommand: AsyncParsableCommand {
     func run() async throws {
         guard let config = try options.settings.loadConfigurationIfPresent() else { return try signOutEverywhere() }
         let client = try options.settings.makeClient(config: config)
-        let interrupt = cancelOnInterrupt()
-        defer { interrupt.forEach { $0.cancel() } }
-        let (outcome, ended) = try await withClient(client) { c -> (SignOutOutcome, Bool?) in
+        let (outcome, ended) = try await withInteractiveClient(client) { c -> (SignOutOutcome, Bool?) in
             let outcome = try c.signOut(policyName: policy, selector: account, all: all)
             var ended: Bool?
             if browser || outcome.endBrowserSession {

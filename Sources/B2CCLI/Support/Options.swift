@@ -100,6 +100,13 @@ struct OutputOptions: ParsableArguments {
 }
 
 /// Runs a client operation, shutting the client down and mapping errors to messages and exit codes.
+/// An interactive command's client: Ctrl-C and SIGTERM cancel it (exit 2, nothing stored) while `body` runs.
+func withInteractiveClient<T>(_ client: B2CClient, _ body: (B2CClient) async throws -> T) async throws -> T {
+    let interrupt = cancelOnInterrupt()
+    defer { interrupt.forEach { $0.cancel() } }
+    return try await withClient(client, body)
+}
+
 func withClient<T>(_ client: B2CClient, _ body: (B2CClient) async throws -> T) async throws -> T {
     do {
         let result = try await body(client)

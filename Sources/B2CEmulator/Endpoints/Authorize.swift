@@ -120,11 +120,11 @@ extension B2CEmulator {
 
     // MARK: /authorize
 
+    /// Checks the request (errors before a redirect URI is trusted are pages; after, they go back to the app), then starts
+    /// the user journey of the policy.
     func authorize(
         _ req: Request, _ context: EmulatorRequestContext, authority: AuthorityRef, policy: EmulatorSeed.Policy
-    ) async throws
-        -> Response
-    {
+    ) async throws -> Response {
         var request = req
         let q = try await request.queryAndForm()
         guard let clientId = q["client_id"], !clientId.isEmpty else {
@@ -158,124 +158,154 @@ extension B2CEmulator {
             reply.mode = mode
         }
         do {
-            if policy.kind == .ropc {
-                throw OAuthFailure(
-                    error: "invalid_request", code: "AADB2C99003",
-                    message:
-                        "The policy '\(policy.id)' is a resource owner password credentials (ROPC) flow and has no sign-in pages; use the "
-                            + "token endpoint with grant_type=password."
-                )
-            }
-            guard !responseType.isEmpty, Set(responseType).isSubset(of: ["code", "id_token", "token"]) else {
-                throw OAuthFailure(
-                    error: "unsupported_response_type", code: "AADB2C90013",
-                    message: "The requested response type '\(q["response_type"] ?? "")' provided in the request is not supported.")
-            }
-            if implicit && !app.allowImplicitFlow {
-                throw OAuthFailure(
-                    error: "unauthorized_client", code: "AADB2C90057",
-                    message: "The provided application is not configured to allow the 'OAuth' Implicit flow.")
-            }
-            if implicit && reply.mode == "query" {
-                throw OAuthFailure(
-                    error: "invalid_request", code: "AADB2C90014",
-                    message:
-                        "The requested response mode 'query' is not supported for response type '\(responseType.joined(separator: " "))'.")
-            }
-            let scopes = try resolveScopes(q["scope"], app: app)
-            if responseType.contains("code") && !scopes.openid && scopes.resourceAppId == nil {
-                throw OAuthFailure(
-                    error: "invalid_request", code: "AADB2C90115",
-                    message:
-                        "The scope '\(q["scope"] ?? "")' must include openid or a resource (an API scope or the client ID) for the "
-                            + "authorization code flow."
-                )
-            }
-            if responseType.contains("id_token") && !scopes.openid {
-                throw OAuthFailure(
-                    error: "invalid_request", code: "AADB2C90110",
-                    message: "The scope parameter must include 'openid' when requesting an id_token.")
-            }
-            let prompt = (q["prompt"] ?? "").split(separator: " ").map { String($0).lowercased() }
-            for p in prompt where !["none", "login", "consent", "select_account", "create"].contains(p) {
-                throw OAuthFailure(
-                    error: "invalid_request", code: "AADB2C90043",
-                    message:
-                        "The prompt included in the request contains invalid values. Expected 'none', 'login', 'consent' or "
-                            + "'select_account'."
-                )
-            }
-            var challengeMethod: String?
-            if let challenge = q["code_challenge"] {
-                let method = q["code_challenge_method"] ?? "plain"
-                guard method == "S256" || method == "plain" else {
-                    throw OAuthFailure(
-                        error: "invalid_request", code: "AADB2C90184",
-                        message: "The supplied code_challenge_method '\(method)' is not supported. Supported values are 'plain' or 'S256'.")
-                }
-                let valid =
-                    method == "S256" ? (challenge.count == 43 && Base64URL.decode(challenge)?.count == 32) : PKCE.isValidVerifier(challenge)
-                guard valid else {
-                    throw OAuthFailure(error: "invalid_request", code: "AADB2C90183", message: "The supplied code_challenge is invalid.")
-                }
-                challengeMethod = method
-            } else if q["code_challenge_method"] != nil {
+            let tx = try authorizeTransaction(
+                q, app: app, redirectUri: redirectUri, responseMode: reply.mode, policy: policy,
+                authority: authority, origin: context.origin)
+            return try startJourney(tx, req, context, policy: policy)
+        } catch let f as OAuthFailure {
+            return redirectError(reply, f)
+        }
+    }
+
+    /// The authorize request as a transaction, after B2C's checks in B2C's order.
+    /// Long on purpose: B2C's checks of an authorize request in B2C's order, each failure with its own code.
+    private func authorizeTransaction(
+        _ q: [String: String], app: EmulatorSeed.App, redirectUri: String, responseMode: String, policy: EmulatorSeed.Policy,
+        authority: AuthorityRef, origin: String
+    ) throws -> AuthorizeTransaction {
+        let responseType = (q["response_type"] ?? "").split(separator: " ").map { String($0).lowercased() }
+        let implicit = responseType.contains("token") || responseType.contains("id_token")
+        let reply = ReplyTo(redirectUri: redirectUri, mode: responseMode, state: q["state"])
+        if policy.kind == .ropc {
+            throw OAuthFailure(
+                error: "invalid_request", code: "AADB2C99003",
+                message:
+                    "The policy '\(policy.id)' is a resource owner password credentials (ROPC) flow and has no sign-in pages; use the "
+                    + "token endpoint with grant_type=password."
+            )
+        }
+        guard !responseType.isEmpty, Set(responseType).isSubset(of: ["code", "id_token", "token"]) else {
+            throw OAuthFailure(
+                error: "unsupported_response_type", code: "AADB2C90013",
+                message: "The requested response type '\(q["response_type"] ?? "")' provided in the request is not supported.")
+        }
+        if implicit && !app.allowImplicitFlow {
+            throw OAuthFailure(
+                error: "unauthorized_client", code: "AADB2C90057",
+                message: "The provided application is not configured to allow the 'OAuth' Implicit flow.")
+        }
+        if implicit && reply.mode == "query" {
+            throw OAuthFailure(
+                error: "invalid_request", code: "AADB2C90014",
+                message:
+                    "The requested response mode 'query' is not supported for response type '\(responseType.joined(separator: " "))'.")
+        }
+        let scopes = try resolveScopes(q["scope"], app: app)
+        if responseType.contains("code") && !scopes.openid && scopes.resourceAppId == nil {
+            throw OAuthFailure(
+                error: "invalid_request", code: "AADB2C90115",
+                message:
+                    "The scope '\(q["scope"] ?? "")' must include openid or a resource (an API scope or the client ID) for the "
+                    + "authorization code flow."
+            )
+        }
+        if responseType.contains("id_token") && !scopes.openid {
+            throw OAuthFailure(
+                error: "invalid_request", code: "AADB2C90110",
+                message: "The scope parameter must include 'openid' when requesting an id_token.")
+        }
+        let prompt = (q["prompt"] ?? "").split(separator: " ").map { String($0).lowercased() }
+        for p in prompt where !["none", "login", "consent", "select_account", "create"].contains(p) {
+            throw OAuthFailure(
+                error: "invalid_request", code: "AADB2C90043",
+                message:
+                    "The prompt included in the request contains invalid values. Expected 'none', 'login', 'consent' or "
+                    + "'select_account'."
+            )
+        }
+        let challengeMethod = try codeChallengeMethod(q)
+        if let maxAge = q["max_age"], Int(maxAge).map({ $0 >= 0 }) != true {
+            throw OAuthFailure(
+                error: "invalid_request", code: "AADB2C90120",
+                message: "Max age must be an integer between '0' and '2147483647' inclusive.")
+        }
+        return AuthorizeTransaction(
+            id: Random.token(bytes: 18), policy: policy.id, tenantSegment: authority.tenantSegment, origin: origin,
+            clientId: app.clientId, redirectUri: redirectUri, responseType: responseType, responseMode: responseMode,
+            scope: q["scope"] ?? "", state: q["state"], nonce: q["nonce"], codeChallenge: q["code_challenge"],
+            codeChallengeMethod: challengeMethod, prompt: prompt, loginHint: q["login_hint"],
+            clientInfo: ["1", "true"].contains(q["client_info"]?.lowercased() ?? ""))
+    }
+
+    /// The PKCE method of a code challenge (S256 or plain), nil without one.
+    private func codeChallengeMethod(_ q: [String: String]) throws -> String? {
+        guard let challenge = q["code_challenge"] else {
+            if q["code_challenge_method"] != nil {
                 throw OAuthFailure(
                     error: "invalid_request", code: "AADB2C90183", message: "The request has a code_challenge_method but no code_challenge."
                 )
             }
-            if let maxAge = q["max_age"], Int(maxAge).map({ $0 >= 0 }) != true {
-                throw OAuthFailure(
-                    error: "invalid_request", code: "AADB2C90120",
-                    message: "Max age must be an integer between '0' and '2147483647' inclusive.")
-            }
-            var tx = AuthorizeTransaction(
-                id: Random.token(bytes: 18), policy: policy.id, tenantSegment: authority.tenantSegment, origin: context.origin,
-                clientId: app.clientId, redirectUri: redirectUri, responseType: responseType, responseMode: reply.mode,
-                scope: q["scope"] ?? "", state: q["state"], nonce: q["nonce"], codeChallenge: q["code_challenge"],
-                codeChallengeMethod: challengeMethod, prompt: prompt, loginHint: q["login_hint"],
-                clientInfo: ["1", "true"].contains(q["client_info"]?.lowercased() ?? ""))
+            return nil
+        }
+        let method = q["code_challenge_method"] ?? "plain"
+        guard method == "S256" || method == "plain" else {
+            throw OAuthFailure(
+                error: "invalid_request", code: "AADB2C90184",
+                message: "The supplied code_challenge_method '\(method)' is not supported. Supported values are 'plain' or 'S256'.")
+        }
+        let valid = method == "S256" ? (challenge.count == 43 && Base64URL.decode(challenge)?.count == 32) : PKCE.isValidVerifier(challenge)
+        guard valid else {
+            throw OAuthFailure(error: "invalid_request", code: "AADB2C90183", message: "The supplied code_challenge is invalid.")
+        }
+        return method
+    }
 
-            let session = try currentSession(req)
-            let hintMatches =
-                tx.loginHint.map { h in
-                    session.map { $0.user.email.caseInsensitiveCompare(h) == .orderedSame || $0.user.oid == h.lowercased() } ?? false
-                } ?? true
-            let usableSession = (prompt.contains("login") || !hintMatches) ? nil : session
-            if prompt.contains("none") {
-                guard let s = session, hintMatches, policy.kind != .resetPassword, policy.kind != .signUp else {
-                    throw OAuthFailure(
-                        error: "interaction_required", code: "AADB2C90077",
-                        message: "User does not have an existing session and request prompt parameter has a value of 'None'.")
-                }
+    /// The SSO session answers when it can (not with prompt=login, nor for another person than the hint); otherwise
+    /// the policy's first page.
+    private func startJourney(
+        _ tx: AuthorizeTransaction, _ req: Request, _ context: EmulatorRequestContext, policy: EmulatorSeed.Policy
+    )
+        throws -> Response
+    {
+        var tx = tx
+        let prompt = tx.prompt
+        let session = try currentSession(req)
+        let hintMatches =
+            tx.loginHint.map { h in
+                session.map { $0.user.email.caseInsensitiveCompare(h) == .orderedSame || $0.user.oid == h.lowercased() } ?? false
+            } ?? true
+        let usableSession = (prompt.contains("login") || !hintMatches) ? nil : session
+        if prompt.contains("none") {
+            guard let s = session, hintMatches, policy.kind != .resetPassword, policy.kind != .signUp else {
+                throw OAuthFailure(
+                    error: "interaction_required", code: "AADB2C90077",
+                    message: "User does not have an existing session and request prompt parameter has a value of 'None'.")
+            }
+            return try complete(tx, user: s.user, authTime: s.authTime, newUser: false, secure: context.isHTTPS)
+        }
+        switch policy.kind {
+        case .signUpSignIn, .signIn:
+            if let s = usableSession {
                 return try complete(tx, user: s.user, authTime: s.authTime, newUser: false, secure: context.isHTTPS)
             }
-            switch policy.kind {
-            case .signUpSignIn, .signIn:
-                if let s = usableSession {
-                    return try complete(tx, user: s.user, authTime: s.authTime, newUser: false, secure: context.isHTTPS)
-                }
+            try store.saveTransaction(tx, now: clock.now())
+            return signInPage(tx, policy: policy)
+        case .signUp:
+            try store.saveTransaction(tx, now: clock.now())
+            return signUpPage(tx, policy: policy)
+        case .editProfile:
+            if let s = usableSession {
+                tx.oid = s.user.oid
                 try store.saveTransaction(tx, now: clock.now())
-                return signInPage(tx, policy: policy)
-            case .signUp:
-                try store.saveTransaction(tx, now: clock.now())
-                return signUpPage(tx, policy: policy)
-            case .editProfile:
-                if let s = usableSession {
-                    tx.oid = s.user.oid
-                    try store.saveTransaction(tx, now: clock.now())
-                    return profilePage(tx, policy: policy, user: s.user)
-                }
-                try store.saveTransaction(tx, now: clock.now())
-                return signInPage(tx, policy: policy)
-            case .resetPassword:
-                try store.saveTransaction(tx, now: clock.now())
-                return resetEmailPage(tx, policy: policy)
-            case .ropc:
-                fatalError("handled above")
+                return profilePage(tx, policy: policy, user: s.user)
             }
-        } catch let f as OAuthFailure {
-            return redirectError(reply, f)
+            try store.saveTransaction(tx, now: clock.now())
+            return signInPage(tx, policy: policy)
+        case .resetPassword:
+            try store.saveTransaction(tx, now: clock.now())
+            return resetEmailPage(tx, policy: policy)
+        case .ropc:
+            fatalError("refused by authorizeTransaction")
         }
     }
 

@@ -43,7 +43,7 @@ extension B2CEmulator {
                             error: "invalid_scope", code: "AADB2C90012",
                             message:
                                 "The scope '\(item)' provided in request is not supported. The application '\(app.clientId)' has no "
-                                    + "permission for it."
+                                + "permission for it."
                         )
                     }
                     appId = api.appId
@@ -57,7 +57,7 @@ extension B2CEmulator {
                         error: "invalid_request", code: "AADB2C90146",
                         message:
                             "The scope '\(raw)' provided in request specifies more than one resource for an access token, which is not "
-                                + "supported."
+                            + "supported."
                     )
                 }
                 s.resourceAppId = appId
@@ -77,6 +77,7 @@ extension B2CEmulator {
 
     /// Signs the id and access tokens for `user` and stores a refresh token when `offline_access` was asked for.
     /// `policy` nil means a native-authentication (External ID) sign-in.
+    /// Long on purpose: every claim of every token kind is decided in this one place.
     func issue(
         user: EmulatorStore.UserRecord, policy: EmulatorSeed.Policy?, app: EmulatorSeed.App, scopes: Scopes, nonce: String?,
         authTime: Int, newUser: Bool, origin: String, clientInfo: Bool, grant: (id: String, issuedAt: Int)?,
@@ -162,6 +163,20 @@ extension B2CEmulator {
             body["client_info"] = .string(ClientInfo(uid: uid, utid: tenantID).encoded)
         }
         return Issued(body: .object(body), refreshToken: refreshToken)
+    }
+
+    /// A refresh: always an id token and a new refresh token of the same grant (rotation), as B2C does.
+    func refreshed(
+        _ token: String, record: EmulatorStore.RefreshRecord, user: EmulatorStore.UserRecord, policy: EmulatorSeed.Policy?,
+        app: EmulatorSeed.App, scopes: Scopes, form: [String: String], origin: String
+    ) throws -> Response {
+        var scopes = scopes
+        scopes.openid = true
+        scopes.offlineAccess = true
+        let issued = try issue(
+            user: user, policy: policy, app: app, scopes: scopes, nonce: nil, authTime: record.authTime, newUser: false,
+            origin: origin, clientInfo: wantsClientInfo(form), grant: (record.grantId, record.grantIssuedAt), rotating: token)
+        return tokenResponse(issued)
     }
 
     func tokenResponse(_ issued: Issued) -> Response {

@@ -21,7 +21,7 @@ extension B2CEmulator {
                     code: "AADB2C90006",
                     message:
                         "The post logout redirect URI '\(target)' is not registered for any application of this tenant. Your session has "
-                            + "ended."
+                        + "ended."
                 ),
                 headers: [cleared])
         }

@@ -164,6 +164,7 @@ extension B2CEmulator {
         }
     }
 
+    /// Long on purpose: the native-auth grants (password, oob, refresh) side by side, as the reference lists them.
     private func nativeGrant(
         _ grantType: String, form: [String: String], app: EmulatorSeed.App, origin: String,
         log: inout EmulatorStore.LogEntry
@@ -227,13 +228,9 @@ extension B2CEmulator {
                     description: "AADSTS\(codes): \(f.message)", codes: [codes])
             }
             log.oid = user.oid
-            var scopes = try nativeScopes(form, app: app)
-            scopes.offlineAccess = true
-            let issued = try issue(
-                user: user, policy: nil, app: app, scopes: scopes, nonce: nil, authTime: record.authTime, newUser: false,
-                origin: origin, clientInfo: wantsClientInfo(form), grant: (record.grantId, record.grantIssuedAt),
-                rotating: rt)
-            return tokenResponse(issued)
+            return try refreshed(
+                rt, record: record, user: user, policy: nil, app: app, scopes: try nativeScopes(form, app: app), form: form,
+                origin: origin)
         case "": throw aadMissing("grant_type")
         default:
             throw AADFailure(

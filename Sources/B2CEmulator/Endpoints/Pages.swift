@@ -206,28 +206,12 @@ extension B2CEmulator {
             throw PageError(code: nil, message: "This page belongs to another user flow ('\(tx.policy)').")
         }
         let now = clock.now()
+        let signsUp = policy.kind == .signUpSignIn || policy.kind == .signUp
         switch (name, req.method.rawValue) {
         case ("signin", "GET"):
             return signInPage(tx, policy: policy)
         case ("signin", "POST"):
-            let email = (form["logonIdentifier"] ?? "").trimmingCharacters(in: .whitespaces)
-            let password = form["password"] ?? ""
-            guard !email.isEmpty, !password.isEmpty else {
-                return signInPage(tx, policy: policy, error: "Please enter your email address and your password.", email: email)
-            }
-            guard try store.user(email: email) != nil else {
-                return signInPage(tx, policy: policy, error: "We can't seem to find your account.", email: email)
-            }
-            guard let user = try store.checkPassword(email: email, password: password) else {
-                return signInPage(tx, policy: policy, error: "Your password is incorrect.", email: email)
-            }
-            if policy.kind == .editProfile {
-                let sessionID = try store.createSession(oid: user.oid, now: now)
-                tx.oid = user.oid
-                try store.saveTransaction(tx, now: now)
-                return profilePage(tx, policy: policy, user: user, headers: [sessionCookie(sessionID, secure: context.isHTTPS)])
-            }
-            return try complete(tx, user: user, authTime: now, newUser: false, secure: context.isHTTPS, newSession: true)
+            return try signInSubmitted(form, tx, policy: policy, secure: context.isHTTPS)
         case ("forgot", "GET"):
             try store.deleteTransaction(id: tx.id)
             return redirectError(
@@ -238,36 +222,10 @@ extension B2CEmulator {
                 tx.reply,
                 OAuthFailure(
                     error: "access_denied", code: "AADB2C90091", message: "The user has cancelled entering self-asserted information."))
-        case ("signup", "GET"):
-            guard policy.kind == .signUpSignIn || policy.kind == .signUp else { break }
+        case ("signup", "GET") where signsUp:
             return signUpPage(tx, policy: policy)
-        case ("signup", "POST"):
-            guard policy.kind == .signUpSignIn || policy.kind == .signUp else { break }
-            let email = (form["email"] ?? "").trimmingCharacters(in: .whitespaces)
-            let pw = form["newPassword"] ?? ""
-            guard EmulatorSeed.isPlausibleEmail(email) else {
-                return signUpPage(tx, policy: policy, error: "Please enter a valid email address.", form: form)
-            }
-            if let problem = Self.passwordProblem(pw) { return signUpPage(tx, policy: policy, error: problem, form: form) }
-            guard pw == form["reenterPassword"] else {
-                return signUpPage(
-                    tx, policy: policy,
-                    error: "The password entry fields do not match. Please enter the same password in both fields and try again.",
-                    form: form)
-            }
-            let given = (form["givenName"] ?? "").trimmingCharacters(in: .whitespaces)
-            let surname = (form["surname"] ?? "").trimmingCharacters(in: .whitespaces)
-            var display = (form["displayName"] ?? "").trimmingCharacters(in: .whitespaces)
-            if display.isEmpty { display = "\(given) \(surname)".trimmingCharacters(in: .whitespaces) }
-            if display.isEmpty { display = email }
-            let user: EmulatorStore.UserRecord
-            do {
-                user = try store.createUser(email: email, password: pw, displayName: display, givenName: given, surname: surname, now: now)
-            } catch EmulatorStore.UserError.emailTaken {
-                return signUpPage(
-                    tx, policy: policy, error: "A user with the specified ID already exists. Please choose a different one.", form: form)
-            }
-            return try complete(tx, user: user, authTime: now, newUser: true, secure: context.isHTTPS, newSession: true)
+        case ("signup", "POST") where signsUp:
+            return try signUpSubmitted(form, tx, policy: policy, secure: context.isHTTPS)
         case ("profile", "POST"):
             guard policy.kind == .editProfile, let oid = tx.oid, let user = try store.user(oid: oid) else { break }
             let display = (form["displayName"] ?? "").trimmingCharacters(in: .whitespaces)
@@ -279,46 +237,123 @@ extension B2CEmulator {
             let updated = try store.user(oid: oid) ?? user
             let authTime = try currentSession(request)?.authTime ?? now
             return try complete(tx, user: updated, authTime: authTime, newUser: false, secure: context.isHTTPS)
-        case ("reset", "POST"), ("resend", "GET"):
-            guard policy.kind == .resetPassword else { break }
+        case ("reset", "POST") where policy.kind == .resetPassword, ("resend", "GET") where policy.kind == .resetPassword:
             let email = name == "resend" ? (tx.resetEmail ?? "") : (form["email"] ?? "").trimmingCharacters(in: .whitespaces)
-            guard let user = try store.user(email: email) else {
-                return resetEmailPage(tx, policy: policy, error: "An account could not be found for the provided user ID.")
-            }
-            let code = Random.digits(6)
-            try store.send(to: user.email, purpose: "password_reset", code: code, now: now)
-            tx.resetEmail = user.email
-            tx.resetCodeHash = EmulatorStore.hash(code)
-            tx.resetAttempts = 0
-            try store.saveTransaction(tx, now: now)
-            return resetVerifyPage(tx, policy: policy)
-        case ("resetverify", "POST"):
-            guard policy.kind == .resetPassword, let email = tx.resetEmail, let expected = tx.resetCodeHash,
-                let user = try store.user(email: email)
-            else { break }
-            let code = (form["verificationCode"] ?? "").trimmingCharacters(in: .whitespaces)
-            guard EmulatorStore.hash(code) == expected else {
-                tx.resetAttempts += 1
-                if tx.resetAttempts >= 3 { tx.resetCodeHash = nil }
-                try store.saveTransaction(tx, now: now)
-                let message =
-                    tx.resetAttempts >= 3
-                    ? "You've made too many incorrect attempts. Please send a new code."
-                    : "The verification code you have entered does not match our records. Please try again, or request a new code."
-                return resetVerifyPage(tx, policy: policy, error: message)
-            }
-            let pw = form["newPassword"] ?? ""
-            if let problem = Self.passwordProblem(pw) { return resetVerifyPage(tx, policy: policy, error: problem) }
-            guard pw == form["reenterPassword"] else {
-                return resetVerifyPage(
-                    tx, policy: policy,
-                    error: "The password entry fields do not match. Please enter the same password in both fields and try again.")
-            }
-            try store.setPassword(oid: user.oid, password: pw, now: now)
-            return try complete(tx, user: user, authTime: now, newUser: false, secure: context.isHTTPS, newSession: true)
+            return try resetCodeRequested(email: email, &tx, policy: policy)
+        case ("resetverify", "POST") where policy.kind == .resetPassword:
+            return try resetCodeEntered(form, &tx, policy: policy, secure: context.isHTTPS)
         default:
             break
         }
         throw PageError(code: nil, message: "There is no '\(name)' step (\(req.method)) in the user flow '\(policy.id)'.", status: 404)
+    }
+
+    /// The sign-in form: the password checked, then the edit-profile page (edit profile signs in first) or back to the app.
+    private func signInSubmitted(
+        _ form: [String: String], _ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, secure: Bool
+    ) throws
+        -> Response
+    {
+        var tx = tx
+        let now = clock.now()
+        let email = (form["logonIdentifier"] ?? "").trimmingCharacters(in: .whitespaces)
+        let password = form["password"] ?? ""
+        guard !email.isEmpty, !password.isEmpty else {
+            return signInPage(tx, policy: policy, error: "Please enter your email address and your password.", email: email)
+        }
+        guard try store.user(email: email) != nil else {
+            return signInPage(tx, policy: policy, error: "We can't seem to find your account.", email: email)
+        }
+        guard let user = try store.checkPassword(email: email, password: password) else {
+            return signInPage(tx, policy: policy, error: "Your password is incorrect.", email: email)
+        }
+        if policy.kind == .editProfile {
+            let sessionID = try store.createSession(oid: user.oid, now: now)
+            tx.oid = user.oid
+            try store.saveTransaction(tx, now: now)
+            return profilePage(tx, policy: policy, user: user, headers: [sessionCookie(sessionID, secure: secure)])
+        }
+        return try complete(tx, user: user, authTime: now, newUser: false, secure: secure, newSession: true)
+    }
+
+    /// The sign-up form: a new user, then back to the app (newUser = true).
+    private func signUpSubmitted(
+        _ form: [String: String], _ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, secure: Bool
+    ) throws
+        -> Response
+    {
+        let now = clock.now()
+        let email = (form["email"] ?? "").trimmingCharacters(in: .whitespaces)
+        let pw = form["newPassword"] ?? ""
+        guard EmulatorSeed.isPlausibleEmail(email) else {
+            return signUpPage(tx, policy: policy, error: "Please enter a valid email address.", form: form)
+        }
+        if let problem = Self.passwordProblem(pw) { return signUpPage(tx, policy: policy, error: problem, form: form) }
+        guard pw == form["reenterPassword"] else {
+            return signUpPage(
+                tx, policy: policy,
+                error: "The password entry fields do not match. Please enter the same password in both fields and try again.",
+                form: form)
+        }
+        let given = (form["givenName"] ?? "").trimmingCharacters(in: .whitespaces)
+        let surname = (form["surname"] ?? "").trimmingCharacters(in: .whitespaces)
+        var display = (form["displayName"] ?? "").trimmingCharacters(in: .whitespaces)
+        if display.isEmpty { display = "\(given) \(surname)".trimmingCharacters(in: .whitespaces) }
+        if display.isEmpty { display = email }
+        let user: EmulatorStore.UserRecord
+        do {
+            user = try store.createUser(email: email, password: pw, displayName: display, givenName: given, surname: surname, now: now)
+        } catch EmulatorStore.UserError.emailTaken {
+            return signUpPage(
+                tx, policy: policy, error: "A user with the specified ID already exists. Please choose a different one.", form: form)
+        }
+        return try complete(tx, user: user, authTime: now, newUser: true, secure: secure, newSession: true)
+    }
+
+    /// "Send verification code": the code goes to the outbox (`GET /_admin/outbox`).
+    private func resetCodeRequested(email: String, _ tx: inout AuthorizeTransaction, policy: EmulatorSeed.Policy) throws -> Response {
+        let now = clock.now()
+        guard let user = try store.user(email: email) else {
+            return resetEmailPage(tx, policy: policy, error: "An account could not be found for the provided user ID.")
+        }
+        let code = Random.digits(6)
+        try store.send(to: user.email, purpose: "password_reset", code: code, now: now)
+        tx.resetEmail = user.email
+        tx.resetCodeHash = EmulatorStore.hash(code)
+        tx.resetAttempts = 0
+        try store.saveTransaction(tx, now: now)
+        return resetVerifyPage(tx, policy: policy)
+    }
+
+    /// The emailed code and the new password: three wrong codes need a new code; a good one sets the password.
+    private func resetCodeEntered(
+        _ form: [String: String], _ tx: inout AuthorizeTransaction, policy: EmulatorSeed.Policy, secure: Bool
+    )
+        throws -> Response
+    {
+        let now = clock.now()
+        guard let email = tx.resetEmail, let expected = tx.resetCodeHash, let user = try store.user(email: email) else {
+            throw PageError(code: nil, message: "Send a verification code first.")
+        }
+        let code = (form["verificationCode"] ?? "").trimmingCharacters(in: .whitespaces)
+        guard EmulatorStore.hash(code) == expected else {
+            tx.resetAttempts += 1
+            if tx.resetAttempts >= 3 { tx.resetCodeHash = nil }
+            try store.saveTransaction(tx, now: now)
+            let message =
+                tx.resetAttempts >= 3
+                ? "You've made too many incorrect attempts. Please send a new code."
+                : "The verification code you have entered does not match our records. Please try again, or request a new code."
+            return resetVerifyPage(tx, policy: policy, error: message)
+        }
+        let pw = form["newPassword"] ?? ""
+        if let problem = Self.passwordProblem(pw) { return resetVerifyPage(tx, policy: policy, error: problem) }
+        guard pw == form["reenterPassword"] else {
+            return resetVerifyPage(
+                tx, policy: policy,
+                error: "The password entry fields do not match. Please enter the same password in both fields and try again.")
+        }
+        try store.setPassword(oid: user.oid, password: pw, now: now)
+        return try complete(tx, user: user, authTime: now, newUser: false, secure: secure, newSession: true)
     }
 }

@@ -60,6 +60,7 @@ extension B2CEmulator {
         }
     }
 
+    /// Long on purpose: B2C checks a code redemption in a fixed order, each failure with its own code; the order reads here.
     private func redeemCode(
         _ form: [String: String], app: EmulatorSeed.App, policy: EmulatorSeed.Policy, origin: String,
         log: inout EmulatorStore.LogEntry
@@ -75,7 +76,7 @@ extension B2CEmulator {
                 error: "invalid_grant", code: "AADB2C90129",
                 message:
                     "The provided grant has been revoked. Please reauthenticate and try again. (The authorization code was already "
-                        + "redeemed.)"
+                    + "redeemed.)"
             )
         case .fresh(let r): record = r
         }
@@ -85,7 +86,7 @@ extension B2CEmulator {
                 error: "invalid_grant", code: "AADB2C90080",
                 message:
                     "The provided grant has expired. Please re-authenticate and try again. Current time: \(now), Grant issued time: "
-                        + "\(record.createdAt), Grant expiration time: \(record.createdAt + Self.codeLifetime)"
+                    + "\(record.createdAt), Grant expiration time: \(record.createdAt + Self.codeLifetime)"
             )
         }
         guard record.clientId == app.clientId else {
@@ -98,7 +99,7 @@ extension B2CEmulator {
                 error: "invalid_grant", code: "AADB2C90088",
                 message:
                     "The provided grant has not been issued for this endpoint. Actual Value : \(policy.lowercasedID) and Expected Value : "
-                        + "\(record.policy)"
+                    + "\(record.policy)"
             )
         }
         guard let redirect = form["redirect_uri"] else { throw missing("redirect_uri") }
@@ -107,7 +108,7 @@ extension B2CEmulator {
                 error: "invalid_grant", code: "AADB2C90006",
                 message:
                     "The redirect URI '\(redirect)' provided in the request does not match the redirect URI the authorization code was "
-                        + "issued to."
+                    + "issued to."
             )
         }
         if let challenge = record.challenge {
@@ -173,8 +174,8 @@ extension B2CEmulator {
                 error: "invalid_grant", code: "AADB2C90088",
                 message:
                     "The provided grant has not been issued for this endpoint. Actual Value : "
-                        + "\(expected.isEmpty ? "(native authentication)" : expected) and Expected Value : "
-                            + "\(record.policy.isEmpty ? "(native authentication)" : record.policy)"
+                    + "\(expected.isEmpty ? "(native authentication)" : expected) and Expected Value : "
+                    + "\(record.policy.isEmpty ? "(native authentication)" : record.policy)"
             )
         }
         let now = clock.now()
@@ -186,7 +187,7 @@ extension B2CEmulator {
                 error: "invalid_grant", code: "AADB2C90080",
                 message:
                     "The provided grant has expired. Please re-authenticate and try again. Current time: \(now), Grant issued time: "
-                        + "\(record.grantIssuedAt), Grant expiration time: \(expiry)"
+                    + "\(record.grantIssuedAt), Grant expiration time: \(expiry)"
             )
         }
         guard let user = try store.user(oid: record.oid) else {
@@ -209,15 +210,8 @@ extension B2CEmulator {
         guard let token = form["refresh_token"], !token.isEmpty else { throw missing("refresh_token") }
         let (record, user) = try checkRefreshToken(token, app: app, policy: policy)
         log.oid = user.oid
-        var scopes = try resolveScopes(form["scope"].flatMap { $0.isEmpty ? nil : $0 } ?? record.scopes, app: app)
-        // A refresh always yields an id token and a new refresh token (rotation), as B2C does.
-        scopes.openid = true
-        scopes.offlineAccess = true
-        let issued = try issue(
-            user: user, policy: policy, app: app, scopes: scopes, nonce: nil, authTime: record.authTime, newUser: false,
-            origin: origin, clientInfo: wantsClientInfo(form), grant: (record.grantId, record.grantIssuedAt),
-            rotating: token)
-        return tokenResponse(issued)
+        let scopes = try resolveScopes(form["scope"].flatMap { $0.isEmpty ? nil : $0 } ?? record.scopes, app: app)
+        return try refreshed(token, record: record, user: user, policy: policy, app: app, scopes: scopes, form: form, origin: origin)
     }
 
     private func passwordGrant(
@@ -229,7 +223,7 @@ extension B2CEmulator {
                 error: "unauthorized_client", code: "AADB2C90224",
                 message:
                     "Resource owner flow has not been enabled for the application. The policy '\(policy.id)' is not a resource owner "
-                        + "password credentials (ROPC) policy."
+                    + "password credentials (ROPC) policy."
             )
         }
         guard let username = form["username"], !username.isEmpty else { throw missing("username") }

@@ -175,7 +175,13 @@ public struct EmulatorSeed: Sendable, Equatable {
         guard tenant.name.contains("."), !tenant.name.contains("/") else {
             throw JSONPathError(path: t.childPath("name"), message: "must be a domain such as contoso.onmicrosoft.com")
         }
+        let apis = try parseAPIs(root)
+        return EmulatorSeed(
+            tenant: tenant, policies: try parsePolicies(root), apps: try parseApps(root, apis: apis), apis: apis,
+            users: try parseUsers(root))
+    }
 
+    private static func parsePolicies(_ root: JSONObjectReader) throws -> [Policy] {
         var policies: [Policy] = []
         for p in try root.objects("policies", required: true) {
             try p.rejectUnknownKeys(allowed: [
@@ -220,6 +226,10 @@ public struct EmulatorSeed: Sendable, Equatable {
                     numbersAsStrings: try p.bool("numbersAsStrings", default: false)))
         }
 
+        return policies
+    }
+
+    private static func parseAPIs(_ root: JSONObjectReader) throws -> [API] {
         var apis: [API] = []
         for a in try root.objects("apis") {
             try a.rejectUnknownKeys(allowed: ["name", "appId", "identifierUri", "scopes", "requiredScope"])
@@ -237,8 +247,11 @@ public struct EmulatorSeed: Sendable, Equatable {
             apis.append(
                 API(name: try a.string("name"), appId: try guid(a, "appId"), identifierUri: uri, scopes: scopes, requiredScope: required))
         }
-        let allScopes = Set(apis.flatMap { api in api.scopes.map(api.fullScope) })
+        return apis
+    }
 
+    private static func parseApps(_ root: JSONObjectReader, apis: [API]) throws -> [App] {
+        let allScopes = Set(apis.flatMap { api in api.scopes.map(api.fullScope) })
         var apps: [App] = []
         for a in try root.objects("apps", required: true) {
             try a.rejectUnknownKeys(allowed: ["clientId", "name", "redirectUris", "allowImplicitFlow", "nativeAuth", "apiPermissions"])
@@ -257,6 +270,10 @@ public struct EmulatorSeed: Sendable, Equatable {
                     nativeAuth: try a.bool("nativeAuth", default: false), apiPermissions: perms))
         }
 
+        return apps
+    }
+
+    private static func parseUsers(_ root: JSONObjectReader) throws -> [User] {
         var users: [User] = []
         for u in try root.objects("users") {
             try u.rejectUnknownKeys(allowed: ["oid", "email", "password", "displayName", "givenName", "surname"])
@@ -274,7 +291,7 @@ public struct EmulatorSeed: Sendable, Equatable {
                     displayName: try u.optionalString("displayName") ?? "\(given) \(surname)".trimmingCharacters(in: .whitespaces),
                     givenName: given, surname: surname))
         }
-        return EmulatorSeed(tenant: tenant, policies: policies, apps: apps, apis: apis, users: users)
+        return users
     }
 
     private static func guid(_ r: JSONObjectReader, _ key: String) throws -> String {

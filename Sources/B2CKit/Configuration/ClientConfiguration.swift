@@ -94,30 +94,7 @@ public struct ClientConfiguration: Sendable, Equatable {
             "$schema", "description", "tenant", "authorityHost", "authorityForm", "clientId", "redirectUri",
             "knownAuthorities", "policies", "apis", "nativeAuth", "caFile", "deviceMode",
         ])
-        guard let tenant = try root.object("tenant") else {
-            throw JSONPathError(path: "$.tenant", message: "is required (an object with name and/or id)")
-        }
-        try tenant.rejectUnknownKeys(allowed: ["name", "id"])
-        let tenantName = try tenant.optionalString("name")
-        let tenantID = try tenant.optionalString("id")
-        if tenantName == nil && tenantID == nil {
-            throw JSONPathError(path: "$.tenant", message: "needs a name (contoso.onmicrosoft.com) or an id (GUID)")
-        }
-        if let tenantID, UUID(uuidString: tenantID) == nil {
-            throw JSONPathError(path: "$.tenant.id", message: "must be a GUID, found '\(tenantID)'")
-        }
-
-        let hostText = try root.string("authorityHost")
-        guard let host = URL(string: hostText), let scheme = host.scheme?.lowercased(), host.host != nil,
-            host.path.isEmpty || host.path == "/", host.query == nil
-        else {
-            throw JSONPathError(
-                path: "$.authorityHost", message: "must be a base URL such as https://contoso.b2clogin.com, found '\(hostText)'")
-        }
-        guard Loopback.isSecure(scheme: scheme, host: host.host) else {
-            throw JSONPathError(
-                path: "$.authorityHost", message: "must use https (plain http is allowed only for loopback hosts), found '\(hostText)'")
-        }
+        let (tenantName, tenantID) = try tenant(root)
         let formName = try root.optionalString("authorityForm") ?? "path"
         guard let form = AuthorityForm(rawValue: formName) else {
             throw JSONPathError(path: "$.authorityForm", message: "is '\(formName)'; expected path, tfp or query")
@@ -134,7 +111,60 @@ public struct ClientConfiguration: Sendable, Equatable {
         }
         let known = try root.stringArray("knownAuthorities", required: true).map { $0.lowercased() }
         if known.isEmpty { throw JSONPathError(path: "$.knownAuthorities", message: "must name at least the authority host") }
+        let deviceMode = try root.optionalString("deviceMode") ?? "personal"
+        guard ["personal", "shared"].contains(deviceMode) else {
+            throw JSONPathError(path: "$.deviceMode", message: "is '\(deviceMode)'; expected personal or shared")
+        }
+        var config = ClientConfiguration(
+            tenantName: tenantName, tenantID: tenantID?.lowercased(), authorityHost: try authorityHost(root), authorityForm: form,
+            clientID: clientID.lowercased(), redirectURI: redirect, knownAuthorities: known, policies: try policies(root),
+            apis: try apis(root), nativeAuth: try nativeAuth(root), caFile: try root.optionalString("caFile"),
+            sharedDevice: deviceMode == "shared", source: source)
+        if let ca = config.caFile, !ca.hasPrefix("/") {
+            config.caFile = URL(fileURLWithPath: source).deletingLastPathComponent().appendingPathComponent(ca).path
+        }
+        try config.checkAuthoritiesAreKnown()
+        return config
+    }
 
+    private static func tenant(_ root: JSONObjectReader) throws -> (name: String?, id: String?) {
+        guard let tenant = try root.object("tenant") else {
+            throw JSONPathError(path: "$.tenant", message: "is required (an object with name and/or id)")
+        }
+        try tenant.rejectUnknownKeys(allowed: ["name", "id"])
+        let name = try tenant.optionalString("name")
+        let id = try tenant.optionalString("id")
+        if name == nil && id == nil {
+            throw JSONPathError(path: "$.tenant", message: "needs a name (contoso.onmicrosoft.com) or an id (GUID)")
+        }
+        if let id, UUID(uuidString: id) == nil { throw JSONPathError(path: "$.tenant.id", message: "must be a GUID, found '\(id)'") }
+        return (name, id)
+    }
+
+    private static func authorityHost(_ root: JSONObjectReader) throws -> URL {
+        let text = try root.string("authorityHost")
+        guard let host = URL(string: text), host.host != nil, host.path.isEmpty || host.path == "/", host.query == nil else {
+            throw JSONPathError(
+                path: "$.authorityHost", message: "must be a base URL such as https://contoso.b2clogin.com, found '\(text)'")
+        }
+        guard Loopback.isSecure(host) else {
+            throw JSONPathError(
+                path: "$.authorityHost", message: "must use https (plain http is allowed only for loopback hosts), found '\(text)'")
+        }
+        return host
+    }
+
+    /// An https URL (http only on a loopback host) at `key`.
+    private static func secureURL(_ reader: JSONObjectReader, _ key: String, example: String) throws -> URL {
+        let text = try reader.string(key)
+        guard let url = URL(string: text), url.host != nil, Loopback.isSecure(url) else {
+            throw JSONPathError(
+                path: reader.childPath(key), message: "must be an https URL (http only for loopback) such as \(example), found '\(text)'")
+        }
+        return url
+    }
+
+    private static func policies(_ root: JSONObjectReader) throws -> [Policy] {
         var policies: [Policy] = []
         for p in try root.objects("policies", required: true) {
             try p.rejectUnknownKeys(allowed: ["name", "role"])
@@ -154,70 +184,48 @@ public struct ClientConfiguration: Sendable, Equatable {
             policies.append(Policy(name: name, role: role))
         }
         if policies.isEmpty { throw JSONPathError(path: "$.policies", message: "must list at least one policy") }
+        return policies
+    }
 
-        var apis: [API] = []
-        for a in try root.objects("apis") {
+    private static func apis(_ root: JSONObjectReader) throws -> [API] {
+        try root.objects("apis").map { a in
             try a.rejectUnknownKeys(allowed: ["name", "baseUrl", "scopes"])
-            let urlText = try a.string("baseUrl")
-            guard let url = URL(string: urlText), let s = url.scheme?.lowercased(), url.host != nil,
-                Loopback.isSecure(scheme: s, host: url.host)
-            else {
-                throw JSONPathError(
-                    path: a.childPath("baseUrl"), message: "must be an https URL (http only for loopback), found '\(urlText)'")
-            }
+            let url = try secureURL(a, "baseUrl", example: "https://api.contoso.com")
             let scopes = try a.stringArray("scopes", required: true)
             if scopes.isEmpty { throw JSONPathError(path: a.childPath("scopes"), message: "must name at least one scope") }
-            apis.append(API(name: try a.string("name"), baseURL: url, scopes: scopes))
+            return API(name: try a.string("name"), baseURL: url, scopes: scopes)
         }
+    }
 
-        var native: NativeAuth?
-        if let n = try root.object("nativeAuth") {
-            try n.rejectUnknownKeys(allowed: ["name", "authority", "challengeTypes"])
-            let text = try n.string("authority")
-            guard let url = URL(string: text), let s = url.scheme?.lowercased(), url.host != nil,
-                Loopback.isSecure(scheme: s, host: url.host)
-            else {
-                throw JSONPathError(
-                    path: n.childPath("authority"),
-                    message: "must be an https URL such as https://contoso.ciamlogin.com/contoso.onmicrosoft.com")
-            }
-            let types = try n.stringArray("challengeTypes")
-            for (i, t) in types.enumerated() where !["oob", "password"].contains(t) {
-                throw JSONPathError(path: "\(n.childPath("challengeTypes"))[\(i)]", message: "is '\(t)'; expected oob or password")
-            }
-            native = NativeAuth(
-                name: try n.optionalString("name") ?? "native", authority: url, challengeTypes: types.isEmpty ? ["oob", "password"] : types)
+    private static func nativeAuth(_ root: JSONObjectReader) throws -> NativeAuth? {
+        guard let n = try root.object("nativeAuth") else { return nil }
+        try n.rejectUnknownKeys(allowed: ["name", "authority", "challengeTypes"])
+        let url = try secureURL(n, "authority", example: "https://contoso.ciamlogin.com/contoso.onmicrosoft.com")
+        let types = try n.stringArray("challengeTypes")
+        for (i, t) in types.enumerated() where !["oob", "password"].contains(t) {
+            throw JSONPathError(path: "\(n.childPath("challengeTypes"))[\(i)]", message: "is '\(t)'; expected oob or password")
         }
-        let deviceMode = try root.optionalString("deviceMode") ?? "personal"
-        guard ["personal", "shared"].contains(deviceMode) else {
-            throw JSONPathError(path: "$.deviceMode", message: "is '\(deviceMode)'; expected personal or shared")
-        }
-        var config = ClientConfiguration(
-            tenantName: tenantName, tenantID: tenantID?.lowercased(), authorityHost: host, authorityForm: form,
-            clientID: clientID.lowercased(),
-            redirectURI: redirect, knownAuthorities: known, policies: policies, apis: apis, nativeAuth: native,
-            caFile: try root.optionalString("caFile"), sharedDevice: deviceMode == "shared", source: source)
-        if let ca = config.caFile, !ca.hasPrefix("/") {
-            config.caFile = URL(fileURLWithPath: source).deletingLastPathComponent().appendingPathComponent(ca).path
-        }
-        // Every authority we will build must be trusted before any network call.
+        return NativeAuth(
+            name: try n.optionalString("name") ?? "native", authority: url, challengeTypes: types.isEmpty ? ["oob", "password"] : types)
+    }
+
+    /// Every authority we will build must be trusted before any network call.
+    private func checkAuthoritiesAreKnown() throws {
         for (i, p) in policies.enumerated() {
-            let authority = config.authority(for: p)
-            guard config.isKnown(authority.hostAndPort) else {
+            let authority = authority(for: p)
+            guard isKnown(authority.hostAndPort) else {
                 throw JSONPathError(
                     path: "$.policies[\(i)]",
                     message:
                         "resolves to \(authority.url.absoluteString), whose host '\(authority.hostAndPort)' is not in $.knownAuthorities "
-                            + "\(known)"
-                )
+                        + "\(knownAuthorities)")
             }
         }
-        if let native, !config.isKnown(Authority.hostAndPort(of: native.authority)) {
+        if let native = nativeAuth, !isKnown(Authority.hostAndPort(of: native.authority)) {
             throw JSONPathError(
                 path: "$.nativeAuth.authority",
-                message: "host '\(Authority.hostAndPort(of: native.authority))' is not in $.knownAuthorities \(known)")
+                message: "host '\(Authority.hostAndPort(of: native.authority))' is not in $.knownAuthorities \(knownAuthorities)")
         }
-        return config
     }
 
     public func isKnown(_ hostAndPort: String) -> Bool {

@@ -67,52 +67,11 @@ extension B2CClient {
                     ("password", password), ("scope", scope), ("username", username), ("client_info", "1"),
                 ], username: username, retry: retry)
         case "oob":
-            var ct = try continuation(reply)
-            var label = reply["challenge_target_label"]?.stringValue ?? username
-            var length = reply["code_length"]?.lenientInt
-            var wrong = 0
-            var attempt = 1
-            while true {
-                guard
-                    let code = try await prompter.code(
-                        sentTo: label, length: length, attempt: attempt, attemptsLeft: Self.maxCodeAttempts - wrong)
-                else {
-                    // Resend: a new challenge sends a new code and invalidates the previous one.
-                    let again = try await nativePost(
-                        authority.endpoint("oauth2/v2.0/challenge"),
-                        [("client_id", config.clientID), ("challenge_type", challengeType), ("continuation_token", ct)],
-                        username: username, retry: retry)
-                    try nativeRedirectCheck(again, username: username)
-                    ct = try continuation(again)
-                    label = again["challenge_target_label"]?.stringValue ?? label
-                    length = again["code_length"]?.lenientInt ?? length
-                    prompter.codeResent(to: label, length: length)
-                    attempt += 1
-                    continue
-                }
-                attempt += 1
-                do {
-                    tokenReply = try await nativePost(
-                        meta.tokenEndpoint,
-                        [
-                            ("client_id", config.clientID), ("grant_type", "oob"), ("continuation_token", ct), ("oob", code),
-                            ("scope", scope), ("username", username), ("client_info", "1"),
-                        ], username: username, retry: retry)
-                    break
-                } catch let e as NativeWrongCode {
-                    wrong += 1
-                    if e.final || wrong >= Self.maxCodeAttempts {
-                        throw B2CError(
-                            .interactionRequired,
-                            "the code was wrong \(wrong) time\(wrong == 1 ? "" : "s"); the sign-in was stopped and nothing was stored",
-                            remedy: retry)
-                    }
-                    prompter.notice(
-                        "that code is not right (\(Self.maxCodeAttempts - wrong) attempt\(Self.maxCodeAttempts - wrong == 1 ? "" : "s") "
-                            + "left); type it again, or 'resend' for a new one"
-                    )
-                }
-            }
+            tokenReply = try await codeDialogue(
+                reply,
+                NativeDialogue(
+                    username: username, challengeType: challengeType, scope: scope, authority: authority, meta: meta,
+                    retry: retry), prompter: prompter)
         case let other:
             throw B2CError(.failed, "the native-auth challenge answered an unknown challenge_type '\(other ?? "none")'; nothing was stored")
         }
@@ -124,6 +83,65 @@ extension B2CClient {
         try checkOwnership(set, authority: authority)
         try store.save(set, makeCurrent: true, now: clock())
         return set.account
+    }
+
+    /// What every step of one native-auth sign-in sends along.
+    struct NativeDialogue {
+        var username: String
+        var challengeType: String
+        var scope: String
+        var authority: Authority
+        var meta: OpenIDMetadata
+        var retry: Remedy
+    }
+
+    /// The one-time-code part: the code typed (or "resend" for a new one), a wrong code asked again up to a limit.
+    private func codeDialogue(_ reply: JSONValue, _ d: NativeDialogue, prompter: NativePrompter) async throws -> JSONValue {
+        var ct = try continuation(reply)
+        var label = reply["challenge_target_label"]?.stringValue ?? d.username
+        var length = reply["code_length"]?.lenientInt
+        var wrong = 0
+        var attempt = 1
+        while true {
+            guard
+                let code = try await prompter.code(
+                    sentTo: label, length: length, attempt: attempt, attemptsLeft: Self.maxCodeAttempts - wrong)
+            else {
+                // Resend: a new challenge sends a new code and invalidates the previous one.
+                let again = try await nativePost(
+                    d.authority.endpoint("oauth2/v2.0/challenge"),
+                    [("client_id", config.clientID), ("challenge_type", d.challengeType), ("continuation_token", ct)],
+                    username: d.username, retry: d.retry)
+                try nativeRedirectCheck(again, username: d.username)
+                ct = try continuation(again)
+                label = again["challenge_target_label"]?.stringValue ?? label
+                length = again["code_length"]?.lenientInt ?? length
+                prompter.codeResent(to: label, length: length)
+                attempt += 1
+                continue
+            }
+            attempt += 1
+            do {
+                return try await nativePost(
+                    d.meta.tokenEndpoint,
+                    [
+                        ("client_id", config.clientID), ("grant_type", "oob"), ("continuation_token", ct), ("oob", code),
+                        ("scope", d.scope), ("username", d.username), ("client_info", "1"),
+                    ], username: d.username, retry: d.retry)
+            } catch let e as NativeWrongCode {
+                wrong += 1
+                if e.final || wrong >= Self.maxCodeAttempts {
+                    throw B2CError(
+                        .interactionRequired,
+                        "the code was wrong \(wrong) time\(wrong == 1 ? "" : "s"); the sign-in was stopped and nothing was stored",
+                        remedy: d.retry)
+                }
+                prompter.notice(
+                    "that code is not right (\(Self.maxCodeAttempts - wrong) attempt\(Self.maxCodeAttempts - wrong == 1 ? "" : "s") "
+                        + "left); type it again, or 'resend' for a new one"
+                )
+            }
+        }
     }
 
     struct NativeWrongCode: Error { var final: Bool }

@@ -164,6 +164,7 @@ public final class TokenStore: Sendable {
 
     /// v2: every account, token and current-account choice is keyed by (environment, client id) as well. The scope of a
     /// v1 row is read from its id token (`iss` host, `aud`), else from the row's authority URL and client id.
+    /// Long on purpose: a migration script, the new schema and the copy in one transaction.
     static func scopeAccounts(_ db: Database) throws {
         try db.execute(
             sql: """
