@@ -94,35 +94,19 @@ public final class ScriptedBrowser: @unchecked Sendable {
         return Page(status: Int(res.status.code), location: res.headers.first(name: "location"), body: body, url: url)
     }
 
-    static func attribute(_ name: String, _ html: Substring) -> String? {
-        guard let r = html.range(of: " \(name)=\"") else { return nil }
-        return String(html[r.upperBound...].prefix { $0 != "\"" }).replacingOccurrences(of: "&amp;", with: "&")
-    }
-
     static func form(_ page: Page, _ id: String) -> (action: URL, fields: [String: String])? {
-        guard let s = page.body.range(of: "<form id=\"\(id)\"") else { return nil }
-        let html = page.body[s.lowerBound...]
-        guard let end = html.range(of: "</form>") else { return nil }
-        let f = html[..<end.upperBound]
-        var fields: [String: String] = [:]
-        for tag in f.components(separatedBy: "<input").dropFirst() {
-            let t = Substring(tag.prefix { $0 != ">" })
-            if let n = attribute("name", t) { fields[n] = attribute("value", t) ?? "" }
-        }
-        guard let action = attribute("action", f).flatMap({ URL(string: $0, relativeTo: page.url) }) else { return nil }
-        return (action.absoluteURL, fields)
+        guard let f = PageParser.form(id, in: page.body), let action = URL(string: f.action, relativeTo: page.url) else { return nil }
+        return (action.absoluteURL, f.fields)
     }
 
     static func link(_ page: Page, _ id: String) -> URL? {
-        guard let r = page.body.range(of: "id=\"\(id)\" href=\"") else { return nil }
-        let href = String(page.body[r.upperBound...].prefix { $0 != "\"" }).replacingOccurrences(of: "&amp;", with: "&")
-        return URL(string: href, relativeTo: page.url)?.absoluteURL
+        PageParser.link(id, in: page.body).flatMap { URL(string: $0, relativeTo: page.url)?.absoluteURL }
     }
 
     /// Runs one visit: from `start` until the answer is delivered to another origin. Returns the delivered URL.
     /// With `deliver` false, the answer is not sent: the URL is returned, as a person on another machine would copy it.
-    @discardableResult
     /// Long on purpose: the page loop, so that a person's whole path through the pages reads in one place.
+    @discardableResult
     public func run(_ start: URL, as persona: Persona, deliver: Bool = true) async throws -> URL {
         steps = []
         let resetKey = "reset-done:\(persona.email)"
@@ -194,5 +178,41 @@ public final class ScriptedBrowser: @unchecked Sendable {
             }
         }
         throw Failure(description: "too many steps without reaching the app")
+    }
+}
+
+/// Reading the emulator's pages as a person's browser would: a form (by id, or the form_post page's by name) with its
+/// action and fields, and a link by id. Shared by the scripted user agent and the emulator's tests.
+public enum PageParser {
+    public static func form(_ id: String, in body: String) -> (action: String, fields: [String: String])? {
+        guard let start = body.range(of: "<form id=\"\(id)\"") ?? body.range(of: "<form method=\"post\" name=\"\(id)\"") else { return nil }
+        let rest = body[start.lowerBound...]
+        guard let end = rest.range(of: "</form>") else { return nil }
+        let html = rest[..<end.upperBound]
+        var fields: [String: String] = [:]
+        for tag in html.components(separatedBy: "<input").dropFirst() {
+            let t = Substring(tag.prefix { $0 != ">" })
+            if let name = attribute("name", t) { fields[name] = attribute("value", t) ?? "" }
+        }
+        guard let action = attribute("action", html) else { return nil }
+        return (action, fields)
+    }
+
+    public static func link(_ id: String, in body: String) -> String? {
+        guard let r = body.range(of: "id=\"\(id)\" href=\"") else { return nil }
+        return unescape(String(body[r.upperBound...].prefix { $0 != "\"" }))
+    }
+
+    static func attribute(_ name: String, _ html: Substring) -> String? {
+        guard let r = html.range(of: " \(name)=\"") else { return nil }
+        return unescape(String(html[r.upperBound...].prefix { $0 != "\"" }))
+    }
+
+    /// The entities `HTML.escape` writes.
+    public static func unescape(_ s: String) -> String {
+        s.replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&#39;", with: "'").replacingOccurrences(
+            of: "&lt;", with: "<"
+        )
+        .replacingOccurrences(of: "&gt;", with: ">").replacingOccurrences(of: "&amp;", with: "&")
     }
 }

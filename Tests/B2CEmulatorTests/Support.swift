@@ -30,35 +30,10 @@ struct TestResponse {
         return URLComponents(string: loc)?.percentEncodedQuery.flatMap { try? FormEncoding.parse($0) } ?? [:]
     }
 
-    /// Action and fields of the HTML form with this id (hidden and pre-filled fields).
-    func form(_ id: String) -> (action: String, fields: [String: String])? {
-        guard let start = body.range(of: "<form id=\"\(id)\"") ?? body.range(of: "<form method=\"post\" name=\"\(id)\"") else { return nil }
-        let rest = body[start.lowerBound...]
-        guard let end = rest.range(of: "</form>") else { return nil }
-        let html = String(rest[..<end.upperBound])
-        let action = Self.attribute("action", in: html) ?? ""
-        var fields: [String: String] = [:]
-        for tag in html.components(separatedBy: "<input").dropFirst() {
-            let t = String(tag.prefix(while: { $0 != ">" }))
-            if let name = Self.attribute("name", in: t) { fields[name] = Self.attribute("value", in: t) ?? "" }
-        }
-        return (Self.unescape(action), fields.mapValues(Self.unescape))
-    }
+    /// Action and fields of the HTML form with this id (hidden and pre-filled fields), read as the scripted agent reads them.
+    func form(_ id: String) -> (action: String, fields: [String: String])? { PageParser.form(id, in: body) }
 
-    func link(_ id: String) -> String? {
-        guard let r = body.range(of: "id=\"\(id)\" href=\"") else { return nil }
-        return Self.unescape(String(body[r.upperBound...].prefix(while: { $0 != "\"" })))
-    }
-
-    static func attribute(_ name: String, in html: String) -> String? {
-        guard let r = html.range(of: " \(name)=\"") else { return nil }
-        return String(html[r.upperBound...].prefix(while: { $0 != "\"" }))
-    }
-
-    static func unescape(_ s: String) -> String {
-        s.replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&#39;", with: "'")
-            .replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">").replacingOccurrences(of: "&amp;", with: "&")
-    }
+    func link(_ id: String) -> String? { PageParser.link(id, in: body) }
 }
 
 /// An in-process emulator on an ephemeral loopback port, and an HTTP client that does not follow redirects.

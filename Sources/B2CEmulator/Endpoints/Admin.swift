@@ -1,9 +1,15 @@
 import B2CProtocol
 import Foundation
 import Hummingbird
+import NIOConcurrencyHelpers
 
 /// The admin surface for tests, at `/_admin`, answering loopback peers only (`AdminGuardMiddleware`).
-extension B2CEmulator {
+struct AdminEndpoint: TenantPart {
+    let seed: EmulatorSeed
+    let store: EmulatorStore
+    let clock: EmulatorClock
+    let faults: NIOLockedValueBox<[Fault]>
+
     struct AdminError: Error { var status = 400; var message: String }
 
     static let adminEndpoints: JSONValue = [
@@ -12,7 +18,7 @@ extension B2CEmulator {
         "GET|POST|DELETE /_admin/faults", "GET|DELETE /_admin/log", "GET /_admin/stats", "GET /_admin/seed",
     ]
 
-    func addAdminRoutes(_ group: RouterGroup<EmulatorRequestContext>) {
+    func addRoutes(to group: RouterGroup<EmulatorRequestContext>) {
         func on(
             _ path: RouterPath, _ method: HTTPRequest.Method,
             _ handler: @escaping @Sendable (Request, EmulatorRequestContext) async throws -> Response

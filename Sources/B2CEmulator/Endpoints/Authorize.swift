@@ -79,7 +79,16 @@ struct ReplyTo: Sendable {
     var state: String?
 }
 
-extension B2CEmulator {
+/// `/authorize`: the request checked, then the user journey of the policy (its pages, or the SSO session), then the answer
+/// to the app (query, fragment or form_post).
+struct AuthorizeEndpoint: TenantPart {
+    let seed: EmulatorSeed
+    let store: EmulatorStore
+    let clock: EmulatorClock
+    let issuer: TokenIssuer
+    let pages: PageRenderer
+    let sessions: Sessions
+
     /// Exact match, or `http://localhost` registered = any loopback host and port with the same path (RFC 8252 §7.3).
     static func redirectAllowed(_ uri: String, registered: [String]) -> Bool {
         guard let u = URLComponents(string: uri), u.scheme != nil, u.fragment == nil else { return false }
@@ -90,32 +99,6 @@ extension B2CEmulator {
             if u.scheme == "http", Loopback.isHost(u.host ?? ""), samePath, u.query == nil { return true }
         }
         return false
-    }
-
-    func sessionCookieName() -> String { "x-ms-cpim-sso_\(tenantID)" }
-
-    /// The SSO session cookie (Hummingbird's cookie type renders it), as a `Set-Cookie` header.
-    func sessionCookie(_ id: String, secure: Bool) -> (String, String) {
-        ("Set-Cookie", Cookie(name: sessionCookieName(), value: id, path: "/", secure: secure, httpOnly: true, sameSite: .lax).description)
-    }
-
-    func clearedSessionCookie(secure: Bool) -> (String, String) {
-        (
-            "Set-Cookie",
-            Cookie(
-                name: sessionCookieName(), value: "", expires: Date(timeIntervalSince1970: 0), maxAge: 0, path: "/", secure: secure,
-                httpOnly: true, sameSite: .lax
-            ).description
-        )
-    }
-
-    /// The signed-in user of this browser, if its SSO cookie names a live session.
-    func currentSession(_ req: Request) throws -> (user: EmulatorStore.UserRecord, authTime: Int)? {
-        guard let id = req.cookies[sessionCookieName()]?.value, let s = try store.session(id: id), let user = try store.user(oid: s.oid)
-        else {
-            return nil
-        }
-        return (user, s.authTime)
     }
 
     // MARK: /authorize
@@ -200,7 +183,7 @@ extension B2CEmulator {
                 message:
                     "The requested response mode 'query' is not supported for response type '\(responseType.joined(separator: " "))'.")
         }
-        let scopes = try resolveScopes(q["scope"], app: app)
+        let scopes = try issuer.resolveScopes(q["scope"], app: app)
         if responseType.contains("code") && !scopes.openid && scopes.resourceAppId == nil {
             throw OAuthFailure(
                 error: "invalid_request", code: "AADB2C90115",
@@ -269,7 +252,7 @@ extension B2CEmulator {
     {
         var tx = tx
         let prompt = tx.prompt
-        let session = try currentSession(req)
+        let session = try sessions.current(req)
         let hintMatches =
             tx.loginHint.map { h in
                 session.map { $0.user.email.caseInsensitiveCompare(h) == .orderedSame || $0.user.oid == h.lowercased() } ?? false
@@ -289,21 +272,21 @@ extension B2CEmulator {
                 return try complete(tx, user: s.user, authTime: s.authTime, newUser: false, secure: context.isHTTPS)
             }
             try store.saveTransaction(tx, now: clock.now())
-            return signInPage(tx, policy: policy)
+            return pages.signInPage(tx, policy: policy)
         case .signUp:
             try store.saveTransaction(tx, now: clock.now())
-            return signUpPage(tx, policy: policy)
+            return pages.signUpPage(tx, policy: policy)
         case .editProfile:
             if let s = usableSession {
                 tx.oid = s.user.oid
                 try store.saveTransaction(tx, now: clock.now())
-                return profilePage(tx, policy: policy, user: s.user)
+                return pages.profilePage(tx, policy: policy, user: s.user)
             }
             try store.saveTransaction(tx, now: clock.now())
-            return signInPage(tx, policy: policy)
+            return pages.signInPage(tx, policy: policy)
         case .resetPassword:
             try store.saveTransaction(tx, now: clock.now())
-            return resetEmailPage(tx, policy: policy)
+            return pages.resetEmailPage(tx, policy: policy)
         case .ropc:
             fatalError("refused by authorizeTransaction")
         }
@@ -353,11 +336,11 @@ extension B2CEmulator {
         var headers: [(String, String)] = []
         if newSession {
             let sessionID = try store.createSession(oid: user.oid, now: now)
-            headers.append(sessionCookie(sessionID, secure: secure))
+            headers.append(sessions.cookie(sessionID, secure: secure))
         }
         try store.deleteTransaction(id: tx.id)
-        let scopes: Scopes
-        do { scopes = try resolveScopes(tx.scope, app: app) } catch { return redirectError(tx.reply, error, headers: headers) }
+        let scopes: TokenIssuer.Scopes
+        do { scopes = try issuer.resolveScopes(tx.scope, app: app) } catch { return redirectError(tx.reply, error, headers: headers) }
         var params: [(String, String)] = []
         if tx.responseType.contains("code") {
             let code = Random.token(bytes: 32)
@@ -375,7 +358,7 @@ extension B2CEmulator {
             implicitScopes.offlineAccess = false
             if !tx.responseType.contains("token") { implicitScopes.resourceAppId = nil }
             if !tx.responseType.contains("id_token") { implicitScopes.openid = false }
-            let issued = try issue(
+            let issued = try issuer.issue(
                 user: user, policy: policy, app: app, scopes: implicitScopes, nonce: tx.nonce, authTime: authTime,
                 newUser: newUser, origin: tx.origin, clientInfo: false, grant: nil)
             for key in ["access_token", "token_type", "expires_in", "scope", "id_token"] {

@@ -2,11 +2,16 @@ import B2CProtocol
 import Foundation
 import Hummingbird
 
-extension B2CEmulator {
+/// Discovery documents (per policy, and the policy-less External ID one), the key set, and the tenant's index page.
+struct DiscoveryEndpoint: TenantPart {
+    let seed: EmulatorSeed
+    let issuer: TokenIssuer
+    let pages: PageRenderer
+
     /// The OpenID configuration of one policy; endpoint URLs follow the form the document was fetched with.
     func discovery(_ a: AuthorityRef, policy: EmulatorSeed.Policy) -> Response {
         let doc: JSONValue = [
-            "issuer": .string(issuer(origin: a.origin, policy: policy)),
+            "issuer": .string(issuer.issuer(origin: a.origin, policy: policy)),
             "authorization_endpoint": .string(a.url("oauth2/v2.0/authorize")),
             "token_endpoint": .string(a.url("oauth2/v2.0/token")),
             "end_session_endpoint": .string(a.url("oauth2/v2.0/logout")),
@@ -31,7 +36,7 @@ extension B2CEmulator {
     /// Without a policy the tenant answers as an External ID (CIAM) authority for native authentication.
     func nativeDiscovery(_ a: AuthorityRef) throws -> Response {
         let doc: JSONValue = [
-            "issuer": .string(issuer(origin: a.origin, policy: nil)),
+            "issuer": .string(issuer.issuer(origin: a.origin, policy: nil)),
             "token_endpoint": .string(a.url("oauth2/v2.0/token")),
             "authorization_endpoint": .string(a.url("oauth2/v2.0/authorize")),
             "jwks_uri": .string(a.url("discovery/v2.0/keys")),
@@ -52,7 +57,7 @@ extension B2CEmulator {
             return "<li><code>\(HTML.escape(p.id))</code> (\(p.kind.rawValue)) — <a href=\"\(href)\">discovery</a></li>"
         }.joined()
         return .html(
-            page(
+            pages.page(
                 title: "b2c emulator",
                 body: """
                     <h1>b2c emulator</h1>

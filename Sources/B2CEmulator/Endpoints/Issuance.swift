@@ -2,8 +2,25 @@ import B2CProtocol
 import Foundation
 import Hummingbird
 
-/// Scopes of a request and the tokens issued for them: one place for the claims every endpoint hands out.
-extension B2CEmulator {
+/// Scopes of a request and the tokens issued for them: one place for the claims every endpoint hands out, and the
+/// refresh-token rules they share.
+struct TokenIssuer: TenantPart {
+    let seed: EmulatorSeed
+    let store: EmulatorStore
+    let clock: EmulatorClock
+    let keys: SigningKeys
+
+    /// Authorization codes live 10 minutes (not configurable in B2C).
+    static let codeLifetime = 600
+
+    /// `https://host/<tenant id>/v2.0/`, or the `tfp` form when the policy uses it.
+    func issuer(origin: String, policy: EmulatorSeed.Policy?) -> String {
+        if let policy, policy.issuerPattern == "tfp" {
+            return "\(origin)/tfp/\(tenantID)/\(policy.lowercasedID)/v2.0/"
+        }
+        return "\(origin)/\(tenantID)/v2.0/"
+    }
+
     // MARK: scopes
 
     struct Scopes {
@@ -110,7 +127,7 @@ extension B2CEmulator {
             var c = common
             c["aud"] = .string(app.clientId)
             c["exp"] = JSONValue(now + idLifetime)
-            idToken = try JWT.sign(claims: .object(c), kid: jwk.kid, key: signingKey)
+            idToken = try JWT.sign(claims: .object(c), kid: keys.jwk.kid, key: keys.key)
         }
         var accessToken: String?
         if let resource = scopes.resourceAppId {
@@ -119,7 +136,7 @@ extension B2CEmulator {
             c["azp"] = .string(app.clientId)
             c["exp"] = JSONValue(now + atLifetime)
             if !scopes.shortScopes.isEmpty { c["scp"] = .string(scopes.shortScopes.joined(separator: " ")) }
-            accessToken = try JWT.sign(claims: .object(c), kid: jwk.kid, key: signingKey)
+            accessToken = try JWT.sign(claims: .object(c), kid: keys.jwk.kid, key: keys.key)
         }
 
         let asNumber: (Int) -> JSONValue = { n in (policy?.numbersAsStrings ?? false) ? .string(String(n)) : JSONValue(n) }
@@ -175,8 +192,61 @@ extension B2CEmulator {
         scopes.offlineAccess = true
         let issued = try issue(
             user: user, policy: policy, app: app, scopes: scopes, nonce: nil, authTime: record.authTime, newUser: false,
-            origin: origin, clientInfo: wantsClientInfo(form), grant: (record.grantId, record.grantIssuedAt), rotating: token)
+            origin: origin, clientInfo: Self.wantsClientInfo(form), grant: (record.grantId, record.grantIssuedAt), rotating: token)
         return tokenResponse(issued)
+    }
+
+    static func wantsClientInfo(_ form: [String: String]) -> Bool {
+        ["1", "true"].contains(form["client_info"]?.lowercased() ?? "")
+    }
+
+    /// Checks a refresh token against B2C's rules, in B2C's order. `policy` nil = native authentication.
+    func checkRefreshToken(
+        _ token: String, app: EmulatorSeed.App, policy: EmulatorSeed.Policy?
+    ) throws
+        -> (EmulatorStore.RefreshRecord, EmulatorStore.UserRecord)
+    {
+        guard let record = try store.refreshToken(token) else {
+            throw OAuthFailure(error: "invalid_grant", code: "AADB2C90090", message: "The provided JWE token is not valid.")
+        }
+        guard record.clientId == app.clientId else {
+            throw OAuthFailure(
+                error: "invalid_grant", code: "AADB2C90279",
+                message: "The provided client id '\(app.clientId)' does not match the client id that issued the grant.")
+        }
+        let expected = policy?.lowercasedID ?? ""
+        guard record.policy == expected else {
+            throw OAuthFailure(
+                error: "invalid_grant", code: "AADB2C90088",
+                message:
+                    "The provided grant has not been issued for this endpoint. Actual Value : "
+                    + "\(expected.isEmpty ? "(native authentication)" : expected) and Expected Value : "
+                    + "\(record.policy.isEmpty ? "(native authentication)" : record.policy)"
+            )
+        }
+        let now = clock.now()
+        let lifetime = policy?.refreshTokenLifetime ?? 1_209_600
+        let sliding = policy == nil ? 7_776_000 : policy!.slidingWindow
+        if now >= record.issuedAt + lifetime || (sliding.map { now >= record.grantIssuedAt + $0 } ?? false) {
+            let expiry = min(record.issuedAt + lifetime, sliding.map { record.grantIssuedAt + $0 } ?? Int.max)
+            throw OAuthFailure(
+                error: "invalid_grant", code: "AADB2C90080",
+                message:
+                    "The provided grant has expired. Please re-authenticate and try again. Current time: \(now), Grant issued time: "
+                    + "\(record.grantIssuedAt), Grant expiration time: \(expiry)"
+            )
+        }
+        guard let user = try store.user(oid: record.oid) else {
+            throw OAuthFailure(
+                error: "invalid_grant", code: "AADB2C90128",
+                message: "The account associated with this grant no longer exists. Please reauthenticate and try again.")
+        }
+        if record.revoked || record.issuedAt < user.tokensValidFrom {
+            throw OAuthFailure(
+                error: "invalid_grant", code: "AADB2C90129",
+                message: "The provided grant has been revoked. Please reauthenticate and try again.")
+        }
+        return (record, user)
     }
 
     func tokenResponse(_ issued: Issued) -> Response {

@@ -2,21 +2,27 @@ import B2CProtocol
 import Foundation
 import Hummingbird
 
-extension B2CEmulator {
+/// End-session: the SSO session ends, and the browser goes back to a registered URI with its state.
+struct LogoutEndpoint: TenantPart {
+    let seed: EmulatorSeed
+    let store: EmulatorStore
+    let sessions: Sessions
+    let pages: PageRenderer
+
     // MARK: /logout
 
     func logout(_ req: Request, _ context: EmulatorRequestContext, policy: EmulatorSeed.Policy) async throws -> Response {
         var request = req
         let q = try await request.queryAndForm()
-        if let id = req.cookies[sessionCookieName()]?.value { try store.endSession(id: id) }
-        let cleared = clearedSessionCookie(secure: context.isHTTPS)
+        if let id = sessions.id(in: req) { try store.endSession(id: id) }
+        let cleared = sessions.clearedCookie(secure: context.isHTTPS)
         guard let target = q["post_logout_redirect_uri"], !target.isEmpty else {
             return .html(
-                page(title: "Signed out", body: "<h1>You have signed out.</h1><p>You can close this window.</p>"), headers: [cleared])
+                pages.page(title: "Signed out", body: "<h1>You have signed out.</h1><p>You can close this window.</p>"), headers: [cleared])
         }
         let registered = seed.apps.flatMap(\.redirectUris)
-        guard Self.redirectAllowed(target, registered: registered) else {
-            return errorPage(
+        guard AuthorizeEndpoint.redirectAllowed(target, registered: registered) else {
+            return pages.errorPage(
                 PageError(
                     code: "AADB2C90006",
                     message:

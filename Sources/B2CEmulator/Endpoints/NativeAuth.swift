@@ -4,7 +4,17 @@ import Hummingbird
 
 /// Entra External ID native authentication: `/oauth2/v2.0/initiate`, `/challenge`, `/token` with
 /// continuation tokens, email one-time codes and passwords, and AAD-style errors.
-extension B2CEmulator {
+struct NativeAuthEndpoint: TenantPart {
+    let seed: EmulatorSeed
+    let store: EmulatorStore
+    let clock: EmulatorClock
+    let issuer: TokenIssuer
+
+    /// Continuation tokens and one-time codes live 10 minutes.
+    static let continuationLifetime = 600
+    static let otpLength = 8
+    static let maxOTPAttempts = 5
+
     private func aadMissing(_ name: String) -> AADFailure {
         AADFailure(
             error: "invalid_request", description: "AADSTS900144: The request body must contain the following parameter: '\(name)'.",
@@ -77,7 +87,7 @@ extension B2CEmulator {
         return local + "@" + masked.joined(separator: ".")
     }
 
-    func nativeInitiate(_ req: Request) async throws -> Response {
+    func initiate(_ req: Request) async throws -> Response {
         let (form, app) = try await nativeClient(req)
         let types = try challengeTypes(form["challenge_type"])
         guard let username = form["username"], !username.isEmpty else { throw aadMissing("username") }
@@ -100,7 +110,7 @@ extension B2CEmulator {
 
     /// Picks the challenge: password when the client can take one, else an emailed code. Calling it again
     /// in the code stage sends a new code and invalidates the previous one (resend).
-    func nativeChallenge(_ req: Request) async throws -> Response {
+    func challenge(_ req: Request) async throws -> Response {
         let (form, app) = try await nativeClient(req)
         let (token, flow) = try self.flow(form, app: app)
         let types = try form["challenge_type"].map { try challengeTypes($0) } ?? flow.challengeTypes.split(separator: " ").map(String.init)
@@ -136,7 +146,7 @@ extension B2CEmulator {
     }
 
     /// `/oauth2/v2.0/token` without a policy: native-auth grants and native refresh tokens.
-    func nativeToken(_ req: Request, _ context: EmulatorRequestContext, authority: AuthorityRef) async throws -> Response {
+    func token(_ req: Request, _ context: EmulatorRequestContext, authority: AuthorityRef) async throws -> Response {
         let (form, app) = try await nativeClient(req)
         let grantType = form["grant_type"] ?? ""
         var entry = EmulatorStore.LogEntry(
@@ -153,9 +163,9 @@ extension B2CEmulator {
         }
     }
 
-    private func nativeScopes(_ form: [String: String], app: EmulatorSeed.App) throws -> Scopes {
+    private func nativeScopes(_ form: [String: String], app: EmulatorSeed.App) throws -> TokenIssuer.Scopes {
         do {
-            var s = try resolveScopes(form["scope"] ?? "openid offline_access", app: app)
+            var s = try issuer.resolveScopes(form["scope"] ?? "openid offline_access", app: app)
             s.openid = true
             if s.resourceAppId == nil { s.resourceAppId = app.clientId; s.fullScopes = [app.clientId] }
             return s
@@ -214,21 +224,21 @@ extension B2CEmulator {
                 }
             }
             try store.endNativeFlow(token)
-            let issued = try issue(
+            let issued = try issuer.issue(
                 user: user, policy: nil, app: app, scopes: try nativeScopes(form, app: app), nonce: nil, authTime: now,
-                newUser: false, origin: origin, clientInfo: wantsClientInfo(form), grant: nil)
-            return tokenResponse(issued)
+                newUser: false, origin: origin, clientInfo: TokenIssuer.wantsClientInfo(form), grant: nil)
+            return issuer.tokenResponse(issued)
         case "refresh_token":
             guard let rt = form["refresh_token"], !rt.isEmpty else { throw aadMissing("refresh_token") }
             let record: EmulatorStore.RefreshRecord, user: EmulatorStore.UserRecord
-            do { (record, user) = try checkRefreshToken(rt, app: app, policy: nil) } catch let f as OAuthFailure {
+            do { (record, user) = try issuer.checkRefreshToken(rt, app: app, policy: nil) } catch let f as OAuthFailure {
                 let codes = ["AADB2C90080": 700082, "AADB2C90129": 50173, "AADB2C90128": 50034][f.code] ?? 9002313
                 throw AADFailure(
                     error: f.code == "AADB2C90080" ? "expired_refresh_token" : "invalid_grant",
                     description: "AADSTS\(codes): \(f.message)", codes: [codes])
             }
             log.oid = user.oid
-            return try refreshed(
+            return try issuer.refreshed(
                 rt, record: record, user: user, policy: nil, app: app, scopes: try nativeScopes(form, app: app), form: form,
                 origin: origin)
         case "": throw aadMissing("grant_type")

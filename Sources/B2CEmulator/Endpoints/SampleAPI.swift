@@ -3,7 +3,13 @@ import Foundation
 import Hummingbird
 
 /// The standard B2C sample web API: `GET /hello` → `{"name": …}` after full token validation.
-extension B2CEmulator {
+struct SampleAPI: TenantPart {
+    let seed: EmulatorSeed
+    let clock: EmulatorClock
+    let keys: SigningKeys
+    /// The issuers whose tokens are accepted (every host the emulator has served under).
+    let trustedIssuers: @Sendable () -> Set<String>
+
     static let corsHeaders = [
         ("Access-Control-Allow-Origin", "*"),
         ("Access-Control-Allow-Headers", "Authorization, Origin, X-Requested-With, Content-Type, Accept"),
@@ -32,7 +38,7 @@ extension B2CEmulator {
         let jwt: JWT
         do {
             jwt = try JWT.decode(token)
-            try jwt.verifySignature(with: jwks)
+            try jwt.verifySignature(with: keys.jwks)
             try jwt.validateClaims(issuers: trustedIssuers(), audience: api.appId, now: clock.now())
         } catch {
             return unauthorized("\(error)")

@@ -2,7 +2,13 @@ import B2CProtocol
 import Foundation
 import Hummingbird
 
-extension B2CEmulator {
+/// The token endpoint of a policy: authorization code (with PKCE), refresh token and ROPC grants for public clients.
+struct TokenEndpoint: TenantPart {
+    let seed: EmulatorSeed
+    let store: EmulatorStore
+    let clock: EmulatorClock
+    let issuer: TokenIssuer
+
     private func missing(_ name: String) -> OAuthFailure {
         OAuthFailure(error: "invalid_request", code: "AADB2C90083", message: "The request is missing required parameter: \(name).")
     }
@@ -81,12 +87,12 @@ extension B2CEmulator {
         case .fresh(let r): record = r
         }
         log.oid = record.oid
-        if now >= record.createdAt + Self.codeLifetime {
+        if now >= record.createdAt + TokenIssuer.codeLifetime {
             throw OAuthFailure(
                 error: "invalid_grant", code: "AADB2C90080",
                 message:
                     "The provided grant has expired. Please re-authenticate and try again. Current time: \(now), Grant issued time: "
-                    + "\(record.createdAt), Grant expiration time: \(record.createdAt + Self.codeLifetime)"
+                    + "\(record.createdAt), Grant expiration time: \(record.createdAt + TokenIssuer.codeLifetime)"
             )
         }
         guard record.clientId == app.clientId else {
@@ -137,70 +143,17 @@ extension B2CEmulator {
                 message: "The account associated with this grant no longer exists. Please reauthenticate and try again.")
         }
         // The token request may narrow the scopes; without a scope parameter the authorize request's scopes apply.
-        let scopes = try resolveScopes(form["scope"].flatMap { $0.isEmpty ? nil : $0 } ?? record.scopes, app: app)
-        var authorized = try resolveScopes(record.scopes, app: app)
+        let scopes = try issuer.resolveScopes(form["scope"].flatMap { $0.isEmpty ? nil : $0 } ?? record.scopes, app: app)
+        var authorized = try issuer.resolveScopes(record.scopes, app: app)
         authorized.resourceAppId = scopes.resourceAppId ?? authorized.resourceAppId
         authorized.shortScopes = scopes.resourceAppId != nil ? scopes.shortScopes : authorized.shortScopes
         authorized.fullScopes = scopes.resourceAppId != nil ? scopes.fullScopes : authorized.fullScopes
         authorized.offlineAccess = authorized.offlineAccess || scopes.offlineAccess
-        let issued = try issue(
+        let issued = try issuer.issue(
             user: user, policy: policy, app: app, scopes: authorized, nonce: record.nonce, authTime: record.authTime,
-            newUser: record.newUser, origin: origin, clientInfo: wantsClientInfo(form),
+            newUser: record.newUser, origin: origin, clientInfo: TokenIssuer.wantsClientInfo(form),
             grant: (record.grantId, now))
-        return tokenResponse(issued)
-    }
-
-    func wantsClientInfo(_ form: [String: String]) -> Bool {
-        ["1", "true"].contains(form["client_info"]?.lowercased() ?? "")
-    }
-
-    /// Checks a refresh token against B2C's rules, in B2C's order. `policy` nil = native authentication.
-    func checkRefreshToken(
-        _ token: String, app: EmulatorSeed.App, policy: EmulatorSeed.Policy?
-    ) throws
-        -> (EmulatorStore.RefreshRecord, EmulatorStore.UserRecord)
-    {
-        guard let record = try store.refreshToken(token) else {
-            throw OAuthFailure(error: "invalid_grant", code: "AADB2C90090", message: "The provided JWE token is not valid.")
-        }
-        guard record.clientId == app.clientId else {
-            throw OAuthFailure(
-                error: "invalid_grant", code: "AADB2C90279",
-                message: "The provided client id '\(app.clientId)' does not match the client id that issued the grant.")
-        }
-        let expected = policy?.lowercasedID ?? ""
-        guard record.policy == expected else {
-            throw OAuthFailure(
-                error: "invalid_grant", code: "AADB2C90088",
-                message:
-                    "The provided grant has not been issued for this endpoint. Actual Value : "
-                    + "\(expected.isEmpty ? "(native authentication)" : expected) and Expected Value : "
-                    + "\(record.policy.isEmpty ? "(native authentication)" : record.policy)"
-            )
-        }
-        let now = clock.now()
-        let lifetime = policy?.refreshTokenLifetime ?? 1_209_600
-        let sliding = policy == nil ? 7_776_000 : policy!.slidingWindow
-        if now >= record.issuedAt + lifetime || (sliding.map { now >= record.grantIssuedAt + $0 } ?? false) {
-            let expiry = min(record.issuedAt + lifetime, sliding.map { record.grantIssuedAt + $0 } ?? Int.max)
-            throw OAuthFailure(
-                error: "invalid_grant", code: "AADB2C90080",
-                message:
-                    "The provided grant has expired. Please re-authenticate and try again. Current time: \(now), Grant issued time: "
-                    + "\(record.grantIssuedAt), Grant expiration time: \(expiry)"
-            )
-        }
-        guard let user = try store.user(oid: record.oid) else {
-            throw OAuthFailure(
-                error: "invalid_grant", code: "AADB2C90128",
-                message: "The account associated with this grant no longer exists. Please reauthenticate and try again.")
-        }
-        if record.revoked || record.issuedAt < user.tokensValidFrom {
-            throw OAuthFailure(
-                error: "invalid_grant", code: "AADB2C90129",
-                message: "The provided grant has been revoked. Please reauthenticate and try again.")
-        }
-        return (record, user)
+        return issuer.tokenResponse(issued)
     }
 
     private func redeemRefreshToken(
@@ -208,10 +161,10 @@ extension B2CEmulator {
         log: inout EmulatorStore.LogEntry
     ) throws -> Response {
         guard let token = form["refresh_token"], !token.isEmpty else { throw missing("refresh_token") }
-        let (record, user) = try checkRefreshToken(token, app: app, policy: policy)
+        let (record, user) = try issuer.checkRefreshToken(token, app: app, policy: policy)
         log.oid = user.oid
-        let scopes = try resolveScopes(form["scope"].flatMap { $0.isEmpty ? nil : $0 } ?? record.scopes, app: app)
-        return try refreshed(token, record: record, user: user, policy: policy, app: app, scopes: scopes, form: form, origin: origin)
+        let scopes = try issuer.resolveScopes(form["scope"].flatMap { $0.isEmpty ? nil : $0 } ?? record.scopes, app: app)
+        return try issuer.refreshed(token, record: record, user: user, policy: policy, app: app, scopes: scopes, form: form, origin: origin)
     }
 
     private func passwordGrant(
@@ -233,11 +186,11 @@ extension B2CEmulator {
                 error: "access_denied", code: "AADB2C90225", message: "The username or password provided in the request are invalid.")
         }
         log.oid = user.oid
-        let scopes = try resolveScopes(form["scope"] ?? "openid", app: app)
+        let scopes = try issuer.resolveScopes(form["scope"] ?? "openid", app: app)
         let now = clock.now()
-        let issued = try issue(
+        let issued = try issuer.issue(
             user: user, policy: policy, app: app, scopes: scopes, nonce: nil, authTime: now, newUser: false,
-            origin: origin, clientInfo: wantsClientInfo(form), grant: nil)
-        return tokenResponse(issued)
+            origin: origin, clientInfo: TokenIssuer.wantsClientInfo(form), grant: nil)
+        return issuer.tokenResponse(issued)
     }
 }

@@ -63,7 +63,7 @@ struct ErrorMiddleware: RouterMiddleware {
         } catch let f as AADFailure {
             return f.response(at: emulator.clock.date)
         } catch let e as PageError {
-            return emulator.errorPage(e)
+            return emulator.pages.errorPage(e)
         } catch let e as HTTPError {
             throw e
         } catch is CancellationError {

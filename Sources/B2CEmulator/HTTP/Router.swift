@@ -25,40 +25,40 @@ extension B2CEmulator {
             for m in methods { router.on(path, method: m, use: handler) }
         }
 
-        on("/", [.get]) { _, context in self.indexPage(origin: context.origin) }
-        on("/hello", any) { request, _ in self.hello(request) }
+        on("/", [.get]) { _, context in self.discovery.indexPage(origin: context.origin) }
+        on("/hello", any) { request, _ in self.sampleAPI.hello(request) }
         on("/public", [.get]) { _, _ in .json(["date": .string(ISO8601DateFormatter().string(from: self.clock.date))]) }
         // msal-python probes this before ROPC and falls back to plain ROPC on 404.
         on("/common/**", any) { _, _ in
             .json(["error": "not_found", "error_description": "User realm discovery is not available in Azure AD B2C."], status: 404)
         }
-        addAdminRoutes(router.group("_admin").add(middleware: AdminGuardMiddleware()))
+        admin.addRoutes(to: router.group("_admin").add(middleware: AdminGuardMiddleware()))
 
         for path in ["/_b2c/v2.0/.well-known/openid-configuration", "/_b2c/.well-known/openid-configuration"] {
             on(RouterPath(path), [.get]) { _, context in
                 let a = try Self.authority(context)
-                if a.policy == nil, !a.policyInPath { return try self.nativeDiscovery(a) }
-                return self.discovery(a, policy: try Self.policy(context))
+                if a.policy == nil, !a.policyInPath { return try self.discovery.nativeDiscovery(a) }
+                return self.discovery.discovery(a, policy: try Self.policy(context))
             }
         }
         for path in ["/_b2c/discovery/v2.0/keys", "/_b2c/discovery/keys"] {
             on(RouterPath(path), [.get]) { _, _ in .json(self.jwks.json, headers: [("Access-Control-Allow-Origin", "*")]) }
         }
         on("/_b2c/oauth2/v2.0/authorize", [.get, .post]) { request, context in
-            try await self.authorize(request, context, authority: try Self.authority(context), policy: try Self.policy(context))
+            try await self.authorize.authorize(request, context, authority: try Self.authority(context), policy: try Self.policy(context))
         }
         on("/_b2c/oauth2/v2.0/token", any) { request, context in
             let a = try Self.authority(context)
-            if a.policy == nil { return try await self.nativeToken(request, context, authority: a) }
-            return try await self.token(request, context, authority: a, policy: try Self.policy(context))
+            if a.policy == nil { return try await self.nativeAuth.token(request, context, authority: a) }
+            return try await self.token.token(request, context, authority: a, policy: try Self.policy(context))
         }
         on("/_b2c/oauth2/v2.0/logout", [.get, .post]) { request, context in
-            try await self.logout(request, context, policy: try Self.policy(context))
+            try await self.logout.logout(request, context, policy: try Self.policy(context))
         }
-        on("/_b2c/oauth2/v2.0/initiate", any) { request, _ in try await self.nativeInitiate(request) }
-        on("/_b2c/oauth2/v2.0/challenge", any) { request, _ in try await self.nativeChallenge(request) }
+        on("/_b2c/oauth2/v2.0/initiate", any) { request, _ in try await self.nativeAuth.initiate(request) }
+        on("/_b2c/oauth2/v2.0/challenge", any) { request, _ in try await self.nativeAuth.challenge(request) }
         on("/_b2c/emulator/:page", [.get, .post]) { request, context in
-            try await self.page(context.parameters.get("page") ?? "", request, context, policy: try Self.policy(context))
+            try await self.authorize.page(context.parameters.get("page") ?? "", request, context, policy: try Self.policy(context))
         }
         on("/**", any) { _, context in
             .json(

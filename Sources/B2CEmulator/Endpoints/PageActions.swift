@@ -1,0 +1,182 @@
+import B2CProtocol
+import Foundation
+import Hummingbird
+
+/// What the pages post back: each step of a user flow. Plain HTML forms that work without JavaScript, with the
+/// element ids of B2C's own pages so that browser automation written for B2C works here.
+/// What the pages send back: each step of the user journeys (sign-in, sign-up, edit profile, reset with an emailed code).
+extension AuthorizeEndpoint {
+    static func passwordProblem(_ p: String) -> String? {
+        guard (8...64).contains(p.count) else { return "The password must be between 8 and 64 characters." }
+        let classes = [
+            p.contains(where: \.isLowercase), p.contains(where: \.isUppercase), p.contains(where: \.isNumber),
+            p.contains(where: { !$0.isLetter && !$0.isNumber }),
+        ].filter { $0 }.count
+        return classes >= 3 ? nil : "The password must have at least 3 of: a lowercase letter, an uppercase letter, a digit, a symbol."
+    }
+
+    // MARK: page actions
+
+    func page(_ name: String, _ req: Request, _ context: EmulatorRequestContext, policy: EmulatorSeed.Policy) async throws -> Response {
+        var request = req
+        let form = req.method == .post ? try await request.formParameters() : [:]
+        guard let txID = try form["tx"] ?? req.queryParameters()["tx"], var tx = try store.transaction(id: txID, now: clock.now()) else {
+            throw PageError(
+                code: "AADB2C90208",
+                message: "This sign-in page has expired or was already used. Go back to your application and start again.")
+        }
+        guard tx.policy.caseInsensitiveCompare(policy.id) == .orderedSame else {
+            throw PageError(code: nil, message: "This page belongs to another user flow ('\(tx.policy)').")
+        }
+        let now = clock.now()
+        let signsUp = policy.kind == .signUpSignIn || policy.kind == .signUp
+        switch (name, req.method.rawValue) {
+        case ("signin", "GET"):
+            return pages.signInPage(tx, policy: policy)
+        case ("signin", "POST"):
+            return try signInSubmitted(form, tx, policy: policy, secure: context.isHTTPS)
+        case ("forgot", "GET"):
+            try store.deleteTransaction(id: tx.id)
+            return redirectError(
+                tx.reply, OAuthFailure(error: "access_denied", code: "AADB2C90118", message: "The user has forgotten their password."))
+        case ("cancel", _):
+            try store.deleteTransaction(id: tx.id)
+            return redirectError(
+                tx.reply,
+                OAuthFailure(
+                    error: "access_denied", code: "AADB2C90091", message: "The user has cancelled entering self-asserted information."))
+        case ("signup", "GET") where signsUp:
+            return pages.signUpPage(tx, policy: policy)
+        case ("signup", "POST") where signsUp:
+            return try signUpSubmitted(form, tx, policy: policy, secure: context.isHTTPS)
+        case ("profile", "POST"):
+            guard policy.kind == .editProfile, let oid = tx.oid, let user = try store.user(oid: oid) else { break }
+            let display = (form["displayName"] ?? "").trimmingCharacters(in: .whitespaces)
+            guard !display.isEmpty else { return pages.profilePage(tx, policy: policy, user: user, error: "Display Name is required.") }
+            try store.updateProfile(
+                oid: oid, displayName: display,
+                givenName: (form["givenName"] ?? "").trimmingCharacters(in: .whitespaces),
+                surname: (form["surname"] ?? "").trimmingCharacters(in: .whitespaces))
+            let updated = try store.user(oid: oid) ?? user
+            let authTime = try sessions.current(request)?.authTime ?? now
+            return try complete(tx, user: updated, authTime: authTime, newUser: false, secure: context.isHTTPS)
+        case ("reset", "POST") where policy.kind == .resetPassword, ("resend", "GET") where policy.kind == .resetPassword:
+            let email = name == "resend" ? (tx.resetEmail ?? "") : (form["email"] ?? "").trimmingCharacters(in: .whitespaces)
+            return try resetCodeRequested(email: email, &tx, policy: policy)
+        case ("resetverify", "POST") where policy.kind == .resetPassword:
+            return try resetCodeEntered(form, &tx, policy: policy, secure: context.isHTTPS)
+        default:
+            break
+        }
+        throw PageError(code: nil, message: "There is no '\(name)' step (\(req.method)) in the user flow '\(policy.id)'.", status: 404)
+    }
+
+    /// The sign-in form: the password checked, then the edit-profile page (edit profile signs in first) or back to the app.
+    private func signInSubmitted(
+        _ form: [String: String], _ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, secure: Bool
+    ) throws
+        -> Response
+    {
+        var tx = tx
+        let now = clock.now()
+        let email = (form["logonIdentifier"] ?? "").trimmingCharacters(in: .whitespaces)
+        let password = form["password"] ?? ""
+        guard !email.isEmpty, !password.isEmpty else {
+            return pages.signInPage(tx, policy: policy, error: "Please enter your email address and your password.", email: email)
+        }
+        guard try store.user(email: email) != nil else {
+            return pages.signInPage(tx, policy: policy, error: "We can't seem to find your account.", email: email)
+        }
+        guard let user = try store.checkPassword(email: email, password: password) else {
+            return pages.signInPage(tx, policy: policy, error: "Your password is incorrect.", email: email)
+        }
+        if policy.kind == .editProfile {
+            let sessionID = try store.createSession(oid: user.oid, now: now)
+            tx.oid = user.oid
+            try store.saveTransaction(tx, now: now)
+            return pages.profilePage(tx, policy: policy, user: user, headers: [sessions.cookie(sessionID, secure: secure)])
+        }
+        return try complete(tx, user: user, authTime: now, newUser: false, secure: secure, newSession: true)
+    }
+
+    /// The sign-up form: a new user, then back to the app (newUser = true).
+    private func signUpSubmitted(
+        _ form: [String: String], _ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, secure: Bool
+    ) throws
+        -> Response
+    {
+        let now = clock.now()
+        let email = (form["email"] ?? "").trimmingCharacters(in: .whitespaces)
+        let pw = form["newPassword"] ?? ""
+        guard EmulatorSeed.isPlausibleEmail(email) else {
+            return pages.signUpPage(tx, policy: policy, error: "Please enter a valid email address.", form: form)
+        }
+        if let problem = Self.passwordProblem(pw) { return pages.signUpPage(tx, policy: policy, error: problem, form: form) }
+        guard pw == form["reenterPassword"] else {
+            return pages.signUpPage(
+                tx, policy: policy,
+                error: "The password entry fields do not match. Please enter the same password in both fields and try again.",
+                form: form)
+        }
+        let given = (form["givenName"] ?? "").trimmingCharacters(in: .whitespaces)
+        let surname = (form["surname"] ?? "").trimmingCharacters(in: .whitespaces)
+        var display = (form["displayName"] ?? "").trimmingCharacters(in: .whitespaces)
+        if display.isEmpty { display = "\(given) \(surname)".trimmingCharacters(in: .whitespaces) }
+        if display.isEmpty { display = email }
+        let user: EmulatorStore.UserRecord
+        do {
+            user = try store.createUser(email: email, password: pw, displayName: display, givenName: given, surname: surname, now: now)
+        } catch EmulatorStore.UserError.emailTaken {
+            return pages.signUpPage(
+                tx, policy: policy, error: "A user with the specified ID already exists. Please choose a different one.", form: form)
+        }
+        return try complete(tx, user: user, authTime: now, newUser: true, secure: secure, newSession: true)
+    }
+
+    /// "Send verification code": the code goes to the outbox (`GET /_admin/outbox`).
+    private func resetCodeRequested(email: String, _ tx: inout AuthorizeTransaction, policy: EmulatorSeed.Policy) throws -> Response {
+        let now = clock.now()
+        guard let user = try store.user(email: email) else {
+            return pages.resetEmailPage(tx, policy: policy, error: "An account could not be found for the provided user ID.")
+        }
+        let code = Random.digits(6)
+        try store.send(to: user.email, purpose: "password_reset", code: code, now: now)
+        tx.resetEmail = user.email
+        tx.resetCodeHash = EmulatorStore.hash(code)
+        tx.resetAttempts = 0
+        try store.saveTransaction(tx, now: now)
+        return pages.resetVerifyPage(tx, policy: policy)
+    }
+
+    /// The emailed code and the new password: three wrong codes need a new code; a good one sets the password.
+    private func resetCodeEntered(
+        _ form: [String: String], _ tx: inout AuthorizeTransaction, policy: EmulatorSeed.Policy, secure: Bool
+    )
+        throws -> Response
+    {
+        let now = clock.now()
+        guard let email = tx.resetEmail, let expected = tx.resetCodeHash, let user = try store.user(email: email) else {
+            throw PageError(code: nil, message: "Send a verification code first.")
+        }
+        let code = (form["verificationCode"] ?? "").trimmingCharacters(in: .whitespaces)
+        guard EmulatorStore.hash(code) == expected else {
+            tx.resetAttempts += 1
+            if tx.resetAttempts >= 3 { tx.resetCodeHash = nil }
+            try store.saveTransaction(tx, now: now)
+            let message =
+                tx.resetAttempts >= 3
+                ? "You've made too many incorrect attempts. Please send a new code."
+                : "The verification code you have entered does not match our records. Please try again, or request a new code."
+            return pages.resetVerifyPage(tx, policy: policy, error: message)
+        }
+        let pw = form["newPassword"] ?? ""
+        if let problem = Self.passwordProblem(pw) { return pages.resetVerifyPage(tx, policy: policy, error: problem) }
+        guard pw == form["reenterPassword"] else {
+            return pages.resetVerifyPage(
+                tx, policy: policy,
+                error: "The password entry fields do not match. Please enter the same password in both fields and try again.")
+        }
+        try store.setPassword(oid: user.oid, password: pw, now: now)
+        return try complete(tx, user: user, authTime: now, newUser: false, secure: secure, newSession: true)
+    }
+}

@@ -1,0 +1,34 @@
+import B2CProtocol
+import Foundation
+
+/// A fault to inject on the next requests of one endpoint.
+struct Fault: Sendable {
+    enum Kind: String, Sendable, CaseIterable { case delay, status500, status503, malformedJSON, wrongContentType, drop }
+    var endpoint: String
+    var kind: Kind
+    var remaining: Int
+    var delayMilliseconds: Int
+
+    var json: JSONValue {
+        [
+            "endpoint": .string(endpoint), "kind": .string(kind.rawValue), "remaining": JSONValue(remaining),
+            "delayMs": JSONValue(delayMilliseconds),
+        ]
+    }
+
+    static let endpoints = ["any", "discovery", "keys", "authorize", "token", "logout", "initiate", "challenge", "hello", "pages"]
+}
+
+extension B2CEmulator {
+    func takeFault(for endpoint: String) -> Fault? {
+        faults.withLockedValue { list in
+            guard let i = list.firstIndex(where: { ($0.endpoint == endpoint || $0.endpoint == "any") && $0.remaining > 0 }) else {
+                return nil
+            }
+            list[i].remaining -= 1
+            let f = list[i]
+            if list[i].remaining == 0 { list.remove(at: i) }
+            return f
+        }
+    }
+}
