@@ -33,3 +33,37 @@ extension B2CEmulator {
         return .object(o)
     }
 }
+
+extension B2CEmulator {
+    /// The app registration named (its name or client id), if any.
+    public func app(named name: String) -> EmulatorSeed.App? {
+        seed.apps.first { $0.name.caseInsensitiveCompare(name) == .orderedSame || $0.clientId.caseInsensitiveCompare(name) == .orderedSame }
+    }
+
+    /// A web app's or daemon's settings for this emulator (`--config-out FILE --app NAME`): the `AzureAdB2C` section that
+    /// Microsoft.Identity.Web reads from `appsettings.json`, and the plain values other libraries take (authority, token
+    /// endpoint, client id and secret, redirect URIs, scopes, CA file). The secret is written only when the seed holds its
+    /// value (a seed may give a hash instead).
+    public func appSettings(baseURL: String, app: EmulatorSeed.App, caFile: String?) -> JSONValue {
+        let policy = seed.policies.first { $0.kind == .signUpSignIn && $0.type == .userFlow } ?? seed.policies[0]
+        func id(_ kind: EmulatorSeed.PolicyKind) -> JSONValue { seed.policies.first { $0.kind == kind && $0.type == .userFlow }.map { .string($0.id) } ?? .null }
+        let secret = app.secrets.first { $0.value != nil }?.value
+        let callback = app.redirects.first { $0.type == .web }.flatMap { URL(string: $0.uri)?.path }.flatMap { $0.isEmpty ? nil : $0 }
+        var azure: [String: JSONValue] = [
+            "Instance": .string(baseURL), "Domain": .string(seed.tenant.name), "TenantId": .string(seed.tenant.id), "ClientId": .string(app.clientId),
+            "SignUpSignInPolicyId": .string(policy.id), "EditProfilePolicyId": id(.editProfile), "ResetPasswordPolicyId": id(.resetPassword),
+            "CallbackPath": callback.map { .string($0) } ?? .null,
+        ]
+        if let secret { azure["ClientSecret"] = .string(secret) }
+        let apiScopes = seed.apis.flatMap { api in api.scopes.map(api.fullScope).filter(app.apiPermissions.contains) }
+        let defaults = seed.apis.filter { api in api.applicationRoles.contains(where: app.applicationPermissions.contains) }.map { "\($0.identifierUri)/.default" }
+        var plain: [String: JSONValue] = [
+            "authority": .string("\(baseURL)/\(seed.tenant.name)/\(policy.id)"),
+            "tokenEndpoint": .string("\(baseURL)/\(seed.tenant.name)/\(policy.lowercasedID)/oauth2/v2.0/token"),
+            "clientId": .string(app.clientId), "redirectUris": JSONValue(app.redirectUris), "scopes": JSONValue(apiScopes + defaults),
+        ]
+        if let secret { plain["clientSecret"] = .string(secret) }
+        if let caFile { plain["caFile"] = .string(caFile) }
+        return ["AzureAdB2C": .object(azure), "b2cEmulator": .object(plain)]
+    }
+}

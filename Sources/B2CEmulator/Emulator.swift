@@ -24,6 +24,7 @@ public final class B2CEmulator: Sendable {
     let nativeAuth: NativeAuthEndpoint
     let logout: LogoutEndpoint
     let sampleAPI: SampleAPI
+    let userInfo: UserInfoEndpoint
     let admin: AdminEndpoint
 
     public init(seed: EmulatorSeed = .default, store: EmulatorStore) throws {
@@ -31,7 +32,7 @@ public final class B2CEmulator: Sendable {
         self.store = store
         let clock = try EmulatorClock(store: store)
         self.clock = clock
-        keys = try SigningKeys(store: store)
+        keys = try SigningKeys(store: store, now: clock.now())
         try store.seedUsers(seed.users, now: clock.now())
         // Hosts served in earlier runs: tokens issued there stay valid at the sample API after a restart.
         if let saved = try store.setting("served_hosts"), let list = try? JSONValue.parse(saved).arrayValue {
@@ -45,15 +46,17 @@ public final class B2CEmulator: Sendable {
         token = TokenEndpoint(seed: seed, store: store, clock: clock, issuer: issuer)
         nativeAuth = NativeAuthEndpoint(seed: seed, store: store, clock: clock, issuer: issuer)
         logout = LogoutEndpoint(seed: seed, store: store, sessions: sessions, pages: pages)
-        admin = AdminEndpoint(seed: seed, store: store, clock: clock, faults: faults)
+        admin = AdminEndpoint(seed: seed, store: store, clock: clock, faults: faults, keys: keys)
         let served = servedHosts, issuer = issuer
-        sampleAPI = SampleAPI(seed: seed, clock: clock, keys: keys) { Self.trustedIssuers(seed: seed, served: served, issuer: issuer) }
+        let trusted: @Sendable () -> Set<String> = { Self.trustedIssuers(seed: seed, served: served, issuer: issuer) }
+        sampleAPI = SampleAPI(seed: seed, clock: clock, keys: keys, trustedIssuers: trusted)
+        userInfo = UserInfoEndpoint(seed: seed, store: store, clock: clock, keys: keys, trustedIssuers: trusted)
     }
 
     public var tenantID: String { seed.tenant.id }
     public var tenantName: String { seed.tenant.name }
-    public var jwk: JWK { keys.jwk }
-    public var jwks: JWKSet { keys.jwks }
+    /// The user flows' current signing key, as published.
+    public var jwk: JWK { (try? keys.current(.userFlow).jwk) ?? JWK(kid: "", n: "", e: "") }
 
     func addServedHosts(_ hosts: [String]) {
         let all = servedHosts.withLockedValue { set -> [String] in
@@ -89,15 +92,3 @@ extension TenantPart {
     var tenantID: String { seed.tenant.id }
 }
 
-/// The tenant's signing key (RS256), kept with its state so that tokens stay valid across restarts.
-struct SigningKeys: Sendable {
-    let key: _RSA.Signing.PrivateKey
-    let jwk: JWK
-
-    init(store: EmulatorStore) throws {
-        key = try store.signingKey()
-        jwk = try JWK(publicKey: key.publicKey)
-    }
-
-    var jwks: JWKSet { JWKSet(keys: [jwk]) }
-}

@@ -102,7 +102,7 @@ func run(_ executable: URL, _ args: [String], environment: [String: String] = [:
         let base = try #require(config["authorityHost"]?.stringValue)
         #expect(line.contains(base))
         #expect(config["caFile"]?.stringValue == caPath && config["clientId"]?.stringValue == clientID)
-        #expect(config["policies"]?.arrayValue?.count == 5)
+        #expect(config["policies"]?.arrayValue?.count == 6)
 
         // Trust the printed CA and fetch discovery over HTTPS.
         let r = try run(URL(fileURLWithPath: "/usr/bin/curl"), ["-sS", "--cacert", caPath, "\(base)/contoso.onmicrosoft.com/B2C_1_susi/v2.0/.well-known/openid-configuration"])

@@ -145,7 +145,7 @@ private func seedWithSecondApp() -> (EmulatorSeed, EmulatorSeed.App) {
         try await TestTenant.with { t in
             let path = "/contoso.onmicrosoft.com/B2C_1_susi/oauth2/v2.0/token"
             expectB2CError(try await t.token("B2C_1_susi", ["client_id": clientID]), error: "invalid_request", code: "AADB2C90083")
-            expectB2CError(try await t.token("B2C_1_susi", ["client_id": clientID, "grant_type": "client_credentials"]), error: "unsupported_grant_type", code: "AADB2C90086")
+            expectB2CError(try await t.token("B2C_1_susi", ["client_id": clientID, "grant_type": "urn:ietf:params:oauth:grant-type:jwt-bearer"]), error: "unsupported_grant_type", code: "AADB2C90086")
             expectB2CError(try await t.token("B2C_1_susi", ["grant_type": "refresh_token"]), error: "invalid_request", code: "AADB2C90083")
             expectB2CError(try await t.token("B2C_1_susi", ["grant_type": "refresh_token", "client_id": "nope"]), error: "invalid_client", code: "AADB2C90018")
             expectB2CError(try await t.token("B2C_1_susi", ["grant_type": "refresh_token", "client_id": clientID, "client_secret": "s"]), error: "invalid_request", code: "AADB2C90084")

@@ -146,7 +146,7 @@ import _CryptoExtras
 @Suite struct SeedTests {
     @Test func defaultSeedRoundTrips() throws {
         #expect(try EmulatorSeed.parse(EmulatorSeed.default.json.data) == EmulatorSeed.default)
-        #expect(EmulatorSeed.default.policies.map(\.id) == ["B2C_1_susi", "B2C_1_signin", "B2C_1_edit_profile", "B2C_1_reset", "B2C_1_ROPC_Auth"])
+        #expect(EmulatorSeed.default.policies.map(\.id) == ["B2C_1_susi", "B2C_1_signin", "B2C_1_edit_profile", "B2C_1_reset", "B2C_1_ROPC_Auth", "B2C_1A_signup_signin"])
     }
 
     @Test(arguments: [

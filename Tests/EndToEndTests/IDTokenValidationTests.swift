@@ -19,7 +19,7 @@ import _CryptoExtras
                 func token(_ change: (inout [String: JSONValue]) -> Void, key: _RSA.Signing.PrivateKey? = nil, kid: String? = nil) throws -> String {
                     var c = good
                     change(&c)
-                    return try JWT.sign(claims: .object(c), kid: kid ?? emulator.jwk.kid, key: key ?? emulator.keys.key)
+                    return try JWT.sign(claims: .object(c), kid: kid ?? emulator.jwk.kid, key: key ?? (try emulator.keys.current(.userFlow)).key)
                 }
                 func validate(_ t: String) async throws {
                     _ = try await client.metadata.validateIDToken(t, authority: authority, metadata: meta, nonce: "n1", now: now)

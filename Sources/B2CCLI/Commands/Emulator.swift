@@ -40,11 +40,14 @@ extension EmulatorCommand {
         @Option(help: ArgumentHelp("Tenant, policies, apps, APIs and users as JSON (see `b2c emulator default-seed`).", valueName: "file"))
         var seed: String?
         @Option(help: ArgumentHelp("Write a client policies.json that targets this emulator.", valueName: "file")) var configOut: String?
+        @Option(help: ArgumentHelp("With --config-out: write this app's settings instead (a web app or daemon: appsettings-style, with its secret).",
+                                   valueName: "name or client id")) var app: String?
         @Flag(name: .shortAndLong, help: "Log each request (method, path, status; never secrets) to stderr.") var verbose = false
 
         func validate() throws {
             guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535, got \(port).") }
             if state != nil && inMemory { throw ValidationError("--state and --in-memory exclude each other; give one.") }
+            if app != nil && configOut == nil { throw ValidationError("--app names the app whose settings --config-out writes; add --config-out FILE.") }
         }
 
         /// Long on purpose: the start sequence of `serve` (seed, state, TLS, listen, configuration out), in order.
@@ -104,7 +107,15 @@ extension EmulatorCommand {
                 throw CLIError("\(error)", exitCode: ExitStatus.network)
             }
             if let configOut {
-                let json = emulator.clientConfiguration(baseURL: server.baseURL, caFile: tlsMaterial?.caPath.path)
+                var json = emulator.clientConfiguration(baseURL: server.baseURL, caFile: tlsMaterial?.caPath.path)
+                if let app {
+                    guard let registration = emulator.app(named: app) else {
+                        await server.stop()
+                        throw CLIError("no app '\(app)' in the seed (apps: \(emulator.seed.apps.map(\.name).joined(separator: ", ")))",
+                                       exitCode: ExitStatus.configuration)
+                    }
+                    json = emulator.appSettings(baseURL: server.baseURL, app: registration, caFile: tlsMaterial?.caPath.path)
+                }
                 do {
                     try Data((json.serialized(pretty: true) + "\n").utf8).write(to: URL(fileURLWithPath: configOut), options: .atomic)
                 } catch {

@@ -9,13 +9,15 @@ struct AdminEndpoint: TenantPart {
     let store: EmulatorStore
     let clock: EmulatorClock
     let faults: NIOLockedValueBox<[Fault]>
+    let keys: SigningKeys
 
     struct AdminError: Error { var status = 400; var message: String }
 
     static let adminEndpoints: JSONValue = [
         "GET /_admin/users", "POST /_admin/users", "DELETE /_admin/users/{email|oid}", "POST /_admin/users/{email|oid}/revoke",
         "GET /_admin/outbox[?to=email]", "GET /_admin/clock", "POST /_admin/clock {advanceSeconds|offsetSeconds}",
-        "GET|POST|DELETE /_admin/faults", "GET|DELETE /_admin/log", "GET /_admin/stats", "GET /_admin/seed",
+        "GET|POST|DELETE /_admin/faults", "GET|DELETE /_admin/log", "GET /_admin/stats", "GET /_admin/seed", "GET /_admin/keys",
+        "POST /_admin/keys/rotate {policyType}", "POST /_admin/keys/retire {policyType}",
     ]
 
     func addRoutes(to group: RouterGroup<EmulatorRequestContext>) {
@@ -57,6 +59,16 @@ struct AdminEndpoint: TenantPart {
             self.faults.withLockedValue { $0.removeAll() }
             return .empty(204)
         }
+        on("keys", .get) { _, _ in .json(["keys": self.keys.json]) }
+        on("keys/rotate", .post) { request, _ in
+            let type = try Self.policyType(try await Self.adminBody(request))
+            let key = try self.keys.rotate(type, now: self.clock.now())
+            return .json(["rotated": .string(type.rawValue), "kid": .string(key.kid), "keys": self.keys.json], status: 201)
+        }
+        on("keys/retire", .post) { request, _ in
+            let type = try Self.policyType(try await Self.adminBody(request))
+            return .json(["retired": JSONValue(try self.keys.retire(type)), "keys": self.keys.json])
+        }
         on("log", .get) { _, _ in .json(["requests": .array(try self.store.tokenLog().map(\.json))]) }
         on("log", .delete) { _, _ in
             try self.store.clearTokenLog()
@@ -75,6 +87,14 @@ struct AdminEndpoint: TenantPart {
                 Self.adminError(404, "no admin endpoint \(request.method.rawValue) \(request.uri.path); GET /_admin lists them")
             }
         }
+    }
+
+    /// `{"policyType": "userFlow" | "custom"}` (default userFlow).
+    static func policyType(_ b: JSONObjectReader) throws -> EmulatorSeed.PolicyType {
+        try b.rejectUnknownKeys(allowed: ["policyType"])
+        let name = try b.optionalString("policyType") ?? "userFlow"
+        guard let type = EmulatorSeed.PolicyType(rawValue: name) else { throw AdminError(message: "$.policyType is '\(name)'; expected userFlow or custom") }
+        return type
     }
 
     static func adminError(_ status: Int, _ message: String) -> Response {

@@ -25,13 +25,15 @@ struct AuthorizeTransaction: Sendable {
     var resetEmail: String?
     var resetCodeHash: String?
     var resetAttempts: Int = 0
+    /// The kind of the redirect URI's registration (a code for a web redirect needs the app's secret).
+    var redirectType: EmulatorSeed.RedirectType = .publicClient
 
     var json: JSONValue {
         var o: [String: JSONValue] = [
             "id": .string(id), "policy": .string(policy), "tenantSegment": .string(tenantSegment), "origin": .string(origin),
             "clientId": .string(clientId), "redirectUri": .string(redirectUri), "responseType": JSONValue(responseType),
             "responseMode": .string(responseMode), "scope": .string(scope), "prompt": JSONValue(prompt),
-            "clientInfo": .bool(clientInfo), "resetAttempts": JSONValue(resetAttempts),
+            "clientInfo": .bool(clientInfo), "resetAttempts": JSONValue(resetAttempts), "redirectType": .string(redirectType.rawValue),
         ]
         let optionals: [(String, String?)] = [
             ("state", state), ("nonce", nonce), ("codeChallenge", codeChallenge),
@@ -67,6 +69,7 @@ struct AuthorizeTransaction: Sendable {
         resetEmail = try r.optionalString("resetEmail")
         resetCodeHash = try r.optionalString("resetCodeHash")
         resetAttempts = try r.int("resetAttempts", default: 0) ?? 0
+        redirectType = EmulatorSeed.RedirectType(rawValue: try r.optionalString("redirectType") ?? "") ?? .publicClient
     }
 
     var reply: ReplyTo { ReplyTo(redirectUri: redirectUri, mode: responseMode, state: state) }
@@ -91,14 +94,18 @@ struct AuthorizeEndpoint: TenantPart {
 
     /// Exact match, or `http://localhost` registered = any loopback host and port with the same path (RFC 8252 §7.3).
     static func redirectAllowed(_ uri: String, registered: [String]) -> Bool {
-        guard let u = URLComponents(string: uri), u.scheme != nil, u.fragment == nil else { return false }
-        for r in registered {
-            if r == uri { return true }
-            guard let ru = URLComponents(string: r), ru.scheme == "http", Loopback.isHost(ru.host ?? ""), ru.port == nil else { continue }
+        matchingRedirect(uri, registered: registered.map { EmulatorSeed.Redirect(uri: $0, type: .publicClient) }) != nil
+    }
+
+    /// The registration a redirect URI matches: exactly, else an `http://localhost`-style one on any port (RFC 8252 §7.3).
+    static func matchingRedirect(_ uri: String, registered: [EmulatorSeed.Redirect]) -> EmulatorSeed.Redirect? {
+        guard let u = URLComponents(string: uri), u.scheme != nil, u.fragment == nil else { return nil }
+        if let exact = registered.first(where: { $0.uri == uri }) { return exact }
+        return registered.first { r in
+            guard let ru = URLComponents(string: r.uri), ru.scheme == "http", Loopback.isHost(ru.host ?? ""), ru.port == nil else { return false }
             let samePath = u.path == ru.path || (["", "/"].contains(u.path) && ["", "/"].contains(ru.path))
-            if u.scheme == "http", Loopback.isHost(u.host ?? ""), samePath, u.query == nil { return true }
+            return u.scheme == "http" && Loopback.isHost(u.host ?? "") && samePath && u.query == nil
         }
-        return false
     }
 
     // MARK: /authorize
@@ -122,7 +129,7 @@ struct AuthorizeEndpoint: TenantPart {
             throw PageError(
                 code: "AADB2C90006", message: "The request does not contain a redirect_uri parameter for the client ID '\(clientId)'.")
         }
-        guard Self.redirectAllowed(redirectUri, registered: app.redirectUris) else {
+        guard let registration = Self.matchingRedirect(redirectUri, registered: app.redirects) else {
             throw PageError(
                 code: "AADB2C90006",
                 message: "The redirect URI '\(redirectUri)' provided in the request is not registered for the client ID '\(clientId)'.")
@@ -142,7 +149,7 @@ struct AuthorizeEndpoint: TenantPart {
         }
         do {
             let tx = try authorizeTransaction(
-                q, app: app, redirectUri: redirectUri, responseMode: reply.mode, policy: policy,
+                q, app: app, redirect: (redirectUri, registration.type), responseMode: reply.mode, policy: policy,
                 authority: authority, origin: context.origin)
             return try startJourney(tx, req, context, policy: policy)
         } catch let f as OAuthFailure {
@@ -153,9 +160,10 @@ struct AuthorizeEndpoint: TenantPart {
     /// The authorize request as a transaction, after B2C's checks in B2C's order.
     /// Long on purpose: B2C's checks of an authorize request in B2C's order, each failure with its own code.
     private func authorizeTransaction(
-        _ q: [String: String], app: EmulatorSeed.App, redirectUri: String, responseMode: String, policy: EmulatorSeed.Policy,
-        authority: AuthorityRef, origin: String
+        _ q: [String: String], app: EmulatorSeed.App, redirect: (uri: String, type: EmulatorSeed.RedirectType), responseMode: String,
+        policy: EmulatorSeed.Policy, authority: AuthorityRef, origin: String
     ) throws -> AuthorizeTransaction {
+        let redirectUri = redirect.uri
         let responseType = (q["response_type"] ?? "").split(separator: " ").map { String($0).lowercased() }
         let implicit = responseType.contains("token") || responseType.contains("id_token")
         let reply = ReplyTo(redirectUri: redirectUri, mode: responseMode, state: q["state"])
@@ -207,17 +215,24 @@ struct AuthorizeEndpoint: TenantPart {
             )
         }
         let challengeMethod = try codeChallengeMethod(q)
+        if redirect.type == .spa && responseType.contains("code") && challengeMethod == nil {
+            throw OAuthFailure(
+                error: "invalid_request", code: "AADB2C99059",
+                message: "The supplied request must present a code_challenge. Required for single-page apps using the authorization code flow.")
+        }
         if let maxAge = q["max_age"], Int(maxAge).map({ $0 >= 0 }) != true {
             throw OAuthFailure(
                 error: "invalid_request", code: "AADB2C90120",
                 message: "Max age must be an integer between '0' and '2147483647' inclusive.")
         }
-        return AuthorizeTransaction(
+        var tx = AuthorizeTransaction(
             id: Random.token(bytes: 18), policy: policy.id, tenantSegment: authority.tenantSegment, origin: origin,
             clientId: app.clientId, redirectUri: redirectUri, responseType: responseType, responseMode: responseMode,
             scope: q["scope"] ?? "", state: q["state"], nonce: q["nonce"], codeChallenge: q["code_challenge"],
             codeChallengeMethod: challengeMethod, prompt: prompt, loginHint: q["login_hint"],
             clientInfo: ["1", "true"].contains(q["client_info"]?.lowercased() ?? ""))
+        tx.redirectType = redirect.type
+        return tx
     }
 
     /// The PKCE method of a code challenge (S256 or plain), nil without one.
@@ -292,6 +307,24 @@ struct AuthorizeEndpoint: TenantPart {
         }
     }
 
+    /// The tokens of an implicit or hybrid answer, as B2C sends them (reference §3.2): `code id_token` carries the id token
+    /// (with `c_hash`) and no `token_type` or `scope`; an access token comes with `token_type`, `expires_in` and `scope`, and
+    /// the id token beside it carries `at_hash`.
+    private func frontChannelTokens(
+        _ tx: AuthorizeTransaction, user: EmulatorStore.UserRecord, authTime: Int, newUser: Bool, policy: EmulatorSeed.Policy,
+        app: EmulatorSeed.App, scopes: TokenIssuer.Scopes, code: String?
+    ) throws -> [(String, String)] {
+        var implicitScopes = scopes
+        implicitScopes.offlineAccess = false
+        if !tx.responseType.contains("token") { implicitScopes.resourceAppId = nil }
+        if !tx.responseType.contains("id_token") { implicitScopes.openid = false }
+        let issued = try issuer.issue(
+            user: user, policy: policy, app: app, scopes: implicitScopes, nonce: tx.nonce, authTime: authTime,
+            newUser: newUser, origin: tx.origin, clientInfo: false, grant: nil, code: code)
+        let keys = issued.accessToken == nil ? ["id_token"] : ["access_token", "token_type", "expires_in", "scope", "id_token"]
+        return keys.compactMap { key in issued.body[key].map { (key, $0.stringValue ?? $0.serialized()) } }
+    }
+
     // MARK: replies to the app
 
     func redirectError(_ reply: ReplyTo, _ f: OAuthFailure, headers: [(String, String)] = []) -> Response {
@@ -342,28 +375,22 @@ struct AuthorizeEndpoint: TenantPart {
         let scopes: TokenIssuer.Scopes
         do { scopes = try issuer.resolveScopes(tx.scope, app: app) } catch { return redirectError(tx.reply, error, headers: headers) }
         var params: [(String, String)] = []
+        var code: String?
         if tx.responseType.contains("code") {
-            let code = Random.token(bytes: 32)
+            let newCode = Random.token(bytes: 32)
+            code = newCode
             try store.saveCode(
-                code,
+                newCode,
                 .init(
                     clientId: app.clientId, redirectUri: tx.redirectUri, policy: policy.lowercasedID,
                     scopes: tx.scope, nonce: tx.nonce, challenge: tx.codeChallenge,
                     challengeMethod: tx.codeChallengeMethod, oid: user.oid, authTime: authTime,
-                    newUser: newUser, createdAt: now, redeemedAt: nil, grantId: UUID().uuidString.lowercased()))
-            params.append(("code", code))
+                    newUser: newUser, createdAt: now, redeemedAt: nil, grantId: UUID().uuidString.lowercased(), redirectType: tx.redirectType))
+            params.append(("code", newCode))
         }
         if tx.responseType.contains("token") || tx.responseType.contains("id_token") {
-            var implicitScopes = scopes
-            implicitScopes.offlineAccess = false
-            if !tx.responseType.contains("token") { implicitScopes.resourceAppId = nil }
-            if !tx.responseType.contains("id_token") { implicitScopes.openid = false }
-            let issued = try issuer.issue(
-                user: user, policy: policy, app: app, scopes: implicitScopes, nonce: tx.nonce, authTime: authTime,
-                newUser: newUser, origin: tx.origin, clientInfo: false, grant: nil)
-            for key in ["access_token", "token_type", "expires_in", "scope", "id_token"] {
-                if let v = issued.body[key] { params.append((key, v.stringValue ?? v.serialized())) }
-            }
+            params += try frontChannelTokens(tx, user: user, authTime: authTime, newUser: newUser, policy: policy, app: app, scopes: scopes,
+                                             code: code)
         }
         if let state = tx.state { params.append(("state", state)) }
         if tx.clientInfo { params.append(("client_info", ClientInfo(uid: "\(user.oid)-\(policy.lowercasedID)", utid: tenantID).encoded)) }

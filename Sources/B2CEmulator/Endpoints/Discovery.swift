@@ -25,12 +25,13 @@ struct DiscoveryEndpoint: TenantPart {
             "subject_types_supported": ["pairwise"],
             "id_token_signing_alg_values_supported": ["RS256"],
             "token_endpoint_auth_methods_supported": ["client_secret_post", "client_secret_basic"],
-            "claims_supported": [
-                "name", "given_name", "family_name", "emails", "idp", "newUser", "oid", "sub",
-                .string(policy.policyClaim), "iss", "iat", "exp", "aud", "nonce", "auth_time",
-            ],
         ]
-        return .json(doc, headers: [("Access-Control-Allow-Origin", "*")])
+        var o = doc.objectValue ?? [:]
+        let claims: [String] = policy.type == .custom
+            ? ["name", "given_name", "family_name", "email", "sub", "tid"] : ["name", "given_name", "family_name", "emails", "idp", "newUser", "oid", "sub"]
+        o["claims_supported"] = JSONValue(claims + [policy.policyClaim, "iss", "iat", "exp", "aud", "nonce", "auth_time", "c_hash", "at_hash"])
+        if policy.type == .custom { o["userinfo_endpoint"] = .string(a.url("openid/v2.0/userinfo")) }
+        return .json(.object(o), headers: [("Access-Control-Allow-Origin", "*")])
     }
 
     /// Without a policy the tenant answers as an External ID (CIAM) authority for native authentication.

@@ -1,4 +1,5 @@
 import B2CProtocol
+import Crypto
 import Foundation
 import Hummingbird
 
@@ -90,45 +91,32 @@ struct TokenIssuer: TenantPart {
     struct Issued {
         var body: JSONValue
         var refreshToken: String?
+        var idToken: String?
+        var accessToken: String?
     }
 
     /// Signs the id and access tokens for `user` and stores a refresh token when `offline_access` was asked for.
     /// `policy` nil means a native-authentication (External ID) sign-in.
     /// Long on purpose: every claim of every token kind is decided in this one place.
+    /// Who a user token goes to: a public client, a confidential one (its refresh tokens need its secret), a single-page
+    /// app (its refresh tokens live 24 hours from the sign-in).
+    struct ClientKind: Sendable {
+        var confidential = false
+        var spa = false
+        static let publicClient = ClientKind()
+    }
+
+    /// Long on purpose: the id token, access token and refresh token of one issuance, and the body that carries them.
     func issue(
         user: EmulatorStore.UserRecord, policy: EmulatorSeed.Policy?, app: EmulatorSeed.App, scopes: Scopes, nonce: String?,
         authTime: Int, newUser: Bool, origin: String, clientInfo: Bool, grant: (id: String, issuedAt: Int)?,
-        rotating oldRefreshToken: String? = nil, includeIDToken: Bool = true
+        rotating oldRefreshToken: String? = nil, includeIDToken: Bool = true, code: String? = nil, client: ClientKind = .publicClient
     ) throws -> Issued {
         let now = clock.now()
-        let iss = issuer(origin: origin, policy: policy)
         let atLifetime = policy?.accessTokenLifetime ?? 3600
         let idLifetime = policy?.idTokenLifetime ?? 3600
-        var common: [String: JSONValue] = [
-            "iss": .string(iss), "iat": JSONValue(now), "nbf": JSONValue(now), "sub": .string(user.oid), "oid": .string(user.oid),
-            "name": .string(user.displayName), "given_name": .string(user.givenName), "family_name": .string(user.surname),
-            "auth_time": JSONValue(authTime),
-        ]
-        if let policy {
-            common["ver"] = "1.0"
-            common[policy.policyClaim] = .string(policy.policyClaim == "acr" ? policy.lowercasedID : policy.id)
-            common["emails"] = [.string(user.email)]
-        } else {
-            common["ver"] = "2.0"
-            common["tid"] = .string(tenantID)
-            common["preferred_username"] = .string(user.email)
-            common["email"] = .string(user.email)
-        }
-        if newUser { common["newUser"] = true }
-        if let nonce { common["nonce"] = .string(nonce) }
-
-        var idToken: String?
-        if scopes.openid && includeIDToken {
-            var c = common
-            c["aud"] = .string(app.clientId)
-            c["exp"] = JSONValue(now + idLifetime)
-            idToken = try JWT.sign(claims: .object(c), kid: keys.jwk.kid, key: keys.key)
-        }
+        let common = userClaims(user, policy: policy, authTime: authTime, newUser: newUser, nonce: nonce, origin: origin, now: now)
+        let signer = try keys.current(policy?.type ?? .userFlow)
         var accessToken: String?
         if let resource = scopes.resourceAppId {
             var c = common
@@ -136,9 +124,17 @@ struct TokenIssuer: TenantPart {
             c["azp"] = .string(app.clientId)
             c["exp"] = JSONValue(now + atLifetime)
             if !scopes.shortScopes.isEmpty { c["scp"] = .string(scopes.shortScopes.joined(separator: " ")) }
-            accessToken = try JWT.sign(claims: .object(c), kid: keys.jwk.kid, key: keys.key)
+            accessToken = try JWT.sign(claims: .object(c), kid: signer.kid, key: signer.key)
         }
-
+        var idToken: String?
+        if scopes.openid && includeIDToken {
+            var c = common
+            c["aud"] = .string(app.clientId)
+            c["exp"] = JSONValue(now + idLifetime)
+            if let accessToken { c["at_hash"] = .string(Self.leftHalfHash(accessToken)) }
+            if let code { c["c_hash"] = .string(Self.leftHalfHash(code)) }
+            idToken = try JWT.sign(claims: .object(c), kid: signer.kid, key: signer.key)
+        }
         let asNumber: (Int) -> JSONValue = { n in (policy?.numbersAsStrings ?? false) ? .string(String(n)) : JSONValue(n) }
         var body: [String: JSONValue] = ["token_type": "Bearer", "not_before": asNumber(now)]
         if let idToken {
@@ -150,36 +146,85 @@ struct TokenIssuer: TenantPart {
             ]
             body["profile_info"] = .string(Base64URL.encode(profile.serialized()))
         }
+        body["scope"] = .string(Self.scopeEcho(scopes, app: app))
         if let accessToken, let resource = scopes.resourceAppId {
             body["access_token"] = .string(accessToken)
             body["expires_in"] = asNumber(atLifetime)
             body["expires_on"] = asNumber(now + atLifetime)
             body["resource"] = .string(resource)
-            body["scope"] = .string(scopes.fullScopes.joined(separator: " "))
-        } else {
-            body["scope"] = .string(["openid", scopes.offlineAccess ? "offline_access" : nil].compactMap { $0 }.joined(separator: " "))
         }
         var refreshToken: String?
         if scopes.offlineAccess {
-            let rtLifetime = policy?.refreshTokenLifetime ?? 1_209_600
-            let token = Random.token(bytes: 48)
             let g = grant ?? (id: UUID().uuidString.lowercased(), issuedAt: now)
+            let token = Random.token(bytes: 48)
             try store.saveRefreshToken(
                 token,
                 .init(
-                    grantId: g.id, clientId: app.clientId, policy: policy?.lowercasedID ?? "",
-                    oid: user.oid, scopes: scopes.serializedForStorage, authTime: authTime,
-                    issuedAt: now, grantIssuedAt: g.issuedAt, rotatedAt: nil, revoked: false),
+                    grantId: g.id, clientId: app.clientId, policy: policy?.lowercasedID ?? "", oid: user.oid,
+                    scopes: scopes.serializedForStorage, authTime: authTime, issuedAt: now, grantIssuedAt: g.issuedAt, rotatedAt: nil,
+                    revoked: false, confidential: client.confidential, spa: client.spa),
                 rotating: oldRefreshToken, now: now)
             body["refresh_token"] = .string(token)
-            body["refresh_token_expires_in"] = asNumber(rtLifetime)
+            let lifetime = client.spa ? max(0, g.issuedAt + Self.spaRefreshLifetime - now) : (policy?.refreshTokenLifetime ?? 1_209_600)
+            body["refresh_token_expires_in"] = asNumber(lifetime)
             refreshToken = token
         }
         if clientInfo {
             let uid = policy.map { "\(user.oid)-\($0.lowercasedID)" } ?? user.oid
             body["client_info"] = .string(ClientInfo(uid: uid, utid: tenantID).encoded)
         }
-        return Issued(body: .object(body), refreshToken: refreshToken)
+        return Issued(body: .object(body), refreshToken: refreshToken, idToken: idToken, accessToken: accessToken)
+    }
+
+    /// SPA refresh tokens live 24 hours from the sign-in, not sliding, whatever the policy says (reference §4.4).
+    static let spaRefreshLifetime = 86_400
+
+    /// The claims of a person's tokens: a user flow's (`emails`, `oid`, `tfp`), a custom policy's starter pack (one
+    /// `email`, `sub` = object id and no `oid`, `tid`, a lower-case `acr`), or native auth's (v2.0, `tid`, `preferred_username`).
+    func userClaims(
+        _ user: EmulatorStore.UserRecord, policy: EmulatorSeed.Policy?, authTime: Int, newUser: Bool, nonce: String?, origin: String, now: Int
+    ) -> [String: JSONValue] {
+        var c: [String: JSONValue] = [
+            "iss": .string(issuer(origin: origin, policy: policy)), "iat": JSONValue(now), "nbf": JSONValue(now), "sub": .string(user.oid),
+            "name": .string(user.displayName), "given_name": .string(user.givenName), "family_name": .string(user.surname),
+            "auth_time": JSONValue(authTime),
+        ]
+        switch policy?.type {
+        case .userFlow?:
+            c["ver"] = "1.0"
+            c["oid"] = .string(user.oid)
+            c["emails"] = [.string(user.email)]
+        case .custom?:
+            c["ver"] = "1.0"
+            c["email"] = .string(user.email)
+            c["tid"] = .string(tenantID)
+        case nil:
+            c["ver"] = "2.0"
+            c["oid"] = .string(user.oid)
+            c["tid"] = .string(tenantID)
+            c["preferred_username"] = .string(user.email)
+            c["email"] = .string(user.email)
+        }
+        if let policy { c[policy.policyClaim] = .string(policy.policyClaim == "acr" ? policy.lowercasedID : policy.id) }
+        if newUser { c["newUser"] = true }
+        if let nonce { c["nonce"] = .string(nonce) }
+        return c
+    }
+
+    /// What `scope` says in a token answer: the API's scopes only when an API was asked for (as a real capture shows,
+    /// reference §4.2), the client id with `offline_access` when the app asked for itself (the documented example), else
+    /// `openid` and `offline_access`. The emulator's reading of what B2C does; strict clients compare it with their request.
+    static func scopeEcho(_ scopes: Scopes, app: EmulatorSeed.App) -> String {
+        guard scopes.resourceAppId != nil else {
+            return ["openid", scopes.offlineAccess ? "offline_access" : nil].compactMap { $0 }.joined(separator: " ")
+        }
+        if scopes.resourceAppId == app.clientId && scopes.offlineAccess { return (scopes.fullScopes + ["offline_access"]).joined(separator: " ") }
+        return scopes.fullScopes.joined(separator: " ")
+    }
+
+    /// OIDC Core §3.3.2.11: base64url of the left half of the SHA-256 of the ASCII value (`c_hash`, `at_hash`).
+    static func leftHalfHash(_ value: String) -> String {
+        Base64URL.encode(Data(SHA256.hash(data: Data(value.utf8)).prefix(16)))
     }
 
     /// A refresh: always an id token and a new refresh token of the same grant (rotation), as B2C does.
@@ -192,7 +237,8 @@ struct TokenIssuer: TenantPart {
         scopes.offlineAccess = true
         let issued = try issue(
             user: user, policy: policy, app: app, scopes: scopes, nonce: nil, authTime: record.authTime, newUser: false,
-            origin: origin, clientInfo: Self.wantsClientInfo(form), grant: (record.grantId, record.grantIssuedAt), rotating: token)
+            origin: origin, clientInfo: Self.wantsClientInfo(form), grant: (record.grantId, record.grantIssuedAt), rotating: token,
+            client: ClientKind(confidential: record.confidential, spa: record.spa))
         return tokenResponse(issued)
     }
 
@@ -225,8 +271,9 @@ struct TokenIssuer: TenantPart {
             )
         }
         let now = clock.now()
-        let lifetime = policy?.refreshTokenLifetime ?? 1_209_600
-        let sliding = policy == nil ? 7_776_000 : policy!.slidingWindow
+        // A single-page app's grant ends 24 hours after the sign-in; rotation does not extend it.
+        let lifetime = record.spa ? Self.spaRefreshLifetime : policy?.refreshTokenLifetime ?? 1_209_600
+        let sliding: Int? = record.spa ? Self.spaRefreshLifetime : policy == nil ? 7_776_000 : policy!.slidingWindow
         if now >= record.issuedAt + lifetime || (sliding.map { now >= record.grantIssuedAt + $0 } ?? false) {
             let expiry = min(record.issuedAt + lifetime, sliding.map { record.grantIssuedAt + $0 } ?? Int.max)
             throw OAuthFailure(
@@ -251,5 +298,30 @@ struct TokenIssuer: TenantPart {
 
     func tokenResponse(_ issued: Issued) -> Response {
         .json(issued.body, headers: [("Cache-Control", "no-store"), ("Pragma", "no-cache")])
+    }
+}
+
+extension TokenIssuer {
+    /// An app-only token (client credentials): `aud` the API, `azp` the client, `sub` and `oid` the app's service principal,
+    /// `scp` the granted app roles, `tid`, `ver` 2.0; the policy claim of the policy in the path when the tenant's knob says so.
+    /// The answer has no id token, refresh token or `scope` (reference §13.2).
+    func appToken(app: EmulatorSeed.App, api: EmulatorSeed.API, roles: [String], policy: EmulatorSeed.Policy, origin: String) throws -> Response {
+        let now = clock.now()
+        let lifetime = policy.accessTokenLifetime
+        var c: [String: JSONValue] = [
+            "iss": .string(issuer(origin: origin, policy: policy)), "iat": JSONValue(now), "nbf": JSONValue(now), "exp": JSONValue(now + lifetime),
+            "aud": .string(api.appId), "azp": .string(app.clientId), "azpacr": "1", "sub": .string(app.servicePrincipalId),
+            "oid": .string(app.servicePrincipalId), "tid": .string(tenantID), "ver": "2.0", "scp": .string(roles.joined(separator: " ")),
+        ]
+        if seed.tenant.appTokenPolicyClaim { c[policy.policyClaim] = .string(policy.policyClaim == "acr" ? policy.lowercasedID : policy.id) }
+        let signer = try keys.current(policy.type)
+        let token = try JWT.sign(claims: .object(c), kid: signer.kid, key: signer.key)
+        let asNumber: (Int) -> JSONValue = { n in policy.numbersAsStrings ? .string(String(n)) : JSONValue(n) }
+        return tokenResponse(
+            Issued(
+                body: [
+                    "access_token": .string(token), "token_type": "Bearer", "not_before": asNumber(now), "expires_in": asNumber(lifetime),
+                    "expires_on": asNumber(now + lifetime), "resource": .string(api.appId),
+                ], accessToken: token))
     }
 }

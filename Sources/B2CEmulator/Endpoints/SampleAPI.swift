@@ -2,7 +2,9 @@ import B2CProtocol
 import Foundation
 import Hummingbird
 
-/// The standard B2C sample web API: `GET /hello` → `{"name": …}` after full token validation.
+/// The standard B2C sample web API, for every API of the seed at `/<api name>` (`GET /hello` in the default tenant):
+/// `{"name": …}` after full token validation — the key looked up by `kid` in either policy type's keys, the issuer one of
+/// the tenant's, the audience the API. A user token needs the API's required scope; an app-only token one of its app roles.
 struct SampleAPI: TenantPart {
     let seed: EmulatorSeed
     let clock: EmulatorClock
@@ -15,41 +17,44 @@ struct SampleAPI: TenantPart {
         ("Access-Control-Allow-Headers", "Authorization, Origin, X-Requested-With, Content-Type, Accept"),
     ]
 
-    func hello(_ req: Request) -> Response {
+    func serve(_ req: Request, api name: String) -> Response {
+        guard let api = seed.apis.first(where: { $0.name == name }) else {
+            return .json(["error": "not_found", "error_description": .string("No API '\(name)' in this tenant's seed.")], status: 404)
+        }
         if req.method == .options { return .empty(204, headers: Self.corsHeaders) }
         guard req.method == .get else { return .json(["error": "method_not_allowed"], status: 405, headers: [("Allow", "GET, OPTIONS")]) }
-        guard let api = seed.apis.first(where: { $0.name == "hello" }) ?? seed.apis.first else {
-            return .json(["error": "not_found", "error_description": "This tenant's seed defines no API."], status: 404)
-        }
-        func unauthorized(_ why: String?) -> Response {
-            var challenge = "Bearer realm=\"\(api.name)\""
-            if let why {
-                challenge += ", error=\"invalid_token\", error_description=\"\(why.replacingOccurrences(of: "\"", with: "'"))\""
-            }
-            return .json(
-                [
-                    "error": why == nil ? "unauthorized" : "invalid_token",
-                    "error_description": .string(why ?? "A bearer token is required."),
-                ],
-                status: 401, headers: [("WWW-Authenticate", challenge)] + Self.corsHeaders)
-        }
-        guard let header = req.headers[.authorization], header.lowercased().hasPrefix("bearer ") else { return unauthorized(nil) }
+        guard let header = req.headers[.authorization], header.lowercased().hasPrefix("bearer ") else { return unauthorized(api, nil) }
         let token = String(header.dropFirst("bearer ".count)).trimmingCharacters(in: .whitespaces)
         let jwt: JWT
         do {
             jwt = try JWT.decode(token)
-            try jwt.verifySignature(with: keys.jwks)
+            try jwt.verifySignature(with: keys.all)
             try jwt.validateClaims(issuers: trustedIssuers(), audience: api.appId, now: clock.now())
         } catch {
-            return unauthorized("\(error)")
+            return unauthorized(api, "\(error)")
         }
-        let granted = (jwt.string("scp") ?? "").split(separator: " ").map(String.init)
-        if let required = api.requiredScope, !granted.contains(required) {
+        let granted = Set((jwt.string("scp") ?? "").split(separator: " ").map(String.init))
+        let appRoles = Set(api.appRoles.filter { $0.allowedMemberTypes.contains("Application") }.map(\.value))
+        let isAppToken = jwt.claims["name"] == nil && jwt.string("azp") != nil && !granted.isDisjoint(with: appRoles)
+        if let required = api.requiredScope, !granted.contains(required), !isAppToken {
             return .json(
                 ["error": "insufficient_scope"], status: 403,
                 headers: [("WWW-Authenticate", "Bearer realm=\"\(api.name)\", error=\"insufficient_scope\", scope=\"\(required)\"")]
                     + Self.corsHeaders)
         }
+        if isAppToken {
+            return .json(["name": .null, "application": .string(jwt.string("azp") ?? ""), "roles": JSONValue(granted.sorted())], headers: Self.corsHeaders)
+        }
         return .json(["name": jwt.claims["name"] ?? .null], headers: Self.corsHeaders)
+    }
+
+    private func unauthorized(_ api: EmulatorSeed.API, _ why: String?) -> Response {
+        var challenge = "Bearer realm=\"\(api.name)\""
+        if let why {
+            challenge += ", error=\"invalid_token\", error_description=\"\(why.replacingOccurrences(of: "\"", with: "'"))\""
+        }
+        return .json(
+            ["error": why == nil ? "unauthorized" : "invalid_token", "error_description": .string(why ?? "A bearer token is required.")],
+            status: 401, headers: [("WWW-Authenticate", challenge)] + Self.corsHeaders)
     }
 }

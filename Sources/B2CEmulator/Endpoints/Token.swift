@@ -2,7 +2,8 @@ import B2CProtocol
 import Foundation
 import Hummingbird
 
-/// The token endpoint of a policy: authorization code (with PKCE), refresh token and ROPC grants for public clients.
+/// The token endpoint of a policy: authorization code (with PKCE), refresh token, ROPC and client-credentials grants;
+/// client secrets (`client_secret_post`, `client_secret_basic`) for confidential apps; CORS for single-page apps.
 struct TokenEndpoint: TenantPart {
     let seed: EmulatorSeed
     let store: EmulatorStore
@@ -13,44 +14,80 @@ struct TokenEndpoint: TenantPart {
         OAuthFailure(error: "invalid_request", code: "AADB2C90083", message: "The request is missing required parameter: \(name).")
     }
 
-    /// Common checks of a token request: POST, form body, a registered public client.
-    func tokenClient(_ req: Request) async throws -> ([String: String], EmulatorSeed.App) {
+    /// Who calls: the app, and whether it proved itself with one of its secrets.
+    struct Caller {
+        var form: [String: String]
+        var app: EmulatorSeed.App
+        var authenticated: Bool
+        /// The `Origin` of a browser's cross-origin request (a single-page app's redemption).
+        var origin: String?
+    }
+
+    /// Common checks of a token request: POST, form body, a registered client, and its secret when one is sent (in the
+    /// form or as Basic credentials, RFC 6749 §2.3.1). A public client must not send one.
+    func caller(_ req: Request) async throws -> Caller {
         guard req.method == .post else {
             throw OAuthFailure(error: "invalid_request", code: "AADB2C90083", message: "The token endpoint accepts only POST.", status: 405)
         }
         var request = req
         var form = try await request.formParameters()
         for (k, v) in try req.queryParameters() where form[k] == nil && k != "p" { form[k] = v }
-        guard let clientId = form["client_id"], !clientId.isEmpty else { throw missing("client_id") }
+        let basic = try Self.basicCredentials(req.headers[.authorization])
+        if let basic, let formID = form["client_id"], formID.caseInsensitiveCompare(basic.id) != .orderedSame {
+            throw OAuthFailure(error: "invalid_request", code: "AADB2C90083", message: "The client_id of the body and of the Basic credentials differ.")
+        }
+        guard let clientId = basic?.id ?? form["client_id"], !clientId.isEmpty else { throw missing("client_id") }
         guard let app = seed.app(clientId: clientId) else {
             throw OAuthFailure(
                 error: "invalid_client", code: "AADB2C90018",
                 message: "The client ID '\(clientId)' specified in the request is not registered in tenant '\(tenantName)'.")
         }
-        if form["client_secret"] != nil || req.headers[.authorization]?.lowercased().hasPrefix("basic ") == true {
+        form["client_id"] = clientId
+        let origin = req.headers[.origin]
+        guard let secret = basic?.secret ?? form["client_secret"] else { return Caller(form: form, app: app, authenticated: false, origin: origin) }
+        guard app.isConfidential else {
             throw OAuthFailure(
                 error: "invalid_request", code: "AADB2C90084",
                 message: "Public clients should not send a client_secret when redeeming a publicly acquired grant.")
         }
-        return (form, app)
+        let now = clock.now()
+        guard app.secrets.contains(where: { $0.hash == EmulatorSeed.Secret.hash(secret) && ($0.expiresAt.map { now < $0 } ?? true) }) else {
+            // B2C documents AADB2C90081 for a wrong secret; an expired one is the same to the caller (the emulator's choice).
+            throw OAuthFailure(
+                error: "invalid_client", code: "AADB2C90081", message: "The specified client_secret does not match the expected value for this client.",
+                status: 401)
+        }
+        return Caller(form: form, app: app, authenticated: true, origin: origin)
+    }
+
+    /// `Authorization: Basic` with the form-encoded client id and secret.
+    static func basicCredentials(_ header: String?) throws -> (id: String, secret: String)? {
+        guard let header, header.lowercased().hasPrefix("basic ") else { return nil }
+        guard let data = Data(base64Encoded: String(header.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
+            let text = String(data: data, encoding: .utf8), let colon = text.firstIndex(of: ":")
+        else {
+            throw OAuthFailure(error: "invalid_request", code: "AADB2C90083", message: "The Basic credentials are not base64 of 'client_id:client_secret'.")
+        }
+        func decode(_ s: Substring) -> String { String(s).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(s) }
+        return (decode(text[..<colon]), decode(text[text.index(after: colon)...]))
     }
 
     func token(
         _ req: Request, _ context: EmulatorRequestContext, authority: AuthorityRef, policy: EmulatorSeed.Policy
-    ) async throws
-        -> Response
-    {
-        let (form, app) = try await tokenClient(req)
-        let grantType = form["grant_type"] ?? ""
+    ) async throws -> Response {
+        if req.method == .options { return preflight(req) }
+        let caller = try await caller(req)
+        let grantType = caller.form["grant_type"] ?? ""
         var entry = EmulatorStore.LogEntry(
             at: clock.now(), endpoint: "token", grantType: grantType, policy: policy.lowercasedID,
-            clientId: app.clientId, oid: nil, outcome: "ok")
+            clientId: caller.app.clientId, oid: nil, outcome: "ok")
         do {
             let out: Response
             switch grantType {
-            case "authorization_code": out = try redeemCode(form, app: app, policy: policy, origin: context.origin, log: &entry)
-            case "refresh_token": out = try redeemRefreshToken(form, app: app, policy: policy, origin: context.origin, log: &entry)
-            case "password": out = try passwordGrant(form, app: app, policy: policy, origin: context.origin, log: &entry)
+            case "authorization_code": out = try redeemCode(caller, policy: policy, origin: context.origin, log: &entry)
+            case "refresh_token": out = try redeemRefreshToken(caller, policy: policy, origin: context.origin, log: &entry)
+            case "password": out = try passwordGrant(caller.form, app: caller.app, policy: policy, origin: context.origin, log: &entry)
+            case "client_credentials": out = try clientCredentials(caller, policy: policy, origin: context.origin)
             case "": throw missing("grant_type")
             default:
                 throw OAuthFailure(
@@ -58,19 +95,79 @@ struct TokenEndpoint: TenantPart {
                     message: "The supplied grant_type [\(grantType)] is not supported.")
             }
             store.log(entry)
-            return out
+            return cors(out, caller)
         } catch let f as OAuthFailure {
             entry.outcome = f.code
             store.log(entry)
-            throw f
+            return cors(f.response(at: clock.date), caller)
         }
     }
 
+    // MARK: single-page apps
+
+    /// The origins of every `spa` redirect URI of an app (or of the tenant).
+    static func spaOrigins(_ apps: [EmulatorSeed.App]) -> Set<String> {
+        Set(apps.flatMap(\.redirects).filter { $0.type == .spa }.compactMap { r in
+            URLComponents(string: r.uri).flatMap { c in c.scheme.flatMap { s in c.host.map { "\(s)://\($0)" + (c.port.map { ":\($0)" } ?? "") } } }
+        })
+    }
+
+    /// CORS preflight: answered for the origins of the tenant's `spa` redirect URIs only (the request names no client yet);
+    /// another origin gets no `Access-Control-Allow-Origin`, and the browser refuses the request.
+    func preflight(_ req: Request) -> Response {
+        guard let origin = req.headers[.origin], Self.spaOrigins(seed.apps).contains(origin.lowercased()) else {
+            return .empty(204, headers: [("Vary", "Origin")])
+        }
+        let headers = req.headers[.accessControlRequestHeaders] ?? "content-type"
+        return .empty(
+            204,
+            headers: [
+                ("Access-Control-Allow-Origin", origin), ("Access-Control-Allow-Methods", "POST, OPTIONS"),
+                ("Access-Control-Allow-Headers", headers), ("Access-Control-Max-Age", "86400"), ("Vary", "Origin"),
+            ])
+    }
+
+    /// The answer to a cross-origin request carries the origin back only for that app's own `spa` origins.
+    func cors(_ response: Response, _ caller: Caller) -> Response {
+        guard let origin = caller.origin, Self.spaOrigins([caller.app]).contains(origin.lowercased()) else { return response }
+        return response.withHeader("Access-Control-Allow-Origin", origin).withHeader("Vary", "Origin")
+    }
+
+    // MARK: client credentials
+
+    /// An app-only token for `<App ID URI>/.default`: the app's granted roles of that API in `scp`, no id token, no refresh
+    /// token, no `scope` in the answer (reference §13.2).
+    func clientCredentials(_ caller: Caller, policy: EmulatorSeed.Policy, origin: String) throws -> Response {
+        guard caller.app.isConfidential else {
+            throw OAuthFailure(
+                error: "unauthorized_client", code: "AADB2C90079",
+                message: "The application '\(caller.app.clientId)' has no client secret; the client credentials grant needs a confidential client.")
+        }
+        guard caller.authenticated else {
+            throw OAuthFailure(error: "invalid_request", code: "AADB2C90079", message: "Clients must send a client_secret when redeeming a confidential grant.")
+        }
+        guard let scope = caller.form["scope"], !scope.isEmpty else { throw missing("scope") }
+        let items = scope.split(separator: " ").map(String.init)
+        guard items.count == 1, items[0].hasSuffix("/.default"),
+            let api = seed.apis.first(where: { $0.identifierUri.caseInsensitiveCompare(String(items[0].dropLast("/.default".count))) == .orderedSame })
+        else {
+            // The exact code is not documented (reference §13.2): the emulator's choice.
+            throw OAuthFailure(
+                error: "invalid_scope", code: "AADB2C90012",
+                message: "The scope '\(scope)' provided in request is not supported. The client credentials grant takes one '<App ID URI>/.default'.")
+        }
+        let roles = api.appRoles.filter { $0.allowedMemberTypes.contains("Application") && caller.app.applicationPermissions.contains(api.fullScope($0.value)) }
+        guard !roles.isEmpty else {
+            throw OAuthFailure(
+                error: "unauthorized_client", code: "AADB2C90205",
+                message: "This application does not have sufficient permissions against this web resource to perform the operation.")
+        }
+        return try issuer.appToken(app: caller.app, api: api, roles: roles.map(\.value), policy: policy, origin: origin)
+    }
+
     /// Long on purpose: B2C checks a code redemption in a fixed order, each failure with its own code; the order reads here.
-    private func redeemCode(
-        _ form: [String: String], app: EmulatorSeed.App, policy: EmulatorSeed.Policy, origin: String,
-        log: inout EmulatorStore.LogEntry
-    ) throws -> Response {
+    private func redeemCode(_ caller: Caller, policy: EmulatorSeed.Policy, origin: String, log: inout EmulatorStore.LogEntry) throws -> Response {
+        let form = caller.form, app = caller.app
         guard let code = form["code"], !code.isEmpty else { throw missing("code") }
         let now = clock.now()
         let record: EmulatorStore.CodeRecord
@@ -117,6 +214,10 @@ struct TokenEndpoint: TenantPart {
                     + "issued to."
             )
         }
+        // A web app's code needs its secret, and never comes from a browser's cross-origin request.
+        if record.redirectType == .web && (!caller.authenticated || caller.origin != nil) {
+            throw OAuthFailure(error: "invalid_request", code: "AADB2C90079", message: "Clients must send a client_secret when redeeming a confidential grant.")
+        }
         if let challenge = record.challenge {
             guard let verifier = form["code_verifier"], !verifier.isEmpty else {
                 throw OAuthFailure(
@@ -152,16 +253,18 @@ struct TokenEndpoint: TenantPart {
         let issued = try issuer.issue(
             user: user, policy: policy, app: app, scopes: authorized, nonce: record.nonce, authTime: record.authTime,
             newUser: record.newUser, origin: origin, clientInfo: TokenIssuer.wantsClientInfo(form),
-            grant: (record.grantId, now))
+            grant: (record.grantId, now), client: .init(confidential: caller.authenticated, spa: record.redirectType == .spa))
         return issuer.tokenResponse(issued)
     }
 
-    private func redeemRefreshToken(
-        _ form: [String: String], app: EmulatorSeed.App, policy: EmulatorSeed.Policy, origin: String,
-        log: inout EmulatorStore.LogEntry
-    ) throws -> Response {
+    private func redeemRefreshToken(_ caller: Caller, policy: EmulatorSeed.Policy, origin: String, log: inout EmulatorStore.LogEntry) throws
+        -> Response {
+        let form = caller.form, app = caller.app
         guard let token = form["refresh_token"], !token.isEmpty else { throw missing("refresh_token") }
         let (record, user) = try issuer.checkRefreshToken(token, app: app, policy: policy)
+        if record.confidential && !caller.authenticated {
+            throw OAuthFailure(error: "invalid_request", code: "AADB2C90079", message: "Clients must send a client_secret when redeeming a confidential grant.")
+        }
         log.oid = user.oid
         let scopes = try issuer.resolveScopes(form["scope"].flatMap { $0.isEmpty ? nil : $0 } ?? record.scopes, app: app)
         return try issuer.refreshed(token, record: record, user: user, policy: policy, app: app, scopes: scopes, form: form, origin: origin)

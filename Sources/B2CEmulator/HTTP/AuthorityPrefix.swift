@@ -44,7 +44,7 @@ struct AuthorityPrefixMiddleware: RouterMiddleware {
             context.endpoint = "pages"
             return try await next(request, context)
         }
-        if let name = Self.fixed[first] {
+        if let name = Self.fixed[first] ?? (segments.count == 1 && emulator.seed.apis.contains { $0.name == first } ? "hello" : nil) {
             context.endpoint = name
             return try await next(request, context)
         }
@@ -85,6 +85,7 @@ struct AuthorityPrefixMiddleware: RouterMiddleware {
         case "oauth2/v2.0/logout": "logout"
         case "oauth2/v2.0/initiate": "initiate"
         case "oauth2/v2.0/challenge": "challenge"
+        case "openid/v2.0/userinfo": "userinfo"
         default: endpoint.hasPrefix("emulator/") ? "pages" : "any"
         }
     }

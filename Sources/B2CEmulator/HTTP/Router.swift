@@ -26,7 +26,7 @@ extension B2CEmulator {
         }
 
         on("/", [.get]) { _, context in self.discovery.indexPage(origin: context.origin) }
-        on("/hello", any) { request, _ in self.sampleAPI.hello(request) }
+        on("/:api", any) { request, context in self.sampleAPI.serve(request, api: context.parameters.get("api") ?? "") }
         on("/public", [.get]) { _, _ in .json(["date": .string(ISO8601DateFormatter().string(from: self.clock.date))]) }
         // msal-python probes this before ROPC and falls back to plain ROPC on 404.
         on("/common/**", any) { _, _ in
@@ -42,7 +42,10 @@ extension B2CEmulator {
             }
         }
         for path in ["/_b2c/discovery/v2.0/keys", "/_b2c/discovery/keys"] {
-            on(RouterPath(path), [.get]) { _, _ in .json(self.jwks.json, headers: [("Access-Control-Allow-Origin", "*")]) }
+            on(RouterPath(path), [.get]) { _, context in
+                // Each policy type publishes its own keys: a user flow's set does not list the custom policies' key.
+                .json(try self.keys.jwks(context.authority?.policy?.type ?? .userFlow).json, headers: [("Access-Control-Allow-Origin", "*")])
+            }
         }
         on("/_b2c/oauth2/v2.0/authorize", [.get, .post]) { request, context in
             try await self.authorize.authorize(request, context, authority: try Self.authority(context), policy: try Self.policy(context))
@@ -55,12 +58,13 @@ extension B2CEmulator {
         on("/_b2c/oauth2/v2.0/logout", [.get, .post]) { request, context in
             try await self.logout.logout(request, context, policy: try Self.policy(context))
         }
+        on("/_b2c/openid/v2.0/userinfo", [.get, .post]) { request, context in try self.userInfo.userInfo(request, policy: try Self.policy(context)) }
         on("/_b2c/oauth2/v2.0/initiate", any) { request, _ in try await self.nativeAuth.initiate(request) }
         on("/_b2c/oauth2/v2.0/challenge", any) { request, _ in try await self.nativeAuth.challenge(request) }
         on("/_b2c/emulator/:page", [.get, .post]) { request, context in
             try await self.authorize.page(context.parameters.get("page") ?? "", request, context, policy: try Self.policy(context))
         }
-        on("/**", any) { _, context in
+        on("/_b2c/**", any) { _, context in
             .json(
                 [
                     "error": "not_found",

@@ -69,10 +69,29 @@ public final class EmulatorStore: Sendable {
                         policy TEXT NOT NULL, client_id TEXT NOT NULL, oid TEXT, outcome TEXT NOT NULL);
                     """)
         }
+        // v2: the kind of client a grant was issued to (web and spa codes and refresh tokens have their own rules).
+        migrator.registerMigration("v2-client-kinds") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE codes ADD COLUMN redirect_type TEXT NOT NULL DEFAULT 'publicClient';
+                    ALTER TABLE refresh_tokens ADD COLUMN confidential INTEGER NOT NULL DEFAULT 0;
+                    ALTER TABLE refresh_tokens ADD COLUMN spa INTEGER NOT NULL DEFAULT 0;
+                    """)
+        }
         try migrator.migrate(writer)
     }
 
     static func hash(_ secret: String) -> String { Base64URL.encode(Data(SHA256.hash(data: Data(secret.utf8)))) }
+
+    /// A GUID derived from a text (the same text, the same GUID): ids the seed may leave out, stable across restarts.
+    static func derivedGUID(_ text: String) -> String {
+        var b = Array(SHA256.hash(data: Data(text.utf8)).prefix(16))
+        b[6] = (b[6] & 0x0f) | 0x50   // version 5-style (name-based)
+        b[8] = (b[8] & 0x3f) | 0x80   // RFC 4122 variant
+        let hex = b.map { String(format: "%02x", $0) }.joined()
+        let parts = [hex.prefix(8), hex.dropFirst(8).prefix(4), hex.dropFirst(12).prefix(4), hex.dropFirst(16).prefix(4), hex.dropFirst(20)]
+        return parts.joined(separator: "-")
+    }
 
     // MARK: settings
 
@@ -82,18 +101,6 @@ public final class EmulatorStore: Sendable {
 
     func setSetting(_ key: String, _ value: String) throws {
         try db.write { try $0.execute(sql: "INSERT OR REPLACE INTO settings(key, value) VALUES (?, ?)", arguments: [key, value]) }
-    }
-
-    /// The RSA signing key, created on first use and kept with the state (tokens stay valid across restarts).
-    func signingKey() throws -> _RSA.Signing.PrivateKey {
-        try db.write { db in
-            if let pem = try String.fetchOne(db, sql: "SELECT value FROM settings WHERE key = 'signing_key'") {
-                return try _RSA.Signing.PrivateKey(pemRepresentation: pem)
-            }
-            let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
-            try db.execute(sql: "INSERT INTO settings(key, value) VALUES ('signing_key', ?)", arguments: [key.pemRepresentation])
-            return key
-        }
     }
 
     // MARK: users
@@ -283,6 +290,7 @@ public final class EmulatorStore: Sendable {
         var clientId: String, redirectUri: String, policy: String, scopes: String, nonce: String?
         var challenge: String?, challengeMethod: String?, oid: String, authTime: Int, newUser: Bool
         var createdAt: Int, redeemedAt: Int?, grantId: String
+        var redirectType: EmulatorSeed.RedirectType = .publicClient
     }
 
     func saveCode(_ code: String, _ r: CodeRecord) throws {
@@ -290,12 +298,12 @@ public final class EmulatorStore: Sendable {
             try $0.execute(
                 sql: """
                     INSERT INTO codes(hash, client_id, redirect_uri, policy, scopes, nonce, challenge, challenge_method, oid,
-                                      auth_time, new_user, created_at, grant_id)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                      auth_time, new_user, created_at, grant_id, redirect_type)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
                     Self.hash(code), r.clientId, r.redirectUri, r.policy, r.scopes, r.nonce, r.challenge,
-                    r.challengeMethod, r.oid, r.authTime, r.newUser, r.createdAt, r.grantId,
+                    r.challengeMethod, r.oid, r.authTime, r.newUser, r.createdAt, r.grantId, r.redirectType.rawValue,
                 ])
         }
     }
@@ -314,7 +322,7 @@ public final class EmulatorStore: Sendable {
                 scopes: row["scopes"], nonce: row["nonce"], challenge: row["challenge"],
                 challengeMethod: row["challenge_method"], oid: row["oid"], authTime: row["auth_time"],
                 newUser: row["new_user"], createdAt: row["created_at"], redeemedAt: row["redeemed_at"],
-                grantId: row["grant_id"])
+                grantId: row["grant_id"], redirectType: EmulatorSeed.RedirectType(rawValue: row["redirect_type"]) ?? .publicClient)
             if r.redeemedAt != nil {
                 try db.execute(sql: "UPDATE refresh_tokens SET revoked = 1 WHERE grant_id = ?", arguments: [r.grantId])
                 return .replayed(r)
@@ -329,18 +337,23 @@ public final class EmulatorStore: Sendable {
     struct RefreshRecord {
         var grantId: String, clientId: String, policy: String, oid: String, scopes: String
         var authTime: Int, issuedAt: Int, grantIssuedAt: Int, rotatedAt: Int?, revoked: Bool
+        /// Issued to a confidential client: redeemed only with its secret.
+        var confidential = false
+        /// Issued to a single-page app: 24 hours from the sign-in, whatever the policy says.
+        var spa = false
     }
 
     func saveRefreshToken(_ token: String, _ r: RefreshRecord, rotating old: String? = nil, now: Int) throws {
         try db.write { db in
             try db.execute(
                 sql: """
-                    INSERT INTO refresh_tokens(hash, grant_id, client_id, policy, oid, scopes, auth_time, issued_at, grant_issued_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO refresh_tokens(hash, grant_id, client_id, policy, oid, scopes, auth_time, issued_at, grant_issued_at,
+                                               confidential, spa)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
                     Self.hash(token), r.grantId, r.clientId, r.policy, r.oid, r.scopes, r.authTime, r.issuedAt,
-                    r.grantIssuedAt,
+                    r.grantIssuedAt, r.confidential, r.spa,
                 ])
             if let old {
                 try db.execute(
@@ -358,7 +371,8 @@ public final class EmulatorStore: Sendable {
             return RefreshRecord(
                 grantId: row["grant_id"], clientId: row["client_id"], policy: row["policy"], oid: row["oid"],
                 scopes: row["scopes"], authTime: row["auth_time"], issuedAt: row["issued_at"],
-                grantIssuedAt: row["grant_issued_at"], rotatedAt: row["rotated_at"], revoked: row["revoked"])
+                grantIssuedAt: row["grant_issued_at"], rotatedAt: row["rotated_at"], revoked: row["revoked"],
+                confidential: row["confidential"], spa: row["spa"])
         }
     }
 

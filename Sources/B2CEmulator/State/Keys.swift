@@ -1,0 +1,101 @@
+import B2CProtocol
+import Crypto
+import Foundation
+import NIOConcurrencyHelpers
+import _CryptoExtras
+
+/// The tenant's RS256 signing keys, one set per policy type (user flows; custom policies sign with the tenant's other key,
+/// `B2C_1A_TokenSigningKeyContainer`). Each set has a current key, which signs, and may have older keys still published
+/// after a rotation until they are retired. Kept with the state, so that issued tokens stay valid across restarts.
+final class SigningKeys: Sendable {
+    struct Entry: Sendable {
+        var kid: String
+        var type: EmulatorSeed.PolicyType
+        var key: _RSA.Signing.PrivateKey
+        var jwk: JWK
+        var createdAt: Int
+        var current: Bool
+    }
+
+    private let store: EmulatorStore
+    private let entries: NIOLockedValueBox<[Entry]>
+
+    init(store: EmulatorStore, now: Int) throws {
+        self.store = store
+        var list: [Entry] = []
+        if let saved = try store.setting("signing_keys") {
+            for item in try JSONValue.parse(saved).arrayValue ?? [] {
+                let r = try JSONObjectReader(item)
+                let key = try _RSA.Signing.PrivateKey(pemRepresentation: try r.string("pem"))
+                let type = EmulatorSeed.PolicyType(rawValue: try r.string("type")) ?? .userFlow
+                list.append(Entry(kid: try r.string("kid"), type: type, key: key, jwk: try JWK(publicKey: key.publicKey, kid: try r.string("kid")),
+                                  createdAt: try r.int("createdAt", default: 0) ?? 0, current: try r.bool("current", default: false)))
+            }
+        } else if let legacy = try store.setting("signing_key") {
+            // The first emulators kept one key: it stays the user flows' current key.
+            let key = try _RSA.Signing.PrivateKey(pemRepresentation: legacy)
+            let jwk = try JWK(publicKey: key.publicKey)
+            list.append(Entry(kid: jwk.kid, type: .userFlow, key: key, jwk: jwk, createdAt: now, current: true))
+        }
+        entries = NIOLockedValueBox(list)
+        if !list.contains(where: { $0.type == .userFlow && $0.current }) { _ = try rotate(.userFlow, now: now) } else { try save() }
+    }
+
+    /// The key that signs for a policy type (made on first use for custom policies).
+    func current(_ type: EmulatorSeed.PolicyType) throws -> Entry {
+        if let e = entries.withLockedValue({ $0.first { $0.type == type && $0.current } }) { return e }
+        _ = try rotate(type, now: Int(Date().timeIntervalSince1970))
+        return try current(type)
+    }
+
+    /// The published key set of a policy type: its current key and the older ones not yet retired.
+    func jwks(_ type: EmulatorSeed.PolicyType) throws -> JWKSet {
+        _ = try current(type)
+        return JWKSet(keys: entries.withLockedValue { list in list.filter { $0.type == type }.sorted { $0.current && !$1.current }.map(\.jwk) })
+    }
+
+    /// Every published key of every type (an API that trusts both policy types looks a `kid` up here).
+    var all: JWKSet { JWKSet(keys: entries.withLockedValue { $0.map(\.jwk) }) }
+
+    func type(ofKid kid: String) -> EmulatorSeed.PolicyType? { entries.withLockedValue { $0.first { $0.kid == kid }?.type } }
+
+    /// A new key signs from now on; the previous one stays published until retired.
+    @discardableResult
+    func rotate(_ type: EmulatorSeed.PolicyType, now: Int) throws -> Entry {
+        let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let jwk = try JWK(publicKey: key.publicKey)
+        let entry = Entry(kid: jwk.kid, type: type, key: key, jwk: jwk, createdAt: now, current: true)
+        entries.withLockedValue { list in
+            for i in list.indices where list[i].type == type { list[i].current = false }
+            list.append(entry)
+        }
+        try save()
+        return entry
+    }
+
+    /// Unpublishes every key of a type but the current one; returns their kids.
+    func retire(_ type: EmulatorSeed.PolicyType) throws -> [String] {
+        let retired = entries.withLockedValue { list -> [String] in
+            let gone = list.filter { $0.type == type && !$0.current }.map(\.kid)
+            list.removeAll { $0.type == type && !$0.current }
+            return gone
+        }
+        try save()
+        return retired
+    }
+
+    var json: JSONValue {
+        .array(entries.withLockedValue { list in
+            list.map { ["kid": .string($0.kid), "type": .string($0.type.rawValue), "current": .bool($0.current), "createdAt": JSONValue($0.createdAt)] }
+        })
+    }
+
+    private func save() throws {
+        let list = entries.withLockedValue { $0 }
+        let value = JSONValue.array(list.map {
+            ["kid": .string($0.kid), "type": .string($0.type.rawValue), "pem": .string($0.key.pemRepresentation),
+             "createdAt": JSONValue($0.createdAt), "current": .bool($0.current)]
+        })
+        try store.setSetting("signing_keys", value.serialized())
+    }
+}

@@ -1,0 +1,276 @@
+import B2CProtocol
+import Foundation
+
+/// The seed as JSON (`--seed FILE`, `b2c emulator default-seed`): every error names its JSON path; the first seeds'
+/// shapes (redirect URIs as strings, `kind` names) still read.
+extension EmulatorSeed {
+    public var json: JSONValue {
+        .object([
+            "tenant": .object([
+                "name": .string(tenant.name), "id": .string(tenant.id), "hostAliases": JSONValue(tenant.hostAliases),
+                "appTokenPolicyClaim": .bool(tenant.appTokenPolicyClaim),
+            ]),
+            "policies": .array(policies.map(\.json)),
+            "apps": .array(apps.map(\.json)),
+            "apis": .array(apis.map(\.json)),
+            "users": .array(
+                users.map { u in
+                    .object([
+                        "oid": .string(u.oid), "email": .string(u.email), "password": .string(u.password),
+                        "displayName": .string(u.displayName), "givenName": .string(u.givenName), "surname": .string(u.surname),
+                    ])
+                }),
+        ])
+    }
+
+    public static func parse(_ data: Data) throws -> EmulatorSeed {
+        let root = try JSONObjectReader(JSONValue.parse(data))
+        try root.rejectUnknownKeys(allowed: ["tenant", "policies", "apps", "apis", "users", "$schema", "description"])
+        guard let t = try root.object("tenant") else { throw JSONPathError(path: "$.tenant", message: "is required (an object)") }
+        try t.rejectUnknownKeys(allowed: ["name", "id", "hostAliases", "appTokenPolicyClaim"])
+        let tenant = Tenant(
+            name: try t.string("name"), id: try guid(t, "id"), hostAliases: try t.stringArray("hostAliases"),
+            appTokenPolicyClaim: try t.bool("appTokenPolicyClaim", default: true))
+        guard tenant.name.contains("."), !tenant.name.contains("/") else {
+            throw JSONPathError(path: t.childPath("name"), message: "must be a domain such as contoso.onmicrosoft.com")
+        }
+        let apis = try root.objects("apis").map(API.parse)
+        var policies: [Policy] = []
+        for p in try root.objects("policies", required: true) {
+            let policy = try Policy.parse(p)
+            if policies.contains(where: { $0.id.caseInsensitiveCompare(policy.id) == .orderedSame }) {
+                throw JSONPathError(path: p.childPath("id"), message: "repeats policy '\(policy.id)' (policy ids are case-insensitive)")
+            }
+            policies.append(policy)
+        }
+        return EmulatorSeed(
+            tenant: tenant, policies: policies, apps: try root.objects("apps", required: true).map { try App.parse($0, apis: apis) },
+            apis: apis, users: try parseUsers(root))
+    }
+
+    private static func parseUsers(_ root: JSONObjectReader) throws -> [User] {
+        var users: [User] = []
+        for u in try root.objects("users") {
+            try u.rejectUnknownKeys(allowed: ["oid", "email", "password", "displayName", "givenName", "surname"])
+            let email = try u.string("email")
+            guard isPlausibleEmail(email) else { throw JSONPathError(path: u.childPath("email"), message: "is not an email address") }
+            if users.contains(where: { $0.email.caseInsensitiveCompare(email) == .orderedSame }) {
+                throw JSONPathError(path: u.childPath("email"), message: "repeats '\(email)'")
+            }
+            let given = try u.optionalString("givenName") ?? ""
+            let surname = try u.optionalString("surname") ?? ""
+            users.append(
+                User(
+                    oid: try u.optionalString("oid").map { _ in try guid(u, "oid") } ?? UUID().uuidString.lowercased(),
+                    email: email, password: try u.string("password"),
+                    displayName: try u.optionalString("displayName") ?? "\(given) \(surname)".trimmingCharacters(in: .whitespaces),
+                    givenName: given, surname: surname))
+        }
+        return users
+    }
+
+    static func guid(_ r: JSONObjectReader, _ key: String) throws -> String {
+        let s = try r.string(key)
+        guard UUID(uuidString: s) != nil else { throw JSONPathError(path: r.childPath(key), message: "must be a GUID, found '\(s)'") }
+        return s.lowercased()
+    }
+
+    static func isPlausibleEmail(_ s: String) -> Bool {
+        s.range(of: #"^[^@\s]+@[^@\s]+\.[^@\s]+$"#, options: .regularExpression) != nil && s.count <= 254
+    }
+
+    /// An epoch time, or an ISO 8601 date-time (`2030-01-01T00:00:00Z`).
+    static func time(_ r: JSONObjectReader, _ key: String) throws -> Int? {
+        switch r.raw(key) {
+        case nil, .null?: return nil
+        case .number(let n)?: return Int(n)
+        case .string(let s)?:
+            guard let d = ISO8601DateFormatter().date(from: s) else {
+                throw JSONPathError(path: r.childPath(key), message: "is '\(s)'; expected an ISO 8601 date-time such as 2030-01-01T00:00:00Z")
+            }
+            return Int(d.timeIntervalSince1970)
+        case let v?: throw JSONPathError(path: r.childPath(key), message: "must be a date-time or epoch seconds, found \(v.typeName)")
+        }
+    }
+}
+
+extension EmulatorSeed.Policy {
+    var json: JSONValue {
+        var o: [String: JSONValue] = [
+            "id": .string(id), "kind": .string(kind.rawValue), "type": .string(type.rawValue), "policyClaim": .string(policyClaim),
+            "issuerPattern": .string(issuerPattern), "accessTokenLifetime": JSONValue(accessTokenLifetime),
+            "idTokenLifetime": JSONValue(idTokenLifetime), "refreshTokenLifetime": JSONValue(refreshTokenLifetime),
+            "numbersAsStrings": .bool(numbersAsStrings),
+        ]
+        o["slidingWindow"] = slidingWindow.map { JSONValue($0) } ?? .null
+        return .object(o)
+    }
+
+    static func parse(_ p: JSONObjectReader) throws -> Self {
+        try p.rejectUnknownKeys(allowed: [
+            "id", "kind", "type", "policyClaim", "issuerPattern", "accessTokenLifetime", "idTokenLifetime",
+            "refreshTokenLifetime", "slidingWindow", "numbersAsStrings",
+        ])
+        let id = try p.string("id")
+        let typeName = try p.optionalString("type") ?? (id.lowercased().hasPrefix("b2c_1a_") ? "custom" : "userFlow")
+        guard let type = EmulatorSeed.PolicyType(rawValue: typeName) else {
+            throw JSONPathError(path: p.childPath("type"), message: "is '\(typeName)'; expected userFlow or custom")
+        }
+        let prefix = type == .custom ? "b2c_1a_" : "b2c_1_"
+        guard PolicyID.isValid(id), id.lowercased().hasPrefix(prefix) else {
+            throw JSONPathError(
+                path: p.childPath("id"),
+                message: "must be a \(type == .custom ? "custom policy id such as B2C_1A_signup_signin" : "user flow id such as B2C_1_susi") "
+                    + "(letters, digits, _ . -)")
+        }
+        let kindName = try p.string("kind")
+        guard let kind = EmulatorSeed.PolicyKind(name: kindName) else {
+            throw JSONPathError(
+                path: p.childPath("kind"),
+                message: "is '\(kindName)'; expected one of \(EmulatorSeed.PolicyKind.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        let claim = try p.optionalString("policyClaim") ?? (type == .custom ? "acr" : "tfp")
+        guard ["tfp", "acr"].contains(claim) else { throw JSONPathError(path: p.childPath("policyClaim"), message: "must be \"tfp\" or \"acr\"") }
+        let issuer = try p.optionalString("issuerPattern") ?? "tenantGuid"
+        guard ["tenantGuid", "tfp"].contains(issuer) else {
+            throw JSONPathError(path: p.childPath("issuerPattern"), message: "must be \"tenantGuid\" or \"tfp\"")
+        }
+        let rtLifetime = try p.int("refreshTokenLifetime", default: 1_209_600, range: 60...7_776_000)!
+        let sliding = try p.int("slidingWindow", default: p.has("slidingWindow") ? nil : 7_776_000, range: 60...31_536_000)
+        if let sliding, sliding < rtLifetime {
+            throw JSONPathError(
+                path: p.childPath("slidingWindow"),
+                message: "must be at least refreshTokenLifetime (\(rtLifetime)); use null for no sliding-window limit")
+        }
+        return Self(
+            id: id, kind: kind, type: type, policyClaim: claim, issuerPattern: issuer,
+            accessTokenLifetime: try p.int("accessTokenLifetime", default: 3600, range: 60...86_400)!,
+            idTokenLifetime: try p.int("idTokenLifetime", default: 3600, range: 60...86_400)!,
+            refreshTokenLifetime: rtLifetime, slidingWindow: sliding, numbersAsStrings: try p.bool("numbersAsStrings", default: false))
+    }
+}
+
+extension EmulatorSeed.API {
+    var json: JSONValue {
+        var o: [String: JSONValue] = [
+            "name": .string(name), "appId": .string(appId), "identifierUri": .string(identifierUri), "scopes": JSONValue(scopes),
+            "appRoles": .array(appRoles.map { ["value": .string($0.value), "allowedMemberTypes": JSONValue($0.allowedMemberTypes)] }),
+        ]
+        if let r = requiredScope { o["requiredScope"] = .string(r) }
+        return .object(o)
+    }
+
+    static func parse(_ a: JSONObjectReader) throws -> Self {
+        try a.rejectUnknownKeys(allowed: ["name", "appId", "identifierUri", "scopes", "requiredScope", "appRoles"])
+        let uri = try a.string("identifierUri")
+        guard let u = URL(string: uri), u.scheme == "https", u.host != nil, !uri.hasSuffix("/") else {
+            throw JSONPathError(
+                path: a.childPath("identifierUri"),
+                message: "must be an https URI without a trailing slash, such as https://contoso.onmicrosoft.com/helloapi")
+        }
+        let scopes = try a.stringArray("scopes", required: true)
+        let required = try a.optionalString("requiredScope")
+        if let required, !scopes.contains(required) {
+            throw JSONPathError(path: a.childPath("requiredScope"), message: "is '\(required)', which is not one of scopes \(scopes)")
+        }
+        let roles = try a.objects("appRoles").map { r in
+            try r.rejectUnknownKeys(allowed: ["value", "allowedMemberTypes"])
+            let types = try r.stringArray("allowedMemberTypes")
+            for (i, t) in types.enumerated() where !["Application", "User"].contains(t) {
+                throw JSONPathError(path: "\(r.childPath("allowedMemberTypes"))[\(i)]", message: "is '\(t)'; expected Application or User")
+            }
+            return EmulatorSeed.AppRole(value: try r.string("value"), allowedMemberTypes: types.isEmpty ? ["Application"] : types)
+        }
+        return Self(
+            name: try a.string("name"), appId: try EmulatorSeed.guid(a, "appId"), identifierUri: uri, scopes: scopes, requiredScope: required,
+            appRoles: roles)
+    }
+
+    /// `<identifier URI>/<role>` for each role apps may be granted.
+    var applicationRoles: [String] { appRoles.filter { $0.allowedMemberTypes.contains("Application") }.map { fullScope($0.value) } }
+}
+
+extension EmulatorSeed.App {
+    var json: JSONValue {
+        .object([
+            "clientId": .string(clientId), "name": .string(name),
+            "redirectUris": .array(redirects.map { r in r.type == .publicClient ? .string(r.uri) : ["uri": .string(r.uri), "type": .string(r.type.rawValue)] }),
+            "allowImplicitFlow": .bool(allowImplicitFlow), "nativeAuth": .bool(nativeAuth), "apiPermissions": JSONValue(apiPermissions),
+            "applicationPermissions": JSONValue(applicationPermissions), "servicePrincipalId": .string(servicePrincipalId),
+            "secrets": .array(
+                secrets.map { s in
+                    var o: [String: JSONValue] = s.value.map { ["value": .string($0)] } ?? ["hash": .string(s.hash)]
+                    o["expires"] = s.expiresAt.map { .string(ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval($0)))) } ?? .null
+                    return .object(o)
+                }),
+        ])
+    }
+
+    static func parse(_ a: JSONObjectReader, apis: [EmulatorSeed.API]) throws -> Self {
+        try a.rejectUnknownKeys(allowed: [
+            "clientId", "name", "redirectUris", "allowImplicitFlow", "nativeAuth", "apiPermissions", "applicationPermissions", "secrets",
+            "servicePrincipalId",
+        ])
+        let clientId = try EmulatorSeed.guid(a, "clientId")
+        let perms = try a.stringArray("apiPermissions")
+        let allScopes = Set(apis.flatMap { api in api.scopes.map(api.fullScope) })
+        for (i, s) in perms.enumerated() where !allScopes.contains(s) {
+            throw JSONPathError(path: "\(a.childPath("apiPermissions"))[\(i)]", message: "is '\(s)', which no API in $.apis defines")
+        }
+        let roles = try a.stringArray("applicationPermissions")
+        let allRoles = Set(apis.flatMap(\.applicationRoles))
+        for (i, r) in roles.enumerated() where !allRoles.contains(r) {
+            throw JSONPathError(
+                path: "\(a.childPath("applicationPermissions"))[\(i)]", message: "is '\(r)', which no API in $.apis defines as an Application app role")
+        }
+        return Self(
+            clientId: clientId, name: try a.optionalString("name") ?? "app", redirects: try redirects(a),
+            allowImplicitFlow: try a.bool("allowImplicitFlow", default: false), nativeAuth: try a.bool("nativeAuth", default: false),
+            apiPermissions: perms, applicationPermissions: roles, secrets: try secrets(a),
+            servicePrincipalId: try a.optionalString("servicePrincipalId").map { _ in try EmulatorSeed.guid(a, "servicePrincipalId") }
+                ?? EmulatorStore.derivedGUID("service principal of \(clientId)"))
+    }
+
+    /// Strings (public client) or `{"uri", "type": "publicClient" | "web" | "spa"}`.
+    private static func redirects(_ a: JSONObjectReader) throws -> [EmulatorSeed.Redirect] {
+        guard let raw = a.raw("redirectUris") else { return [] }
+        guard case .array(let items) = raw else { throw JSONPathError(path: a.childPath("redirectUris"), message: "must be an array") }
+        return try items.enumerated().map { i, item in
+            let path = "\(a.childPath("redirectUris"))[\(i)]"
+            var redirect: EmulatorSeed.Redirect
+            switch item {
+            case .string(let uri): redirect = .init(uri: uri, type: .publicClient)
+            case .object:
+                let r = try JSONObjectReader(item, path: path)
+                try r.rejectUnknownKeys(allowed: ["uri", "type"])
+                let typeName = try r.optionalString("type") ?? "publicClient"
+                guard let type = EmulatorSeed.RedirectType(rawValue: typeName) else {
+                    throw JSONPathError(path: r.childPath("type"), message: "is '\(typeName)'; expected publicClient, web or spa")
+                }
+                redirect = .init(uri: try r.string("uri"), type: type)
+            default: throw JSONPathError(path: path, message: "must be a URI or an object {\"uri\", \"type\"}")
+            }
+            guard let u = URLComponents(string: redirect.uri), u.scheme != nil else { throw JSONPathError(path: path, message: "is not an absolute URI") }
+            if redirect.type == .spa, u.scheme != "https", !Loopback.isHost(u.host ?? "") {
+                throw JSONPathError(path: path, message: "a spa redirect URI must be https (http only on a loopback host)")
+            }
+            return redirect
+        }
+    }
+
+    /// `{"value": "…"}` or `{"hash": "sha256:…"}`, each with an optional `expires`.
+    private static func secrets(_ a: JSONObjectReader) throws -> [EmulatorSeed.Secret] {
+        try a.objects("secrets").map { s in
+            try s.rejectUnknownKeys(allowed: ["value", "hash", "expires"])
+            let expires = try EmulatorSeed.time(s, "expires")
+            if let value = try s.optionalString("value") {
+                guard !value.isEmpty else { throw JSONPathError(path: s.childPath("value"), message: "must not be empty") }
+                return EmulatorSeed.Secret(value: value, expiresAt: expires)
+            }
+            guard let hash = try s.optionalString("hash"), hash.hasPrefix("sha256:") else {
+                throw JSONPathError(path: s.path, message: "needs a value, or a hash \"sha256:<base64url of the SHA-256>\"")
+            }
+            return EmulatorSeed.Secret(hash: hash, expiresAt: expires)
+        }
+    }
+}
