@@ -108,8 +108,8 @@ final class TestTenant: Sendable {
         try await request(.POST, path, form: form, cookie: cookie)
     }
 
-    func token(_ policy: String, _ form: [String: String]) async throws -> TestResponse {
-        try await post("/contoso.onmicrosoft.com/\(policy)/oauth2/v2.0/token", form)
+    func token(_ policy: String, _ form: [String: String], headers: [(String, String)] = []) async throws -> TestResponse {
+        try await request(.POST, "/contoso.onmicrosoft.com/\(policy)/oauth2/v2.0/token", form: form, headers: headers)
     }
 
     func admin(_ method: HTTPMethod, _ path: String, _ json: JSONValue? = nil) async throws -> TestResponse {
@@ -174,8 +174,8 @@ final class Browser {
 
 func authorizeURL(policy: String = "B2C_1_susi", pkce: PKCE? = PKCE(), state: String = "st-123", nonce: String = "n-456",
                   redirectURI: String = redirect, scope: String = "openid offline_access \(helloScope)",
-                  extra: [String: String] = [:], prefix: String = "/contoso.onmicrosoft.com") -> String {
-    var params: [String: String] = ["client_id": clientID, "response_type": "code", "redirect_uri": redirectURI, "scope": scope,
+                  extra: [String: String] = [:], prefix: String = "/contoso.onmicrosoft.com", client: String = clientID) -> String {
+    var params: [String: String] = ["client_id": client, "response_type": "code", "redirect_uri": redirectURI, "scope": scope,
                                     "state": state, "nonce": nonce, "client_info": "1"]
     if let pkce { params["code_challenge"] = pkce.challenge; params["code_challenge_method"] = "S256" }
     for (k, v) in extra { params[k] = v }
