@@ -46,21 +46,28 @@ extension B2CEmulator {
     /// value (a seed may give a hash instead).
     public func appSettings(baseURL: String, app: EmulatorSeed.App, caFile: String?) -> JSONValue {
         let policy = seed.policies.first { $0.kind == .signUpSignIn && $0.type == .userFlow } ?? seed.policies[0]
-        func id(_ kind: EmulatorSeed.PolicyKind) -> JSONValue { seed.policies.first { $0.kind == kind && $0.type == .userFlow }.map { .string($0.id) } ?? .null }
+        func id(_ kind: EmulatorSeed.PolicyKind) -> JSONValue {
+            seed.policies.first { $0.kind == kind && $0.type == .userFlow }.map { .string($0.id) } ?? .null
+        }
         let secret = app.secrets.first { $0.value != nil }?.value
         let callback = app.redirects.first { $0.type == .web }.flatMap { URL(string: $0.uri)?.path }.flatMap { $0.isEmpty ? nil : $0 }
         var azure: [String: JSONValue] = [
-            "Instance": .string(baseURL), "Domain": .string(seed.tenant.name), "TenantId": .string(seed.tenant.id), "ClientId": .string(app.clientId),
-            "SignUpSignInPolicyId": .string(policy.id), "EditProfilePolicyId": id(.editProfile), "ResetPasswordPolicyId": id(.resetPassword),
+            "Instance": .string(baseURL), "Domain": .string(seed.tenant.name), "TenantId": .string(seed.tenant.id),
+            "ClientId": .string(app.clientId),
+            "SignUpSignInPolicyId": .string(policy.id), "EditProfilePolicyId": id(.editProfile),
+            "ResetPasswordPolicyId": id(.resetPassword),
             "CallbackPath": callback.map { .string($0) } ?? .null,
         ]
         if let secret { azure["ClientSecret"] = .string(secret) }
         let apiScopes = seed.apis.flatMap { api in api.scopes.map(api.fullScope).filter(app.apiPermissions.contains) }
-        let defaults = seed.apis.filter { api in api.applicationRoles.contains(where: app.applicationPermissions.contains) }.map { "\($0.identifierUri)/.default" }
+        let defaults = seed.apis.filter { api in api.applicationRoles.contains(where: app.applicationPermissions.contains) }.map {
+            "\($0.identifierUri)/.default"
+        }
         var plain: [String: JSONValue] = [
             "authority": .string("\(baseURL)/\(seed.tenant.name)/\(policy.id)"),
             "tokenEndpoint": .string("\(baseURL)/\(seed.tenant.name)/\(policy.lowercasedID)/oauth2/v2.0/token"),
             "clientId": .string(app.clientId), "redirectUris": JSONValue(app.redirectUris), "scopes": JSONValue(apiScopes + defaults),
+            "apis": .array(seed.apis.map { ["name": .string($0.name), "baseUrl": .string(baseURL + "/" + $0.name)] }),
         ]
         if let secret { plain["clientSecret"] = .string(secret) }
         if let caFile { plain["caFile"] = .string(caFile) }

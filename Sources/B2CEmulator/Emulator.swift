@@ -91,4 +91,3 @@ extension TenantPart {
     var tenantName: String { seed.tenant.name }
     var tenantID: String { seed.tenant.id }
 }
-

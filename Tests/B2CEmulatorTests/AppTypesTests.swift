@@ -46,6 +46,7 @@ func basic(_ id: String, _ secret: String) -> (String, String) {
                 let refreshed = try await t.token("B2C_1_susi", ["grant_type": "refresh_token", "client_id": webApp, "refresh_token": rt,
                                                                  "client_secret": webSecret])
                 #expect(refreshed.status == 200, "\(refreshed.body)")
+                #expect(tok.json["scope"] == .string(helloScope) && refreshed.json["scope"] == .string(helloScope), "scope echoes the API's scopes")
             }
         }
     }
@@ -193,6 +194,13 @@ func basic(_ id: String, _ secret: String) -> (String, String) {
             try JWT.decode(at).verifySignature(with: custom)
             // The sample API takes both kinds; userinfo answers for the custom policy only.
             #expect(try await t.get("/hello", headers: [("Authorization", "Bearer \(at)")]).status == 200)
+            // …each checked with its own policy type's keys: a custom-key token that claims a user flow is refused.
+            var claimsOfAT = try JWT.decode(at).claims
+            claimsOfAT["acr"] = nil
+            claimsOfAT["tfp"] = "B2C_1_susi"
+            let customKey = try t.emulator.keys.current(.custom)
+            let mixed = try JWT.sign(claims: .object(claimsOfAT), kid: customKey.kid, key: customKey.key)
+            #expect(try await t.get("/hello", headers: [("Authorization", "Bearer \(mixed)")]).status == 401)
             let info = try await t.get("/contoso.onmicrosoft.com/B2C_1A_signup_signin/openid/v2.0/userinfo", headers: [("Authorization", "Bearer \(at)")])
             #expect(info.status == 200 && info.json["email"] == .string(alice.email) && info.json["sub"] == .string(alice.oid), "\(info.body)")
             let discovery = try await t.get("/contoso.onmicrosoft.com/B2C_1A_signup_signin/v2.0/.well-known/openid-configuration")

@@ -78,13 +78,11 @@ func run(_ executable: URL, _ args: [String], environment: [String: String] = [:
 }
 
 @Suite(.serialized) struct CLITests {
-    @Test func serveReportsAndStopsCleanlyOnSIGINT() async throws {
-        let dir = temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let configOut = dir.appendingPathComponent("policies.json")
+    /// Starts `b2c emulator serve ARGS` and returns it with its first line (the base URL line).
+    static func serve(_ args: [String]) throws -> (Process, String) {
         let p = Process()
         p.executableURL = b2cBinary
-        p.arguments = ["emulator", "serve", "--tls", "--state", dir.appendingPathComponent("state").path, "--config-out", configOut.path]
+        p.arguments = ["emulator", "serve"] + args
         let out = Pipe()
         p.standardOutput = out
         try p.run()
@@ -94,6 +92,46 @@ func run(_ executable: URL, _ args: [String], environment: [String: String] = [:
             if chunk.isEmpty { break }
             line += String(decoding: chunk, as: UTF8.self)
         }
+        return (p, line)
+    }
+
+    /// `--config-out FILE --app NAME`: a web app's settings (Microsoft.Identity.Web's section and plain values), with its
+    /// secret, in a file only its owner reads; the API base URL answers.
+    @Test func configOutWritesAConfidentialAppsSettings() async throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let out = dir.appendingPathComponent("appsettings.json")
+        let (p, line) = try Self.serve(["--config-out", out.path, "--app", "web-app"])
+        defer { kill(p.processIdentifier, SIGINT); p.waitUntilExit() }
+        let base = try #require(line.split(separator: " ").dropFirst(2).first.map(String.init), "\(line)")
+        let settings = try JSONValue.parse(Data(contentsOf: out))
+        let azure = settings["AzureAdB2C"]
+        #expect(azure?["Instance"]?.stringValue == base && azure?["Domain"] == "contoso.onmicrosoft.com" && azure?["TenantId"]?.stringValue == tenantID)
+        #expect(azure?["ClientId"]?.stringValue == webApp && azure?["ClientSecret"]?.stringValue == webSecret)
+        #expect(azure?["SignUpSignInPolicyId"] == "B2C_1_susi" && azure?["CallbackPath"] == "/signin-oidc", "\(settings)")
+        let plain = settings["b2cEmulator"]
+        #expect(plain?["tokenEndpoint"]?.stringValue == "\(base)/contoso.onmicrosoft.com/b2c_1_susi/oauth2/v2.0/token")
+        #expect(plain?["clientSecret"]?.stringValue == webSecret && plain?["scopes"] == .array([.string(helloScope)]))
+        let attributes = try FileManager.default.attributesOfItem(atPath: out.path)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600, "a file with a secret is the owner's only")
+        let apiBase = try #require(plain?["apis"]?.arrayValue?.first?["baseUrl"]?.stringValue)
+        let api = try run(URL(fileURLWithPath: "/usr/bin/curl"), ["-s", "-o", "/dev/null", "-w", "%{http_code}", apiBase])
+        #expect(api.stdout == "401", "the API base URL answers (without a token: 401)")
+        // The daemon's settings name the API's .default scope; an unknown app lists the apps.
+        let daemonOut = dir.appendingPathComponent("daemon.json")
+        let (d, _) = try Self.serve(["--config-out", daemonOut.path, "--app", daemon])
+        defer { kill(d.processIdentifier, SIGINT); d.waitUntilExit() }
+        #expect(try JSONValue.parse(Data(contentsOf: daemonOut))["b2cEmulator"]?["scopes"] == .array([.string(helloDefault)]))
+        let unknown = try run(b2cBinary, ["emulator", "serve", "--config-out", dir.appendingPathComponent("x.json").path, "--app", "nosuch"])
+        #expect(unknown.status == 3 && unknown.stderr.contains("no app 'nosuch'") && unknown.stderr.contains("web-app"), "\(unknown.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("x.json").path))
+    }
+
+    @Test func serveReportsAndStopsCleanlyOnSIGINT() async throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let configOut = dir.appendingPathComponent("policies.json")
+        let (p, line) = try Self.serve(["--tls", "--state", dir.appendingPathComponent("state").path, "--config-out", configOut.path])
         #expect(line.hasPrefix("b2c emulator: https://127.0.0.1:"), "\(line)")
         #expect(line.contains("tenant contoso.onmicrosoft.com (\(tenantID))") && line.contains("/_admin (loopback only)"))
         let caPath = try #require(line.range(of: "; CA ").map { String(line[$0.upperBound...]).trimmingCharacters(in: .whitespacesAndNewlines) })
@@ -138,21 +176,50 @@ func run(_ executable: URL, _ args: [String], environment: [String: String] = [:
     }
 }
 
-@Suite struct MSALInteropTests {
-    /// Real Microsoft `msal` (Python, from PyPI, in a venv the script makes) against the TLS emulator.
-    @Test func msalPythonAuthCodeROPCAndRefresh() async throws {
+/// Third-party Python clients (from PyPI, in a venv `Tests/interop/run.sh` makes) against the TLS emulator.
+@Suite(.serialized) struct PythonInteropTests {
+    /// Runs one script of `Tests/interop/` against a fresh TLS tenant and returns its last line as JSON.
+    static func interop(_ script: String) async throws -> JSONValue {
+        var output = JSONValue.null
         try await TestTenant.with(tls: true) { t in
-            let ca = FileManager.default.temporaryDirectory.appendingPathComponent("b2c-msal-ca-\(UUID().uuidString).pem")
-            let pem = try #require(t.server.tls?.caCertificatePEM)
-            try Data(pem.utf8).write(to: ca)
-            let r = try run(packageRoot.appendingPathComponent("Tests/interop/run-msal.sh"), [t.base, ca.path])
-            #expect(r.status == 0, "msal interop failed:\n\(r.stdout)\n\(r.stderr.suffix(3000))")
-            let result = try JSONValue.parse(Data((r.stdout.split(separator: "\n").last.map(String.init) ?? "").utf8))
-            #expect(result["authCodeAccount"]?.stringValue == "\(alice.oid)-b2c_1_susi.\(tenantID)")
-            #expect(result["ropcAccount"]?.stringValue == "\(bob.oid)-b2c_1_ropc_auth.\(tenantID)")
-            #expect(result["refreshed"] == true)
-            #expect(result["crossPolicyRefresh"] == "AADB2C90088")
-            #expect(result["pyjwtVerified"] == 5, "PyJWT verified every id and access token against the policy's JWKS")
+            let ca = FileManager.default.temporaryDirectory.appendingPathComponent("b2c-interop-ca-\(UUID().uuidString).pem")
+            defer { try? FileManager.default.removeItem(at: ca) }
+            try Data(try #require(t.server.tls?.caCertificatePEM).utf8).write(to: ca)
+            let r = try run(packageRoot.appendingPathComponent("Tests/interop/run.sh"), [script, t.base, ca.path])
+            #expect(r.status == 0, "\(script) failed:\n\(r.stdout)\n\(r.stderr.suffix(3000))")
+            output = try JSONValue.parse(Data((r.stdout.split(separator: "\n").last.map(String.init) ?? "{}").utf8))
         }
+        return output
+    }
+
+    /// Real Microsoft `msal` public client: auth code + PKCE, ROPC, refresh, one refresh token per policy.
+    @Test func msalPythonAuthCodeROPCAndRefresh() async throws {
+        let result = try await Self.interop("msal_interop.py")
+        #expect(result["authCodeAccount"]?.stringValue == "\(alice.oid)-b2c_1_susi.\(tenantID)")
+        #expect(result["ropcAccount"]?.stringValue == "\(bob.oid)-b2c_1_ropc_auth.\(tenantID)")
+        #expect(result["refreshed"] == true)
+        #expect(result["crossPolicyRefresh"] == "AADB2C90088")
+        #expect(result["pyjwtVerified"] == 5, "PyJWT verified every id and access token against the policy's JWKS")
+    }
+
+    /// msal's `ConfidentialClientApplication`: a daemon's client credentials (cached), a web app's code and refresh with
+    /// its secret, a custom policy's own key.
+    @Test func msalPythonConfidentialClients() async throws {
+        let result = try await Self.interop("confidential_interop.py")
+        #expect(result["clientCredentialsCached"] == true)
+        #expect(result["appTokenRoles"] == .array(["hello.read.all"]))
+        #expect(result["wrongSecret"]?.stringValue == "AADB2C90081")
+        #expect(result["webAccount"]?.stringValue == "\(alice.oid)-b2c_1_susi.\(tenantID)")
+        #expect(result["customKeyUnknownToUserFlows"] == true)
+        #expect(result["pyjwtVerified"] == 7, "PyJWT verified every token kind against its policy's JWKS")
+    }
+
+    /// Authlib validates hybrid and implicit answers (c_hash, at_hash) and redeems with client_secret_basic.
+    @Test func authlibValidatesHybridAndImplicitAnswers() async throws {
+        let result = try await Self.interop("oidc_interop.py")
+        #expect(result["hybridRejectsTamperedCode"]?.stringValue?.contains("c_hash") == true, "\(result)")
+        #expect(result["implicitRejectsTamperedToken"]?.stringValue?.contains("at_hash") == true, "\(result)")
+        #expect(result["basicRedeemedAndRefreshed"] == true)
+        #expect(result["implicitFields"] == .array(["access_token", "expires_in", "id_token", "scope", "state", "token_type"]))
     }
 }

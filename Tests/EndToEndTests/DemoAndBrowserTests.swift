@@ -50,4 +50,16 @@ import Testing
         #expect(r.stdout.contains("ok - (c) alice edits her profile"), "\(r.stdout)")
         #expect(!r.stdout.contains("not ok") && !r.stdout.contains("SKIP"), "\(r.stdout)")
     }
+
+    /// A single-page app in headless Chromium: PKCE in the page, fetch() to the token endpoint; the browser's CORS check
+    /// blocks an unregistered origin and lets the app's `spa` origin through (Tests/browser/spa_cors.py).
+    @Test func realChromiumRedeemsASinglePageAppsCodeFromItsRegisteredOriginOnly() async throws {
+        let r = try await run(URL(fileURLWithPath: "/bin/bash"), [packageRoot.appendingPathComponent("Tests/browser/run-spa.sh").path, b2cBinary.path],
+                              environment: ProcessInfo.processInfo.environment)
+        #expect(r.status != 77, "install chromium chromium-driver (as .ci/run does) to run the real-browser test: \(r.stdout)")
+        #expect(r.status == 0, "\(r.stdout)\n\(r.stderr.suffix(3000))")
+        let result = try JSONValue.parse(Data((r.stdout.split(separator: "\n").last.map(String.init) ?? "{}").utf8))
+        #expect(result["unregisteredOrigin"]?.stringValue?.contains("Failed to fetch") == true, "\(result)")
+        #expect(result["registeredOrigin"] == 200 && result["refreshTokenExpiresIn"] == 86_400, "\(result)")
+    }
 }

@@ -53,6 +53,24 @@ import _CryptoExtras
         }
     }
 
+    /// Key rollover: after the tenant rotates its user-flow key, b2c meets a `kid` its cached JWKS lacks, refetches the
+    /// key set once and accepts the token signed with the new key.
+    @Test func aTokenSignedWithARotatedKeyIsAcceptedAfterOneJWKSRefetch() async throws {
+        try await World.with { w in
+            func keyFetches(_ r: Run) -> Int {
+                r.stderr.split(separator: "\n").filter { $0.contains("GET ") && $0.contains("/discovery/v2.0/keys") }.count
+            }
+            #expect(try await w.b2c(["signin"], as: alice).status == 0)
+            let cached = try await w.b2c(["signin", "--prompt", "login", "--verbose"], as: alice)
+            #expect(cached.status == 0 && keyFetches(cached) == 0, "the cached key set serves a known kid:\n\(cached.stderr)")
+            let rotated = try await w.admin("POST", "/keys/rotate", ["policyType": "userFlow"])
+            #expect(try rotated["kid"]?.stringValue == w.server.emulator.keys.current(.userFlow).kid, "new sign-ins are signed with \(rotated)")
+            let again = try await w.b2c(["signin", "--prompt", "login", "--verbose"], as: alice)
+            #expect(again.status == 0, "\(again.stderr)")
+            #expect(keyFetches(again) == 1, "the key set is fetched once, on the unknown kid:\n\(again.stderr)")
+        }
+    }
+
     @Test func theListenerTakesOneRedirectWithItsStateAndIgnoresOthers() async throws {
         let listener = try await LoopbackListener.start(port: 0, path: "/", expectedState: "s")
         func get(_ query: String) async throws -> String {

@@ -30,15 +30,7 @@ if [ ! -x "$b2c" ]; then
   exit 1
 fi
 
-# Selenium from PyPI in a venv of its own. The drivers are given explicitly; Selenium Manager stays offline.
-venv=${B2C_BROWSER_VENV:-$root/.build/venv-browser}
-if ! "$venv/bin/python" -c 'import selenium' >/dev/null 2>&1; then
-  python3 -m venv "$venv" >&2 && "$venv/bin/pip" install --quiet --disable-pip-version-check selenium >&2 || {
-    echo "error: could not install selenium into $venv" >&2
-    exit 1
-  }
-fi
-export SE_OFFLINE=true
+source "$here/selenium-venv.sh"
 
 started=$(date +%s)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/b2c-chromium.XXXXXX")

@@ -40,14 +40,18 @@ extension EmulatorCommand {
         @Option(help: ArgumentHelp("Tenant, policies, apps, APIs and users as JSON (see `b2c emulator default-seed`).", valueName: "file"))
         var seed: String?
         @Option(help: ArgumentHelp("Write a client policies.json that targets this emulator.", valueName: "file")) var configOut: String?
-        @Option(help: ArgumentHelp("With --config-out: write this app's settings instead (a web app or daemon: appsettings-style, with its secret).",
-                                   valueName: "name or client id")) var app: String?
+        @Option(
+            help: ArgumentHelp(
+                "With --config-out: write this app's settings instead (a web app or daemon: appsettings-style, with its secret).",
+                valueName: "name or client id")) var app: String?
         @Flag(name: .shortAndLong, help: "Log each request (method, path, status; never secrets) to stderr.") var verbose = false
 
         func validate() throws {
             guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535, got \(port).") }
             if state != nil && inMemory { throw ValidationError("--state and --in-memory exclude each other; give one.") }
-            if app != nil && configOut == nil { throw ValidationError("--app names the app whose settings --config-out writes; add --config-out FILE.") }
+            if app != nil && configOut == nil {
+                throw ValidationError("--app names the app whose settings --config-out writes; add --config-out FILE.")
+            }
         }
 
         /// Long on purpose: the start sequence of `serve` (seed, state, TLS, listen, configuration out), in order.
@@ -111,13 +115,15 @@ extension EmulatorCommand {
                 if let app {
                     guard let registration = emulator.app(named: app) else {
                         await server.stop()
-                        throw CLIError("no app '\(app)' in the seed (apps: \(emulator.seed.apps.map(\.name).joined(separator: ", ")))",
-                                       exitCode: ExitStatus.configuration)
+                        throw CLIError(
+                            "no app '\(app)' in the seed (apps: \(emulator.seed.apps.map(\.name).joined(separator: ", ")))",
+                            exitCode: ExitStatus.configuration)
                     }
                     json = emulator.appSettings(baseURL: server.baseURL, app: registration, caFile: tlsMaterial?.caPath.path)
                 }
                 do {
-                    try Data((json.serialized(pretty: true) + "\n").utf8).write(to: URL(fileURLWithPath: configOut), options: .atomic)
+                    // An app's settings hold its secret: only the owner reads them (written aside, then renamed into place).
+                    try Self.write(Data((json.serialized(pretty: true) + "\n").utf8), to: configOut, mode: app == nil ? 0o644 : 0o600)
                 } catch {
                     await server.stop()
                     throw CLIError("cannot write --config-out '\(configOut)': \(error.localizedDescription)", exitCode: ExitStatus.error)
@@ -130,6 +136,18 @@ extension EmulatorCommand {
             if let tlsMaterial { line += "; CA \(tlsMaterial.caPath.path)" }
             FileHandle.standardOutput.write(Data((line + "\n").utf8))
             try await server.wait()
+        }
+
+        static func write(_ data: Data, to path: String, mode: Int) throws {
+            let aside = path + ".tmp-\(getpid())"
+            guard FileManager.default.createFile(atPath: aside, contents: data, attributes: [.posixPermissions: mode]) else {
+                throw CocoaError(.fileWriteNoPermission)
+            }
+            guard rename(aside, path) == 0 else {
+                let code = POSIXErrorCode(rawValue: errno) ?? .EIO
+                unlink(aside)
+                throw POSIXError(code)
+            }
         }
     }
 }

@@ -93,7 +93,9 @@ struct AdminEndpoint: TenantPart {
     static func policyType(_ b: JSONObjectReader) throws -> EmulatorSeed.PolicyType {
         try b.rejectUnknownKeys(allowed: ["policyType"])
         let name = try b.optionalString("policyType") ?? "userFlow"
-        guard let type = EmulatorSeed.PolicyType(rawValue: name) else { throw AdminError(message: "$.policyType is '\(name)'; expected userFlow or custom") }
+        guard let type = EmulatorSeed.PolicyType(rawValue: name) else {
+            throw AdminError(message: "$.policyType is '\(name)'; expected userFlow or custom")
+        }
         return type
     }
 

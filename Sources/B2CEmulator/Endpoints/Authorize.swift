@@ -102,7 +102,9 @@ struct AuthorizeEndpoint: TenantPart {
         guard let u = URLComponents(string: uri), u.scheme != nil, u.fragment == nil else { return nil }
         if let exact = registered.first(where: { $0.uri == uri }) { return exact }
         return registered.first { r in
-            guard let ru = URLComponents(string: r.uri), ru.scheme == "http", Loopback.isHost(ru.host ?? ""), ru.port == nil else { return false }
+            guard let ru = URLComponents(string: r.uri), ru.scheme == "http", Loopback.isHost(ru.host ?? ""), ru.port == nil else {
+                return false
+            }
             let samePath = u.path == ru.path || (["", "/"].contains(u.path) && ["", "/"].contains(ru.path))
             return u.scheme == "http" && Loopback.isHost(u.host ?? "") && samePath && u.query == nil
         }
@@ -218,7 +220,8 @@ struct AuthorizeEndpoint: TenantPart {
         if redirect.type == .spa && responseType.contains("code") && challengeMethod == nil {
             throw OAuthFailure(
                 error: "invalid_request", code: "AADB2C99059",
-                message: "The supplied request must present a code_challenge. Required for single-page apps using the authorization code flow.")
+                message:
+                    "The supplied request must present a code_challenge. Required for single-page apps using the authorization code flow.")
         }
         if let maxAge = q["max_age"], Int(maxAge).map({ $0 >= 0 }) != true {
             throw OAuthFailure(
@@ -385,12 +388,14 @@ struct AuthorizeEndpoint: TenantPart {
                     clientId: app.clientId, redirectUri: tx.redirectUri, policy: policy.lowercasedID,
                     scopes: tx.scope, nonce: tx.nonce, challenge: tx.codeChallenge,
                     challengeMethod: tx.codeChallengeMethod, oid: user.oid, authTime: authTime,
-                    newUser: newUser, createdAt: now, redeemedAt: nil, grantId: UUID().uuidString.lowercased(), redirectType: tx.redirectType))
+                    newUser: newUser, createdAt: now, redeemedAt: nil, grantId: UUID().uuidString.lowercased(),
+                    redirectType: tx.redirectType))
             params.append(("code", newCode))
         }
         if tx.responseType.contains("token") || tx.responseType.contains("id_token") {
-            params += try frontChannelTokens(tx, user: user, authTime: authTime, newUser: newUser, policy: policy, app: app, scopes: scopes,
-                                             code: code)
+            params += try frontChannelTokens(
+                tx, user: user, authTime: authTime, newUser: newUser, policy: policy, app: app, scopes: scopes,
+                code: code)
         }
         if let state = tx.state { params.append(("state", state)) }
         if tx.clientInfo { params.append(("client_info", ClientInfo(uid: "\(user.oid)-\(policy.lowercasedID)", utid: tenantID).encoded)) }

@@ -27,9 +27,12 @@ struct DiscoveryEndpoint: TenantPart {
             "token_endpoint_auth_methods_supported": ["client_secret_post", "client_secret_basic"],
         ]
         var o = doc.objectValue ?? [:]
-        let claims: [String] = policy.type == .custom
-            ? ["name", "given_name", "family_name", "email", "sub", "tid"] : ["name", "given_name", "family_name", "emails", "idp", "newUser", "oid", "sub"]
-        o["claims_supported"] = JSONValue(claims + [policy.policyClaim, "iss", "iat", "exp", "aud", "nonce", "auth_time", "c_hash", "at_hash"])
+        let claims: [String] =
+            policy.type == .custom
+            ? ["name", "given_name", "family_name", "email", "sub", "tid"]
+            : ["name", "given_name", "family_name", "emails", "idp", "newUser", "oid", "sub"]
+        o["claims_supported"] = JSONValue(
+            claims + [policy.policyClaim, "iss", "iat", "exp", "aud", "nonce", "auth_time", "c_hash", "at_hash"])
         if policy.type == .custom { o["userinfo_endpoint"] = .string(a.url("openid/v2.0/userinfo")) }
         return .json(.object(o), headers: [("Access-Control-Allow-Origin", "*")])
     }

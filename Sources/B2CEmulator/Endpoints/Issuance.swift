@@ -182,7 +182,8 @@ struct TokenIssuer: TenantPart {
     /// The claims of a person's tokens: a user flow's (`emails`, `oid`, `tfp`), a custom policy's starter pack (one
     /// `email`, `sub` = object id and no `oid`, `tid`, a lower-case `acr`), or native auth's (v2.0, `tid`, `preferred_username`).
     func userClaims(
-        _ user: EmulatorStore.UserRecord, policy: EmulatorSeed.Policy?, authTime: Int, newUser: Bool, nonce: String?, origin: String, now: Int
+        _ user: EmulatorStore.UserRecord, policy: EmulatorSeed.Policy?, authTime: Int, newUser: Bool, nonce: String?, origin: String,
+        now: Int
     ) -> [String: JSONValue] {
         var c: [String: JSONValue] = [
             "iss": .string(issuer(origin: origin, policy: policy)), "iat": JSONValue(now), "nbf": JSONValue(now), "sub": .string(user.oid),
@@ -218,7 +219,9 @@ struct TokenIssuer: TenantPart {
         guard scopes.resourceAppId != nil else {
             return ["openid", scopes.offlineAccess ? "offline_access" : nil].compactMap { $0 }.joined(separator: " ")
         }
-        if scopes.resourceAppId == app.clientId && scopes.offlineAccess { return (scopes.fullScopes + ["offline_access"]).joined(separator: " ") }
+        if scopes.resourceAppId == app.clientId && scopes.offlineAccess {
+            return (scopes.fullScopes + ["offline_access"]).joined(separator: " ")
+        }
         return scopes.fullScopes.joined(separator: " ")
     }
 
@@ -305,15 +308,20 @@ extension TokenIssuer {
     /// An app-only token (client credentials): `aud` the API, `azp` the client, `sub` and `oid` the app's service principal,
     /// `scp` the granted app roles, `tid`, `ver` 2.0; the policy claim of the policy in the path when the tenant's knob says so.
     /// The answer has no id token, refresh token or `scope` (reference §13.2).
-    func appToken(app: EmulatorSeed.App, api: EmulatorSeed.API, roles: [String], policy: EmulatorSeed.Policy, origin: String) throws -> Response {
+    func appToken(
+        app: EmulatorSeed.App, api: EmulatorSeed.API, roles: [String], policy: EmulatorSeed.Policy, origin: String
+    ) throws -> Response {
         let now = clock.now()
         let lifetime = policy.accessTokenLifetime
         var c: [String: JSONValue] = [
-            "iss": .string(issuer(origin: origin, policy: policy)), "iat": JSONValue(now), "nbf": JSONValue(now), "exp": JSONValue(now + lifetime),
+            "iss": .string(issuer(origin: origin, policy: policy)), "iat": JSONValue(now), "nbf": JSONValue(now),
+            "exp": JSONValue(now + lifetime),
             "aud": .string(api.appId), "azp": .string(app.clientId), "azpacr": "1", "sub": .string(app.servicePrincipalId),
             "oid": .string(app.servicePrincipalId), "tid": .string(tenantID), "ver": "2.0", "scp": .string(roles.joined(separator: " ")),
         ]
-        if seed.tenant.appTokenPolicyClaim { c[policy.policyClaim] = .string(policy.policyClaim == "acr" ? policy.lowercasedID : policy.id) }
+        if seed.tenant.appTokenPolicyClaim {
+            c[policy.policyClaim] = .string(policy.policyClaim == "acr" ? policy.lowercasedID : policy.id)
+        }
         let signer = try keys.current(policy.type)
         let token = try JWT.sign(claims: .object(c), kid: signer.kid, key: signer.key)
         let asNumber: (Int) -> JSONValue = { n in policy.numbersAsStrings ? .string(String(n)) : JSONValue(n) }

@@ -3,7 +3,7 @@ import Foundation
 import Hummingbird
 
 /// The standard B2C sample web API, for every API of the seed at `/<api name>` (`GET /hello` in the default tenant):
-/// `{"name": …}` after full token validation — the key looked up by `kid` in either policy type's keys, the issuer one of
+/// `{"name": …}` after full token validation — the key looked up by `kid` in the keys of the token's policy type, the issuer one of
 /// the tenant's, the audience the API. A user token needs the API's required scope; an app-only token one of its app roles.
 struct SampleAPI: TenantPart {
     let seed: EmulatorSeed
@@ -28,7 +28,7 @@ struct SampleAPI: TenantPart {
         let jwt: JWT
         do {
             jwt = try JWT.decode(token)
-            try jwt.verifySignature(with: keys.all)
+            try jwt.verifySignature(with: try keySet(for: jwt))
             try jwt.validateClaims(issuers: trustedIssuers(), audience: api.appId, now: clock.now())
         } catch {
             return unauthorized(api, "\(error)")
@@ -43,9 +43,19 @@ struct SampleAPI: TenantPart {
                     + Self.corsHeaders)
         }
         if isAppToken {
-            return .json(["name": .null, "application": .string(jwt.string("azp") ?? ""), "roles": JSONValue(granted.sorted())], headers: Self.corsHeaders)
+            return .json(
+                ["name": .null, "application": .string(jwt.string("azp") ?? ""), "roles": JSONValue(granted.sorted())],
+                headers: Self.corsHeaders)
         }
         return .json(["name": jwt.claims["name"] ?? .null], headers: Self.corsHeaders)
+    }
+
+    /// The keys of the policy type the token names (`tfp` or `acr`), as an API configured with that policy's metadata
+    /// would hold; an app-only token without a policy claim is checked against the type its `kid` belongs to.
+    private func keySet(for jwt: JWT) throws -> JWKSet {
+        if let name = jwt.string("tfp") ?? jwt.string("acr"), let policy = seed.policy(named: name) { return try keys.jwks(policy.type) }
+        if let kid = jwt.kid, let type = keys.type(ofKid: kid) { return try keys.jwks(type) }
+        return keys.all
     }
 
     private func unauthorized(_ api: EmulatorSeed.API, _ why: String?) -> Response {

@@ -34,7 +34,8 @@ struct TokenEndpoint: TenantPart {
         for (k, v) in try req.queryParameters() where form[k] == nil && k != "p" { form[k] = v }
         let basic = try Self.basicCredentials(req.headers[.authorization])
         if let basic, let formID = form["client_id"], formID.caseInsensitiveCompare(basic.id) != .orderedSame {
-            throw OAuthFailure(error: "invalid_request", code: "AADB2C90083", message: "The client_id of the body and of the Basic credentials differ.")
+            throw OAuthFailure(
+                error: "invalid_request", code: "AADB2C90083", message: "The client_id of the body and of the Basic credentials differ.")
         }
         guard let clientId = basic?.id ?? form["client_id"], !clientId.isEmpty else { throw missing("client_id") }
         guard let app = seed.app(clientId: clientId) else {
@@ -44,7 +45,9 @@ struct TokenEndpoint: TenantPart {
         }
         form["client_id"] = clientId
         let origin = req.headers[.origin]
-        guard let secret = basic?.secret ?? form["client_secret"] else { return Caller(form: form, app: app, authenticated: false, origin: origin) }
+        guard let secret = basic?.secret ?? form["client_secret"] else {
+            return Caller(form: form, app: app, authenticated: false, origin: origin)
+        }
         guard app.isConfidential else {
             throw OAuthFailure(
                 error: "invalid_request", code: "AADB2C90084",
@@ -54,7 +57,8 @@ struct TokenEndpoint: TenantPart {
         guard app.secrets.contains(where: { $0.hash == EmulatorSeed.Secret.hash(secret) && ($0.expiresAt.map { now < $0 } ?? true) }) else {
             // B2C documents AADB2C90081 for a wrong secret; an expired one is the same to the caller (the emulator's choice).
             throw OAuthFailure(
-                error: "invalid_client", code: "AADB2C90081", message: "The specified client_secret does not match the expected value for this client.",
+                error: "invalid_client", code: "AADB2C90081",
+                message: "The specified client_secret does not match the expected value for this client.",
                 status: 401)
         }
         return Caller(form: form, app: app, authenticated: true, origin: origin)
@@ -66,7 +70,9 @@ struct TokenEndpoint: TenantPart {
         guard let data = Data(base64Encoded: String(header.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
             let text = String(data: data, encoding: .utf8), let colon = text.firstIndex(of: ":")
         else {
-            throw OAuthFailure(error: "invalid_request", code: "AADB2C90083", message: "The Basic credentials are not base64 of 'client_id:client_secret'.")
+            throw OAuthFailure(
+                error: "invalid_request", code: "AADB2C90083", message: "The Basic credentials are not base64 of 'client_id:client_secret'."
+            )
         }
         func decode(_ s: Substring) -> String { String(s).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(s) }
         return (decode(text[..<colon]), decode(text[text.index(after: colon)...]))
@@ -107,9 +113,12 @@ struct TokenEndpoint: TenantPart {
 
     /// The origins of every `spa` redirect URI of an app (or of the tenant).
     static func spaOrigins(_ apps: [EmulatorSeed.App]) -> Set<String> {
-        Set(apps.flatMap(\.redirects).filter { $0.type == .spa }.compactMap { r in
-            URLComponents(string: r.uri).flatMap { c in c.scheme.flatMap { s in c.host.map { "\(s)://\($0)" + (c.port.map { ":\($0)" } ?? "") } } }
-        })
+        Set(
+            apps.flatMap(\.redirects).filter { $0.type == .spa }.compactMap { r in
+                URLComponents(string: r.uri).flatMap { c in
+                    c.scheme.flatMap { s in c.host.map { "\(s)://\($0)" + (c.port.map { ":\($0)" } ?? "") } }
+                }
+            })
     }
 
     /// CORS preflight: answered for the origins of the tenant's `spa` redirect URIs only (the request names no client yet);
@@ -141,22 +150,30 @@ struct TokenEndpoint: TenantPart {
         guard caller.app.isConfidential else {
             throw OAuthFailure(
                 error: "unauthorized_client", code: "AADB2C90079",
-                message: "The application '\(caller.app.clientId)' has no client secret; the client credentials grant needs a confidential client.")
+                message: "The application '\(caller.app.clientId)' has no client secret; "
+                    + "the client credentials grant needs a confidential client.")
         }
         guard caller.authenticated else {
-            throw OAuthFailure(error: "invalid_request", code: "AADB2C90079", message: "Clients must send a client_secret when redeeming a confidential grant.")
+            throw OAuthFailure(
+                error: "invalid_request", code: "AADB2C90079",
+                message: "Clients must send a client_secret when redeeming a confidential grant.")
         }
         guard let scope = caller.form["scope"], !scope.isEmpty else { throw missing("scope") }
         let items = scope.split(separator: " ").map(String.init)
         guard items.count == 1, items[0].hasSuffix("/.default"),
-            let api = seed.apis.first(where: { $0.identifierUri.caseInsensitiveCompare(String(items[0].dropLast("/.default".count))) == .orderedSame })
+            let api = seed.apis.first(where: {
+                $0.identifierUri.caseInsensitiveCompare(String(items[0].dropLast("/.default".count))) == .orderedSame
+            })
         else {
             // The exact code is not documented (reference §13.2): the emulator's choice.
             throw OAuthFailure(
                 error: "invalid_scope", code: "AADB2C90012",
-                message: "The scope '\(scope)' provided in request is not supported. The client credentials grant takes one '<App ID URI>/.default'.")
+                message: "The scope '\(scope)' provided in request is not supported. "
+                    + "The client credentials grant takes one '<App ID URI>/.default'.")
         }
-        let roles = api.appRoles.filter { $0.allowedMemberTypes.contains("Application") && caller.app.applicationPermissions.contains(api.fullScope($0.value)) }
+        let roles = api.appRoles.filter {
+            $0.allowedMemberTypes.contains("Application") && caller.app.applicationPermissions.contains(api.fullScope($0.value))
+        }
         guard !roles.isEmpty else {
             throw OAuthFailure(
                 error: "unauthorized_client", code: "AADB2C90205",
@@ -166,7 +183,9 @@ struct TokenEndpoint: TenantPart {
     }
 
     /// Long on purpose: B2C checks a code redemption in a fixed order, each failure with its own code; the order reads here.
-    private func redeemCode(_ caller: Caller, policy: EmulatorSeed.Policy, origin: String, log: inout EmulatorStore.LogEntry) throws -> Response {
+    private func redeemCode(
+        _ caller: Caller, policy: EmulatorSeed.Policy, origin: String, log: inout EmulatorStore.LogEntry
+    ) throws -> Response {
         let form = caller.form, app = caller.app
         guard let code = form["code"], !code.isEmpty else { throw missing("code") }
         let now = clock.now()
@@ -216,7 +235,9 @@ struct TokenEndpoint: TenantPart {
         }
         // A web app's code needs its secret, and never comes from a browser's cross-origin request.
         if record.redirectType == .web && (!caller.authenticated || caller.origin != nil) {
-            throw OAuthFailure(error: "invalid_request", code: "AADB2C90079", message: "Clients must send a client_secret when redeeming a confidential grant.")
+            throw OAuthFailure(
+                error: "invalid_request", code: "AADB2C90079",
+                message: "Clients must send a client_secret when redeeming a confidential grant.")
         }
         if let challenge = record.challenge {
             guard let verifier = form["code_verifier"], !verifier.isEmpty else {
@@ -257,13 +278,18 @@ struct TokenEndpoint: TenantPart {
         return issuer.tokenResponse(issued)
     }
 
-    private func redeemRefreshToken(_ caller: Caller, policy: EmulatorSeed.Policy, origin: String, log: inout EmulatorStore.LogEntry) throws
-        -> Response {
+    private func redeemRefreshToken(
+        _ caller: Caller, policy: EmulatorSeed.Policy, origin: String, log: inout EmulatorStore.LogEntry
+    ) throws
+        -> Response
+    {
         let form = caller.form, app = caller.app
         guard let token = form["refresh_token"], !token.isEmpty else { throw missing("refresh_token") }
         let (record, user) = try issuer.checkRefreshToken(token, app: app, policy: policy)
         if record.confidential && !caller.authenticated {
-            throw OAuthFailure(error: "invalid_request", code: "AADB2C90079", message: "Clients must send a client_secret when redeeming a confidential grant.")
+            throw OAuthFailure(
+                error: "invalid_request", code: "AADB2C90079",
+                message: "Clients must send a client_secret when redeeming a confidential grant.")
         }
         log.oid = user.oid
         let scopes = try issuer.resolveScopes(form["scope"].flatMap { $0.isEmpty ? nil : $0 } ?? record.scopes, app: app)

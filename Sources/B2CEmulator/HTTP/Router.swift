@@ -44,7 +44,8 @@ extension B2CEmulator {
         for path in ["/_b2c/discovery/v2.0/keys", "/_b2c/discovery/keys"] {
             on(RouterPath(path), [.get]) { _, context in
                 // Each policy type publishes its own keys: a user flow's set does not list the custom policies' key.
-                .json(try self.keys.jwks(context.authority?.policy?.type ?? .userFlow).json, headers: [("Access-Control-Allow-Origin", "*")])
+                .json(
+                    try self.keys.jwks(context.authority?.policy?.type ?? .userFlow).json, headers: [("Access-Control-Allow-Origin", "*")])
             }
         }
         on("/_b2c/oauth2/v2.0/authorize", [.get, .post]) { request, context in
@@ -58,7 +59,9 @@ extension B2CEmulator {
         on("/_b2c/oauth2/v2.0/logout", [.get, .post]) { request, context in
             try await self.logout.logout(request, context, policy: try Self.policy(context))
         }
-        on("/_b2c/openid/v2.0/userinfo", [.get, .post]) { request, context in try self.userInfo.userInfo(request, policy: try Self.policy(context)) }
+        on("/_b2c/openid/v2.0/userinfo", [.get, .post]) { request, context in
+            try self.userInfo.userInfo(request, policy: try Self.policy(context))
+        }
         on("/_b2c/oauth2/v2.0/initiate", any) { request, _ in try await self.nativeAuth.initiate(request) }
         on("/_b2c/oauth2/v2.0/challenge", any) { request, _ in try await self.nativeAuth.challenge(request) }
         on("/_b2c/emulator/:page", [.get, .post]) { request, context in

@@ -86,10 +86,12 @@ public final class EmulatorStore: Sendable {
     /// A GUID derived from a text (the same text, the same GUID): ids the seed may leave out, stable across restarts.
     static func derivedGUID(_ text: String) -> String {
         var b = Array(SHA256.hash(data: Data(text.utf8)).prefix(16))
-        b[6] = (b[6] & 0x0f) | 0x50   // version 5-style (name-based)
-        b[8] = (b[8] & 0x3f) | 0x80   // RFC 4122 variant
+        b[6] = (b[6] & 0x0f) | 0x50  // version 5-style (name-based)
+        b[8] = (b[8] & 0x3f) | 0x80  // RFC 4122 variant
         let hex = b.map { String(format: "%02x", $0) }.joined()
-        let parts = [hex.prefix(8), hex.dropFirst(8).prefix(4), hex.dropFirst(12).prefix(4), hex.dropFirst(16).prefix(4), hex.dropFirst(20)]
+        let parts = [
+            hex.prefix(8), hex.dropFirst(8).prefix(4), hex.dropFirst(12).prefix(4), hex.dropFirst(16).prefix(4), hex.dropFirst(20),
+        ]
         return parts.joined(separator: "-")
     }
 

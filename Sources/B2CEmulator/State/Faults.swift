@@ -16,7 +16,9 @@ struct Fault: Sendable {
         ]
     }
 
-    static let endpoints = ["any", "discovery", "keys", "authorize", "token", "logout", "initiate", "challenge", "userinfo", "hello", "pages"]
+    static let endpoints = [
+        "any", "discovery", "keys", "authorize", "token", "logout", "initiate", "challenge", "userinfo", "hello", "pages",
+    ]
 }
 
 extension B2CEmulator {

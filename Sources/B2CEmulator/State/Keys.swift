@@ -28,8 +28,10 @@ final class SigningKeys: Sendable {
                 let r = try JSONObjectReader(item)
                 let key = try _RSA.Signing.PrivateKey(pemRepresentation: try r.string("pem"))
                 let type = EmulatorSeed.PolicyType(rawValue: try r.string("type")) ?? .userFlow
-                list.append(Entry(kid: try r.string("kid"), type: type, key: key, jwk: try JWK(publicKey: key.publicKey, kid: try r.string("kid")),
-                                  createdAt: try r.int("createdAt", default: 0) ?? 0, current: try r.bool("current", default: false)))
+                list.append(
+                    Entry(
+                        kid: try r.string("kid"), type: type, key: key, jwk: try JWK(publicKey: key.publicKey, kid: try r.string("kid")),
+                        createdAt: try r.int("createdAt", default: 0) ?? 0, current: try r.bool("current", default: false)))
             }
         } else if let legacy = try store.setting("signing_key") {
             // The first emulators kept one key: it stays the user flows' current key.
@@ -51,7 +53,8 @@ final class SigningKeys: Sendable {
     /// The published key set of a policy type: its current key and the older ones not yet retired.
     func jwks(_ type: EmulatorSeed.PolicyType) throws -> JWKSet {
         _ = try current(type)
-        return JWKSet(keys: entries.withLockedValue { list in list.filter { $0.type == type }.sorted { $0.current && !$1.current }.map(\.jwk) })
+        return JWKSet(
+            keys: entries.withLockedValue { list in list.filter { $0.type == type }.sorted { $0.current && !$1.current }.map(\.jwk) })
     }
 
     /// Every published key of every type (an API that trusts both policy types looks a `kid` up here).
@@ -85,17 +88,26 @@ final class SigningKeys: Sendable {
     }
 
     var json: JSONValue {
-        .array(entries.withLockedValue { list in
-            list.map { ["kid": .string($0.kid), "type": .string($0.type.rawValue), "current": .bool($0.current), "createdAt": JSONValue($0.createdAt)] }
-        })
+        .array(
+            entries.withLockedValue { list in
+                list.map {
+                    [
+                        "kid": .string($0.kid), "type": .string($0.type.rawValue), "current": .bool($0.current),
+                        "createdAt": JSONValue($0.createdAt),
+                    ]
+                }
+            })
     }
 
     private func save() throws {
         let list = entries.withLockedValue { $0 }
-        let value = JSONValue.array(list.map {
-            ["kid": .string($0.kid), "type": .string($0.type.rawValue), "pem": .string($0.key.pemRepresentation),
-             "createdAt": JSONValue($0.createdAt), "current": .bool($0.current)]
-        })
+        let value = JSONValue.array(
+            list.map {
+                [
+                    "kid": .string($0.kid), "type": .string($0.type.rawValue), "pem": .string($0.key.pemRepresentation),
+                    "createdAt": JSONValue($0.createdAt), "current": .bool($0.current),
+                ]
+            })
         try store.setSetting("signing_keys", value.serialized())
     }
 }

@@ -86,7 +86,8 @@ extension EmulatorSeed {
         case .number(let n)?: return Int(n)
         case .string(let s)?:
             guard let d = ISO8601DateFormatter().date(from: s) else {
-                throw JSONPathError(path: r.childPath(key), message: "is '\(s)'; expected an ISO 8601 date-time such as 2030-01-01T00:00:00Z")
+                throw JSONPathError(
+                    path: r.childPath(key), message: "is '\(s)'; expected an ISO 8601 date-time such as 2030-01-01T00:00:00Z")
             }
             return Int(d.timeIntervalSince1970)
         case let v?: throw JSONPathError(path: r.childPath(key), message: "must be a date-time or epoch seconds, found \(v.typeName)")
@@ -120,7 +121,8 @@ extension EmulatorSeed.Policy {
         guard PolicyID.isValid(id), id.lowercased().hasPrefix(prefix) else {
             throw JSONPathError(
                 path: p.childPath("id"),
-                message: "must be a \(type == .custom ? "custom policy id such as B2C_1A_signup_signin" : "user flow id such as B2C_1_susi") "
+                message:
+                    "must be a \(type == .custom ? "custom policy id such as B2C_1A_signup_signin" : "user flow id such as B2C_1_susi") "
                     + "(letters, digits, _ . -)")
         }
         let kindName = try p.string("kind")
@@ -130,7 +132,9 @@ extension EmulatorSeed.Policy {
                 message: "is '\(kindName)'; expected one of \(EmulatorSeed.PolicyKind.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         let claim = try p.optionalString("policyClaim") ?? (type == .custom ? "acr" : "tfp")
-        guard ["tfp", "acr"].contains(claim) else { throw JSONPathError(path: p.childPath("policyClaim"), message: "must be \"tfp\" or \"acr\"") }
+        guard ["tfp", "acr"].contains(claim) else {
+            throw JSONPathError(path: p.childPath("policyClaim"), message: "must be \"tfp\" or \"acr\"")
+        }
         let issuer = try p.optionalString("issuerPattern") ?? "tenantGuid"
         guard ["tenantGuid", "tfp"].contains(issuer) else {
             throw JSONPathError(path: p.childPath("issuerPattern"), message: "must be \"tenantGuid\" or \"tfp\"")
@@ -182,7 +186,8 @@ extension EmulatorSeed.API {
             return EmulatorSeed.AppRole(value: try r.string("value"), allowedMemberTypes: types.isEmpty ? ["Application"] : types)
         }
         return Self(
-            name: try a.string("name"), appId: try EmulatorSeed.guid(a, "appId"), identifierUri: uri, scopes: scopes, requiredScope: required,
+            name: try a.string("name"), appId: try EmulatorSeed.guid(a, "appId"), identifierUri: uri, scopes: scopes,
+            requiredScope: required,
             appRoles: roles)
     }
 
@@ -194,13 +199,18 @@ extension EmulatorSeed.App {
     var json: JSONValue {
         .object([
             "clientId": .string(clientId), "name": .string(name),
-            "redirectUris": .array(redirects.map { r in r.type == .publicClient ? .string(r.uri) : ["uri": .string(r.uri), "type": .string(r.type.rawValue)] }),
+            "redirectUris": .array(
+                redirects.map { r in
+                    r.type == .publicClient ? .string(r.uri) : ["uri": .string(r.uri), "type": .string(r.type.rawValue)]
+                }),
             "allowImplicitFlow": .bool(allowImplicitFlow), "nativeAuth": .bool(nativeAuth), "apiPermissions": JSONValue(apiPermissions),
             "applicationPermissions": JSONValue(applicationPermissions), "servicePrincipalId": .string(servicePrincipalId),
             "secrets": .array(
                 secrets.map { s in
                     var o: [String: JSONValue] = s.value.map { ["value": .string($0)] } ?? ["hash": .string(s.hash)]
-                    o["expires"] = s.expiresAt.map { .string(ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval($0)))) } ?? .null
+                    o["expires"] =
+                        s.expiresAt.map { .string(ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval($0)))) }
+                        ?? .null
                     return .object(o)
                 }),
         ])
@@ -221,7 +231,8 @@ extension EmulatorSeed.App {
         let allRoles = Set(apis.flatMap(\.applicationRoles))
         for (i, r) in roles.enumerated() where !allRoles.contains(r) {
             throw JSONPathError(
-                path: "\(a.childPath("applicationPermissions"))[\(i)]", message: "is '\(r)', which no API in $.apis defines as an Application app role")
+                path: "\(a.childPath("applicationPermissions"))[\(i)]",
+                message: "is '\(r)', which no API in $.apis defines as an Application app role")
         }
         return Self(
             clientId: clientId, name: try a.optionalString("name") ?? "app", redirects: try redirects(a),
@@ -250,7 +261,9 @@ extension EmulatorSeed.App {
                 redirect = .init(uri: try r.string("uri"), type: type)
             default: throw JSONPathError(path: path, message: "must be a URI or an object {\"uri\", \"type\"}")
             }
-            guard let u = URLComponents(string: redirect.uri), u.scheme != nil else { throw JSONPathError(path: path, message: "is not an absolute URI") }
+            guard let u = URLComponents(string: redirect.uri), u.scheme != nil else {
+                throw JSONPathError(path: path, message: "is not an absolute URI")
+            }
             if redirect.type == .spa, u.scheme != "https", !Loopback.isHost(u.host ?? "") {
                 throw JSONPathError(path: path, message: "a spa redirect URI must be https (http only on a loopback host)")
             }

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Runs one interoperability script (msal, PyJWT, Authlib) in a venv made on first use.
+# Usage: Tests/interop/run.sh SCRIPT.py BASE_URL CA_FILE
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+venv="${B2C_TEST_VENV:-$here/../../.build/venv-interop}"
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import msal, requests, jwt, cryptography, authlib' 2>/dev/null; then
+  python3 -m venv "$venv" >&2
+  "$venv/bin/pip" install --quiet --disable-pip-version-check msal requests 'pyjwt[crypto]' authlib >&2
+fi
+script="$1"; shift
+exec "$venv/bin/python" "$here/$script" "$@"
