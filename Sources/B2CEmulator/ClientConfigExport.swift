@@ -4,8 +4,9 @@ import Foundation
 /// The client `policies.json` for an emulator (format: README "Configuration").
 extension B2CEmulator {
     /// A client `policies.json` that targets this emulator at `baseURL` (README "Configuration").
-    public func clientConfiguration(baseURL: String, caFile: String?) -> JSONValue {
-        let app = seed.apps.first
+    /// `app` is the registration whose client id it names (default: the seed's first, the public client).
+    public func clientConfiguration(baseURL: String, caFile: String?, app chosen: EmulatorSeed.App? = nil) -> JSONValue {
+        let app = chosen ?? seed.apps.first
         var o: [String: JSONValue] = [
             "tenant": ["name": .string(seed.tenant.name), "id": .string(seed.tenant.id)],
             "authorityHost": .string(baseURL),
@@ -15,19 +16,31 @@ extension B2CEmulator {
             "clientId": .string(app?.clientId ?? ""),
             "redirectUri": .string(app?.redirectUris.first ?? "http://localhost"),
             "policies": .array(seed.policies.map { ["name": .string($0.id), "role": .string($0.kind.rawValue)] }),
+            // The app's delegated scopes of each API; an app granted only app roles (a daemon) gets `<App ID URI>/.default`.
             "apis": .array(
-                seed.apis.map { api in
-                    [
-                        "name": .string(api.name), "baseUrl": .string(baseURL + "/" + api.name),
-                        "scopes": JSONValue(
-                            api.scopes.filter { s in app?.apiPermissions.contains(api.fullScope(s)) ?? false }.map(api.fullScope)),
-                    ]
+                seed.apis.compactMap { api in
+                    var scopes = api.scopes.map(api.fullScope).filter { app?.apiPermissions.contains($0) ?? false }
+                    if scopes.isEmpty, api.applicationRoles.contains(where: { app?.applicationPermissions.contains($0) ?? false }) {
+                        scopes = ["\(api.identifierUri)/.default"]
+                    }
+                    guard !scopes.isEmpty else { return nil }
+                    return ["name": .string(api.name), "baseUrl": .string(baseURL + "/" + api.name), "scopes": JSONValue(scopes)]
                 }),
         ]
+        if let app, app.isConfidential && !app.redirects.isEmpty {
+            // A web app's redemptions send its secret (which comes from outside the file).
+            o["confidential"] = true
+        }
         if app?.nativeAuth == true {
             o["nativeAuth"] = [
-                "name": "native", "authority": .string("\(baseURL)/\(seed.tenant.name)"), "challengeTypes": ["oob", "password"],
+                "name": seed.tenant.externalId ? "ExternalID" : "native", "authority": .string("\(baseURL)/\(seed.tenant.name)"),
+                "challengeTypes": ["oob", "password"],
             ]
+        }
+        if seed.tenant.externalId {
+            // No policies: the tenant's user flow is attached to the app, and no URL names it.
+            o["tenantType"] = "externalId"
+            o["policies"] = nil
         }
         if let caFile { o["caFile"] = .string(caFile) }
         return .object(o)

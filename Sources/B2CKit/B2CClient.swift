@@ -6,14 +6,17 @@ public final class B2CClient: Sendable {
     public let store: TokenStore
     public let transport: HTTPTransport
     public let metadata: MetadataProvider
+    /// The app's client secret, for app-only tokens and confidential apps; asked for only when a request needs it.
+    public let secrets: ClientSecretSource
     let clock: @Sendable () -> Int
 
     public init(
         config: ClientConfiguration, store: TokenStore, timeoutSeconds: Int = 30, trace: (@Sendable (String) -> Void)? = nil,
-        clock: @escaping @Sendable () -> Int = { Int(Date().timeIntervalSince1970) }
+        secrets: ClientSecretSource = ClientSecretSource(), clock: @escaping @Sendable () -> Int = { Int(Date().timeIntervalSince1970) }
     ) throws {
         self.config = config
         self.store = store
+        self.secrets = secrets
         do { transport = try HTTPTransport(caFile: config.caFile, timeoutSeconds: timeoutSeconds, trace: trace) } catch let e
             as NetworkError
         {
@@ -29,6 +32,12 @@ public final class B2CClient: Sendable {
     public func now() -> Int { clock() }
 
     public func policy(_ name: String) throws -> ClientConfiguration.Policy {
+        if config.tenantType == .externalId {
+            throw B2CError(
+                .usage,
+                "\(config.source) is an External ID tenant: it has no policies (its user flow is attached to the app); leave out "
+                    + "--policy '\(name)'")
+        }
         guard let p = config.policy(named: name) else {
             let known = config.policies.map(\.name) + (config.nativeAuth.map { [$0.name] } ?? [])
             throw B2CError(.configuration, "the policy '\(name)' is not in \(config.source) (known: \(known.joined(separator: ", ")))")
@@ -86,6 +95,15 @@ public final class B2CClient: Sendable {
     /// The policy (or native-auth name) a command acts on; nil means the default sign-in policy. Every command resolves
     /// its `--policy` here, so a policy and the native-auth name mean the same thing everywhere.
     public func target(_ name: String?) throws -> Target {
+        if let external = config.externalIdAuthority {
+            // One name for an External ID tenant: its browser and native sign-ins are the same account.
+            if let name, name.caseInsensitiveCompare(external.policy) != .orderedSame,
+                config.nativeAuth.map({ name.caseInsensitiveCompare($0.name) != .orderedSame }) ?? true
+            {
+                _ = try policy(name)
+            }
+            return Target(name: external.policy, authority: external, policy: nil, scope: scope(of: external))
+        }
         if let name, let n = config.nativeAuthority, n.policy.caseInsensitiveCompare(name) == .orderedSame,
             config.policy(named: name) == nil
         {
@@ -103,6 +121,11 @@ public final class B2CClient: Sendable {
 
     /// Every scope this configuration's accounts can live in (the authority host, and the native-auth host).
     public var scopes: [AccountScope] {
+        if let external = config.externalIdAuthority {
+            var out = [scope(of: external)]
+            if let n = config.nativeAuthority, !out.contains(scope(of: n)) { out.append(scope(of: n)) }
+            return out
+        }
         var out = [
             AccountScope(environment: Authority.hostAndPort(of: config.authorityHost), clientID: config.clientID, tenantID: config.tenantID)
         ]

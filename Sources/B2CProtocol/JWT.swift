@@ -27,7 +27,7 @@ public enum JWTError: Error, Equatable, CustomStringConvertible {
     }
 
     /// An epoch time as ISO 8601 UTC.
-    static func date(_ epoch: Int) -> String {
+    public static func date(_ epoch: Int) -> String {
         ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval(epoch)))
     }
 
@@ -49,16 +49,18 @@ public struct JWT: Sendable {
 
     public static func decode(_ token: String) throws -> JWT {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3 else { throw JWTError.malformed("expected 3 dot-separated parts, found \(parts.count)") }
+        guard parts.count == 3 else {
+            throw JWTError.malformed("a JWT has 3 parts separated by '.' (header.payload.signature); this has \(parts.count)")
+        }
         func object(_ part: Substring, _ name: String) throws -> [String: JSONValue] {
             guard let data = Base64URL.decode(part) else { throw JWTError.malformed("the \(name) is not base64url") }
             guard let value = try? JSONValue.parse(data) else { throw JWTError.malformed("the \(name) is not JSON") }
             guard case .object(let o) = value else { throw JWTError.malformed("the \(name) is not a JSON object") }
             return o
         }
-        let header = try object(parts[0], "header")
-        let claims = try object(parts[1], "payload")
-        guard let signature = Base64URL.decode(parts[2]) else { throw JWTError.malformed("the signature is not base64url") }
+        let header = try object(parts[0], "header (part 1)")
+        let claims = try object(parts[1], "payload (part 2)")
+        guard let signature = Base64URL.decode(parts[2]) else { throw JWTError.malformed("the signature (part 3) is not base64url") }
         return JWT(header: header, claims: claims, signingInput: "\(parts[0]).\(parts[1])", signature: signature)
     }
 

@@ -73,6 +73,23 @@ public enum TokenGrant: Sendable {
     case refreshToken(clientID: String, refreshToken: String, scope: String)
     /// ROPC (B2C's resource owner password credentials policy).
     case password(clientID: String, username: String, password: String, scope: String)
+    /// App-only: `<App ID URI>/.default` for a confidential client (its credentials added by `ClientAuthentication`).
+    case clientCredentials(clientID: String, scope: String)
+
+    /// An app-only grant (no person).
+    public var isAppOnly: Bool {
+        if case .clientCredentials = self { return true }
+        return false
+    }
+
+    /// The scope the grant asks for.
+    public var scope: String {
+        switch self {
+        case .authorizationCode(_, _, _, _, let scope), .refreshToken(_, _, let scope), .password(_, _, _, let scope),
+            .clientCredentials(_, let scope):
+            scope
+        }
+    }
 
     /// The form body, every grant with `client_info=1` so that the answer names the home account.
     public var form: [(String, String)] {
@@ -92,6 +109,33 @@ public enum TokenGrant: Sendable {
                 ("grant_type", "password"), ("client_id", clientID), ("username", username), ("password", password), ("scope", scope),
                 ("response_type", "token id_token"), ("client_info", "1"),
             ]
+        case let .clientCredentials(clientID, scope):
+            [("grant_type", "client_credentials"), ("client_id", clientID), ("scope", scope)]
+        }
+    }
+}
+
+/// How a confidential client proves itself at the token endpoint (RFC 6749 §2.3.1).
+public struct ClientAuthentication: Sendable {
+    public enum Method: String, Sendable, CaseIterable {
+        /// `client_secret` in the form body.
+        case post = "client_secret_post"
+        /// `Authorization: Basic` with the form-encoded client id and secret.
+        case basic = "client_secret_basic"
+    }
+
+    public var method: Method
+    public var secret: String
+
+    public init(method: Method, secret: String) { self.method = method; self.secret = secret }
+
+    /// The form and headers of a token request carrying this client's credentials.
+    public func apply(clientID: String, to form: [(String, String)]) -> (form: [(String, String)], headers: [(String, String)]) {
+        switch method {
+        case .post: return (form + [("client_secret", secret)], [])
+        case .basic:
+            let pair = FormEncoding.escape(clientID) + ":" + FormEncoding.escape(secret)
+            return (form, [("Authorization", "Basic " + Data(pair.utf8).base64EncodedString())])
         }
     }
 }

@@ -3,6 +3,8 @@ import Foundation
 /// What a user flow (policy) does: the one vocabulary of client configurations and emulator seeds.
 public enum PolicyRole: String, Sendable, CaseIterable {
     case signUpSignIn, signIn, signUp, editProfile, resetPassword, ropc
+    /// The policy whose token endpoint app-only (client credentials) requests go to; any policy serves them.
+    case clientCredentials
 
     /// The names the emulator's first seeds used (`kind`), still accepted.
     public static let legacyNames: [String: PolicyRole] = ["signUpOrSignIn": .signUpSignIn, "passwordReset": .resetPassword]

@@ -54,14 +54,14 @@ import Testing
         try FileManager.default.createDirectory(at: dir.appendingPathComponent("xdg/b2c"), withIntermediateDirectories: true)
         let xdg = dir.appendingPathComponent("xdg/b2c/policies.json").path
         try Data("{}".utf8).write(to: URL(fileURLWithPath: xdg))
-        #expect(ClientConfiguration.locate(explicit: "/x.json", environment: ["B2C_CONFIG": "/y.json"]).path == "/x.json")
-        #expect(ClientConfiguration.locate(explicit: nil, environment: ["B2C_CONFIG": "/y.json"], currentDirectory: dir.path).path == "/y.json")
-        #expect(ClientConfiguration.locate(explicit: nil, environment: ["XDG_CONFIG_HOME": dir.appendingPathComponent("xdg").path],
+        #expect(try ClientConfiguration.locate(explicit: "/x.json", environment: ["B2C_CONFIG": "/y.json"]).path == "/x.json")
+        #expect(try ClientConfiguration.locate(explicit: nil, environment: ["B2C_CONFIG": "/y.json"], currentDirectory: dir.path).path == "/y.json")
+        #expect(try ClientConfiguration.locate(explicit: nil, environment: ["XDG_CONFIG_HOME": dir.appendingPathComponent("xdg").path],
                                            currentDirectory: dir.path).path == xdg)
         try Data("{}".utf8).write(to: dir.appendingPathComponent("policies.json"))
-        #expect(ClientConfiguration.locate(explicit: nil, environment: ["XDG_CONFIG_HOME": dir.appendingPathComponent("xdg").path],
+        #expect(try ClientConfiguration.locate(explicit: nil, environment: ["XDG_CONFIG_HOME": dir.appendingPathComponent("xdg").path],
                                            currentDirectory: dir.path).path == dir.appendingPathComponent("policies.json").path)
-        let none = ClientConfiguration.locate(explicit: nil, environment: ["HOME": "/nonexistent"], currentDirectory: "/nonexistent")
+        let none = try ClientConfiguration.locate(explicit: nil, environment: ["HOME": "/nonexistent"], currentDirectory: "/nonexistent")
         #expect(none.path == nil && none.searched.count == 2)
     }
 }

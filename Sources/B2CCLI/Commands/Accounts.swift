@@ -17,13 +17,16 @@ struct AccountsCommand: AsyncParsableCommand {
         guard let config = try options.settings.loadConfigurationIfPresent() else {
             let overview = StoreOverview(store: try options.settings.openStore())
             let groups = try overview.people(policy: policy)
+            let apps = policy == nil ? try overview.applications() : []
             writeErr("no configuration found: listing every configuration's accounts in \(overview.path)")
-            Output.writeStore(groups, format: output.format, now: Int(Date().timeIntervalSince1970))
+            Output.writeStore(groups, applications: apps, format: output.format, now: Int(Date().timeIntervalSince1970))
             return
         }
         let client = try options.settings.makeClient(config: config)
         try await withClient(client) { c in
-            Output.writePeople(try c.listAccounts(policy: policy), format: output.format, now: c.now(), policy: policy)
+            Output.writePeople(
+                try c.listAccounts(policy: policy), applications: policy == nil ? try c.listApplications() : [], format: output.format,
+                now: c.now(), policy: policy)
         }
     }
 }

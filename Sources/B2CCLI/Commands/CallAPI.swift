@@ -11,6 +11,7 @@ struct CallAPICommand: AsyncParsableCommand {
               b2c call-api --api hello
               b2c call-api /hello --account bob@contoso.com
               b2c call-api https://api.example.com/items -X POST -H 'X-Trace: 1' -d @item.json --api items
+              B2C_CLIENT_SECRET=… b2c call-api --app /hello      as the app itself (client credentials)
             The status line goes to stderr, the body to stdout (pretty-printed when it is JSON).
             Exit codes: 0 for 2xx, 1 for other answers, 4 when a sign-in is needed, 5 for 5xx and network failures.
             """)
@@ -19,6 +20,7 @@ struct CallAPICommand: AsyncParsableCommand {
     @Option(help: "The configured API whose token to use (default: the API whose base URL covers the URL).") var api: String?
     @Option(help: "The policy; default: the signUpSignIn policy.") var policy: String?
     @Option(help: "Email, oid, account id or a unique prefix.") var account: String?
+    @Flag(help: "Call as the app itself: its own token (client credentials with its secret), no person.") var app = false
     @Option(name: [.customShort("X"), .customLong("method")], help: "The HTTP method (default GET, or POST with -d).") var method: String?
     @Option(name: [.customShort("H"), .customLong("header")], parsing: .singleValue, help: "A header 'Name: value' (repeatable).")
     var header: [String] = []
@@ -43,6 +45,9 @@ struct CallAPICommand: AsyncParsableCommand {
             }
         }
         guard maxBody > 0 else { throw ValidationError("--max-body must be positive.") }
+        if app && (account != nil || interactive) {
+            throw ValidationError("--app calls as the app: --account and --interactive name a person.")
+        }
     }
 
     func body() throws -> Data? {
@@ -59,6 +64,7 @@ struct CallAPICommand: AsyncParsableCommand {
         var req = APICallRequest(target: target, api: api)
         req.policy = policy
         req.account = account
+        req.app = app
         req.body = try body()
         req.method = method?.uppercased() ?? (req.body == nil ? "GET" : "POST")
         req.headers = header.map { h in
@@ -93,11 +99,9 @@ struct CallAPICommand: AsyncParsableCommand {
         }
         for n in result.notices { writeErr(n) }
         let type = result.header("Content-Type") ?? "no content type"
-        let who = AccountSelection.email(result.account) ?? result.account.oid
-        writeErr(
-            "HTTP \(result.status) · \(type) · \(result.body.count) bytes · \(result.url.absoluteString) (as \(who), "
-                + "\(result.account.policy))"
-        )
+        let who =
+            result.account.map { "as \(AccountSelection.email($0) ?? $0.oid), \($0.policy)" } ?? "as the app \(client.config.clientID)"
+        writeErr("HTTP \(result.status) · \(type) · \(result.body.count) bytes · \(result.url.absoluteString) (\(who))")
         if type.lowercased().contains("json"), let json = try? JSONValue.parse(result.body) {
             writeOut(json.serialized(pretty: true))
         } else if !result.body.isEmpty {

@@ -144,6 +144,9 @@ struct DemoCommand: AsyncParsableCommand {
                     + "\(refreshed.accessToken.expiresOn - client.now()) s): HTTP \(r.status) \(String(decoding: r.body, as: UTF8.self))"
             )
 
+            try await daemonStep(
+                emulator: emulator, baseURL: server.baseURL, caFile: tls.caPath.path, directory: dir, trace: trace, heading, detail)
+
             heading("bob@contoso.com signs out here and in the browser (end_session)")
             let removed = try client.signOut(policyName: nil, selector: bob.email, all: false).removed
             detail("forgot \(removed.map(\.id).joined(separator: ", "))")
@@ -178,6 +181,44 @@ struct DemoCommand: AsyncParsableCommand {
         await scripted.shutdown()
         await client.shutdown()
         await server.stop()
+    }
+
+    /// The daemon path: no person, the app's own token (client credentials), its secret from B2C_CLIENT_SECRET as a CI job
+    /// gives it (here the daemon's development secret, never printed).
+    func daemonStep(
+        emulator: B2CEmulator, baseURL: String, caFile: String, directory: URL, trace: (@Sendable (String) -> Void)?,
+        _ heading: (String) -> Void, _ detail: (String) -> Void
+    ) async throws {
+        guard let daemon = emulator.seed.apps.first(where: { !$0.applicationPermissions.isEmpty }),
+            let secret = daemon.secrets.first?.value
+        else { return }
+        heading("The daemon app calls the API as itself: an app-only token (client credentials), its secret from B2C_CLIENT_SECRET")
+        let path = directory.appendingPathComponent("daemon.json")
+        try Data((emulator.clientConfiguration(baseURL: baseURL, caFile: caFile, app: daemon).serialized(pretty: true) + "\n").utf8)
+            .write(to: path, options: .atomic)
+        var environment = ProcessInfo.processInfo.environment
+        environment["B2C_CLIENT_SECRET"] = secret
+        let client = try B2CClient(
+            config: try ClientConfiguration.load(path: path.path),
+            store: try TokenStore(directory: directory.appendingPathComponent("store")),
+            trace: trace, secrets: ClientSecretSource(environment: environment))
+        do {
+            detail("as a CI job runs it: B2C_CLIENT_SECRET=… B2C_CONFIG=\(path.path) b2c call-api --app --api hello")
+            var req = APICallRequest(target: nil, api: "hello")
+            req.app = true
+            let r = try await client.callAPI(req)
+            let token = try await client.acquireAppToken(
+                resource: try client.appResource(api: "hello", scope: nil), policyName: nil, minValid: 60, forceRefresh: false)
+            detail(
+                "token for \(token.token.resource) (scp \(JWT.payload(of: token.token.secret)?["scp"]?.stringValue ?? "-"), "
+                    + "sub = the app's service principal; \(token.fromCache ? "from the cache" : "new"))")
+            detail(
+                "GET \(r.url.absoluteString) as the app \(daemon.clientId) → HTTP \(r.status) \(String(decoding: r.body, as: UTF8.self))")
+            await client.shutdown()
+        } catch {
+            await client.shutdown()
+            throw error
+        }
     }
 
     func listAccounts(_ c: B2CClient, _ detail: (String) -> Void) throws {

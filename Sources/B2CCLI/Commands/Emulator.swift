@@ -44,6 +44,12 @@ extension EmulatorCommand {
             help: ArgumentHelp(
                 "With --config-out: write this app's settings instead (a web app or daemon: appsettings-style, with its secret).",
                 valueName: "name or client id")) var app: String?
+        @Option(
+            help: ArgumentHelp(
+                "With --config-out: the client policies.json names this app (default: the public client), e.g. the daemon for "
+                    + "`b2c token --app`.", valueName: "name or client id")) var client: String?
+        @Flag(help: "Serve the tenant as Entra External ID: no policy in its URLs, v2.0 tokens (or a seed's tenantType).")
+        var externalId = false
         @Flag(name: .shortAndLong, help: "Log each request (method, path, status; never secrets) to stderr.") var verbose = false
 
         func validate() throws {
@@ -52,11 +58,15 @@ extension EmulatorCommand {
             if app != nil && configOut == nil {
                 throw ValidationError("--app names the app whose settings --config-out writes; add --config-out FILE.")
             }
+            if client != nil && configOut == nil {
+                throw ValidationError("--client names the app --config-out's policies.json is for; add --config-out FILE.")
+            }
+            if client != nil && app != nil { throw ValidationError("--app writes an app's settings, --client a policies.json; give one.") }
         }
 
         /// Long on purpose: the start sequence of `serve` (seed, state, TLS, listen, configuration out), in order.
         func run() async throws {
-            let seedValue: EmulatorSeed
+            var seedValue: EmulatorSeed
             if let seed {
                 let data: Data
                 do { data = try Data(contentsOf: URL(fileURLWithPath: seed)) } catch {
@@ -67,6 +77,12 @@ extension EmulatorCommand {
                 }
             } else {
                 seedValue = .default
+            }
+            if externalId { seedValue.tenant.externalId = true }
+            if seedValue.tenant.externalId && seedValue.externalIdFlow == nil {
+                throw CLIError(
+                    "--external-id needs a user flow of kind signUpSignIn in the seed: it is the app's user flow",
+                    exitCode: ExitStatus.configuration)
             }
 
             let store: EmulatorStore
@@ -112,13 +128,12 @@ extension EmulatorCommand {
             }
             if let configOut {
                 var json = emulator.clientConfiguration(baseURL: server.baseURL, caFile: tlsMaterial?.caPath.path)
+                if let client {
+                    let registration = try await Self.registration(client, of: emulator, server: server)
+                    json = emulator.clientConfiguration(baseURL: server.baseURL, caFile: tlsMaterial?.caPath.path, app: registration)
+                }
                 if let app {
-                    guard let registration = emulator.app(named: app) else {
-                        await server.stop()
-                        throw CLIError(
-                            "no app '\(app)' in the seed (apps: \(emulator.seed.apps.map(\.name).joined(separator: ", ")))",
-                            exitCode: ExitStatus.configuration)
-                    }
+                    let registration = try await Self.registration(app, of: emulator, server: server)
                     json = emulator.appSettings(baseURL: server.baseURL, app: registration, caFile: tlsMaterial?.caPath.path)
                 }
                 do {
@@ -136,6 +151,17 @@ extension EmulatorCommand {
             if let tlsMaterial { line += "; CA \(tlsMaterial.caPath.path)" }
             FileHandle.standardOutput.write(Data((line + "\n").utf8))
             try await server.wait()
+        }
+
+        /// The seed's app of that name or client id; none stops the tenant and lists the apps there are.
+        static func registration(_ name: String, of emulator: B2CEmulator, server: EmulatorServer) async throws -> EmulatorSeed.App {
+            guard let registration = emulator.app(named: name) else {
+                await server.stop()
+                throw CLIError(
+                    "no app '\(name)' in the seed (apps: \(emulator.seed.apps.map(\.name).joined(separator: ", ")))",
+                    exitCode: ExitStatus.configuration)
+            }
+            return registration
         }
 
         static func write(_ data: Data, to path: String, mode: Int) throws {

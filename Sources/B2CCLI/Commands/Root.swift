@@ -11,7 +11,7 @@ public struct B2CCommand: AsyncParsableCommand {
         subcommands: [
             SignInCommand.self, EditProfileCommand.self, ResetPasswordCommand.self, AccountsCommand.self, TokenCommand.self,
             CallAPICommand.self, SwitchCommand.self, WhoAmICommand.self, SignOutCommand.self, DeviceCommand.self, DemoCommand.self,
-            PoliciesCommand.self, EmulatorCommand.self,
+            PoliciesCommand.self, InitCommand.self, ProfilesCommand.self, JWTCommand.self, EmulatorCommand.self,
         ])
 
     public init() {}

@@ -52,7 +52,8 @@ struct SignInCommand: AsyncParsableCommand {
         let client = try options.makeClient()
         let account = try await withInteractiveClient(client) { c -> Account in
             let p = try c.target(policy)
-            guard p.policy != nil else {
+            // A B2C configuration's native-auth name has no browser flow; an External ID tenant's one authority has both.
+            guard p.policy != nil || c.config.externalIdAuthority != nil else {
                 throw CLIError(
                     "\(p.name) is the native-auth configuration; sign in to it with --native --username EMAIL", exitCode: ExitStatus.usage)
             }

@@ -14,17 +14,24 @@ struct SignOutCommand: AsyncParsableCommand {
     @OptionGroup var options: ClientOptions
     @Option(help: "Only this policy's account.") var policy: String?
     @Option(help: "Email, oid, account id or a unique prefix (an email or oid signs the person out of every policy).") var account: String?
-    @Flag(help: "Every account.") var all = false
+    @Flag(help: "Every account, and the app's own tokens.") var all = false
+    @Flag(help: "Only the app's own tokens (from `b2c token --app`).") var app = false
     @Flag(help: "Also end the B2C session in the browser (the policy's end_session endpoint), so the next sign-in shows the form.")
     var browser = false
     @Flag(help: "With --browser: print the sign-out URL only; do not start a browser.") var noBrowser = false
     @Option(help: "Seconds to wait for the browser to come back from the sign-out page.") var timeout = 120
 
+    func validate() throws {
+        if app && (all || policy != nil || account != nil || browser) {
+            throw ValidationError("--app forgets the app's own tokens only; --all forgets them with every account.")
+        }
+    }
+
     func run() async throws {
         guard let config = try options.settings.loadConfigurationIfPresent() else { return try signOutEverywhere() }
         let client = try options.settings.makeClient(config: config)
         let (outcome, ended) = try await withInteractiveClient(client) { c -> (SignOutOutcome, Bool?) in
-            let outcome = try c.signOut(policyName: policy, selector: account, all: all)
+            let outcome = try c.signOut(policyName: policy, selector: account, all: all, apps: app)
             var ended: Bool?
             if browser || outcome.endBrowserSession {
                 ended = try await c.endBrowserSession(
@@ -34,7 +41,8 @@ struct SignOutCommand: AsyncParsableCommand {
             return (outcome, ended)
         }
         if outcome.sharedDevice { writeOut("Shared-device mode: every account on this device is signed out.") }
-        report(outcome.removed)
+        if !app { report(outcome.removed) }
+        if app || outcome.removedAppTokens > 0 { reportAppTokens(outcome.removedAppTokens) }
         switch ended {
         case true?: writeOut("The browser session is ended: the next sign-in shows the sign-in page.")
         case false?:
@@ -54,7 +62,7 @@ struct SignOutCommand: AsyncParsableCommand {
     /// No configuration: only `--all` makes sense, and it means the whole store.
     func signOutEverywhere() throws {
         guard all, policy == nil, account == nil, !browser else {
-            let located = ClientConfiguration.locate(explicit: nil)
+            let located = try options.settings.locate()
             throw CLIError(
                 "no configuration found (looked for \(located.searched.joined(separator: ", "))), so only `b2c signout --all` (every "
                     + "account in the store) can run. Pass --config FILE or set B2C_CONFIG to sign out of one configuration.",
@@ -62,11 +70,17 @@ struct SignOutCommand: AsyncParsableCommand {
         }
         let overview = StoreOverview(store: try options.settings.openStore())
         writeErr("no configuration found: signing out every account in \(overview.path)")
-        let removed = try overview.signOutEverything()
+        let (removed, appTokens) = try overview.signOutEverything()
         report(removed, withScope: true)
+        if appTokens > 0 { reportAppTokens(appTokens) }
         if !removed.isEmpty {
             writeErr("access tokens already issued stay valid until they expire (up to an hour); browser sessions are untouched")
         }
+    }
+
+    func reportAppTokens(_ n: Int) {
+        writeOut(
+            n == 0 ? "No app tokens to forget." : "Forgot \(n) app token\(n == 1 ? "" : "s") (the app's own, from client credentials).")
     }
 
     func report(_ removed: [Account], withScope: Bool = false) {

@@ -4,11 +4,20 @@ import Foundation
 
 struct TokenCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "token", abstract: "Print an access token, from the cache or refreshed silently.")
+        commandName: "token", abstract: "Print an access token, from the cache or refreshed silently.",
+        discussion: """
+            Examples:
+              b2c token --api hello                      a person's token (the current account of the sign-in policy)
+              b2c token --app --api hello                the app's own token (client credentials; the secret from
+                                                         B2C_CLIENT_SECRET, --client-secret-stdin or clientSecretFile)
+              b2c token --decode                         the token's claims instead of the token
+            """)
     enum Format: String, ExpressibleByArgument, CaseIterable { case raw, bearer, header, json }
     @OptionGroup var options: ClientOptions
     @Option(help: "The policy; default: the signUpSignIn policy.") var policy: String?
     @Option(help: "Email, oid, account id or a unique prefix.") var account: String?
+    @Flag(help: "The app's own token (client credentials with its secret): no person, scope <App ID URI>/.default.") var app = false
+    @Flag(help: "Print the token's header and claims (unverified) instead of the token.") var decode = false
     @Option(help: "An API (from the configuration) whose scopes to use.") var api: String?
     @Option(parsing: .singleValue, help: "A scope (repeatable); overrides --api.") var scope: [String] = []
     @Option(parsing: .unconditional, help: "Refresh when fewer than this many seconds are left (any integer).") var minValid = 300
@@ -20,12 +29,17 @@ struct TokenCommand: AsyncParsableCommand {
         if let format, let output, format != output {
             throw ValidationError("--format \(format.rawValue) and --output \(output.rawValue) disagree; give one.")
         }
+        if app && account != nil { throw ValidationError("--account names a person; an app token (--app) has none.") }
+        if app && scope.count > 1 { throw ValidationError("--app takes one --scope <App ID URI>/.default.") }
+        if decode && (format ?? output).map({ $0 != .json && $0 != .raw }) == true {
+            throw ValidationError("--decode prints claims: as a table, or with -o json.")
+        }
     }
 
     var request: TokenRequest {
         TokenRequest(
             client: options.settings, policy: policy, account: account, api: api, scopes: scope, minValid: minValid,
-            forceRefresh: forceRefresh, format: format ?? output ?? .raw)
+            forceRefresh: forceRefresh, format: format ?? output ?? .raw, app: app, decode: decode)
     }
 
     func run() async throws { try await request.run() }
@@ -41,9 +55,12 @@ struct TokenRequest: Equatable {
     var minValid = 300
     var forceRefresh = false
     var format: TokenCommand.Format = .raw
+    var app = false
+    var decode = false
 
     func run() async throws {
         let client = try client.makeClient()
+        if app { return try await runApp(client) }
         let result = try await withClient(client) { c in
             try await c.acquireTokenSilently(
                 policyName: policy, selector: account, scopes: try c.resourceScopes(api: api, scopes: scopes),
@@ -51,6 +68,7 @@ struct TokenRequest: Equatable {
         }
         if let notice = result.notice { writeErr(notice) }
         let t = result.accessToken
+        if decode { return try JWTOutput.writeDecoded(t.secret, format: format == .json ? .json : .table, now: client.now()) }
         switch format {
         case .raw: writeOut(t.secret)
         case .bearer: writeOut("Bearer \(t.secret)")
@@ -60,6 +78,29 @@ struct TokenRequest: Equatable {
                 JSONValue.object([
                     "accessToken": .string(t.secret), "tokenType": "Bearer", "expiresOn": JSONValue(t.expiresOn),
                     "scopes": .string(t.target), "accountId": .string(result.account.id), "policy": .string(result.account.policy),
+                    "fromCache": .bool(result.fromCache),
+                ]).serialized(pretty: true))
+        }
+    }
+
+    /// `--app`: the app's own token for `<App ID URI>/.default`.
+    func runApp(_ client: B2CClient) async throws {
+        let result = try await withClient(client) { c in
+            try await c.acquireAppToken(
+                resource: try c.appResource(api: api, scope: scopes.first), policyName: policy, minValid: minValid,
+                forceRefresh: forceRefresh)
+        }
+        let t = result.token
+        if decode { return try JWTOutput.writeDecoded(t.secret, format: format == .json ? .json : .table, now: client.now()) }
+        switch format {
+        case .raw: writeOut(t.secret)
+        case .bearer: writeOut("Bearer \(t.secret)")
+        case .header: writeOut("Authorization: Bearer \(t.secret)")
+        case .json:
+            writeOut(
+                JSONValue.object([
+                    "accessToken": .string(t.secret), "tokenType": "Bearer", "expiresOn": JSONValue(t.expiresOn),
+                    "resource": .string(t.resource), "clientId": .string(t.clientID), "policy": .string(t.policy),
                     "fromCache": .bool(result.fromCache),
                 ]).serialized(pretty: true))
         }
@@ -88,9 +129,14 @@ struct TokenRequest: Equatable {
                 guard seen.insert(name).inserted else { return nil }
             }
             switch name {
-            case "--force-refresh", "--verbose", "-v":
+            case "--force-refresh", "--verbose", "-v", "--app", "--client-secret-stdin":
                 guard value == nil else { return nil }
-                if name == "--force-refresh" { r.forceRefresh = true } else { r.client.verbose = true }
+                switch name {
+                case "--force-refresh": r.forceRefresh = true
+                case "--app": r.app = true
+                case "--client-secret-stdin": r.client.clientSecretStdin = true
+                default: r.client.verbose = true
+                }
                 continue
             default: break
             }
@@ -105,6 +151,7 @@ struct TokenRequest: Equatable {
             guard let v = value, !v.isEmpty else { return nil }
             switch name {
             case "--config": r.client.config = v
+            case "--profile": r.client.profile = v
             case "--http-timeout":
                 guard let n = Int(v), (1...600).contains(n) else { return nil }
                 r.client.httpTimeout = n
@@ -123,6 +170,8 @@ struct TokenRequest: Equatable {
             default: return nil
             }
         }
+        // Combinations ArgumentParser refuses with a message go to it.
+        if (r.client.config != nil && r.client.profile != nil) || (r.app && (r.account != nil || r.scopes.count > 1)) { return nil }
         return r
     }
 }

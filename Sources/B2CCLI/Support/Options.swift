@@ -6,8 +6,13 @@ import Foundation
 struct ClientOptions: ParsableArguments {
     @Option(
         help: ArgumentHelp(
-            "The policies.json to use (default: $B2C_CONFIG, ./policies.json, $XDG_CONFIG_HOME/b2c/policies.json).", valueName: "file"))
+            "The policies.json to use (default: --profile, $B2C_CONFIG, $B2C_PROFILE, ./policies.json, "
+                + "$XDG_CONFIG_HOME/b2c/policies.json).", valueName: "file"))
     var config: String?
+    @Option(help: ArgumentHelp("A named configuration: $XDG_CONFIG_HOME/b2c/profiles/NAME.json (see `b2c profiles`).", valueName: "name"))
+    var profile: String?
+    @Flag(help: "Read the app's client secret from standard input (for --app and confidential apps).") var clientSecretStdin = false
+    @Option(help: .hidden) var clientSecret: String?
     @Flag(name: .shortAndLong, help: "Trace HTTP requests to stderr (URLs without query values; never tokens, codes or passwords).")
     var verbose = false
     @Option(help: ArgumentHelp("Seconds to wait for the identity provider on each request.", valueName: "seconds"))
@@ -15,9 +20,18 @@ struct ClientOptions: ParsableArguments {
 
     func validate() throws {
         guard (1...600).contains(httpTimeout) else { throw ValidationError("--http-timeout must be between 1 and 600 seconds.") }
+        if clientSecret != nil {
+            throw ValidationError(
+                "b2c never takes a secret as an argument (other users see it in `ps`, and it stays in the shell history); nothing was "
+                    + "sent. Pipe it to --client-secret-stdin, set B2C_CLIENT_SECRET, or name a 0600 file in the configuration's "
+                    + "clientSecretFile.")
+        }
+        if config != nil && profile != nil { throw ValidationError("--config and --profile both name a configuration; give one.") }
     }
 
-    var settings: ClientSettings { ClientSettings(config: config, verbose: verbose, httpTimeout: httpTimeout) }
+    var settings: ClientSettings {
+        ClientSettings(config: config, profile: profile, verbose: verbose, httpTimeout: httpTimeout, clientSecretStdin: clientSecretStdin)
+    }
     func loadConfiguration() throws -> ClientConfiguration { try settings.loadConfiguration() }
     func makeClient() throws -> B2CClient { try settings.makeClient() }
 }
@@ -25,12 +39,21 @@ struct ClientOptions: ParsableArguments {
 /// The client options as plain values (what `ClientOptions` parses, and what the `token` fast path parses).
 struct ClientSettings: Equatable {
     var config: String?
+    var profile: String?
     var verbose = false
     var httpTimeout = 30
+    var clientSecretStdin = false
+
+    /// Where the configuration is (or the places looked at), with a missing profile as a configuration error.
+    func locate() throws -> (path: String?, searched: [String]) {
+        do { return try ClientConfiguration.locate(explicit: config, profile: profile) } catch let e as ConfigurationError {
+            throw CLIError(e.description, exitCode: ExitStatus.configuration)
+        }
+    }
 
     func loadConfiguration() throws -> ClientConfiguration {
         guard let config = try loadConfigurationIfPresent() else {
-            let located = ClientConfiguration.locate(explicit: config)
+            let located = try locate()
             throw CLIError(
                 "no configuration found (looked for \(located.searched.joined(separator: ", "))). Pass --config FILE, set B2C_CONFIG, or "
                     + "start from policies.example.json.",
@@ -41,7 +64,7 @@ struct ClientSettings: Equatable {
 
     /// The configuration, or nil when none is named and none is found (commands about the whole store then act on it all).
     func loadConfigurationIfPresent() throws -> ClientConfiguration? {
-        guard let path = ClientConfiguration.locate(explicit: config).path else { return nil }
+        guard let path = try locate().path else { return nil }
         do { return try ClientConfiguration.load(path: path) } catch let e as ConfigurationError {
             throw CLIError(e.description, exitCode: ExitStatus.configuration)
         }
@@ -67,11 +90,21 @@ struct ClientSettings: Equatable {
         let offset = Int(ProcessInfo.processInfo.environment["B2C_CLOCK_OFFSET"] ?? "") ?? 0
         do {
             return try B2CClient(
-                config: config, store: store, timeoutSeconds: httpTimeout, trace: trace,
+                config: config, store: store, timeoutSeconds: httpTimeout, trace: trace, secrets: secretSource(),
                 clock: { Int(Date().timeIntervalSince1970) + offset })
         } catch let e as B2CError {
             throw CLIError(e)
         }
+    }
+}
+
+extension ClientSettings {
+    /// The client secret's sources: standard input only when asked (`--client-secret-stdin`), read once when first needed.
+    func secretSource() -> ClientSecretSource {
+        guard clientSecretStdin else { return ClientSecretSource() }
+        return ClientSecretSource(standardInput: {
+            String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+        })
     }
 }
 

@@ -26,40 +26,76 @@ func table(_ rows: [[String]]) -> String {
 enum Output {
     // MARK: people and accounts
 
-    /// `accounts` with a configuration: `{"people": [...]}`, or a table.
-    static func writePeople(_ people: [ListedPerson], format: OutputFormat, now: Int, policy: String?) {
+    /// `accounts` with a configuration: `{"people": [...], "applications": [...]}`, or a table (apps below the people).
+    static func writePeople(_ people: [ListedPerson], applications: [AppToken], format: OutputFormat, now: Int, policy: String?) {
         switch format {
-        case .json: writePeopleJSON(people, now: now)
+        case .json: writePeopleJSON(people, applications: applications, now: now)
         case .table:
-            writeOut(
+            var text =
                 people.isEmpty
-                    ? "No accounts\(policy.map { " under \($0)" } ?? ""). Sign in with: b2c signin"
-                    : peopleTable(people, now: now) + "\n(* = current account of the policy)")
+                ? "No accounts\(policy.map { " under \($0)" } ?? ""). Sign in with: b2c signin"
+                : peopleTable(people, now: now) + "\n(* = current account of the policy)"
+            if !applications.isEmpty { text += "\n\n" + applicationsTable(applications, now: now) }
+            writeOut(text)
         }
     }
 
+    /// The app's own tokens: an application, not a person.
+    static func applicationsTable(_ apps: [AppToken], now: Int) -> String {
+        var rows: [[String]] = [["APPLICATION", "RESOURCE", "POLICY", "ACCESS TOKEN"]]
+        for a in apps {
+            rows.append([
+                shortID(a.clientID), a.resource, a.policy, a.expiresOn > now ? relative(a.expiresOn - now) : "expired",
+            ])
+        }
+        return table(rows)
+    }
+
+    static func applicationJSON(_ a: AppToken, now: Int) -> JSONValue {
+        [
+            "clientId": .string(a.clientID), "resource": .string(a.resource), "policy": .string(a.policy),
+            "tenantId": .string(a.tenantID), "expiresOn": JSONValue(a.expiresOn), "expiresIn": JSONValue(max(0, a.expiresOn - now)),
+        ]
+    }
+
     /// `accounts` without a configuration: every scope of the store, `{"scopes": [{environment, clientId, people}]}`.
-    static func writeStore(_ groups: [(scope: AccountScope, people: [ListedPerson])], format: OutputFormat, now: Int) {
+    static func writeStore(
+        _ groups: [(scope: AccountScope, people: [ListedPerson])], applications: [AppToken], format: OutputFormat, now: Int
+    ) {
+        // Scopes with people, then scopes with only app tokens, each with its app tokens.
+        var scopes = groups.map(\.scope)
+        for a in applications {
+            let s = AccountScope(environment: a.environment, clientID: a.clientID)
+            if !scopes.contains(s) { scopes.append(s) }
+        }
+        func people(_ s: AccountScope) -> [ListedPerson] { groups.first { $0.scope == s }?.people ?? [] }
+        func apps(_ s: AccountScope) -> [AppToken] { applications.filter { $0.environment == s.environment && $0.clientID == s.clientID } }
         switch format {
         case .json:
-            let scopes = groups.map { group -> JSONValue in
+            let items = scopes.map { s -> JSONValue in
                 [
-                    "environment": .string(group.scope.environment), "clientId": .string(group.scope.clientID),
-                    "people": .array(group.people.map { personJSON($0, now: now) }),
+                    "environment": .string(s.environment), "clientId": .string(s.clientID),
+                    "people": .array(people(s).map { personJSON($0, now: now) }),
+                    "applications": .array(apps(s).map { applicationJSON($0, now: now) }),
                 ]
             }
-            writeOut(JSONValue.object(["scopes": .array(scopes)]).serialized(pretty: true))
+            writeOut(JSONValue.object(["scopes": .array(items)]).serialized(pretty: true))
         case .table:
-            if groups.isEmpty { return writeOut("No accounts in the store.") }
+            if scopes.isEmpty { return writeOut("No accounts in the store.") }
             writeOut(
-                groups.map { "\($0.scope.environment) · client \($0.scope.clientID)\n" + indent(peopleTable($0.people, now: now)) }
-                    .joined(separator: "\n\n") + "\n(* = current account of the policy)")
+                scopes.map { s in
+                    var parts: [String] = []
+                    if !people(s).isEmpty { parts.append(indent(peopleTable(people(s), now: now))) }
+                    if !apps(s).isEmpty { parts.append(indent(applicationsTable(apps(s), now: now))) }
+                    return "\(s.environment) · client \(s.clientID)\n" + parts.joined(separator: "\n\n")
+                }
+                .joined(separator: "\n\n") + (groups.isEmpty ? "" : "\n(* = current account of the policy)"))
         }
     }
 
     /// The people JSON streamed person by person (same bytes as one pretty document): a large store's whole tree and its
     /// text would otherwise be held at once (bench/README.md, "listing").
-    private static func writePeopleJSON(_ people: [ListedPerson], now: Int) {
+    private static func writePeopleJSON(_ people: [ListedPerson], applications: [AppToken], now: Int) {
         var out = "{\n  \"people\": ["
         for (n, person) in people.enumerated() {
             out += n == 0 ? "\n    " : ",\n    "
@@ -69,7 +105,10 @@ enum Output {
                 out = ""
             }
         }
-        out += people.isEmpty ? "]\n}\n" : "\n  ]\n}\n"
+        out += people.isEmpty ? "]" : "\n  ]"
+        out += ",\n  \"applications\": "
+        JSONValue.array(applications.map { applicationJSON($0, now: now) }).serialize(into: &out, pretty: true, indent: 1)
+        out += "\n}\n"
         FileHandle.standardOutput.write(Data(out.utf8))
     }
 

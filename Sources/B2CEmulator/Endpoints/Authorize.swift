@@ -305,8 +305,8 @@ struct AuthorizeEndpoint: TenantPart {
         case .resetPassword:
             try store.saveTransaction(tx, now: clock.now())
             return pages.resetEmailPage(tx, policy: policy)
-        case .ropc:
-            fatalError("refused by authorizeTransaction")
+        case .ropc, .clientCredentials:
+            fatalError("refused by authorizeTransaction (ROPC) and by seed parsing (client credentials)")
         }
     }
 

@@ -37,15 +37,18 @@ struct DiscoveryEndpoint: TenantPart {
         return .json(.object(o), headers: [("Access-Control-Allow-Origin", "*")])
     }
 
-    /// Without a policy the tenant answers as an External ID (CIAM) authority for native authentication.
+    /// Without a policy the tenant answers as an External ID (CIAM) authority: native authentication, and in an External ID
+    /// tenant the browser sign-in of its user flow.
     func nativeDiscovery(_ a: AuthorityRef) throws -> Response {
         let doc: JSONValue = [
             "issuer": .string(issuer.issuer(origin: a.origin, policy: nil)),
             "token_endpoint": .string(a.url("oauth2/v2.0/token")),
             "authorization_endpoint": .string(a.url("oauth2/v2.0/authorize")),
             "jwks_uri": .string(a.url("discovery/v2.0/keys")),
+            "end_session_endpoint": .string(a.url("oauth2/v2.0/logout")),
             "response_modes_supported": ["query", "fragment", "form_post"],
-            "response_types_supported": ["code"],
+            "response_types_supported": ["code", "code id_token", "id_token", "id_token token"],
+            "claims_supported": ["sub", "oid", "tid", "ver", "preferred_username", "name", "email", "nonce", "iss", "aud", "exp", "iat"],
             "scopes_supported": ["openid", "profile", "email", "offline_access"],
             "subject_types_supported": ["pairwise"],
             "id_token_signing_alg_values_supported": ["RS256"],

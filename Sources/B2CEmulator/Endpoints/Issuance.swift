@@ -14,6 +14,10 @@ struct TokenIssuer: TenantPart {
     /// Authorization codes live 10 minutes (not configurable in B2C).
     static let codeLifetime = 600
 
+    /// The policy tokens are issued under: none in an External ID tenant (v2.0 claims, refresh tokens bound to no policy,
+    /// so the browser's and native authentication's refresh tokens are one kind), else the policy itself.
+    func bound(_ policy: EmulatorSeed.Policy?) -> EmulatorSeed.Policy? { seed.tenant.externalId ? nil : policy }
+
     /// `https://host/<tenant id>/v2.0/`, or the `tfp` form when the policy uses it.
     func issuer(origin: String, policy: EmulatorSeed.Policy?) -> String {
         if let policy, policy.issuerPattern == "tfp" {
@@ -112,6 +116,7 @@ struct TokenIssuer: TenantPart {
         authTime: Int, newUser: Bool, origin: String, clientInfo: Bool, grant: (id: String, issuedAt: Int)?,
         rotating oldRefreshToken: String? = nil, includeIDToken: Bool = true, code: String? = nil, client: ClientKind = .publicClient
     ) throws -> Issued {
+        let policy = bound(policy)
         let now = clock.now()
         let atLifetime = policy?.accessTokenLifetime ?? 3600
         let idLifetime = policy?.idTokenLifetime ?? 3600
@@ -235,6 +240,7 @@ struct TokenIssuer: TenantPart {
         _ token: String, record: EmulatorStore.RefreshRecord, user: EmulatorStore.UserRecord, policy: EmulatorSeed.Policy?,
         app: EmulatorSeed.App, scopes: Scopes, form: [String: String], origin: String
     ) throws -> Response {
+        let policy = bound(policy)
         var scopes = scopes
         scopes.openid = true
         scopes.offlineAccess = true
@@ -255,6 +261,7 @@ struct TokenIssuer: TenantPart {
     ) throws
         -> (EmulatorStore.RefreshRecord, EmulatorStore.UserRecord)
     {
+        let policy = bound(policy)
         guard let record = try store.refreshToken(token) else {
             throw OAuthFailure(error: "invalid_grant", code: "AADB2C90090", message: "The provided JWE token is not valid.")
         }
@@ -314,12 +321,12 @@ extension TokenIssuer {
         let now = clock.now()
         let lifetime = policy.accessTokenLifetime
         var c: [String: JSONValue] = [
-            "iss": .string(issuer(origin: origin, policy: policy)), "iat": JSONValue(now), "nbf": JSONValue(now),
+            "iss": .string(issuer(origin: origin, policy: bound(policy))), "iat": JSONValue(now), "nbf": JSONValue(now),
             "exp": JSONValue(now + lifetime),
             "aud": .string(api.appId), "azp": .string(app.clientId), "azpacr": "1", "sub": .string(app.servicePrincipalId),
             "oid": .string(app.servicePrincipalId), "tid": .string(tenantID), "ver": "2.0", "scp": .string(roles.joined(separator: " ")),
         ]
-        if seed.tenant.appTokenPolicyClaim {
+        if seed.tenant.appTokenPolicyClaim && !seed.tenant.externalId {
             c[policy.policyClaim] = .string(policy.policyClaim == "acr" ? policy.lowercasedID : policy.id)
         }
         let signer = try keys.current(policy.type)

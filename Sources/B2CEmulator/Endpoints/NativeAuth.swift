@@ -145,6 +145,13 @@ struct NativeAuthEndpoint: TenantPart {
         return .json(["challenge_type": "redirect", "redirect_reason": "No challenge type the client supports can be used for this user."])
     }
 
+    /// In an External ID tenant the one token endpoint serves native authentication too: its grants carry a
+    /// continuation token (the grant type alone does not tell: `password` is also ROPC's). The body stays readable.
+    static func isNativeGrant(_ req: inout Request) async -> Bool {
+        guard req.method == .post, let form = try? await req.formParameters() else { return false }
+        return form["continuation_token"] != nil
+    }
+
     /// `/oauth2/v2.0/token` without a policy: native-auth grants and native refresh tokens.
     func token(_ req: Request, _ context: EmulatorRequestContext, authority: AuthorityRef) async throws -> Response {
         let (form, app) = try await nativeClient(req)

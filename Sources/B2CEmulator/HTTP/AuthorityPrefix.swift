@@ -10,13 +10,15 @@ struct AuthorityRef: Sendable {
     var policy: EmulatorSeed.Policy?
     var policyInPath: Bool
     var origin: String
+    /// An External ID tenant's request without a policy: `policy` is the tenant's user flow, and no URL names it.
+    var implicitFlow = false
 
     /// `https://host/[tfp/]tenant[/policy]` + endpoint [+ `?p=policy`].
     func url(_ endpoint: String) -> String {
         var base = origin + "/" + (tfp ? "tfp/" : "") + tenantSegment
         if let policy, policyInPath { base += "/" + policy.lowercasedID }
         var u = base + "/" + endpoint
-        if let policy, !policyInPath { u += "?p=" + policy.lowercasedID }
+        if let policy, !policyInPath, !implicitFlow { u += "?p=" + policy.lowercasedID }
         return u
     }
 }
@@ -66,8 +68,13 @@ struct AuthorityPrefixMiddleware: RouterMiddleware {
             guard let found = emulator.seed.policy(named: p) else { return failure(unknownPolicy: p) }
             policy = found
         }
+        var implicit = false
+        if policy == nil, let flow = emulator.seed.externalIdFlow {
+            policy = flow
+            implicit = true
+        }
         context.authority = AuthorityRef(
-            tfp: tfp, tenantSegment: tenantSegment, policy: policy, policyInPath: inPath, origin: context.origin)
+            tfp: tfp, tenantSegment: tenantSegment, policy: policy, policyInPath: inPath, origin: context.origin, implicitFlow: implicit)
         let endpoint = rest.map { $0.lowercased() }.joined(separator: "/")
         context.endpoint = Self.faultName(endpoint)
         var head = request.head

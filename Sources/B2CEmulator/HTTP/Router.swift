@@ -37,7 +37,7 @@ extension B2CEmulator {
         for path in ["/_b2c/v2.0/.well-known/openid-configuration", "/_b2c/.well-known/openid-configuration"] {
             on(RouterPath(path), [.get]) { _, context in
                 let a = try Self.authority(context)
-                if a.policy == nil, !a.policyInPath { return try self.discovery.nativeDiscovery(a) }
+                if a.implicitFlow || (a.policy == nil && !a.policyInPath) { return try self.discovery.nativeDiscovery(a) }
                 return self.discovery.discovery(a, policy: try Self.policy(context))
             }
         }
@@ -52,8 +52,12 @@ extension B2CEmulator {
             try await self.authorize.authorize(request, context, authority: try Self.authority(context), policy: try Self.policy(context))
         }
         on("/_b2c/oauth2/v2.0/token", any) { request, context in
+            var request = request
             let a = try Self.authority(context)
             if a.policy == nil { return try await self.nativeAuth.token(request, context, authority: a) }
+            if a.implicitFlow, await NativeAuthEndpoint.isNativeGrant(&request) {
+                return try await self.nativeAuth.token(request, context, authority: a)
+            }
             return try await self.token.token(request, context, authority: a, policy: try Self.policy(context))
         }
         on("/_b2c/oauth2/v2.0/logout", [.get, .post]) { request, context in

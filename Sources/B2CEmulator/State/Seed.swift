@@ -12,6 +12,9 @@ public struct EmulatorSeed: Sendable, Equatable {
         /// App-only (client-credentials) tokens carry the policy claim (`tfp`/`acr`) of the policy in the path. B2C's
         /// documentation does not say; a captured token does (reference §13.2): the emulator's choice, a knob.
         public var appTokenPolicyClaim: Bool = true
+        /// An Entra External ID tenant: no policy in its URLs (the first sign-up-or-sign-in user flow is the app's), v2.0
+        /// tokens (`tid`, `preferred_username`, no `tfp`), AAD-style errors from native authentication.
+        public var externalId = false
     }
 
     /// What a policy does, in the client configuration's words (`signUpSignIn`, `resetPassword`, …; the first seeds'
@@ -39,6 +42,12 @@ public struct EmulatorSeed: Sendable, Equatable {
         public var numbersAsStrings: Bool
 
         public var lowercasedID: String { id.lowercased() }
+    }
+
+    /// An External ID tenant's user flow: what a request without a policy runs.
+    public var externalIdFlow: Policy? {
+        guard tenant.externalId else { return nil }
+        return policies.first { $0.kind == .signUpSignIn && $0.type == .userFlow }
     }
 
     /// How a redirect URI may be used: a public client (native, loopback), a web app (redeems with its secret), or a
@@ -137,6 +146,14 @@ public struct EmulatorSeed: Sendable, Equatable {
     public static let defaultDaemonID = "7c2f1d3b-8e5a-4f4c-8b9d-3a6e2f1c8d0b"
     public static let defaultSPAID = "8d3a2e4c-9f6b-4a5d-8cae-4b7f3a2d9e1c"
     /// Development secrets of the default tenant's confidential apps (like the users' development passwords: public fixtures).
+    /// The default tenant as an Entra External ID tenant (`emulator serve --external-id`): the same apps and people, no
+    /// policy in any URL.
+    public static var defaultExternalID: EmulatorSeed {
+        var seed = EmulatorSeed.default
+        seed.tenant.externalId = true
+        return seed
+    }
+
     public static let defaultWebAppSecret = "WebApp-dev-secret-2026"
     public static let defaultDaemonSecret = "Daemon-dev-secret-2026"
 

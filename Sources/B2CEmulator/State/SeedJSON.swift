@@ -8,7 +8,7 @@ extension EmulatorSeed {
         .object([
             "tenant": .object([
                 "name": .string(tenant.name), "id": .string(tenant.id), "hostAliases": JSONValue(tenant.hostAliases),
-                "appTokenPolicyClaim": .bool(tenant.appTokenPolicyClaim),
+                "appTokenPolicyClaim": .bool(tenant.appTokenPolicyClaim), "tenantType": .string(tenant.externalId ? "externalId" : "b2c"),
             ]),
             "policies": .array(policies.map(\.json)),
             "apps": .array(apps.map(\.json)),
@@ -27,10 +27,15 @@ extension EmulatorSeed {
         let root = try JSONObjectReader(JSONValue.parse(data))
         try root.rejectUnknownKeys(allowed: ["tenant", "policies", "apps", "apis", "users", "$schema", "description"])
         guard let t = try root.object("tenant") else { throw JSONPathError(path: "$.tenant", message: "is required (an object)") }
-        try t.rejectUnknownKeys(allowed: ["name", "id", "hostAliases", "appTokenPolicyClaim"])
-        let tenant = Tenant(
+        try t.rejectUnknownKeys(allowed: ["name", "id", "hostAliases", "appTokenPolicyClaim", "tenantType"])
+        var tenant = Tenant(
             name: try t.string("name"), id: try guid(t, "id"), hostAliases: try t.stringArray("hostAliases"),
             appTokenPolicyClaim: try t.bool("appTokenPolicyClaim", default: true))
+        let type = try t.optionalString("tenantType") ?? "b2c"
+        guard ["b2c", "externalId"].contains(type) else {
+            throw JSONPathError(path: t.childPath("tenantType"), message: "is '\(type)'; expected b2c or externalId")
+        }
+        tenant.externalId = type == "externalId"
         guard tenant.name.contains("."), !tenant.name.contains("/") else {
             throw JSONPathError(path: t.childPath("name"), message: "must be a domain such as contoso.onmicrosoft.com")
         }
@@ -43,9 +48,14 @@ extension EmulatorSeed {
             }
             policies.append(policy)
         }
-        return EmulatorSeed(
+        let seed = EmulatorSeed(
             tenant: tenant, policies: policies, apps: try root.objects("apps", required: true).map { try App.parse($0, apis: apis) },
             apis: apis, users: try parseUsers(root))
+        if tenant.externalId && seed.externalIdFlow == nil {
+            throw JSONPathError(
+                path: "$.policies", message: "needs a userFlow of kind signUpSignIn in an External ID tenant: it is the app's user flow")
+        }
+        return seed
     }
 
     private static func parseUsers(_ root: JSONObjectReader) throws -> [User] {
@@ -126,10 +136,12 @@ extension EmulatorSeed.Policy {
                     + "(letters, digits, _ . -)")
         }
         let kindName = try p.string("kind")
-        guard let kind = EmulatorSeed.PolicyKind(name: kindName) else {
+        let userFlowKinds = EmulatorSeed.PolicyKind.allCases.filter { $0 != .clientCredentials }
+        guard let kind = EmulatorSeed.PolicyKind(name: kindName), kind != .clientCredentials else {
             throw JSONPathError(
                 path: p.childPath("kind"),
-                message: "is '\(kindName)'; expected one of \(EmulatorSeed.PolicyKind.allCases.map(\.rawValue).joined(separator: ", "))")
+                message: "is '\(kindName)'; expected one of \(userFlowKinds.map(\.rawValue).joined(separator: ", "))"
+                    + " (client credentials are served by any policy's token endpoint)")
         }
         let claim = try p.optionalString("policyClaim") ?? (type == .custom ? "acr" : "tfp")
         guard ["tfp", "acr"].contains(claim) else {

@@ -8,6 +8,8 @@ public struct APICallRequest: Sendable {
     public var api: String?
     public var policy: String?
     public var account: String?
+    /// The app's own token (client credentials) instead of a person's.
+    public var app = false
     public var method: String = "GET"
     public var headers: [(String, String)] = []
     public var body: Data?
@@ -25,7 +27,8 @@ public struct APICallResult: Sendable {
     public var headers: [(String, String)]
     public var body: Data
     public var url: URL
-    public var account: Account
+    /// The person whose token was sent; nil for the app's own token.
+    public var account: Account?
     public var notices: [String]
 
     public func header(_ name: String) -> String? {
@@ -120,21 +123,33 @@ extension B2CClient {
                 caFile: config.caFile, timeoutSeconds: req.timeoutSeconds, maxBody: req.maxBody, trace: self.transport.trace)
         } catch let e as NetworkError { throw B2CError(.configuration, e.description) }
         defer { Task { await transport.shutdown() } }
-        var token = try await acquireTokenSilently(
-            policyName: req.policy, selector: req.account, scopes: api.scopes, minValid: 60, forceRefresh: false)
-        var notices = [token.notice].compactMap { $0 }
-        var result = try await send(req, url: url, api: api, token: token.accessToken.secret, transport: transport, notices: &notices)
+        var notices: [String] = []
+        var account: Account?
+        // The person's token for the API's scopes, or the app's own for the API's App ID URI.
+        func token(forceRefresh: Bool) async throws -> String {
+            if req.app {
+                let resource = try appResource(api: api.name, scope: nil)
+                return try await acquireAppToken(resource: resource, policyName: req.policy, minValid: 60, forceRefresh: forceRefresh).token
+                    .secret
+            }
+            let t = try await acquireTokenSilently(
+                policyName: req.policy, selector: req.account, scopes: api.scopes, minValid: 60, forceRefresh: forceRefresh)
+            if let notice = t.notice { notices.append(notice) }
+            account = t.account
+            return t.accessToken.secret
+        }
+        var result = try await send(
+            req, url: url, api: api, token: try await token(forceRefresh: false), transport: transport, notices: &notices)
         if result.status == 401,
             let challenge = result.headers.first(where: { $0.0.caseInsensitiveCompare("WWW-Authenticate") == .orderedSame })?.1,
             challenge.contains("invalid_token")
         {
-            notices.append("the API refused the token (invalid_token); refreshing it once and retrying")
-            token = try await acquireTokenSilently(
-                policyName: req.policy, selector: req.account, scopes: api.scopes, minValid: 60, forceRefresh: true)
-            result = try await send(req, url: url, api: api, token: token.accessToken.secret, transport: transport, notices: &notices)
+            notices.append("the API refused the token (invalid_token); getting a new one once and retrying")
+            let fresh = try await token(forceRefresh: true)
+            result = try await send(req, url: url, api: api, token: fresh, transport: transport, notices: &notices)
         }
         return APICallResult(
-            status: result.status, headers: result.headers, body: result.body, url: result.url, account: token.account, notices: notices)
+            status: result.status, headers: result.headers, body: result.body, url: result.url, account: account, notices: notices)
     }
 
     /// Headers of the caller's that may follow a redirect to another origin.

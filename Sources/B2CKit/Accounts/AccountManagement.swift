@@ -10,6 +10,11 @@ extension B2CClient {
         return try AccountSelection.list(store: store, scope: t.scope, policy: t.name)
     }
 
+    /// This configuration's app-only tokens (the app's own, per resource): listed as an application, not a person.
+    public func listApplications() throws -> [AppToken] {
+        try scopes.flatMap { try store.appTokens(scope: $0) }
+    }
+
     /// The selected account of a policy and its person, with the notice to show once when the current account was
     /// signed out elsewhere.
     public func selectedAccount(policy: String?, selector: String?) throws -> (account: Account, person: Identity?, notice: String?) {
@@ -57,9 +62,15 @@ public struct StoreOverview: Sendable {
         return groups
     }
 
+    /// Every app-only token of the store (listed by scope; their secrets are never shown).
+    public func applications() throws -> [AppToken] { try store.appTokens(scope: nil) }
+
     public var path: String { store.path }
 
     public func accounts() throws -> [Account] { try store.accounts(scope: nil) }
 
-    public func signOutEverything() throws -> [Account] { try store.removeAll(scope: nil) }
+    /// Every account and every app token of the store.
+    public func signOutEverything() throws -> (accounts: [Account], appTokens: Int) {
+        (try store.removeAll(scope: nil), try store.removeAppTokens(scope: nil))
+    }
 }

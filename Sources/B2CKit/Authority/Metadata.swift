@@ -111,7 +111,8 @@ public final class MetadataProvider: Sendable {
     }
 
     /// Validates an id token: RS256 signature via the JWKS with jwt-kit (refetched once for an unknown kid), `iss` = the
-    /// discovery issuer, `aud` = client id, nonce, exp/nbf with 5 minutes of skew, and `tfp`/`acr` = the policy.
+    /// discovery issuer, `aud` = client id, nonce, exp/nbf with 5 minutes of skew, and `tfp`/`acr` = the policy (External ID:
+    /// `tid` = the tenant, `ver` 2.0 and a `preferred_username`).
     public func validateIDToken(
         _ token: String, authority: Authority, metadata m: OpenIDMetadata, nonce: String?, now: Int
     ) async throws -> JWT {
@@ -134,7 +135,25 @@ public final class MetadataProvider: Sendable {
         if let nonce, jwt.string("nonce") != nonce {
             throw B2CError(.failed, "the id token's nonce does not match this sign-in (replayed or mixed-up response); nothing was stored")
         }
-        if authority.native { return jwt }
+        if authority.native {
+            // External ID (v2.0 tokens): the tenant in `tid`, matching the issuer's tenant GUID; a sign-in name.
+            let issuerTenant = URL(string: m.issuer)?.pathComponents.first { UUID(uuidString: $0) != nil }?.lowercased()
+            guard let tid = jwt.string("tid")?.lowercased(), issuerTenant == nil || tid == issuerTenant,
+                config.tenantID.map({ $0 == tid }) ?? true
+            else {
+                throw B2CError(
+                    .failed,
+                    "the id token's tenant (tid \(jwt.string("tid") ?? "missing")) is not the issuer's or the configured tenant's; "
+                        + "nothing was stored")
+            }
+            guard jwt.string("ver") == "2.0", jwt.string("preferred_username") != nil else {
+                throw B2CError(
+                    .failed,
+                    "the id token from \(authority.hostAndPort) is not an External ID token (ver \(jwt.string("ver") ?? "missing"), "
+                        + "preferred_username \(jwt.string("preferred_username") == nil ? "missing" : "present")); nothing was stored")
+            }
+            return jwt
+        }
         let policyClaim = jwt.string("tfp") ?? jwt.string("acr")
         guard let policyClaim, policyClaim.caseInsensitiveCompare(authority.policy) == .orderedSame else {
             throw B2CError(

@@ -23,18 +23,31 @@ extension B2CClient {
     /// Fetches every policy's discovery document and JWKS (never from the cache) and reports each.
     public func checkPolicies() async -> [PolicyCheck] {
         var targets: [(String, String, Authority)] = config.policies.map { ($0.name, $0.role.rawValue, config.authority(for: $0)) }
-        if let native = config.nativeAuthority { targets.append((native.policy, "nativeAuth", native)) }
+        if let external = config.externalIdAuthority { targets.append((external.policy, "externalId", external)) }
+        if let native = config.nativeAuthority, native != config.externalIdAuthority {
+            targets.append((native.policy, "nativeAuth", native))
+        }
         var checks: [PolicyCheck] = []
         for (name, role, authority) in targets {
             var check = PolicyCheck(name: name, role: role, discovery: authority.discoveryURL, outcome: .ok(keys: 0))
             do {
                 let meta = try await metadata.metadata(for: authority, now: clock(), refresh: true)
                 let keys = try await metadata.keys(meta, now: clock(), refresh: true)
-                if let issuerHost = URL(string: meta.issuer).map(Authority.hostAndPort(of:)), issuerHost != authority.hostAndPort {
-                    check.notes.append(
-                        "the issuer is on \(issuerHost), not the authority host \(authority.hostAndPort): tokens name \(issuerHost)")
+                let issuerHost = URL(string: meta.issuer).map(Authority.hostAndPort(of:))
+                let issuerProblem = issuerHost.flatMap { host -> String? in
+                    guard host != authority.hostAndPort else { return nil }
+                    // External ID may name the tenant GUID's own ciamlogin host; tokens are checked against it by name.
+                    if config.isKnown(host) || host.hasSuffix(".ciamlogin.com") {
+                        check.notes.append(
+                            "the issuer is on \(host), not the authority host \(authority.hostAndPort): tokens name \(host)")
+                        return nil
+                    }
+                    return "the issuer is on \(host), not the authority host \(authority.hostAndPort), and \(host) is not in "
+                        + "knownAuthorities: tokens would be refused. Add \(host) to knownAuthorities (a custom domain or b2clogin.com)"
                 }
-                if keys.keys.isEmpty {
+                if let issuerProblem {
+                    check.outcome = .configuration(issuerProblem)
+                } else if keys.keys.isEmpty {
                     check.outcome = .network("the key set at \(HTTPTransport.redacted(meta.jwksURI)) has no keys")
                 } else {
                     check.outcome = .ok(keys: keys.keys.count)

@@ -24,6 +24,12 @@ public struct ClientConfiguration: Sendable, Equatable {
         public var scopes: [String]
     }
 
+    /// A B2C tenant (policies in every URL) or an Entra External ID tenant (`*.ciamlogin.com`, no policy in its URLs).
+    public enum TenantType: String, Sendable, CaseIterable {
+        case b2c
+        case externalId
+    }
+
     public struct NativeAuth: Sendable, Equatable {
         public var name: String
         public var authority: URL
@@ -42,8 +48,17 @@ public struct ClientConfiguration: Sendable, Equatable {
     public var nativeAuth: NativeAuth?
     public var caFile: String?
     public var sharedDevice: Bool
+    public var tenantType: TenantType = .b2c
+    /// The app is confidential (a web app): code and refresh redemptions send its secret.
+    public var confidential = false
+    public var clientAuthMethod: ClientAuthentication.Method = .post
+    /// A file (0600) holding the client secret, for `--app` and confidential apps; never the secret itself.
+    public var clientSecretFile: String?
     /// Where the file was read from.
     public var source: String
+
+    /// The name an External ID tenant's accounts are kept under: its browser and native sign-ins alike.
+    public static let externalIdName = "ExternalID"
 
     /// The tenant segment used in authority URLs: the name when given, else the GUID.
     public var tenantSegment: String { tenantName ?? tenantID ?? "" }
@@ -58,14 +73,17 @@ public struct ClientConfiguration: Sendable, Equatable {
 
     // MARK: loading
 
-    /// The file to read: `--config`, then `$B2C_CONFIG`, then `./policies.json`, then `$XDG_CONFIG_HOME/b2c/policies.json`.
+    /// The file to read: `--config`, then `--profile`, then `$B2C_CONFIG`, then `$B2C_PROFILE`, then `./policies.json`, then
+    /// `$XDG_CONFIG_HOME/b2c/policies.json`. A profile that does not exist is an error that lists those that do.
     public static func locate(
-        explicit: String?, environment: [String: String] = ProcessInfo.processInfo.environment,
+        explicit: String?, profile: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment,
         currentDirectory: String = FileManager.default.currentDirectoryPath
-    ) -> (path: String?, searched: [String]) {
+    ) throws -> (path: String?, searched: [String]) {
         if let explicit { return (explicit, [explicit]) }
+        if let profile { return (try Profiles.existing(profile, environment: environment), []) }
         var searched: [String] = []
         if let env = environment["B2C_CONFIG"], !env.isEmpty { return (env, [env]) }
+        if let env = environment["B2C_PROFILE"], !env.isEmpty { return (try Profiles.existing(env, environment: environment), []) }
         let local = URL(fileURLWithPath: currentDirectory).appendingPathComponent("policies.json").path
         searched.append(local)
         if FileManager.default.fileExists(atPath: local) { return (local, searched) }
@@ -91,8 +109,9 @@ public struct ClientConfiguration: Sendable, Equatable {
     public static func parse(_ data: Data, source: String = "policies.json") throws -> ClientConfiguration {
         let root = try JSONObjectReader(JSONValue.parse(data))
         try root.rejectUnknownKeys(allowed: [
-            "$schema", "description", "tenant", "authorityHost", "authorityForm", "clientId", "redirectUri",
-            "knownAuthorities", "policies", "apis", "nativeAuth", "caFile", "deviceMode",
+            "$schema", "description", "tenant", "tenantType", "authorityHost", "authorityForm", "clientId", "redirectUri",
+            "knownAuthorities", "policies", "apis", "nativeAuth", "caFile", "deviceMode", "confidential", "clientAuthMethod",
+            "clientSecretFile",
         ])
         let (tenantName, tenantID) = try tenant(root)
         let formName = try root.optionalString("authorityForm") ?? "path"
@@ -115,13 +134,25 @@ public struct ClientConfiguration: Sendable, Equatable {
         guard ["personal", "shared"].contains(deviceMode) else {
             throw JSONPathError(path: "$.deviceMode", message: "is '\(deviceMode)'; expected personal or shared")
         }
+        let host = try authorityHost(root)
+        let type = try tenantType(root, host: host)
         var config = ClientConfiguration(
-            tenantName: tenantName, tenantID: tenantID?.lowercased(), authorityHost: try authorityHost(root), authorityForm: form,
-            clientID: clientID.lowercased(), redirectURI: redirect, knownAuthorities: known, policies: try policies(root),
-            apis: try apis(root), nativeAuth: try nativeAuth(root), caFile: try root.optionalString("caFile"),
+            tenantName: tenantName, tenantID: tenantID?.lowercased(), authorityHost: host, authorityForm: form,
+            clientID: clientID.lowercased(), redirectURI: redirect, knownAuthorities: known, policies: try policies(root, tenantType: type),
+            apis: try apis(root), nativeAuth: try nativeAuth(root, tenantType: type), caFile: try root.optionalString("caFile"),
             sharedDevice: deviceMode == "shared", source: source)
-        if let ca = config.caFile, !ca.hasPrefix("/") {
-            config.caFile = URL(fileURLWithPath: source).deletingLastPathComponent().appendingPathComponent(ca).path
+        config.tenantType = type
+        config.confidential = try root.bool("confidential", default: false)
+        let method = try root.optionalString("clientAuthMethod") ?? ClientAuthentication.Method.post.rawValue
+        guard let authMethod = ClientAuthentication.Method(rawValue: method) else {
+            throw JSONPathError(path: "$.clientAuthMethod", message: "is '\(method)'; expected client_secret_post or client_secret_basic")
+        }
+        config.clientAuthMethod = authMethod
+        let directory = URL(fileURLWithPath: source).deletingLastPathComponent()
+        if let ca = config.caFile, !ca.hasPrefix("/") { config.caFile = directory.appendingPathComponent(ca).path }
+        if let file = try root.optionalString("clientSecretFile") {
+            guard !file.isEmpty else { throw JSONPathError(path: "$.clientSecretFile", message: "must name a file") }
+            config.clientSecretFile = file.hasPrefix("/") ? file : directory.appendingPathComponent(file).path
         }
         try config.checkAuthoritiesAreKnown()
         return config
@@ -139,6 +170,17 @@ public struct ClientConfiguration: Sendable, Equatable {
         }
         if let id, UUID(uuidString: id) == nil { throw JSONPathError(path: "$.tenant.id", message: "must be a GUID, found '\(id)'") }
         return (name, id)
+    }
+
+    /// `tenantType`, or External ID when the authority host is a `ciamlogin.com` host.
+    private static func tenantType(_ root: JSONObjectReader, host: URL) throws -> TenantType {
+        if let name = try root.optionalString("tenantType") {
+            guard let type = TenantType(rawValue: name) else {
+                throw JSONPathError(path: "$.tenantType", message: "is '\(name)'; expected b2c or externalId")
+            }
+            return type
+        }
+        return (host.host ?? "").lowercased().hasSuffix(".ciamlogin.com") ? .externalId : .b2c
     }
 
     private static func authorityHost(_ root: JSONObjectReader) throws -> URL {
@@ -164,7 +206,16 @@ public struct ClientConfiguration: Sendable, Equatable {
         return url
     }
 
-    private static func policies(_ root: JSONObjectReader) throws -> [Policy] {
+    private static func policies(_ root: JSONObjectReader, tenantType: TenantType) throws -> [Policy] {
+        if tenantType == .externalId {
+            guard (try root.objects("policies")).isEmpty else {
+                throw JSONPathError(
+                    path: "$.policies",
+                    message: "must be left out for an External ID tenant: its user flows are attached to the app, and no policy appears in "
+                        + "its URLs")
+            }
+            return []
+        }
         var policies: [Policy] = []
         for p in try root.objects("policies", required: true) {
             try p.rejectUnknownKeys(allowed: ["name", "role"])
@@ -197,7 +248,7 @@ public struct ClientConfiguration: Sendable, Equatable {
         }
     }
 
-    private static func nativeAuth(_ root: JSONObjectReader) throws -> NativeAuth? {
+    private static func nativeAuth(_ root: JSONObjectReader, tenantType: TenantType) throws -> NativeAuth? {
         guard let n = try root.object("nativeAuth") else { return nil }
         try n.rejectUnknownKeys(allowed: ["name", "authority", "challengeTypes"])
         let url = try secureURL(n, "authority", example: "https://contoso.ciamlogin.com/contoso.onmicrosoft.com")
@@ -205,12 +256,17 @@ public struct ClientConfiguration: Sendable, Equatable {
         for (i, t) in types.enumerated() where !["oob", "password"].contains(t) {
             throw JSONPathError(path: "\(n.childPath("challengeTypes"))[\(i)]", message: "is '\(t)'; expected oob or password")
         }
-        return NativeAuth(
-            name: try n.optionalString("name") ?? "native", authority: url, challengeTypes: types.isEmpty ? ["oob", "password"] : types)
+        // In an External ID tenant the native sign-in and the browser sign-in are one account, kept under one name.
+        let name = try n.optionalString("name") ?? (tenantType == .externalId ? externalIdName : "native")
+        return NativeAuth(name: name, authority: url, challengeTypes: types.isEmpty ? ["oob", "password"] : types)
     }
 
     /// Every authority we will build must be trusted before any network call.
     private func checkAuthoritiesAreKnown() throws {
+        if let external = externalIdAuthority, !isKnown(external.hostAndPort) {
+            throw JSONPathError(
+                path: "$.authorityHost", message: "host '\(external.hostAndPort)' is not in $.knownAuthorities \(knownAuthorities)")
+        }
         for (i, p) in policies.enumerated() {
             let authority = authority(for: p)
             guard isKnown(authority.hostAndPort) else {
@@ -239,6 +295,14 @@ public struct ClientConfiguration: Sendable, Equatable {
         return Authority(
             scheme: n.authority.scheme?.lowercased() ?? "https", host: n.authority.host ?? "", port: n.authority.port,
             tenant: tenant, policy: n.name, form: .path, native: true)
+    }
+
+    /// An External ID tenant's browser authority, `https://<host>/<tenant>` (discovery at `/<tenant>/v2.0/…`); nil for B2C.
+    public var externalIdAuthority: Authority? {
+        guard tenantType == .externalId else { return nil }
+        return Authority(
+            scheme: authorityHost.scheme?.lowercased() ?? "https", host: authorityHost.host ?? "", port: authorityHost.port,
+            tenant: tenantSegment, policy: Self.externalIdName, form: .path, native: true)
     }
 
     public func authority(for policy: Policy) -> Authority {

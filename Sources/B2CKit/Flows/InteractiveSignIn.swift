@@ -35,23 +35,24 @@ public struct InteractiveOptions: Sendable {
 extension B2CClient {
     /// Authorization code + PKCE through the system browser and a loopback redirect (DESIGN §7).
     /// AADB2C90118 (forgot password) runs the reset policy in the same browser session and resumes the sign-in.
-    public func signInInteractively(policyName: String, options: InteractiveOptions, ui: InteractionUI) async throws -> Account {
-        let policy = try self.policy(policyName)
+    /// An External ID tenant has no policy: its one authority signs people in (`policyName` is then its name or nil).
+    public func signInInteractively(policyName: String?, options: InteractiveOptions, ui: InteractionUI) async throws -> Account {
+        let target = try self.target(policyName)
         let deadline = ContinuousClock.now + .seconds(options.timeoutSeconds)
         do {
-            return try await authorizeAndRedeem(policy: policy, options: options, deadline: deadline, ui: ui)
+            return try await authorizeAndRedeem(target, options: options, deadline: deadline, ui: ui)
         } catch let e as AuthorizeRedirectError where e.code == "AADB2C90118" {
             guard let reset = config.policies(role: .resetPassword).first else {
                 throw B2CError(
                     .failed,
                     "the user chose \"Forgot your password?\" (AADB2C90118) but \(config.source) has no policy of role resetPassword")
             }
-            ui.progress("Password reset requested: running \(reset.name), then resuming the sign-in to \(policy.name).")
-            let resetAccount = try await authorizeAndRedeem(policy: reset, options: options, deadline: deadline, ui: ui)
+            ui.progress("Password reset requested: running \(reset.name), then resuming the sign-in to \(target.name).")
+            let resetAccount = try await authorizeAndRedeem(try self.target(reset.name), options: options, deadline: deadline, ui: ui)
             try forgetRevokedGrants(of: resetAccount)
             var resumed = options
             resumed.prompt = nil
-            return try await authorizeAndRedeem(policy: policy, options: resumed, deadline: deadline, ui: ui)
+            return try await authorizeAndRedeem(target, options: resumed, deadline: deadline, ui: ui)
         }
     }
 
@@ -63,10 +64,9 @@ extension B2CClient {
 
     /// One authorize round trip and its code redemption. Nothing is stored unless every check passes.
     func authorizeAndRedeem(
-        policy: ClientConfiguration.Policy, options: InteractiveOptions, deadline: ContinuousClock.Instant,
-        ui: InteractionUI
+        _ target: Target, options: InteractiveOptions, deadline: ContinuousClock.Instant, ui: InteractionUI
     ) async throws -> Account {
-        let authority = config.authority(for: policy)
+        let authority = target.authority
         let meta = try await metadata.metadata(for: authority, now: clock())
         let request = AuthorizeRequest(
             clientID: config.clientID, redirectURI: config.redirectURI, scopes: try options.scopes ?? resourceScopes(api: nil, scopes: []),
@@ -75,19 +75,19 @@ extension B2CClient {
         defer { Task { await listener.stop() } }
         let redirectURI = request.redirectURI(port: listener.port)
         let purpose: String
-        switch policy.role {
-        case .editProfile: purpose = "edit the profile (\(policy.name))"
-        case .resetPassword: purpose = "reset the password (\(policy.name))"
-        default: purpose = "sign in to \(policy.name)"
+        switch target.policy?.role {
+        case .editProfile?: purpose = "edit the profile (\(target.name))"
+        case .resetPassword?: purpose = "reset the password (\(target.name))"
+        default: purpose = "sign in to \(target.name)"
         }
         let remaining = max(0, Int(((deadline - ContinuousClock.now) / .milliseconds(1)).rounded(.up) / 1000))
         await ui.present(url: request.url(endpoint: meta.authorizationEndpoint, redirectURI: redirectURI), purpose: purpose)
         ui.progress("Waiting for the browser to \(purpose) (timeout \(remaining) s; Ctrl-C cancels)…")
         let reply = try await waitForAnswer(listener, deadline: deadline, ui: ui, timeoutSeconds: options.timeoutSeconds)
-        let code = try authorizationCode(from: reply, policy: policy, loginHint: options.loginHint)
+        let code = try authorizationCode(from: reply, policy: target.name, loginHint: options.loginHint)
         let response = try await tokenRequest(
             meta.tokenEndpoint, request.redemption(code: code, redirectURI: redirectURI),
-            policy: policy.name, loginHint: options.loginHint)
+            policy: target.name, loginHint: options.loginHint)
         let set = try await tokenSet(
             response, authority: authority, metadata: meta, nonce: request.nonce, requestedResource: request.resource,
             now: clock())
@@ -95,7 +95,7 @@ extension B2CClient {
             let who = AccountSelection.email(set.account) ?? set.account.oid
             throw B2CError(
                 .failed,
-                "\(AccountSelection.email(expected) ?? expected.oid) was named, but \(who) signed in to \(policy.name); "
+                "\(AccountSelection.email(expected) ?? expected.oid) was named, but \(who) signed in to \(target.name); "
                     + "nothing was stored. Sign in as \(AccountSelection.email(expected) ?? expected.oid) in the browser, or name \(who).")
         }
         try checkOwnership(set, authority: authority)
@@ -129,19 +129,19 @@ extension B2CClient {
     }
 
     /// The code of an answer, or its B2C error as what it means.
-    private func authorizationCode(from reply: [String: String], policy: ClientConfiguration.Policy, loginHint: String?) throws -> String {
+    private func authorizationCode(from reply: [String: String], policy: String, loginHint: String?) throws -> String {
         if let error = reply["error"] {
             let d = B2CErrorDescription.parse(reply["error_description"] ?? "")
             switch d.code {
             case "AADB2C90118": throw AuthorizeRedirectError(error: error, description: d.message, code: d.code)
             case "AADB2C90091":
-                throw B2CError(.cancelled, "cancelled: the sign-in to \(policy.name) was cancelled on the page (AADB2C90091)")
+                throw B2CError(.cancelled, "cancelled: the sign-in to \(policy) was cancelled on the page (AADB2C90091)")
             case "AADB2C90077":
                 throw B2CError(
-                    .interactionRequired, "\(policy.name) has no browser session for prompt=none (AADB2C90077)",
-                    remedy: signInRemedy(policy: policy.name, loginHint: loginHint))
+                    .interactionRequired, "\(policy) has no browser session for prompt=none (AADB2C90077)",
+                    remedy: signInRemedy(policy: policy, loginHint: loginHint))
             default:
-                throw B2CError(.failed, "the sign-in to \(policy.name) failed: \(error)\(d.code.map { " \($0)" } ?? ""): \(d.message)")
+                throw B2CError(.failed, "the sign-in to \(policy) failed: \(error)\(d.code.map { " \($0)" } ?? ""): \(d.message)")
             }
         }
         guard let code = reply["code"], !code.isEmpty else {

@@ -64,7 +64,8 @@ extension B2CClient {
         var opts = options
         opts.loginHint = opts.loginHint ?? AccountSelection.email(person)
         opts.expectedPerson = person
-        let account = try await authorizeAndRedeem(policy: policy, options: opts, deadline: .now + .seconds(options.timeoutSeconds), ui: ui)
+        let account = try await authorizeAndRedeem(
+            try target(policy.name), options: opts, deadline: .now + .seconds(options.timeoutSeconds), ui: ui)
         return ProfileResult(account: account, before: before, after: try store.identity(tenantID: account.tenantID, oid: account.oid))
     }
 
@@ -78,7 +79,8 @@ extension B2CClient {
         let policy = try flowPolicy(policyName, role: .resetPassword)
         var opts = options
         opts.loginHint = opts.loginHint ?? person.flatMap(AccountSelection.email)
-        let account = try await authorizeAndRedeem(policy: policy, options: opts, deadline: .now + .seconds(options.timeoutSeconds), ui: ui)
+        let account = try await authorizeAndRedeem(
+            try target(policy.name), options: opts, deadline: .now + .seconds(options.timeoutSeconds), ui: ui)
         return (account, try forgetRevokedGrants(of: account))
     }
 

@@ -3,16 +3,22 @@ import Foundation
 extension B2CClient {
     /// Forgets accounts locally. In shared-device mode every account on this device goes (the whole store) and the
     /// browser session must end too; a named account must still exist. Returns what was removed and what else to do.
-    public func signOut(policyName: String?, selector: String?, all: Bool) throws -> SignOutOutcome {
+    /// `apps` forgets only the app's own tokens; `all` forgets them too.
+    public func signOut(policyName: String?, selector: String?, all: Bool, apps: Bool = false) throws -> SignOutOutcome {
+        if apps {
+            let n = try scopes.reduce(0) { $0 + (try store.removeAppTokens(scope: $1)) }
+            return SignOutOutcome(removed: [], sharedDevice: false, removedAppTokens: n)
+        }
         if config.sharedDevice {
             if !all && (policyName != nil || selector != nil) {
                 _ = try accountsToSignOut(policyName: policyName, selector: selector, all: false)
             }
-            return SignOutOutcome(removed: try store.removeAll(scope: nil), sharedDevice: true)
+            return SignOutOutcome(
+                removed: try store.removeAll(scope: nil), sharedDevice: true, removedAppTokens: try store.removeAppTokens(scope: nil))
         }
-        return SignOutOutcome(
-            removed: try store.remove(try accountsToSignOut(policyName: policyName, selector: selector, all: all)),
-            sharedDevice: false)
+        let removed = try store.remove(try accountsToSignOut(policyName: policyName, selector: selector, all: all))
+        let appTokens = all ? try scopes.reduce(0) { $0 + (try store.removeAppTokens(scope: $1)) } : 0
+        return SignOutOutcome(removed: removed, sharedDevice: false, removedAppTokens: appTokens)
     }
 
     /// The accounts a sign-out names, within this configuration's scopes.
@@ -41,11 +47,17 @@ extension B2CClient {
     /// listener as post_logout_redirect_uri and waits for the browser to come back. Returns false when it does not.
     public func endBrowserSession(policyName: String?, ui: InteractionUI, timeoutSeconds: Int = 120) async throws -> Bool {
         // Native-auth and ROPC accounts have no browser session; the default sign-in policy's endpoint ends the tenant's.
-        var policy = policyName.flatMap { config.policy(named: $0) }
-        if policy == nil || policy?.role == .ropc { policy = try defaultPolicy() }
-        let meta = try await metadata.metadata(for: config.authority(for: policy!), now: clock())
+        let target: Target
+        if config.externalIdAuthority != nil {
+            target = try self.target(nil)
+        } else {
+            var policy = policyName.flatMap { config.policy(named: $0) }
+            if policy == nil || policy?.role == .ropc { policy = try defaultPolicy() }
+            target = try self.target(policy!.name)
+        }
+        let meta = try await metadata.metadata(for: target.authority, now: clock())
         guard let endSession = meta.endSessionEndpoint else {
-            throw B2CError(.network, "\(policy!.name)'s discovery document has no end_session_endpoint; the browser session was not ended")
+            throw B2CError(.network, "\(target.name)'s discovery document has no end_session_endpoint; the browser session was not ended")
         }
         try metadata.checkKnown(endSession, what: "end-session endpoint")
         let request = EndSessionRequest()
@@ -53,7 +65,7 @@ extension B2CClient {
             port: 0, path: config.redirectURI.path, expectedState: request.state, acceptsBareState: true)
         defer { Task { await listener.stop() } }
         let url = request.url(endpoint: endSession, redirectURI: AuthorizeRequest.loopbackURI(config.redirectURI, port: listener.port))
-        await ui.present(url: url, purpose: "end the browser session (\(policy!.name))")
+        await ui.present(url: url, purpose: "end the browser session (\(target.name))")
         ui.progress("Waiting for the browser to end the session (timeout \(timeoutSeconds) s)…")
         return await listener.waitForRedirect(until: .now + .seconds(timeoutSeconds)) != nil
     }
@@ -64,5 +76,7 @@ public struct SignOutOutcome: Sendable {
     public var removed: [Account]
     /// Shared-device mode: everything went, and the browser session must end too.
     public var sharedDevice: Bool
+    /// How many of the app's own tokens were forgotten.
+    public var removedAppTokens = 0
     public var endBrowserSession: Bool { sharedDevice }
 }

@@ -58,9 +58,13 @@ extension B2CClient {
 
     /// The cross-process lock that makes an account's refresh single-flight.
     private func refreshLock(for account: Account) throws -> FileLock {
+        try storeLock("\(account.environment) \(account.clientID) \(account.id)")
+    }
+
+    /// A lock file under the store's `locks/` directory, named by a hash of `key`.
+    func storeLock(_ key: String) throws -> FileLock {
         let lockDir = store.directory.appendingPathComponent("locks")
         try? FileManager.default.createDirectory(at: lockDir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let key = "\(account.environment) \(account.clientID) \(account.id)"
         let lockName = Base64URL.encode(Data(SHA256.hash(data: Data(key.utf8)))).prefix(32)
         return try FileLock(path: lockDir.appendingPathComponent("\(lockName).lock").path)
     }

@@ -157,6 +157,15 @@ public final class TokenStore: Sendable {
                     """)
         }
         migrator.registerMigration("v2-scoped", migrate: scopeAccounts)
+        migrator.registerMigration("v3-app-tokens") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE app_tokens(
+                        environment TEXT NOT NULL, client_id TEXT NOT NULL, resource TEXT NOT NULL, tenant_id TEXT NOT NULL,
+                        policy TEXT NOT NULL, secret TEXT NOT NULL, expires_on INTEGER NOT NULL, cached_at INTEGER NOT NULL,
+                        PRIMARY KEY (environment, client_id, resource));
+                    """)
+        }
         // A read first: an up-to-date store (every command but the first) takes no write lock to find that out.
         if try queue.read({ try migrator.hasCompletedMigrations($0) }) { return }
         try migrator.migrate(queue)
@@ -241,11 +250,11 @@ public final class TokenStore: Sendable {
 
     /// Reads and writes of the store, with SQLite's failures in words (a read-only, busy or damaged store) instead
     /// of raw database errors.
-    private func read<T>(_ body: (Database) throws -> T) throws -> T {
+    func read<T>(_ body: (Database) throws -> T) throws -> T {
         do { return try queue.read(body) } catch let e as DatabaseError { throw storeError(e) }
     }
 
-    private func write<T>(_ body: (Database) throws -> T) throws -> T {
+    func write<T>(_ body: (Database) throws -> T) throws -> T {
         do { return try queue.write(body) } catch let e as DatabaseError { throw storeError(e) }
     }
 

@@ -202,9 +202,11 @@ public final class HTTPTransport: Sendable {
         try await send(.GET, url, headers: [("Accept", "application/json")])
     }
 
-    public func postForm(_ url: URL, _ form: [(String, String)], timeoutSeconds: Int? = nil) async throws -> HTTPResult {
+    public func postForm(
+        _ url: URL, _ form: [(String, String)], headers: [(String, String)] = [], timeoutSeconds: Int? = nil
+    ) async throws -> HTTPResult {
         try await send(
-            .POST, url, headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Accept", "application/json")],
+            .POST, url, headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Accept", "application/json")] + headers,
             body: Data(FormEncoding.encode(form).utf8), timeoutSeconds: timeoutSeconds)
     }
 }

@@ -1,0 +1,121 @@
+import ArgumentParser
+import B2CKit
+import Foundation
+
+struct JWTCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "jwt", abstract: "Look inside a token: its claims (decode), or whether an API would accept it (verify).",
+        subcommands: [JWTDecodeCommand.self, JWTVerifyCommand.self])
+}
+
+/// The token to look at: the argument, or standard input for `-` or none. A pasted `Bearer …` or
+/// `Authorization: Bearer …` is taken as the token it carries.
+struct TokenInput: ParsableArguments {
+    @Argument(help: "The token, or - (the default) to read it from standard input, e.g. `b2c token | b2c jwt decode`.")
+    var token: String?
+
+    func read() throws -> String {
+        let raw: String
+        if let token, token != "-" {
+            writeErr("note: a token given as an argument shows in `ps` and the shell history; prefer `b2c token | b2c jwt …`")
+            raw = token
+        } else {
+            if isatty(STDIN_FILENO) == 1 { writeErr("reading the token from standard input (paste it, then Ctrl-D)") }
+            raw = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+        }
+        var text = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+        for prefix in ["Authorization:", "Bearer "] where text.lowercased().hasPrefix(prefix.lowercased()) {
+            text = String(text.dropFirst(prefix.count)).trimmingCharacters(in: .whitespaces)
+        }
+        guard !text.isEmpty else { throw CLIError("no token given (an argument, or on standard input)", exitCode: ExitStatus.usage) }
+        return text
+    }
+}
+
+struct JWTDecodeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "decode", abstract: "Print a token's header and claims, with times as dates. Nothing is verified.",
+        discussion: """
+            Examples:
+              b2c token | b2c jwt decode
+              b2c jwt decode -o json < token.txt
+            Exit codes: 0 decoded, 1 not a JWT (the message says which part is wrong), 64 no token.
+            """)
+    @OptionGroup var input: TokenInput
+    @OptionGroup var output: OutputOptions
+
+    func run() throws {
+        try JWTOutput.writeDecoded(try input.read(), format: output.format, now: Int(Date().timeIntervalSince1970))
+    }
+}
+
+struct JWTVerifyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verify", abstract: "Check a token as an API would: signature, issuer, audience, lifetime, policy.",
+        discussion: """
+            The policy's discovery document and key set are fetched (the policy the token names, or --policy); each failed
+            check says why in B2C terms (a key of the other policy type, another issuer host, an id token where an access
+            token was expected).
+            Examples:
+              b2c token --api hello | b2c jwt verify --api hello
+              b2c jwt verify --policy B2C_1A_signup_signin < token.txt
+            Exit codes: 0 valid, 1 invalid (every reason listed), 3 configuration, 5 the tenant could not be reached.
+            """)
+    @OptionGroup var options: ClientOptions
+    @OptionGroup var input: TokenInput
+    @Option(help: "Check against this policy (default: the policy the token names).") var policy: String?
+    @Option(help: "The configured API the token is meant for: its scopes must be in scp, and it must not be an id token.") var api: String?
+    @Option(help: "The exact aud expected (the API's application id).") var audience: String?
+    @OptionGroup var output: OutputOptions
+
+    func run() async throws {
+        let token = try input.read()
+        let client = try options.makeClient()
+        let result = try await withClient(client) { c in
+            try await c.verifyToken(token, policyName: policy, api: api, audience: audience)
+        }
+        switch output.format {
+        case .json:
+            writeOut(
+                JSONValue.object([
+                    "valid": .bool(result.valid), "policy": .string(result.target),
+                    "checks": .array(result.checks.map { ["name": .string($0.name), "ok": .bool($0.ok), "detail": .string($0.detail)] }),
+                    "claims": .object(result.claims),
+                ]).serialized(pretty: true))
+        case .table:
+            writeOut(table(result.checks.map { [$0.ok ? "ok" : "FAIL", $0.name, $0.detail] }))
+        }
+        guard result.valid else {
+            let failed = result.checks.filter { !$0.ok }
+            throw CLIError(
+                "the token is not valid for \(result.target): \(failed.map { "\($0.name) \($0.detail)" }.joined(separator: "; "))",
+                exitCode: ExitStatus.error)
+        }
+        writeErr("the token is valid for \(result.target)")
+    }
+}
+
+/// How a decoded token looks.
+enum JWTOutput {
+    static func writeDecoded(_ token: String, format: OutputFormat, now: Int) throws {
+        let jwt: JWT
+        do { jwt = try JWT.decode(token) } catch { throw CLIError("\(error)", exitCode: ExitStatus.error) }
+        switch format {
+        case .json:
+            writeOut(
+                JSONValue.object(["verified": false, "header": .object(jwt.header), "claims": .object(jwt.claims)]).serialized(pretty: true)
+            )
+        case .table:
+            var rows: [[String]] = [["(unverified: decoded only; `b2c jwt verify` checks it)", ""]]
+            for (k, v) in jwt.header.sorted(by: { $0.key < $1.key }) { rows.append(["header \(k)", v.stringValue ?? v.serialized()]) }
+            for (k, v) in jwt.claims.sorted(by: { $0.key < $1.key }) {
+                let time = Output.timeClaims.contains(k) ? v.lenientInt.map { Output.dateAndRelative($0, now: now) } : nil
+                rows.append([k, time ?? v.stringValue ?? v.serialized()])
+            }
+            if let exp = jwt.int("exp") {
+                rows.append(["", exp > now ? "expires \(Output.relative(exp - now))" : "expired \(Output.relative(now - exp, past: true))"])
+            }
+            writeOut(table(rows))
+        }
+    }
+}

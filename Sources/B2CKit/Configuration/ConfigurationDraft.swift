@@ -1,0 +1,100 @@
+import Foundation
+
+/// A `policies.json` made from a few answers (`b2c init`): the tenant, its host, the app, its policies and an API. The
+/// result is parsed back as a configuration before it is written, so `init` never writes a file the client refuses.
+public struct ConfigurationDraft: Sendable {
+    public var tenant: String = ""
+    public var tenantID: String?
+    /// The authority host (`https://contoso.b2clogin.com`, a custom domain, the emulator); default from the tenant name.
+    public var host: String?
+    public var clientID: String = ""
+    public var policies: [(name: String, role: PolicyRole)] = []
+    public var externalId = false
+    public var apiName: String?
+    public var apiURL: String?
+    public var scopes: [String] = []
+    public var confidential = false
+    public var clientAuthMethod: ClientAuthentication.Method = .post
+    public var clientSecretFile: String?
+    public var caFile: String?
+
+    public init() {}
+
+    /// `NAME=ROLE`, e.g. `B2C_1_susi=signUpSignIn`.
+    public static func policy(_ text: String) throws -> (name: String, role: PolicyRole) {
+        let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
+        guard parts.count == 2, PolicyID.isValid(parts[0]) else {
+            throw B2CError(.usage, "--policy '\(text)' is not NAME=ROLE (such as B2C_1_susi=signUpSignIn)")
+        }
+        guard let role = PolicyRole(name: parts[1]) else {
+            throw B2CError(
+                .usage,
+                "--policy '\(text)': the role '\(parts[1])' is not one of \(PolicyRole.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        return (parts[0], role)
+    }
+
+    /// The authority host: as given (a bare host name gets https), else `<first label>.b2clogin.com` (B2C) or
+    /// `<first label>.ciamlogin.com` (External ID).
+    public func authorityHost() throws -> URL {
+        if let host {
+            let text = host.contains("://") ? host : "https://\(host)"
+            guard let url = URL(string: text.hasSuffix("/") ? String(text.dropLast()) : text), url.host != nil else {
+                throw B2CError(.usage, "--host '\(host)' is not a host name or base URL such as https://contoso.b2clogin.com")
+            }
+            return url
+        }
+        guard UUID(uuidString: tenant) == nil, let label = tenant.split(separator: ".").first, !label.isEmpty else {
+            throw B2CError(.usage, "the tenant '\(tenant)' gives no host name: give --host (such as https://contoso.b2clogin.com)")
+        }
+        return URL(string: "https://\(label.lowercased()).\(externalId ? "ciamlogin.com" : "b2clogin.com")")!
+    }
+
+    /// The configuration as JSON, checked by the client's own parser.
+    public func json() throws -> JSONValue {
+        guard !tenant.isEmpty else { throw B2CError(.usage, "the tenant is missing: give --tenant (contoso.onmicrosoft.com or its GUID)") }
+        guard UUID(uuidString: clientID) != nil else {
+            throw B2CError(.usage, "--client-id must be the application (client) id, a GUID; found '\(clientID)'")
+        }
+        if externalId && !policies.isEmpty {
+            throw B2CError(
+                .usage, "an External ID tenant has no policies in its URLs (its user flow is attached to the app): drop --policy")
+        }
+        if !externalId && !policies.contains(where: { $0.role == .signUpSignIn || $0.role == .signIn }) {
+            throw B2CError(.usage, "name a sign-in policy: --policy B2C_1_susi=signUpSignIn (or a policy of role signIn)")
+        }
+        let host = try authorityHost()
+        var tenantObject: [String: JSONValue] = [:]
+        if UUID(uuidString: tenant) != nil {
+            tenantObject["id"] = .string(tenant.lowercased())
+        } else {
+            tenantObject["name"] = .string(tenant)
+        }
+        if let tenantID { tenantObject["id"] = .string(tenantID.lowercased()) }
+        var o: [String: JSONValue] = [
+            "tenant": .object(tenantObject), "authorityHost": .string(host.absoluteString), "clientId": .string(clientID.lowercased()),
+            "knownAuthorities": [.string(Authority.hostAndPort(of: host))], "redirectUri": "http://localhost",
+        ]
+        if externalId {
+            o["tenantType"] = "externalId"
+        } else {
+            o["policies"] = .array(policies.map { ["name": .string($0.name), "role": .string($0.role.rawValue)] })
+        }
+        if let apiName {
+            guard let apiURL else { throw B2CError(.usage, "--api \(apiName) needs --api-url (the API's base URL)") }
+            guard !scopes.isEmpty else { throw B2CError(.usage, "--api \(apiName) needs at least one --scope (a full scope URI)") }
+            o["apis"] = [["name": .string(apiName), "baseUrl": .string(apiURL), "scopes": JSONValue(scopes)]]
+        }
+        if confidential {
+            o["confidential"] = true
+            o["clientAuthMethod"] = .string(clientAuthMethod.rawValue)
+        }
+        if let clientSecretFile { o["clientSecretFile"] = .string(clientSecretFile) }
+        if let caFile { o["caFile"] = .string(caFile) }
+        let json = JSONValue.object(o)
+        do { _ = try ClientConfiguration.parse(Data(json.serialized().utf8), source: "the answers") } catch let e as JSONPathError {
+            throw B2CError(.usage, "the answers do not make a valid configuration: \(e.path) \(e.message)")
+        }
+        return json
+    }
+}
