@@ -122,6 +122,12 @@ func run(_ executable: URL, _ args: [String], environment: [String: String] = [:
         let (d, _) = try Self.serve(["--config-out", daemonOut.path, "--app", daemon])
         defer { kill(d.processIdentifier, SIGINT); d.waitUntilExit() }
         #expect(try JSONValue.parse(Data(contentsOf: daemonOut))["b2cEmulator"]?["scopes"] == .array([.string(helloDefault)]))
+        // --client: a policies.json for another app (the daemon gets its API's .default scope).
+        let clientOut = dir.appendingPathComponent("ci.json")
+        let (c, _) = try Self.serve(["--config-out", clientOut.path, "--client", "daemon"])
+        defer { kill(c.processIdentifier, SIGINT); c.waitUntilExit() }
+        let ci = try ClientConfiguration.load(path: clientOut.path)
+        #expect(ci.clientID == daemon && ci.apis.first?.scopes == [helloDefault] && !ci.confidential)
         let unknown = try run(b2cBinary, ["emulator", "serve", "--config-out", dir.appendingPathComponent("x.json").path, "--app", "nosuch"])
         #expect(unknown.status == 3 && unknown.stderr.contains("no app 'nosuch'") && unknown.stderr.contains("web-app"), "\(unknown.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("x.json").path))

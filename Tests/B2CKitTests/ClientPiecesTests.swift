@@ -49,6 +49,43 @@ import Testing
         #expect(c.policies(role: .signUpSignIn).count == 1 && c.apis.count >= 1 && c.nativeAuth != nil)
     }
 
+    /// The second wave's keys: app identity, External ID, and their errors with JSON paths.
+    @Test func appIdentityAndExternalIDKeys() throws {
+        func parse(_ extra: String, policies: String = #""policies": [{"name": "B2C_1_susi", "role": "signUpSignIn"}],"#,
+                   host: String = "https://contoso.b2clogin.com") throws -> ClientConfiguration {
+            let known = URL(string: host)!.host!
+            let json = """
+                {"tenant": {"name": "contoso.onmicrosoft.com"}, "authorityHost": "\(host)", "clientId": "3f6b8c9d-2e1a-4b7c-8d9e-0f1a2b3c4d5e",
+                 "knownAuthorities": ["\(known)"], \(policies) \(extra) "redirectUri": "http://localhost"}
+                """
+            return try ClientConfiguration.parse(Data(json.utf8), source: "/etc/b2c/policies.json")
+        }
+        let web = try parse(#""confidential": true, "clientAuthMethod": "client_secret_basic", "clientSecretFile": "web.secret","#)
+        #expect(web.confidential && web.clientAuthMethod == .basic && web.clientSecretFile == "/etc/b2c/web.secret")
+        #expect(try parse("").confidential == false && (try parse("")).clientAuthMethod == .post && (try parse("")).tenantType == .b2c)
+        let external = try parse("", policies: "", host: "https://contoso.ciamlogin.com")
+        #expect(external.tenantType == .externalId && external.policies.isEmpty)
+        #expect(external.externalIdAuthority?.discoveryURL.absoluteString
+                == "https://contoso.ciamlogin.com/contoso.onmicrosoft.com/v2.0/.well-known/openid-configuration")
+        #expect(try parse(#""tenantType": "externalId","#, policies: "").externalIdAuthority != nil)
+        #expect(try parse(#""policies": [{"name": "B2C_1_cc", "role": "clientCredentials"}, {"name": "B2C_1_susi", "role": "signUpSignIn"}],"#,
+                          policies: "").policies(role: .clientCredentials).count == 1)
+        for (extra, policies, host, path) in [
+            (#""clientAuthMethod": "private_key_jwt","#, nil, nil, "$.clientAuthMethod"),
+            (#""tenantType": "aad","#, nil, nil, "$.tenantType"),
+            (#""clientSecretFile": "","#, nil, nil, "$.clientSecretFile"),
+            ("", #""policies": [{"name": "B2C_1_susi", "role": "signUpSignIn"}],"#, "https://contoso.ciamlogin.com", "$.policies"),
+        ] {
+            do {
+                _ = try parse(extra, policies: policies ?? #""policies": [{"name": "B2C_1_susi", "role": "signUpSignIn"}],"#,
+                              host: host ?? "https://contoso.b2clogin.com")
+                Issue.record("accepted \(extra) \(policies ?? "")")
+            } catch let e as JSONPathError {
+                #expect(e.path == path, "\(e)")
+            }
+        }
+    }
+
     @Test func lookupOrder() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("b2c-cfg-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir.appendingPathComponent("xdg/b2c"), withIntermediateDirectories: true)
@@ -63,6 +100,18 @@ import Testing
                                            currentDirectory: dir.path).path == dir.appendingPathComponent("policies.json").path)
         let none = try ClientConfiguration.locate(explicit: nil, environment: ["HOME": "/nonexistent"], currentDirectory: "/nonexistent")
         #expect(none.path == nil && none.searched.count == 2)
+        // Profiles: --profile before B2C_CONFIG, B2C_PROFILE after it; a missing one lists those there are.
+        let profiles = dir.appendingPathComponent("xdg/b2c/profiles")
+        try FileManager.default.createDirectory(at: profiles, withIntermediateDirectories: true)
+        try Data("{}".utf8).write(to: profiles.appendingPathComponent("dev.json"))
+        let env = ["XDG_CONFIG_HOME": dir.appendingPathComponent("xdg").path, "B2C_CONFIG": "/y.json", "B2C_PROFILE": "dev"]
+        #expect(try ClientConfiguration.locate(explicit: nil, profile: "dev", environment: env).path == profiles.appendingPathComponent("dev.json").path)
+        #expect(try ClientConfiguration.locate(explicit: nil, environment: env).path == "/y.json")
+        #expect(try ClientConfiguration.locate(explicit: nil, environment: env.merging(["B2C_CONFIG": ""]) { $1 }, currentDirectory: dir.path).path
+                == profiles.appendingPathComponent("dev.json").path)
+        #expect { try ClientConfiguration.locate(explicit: nil, profile: "prod", environment: env) } throws: { e in
+            (e as? ConfigurationError)?.message.contains("profiles: dev") == true
+        }
     }
 }
 

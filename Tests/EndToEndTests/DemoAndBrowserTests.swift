@@ -15,7 +15,7 @@ import Testing
         for line in ["a scripted user agent fills the pages", "alice@contoso.com signs in to B2C_1_susi", "bob@contoso.com signs in to B2C_1_susi",
                      "signs in to a second policy, B2C_1_signin", "display name: Alice Example → Alice Demo",
                      "as bob@contoso.com → HTTP 200 {\"name\":\"Bob Example\"}", "HTTP 200 {\"name\":\"Alice Demo\"}",
-                     "the browser session is ended", "Done: 9 steps"] {
+                     "the browser session is ended", "as the app 7c2f1d3b", "Done: 10 steps"] {
             #expect(r.stdout.contains(line), "missing '\(line)' in:\n\(r.stdout)")
         }
         // The kept store is a normal store: the CLI reads it; Bob is gone, Alice holds three policies.

@@ -141,7 +141,7 @@ final class World: @unchecked Sendable {
         let path = home.appendingPathComponent("store.sqlite").path
         guard FileManager.default.fileExists(atPath: path) else { return "(no store)" }
         let r = try runBlocking(URL(fileURLWithPath: "/usr/bin/sqlite3"), ["-readonly", "-bail", "-cmd", ".timeout 5000", path,
-            "SELECT account_id, updated_at FROM accounts ORDER BY 1; SELECT account_id, target, secret, expires_on FROM access_tokens ORDER BY 1, 2; SELECT account_id, secret FROM refresh_tokens ORDER BY 1; SELECT * FROM identities ORDER BY 1, 2; SELECT * FROM current_accounts ORDER BY 1;"],
+            "SELECT account_id, updated_at FROM accounts ORDER BY 1; SELECT account_id, target, secret, expires_on FROM access_tokens ORDER BY 1, 2; SELECT account_id, secret FROM refresh_tokens ORDER BY 1; SELECT * FROM identities ORDER BY 1, 2; SELECT * FROM current_accounts ORDER BY 1; SELECT environment, client_id, resource, secret, expires_on FROM app_tokens ORDER BY 1, 2, 3;"],
             environment: [:])
         guard r.status == 0 else { throw SnapshotError(message: "sqlite3 could not read \(path): \(r.stderr)") }
         return r.stdout

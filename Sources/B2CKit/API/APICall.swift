@@ -144,7 +144,7 @@ extension B2CClient {
             let challenge = result.headers.first(where: { $0.0.caseInsensitiveCompare("WWW-Authenticate") == .orderedSame })?.1,
             challenge.contains("invalid_token")
         {
-            notices.append("the API refused the token (invalid_token); getting a new one once and retrying")
+            notices.append("the API refused the token (invalid_token); refreshing it once and retrying")
             let fresh = try await token(forceRefresh: true)
             result = try await send(req, url: url, api: api, token: fresh, transport: transport, notices: &notices)
         }

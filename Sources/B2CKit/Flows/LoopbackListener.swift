@@ -1,4 +1,5 @@
 import Foundation
+import ServiceLifecycle
 import Hummingbird
 import Logging
 import NIOCore
@@ -11,6 +12,7 @@ public final class LoopbackListener: Sendable {
     public let port: Int
     private let inbox: Inbox
     private let task: Task<Void, Error>
+    private let group: ServiceGroup
 
     /// What an answer did: taken (the sign-in goes on with it), or refused and why.
     public enum Delivery: Sendable, Equatable {
@@ -115,10 +117,14 @@ public final class LoopbackListener: Sendable {
                 readyContinuation.finish()
             },
             logger: logger)
+        // Stopped by a graceful shutdown, never by cancelling the serving task: a cancelled NIO server can drop a
+        // connection it has accepted but not yet served, which traps ("Deinited NIOAsyncWriter without calling finish()",
+        // apple/swift-nio#2637) — a browser that connects as the listener stops would crash b2c.
+        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
         // When the server cannot start, `run` throws and "running" never comes: finishing the stream then ends the wait.
         let task = Task {
             defer { readyContinuation.finish() }
-            try await app.run()
+            try await group.run()
         }
         var bound = 0
         for await p in ready { bound = p; break }
@@ -128,7 +134,7 @@ public final class LoopbackListener: Sendable {
             do { try await task.value; failure = nil } catch { failure = error }
             throw B2CError(.failed, listenFailure(port: port, failure))
         }
-        return LoopbackListener(port: bound, inbox: inbox, task: task)
+        return LoopbackListener(port: bound, inbox: inbox, task: task, group: group)
     }
 
     /// "port 8400 is in use" rather than NIO's text.
@@ -142,8 +148,8 @@ public final class LoopbackListener: Sendable {
         return "cannot listen for the redirect on 127.0.0.1:\(port): \(error.map { "\($0)" } ?? "the server did not start")"
     }
 
-    private init(port: Int, inbox: Inbox, task: Task<Void, Error>) {
-        self.port = port; self.inbox = inbox; self.task = task
+    private init(port: Int, inbox: Inbox, task: Task<Void, Error>, group: ServiceGroup) {
+        self.port = port; self.inbox = inbox; self.task = task; self.group = group
     }
 
     /// An answer the person pasted (the URL the browser ended on, when the browser runs on another machine): checked
@@ -173,7 +179,7 @@ public final class LoopbackListener: Sendable {
     }
 
     public func stop() async {
-        task.cancel()
+        await group.triggerGracefulShutdown()
         _ = try? await task.value
     }
 }

@@ -44,7 +44,14 @@ public final class TokenStore: Sendable {
         }
         try? fm.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.path)
         let file = directory.appendingPathComponent("store.sqlite").path
-        let header = Self.header(file)
+        var header = Self.header(file)
+        // A store that is new (or not yet recognisably ours) is created and migrated by one process at a time: others
+        // would otherwise see it half-made (no application id yet) or run the same migration twice.
+        var creationLock: FileLock?
+        if !Self.isOurs(header) {
+            creationLock = try FileLock(path: directory.appendingPathComponent("store.lock").path)
+            header = Self.header(file)
+        }
         if fm.fileExists(atPath: file) && !Self.isOurs(header) { try Self.inspect(file) }
         var config = Configuration()
         config.busyMode = .timeout(30)
@@ -70,7 +77,10 @@ public final class TokenStore: Sendable {
                     throw StoreError("cannot put the store '\(file)' in WAL mode (journal mode: \(mode ?? "unknown"))")
                 }
             }
-            try Self.migrate(queue)
+            try Self.migrate(queue) {
+                if creationLock == nil { creationLock = try FileLock(path: directory.appendingPathComponent("store.lock").path) }
+            }
+            creationLock = nil
         } catch let e as StoreError {
             throw e
         } catch let e as DatabaseError where e.resultCode == .SQLITE_NOTADB || e.resultCode == .SQLITE_CORRUPT {
@@ -130,7 +140,8 @@ public final class TokenStore: Sendable {
         }
     }
 
-    static func migrate(_ queue: DatabaseQueue) throws {
+    /// `lock` is called before any migration runs (an up-to-date store takes no lock).
+    static func migrate(_ queue: DatabaseQueue, lock: () throws -> Void = {}) throws {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
             try db.execute(
@@ -168,6 +179,7 @@ public final class TokenStore: Sendable {
         }
         // A read first: an up-to-date store (every command but the first) takes no write lock to find that out.
         if try queue.read({ try migrator.hasCompletedMigrations($0) }) { return }
+        try lock()
         try migrator.migrate(queue)
     }
 
