@@ -68,18 +68,24 @@ struct TokenRequest: Equatable {
         }
         if let notice = result.notice { writeErr(notice) }
         let t = result.accessToken
-        if decode { return try JWTOutput.writeDecoded(t.secret, format: format == .json ? .json : .table, now: client.now()) }
+        try write(
+            t.secret, expiresOn: t.expiresOn, now: client.now(),
+            json: [
+                "scopes": .string(t.target), "accountId": .string(result.account.id), "policy": .string(result.account.policy),
+                "fromCache": .bool(result.fromCache),
+            ])
+    }
+
+    /// The token in the asked format (or its claims with `--decode`); `json` adds what identifies it.
+    func write(_ secret: String, expiresOn: Int, now: Int, json extra: [String: JSONValue]) throws {
+        if decode { return try JWTOutput.writeDecoded(secret, format: format == .json ? .json : .table, now: now) }
         switch format {
-        case .raw: writeOut(t.secret)
-        case .bearer: writeOut("Bearer \(t.secret)")
-        case .header: writeOut("Authorization: Bearer \(t.secret)")
+        case .raw: writeOut(secret)
+        case .bearer: writeOut("Bearer \(secret)")
+        case .header: writeOut("Authorization: Bearer \(secret)")
         case .json:
-            writeOut(
-                JSONValue.object([
-                    "accessToken": .string(t.secret), "tokenType": "Bearer", "expiresOn": JSONValue(t.expiresOn),
-                    "scopes": .string(t.target), "accountId": .string(result.account.id), "policy": .string(result.account.policy),
-                    "fromCache": .bool(result.fromCache),
-                ]).serialized(pretty: true))
+            let base: [String: JSONValue] = ["accessToken": .string(secret), "tokenType": "Bearer", "expiresOn": JSONValue(expiresOn)]
+            writeOut(JSONValue.object(base.merging(extra) { $1 }).serialized(pretty: true))
         }
     }
 
@@ -91,19 +97,12 @@ struct TokenRequest: Equatable {
                 forceRefresh: forceRefresh)
         }
         let t = result.token
-        if decode { return try JWTOutput.writeDecoded(t.secret, format: format == .json ? .json : .table, now: client.now()) }
-        switch format {
-        case .raw: writeOut(t.secret)
-        case .bearer: writeOut("Bearer \(t.secret)")
-        case .header: writeOut("Authorization: Bearer \(t.secret)")
-        case .json:
-            writeOut(
-                JSONValue.object([
-                    "accessToken": .string(t.secret), "tokenType": "Bearer", "expiresOn": JSONValue(t.expiresOn),
-                    "resource": .string(t.resource), "clientId": .string(t.clientID), "policy": .string(t.policy),
-                    "fromCache": .bool(result.fromCache),
-                ]).serialized(pretty: true))
-        }
+        try write(
+            t.secret, expiresOn: t.expiresOn, now: client.now(),
+            json: [
+                "resource": .string(t.resource), "clientId": .string(t.clientID), "policy": .string(t.policy),
+                "fromCache": .bool(result.fromCache),
+            ])
     }
 
     /// The plain forms of `b2c token …` (every option above, as `--name value` or `--name=value`, each at most once
