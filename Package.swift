@@ -35,10 +35,16 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
         ),
+        // The freedesktop Secret Service over D-Bus, spoken directly (no libsecret or libdbus at build or run time).
+        .target(name: "SecretService"),
+        // Non-variadic shims over the Linux key syscalls (no libkeyutils): the cache of the store's unwrapped data key.
+        .target(name: "CKeyring"),
         .target(
             name: "B2CKit",
             dependencies: [
                 "B2CProtocol",
+                "SecretService",
+                "CKeyring",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -91,6 +97,10 @@ let package = Package(
         .testTarget(
             name: "B2CKitTests",
             dependencies: ["B2CKit", "B2CEmulator"]
+        ),
+        .testTarget(
+            name: "SecretServiceTests",
+            dependencies: ["SecretService"]
         ),
         .testTarget(
             name: "B2CCLITests",

@@ -63,7 +63,7 @@ import Testing
     @Test func selectGivesOneAccountOrSaysWhyNot() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("b2c-spec-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: dir) }
-        let store = try TokenStore(directory: dir)
+        let store = try TokenStore(directory: dir, keys: .ephemeral())
         for a in Self.people {
             try store.save(TokenSet(identity: Identity(tenantID: a.tenantID, oid: a.oid, email: AccountSelection.email(a)), account: a),
                            makeCurrent: false, now: 0)

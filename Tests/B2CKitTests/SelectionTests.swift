@@ -32,7 +32,7 @@ import Testing
     @Test func indexedSelectionAgreesWithTheRulesOverEveryAccount() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("b2c-selection-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: dir) }
-        let store = try TokenStore(directory: dir)
+        let store = try TokenStore(directory: dir, keys: .ephemeral())
         var oids: [String] = []
         for i in 0..<600 {
             let oid = String(format: "%08x-0000-4000-8000-%012x", i * 7919, i)

@@ -10,6 +10,8 @@ import Testing
         var env = ProcessInfo.processInfo.environment
         env["BROWSER"] = nil
         for k in env.keys where k.hasPrefix("B2C_") { env[k] = nil }
+        // A kept store outlives the demo, so its key must too: B2C_STORE_KEY here (no key store on a CI machine).
+        env["B2C_STORE_KEY"] = Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
         let r = try await run(b2cBinary, ["demo", "--keep", keep.path], environment: env)
         #expect(r.status == 0, "\(r.stderr)")
         for line in ["a scripted user agent fills the pages", "alice@contoso.com signs in to B2C_1_susi", "bob@contoso.com signs in to B2C_1_susi",

@@ -30,6 +30,8 @@ final class World: @unchecked Sendable {
     let dir: URL
     let http: HTTPClient
     var clockOffset = 0
+    /// The key the b2c processes of this world encrypt the store with (`B2C_STORE_KEY`): a CI's way, and no key store here.
+    let storeKey = Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
 
     var home: URL { dir.appendingPathComponent("home") }
     var configPath: String { dir.appendingPathComponent("policies.json").path }
@@ -80,6 +82,7 @@ final class World: @unchecked Sendable {
         env["B2C_AGENT_CA"] = caPath
         env["B2C_AGENT_JAR"] = dir.appendingPathComponent("\(jar).json").path
         env["B2C_CLOCK_OFFSET"] = String(clockOffset)
+        env["B2C_STORE_KEY"] = storeKey
         if let user {
             env["B2C_AGENT_EMAIL"] = user.email
             env["B2C_AGENT_PASSWORD"] = user.password
@@ -141,7 +144,7 @@ final class World: @unchecked Sendable {
         let path = home.appendingPathComponent("store.sqlite").path
         guard FileManager.default.fileExists(atPath: path) else { return "(no store)" }
         let r = try runBlocking(URL(fileURLWithPath: "/usr/bin/sqlite3"), ["-readonly", "-bail", "-cmd", ".timeout 5000", path,
-            "SELECT account_id, updated_at FROM accounts ORDER BY 1; SELECT account_id, target, secret, expires_on FROM access_tokens ORDER BY 1, 2; SELECT account_id, secret FROM refresh_tokens ORDER BY 1; SELECT * FROM identities ORDER BY 1, 2; SELECT * FROM current_accounts ORDER BY 1; SELECT environment, client_id, resource, secret, expires_on FROM app_tokens ORDER BY 1, 2, 3;"],
+            "SELECT account_id, updated_at, hex(id_token) FROM accounts ORDER BY 1; SELECT account_id, target, hex(secret), expires_on FROM access_tokens ORDER BY 1, 2; SELECT account_id, hex(secret) FROM refresh_tokens ORDER BY 1; SELECT * FROM identities ORDER BY 1, 2; SELECT * FROM current_accounts ORDER BY 1; SELECT environment, client_id, resource, hex(secret), expires_on FROM app_tokens ORDER BY 1, 2, 3;"],
             environment: [:])
         guard r.status == 0 else { throw SnapshotError(message: "sqlite3 could not read \(path): \(r.stderr)") }
         return r.stdout
@@ -149,7 +152,9 @@ final class World: @unchecked Sendable {
 
     /// The library façade on this world's configuration and store (for checks below the CLI).
     func libraryClient() throws -> B2CClient {
-        try B2CClient(config: try ClientConfiguration.load(path: configPath), store: try TokenStore(directory: home))
+        try B2CClient(
+            config: try ClientConfiguration.load(path: configPath),
+            store: try TokenStore(directory: home, keys: .system(environment: ["B2C_STORE_KEY": storeKey])))
     }
 
     /// The library façade for the length of `body`, shut down (and awaited) however `body` ends.

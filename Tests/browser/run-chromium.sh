@@ -38,6 +38,8 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/b2c-chromium.XXXXXX")
 for v in $(compgen -e | grep -E '^(B2C_AGENT_|B2C_CHROMIUM_)'); do unset "$v"; done
 unset B2C_CLOCK_OFFSET
 export B2C_CONFIG="$tmp/policies.json" B2C_HOME="$tmp/home" B2C_CHROMIUM_PROFILE="$tmp/chromium-profile"
+# The store is encrypted with a key from the environment, as on a CI machine without a key store.
+B2C_STORE_KEY=$(head -c 32 /dev/urandom | base64) && export B2C_STORE_KEY
 # b2c runs `sh -c 'exec $BROWSER "$1"'`: quote the paths for that shell.
 export BROWSER="'$venv/bin/python' '$here/chromium_agent.py'"
 

@@ -4,9 +4,9 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 venv="${B2C_TEST_VENV:-$here/../../.build/venv-interop}"
-if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import msal, requests, jwt, cryptography, authlib' 2>/dev/null; then
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import msal, requests, jwt, cryptography, authlib, msal_extensions' 2>/dev/null; then
   python3 -m venv "$venv" >&2
-  "$venv/bin/pip" install --quiet --disable-pip-version-check msal requests 'pyjwt[crypto]' authlib >&2
+  "$venv/bin/pip" install --quiet --disable-pip-version-check msal msal-extensions requests 'pyjwt[crypto]' authlib >&2
 fi
 script="$1"; shift
 exec "$venv/bin/python" "$here/$script" "$@"

@@ -25,6 +25,9 @@ struct DemoCommand: AsyncParsableCommand {
     /// Long on purpose: the demo is a script, and its steps read top to bottom in the order they print.
     func run() async throws {
         let fm = FileManager.default
+        // A temporary store is encrypted with a key that lives only as long as the demo; a kept one needs a key that
+        // outlives it: the key store, or B2C_STORE_KEY.
+        let storeKeys: StoreKeySources = keep == nil ? .ephemeral() : .system()
         let dir: URL
         if let keep {
             dir = URL(fileURLWithPath: keep)
@@ -61,7 +64,8 @@ struct DemoCommand: AsyncParsableCommand {
             try Data((emulator.clientConfiguration(baseURL: server.baseURL, caFile: tls.caPath.path).serialized(pretty: true) + "\n").utf8)
                 .write(to: configPath, options: .atomic)
             config = try ClientConfiguration.load(path: configPath.path)
-            store = try TokenStore(directory: dir.appendingPathComponent("store"))
+            store = try TokenStore(directory: dir.appendingPathComponent("store"), keys: storeKeys)
+            try store.prepareForTokens()
             client = try B2CClient(config: config, store: store, trace: trace)
         } catch {
             await server.stop()
@@ -79,7 +83,11 @@ struct DemoCommand: AsyncParsableCommand {
         heading("Local tenant \(emulator.tenantName) (\(emulator.tenantID)) at \(server.baseURL), HTTPS with its own CA")
         detail("policies: \(config.policies.map { "\($0.name) (\($0.role.rawValue))" }.joined(separator: ", "))")
         detail("client configuration: \(configPath.path)")
-        detail("token store: \(store.path)" + (keep == nil ? " (temporary; --keep DIR keeps it)" : ""))
+        detail(
+            "token store: \(store.path)"
+                + (keep == nil
+                    ? " (temporary, encrypted with a key that lives only as long as the demo; --keep DIR keeps it)"
+                    : " (encrypted with a key from \((try? store.storageStatus())?.source?.place ?? "the key store"))"))
 
         let alice = (email: "alice@contoso.com", password: "Alice-dev-2026!")
         let bob = (email: "bob@contoso.com", password: "Bob-dev-2026!")
@@ -145,7 +153,9 @@ struct DemoCommand: AsyncParsableCommand {
             )
 
             try await daemonStep(
-                emulator: emulator, baseURL: server.baseURL, caFile: tls.caPath.path, directory: dir, trace: trace, heading, detail)
+                emulator: emulator, baseURL: server.baseURL, caFile: tls.caPath.path, directory: dir, trace: trace, keys: storeKeys,
+                heading,
+                detail)
 
             heading("bob@contoso.com signs out here and in the browser (end_session)")
             let removed = try client.signOut(policyName: nil, selector: bob.email, all: false).removed
@@ -187,7 +197,7 @@ struct DemoCommand: AsyncParsableCommand {
     /// gives it (here the daemon's development secret, never printed).
     func daemonStep(
         emulator: B2CEmulator, baseURL: String, caFile: String, directory: URL, trace: (@Sendable (String) -> Void)?,
-        _ heading: (String) -> Void, _ detail: (String) -> Void
+        keys storeKeys: StoreKeySources, _ heading: (String) -> Void, _ detail: (String) -> Void
     ) async throws {
         guard let daemon = emulator.seed.apps.first(where: { !$0.applicationPermissions.isEmpty }),
             let secret = daemon.secrets.first?.value
@@ -200,7 +210,7 @@ struct DemoCommand: AsyncParsableCommand {
         environment["B2C_CLIENT_SECRET"] = secret
         let client = try B2CClient(
             config: try ClientConfiguration.load(path: path.path),
-            store: try TokenStore(directory: directory.appendingPathComponent("store")),
+            store: try TokenStore(directory: directory.appendingPathComponent("store"), keys: storeKeys),
             trace: trace, secrets: ClientSecretSource(environment: environment))
         do {
             detail("as a CI job runs it: B2C_CLIENT_SECRET=… B2C_CONFIG=\(path.path) b2c call-api --app --api hello")

@@ -138,7 +138,7 @@ extension EmulatorCommand {
                 }
                 do {
                     // An app's settings hold its secret: only the owner reads them (written aside, then renamed into place).
-                    try Self.write(Data((json.serialized(pretty: true) + "\n").utf8), to: configOut, mode: app == nil ? 0o644 : 0o600)
+                    try writeFile(Data((json.serialized(pretty: true) + "\n").utf8), to: configOut, mode: app == nil ? 0o644 : 0o600)
                 } catch {
                     await server.stop()
                     throw CLIError("cannot write --config-out '\(configOut)': \(error.localizedDescription)", exitCode: ExitStatus.error)
@@ -164,16 +164,5 @@ extension EmulatorCommand {
             return registration
         }
 
-        static func write(_ data: Data, to path: String, mode: Int) throws {
-            let aside = path + ".tmp-\(getpid())"
-            guard FileManager.default.createFile(atPath: aside, contents: data, attributes: [.posixPermissions: mode]) else {
-                throw CocoaError(.fileWriteNoPermission)
-            }
-            guard rename(aside, path) == 0 else {
-                let code = POSIXErrorCode(rawValue: errno) ?? .EIO
-                unlink(aside)
-                throw POSIXError(code)
-            }
-        }
     }
 }

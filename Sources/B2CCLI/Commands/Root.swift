@@ -11,7 +11,8 @@ public struct B2CCommand: AsyncParsableCommand {
         subcommands: [
             SignInCommand.self, EditProfileCommand.self, ResetPasswordCommand.self, AccountsCommand.self, TokenCommand.self,
             CallAPICommand.self, SwitchCommand.self, WhoAmICommand.self, SignOutCommand.self, DeviceCommand.self, DemoCommand.self,
-            PoliciesCommand.self, InitCommand.self, ProfilesCommand.self, JWTCommand.self, EmulatorCommand.self,
+            PoliciesCommand.self, InitCommand.self, ProfilesCommand.self, JWTCommand.self, ConfigCommand.self, ExportCommand.self,
+            ImportCommand.self, EmulatorCommand.self,
         ])
 
     public init() {}
@@ -35,6 +36,13 @@ public struct B2CCommand: AsyncParsableCommand {
         } catch let e as CLIError {
             FileHandle.standardError.write(Data("b2c: \(e.message)\n".utf8))
             Foundation.exit(e.exitCode)
+        } catch let e as StoreError {
+            FileHandle.standardError.write(Data("b2c: \(e.description)\n".utf8))
+            Foundation.exit(CLIError(e).exitCode)
+        } catch let e as B2CError {
+            let cli = CLIError(e)
+            FileHandle.standardError.write(Data("b2c: \(cli.message)\n".utf8))
+            Foundation.exit(cli.exitCode)
         } catch {
             exit(withError: error)
         }

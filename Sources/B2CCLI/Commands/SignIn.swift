@@ -65,6 +65,7 @@ struct SignInCommand: AsyncParsableCommand {
         }
         let who = AccountSelection.email(account) ?? account.oid
         writeOut("Signed in as \(who) under \(account.policy) (account \(account.id)).")
+        warnIfPlaintext(client.store)
     }
 }
 
@@ -86,5 +87,6 @@ extension SignInCommand {
         }
         let who = AccountSelection.email(account) ?? account.oid
         writeOut("Signed in as \(who) under \(account.policy) (account \(account.id)).")
+        warnIfPlaintext(client.store)
     }
 }

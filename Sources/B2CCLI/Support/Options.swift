@@ -71,9 +71,7 @@ struct ClientSettings: Equatable {
     }
 
     func openStore() throws -> TokenStore {
-        do { return try TokenStore(directory: StoreLocation.directory()) } catch let e as StoreError {
-            throw CLIError(e.description, exitCode: ExitStatus.error)
-        }
+        do { return try TokenStore(directory: StoreLocation.directory(), keys: .system()) } catch let e as StoreError { throw CLIError(e) }
     }
 
     func makeClient() throws -> B2CClient {
@@ -150,9 +148,17 @@ func withClient<T>(_ client: B2CClient, _ body: (B2CClient) async throws -> T) a
         throw CLIError(e)
     } catch let e as StoreError {
         await client.shutdown()
-        throw CLIError(e.description, exitCode: ExitStatus.error)
+        throw CLIError(e)
     } catch {
         await client.shutdown()
         throw error
     }
+}
+
+/// Every sign-in into a plaintext store says so: the choice was explicit, and it must stay visible.
+func warnIfPlaintext(_ store: TokenStore) {
+    guard (try? store.storageStatus())?.mode == .plaintext else { return }
+    writeErr(
+        "warning: tokens are stored unencrypted in \(store.path) (`b2c config set storage plaintext` was chosen; "
+            + "`b2c config set storage encrypted` encrypts them)")
 }

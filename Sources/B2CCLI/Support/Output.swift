@@ -11,6 +11,23 @@ func writeOut(_ text: String) { FileHandle.standardOutput.write(Data((text.hasSu
 
 func writeErr(_ text: String) { FileHandle.standardError.write(Data("b2c: \(text)\n".utf8)) }
 
+/// A file written aside, created with its mode (O_EXCL, so never readable by others even for a moment), then renamed into
+/// place.
+func writeFile(_ data: Data, to path: String, mode: Int) throws {
+    let aside = path + ".tmp-\(getpid())"
+    let fd = open(aside, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode_t(mode))
+    guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+    let written = data.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    let failure = written == data.count ? 0 : errno
+    fchmod(fd, mode_t(mode))  // the umask may have narrowed a 0644
+    close(fd)
+    guard failure == 0, rename(aside, path) == 0 else {
+        let code = POSIXErrorCode(rawValue: failure != 0 ? failure : errno) ?? .EIO
+        unlink(aside)
+        throw POSIXError(code)
+    }
+}
+
 func table(_ rows: [[String]]) -> String {
     guard let first = rows.first else { return "" }
     var widths = Array(repeating: 0, count: first.count)
@@ -230,7 +247,15 @@ enum Output {
 
 extension Output {
     /// `device`: the mode, the store, and who is signed in (by scope when there is no configuration).
-    static func writeDevice(config: ClientConfiguration?, storePath: String, accounts: [Account], format: OutputFormat) {
+    static func writeDevice(
+        config: ClientConfiguration?, storePath: String, storage: StorageStatus, accounts: [Account], format: OutputFormat
+    ) {
+        let protection: String
+        switch storage.mode {
+        case .encrypted?: protection = "encrypted (key: \(storage.source?.place ?? "?"))"
+        case .plaintext?: protection = "PLAINTEXT (chosen with `b2c config set storage plaintext`)"
+        case nil: protection = "not decided yet (encrypted when the first token is stored)"
+        }
         let people = Set(accounts.map { "\($0.tenantID)/\($0.oid)" }).count
         let meaning =
             config == nil
@@ -245,6 +270,8 @@ extension Output {
                 "mode": config.map { .string($0.sharedDevice ? "shared" : "personal") } ?? .null,
                 "config": config.map { .string($0.source) } ?? .null, "store": .string(storePath),
                 "accounts": JSONValue(accounts.count), "people": JSONValue(people), "signOut": .string(meaning),
+                "storage": storage.mode.map { .string($0.rawValue) } ?? .null,
+                "keySource": storage.source.map { .string($0.rawValue) } ?? .null,
             ]
             if config == nil {
                 o["scopes"] = .array(scopes.keys.sorted().map { ["scope": .string($0), "accounts": JSONValue(scopes[$0]!)] })
@@ -253,7 +280,7 @@ extension Output {
         case .table:
             var rows = [
                 ["mode", config.map { $0.sharedDevice ? "shared" : "personal" } ?? "- (no configuration)"],
-                ["config", config?.source ?? "none found"], ["store", storePath],
+                ["config", config?.source ?? "none found"], ["store", storePath], ["storage", protection],
                 [
                     "signed in",
                     "\(people) \(people == 1 ? "person" : "people"), \(accounts.count) account\(accounts.count == 1 ? "" : "s")",

@@ -52,6 +52,7 @@ extension B2CClient {
     /// else a new one, one request at a time per app and resource across processes.
     public func acquireAppToken(resource: String, policyName: String?, minValid: Int, forceRefresh: Bool) async throws -> AppTokenResult {
         let target = try appTarget(policyName)
+        try store.prepareForTokens()
         if !forceRefresh, let t = try store.appToken(scope: target.scope, resource: resource), t.expiresOn - clock() >= minValid {
             return AppTokenResult(token: t, fromCache: true)
         }

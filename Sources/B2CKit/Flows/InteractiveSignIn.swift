@@ -38,6 +38,7 @@ extension B2CClient {
     /// An External ID tenant has no policy: its one authority signs people in (`policyName` is then its name or nil).
     public func signInInteractively(policyName: String?, options: InteractiveOptions, ui: InteractionUI) async throws -> Account {
         let target = try self.target(policyName)
+        try store.prepareForTokens()  // a store that cannot keep tokens says so before the browser opens
         let deadline = ContinuousClock.now + .seconds(options.timeoutSeconds)
         do {
             return try await authorizeAndRedeem(target, options: options, deadline: deadline, ui: ui)

@@ -23,6 +23,7 @@ extension B2CClient {
     /// Email + password or email + one-time code through the External ID native-auth API
     /// (initiate → challenge → token; resend = a new challenge; a wrong code is asked again up to a limit).
     public func signInNative(username: String, mode: NativeMode, scopes: [String], prompter: NativePrompter) async throws -> Account {
+        try store.prepareForTokens()
         guard let native = config.nativeAuth, let authority = config.nativeAuthority else {
             throw B2CError(
                 .configuration,

@@ -3,6 +3,7 @@ import Foundation
 extension B2CClient {
     /// Resource owner password credentials against a policy of role `ropc` (B2C's only non-browser flow).
     public func signInWithPassword(policyName: String, username: String, password: String, scopes: [String]) async throws -> Account {
+        try store.prepareForTokens()
         let policy = try passwordPolicy(policyName)
         let authority = config.authority(for: policy)
         let meta = try await metadata.metadata(for: authority, now: clock())

@@ -18,17 +18,20 @@ public struct AppToken: Sendable, Equatable {
 extension TokenStore {
     /// The cached app token of a client for a resource, within a scope.
     public func appToken(scope: AccountScope, resource: String) throws -> AppToken? {
-        try read { db in
+        let cipher = try cipher()
+        return try read { db in
             try Row.fetchOne(
                 db,
                 sql: """
                     SELECT * FROM app_tokens WHERE environment = ? AND client_id = ? AND resource = ? AND (?4 IS NULL OR tenant_id = ?4)
                     """, arguments: [scope.environment, scope.clientID, resource.lowercased(), scope.tenantID]
-            ).map(Self.appToken)
+            ).map { try Self.appToken($0, cipher: cipher) }
         }
     }
 
     public func saveAppToken(_ t: AppToken) throws {
+        let cipher = try cipher()
+        let (environment, client, resource) = (t.environment.lowercased(), t.clientID.lowercased(), t.resource.lowercased())
         try write { db in
             try db.execute(
                 sql: """
@@ -36,14 +39,13 @@ extension TokenStore {
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
-                    t.environment.lowercased(), t.clientID.lowercased(), t.resource.lowercased(), t.tenantID.lowercased(), t.policy,
-                    t.secret,
-                    t.expiresOn, t.cachedAt,
+                    environment, client, resource, t.tenantID.lowercased(), t.policy,
+                    try cipher.seal(t.secret, row: StoreCipher.appToken(environment, client, resource)), t.expiresOn, t.cachedAt,
                 ])
         }
     }
 
-    /// The app tokens of a scope (nil: the whole store), for listings; their secrets are there but never shown.
+    /// The app tokens of a scope (nil: the whole store), for listings: without their secrets (empty).
     public func appTokens(scope: AccountScope?) throws -> [AppToken] {
         try read { db in
             try Row.fetchAll(
@@ -53,7 +55,7 @@ extension TokenStore {
                     WHERE ?1 IS NULL OR (environment = ?1 AND client_id = ?2 AND (?3 IS NULL OR tenant_id = ?3))
                     ORDER BY environment, client_id, resource
                     """, arguments: [scope?.environment, scope?.clientID, scope?.tenantID]
-            ).map(Self.appToken)
+            ).map { try Self.appToken($0, cipher: nil) }
         }
     }
 
@@ -71,9 +73,13 @@ extension TokenStore {
         }
     }
 
-    static func appToken(_ row: Row) -> AppToken {
-        AppToken(
+    /// A row; with no cipher, the secret is left out (listings).
+    static func appToken(_ row: Row, cipher: StoreCipher?) throws -> AppToken {
+        let secret = try cipher.map {
+            try $0.open(row["secret"], row: StoreCipher.appToken(row["environment"], row["client_id"], row["resource"]))
+        }
+        return AppToken(
             environment: row["environment"], clientID: row["client_id"], resource: row["resource"], tenantID: row["tenant_id"],
-            policy: row["policy"], secret: row["secret"], expiresOn: row["expires_on"], cachedAt: row["cached_at"])
+            policy: row["policy"], secret: secret ?? "", expiresOn: row["expires_on"], cachedAt: row["cached_at"])
     }
 }

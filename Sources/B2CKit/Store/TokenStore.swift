@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import NIOConcurrencyHelpers
 
 /// Where the store lives: `$B2C_HOME`, else `$XDG_DATA_HOME/b2c`, else `~/.local/share/b2c`.
 public enum StoreLocation {
@@ -14,7 +15,9 @@ public enum StoreLocation {
 
 public struct StoreError: Error, CustomStringConvertible {
     public let description: String
-    public init(_ d: String) { description = d }
+    /// A choice to make or a key to give (exit 3), rather than a store that failed.
+    public let isConfiguration: Bool
+    public init(_ d: String, configuration: Bool = false) { description = d; isConfiguration = configuration }
 }
 
 /// The SQLite token store (GRDB, WAL). Directory 0700, files 0600; writes are short immediate transactions.
@@ -26,12 +29,18 @@ public struct StoreError: Error, CustomStringConvertible {
 public final class TokenStore: Sendable {
     public let directory: URL
     let queue: DatabaseQueue
+    /// Where this process may take the data key from.
+    let keys: StoreKeySources
+    /// The cipher once found (see `cipher()`).
+    let cipherBox = NIOLockedValueBox<StoreCipher?>(nil)
     static let applicationID: Int32 = 0x6232_6321  // "b2c!"
 
     public var path: String { directory.appendingPathComponent("store.sqlite").path }
 
-    public init(directory: URL) throws {
+    /// `keys`: where the data key may come from (the platform key store and `$B2C_STORE_KEY` by default).
+    public init(directory: URL, keys: StoreKeySources = .system()) throws {
         self.directory = directory
+        self.keys = keys
         umask(0o077)
         let fm = FileManager.default
         do {
@@ -177,6 +186,11 @@ public final class TokenStore: Sendable {
                         PRIMARY KEY (environment, client_id, resource));
                     """)
         }
+        migrator.registerMigration("v4-settings") { db in
+            try db.execute(sql: settingsTable)
+            try db.execute(
+                sql: "INSERT INTO settings(key, value) VALUES ('store_id', ?)", arguments: [UUID().uuidString.lowercased()])
+        }
         // A read first: an up-to-date store (every command but the first) takes no write lock to find that out.
         if try queue.read({ try migrator.hasCompletedMigrations($0) }) { return }
         try lock()
@@ -292,7 +306,8 @@ public final class TokenStore: Sendable {
     /// whether the set was stored.
     @discardableResult
     public func save(_ set: TokenSet, makeCurrent: Bool, now: Int, onlyIfPresent: Bool = false) throws -> Bool {
-        try write { db in
+        let cipher = try cipher()
+        return try write { db in
             let a = set.account
             let key: [DatabaseValueConvertible] = [a.environment, a.clientID, a.id]
             if onlyIfPresent,
@@ -322,19 +337,30 @@ public final class TokenStore: Sendable {
                     id_token = excluded.id_token,
                         claims = excluded.claims, updated_at = excluded.updated_at
                     """,
-                arguments: StatementArguments(key) + [a.tenantID, a.oid, a.policy, a.authority, a.idToken, a.claims.serialized(), now, now])
+                arguments: StatementArguments(key) + [
+                    a.tenantID, a.oid, a.policy, a.authority,
+                    try cipher.seal(a.idToken, row: StoreCipher.idToken(a.environment, a.clientID, a.id)),
+                    a.claims.serialized(), now, now,
+                ])
             if let at = set.accessToken {
                 try db.execute(
                     sql: """
                         INSERT OR REPLACE INTO access_tokens(environment, client_id, account_id, target, secret, expires_on, cached_at)
                         VALUES (?, ?, ?, ?, ?, ?, ?)
-                        """, arguments: StatementArguments(key) + [at.target, at.secret, at.expiresOn, at.cachedAt])
+                        """,
+                    arguments: StatementArguments(key) + [
+                        at.target, try cipher.seal(at.secret, row: StoreCipher.accessToken(a.environment, a.clientID, a.id, at.target)),
+                        at.expiresOn, at.cachedAt,
+                    ])
             }
             if let rt = set.refreshToken {
                 try db.execute(
                     sql: """
                         INSERT OR REPLACE INTO refresh_tokens(environment, client_id, account_id, secret, updated_at) VALUES (?, ?, ?, ?, ?)
-                        """, arguments: StatementArguments(key) + [rt, now])
+                        """,
+                    arguments: StatementArguments(key) + [
+                        try cipher.seal(rt, row: StoreCipher.refreshToken(a.environment, a.clientID, a.id)), now,
+                    ])
             }
             if makeCurrent {
                 try db.execute(
@@ -402,10 +428,19 @@ public final class TokenStore: Sendable {
 
     // MARK: reads
 
-    static func account(_ row: Row) -> Account {
-        Account(
+    /// An account row; its id token decrypted when the key is at hand (empty otherwise: listings and sign-out do not
+    /// need it, and every command that does asks for the key on its own).
+    static func account(_ row: Row, cipher: StoreCipher?) -> Account {
+        let identity = StoreCipher.idToken(row["environment"], row["client_id"], row["account_id"])
+        let idToken: String
+        if let cipher {
+            idToken = (try? cipher.open(row["id_token"] as DatabaseValue, row: identity)) ?? ""
+        } else {
+            idToken = String.fromDatabaseValue(row["id_token"] as DatabaseValue) ?? ""
+        }
+        return Account(
             id: row["account_id"], environment: row["environment"], tenantID: row["tenant_id"], oid: row["oid"], policy: row["policy"],
-            authority: row["authority"], clientID: row["client_id"], idToken: row["id_token"],
+            authority: row["authority"], clientID: row["client_id"], idToken: idToken,
             claims: (try? JSONValue.parse(row["claims"] as String)) ?? .object([:]), updatedAt: row["updated_at"])
     }
 
@@ -470,7 +505,8 @@ public final class TokenStore: Sendable {
 
     /// The accounts of a scope (nil: the whole store), of one policy when given.
     public func accounts(scope: AccountScope?, policy: String? = nil) throws -> [Account] {
-        try read { db in
+        let cipher = cipherIfAvailable()
+        return try read { db in
             try Row.fetchAll(
                 db,
                 sql: """
@@ -479,7 +515,7 @@ public final class TokenStore: Sendable {
                         AND (?4 IS NULL OR policy = ?4 COLLATE NOCASE)
                     ORDER BY environment, client_id, policy, account_id
                     """, arguments: [scope?.environment, scope?.clientID, scope?.tenantID, policy]
-            ).map(Self.account)
+            ).map { Self.account($0, cipher: cipher) }
         }
     }
 
@@ -487,6 +523,7 @@ public final class TokenStore: Sendable {
     /// account id or oid, an email anywhere in the claims, or a prefix of the account id or oid), found through the
     /// indexes instead of by reading every account of the policy.
     public func accounts(scope: AccountScope, policy: String, narrowedTo selector: String) throws -> [Account] {
+        let cipher = cipherIfAvailable()
         let s = selector.lowercased()
         let prefix =
             s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
@@ -502,13 +539,14 @@ public final class TokenStore: Sendable {
                     ORDER BY account_id
                     """, arguments: [scope.environment, scope.clientID, scope.tenantID, scope.tenantID, policy, s, s, s, prefix, prefix]
             )
-            .map(Self.account)
+            .map { Self.account($0, cipher: cipher) }
         }
     }
 
     /// The policy's current account in a scope, read in one transaction with its row (nil when there is none or it is gone).
     public func currentAccount(scope: AccountScope, policy: String) throws -> Account? {
-        try read { db in
+        let cipher = cipherIfAvailable()
+        return try read { db in
             guard
                 let id = try String.fetchOne(
                     db,
@@ -523,7 +561,7 @@ public final class TokenStore: Sendable {
                 sql: """
                     SELECT * FROM accounts WHERE environment = ? AND client_id = ? AND account_id = ? AND (? IS NULL OR tenant_id = ?)
                     """, arguments: [scope.environment, scope.clientID, id, scope.tenantID, scope.tenantID]
-            ).map(Self.account)
+            ).map { Self.account($0, cipher: cipher) }
         }
     }
 
@@ -554,7 +592,8 @@ public final class TokenStore: Sendable {
     }
 
     public func accessToken(of account: Account, target: String) throws -> AccessToken? {
-        try read { db in
+        let cipher = try cipher()
+        return try read { db in
             try Row.fetchOne(
                 db,
                 sql: """
@@ -562,17 +601,39 @@ public final class TokenStore: Sendable {
                     """, arguments: [account.environment, account.clientID, account.id, target]
             ).map {
                 AccessToken(
-                    accountID: $0["account_id"], target: $0["target"], secret: $0["secret"], expiresOn: $0["expires_on"],
-                    cachedAt: $0["cached_at"])
+                    accountID: $0["account_id"], target: $0["target"],
+                    secret: try cipher.open(
+                        $0["secret"], row: StoreCipher.accessToken(account.environment, account.clientID, account.id, target)),
+                    expiresOn: $0["expires_on"], cachedAt: $0["cached_at"])
+            }
+        }
+    }
+
+    /// Every cached access token of an account (for an export).
+    public func accessTokens(of account: Account) throws -> [AccessToken] {
+        let cipher = try cipher()
+        return try read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT * FROM access_tokens WHERE environment = ? AND client_id = ? AND account_id = ? ORDER BY target",
+                arguments: [account.environment, account.clientID, account.id]
+            ).map {
+                let target: String = $0["target"]
+                return AccessToken(
+                    accountID: $0["account_id"], target: target,
+                    secret: try cipher.open(
+                        $0["secret"], row: StoreCipher.accessToken(account.environment, account.clientID, account.id, target)),
+                    expiresOn: $0["expires_on"], cachedAt: $0["cached_at"])
             }
         }
     }
 
     public func refreshToken(of account: Account) throws -> String? {
-        try read {
-            try String.fetchOne(
+        let cipher = try cipher()
+        return try read {
+            try DatabaseValue.fetchOne(
                 $0, sql: "SELECT secret FROM refresh_tokens WHERE environment = ? AND client_id = ? AND account_id = ?",
-                arguments: [account.environment, account.clientID, account.id])
+                arguments: [account.environment, account.clientID, account.id]
+            ).map { try cipher.open($0, row: StoreCipher.refreshToken(account.environment, account.clientID, account.id)) }
         }
     }
 

@@ -1,0 +1,91 @@
+import ArgumentParser
+import B2CKit
+import Foundation
+
+struct ConfigCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "config", abstract: "How the token store keeps tokens: encrypted (the default) or in plaintext, and its key.",
+        subcommands: [ConfigGetCommand.self, ConfigSetCommand.self, ConfigRotateKeyCommand.self])
+
+    static func openStore() throws -> TokenStore { try ClientSettings().openStore() }
+
+    static func describe(_ s: StorageStatus, path: String) -> [[String]] {
+        var rows = [["storage", s.mode?.rawValue ?? "not decided yet (decided when the first token is stored)"]]
+        if let source = s.source { rows.append(["key", "\(source.place) (key id \(s.keyID ?? "?"))"]) }
+        rows.append(["store", path])
+        return rows
+    }
+
+    static func json(_ s: StorageStatus, path: String) -> JSONValue {
+        [
+            "storage": s.mode.map { .string($0.rawValue) } ?? .null, "keySource": s.source.map { .string($0.rawValue) } ?? .null,
+            "keyId": s.keyID.map { .string($0) } ?? .null, "store": .string(path),
+        ]
+    }
+}
+
+struct ConfigGetCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "get", abstract: "Show the storage mode, where the key is kept (never the key) and the store's path.")
+    @OptionGroup var output: OutputOptions
+
+    func run() throws {
+        let store = try ConfigCommand.openStore()
+        let status = try store.storageStatus()
+        switch output.format {
+        case .json: writeOut(ConfigCommand.json(status, path: store.path).serialized(pretty: true))
+        case .table: writeOut(table(ConfigCommand.describe(status, path: store.path)))
+        }
+    }
+}
+
+struct ConfigSetCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "set", abstract: "Set how the store keeps tokens: `b2c config set storage encrypted|plaintext`.",
+        discussion: """
+            encrypted: every token is encrypted (AES-GCM) with a data key from the Secret Service (GNOME Keyring, KWallet), the
+            macOS Keychain, or B2C_STORE_KEY — in one transaction.
+            plaintext: tokens are decrypted and kept unencrypted, on purpose; remembered in the store and said on every sign-in.
+            """)
+    @Argument(help: "storage") var setting: String
+    @Argument(help: "encrypted or plaintext") var value: String
+
+    func validate() throws {
+        guard setting == "storage" else { throw ValidationError("'\(setting)' is not a setting; the one setting is storage.") }
+        guard StorageMode(rawValue: value) != nil else { throw ValidationError("storage is encrypted or plaintext, not '\(value)'.") }
+    }
+
+    func run() throws {
+        let store = try ConfigCommand.openStore()
+        let status = try store.setStorage(StorageMode(rawValue: value)!)
+        writeOut(table(ConfigCommand.describe(status, path: store.path)))
+        if status.mode == .plaintext {
+            writeErr("tokens are now stored unencrypted in \(store.path) (readable by anything that can read the file)")
+        }
+    }
+}
+
+struct ConfigRotateKeyCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rotate-key",
+        abstract: "Re-encrypt every token with a new data key, in one transaction.",
+        discussion: """
+            With the Secret Service or the Keychain, b2c makes the new key and keeps it there (the old one is removed once the
+            store no longer needs it). With B2C_STORE_KEY, give the new key in B2C_NEW_STORE_KEY, then use it as B2C_STORE_KEY.
+            """)
+
+    func run() throws {
+        let store = try ConfigCommand.openStore()
+        var newKey: Data?
+        if let text = ProcessInfo.processInfo.environment["B2C_NEW_STORE_KEY"], !text.isEmpty {
+            guard let data = Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)), data.count == 32 else {
+                throw CLIError(
+                    "B2C_NEW_STORE_KEY must be base64 of 32 random bytes (`openssl rand -base64 32`)", exitCode: ExitStatus.configuration)
+            }
+            newKey = data
+        }
+        let status = try store.rotateKey(newEnvironmentKey: newKey)
+        writeOut(table(ConfigCommand.describe(status, path: store.path)))
+        if status.source == .environment { writeErr("the store now needs the new key: set B2C_STORE_KEY to B2C_NEW_STORE_KEY's value") }
+    }
+}

@@ -1,0 +1,142 @@
+import Crypto
+import Foundation
+import GRDB
+import NIOConcurrencyHelpers
+
+/// How the store keeps tokens: encrypted (the default, with a data key from a key store), or in plaintext — only
+/// when chosen explicitly (`b2c config set storage plaintext`), remembered in the store and shown on every sign-in.
+public enum StorageMode: String, Sendable {
+    case encrypted, plaintext
+}
+
+/// Where a store's 256-bit data key lives.
+public enum StoreKeySource: String, Sendable {
+    /// The freedesktop Secret Service (GNOME Keyring, KWallet), reached over the session bus.
+    case secretService = "secret-service"
+    /// The macOS Keychain.
+    case keychain
+    /// `$B2C_STORE_KEY` (base64 of 32 bytes), for CI and containers: from the CI's secret store.
+    case environment
+    /// A key that lives only in this process (the demo's temporary store).
+    case ephemeral
+
+    /// In words, for messages.
+    public var place: String {
+        switch self {
+        case .secretService: "the Secret Service (GNOME Keyring or KWallet on the session bus)"
+        case .keychain: "the macOS Keychain"
+        case .environment: "B2C_STORE_KEY"
+        case .ephemeral: "this process only"
+        }
+    }
+}
+
+/// The places this process may take a data key from, in the order a new store chooses them: the platform's key store
+/// (Secret Service or Keychain), then `$B2C_STORE_KEY`. An existing store needs the source it was encrypted with.
+public struct StoreKeySources: Sendable {
+    public var environment: [String: String]
+    public var platformKeyStore: Bool
+    /// Cache a key from the platform key store in the kernel's user keyring (Linux), so that a cache hit does not
+    /// pay a D-Bus round trip: readable by this user only, gone at reboot, expiring after `cacheSeconds`.
+    public var kernelCache: Bool
+    public var cacheSeconds: UInt32 = 8 * 3600
+    public var ephemeralKey: SymmetricKey?
+
+    public init(environment: [String: String], platformKeyStore: Bool, kernelCache: Bool, ephemeralKey: SymmetricKey? = nil) {
+        self.environment = environment; self.platformKeyStore = platformKeyStore; self.kernelCache = kernelCache
+        self.ephemeralKey = ephemeralKey
+    }
+
+    /// What a command uses: the platform key store with the kernel cache, and `$B2C_STORE_KEY`.
+    public static func system(environment: [String: String] = ProcessInfo.processInfo.environment) -> StoreKeySources {
+        StoreKeySources(environment: environment, platformKeyStore: true, kernelCache: true)
+    }
+
+    /// One key known to this process only (a temporary store, tests).
+    public static func ephemeral(_ key: SymmetricKey = SymmetricKey(size: .bits256)) -> StoreKeySources {
+        StoreKeySources(environment: [:], platformKeyStore: false, kernelCache: false, ephemeralKey: key)
+    }
+
+    /// The platform key store, when this machine has one.
+    var platform: PlatformKeyStore? { platformKeyStore ? PlatformKeyStore.current(environment: environment) : nil }
+}
+
+/// Seals and opens the store's secret columns. AES-256-GCM; the row's identity (table, key columns) is the associated
+/// data, so a ciphertext moved to another row does not open. Stored as a BLOB: version byte 1, 12-byte nonce,
+/// ciphertext, 16-byte tag. Without a key (plaintext mode) values are TEXT, as before.
+struct StoreCipher: Sendable {
+    let key: SymmetricKey?
+
+    static let version: UInt8 = 1
+
+    func seal(_ text: String, row identity: String) throws -> DatabaseValue {
+        guard let key else { return text.databaseValue }
+        let box = try AES.GCM.seal(Data(text.utf8), using: key, authenticating: Self.associatedData(identity))
+        var blob = Data([Self.version])
+        blob.append(contentsOf: box.nonce)
+        blob.append(box.ciphertext)
+        blob.append(box.tag)
+        return blob.databaseValue
+    }
+
+    func open(_ value: DatabaseValue, row identity: String) throws -> String {
+        switch (value.storage, key) {
+        case (.string(let text), nil): return text
+        case (.blob(let blob), let key?):
+            guard blob.count >= 1 + 12 + 16, blob.first == Self.version else {
+                throw StoreError(
+                    "a token in the store is not in b2c's encrypted form (\(identity.split(separator: "\0").first ?? "")); sign in again")
+            }
+            do {
+                let box = try AES.GCM.SealedBox(
+                    nonce: AES.GCM.Nonce(data: blob.dropFirst().prefix(12)), ciphertext: blob.dropFirst(13).dropLast(16),
+                    tag: blob.suffix(16))
+                return String(decoding: try AES.GCM.open(box, using: key, authenticating: Self.associatedData(identity)), as: UTF8.self)
+            } catch {
+                throw StoreError(
+                    "a token in the store does not decrypt for its row (\(identity.split(separator: "\0").first ?? "")): it was moved or "
+                        + "altered; it is not served. Sign in again")
+            }
+        case (.string, _?):
+            throw StoreError("the store is encrypted, but a token in it is in plaintext (it was written by something else); sign in again")
+        case (.blob, nil):
+            throw StoreError("the store is in plaintext mode, but a token in it is encrypted; run `b2c config set storage encrypted`")
+        default:
+            throw StoreError("a token column of the store holds neither text nor an encrypted value")
+        }
+    }
+
+    static func associatedData(_ identity: String) -> Data { Data("b2c/v1\0\(identity)".utf8) }
+
+    /// The row identities of the secret columns.
+    static func accessToken(_ environment: String, _ client: String, _ account: String, _ target: String) -> String {
+        "access_tokens\0\(environment)\0\(client)\0\(account)\0\(target)"
+    }
+    static func refreshToken(_ environment: String, _ client: String, _ account: String) -> String {
+        "refresh_tokens\0\(environment)\0\(client)\0\(account)"
+    }
+    static func idToken(_ environment: String, _ client: String, _ account: String) -> String {
+        "accounts\0\(environment)\0\(client)\0\(account)"
+    }
+    static func appToken(_ environment: String, _ client: String, _ resource: String) -> String {
+        "app_tokens\0\(environment)\0\(client)\0\(resource)"
+    }
+
+    /// A short public name of a key (never the key): base64url of a hash, 16 characters.
+    static func keyID(_ key: SymmetricKey) -> String {
+        let digest = key.withUnsafeBytes { SHA256.hash(data: Data("b2c store key id\0".utf8) + Data($0)) }
+        return String(Base64URL.encode(Data(digest)).prefix(16))
+    }
+
+    /// What a key is checked against: a known text sealed with it when the store was encrypted.
+    static let checkText = "b2c store key check"
+}
+
+/// What the store's `settings` table says about its secrets.
+public struct StorageStatus: Sendable, Equatable {
+    /// nil: not decided yet (a new store, or one written before encryption existed).
+    public var mode: StorageMode?
+    public var source: StoreKeySource?
+    public var keyID: String?
+    public var storeID: String
+}
