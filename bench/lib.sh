@@ -115,9 +115,12 @@ stop_emulator() {
 }
 
 # Signs a seeded user in through the scripted browser, over real HTTP. $1: B2C_HOME, $2: email, $3: password, $4: policy.
+# The store is in plaintext mode (chosen explicitly, as `b2c config set storage plaintext` does): the seeded rows are
+# written by bench/seed_store.py in that form; bench/encrypted-cache-hit.sh measures what encryption adds.
 agent_signin() {
     local home=$1 email=$2 password=$3 policy=${4:-B2C_1_susi}
     mkdir -p "$home"
+    B2C_HOME=$home "$B2C" config set storage plaintext >/dev/null 2>&1 || die "cannot put $home in plaintext mode"
     B2C_HOME=$home B2C_CONFIG=$EMU_CONFIG BROWSER=$AGENT B2C_AGENT_EMAIL=$email B2C_AGENT_PASSWORD=$password \
         B2C_AGENT_CA=$EMU_CA B2C_AGENT_JAR=$home.jar.json \
         "$B2C" signin --policy "$policy" --timeout 60 >"$home.signin.log" 2>&1 \

@@ -3,7 +3,7 @@
 # (keep them with: bench/run-all.sh | tee bench-report.txt).
 #
 # Knobs: as in each script (PEOPLE, SIZES, RUNS, DURATION, MODES, ...); SKIP="refresh listing" skips benchmarks by name
-# (cache-hit, refresh, listing, throughput, startup).
+# (cache-hit, encrypted, refresh, listing, throughput, startup).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 SKIP=${SKIP:-}
@@ -22,6 +22,7 @@ run() {
 
 machine_line
 run cache-hit token-cache-hit.sh
+run encrypted encrypted-cache-hit.sh
 run refresh refresh.sh
 run listing accounts-listing.sh
 run throughput emulator-throughput.sh

@@ -5,7 +5,7 @@ The store must have been created by `b2c` (schema, application_id and GRDB migra
 at least one account from a real sign-in: that account is the template. Every synthetic row mirrors it:
 
   identities      (tenant_id, oid) with name, given/family name and email
-  accounts        account_id = <oid>-<policy lower-cased>.<tenant id>, the template's authority with the
+  accounts        account_id = <oid>-<policy lower-cased>.<tenant id> (the template's host and client id), the template's authority with the
                   policy swapped in, an id token of the same shape and size, claims JSON with tfp (or acr),
                   oid, sub, name and emails
   access_tokens   the template's target (sorted, lower-cased scopes), a token of the same size,
@@ -64,14 +64,20 @@ def main() -> int:
     if db.execute("PRAGMA application_id").fetchone()[0] != 0x62326321:
         sys.exit(f"{args.store} is not a b2c store (let b2c create it first)")
 
-    row = db.execute("SELECT account_id, tenant_id, oid, policy, authority, client_id, id_token, claims FROM accounts "
+    storage = db.execute("SELECT value FROM settings WHERE key = 'storage'").fetchone()
+    if storage is None or storage[0] != "plaintext":
+        sys.exit(f"{args.store} is not in plaintext mode (b2c config set storage plaintext before the sign-in); "
+                 "encrypt it after seeding with b2c config set storage encrypted")
+    row = db.execute("SELECT account_id, tenant_id, oid, policy, authority, client_id, id_token, claims, environment FROM accounts "
                      "ORDER BY created_at LIMIT 1").fetchone()
     if row is None:
         sys.exit(f"{args.store} holds no account to use as a template (sign one person in first)")
-    t_id, tenant, t_oid, t_policy, t_authority, client_id, t_id_token, t_claims = row
+    t_id, tenant, t_oid, t_policy, t_authority, client_id, t_id_token, t_claims, environment = row
     t_claims = json.loads(t_claims)
-    at = db.execute("SELECT target, secret FROM access_tokens WHERE account_id = ?", (t_id,)).fetchone()
-    rt = db.execute("SELECT secret FROM refresh_tokens WHERE account_id = ?", (t_id,)).fetchone()
+    at = db.execute("SELECT target, secret FROM access_tokens WHERE environment = ? AND client_id = ? AND account_id = ?",
+                    (environment, client_id, t_id)).fetchone()
+    rt = db.execute("SELECT secret FROM refresh_tokens WHERE environment = ? AND client_id = ? AND account_id = ?",
+                    (environment, client_id, t_id)).fetchone()
     if at is None or rt is None:
         sys.exit("the template account has no access or refresh token")
     target, at_secret = at
@@ -98,17 +104,18 @@ def main() -> int:
         claims.update({"oid": oid, "sub": oid, "name": name, "given_name": name.split()[0], "family_name": name.split()[-1],
                        "emails": [email], policy_claim: policy.lower() if policy_claim == "acr" else policy})
         id_token = fake_jwt(id_header, claims, len(id_sig), rng)
-        accounts.append((account_id, tenant, oid, policy, authority_base + policy, client_id, id_token,
+        accounts.append((environment, client_id, account_id, tenant, oid, policy, authority_base + policy, id_token,
                          json.dumps(claims, separators=(",", ":"), ensure_ascii=False), now, now))
         at_claims = dict(at_claims_template)
         at_claims.update({k: v for k, v in claims.items() if k in at_claims_template and k not in ("aud", "nonce")})
         at_claims["exp"] = far
-        access_tokens.append((account_id, target, fake_jwt(at_header, at_claims, at_sig_len, rng), far, now))
-        refresh_tokens.append((account_id, random_b64url(rng, rt_length), now))
+        access_tokens.append((environment, client_id, account_id, target, fake_jwt(at_header, at_claims, at_sig_len, rng), far, now))
+        refresh_tokens.append((environment, client_id, account_id, random_b64url(rng, rt_length), now))
         return account_id
 
     # The template person's missing policies.
-    have = {p.lower() for (p,) in db.execute("SELECT policy FROM accounts WHERE tenant_id = ? AND oid = ?", (tenant, t_oid))}
+    have = {p.lower() for (p,) in db.execute("SELECT policy FROM accounts WHERE environment = ? AND client_id = ? AND tenant_id = ? AND oid = ?",
+                                             (environment, client_id, tenant, t_oid))}
     t_email = (t_claims.get("emails") or [t_claims.get("email", "template@example.com")])[0]
     t_name = t_claims.get("name", "Template Person")
     current = {}
@@ -129,11 +136,13 @@ def main() -> int:
     db.execute("BEGIN IMMEDIATE")
     db.executemany("INSERT INTO identities(tenant_id, oid, name, given_name, family_name, email, updated_at) VALUES (?,?,?,?,?,?,?)",
                    identities)
-    db.executemany("INSERT INTO accounts(account_id, tenant_id, oid, policy, authority, client_id, id_token, claims, created_at, updated_at) "
-                   "VALUES (?,?,?,?,?,?,?,?,?,?)", accounts)
-    db.executemany("INSERT INTO access_tokens(account_id, target, secret, expires_on, cached_at) VALUES (?,?,?,?,?)", access_tokens)
-    db.executemany("INSERT INTO refresh_tokens(account_id, secret, updated_at) VALUES (?,?,?)", refresh_tokens)
-    db.executemany("INSERT OR REPLACE INTO current_accounts(policy, account_id) VALUES (?, ?)", list(current.items()))
+    db.executemany("INSERT INTO accounts(environment, client_id, account_id, tenant_id, oid, policy, authority, id_token, claims, "
+                   "created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)", accounts)
+    db.executemany("INSERT INTO access_tokens(environment, client_id, account_id, target, secret, expires_on, cached_at) "
+                   "VALUES (?,?,?,?,?,?,?)", access_tokens)
+    db.executemany("INSERT INTO refresh_tokens(environment, client_id, account_id, secret, updated_at) VALUES (?,?,?,?,?)", refresh_tokens)
+    db.executemany("INSERT OR REPLACE INTO current_accounts(environment, client_id, policy, account_id) VALUES (?, ?, ?, ?)",
+                   [(environment, client_id, p, a) for p, a in current.items()])
     db.execute("COMMIT")
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     counts = {t: db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("identities", "accounts", "access_tokens", "refresh_tokens")}

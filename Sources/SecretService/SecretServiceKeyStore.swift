@@ -27,7 +27,8 @@ public enum SecretServiceError: Error, CustomStringConvertible, Sendable, Equata
         case .noBus(let reason):
             "No D-Bus session bus is reachable, so the Secret Service cannot be used (\(reason))."
         case .noService:
-            "The session bus offers no Secret Service (org.freedesktop.secrets): no keyring daemon such as GNOME Keyring or KWallet is running."
+            "The session bus offers no Secret Service (org.freedesktop.secrets): no keyring daemon such as GNOME Keyring or KWallet "
+                + "is running."
         case .locked:
             "The keyring is locked; it needs an interactive unlock (log in to the desktop session or unlock it in the keyring manager)."
         case .noDefaultCollection:

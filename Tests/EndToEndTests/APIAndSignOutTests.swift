@@ -94,10 +94,16 @@ final class HostileAPI: Sendable {
 
             // The API refuses a cached token that still looks valid here (its signature spoiled: 401 invalid_token): one refresh,
             // one retry.
-            let spoil = try runBlocking(URL(fileURLWithPath: "/usr/bin/sqlite3"), [w.home.appendingPathComponent("store.sqlite").path,
-                "UPDATE access_tokens SET secret = substr(secret, 1, length(secret) - 12) || 'c3BvaWxlZA00' WHERE account_id LIKE '\(alice.oid)%'"],
-                environment: [:])
-            #expect(spoil.status == 0)
+            // (Written through the library: the store's tokens are encrypted, so a raw UPDATE would not be a token at all.)
+            let library = try w.libraryClient()
+            let account = try library.selectedAccount(policy: nil, selector: alice.email).account
+            for var at in try library.store.accessTokens(of: account) {
+                at.secret = String(at.secret.dropLast(12)) + "c3BvaWxlZA00"
+                let person = try #require(try library.store.identity(tenantID: account.tenantID, oid: account.oid))
+                try library.store.save(TokenSet(identity: person, account: account, accessToken: at, refreshToken: nil), makeCurrent: false,
+                                       now: library.now())
+            }
+            await library.shutdown()
             let before = try await w.tokenLog().filter { $0["grantType"] == "refresh_token" }.count
             let retried = try await w.b2c(["call-api", "--api", "hello", "--account", alice.email])
             #expect(retried.status == 0, "\(retried.stderr)")

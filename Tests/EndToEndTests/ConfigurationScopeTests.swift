@@ -29,7 +29,7 @@ import Testing
             try await World.with { w2 in   // the same tenant (same GUID, same app) on another host
                 let api = try await HostileAPI.start()
                 defer { api.stop() }
-                let shared = ["B2C_HOME": w1.home.path]
+                let shared = ["B2C_HOME": w1.home.path, "B2C_STORE_KEY": w1.storeKey]
                 let host1 = URL(string: w1.server.baseURL).map(Authority.hostAndPort(of:))!
                 let host2 = URL(string: w2.server.baseURL).map(Authority.hostAndPort(of:))!
 
@@ -70,7 +70,7 @@ import Testing
     @Test func withoutAConfigurationTheWholeStoreIsListedByScopeAndCanBeWiped() async throws {
         try await World.with { w1 in
             try await World.with { w2 in   // the same tenant (same GUID, same app) on another host
-                let shared = ["B2C_HOME": w1.home.path]
+                let shared = ["B2C_HOME": w1.home.path, "B2C_STORE_KEY": w1.storeKey]
                 #expect(try await w1.b2c(["signin"], as: alice, jar: "a1").status == 0)
                 #expect(try await w2.b2c(["signin"], as: bob, jar: "b2", extra: shared).status == 0)
 
@@ -102,6 +102,8 @@ import Testing
     /// A store written before scopes existed (schema v1) is migrated in place: each row's scope comes from its id token.
     @Test func aVersionOneStoreIsMigratedWithTheScopeOfEachRowFromItsIdToken() async throws {
         try await World.with { w in
+            // The rows of a v1 store were plaintext: made in plaintext mode, then migrated (and encrypted) on first use.
+            #expect(try await w.b2c(["config", "set", "storage", "plaintext"]).status == 0)
             #expect(try await w.b2c(["signin"], as: alice, jar: "alice").status == 0)
             let cached = try await w.b2c(["token"])
             let store = w.home.appendingPathComponent("store.sqlite").path

@@ -171,7 +171,7 @@ import Testing
             let log = w.dir.appendingPathComponent("proxy.log").path
             let proxy = try LiveProcess(URL(fileURLWithPath: "/usr/bin/python3"), [packageRoot.appendingPathComponent("Tests/support/connect_proxy.py").path, log],
                                         environment: [:])
-            defer { proxy.signal(SIGTERM) }
+            defer { proxy.signal(SIGKILL) }  // the test runner passes its blocked signals on: SIGTERM would wait forever
             try await proxy.waitForOutput("\n")
             let port = proxy.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
             // The tenant under a name that resolves nowhere: only the proxy reaches it.

@@ -232,9 +232,7 @@ import Testing
             var outputs: [String] = []
             var secrets: Set<String> = [alice.password, bob.password, "Bob-new-2026!x"]
             func collect() throws {
-                for q in ["SELECT secret FROM access_tokens", "SELECT secret FROM refresh_tokens", "SELECT id_token FROM accounts"] {
-                    for s in try Self.sql(w, q).split(separator: "\n") where s.count > 20 { secrets.insert(String(s)) }
-                }
+                for s in try w.storeSecrets() where s.count > 20 { secrets.insert(s) }
             }
             func step(_ args: [String], as user: (email: String, password: String, oid: String)? = nil, jar: String = "jar",
                       extra: [String: String] = [:], stdin: String? = nil, printsToken: Bool = false, network: Bool = true) async throws {
@@ -329,6 +327,8 @@ import Testing
         env["B2C_AGENT_JAR"] = dir.appendingPathComponent("jar.json").path
         env["B2C_AGENT_EMAIL"] = alice.email
         env["B2C_AGENT_PASSWORD"] = alice.password
+        let storeKey = Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
+        env["B2C_STORE_KEY"] = storeKey
         var results: [Run] = []
         results.append(try await run(b2cBinary, ["signin"], environment: env))
         results.append(try await run(b2cBinary, ["token", "--force-refresh"], environment: env))
@@ -338,12 +338,9 @@ import Testing
         results.append(try await run(b2cBinary, ["signin", "--native", "--username", bob.email, "--password-stdin"], environment: env,
                                      stdin: bob.password + "\n"))
         for (i, r) in results.enumerated() { #expect(r.status == 0, "step \(i): \(r.stderr)") }
-        let store = dir.appendingPathComponent("home/store.sqlite").path
         var secrets: Set<String> = [alice.password, bob.password]
-        for q in ["SELECT secret FROM access_tokens", "SELECT secret FROM refresh_tokens", "SELECT id_token FROM accounts"] {
-            let r = try runBlocking(URL(fileURLWithPath: "/usr/bin/sqlite3"), [store, q], environment: [:])
-            for line in r.stdout.split(separator: "\n") where line.count > 20 { secrets.insert(String(line)) }
-        }
+        let tokenStore = try TokenStore(directory: dir.appendingPathComponent("home"), keys: .system(environment: ["B2C_STORE_KEY": storeKey]))
+        for s in try allSecrets(in: tokenStore) where s.count > 20 { secrets.insert(s) }
         kill(emulator.processIdentifier, SIGINT)
         emulator.waitUntilExit()
         let log = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
@@ -418,5 +415,87 @@ import Testing
             p = i.pointee.ifa_next
         }
         return nil
+    }
+
+    // MARK: issue 14: encryption in place and key rotation under SIGKILL
+
+    /// A store to kill things in: Alice signed in, plus `rows` more access tokens of hers, all in plaintext.
+    static func bigPlaintextStore(_ w: World, rows: Int) async throws -> URL {
+        let noKey = ["B2C_STORE_KEY": ""]
+        #expect(try await w.b2c(["config", "set", "storage", "plaintext"], extra: noKey).status == 0)
+        #expect(try await w.b2c(["signin"], as: alice, extra: noKey).status == 0)
+        _ = try sql(
+            w,
+            """
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(rows))
+            INSERT INTO access_tokens(environment, client_id, account_id, target, secret, expires_on, cached_at)
+            SELECT environment, client_id, account_id, 'scope-' || i, 'eyJfake.' || hex(randomblob(200)) || '.sig', expires_on, cached_at
+            FROM access_tokens, n LIMIT \(rows);
+            """)
+        return w.home
+    }
+
+    /// A copy of a store directory, for one run.
+    static func copy(_ store: URL, in w: World) throws -> URL {
+        let target = w.dir.appendingPathComponent("run-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.copyItem(at: store, to: target)
+        return target
+    }
+
+    /// Whether a store is whole: SQLite's integrity check, and every secret column in one form (all text or all sealed).
+    static func consistentMode(_ home: URL) throws -> String? {
+        let db = home.appendingPathComponent("store.sqlite").path
+        func q(_ s: String) throws -> String {
+            try runBlocking(URL(fileURLWithPath: "/usr/bin/sqlite3"), [db, s], environment: [:]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        guard try q("PRAGMA integrity_check") == "ok" else { return nil }
+        let mode = try q("SELECT value FROM settings WHERE key = 'storage'")
+        let kinds = try q(
+            "SELECT DISTINCT typeof(secret) FROM access_tokens UNION SELECT DISTINCT typeof(secret) FROM refresh_tokens "
+                + "UNION SELECT DISTINCT typeof(id_token) FROM accounts")
+        switch (mode, kinds) {
+        case ("plaintext", "text"), ("encrypted", "blob"): return mode
+        default: return nil
+        }
+    }
+
+    @Test func sigkillDuringEncryptionInPlaceOrKeyRotationLeavesAUsableStore() async throws {
+        try await World.with { w in
+            let base = try await Self.bigPlaintextStore(w, rows: 20_000)
+            let key1 = w.storeKey
+            let key2 = Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
+            // The unharmed durations, so that the kills land anywhere in them.
+            let probe = try Self.copy(base, in: w)
+            var t0 = Date()
+            #expect(try await w.b2c(["config", "set", "storage", "encrypted"], extra: ["B2C_HOME": probe.path]).status == 0)
+            let encryptSeconds = Date().timeIntervalSince(t0)
+            let encryptedBase = try Self.copy(probe, in: w)
+            t0 = Date()
+            #expect(try await w.b2c(["config", "rotate-key"], extra: ["B2C_HOME": probe.path, "B2C_NEW_STORE_KEY": key2]).status == 0)
+            let rotateSeconds = Date().timeIntervalSince(t0)
+
+            var killedMidway = 0
+            for attempt in 0..<8 {
+                let rotating = attempt % 2 == 1
+                let home = try Self.copy(rotating ? encryptedBase : base, in: w)
+                var env = w.environment(as: nil)
+                env["B2C_HOME"] = home.path
+                if rotating { env["B2C_NEW_STORE_KEY"] = key2 }
+                let delay = Double.random(in: 0.01...max(0.02, rotating ? rotateSeconds : encryptSeconds))
+                let args = rotating ? ["config", "rotate-key"] : ["config", "set", "storage", "encrypted"]
+                let r = await Self.runAndKill(args, environment: env, after: delay)
+                let mode = try Self.consistentMode(home)
+                #expect(mode != nil, "run \(attempt) (\(args.joined(separator: " ")), killed: \(r.killed)) left a store that is not whole")
+                // The store still serves Alice's token, with exactly one of the keys.
+                let with1 = try await run(b2cBinary, ["token", "--account", alice.email], environment: env.merging(["B2C_STORE_KEY": key1]) { $1 })
+                let with2 = try await run(b2cBinary, ["token", "--account", alice.email], environment: env.merging(["B2C_STORE_KEY": key2]) { $1 })
+                #expect((with1.status == 0) != (with2.status == 0) || (!rotating && mode == "plaintext" && with1.status == 0),
+                        "run \(attempt): key 1 → \(with1.status), key 2 → \(with2.status): \(with1.stderr) \(with2.stderr)")
+                let unchanged = rotating ? with1.status == 0 : mode == "plaintext"
+                if r.killed && unchanged { killedMidway += 1 }
+            }
+            // At least some kills landed before the commit (the others after it): both outcomes were seen whole.
+            #expect(killedMidway >= 1, "no run was killed before its commit (durations \(encryptSeconds) s, \(rotateSeconds) s)")
+        }
     }
 }

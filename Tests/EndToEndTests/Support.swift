@@ -150,6 +150,11 @@ final class World: @unchecked Sendable {
         return r.stdout
     }
 
+    /// Every token in this world's store, decrypted (for checks that none of them leaks anywhere).
+    func storeSecrets() throws -> [String] {
+        try allSecrets(in: try TokenStore(directory: home, keys: .system(environment: ["B2C_STORE_KEY": storeKey])))
+    }
+
     /// The library façade on this world's configuration and store (for checks below the CLI).
     func libraryClient() throws -> B2CClient {
         try B2CClient(
@@ -334,4 +339,20 @@ enum PseudoTerminal {
         return (unsafeBitCast(try symbol("posix_openpt"), to: IntFunction.self), unsafeBitCast(try symbol("grantpt"), to: IntFunction.self),
                 unsafeBitCast(try symbol("unlockpt"), to: IntFunction.self), unsafeBitCast(try symbol("ptsname"), to: NameFunction.self))
     }
+}
+
+/// Every token a store holds (id, access and refresh tokens, app tokens), decrypted with the store's key.
+func allSecrets(in store: TokenStore) throws -> [String] {
+    var out: [String] = []
+    for a in try store.accounts(scope: nil) {
+        out.append(a.idToken)
+        out += try store.accessTokens(of: a).map(\.secret)
+        if let rt = try store.refreshToken(of: a) { out.append(rt) }
+    }
+    for t in try store.appTokens(scope: nil) {
+        if let full = try store.appToken(scope: AccountScope(environment: t.environment, clientID: t.clientID), resource: t.resource) {
+            out.append(full.secret)
+        }
+    }
+    return out.filter { !$0.isEmpty }
 }

@@ -5,7 +5,7 @@ import Foundation
 struct ConfigCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "config", abstract: "How the token store keeps tokens: encrypted (the default) or in plaintext, and its key.",
-        subcommands: [ConfigGetCommand.self, ConfigSetCommand.self, ConfigRotateKeyCommand.self])
+        subcommands: [ConfigGetCommand.self, ConfigSetCommand.self, ConfigRotateKeyCommand.self, ConfigLockCommand.self])
 
     static func openStore() throws -> TokenStore { try ClientSettings().openStore() }
 
@@ -87,5 +87,16 @@ struct ConfigRotateKeyCommand: ParsableCommand {
         let status = try store.rotateKey(newEnvironmentKey: newKey)
         writeOut(table(ConfigCommand.describe(status, path: store.path)))
         if status.source == .environment { writeErr("the store now needs the new key: set B2C_STORE_KEY to B2C_NEW_STORE_KEY's value") }
+    }
+}
+
+struct ConfigLockCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lock",
+        abstract: "Forget the store key cached in this user's kernel keyring; the next command asks the key store for it again.")
+
+    func run() throws {
+        let store = try ConfigCommand.openStore()
+        writeOut(try store.forgetCachedKey() ? "The cached store key is forgotten." : "No store key was cached.")
     }
 }

@@ -90,4 +90,8 @@ public struct TokenSet: Sendable {
     public var account: Account
     public var accessToken: AccessToken?
     public var refreshToken: String?
+
+    public init(identity: Identity, account: Account, accessToken: AccessToken? = nil, refreshToken: String? = nil) {
+        self.identity = identity; self.account = account; self.accessToken = accessToken; self.refreshToken = refreshToken
+    }
 }

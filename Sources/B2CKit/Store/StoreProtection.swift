@@ -80,7 +80,8 @@ extension TokenStore {
         }
         throw StoreError(
             "the store '\(path)' is encrypted with a key kept in \(status.source?.place ?? "an unknown place") (key id \(keyID)), which "
-                + "this session cannot get: \(reasons.joined(separator: "; ")). \(Self.howToReach(status.source)) Nothing was altered.",
+                + "this session cannot get: \(reasons.map { $0.hasSuffix(".") ? String($0.dropLast()) : $0 }.joined(separator: "; ")). "
+                + "\(Self.howToReach(status.source)) Nothing was altered.",
             configuration: true)
     }
 
@@ -254,6 +255,19 @@ extension TokenStore {
         forget(before)
         cipherBox.withLockedValue { $0 = new }
         return try storageStatus()
+    }
+
+    /// Forgets the key this user's kernel keyring caches for the store: the next command asks the key store again (and a
+    /// locked keyring then refuses). Returns whether there was one.
+    @discardableResult
+    public func forgetCachedKey() throws -> Bool {
+        let status = try storageStatus()
+        guard let keyID = status.keyID else { return false }
+        let name = "b2c:store-key:\(status.storeID):\(keyID)"
+        let cached = (try? KernelKeyring.read(description: name)) != nil
+        try? KernelKeyring.remove(description: name)
+        cipherBox.withLockedValue { $0 = nil }
+        return cached
     }
 
     /// Drops a key no longer used: its key-store item and its kernel cache entry (best effort).

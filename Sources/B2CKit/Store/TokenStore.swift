@@ -236,7 +236,9 @@ public final class TokenStore: Sendable {
         let rows = try Row.fetchAll(db, sql: "SELECT account_id, authority, client_id, id_token FROM accounts_v1")
         for row in rows {
             let accountID: String = row["account_id"]
-            let (environment, clientID) = legacyScope(idToken: row["id_token"], authority: row["authority"], clientID: row["client_id"])
+            // A v1 row's id token is text; anything else (an unreadable value) falls back to the row's authority and client.
+            let idToken = String.fromDatabaseValue(row["id_token"] as DatabaseValue) ?? ""
+            let (environment, clientID) = legacyScope(idToken: idToken, authority: row["authority"], clientID: row["client_id"])
             try db.execute(
                 sql: """
                     INSERT INTO accounts(environment, client_id, account_id, tenant_id, oid, policy, authority, id_token, claims,
