@@ -10,28 +10,38 @@ public struct B2CCommand: AsyncParsableCommand {
         version: "b2c \(version)",
         subcommands: [
             SignInCommand.self, EditProfileCommand.self, ResetPasswordCommand.self, AccountsCommand.self, TokenCommand.self,
-            CallAPICommand.self, SwitchCommand.self, WhoAmICommand.self, SignOutCommand.self, DeviceCommand.self, DemoCommand.self,
-            PoliciesCommand.self, InitCommand.self, ProfilesCommand.self, JWTCommand.self, ConfigCommand.self, ExportCommand.self,
-            ImportCommand.self, EmulatorCommand.self,
+            CallAPICommand.self, SwitchCommand.self, WhoAmICommand.self, SignOutCommand.self, DeviceCommand.self,
+            DemoHandover.self, PoliciesCommand.self, InitCommand.self, ProfilesCommand.self, JWTCommand.self, ConfigCommand.self,
+            ExportCommand.self, ImportCommand.self, EmulatorHandover.self,
         ])
 
     public init() {}
 
     /// Runs the CLI, turning `CLIError` into its message and exit code.
     public static func run(arguments: [String]? = nil) async -> Never {
-        do {
-            let args = arguments ?? Array(CommandLine.arguments.dropFirst())
+        let args = arguments ?? Array(CommandLine.arguments.dropFirst())
+        await runCatching(B2CCommand.self) {
             if let request = TokenRequest.fastParse(args) {
                 try await request.run()
-                Foundation.exit(ExitStatus.ok)
+                return
             }
+            // The local tenant is its own program: hand over before any parsing, so its options and help are its own.
+            if let first = args.first, first == "emulator" || first == "demo" { try TenantProgram.handOver(args) }
             if let unknown = unknownSubcommand(args) { throw unknown }
-            var command = try parseAsRoot(arguments)
+            var command = try parseAsRoot(args)
             if var async = command as? AsyncParsableCommand {
                 try await async.run()
             } else {
                 try command.run()
             }
+        }
+    }
+
+    /// Runs `body` and exits: 0, or the error's message and exit code (`CLIError`, `StoreError`, `B2CError`, else
+    /// ArgumentParser's own).
+    package static func runCatching<Root: ParsableCommand>(_ root: Root.Type, _ body: () async throws -> Void) async -> Never {
+        do {
+            try await body()
             Foundation.exit(ExitStatus.ok)
         } catch let e as CLIError {
             FileHandle.standardError.write(Data("b2c: \(e.message)\n".utf8))
@@ -44,7 +54,7 @@ public struct B2CCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data("b2c: \(cli.message)\n".utf8))
             Foundation.exit(cli.exitCode)
         } catch {
-            exit(withError: error)
+            root.exit(withError: error)
         }
     }
 

@@ -12,7 +12,7 @@ public enum ExitStatus {
     public static let usage: Int32 = 64
 }
 
-func exitStatus(_ kind: B2CError.Kind) -> Int32 {
+package func exitStatus(_ kind: B2CError.Kind) -> Int32 {
     switch kind {
     case .failed: ExitStatus.error
     case .cancelled: ExitStatus.cancelled

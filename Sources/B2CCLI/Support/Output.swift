@@ -7,13 +7,13 @@ enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
     static var auto: OutputFormat { isatty(STDOUT_FILENO) == 1 ? .table : .json }
 }
 
-func writeOut(_ text: String) { FileHandle.standardOutput.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8)) }
+package func writeOut(_ text: String) { FileHandle.standardOutput.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8)) }
 
-func writeErr(_ text: String) { FileHandle.standardError.write(Data("b2c: \(text)\n".utf8)) }
+package func writeErr(_ text: String) { FileHandle.standardError.write(Data("b2c: \(text)\n".utf8)) }
 
 /// A file written aside, created with its mode (O_EXCL, so never readable by others even for a moment), then renamed into
 /// place.
-func writeFile(_ data: Data, to path: String, mode: Int) throws {
+package func writeFile(_ data: Data, to path: String, mode: Int) throws {
     let aside = path + ".tmp-\(getpid())"
     let fd = open(aside, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode_t(mode))
     guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
@@ -28,7 +28,7 @@ func writeFile(_ data: Data, to path: String, mode: Int) throws {
     }
 }
 
-func table(_ rows: [[String]]) -> String {
+package func table(_ rows: [[String]]) -> String {
     guard let first = rows.first else { return "" }
     var widths = Array(repeating: 0, count: first.count)
     for r in rows { for (i, c) in r.enumerated() { widths[i] = max(widths[i], c.count) } }
@@ -40,7 +40,7 @@ func table(_ rows: [[String]]) -> String {
 }
 
 /// How listings and reports look: one place for the tables and the JSON shapes (README "Commands").
-enum Output {
+package enum Output {
     // MARK: people and accounts
 
     /// `accounts` with a configuration: `{"people": [...], "applications": [...]}`, or a table (apps below the people).
@@ -153,7 +153,7 @@ enum Output {
 
     /// People over two lines (name, then email) so that the table fits 80 columns; account ids shortened to a prefix
     /// that selects them (full ids in JSON and `whoami`).
-    static func peopleTable(_ people: [ListedPerson], now: Int) -> String {
+    package static func peopleTable(_ people: [ListedPerson], now: Int) -> String {
         var rows: [[String]] = [["PERSON", "POLICY", "ACCOUNT", "ACCESS TOKEN", "REFRESH"]]
         for person in people {
             let id = person.identity

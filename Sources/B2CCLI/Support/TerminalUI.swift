@@ -4,10 +4,12 @@ import Foundation
 
 /// Shows the URL and opens the browser: `$BROWSER` (a `:`-separated list; `%s` is the URL), then xdg-open / open.
 /// With `--no-browser` it also reads, from stdin, the address the browser ended on (for a browser on another machine).
-struct TerminalUI: InteractionUI {
+package struct TerminalUI: InteractionUI {
     let openBrowser: Bool
 
-    func present(url: URL, purpose: String) async {
+    package init(openBrowser: Bool) { self.openBrowser = openBrowser }
+
+    package func present(url: URL, purpose: String) async {
         writeErr("to \(purpose), open:\n  \(url.absoluteString)")
         if openBrowser {
             BrowserLauncher.open(url)
@@ -16,11 +18,11 @@ struct TerminalUI: InteractionUI {
         }
     }
 
-    func progress(_ text: String) { writeErr(text) }
+    package func progress(_ text: String) { writeErr(text) }
 
-    func pastedAnswers() -> AsyncStream<String>? { openBrowser ? nil : StdinLines.shared.subscribe() }
+    package func pastedAnswers() -> AsyncStream<String>? { openBrowser ? nil : StdinLines.shared.subscribe() }
 
-    func pastedAnswerRefused(_ reason: String) { writeErr(reason) }
+    package func pastedAnswerRefused(_ reason: String) { writeErr(reason) }
 }
 
 /// Starts the browser in the background, trying each `$BROWSER` entry, then the platform's opener. An entry that cannot
@@ -110,7 +112,7 @@ final class StdinLines: @unchecked Sendable {
 }
 
 /// Ctrl-C (and SIGTERM) during an interactive flow: say so and exit 2; nothing has been written yet. `cleanup` runs first.
-func cancelOnInterrupt(message: String? = nil, cleanup: (@Sendable () -> Void)? = nil) -> [DispatchSourceSignal] {
+package func cancelOnInterrupt(message: String? = nil, cleanup: (@Sendable () -> Void)? = nil) -> [DispatchSourceSignal] {
     [SIGINT, SIGTERM].map { sig in
         signal(sig, SIG_IGN)
         let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())

@@ -1,4 +1,5 @@
 import ArgumentParser
+import B2CCLI
 import B2CEmulator
 import B2CKit
 import Foundation

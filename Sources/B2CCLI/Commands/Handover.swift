@@ -1,0 +1,55 @@
+import ArgumentParser
+import Foundation
+
+/// `b2c emulator …` and `b2c demo`: the local tenant ships as its own program, b2c-emulator (next to b2c, else on PATH),
+/// so that the client's start does not pay for the tenant's code. b2c replaces itself with it (exec): signals, exit codes
+/// and output are the tenant's own.
+enum TenantProgram {
+    static let program = "b2c-emulator"
+
+    /// Where b2c-emulator is: beside this executable, else on PATH.
+    static func locate() -> String? {
+        var candidates: [String] = []
+        if let me = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            candidates.append(URL(fileURLWithPath: me).deletingLastPathComponent().appendingPathComponent(program).path)
+        } else if let me = Bundle.main.executablePath {
+            candidates.append(
+                URL(fileURLWithPath: me).resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent(program).path)
+        }
+        for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":") where !dir.isEmpty {
+            candidates.append("\(dir)/\(program)")
+        }
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    static func handOver(_ arguments: [String]) throws -> Never {
+        guard let path = locate() else {
+            throw CLIError(
+                "`b2c \(arguments.first ?? "emulator")` runs the local tenant, which ships as its own program, \(program): it is neither "
+                    + "next to this b2c nor on PATH. It is built with b2c (`swift build` makes both); install it beside b2c.",
+                exitCode: ExitStatus.error)
+        }
+        fflush(nil)  // every stream: nothing buffered is lost to the exec
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        execv(path, argv)
+        throw CLIError("cannot start \(path): \(String(cString: strerror(errno)))", exitCode: ExitStatus.error)
+    }
+}
+
+/// `b2c emulator` and `b2c demo` in the command list and its help (their arguments never reach them: `B2CCommand.run`
+/// hands over first).
+struct EmulatorHandover: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "emulator",
+        abstract: "Run the local B2C tenant: `serve`, `default-seed` (the b2c-emulator program; see `b2c emulator --help`).")
+    @Argument(parsing: .captureForPassthrough) var arguments: [String] = []
+    func run() throws { try TenantProgram.handOver(["emulator"] + arguments) }
+}
+
+struct DemoHandover: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "Run the whole job against an in-process local tenant (the b2c-emulator program; see `b2c demo --help`).")
+    @Argument(parsing: .captureForPassthrough) var arguments: [String] = []
+    func run() throws { try TenantProgram.handOver(["demo"] + arguments) }
+}

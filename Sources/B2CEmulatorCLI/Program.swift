@@ -1,0 +1,26 @@
+import ArgumentParser
+import B2CCLI
+import Foundation
+
+/// b2c-emulator: the local tenant's commands. `b2c emulator …` and `b2c demo` hand over to it; it also answers
+/// `b2c-emulator serve …` directly.
+public struct B2CEmulatorProgram: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "b2c-emulator",
+        abstract: "The local B2C tenant of b2c: serve it, print its seed, or run the demo against it.",
+        version: "b2c-emulator \(B2CCommand.version)",
+        subcommands: [EmulatorCommand.self, DemoCommand.self, EmulatorCommand.Serve.self, EmulatorCommand.DefaultSeed.self])
+
+    public init() {}
+
+    public static func runProgram() async -> Never {
+        await B2CCommand.runCatching(B2CEmulatorProgram.self) {
+            var command = try parseAsRoot(Array(CommandLine.arguments.dropFirst()))
+            if var async = command as? AsyncParsableCommand {
+                try await async.run()
+            } else {
+                try command.run()
+            }
+        }
+    }
+}

@@ -1,0 +1,3 @@
+import B2CEmulatorCLI
+
+await B2CEmulatorProgram.runProgram()
