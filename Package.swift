@@ -1,6 +1,11 @@
 // swift-tools-version:6.1
 import PackageDescription
 
+// `--static-swift-stdlib` links with `-export-dynamic` (the runtime's link file), which puts every public symbol of every
+// package module (52,000: GRDB, NIO, X509…) into the dynamic symbol table. Nothing looks them up, but each start pays
+// for it: the runtime's first `dladdr` scans that table (0.6 ms of a 9 ms cache hit). bench/README.md, "lean client".
+let leanStart: [LinkerSetting] = [.unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(platforms: [.linux]))]
+
 let package = Package(
     name: "b2c",
     platforms: [.macOS(.v14)],
@@ -88,7 +93,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .executableTarget(name: "b2c", dependencies: ["B2CCLI"]),
+        .executableTarget(name: "b2c", dependencies: ["B2CCLI"], linkerSettings: leanStart),
         // The local tenant's commands (`emulator serve`, `emulator default-seed`, `demo`), in their own program.
         .target(
             name: "B2CEmulatorCLI",
@@ -98,12 +103,25 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .executableTarget(name: "b2c-emulator", dependencies: ["B2CEmulatorCLI"]),
+        .executableTarget(name: "b2c-emulator", dependencies: ["B2CEmulatorCLI"], linkerSettings: leanStart),
         // A scripted user agent that end-to-end tests use as $BROWSER.
         .executableTarget(
             name: "b2c-test-agent",
             dependencies: ["B2CEmulator"],
             path: "Tests/Agent"
+        ),
+        // The measuring half of the emulator benchmarks (bench/README.md): the signing bound with the emulator's own RSA
+        // code, and a pipeline's worth of concurrent clients.
+        .executableTarget(
+            name: "b2c-bench",
+            dependencies: [
+                "B2CEmulator", "B2CProtocol",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            path: "bench/Tool"
         ),
         .testTarget(
             name: "B2CKitTests",

@@ -3,11 +3,12 @@
 #
 #   figure: wrk requests/s POSTing the same refresh grant (every answer signs two RS256 tokens: id token and access token,
 #           and rotates the refresh token in SQLite); non-200 answers are counted and must be 0
-#   floor:  the machine's RSA-2048 signing rate from `openssl speed -seconds 3 [-multi $(nproc)] rsa2048`, halved
-#           (two signatures per answer). The bound compared against is the -multi one: the emulator's event loops use
-#           every core, so the whole machine's signing rate is what it could reach if signing were the only work.
-#           The single-process figure is printed too.
-#   target: >= 60 % of that bound
+#   floor:  the signing bound with the RSA implementation the emulator signs with (`b2c-bench sign-bound`: swift-crypto,
+#           BoringSSL, one signing loop per core), halved (two signatures per answer). Printed beside it: OpenSSL's own
+#           bound from `openssl speed -seconds 3 [-multi $(nproc)] rsa2048` (with and, where the CPU has it, without
+#           AVX-512 IFMA, which BoringSSL does not use). The emulator's event loops use every core, so the whole machine's
+#           signing rate is what it could reach if signing were the only work.
+#   target: >= 70 % of the same-library (swift-crypto) bound
 #
 # Knobs: DURATION (10 s), CONNECTIONS (16), THREADS (wrk threads, 1: the load generator should take as little CPU as
 # it can from the 2-core machine), MODES ("file memory": emulator with --state DIR and with --in-memory state; the
@@ -46,6 +47,10 @@ if grep -qw avx512ifma /proc/cpuinfo; then
         "$signNoIFMA" "$cores" "$boundNoIFMA"
 fi
 
+swiftSign=$("$TOOL" sign-bound --seconds "$OPENSSL_SECONDS" | awk '{ print $9 }')
+boundSwift=$(awk -v s="$swiftSign" 'BEGIN { printf "%.1f", s / 2 }')
+printf 'swift-crypto (BoringSSL) rsa2048, as the emulator signs: %s sign/s on %d threads; bound %s answers/s\n' "$swiftSign" "$cores" "$boundSwift"
+
 first=1
 for mode in $MODES; do
     start_emulator "emulator-$mode" "$mode"
@@ -69,17 +74,18 @@ for mode in $MODES; do
     wrk_cpu=$(awk -v d="$DURATION" '/^wrk-cpu/ { printf "%.2f", ($2 + $3) / d }' "$BENCH_TMP/wrk-cpu-$mode.txt")
     stop_emulator
 
-    pct=$(awk -v r="$rps" -v b="$boundN" 'BEGIN { printf "%.1f", 100 * r / b }')
+    pct=$(awk -v r="$rps" -v b="$boundSwift" 'BEGIN { printf "%.1f", 100 * r / b }')
+    pctN=$(awk -v r="$rps" -v b="$boundN" 'BEGIN { printf "%.1f", 100 * r / b }')
     pct1=$(awk -v r="$rps" -v b="$bound1" 'BEGIN { printf "%.1f", 100 * r / b }')
-    ok=$(verdict "$pct" 60 ge)
+    ok=$(verdict "$pct" 70 ge)
     [[ $not200 == 0 && $errors == 0 ]] || ok=MISS
-    printf 'emulator token endpoint (%s state, %d connections, %ds): %s refresh grants/s  floor (openssl -multi %d / 2) %s/s  ratio %s%%  target >= 60%%  %s%s\n' \
-        "$mode" "$CONNECTIONS" "$DURATION" "$rps" "$cores" "$boundN" "$pct" "$ok" "$([[ $first == 1 ]] || echo ' (diagnostic)')"
-    printf '  %s%% of the 1-process bound (%s/s); latency p50 %.2f ms, p99 %.2f ms; answers %s, non-200 %s, socket errors %s; CPU: emulator %s cores, wrk %s cores\n' \
-        "$pct1" "$bound1" "$(awk -v u="$p50_us" 'BEGIN{print u/1000}')" "$(awk -v u="$p99_us" 'BEGIN{print u/1000}')" \
+    printf 'emulator token endpoint (%s state, %d connections, %ds): %s refresh grants/s  floor (swift-crypto signing bound / 2) %s/s  ratio %s%%  target >= 70%%  %s%s\n' \
+        "$mode" "$CONNECTIONS" "$DURATION" "$rps" "$boundSwift" "$pct" "$ok" "$([[ $first == 1 ]] || echo ' (diagnostic)')"
+    printf '  %s%% of OpenSSL'"'"'s bound (-multi %d: %s/s), %s%% of its 1-process bound (%s/s); latency p50 %.2f ms, p99 %.2f ms; answers %s, non-200 %s, socket errors %s; CPU: emulator %s cores, wrk %s cores\n' \
+        "$pctN" "$cores" "$boundN" "$pct1" "$bound1" "$(awk -v u="$p50_us" 'BEGIN{print u/1000}')" "$(awk -v u="$p99_us" 'BEGIN{print u/1000}')" \
         "$answered" "$not200" "$errors" "$emu_cpu" "$wrk_cpu"
     if [[ -n $boundNoIFMA ]]; then
-        printf '  %s%% of the bound without AVX-512 IFMA (%s/s)\n' "$(awk -v r="$rps" -v b="$boundNoIFMA" 'BEGIN { printf "%.1f", 100 * r / b }')" "$boundNoIFMA"
+        printf '  %s%% of OpenSSL'"'"'s bound without AVX-512 IFMA (%s/s)\n' "$(awk -v r="$rps" -v b="$boundNoIFMA" 'BEGIN { printf "%.1f", 100 * r / b }')" "$boundNoIFMA"
     fi
     first=0
 done

@@ -6,7 +6,8 @@
 #   B2C_BENCH_DYNAMIC  =1: measure a build linked dynamically to the Swift runtime and Foundation; the default is the
 #                      way we ship b2c, `swift build -c release --static-swift-stdlib` (a token cache hit starts in
 #                      about half the time: no 14 shared objects to map and relocate)
-#   B2C_BENCH_BIN      directory holding release `b2c` and `b2c-test-agent`; when set, nothing is built
+#   B2C_BENCH_BIN      directory holding release `b2c`, `b2c-emulator`, `b2c-test-agent` and `b2c-bench`; when set,
+#                      nothing is built
 #   B2C_BENCH_NO_BUILD =1: do not run `swift build`, use what is in the scratch path
 #   B2C_BENCH_KEEP     =1: keep the temporary directory (its path is printed) for inspection
 #
@@ -25,7 +26,9 @@ else
 fi
 BIN=${B2C_BENCH_BIN:-$SCRATCH/release}
 B2C=$BIN/b2c
+EMULATOR=$BIN/b2c-emulator
 AGENT=$BIN/b2c-test-agent
+TOOL=$BIN/b2c-bench
 PY=${PYTHON:-python3}
 
 say() { printf '%s\n' "$*"; }
@@ -46,20 +49,20 @@ bench_settle_binaries() {
 for path in sys.argv[1:]:
     fd = os.open(path, os.O_RDONLY)
     os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-    os.close(fd)' "$B2C" "$AGENT" || note "could not drop the binaries from the page cache; peak RSS may read high"
+    os.close(fd)' "$B2C" "$EMULATOR" "$AGENT" "$TOOL" || note "could not drop the binaries from the page cache; peak RSS may read high"
 }
 
 # The release build (incremental when already built). Output goes to stderr so that stdout stays the report.
 bench_build() {
     if [[ -n ${B2C_BENCH_BIN:-} || ${B2C_BENCH_NO_BUILD:-0} == 1 ]]; then
-        [[ -x $B2C && -x $AGENT ]] || die "no release binaries in $BIN (build: swift build -c release ${BUILD_FLAGS[*]-} --scratch-path $SCRATCH)"
+        [[ -x $B2C && -x $EMULATOR && -x $AGENT && -x $TOOL ]] || die "no release binaries in $BIN (build: swift build -c release ${BUILD_FLAGS[*]-} --scratch-path $SCRATCH)"
         bench_settle_binaries
         return
     fi
     note "building release binaries in $SCRATCH (first build takes a while)…"
     (cd "$ROOT" && nice -n 10 swift build -c release ${BUILD_FLAGS[@]+"${BUILD_FLAGS[@]}"} --scratch-path "$SCRATCH" >"${BENCH_TMP:-/tmp}/build.log" 2>&1) \
         || { tail -30 "${BENCH_TMP:-/tmp}/build.log" >&2; die "release build failed"; }
-    [[ -x $B2C && -x $AGENT ]] || die "the build did not produce $B2C and $AGENT"
+    [[ -x $B2C && -x $EMULATOR && -x $AGENT && -x $TOOL ]] || die "the build did not produce $B2C, $EMULATOR, $AGENT and $TOOL"
     bench_settle_binaries
 }
 

@@ -40,7 +40,9 @@ export B2C_CONFIG=$EMU_CONFIG B2C_HOME=$home
 store=$home/store.sqlite
 account_id=$(sqlite3 "$store" "SELECT account_id FROM current_accounts WHERE policy = 'B2C_1_susi'")
 target=$(default_target "$EMU_CONFIG")
-floor_sql="SELECT secret FROM access_tokens WHERE account_id = '$account_id' AND target = '$target' AND expires_on - CAST(strftime('%s','now') AS INTEGER) >= 300"
+environment=$(sqlite3 "$store" "SELECT environment FROM current_accounts WHERE account_id = '$account_id' LIMIT 1")
+client_id=$(sqlite3 "$store" "SELECT client_id FROM current_accounts WHERE account_id = '$account_id' LIMIT 1")
+floor_sql="SELECT secret FROM access_tokens WHERE environment = '$environment' AND client_id = '$client_id' AND account_id = '$account_id' AND target = '$target' AND expires_on - CAST(strftime('%s','now') AS INTEGER) >= 300"
 [[ $("$B2C" token --format json | json_field fromCache) == true ]] || die "b2c token was not a cache hit"
 
 machine_line

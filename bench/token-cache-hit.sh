@@ -54,7 +54,7 @@ environment=$(sqlite3 "$store" "SELECT environment FROM current_accounts WHERE p
 client_id=$(sqlite3 "$store" "SELECT client_id FROM current_accounts WHERE policy = '$default_policy'")
 key="environment = '$environment' AND client_id = '$client_id'"
 floor_sql="SELECT secret FROM access_tokens WHERE $key AND account_id = '$account_id' AND target = '$target' AND expires_on - $now_sql >= 300"
-full_sql="SELECT t.secret FROM current_accounts c JOIN accounts a ON a.environment = c.environment AND a.client_id = c.client_id AND a.account_id = c.account_id JOIN access_tokens t ON t.environment = a.environment AND t.client_id = a.client_id AND t.account_id = a.account_id AND t.target = '$target' WHERE c.$key AND c.policy = '$default_policy' AND t.expires_on - $now_sql >= 300"
+full_sql="SELECT t.secret FROM current_accounts c JOIN accounts a ON a.environment = c.environment AND a.client_id = c.client_id AND a.account_id = c.account_id JOIN access_tokens t ON t.environment = a.environment AND t.client_id = a.client_id AND t.account_id = a.account_id AND t.target = '$target' WHERE c.environment = '$environment' AND c.client_id = '$client_id' AND c.policy = '$default_policy' AND t.expires_on - $now_sql >= 300"
 for sql in "$floor_sql" "$full_sql"; do
     [[ $(sqlite3 -init /dev/null "$store" "$sql" 2>/dev/null | wc -l) == 1 ]] || die "the floor query does not return exactly one token"
 done

@@ -62,6 +62,10 @@ public final class ScriptedBrowser: @unchecked Sendable {
 
     public func shutdown() async { try? await client.shutdown() }
 
+    /// Forgets every cookie (the tenant's session included), so that the next visit meets the sign-in page again, as a
+    /// fresh browser would. The jar file, if any, is left as it is.
+    public func forgetCookies() { lock.withLock { jar = [:] } }
+
     private func saveJar() {
         guard let jarPath else { return }
         let snapshot = lock.withLock { jar }

@@ -12,7 +12,12 @@ import Testing
         for k in env.keys where k.hasPrefix("B2C_") { env[k] = nil }
         // A kept store outlives the demo, so its key must too: B2C_STORE_KEY here (no key store on a CI machine).
         env["B2C_STORE_KEY"] = Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
-        let r = try await run(b2cBinary, ["demo", "--keep", keep.path], environment: env)
+        // The README's first command, as written: `swift run b2c-emulator demo` (`swift run` builds the product it names, and
+        // the demo is the tenant program's; `b2c demo` hands over to it once both are built or installed).
+        let readme = try String(contentsOf: packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let first = readme.components(separatedBy: "```sh\n").dropFirst().first?.split(separator: "\n").first.map(String.init) ?? ""
+        #expect(first.hasPrefix("swift run b2c-emulator demo "), "the README's first command is '\(first)'")
+        let r = try await run(emulatorBinary, ["demo", "--keep", keep.path], environment: env)
         #expect(r.status == 0, "\(r.stderr)")
         for line in ["a scripted user agent fills the pages", "alice@contoso.com signs in to B2C_1_susi", "bob@contoso.com signs in to B2C_1_susi",
                      "signs in to a second policy, B2C_1_signin", "display name: Alice Example → Alice Demo",

@@ -10,6 +10,7 @@ let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().de
 let buildDir = ProcessInfo.processInfo.environment["B2C_BUILD_DIR"].map { URL(fileURLWithPath: $0) }
     ?? packageRoot.appendingPathComponent(".build/debug")
 let b2cBinary = buildDir.appendingPathComponent("b2c")
+let emulatorBinary = buildDir.appendingPathComponent("b2c-emulator")
 let agent = buildDir.appendingPathComponent("b2c-test-agent")
 
 let alice = (email: "alice@contoso.com", password: "Alice-dev-2026!", oid: "0a11ce00-5eed-4a11-8000-00000000a11c")

@@ -21,6 +21,10 @@ public final class EmulatorStore: Sendable {
         let path = directory.appendingPathComponent("emulator.sqlite").path
         var config = Configuration()
         config.busyMode = .timeout(10)
+        // WAL with synchronous=NORMAL: a commit is not fsynced (a checkpoint is). The state survives the emulator being
+        // killed; a power cut may lose the last grants, which a test tenant can afford. With FULL, every grant waited for
+        // an fsync on the thread that serves it.
+        config.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
         let pool = try DatabasePool(path: path, configuration: config)
         for suffix in ["", "-wal", "-shm"] {
             let p = path + suffix

@@ -145,7 +145,6 @@ public struct EmulatorSeed: Sendable, Equatable {
     public static let defaultWebAppID = "6b1e0c2a-7d4f-4e3b-9a8c-2f5d1e0b7c9a"
     public static let defaultDaemonID = "7c2f1d3b-8e5a-4f4c-8b9d-3a6e2f1c8d0b"
     public static let defaultSPAID = "8d3a2e4c-9f6b-4a5d-8cae-4b7f3a2d9e1c"
-    /// Development secrets of the default tenant's confidential apps (like the users' development passwords: public fixtures).
     /// The default tenant as an Entra External ID tenant (`emulator serve --external-id`): the same apps and people, no
     /// policy in any URL.
     public static var defaultExternalID: EmulatorSeed {
@@ -154,6 +153,7 @@ public struct EmulatorSeed: Sendable, Equatable {
         return seed
     }
 
+    /// Development secrets of the default tenant's confidential apps (like the users' development passwords: public fixtures).
     public static let defaultWebAppSecret = "WebApp-dev-secret-2026"
     public static let defaultDaemonSecret = "Daemon-dev-secret-2026"
 
