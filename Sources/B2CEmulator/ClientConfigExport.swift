@@ -1,9 +1,9 @@
 import B2CProtocol
 import Foundation
 
-/// The client `policies.json` for an emulator (format: README "Configuration").
+/// The client `policies.json` for an emulator (format: docs/configuration.md).
 extension B2CEmulator {
-    /// A client `policies.json` that targets this emulator at `baseURL` (README "Configuration").
+    /// A client `policies.json` that targets this emulator at `baseURL` (docs/configuration.md).
     /// `app` is the registration whose client id it names (default: the seed's first, the public client).
     public func clientConfiguration(baseURL: String, caFile: String?, app chosen: EmulatorSeed.App? = nil) -> JSONValue {
         let app = chosen ?? seed.apps.first

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Every failure the client reports, by kind; the CLI maps kinds to exit codes (README "Exit codes").
+/// Every failure the client reports, by kind; the CLI maps kinds to exit codes (docs/exit-codes.md).
 /// The message says what went wrong in the library's words; `remedy` says what fixes it as a value, which the CLI
 /// renders as a command line and other callers as they see fit.
 public struct B2CError: Error, Sendable, CustomStringConvertible {

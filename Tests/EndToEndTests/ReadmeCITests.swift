@@ -3,13 +3,13 @@ import B2CKit
 import Foundation
 import Testing
 
-/// The README's CI snippet, run verbatim: its `env:` (the secret from the CI's store is the daemon's development secret
+/// The CI snippet of docs/ci.md, run verbatim: its `env:` (the secret from the CI's store is the daemon's development secret
 /// here) and each `run:` line, in bash, with the built b2c on PATH, against the emulator (issue 13, item 8).
 @Suite struct ReadmeCITests {
     static func snippet() throws -> [String] {
-        let readme = try String(contentsOf: packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let readme = try String(contentsOf: packageRoot.appendingPathComponent("docs/ci.md"), encoding: .utf8)
         guard let start = readme.range(of: "<!-- ci-snippet: start -->"), let end = readme.range(of: "<!-- ci-snippet: end -->") else {
-            throw SnapshotError(message: "the README has no ci-snippet markers")
+            throw SnapshotError(message: "docs/ci.md has no ci-snippet markers")
         }
         return readme[start.upperBound..<end.lowerBound].split(separator: "\n").map(String.init)
     }

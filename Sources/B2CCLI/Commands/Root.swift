@@ -3,7 +3,9 @@ import B2CKit
 import Foundation
 
 public struct B2CCommand: AsyncParsableCommand {
-    public static let version = "0.2.0"
+    /// The one place the version is written: `b2c --version` and `b2c-emulator --version` print it, and
+    /// scripts/release.sh names the archive and the Debian package after what the built b2c prints.
+    public static let version = "0.3.0"
     public static let configuration = CommandConfiguration(
         commandName: "b2c",
         abstract: "Sign in to Azure AD B2C user flows, keep accounts per policy, get tokens, and run a local B2C tenant.",

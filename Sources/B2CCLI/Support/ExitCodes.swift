@@ -1,7 +1,7 @@
 import B2CKit
 import Foundation
 
-/// Documented exit codes (README "Exit codes").
+/// Documented exit codes (docs/exit-codes.md).
 public enum ExitStatus {
     public static let ok: Int32 = 0
     public static let error: Int32 = 1

@@ -39,7 +39,7 @@ package func table(_ rows: [[String]]) -> String {
     }.joined(separator: "\n")
 }
 
-/// How listings and reports look: one place for the tables and the JSON shapes (README "Commands").
+/// How listings and reports look: one place for the tables and the JSON shapes (docs/client.md).
 package enum Output {
     // MARK: people and accounts
 

@@ -1,6 +1,6 @@
 import Foundation
 
-/// One app registration in one tenant, read from `policies.json` (README "Configuration").
+/// One app registration in one tenant, read from `policies.json` (docs/configuration.md).
 public struct ClientConfiguration: Sendable, Equatable {
     public typealias Role = PolicyRole
 

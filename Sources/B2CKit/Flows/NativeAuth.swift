@@ -27,7 +27,7 @@ extension B2CClient {
         guard let native = config.nativeAuth, let authority = config.nativeAuthority else {
             throw B2CError(
                 .configuration,
-                "\(config.source) has no \"nativeAuth\" section; add one (README \"Native authentication\") or sign in in the browser")
+                "\(config.source) has no \"nativeAuth\" section; add one (docs/configuration.md, \"nativeAuth\") or sign in in the browser")
         }
         let meta = try await metadata.metadata(for: authority, now: clock())
         var types: [String]

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Builds b2c's release artefacts into dist/ (a fresh clone needs only the Swift toolchain, dpkg-deb and gzip):
+#
+#   dist/b2c-<version>-linux-<arch>.tar.gz   b2c and b2c-emulator (release, Swift runtime linked in, debug info
+#                                            stripped), bash/zsh/fish completions, one man page per command, the README,
+#                                            the docs and the licence notices
+#   dist/b2c_<version>_<debian arch>.deb     the same files where Debian keeps them: /usr/bin,
+#                                            /usr/share/bash-completion/completions, /usr/share/zsh/vendor-completions,
+#                                            /usr/share/fish/vendor_completions.d, /usr/share/man/man1,
+#                                            /usr/share/doc/b2c; Depends computed from the binaries' NEEDED libraries
+#   dist/SHA256SUMS                          sha256sum of both
+#
+# The version is the one `b2c --version` prints (B2CCommand.version in Sources/B2CCLI/Commands/Root.swift): one place.
+# Man pages come from swift-argument-parser's manual generator (its GenerateManual plugin, on the debug build: the
+# help text is the same in every configuration, and the debug build is the one the tests already made).
+#
+# Knobs: B2C_RELEASE_SCRATCH (SwiftPM scratch path of the release build; default <repo>/.build-release-static),
+# B2C_DIST (output directory; default <repo>/dist).
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+SCRATCH=${B2C_RELEASE_SCRATCH:-$ROOT/.build-release-static}
+DIST=${B2C_DIST:-$ROOT/dist}
+PROGRAMS=(b2c b2c-emulator)
+
+say() { printf 'release: %s\n' "$*" >&2; }
+die() { printf 'release: %s\n' "$*" >&2; exit 1; }
+for tool in swift dpkg-deb dpkg gzip sha256sum readelf strip tar; do
+    command -v "$tool" >/dev/null 2>&1 || die "needs '$tool' (Debian: apt-get install binutils dpkg gzip tar)"
+done
+
+cd "$ROOT"
+say "building ${PROGRAMS[*]} for release (--static-swift-stdlib) in $SCRATCH…"
+for p in "${PROGRAMS[@]}"; do
+    swift build -c release --static-swift-stdlib --scratch-path "$SCRATCH" --product "$p" >"$SCRATCH.release.log" 2>&1 \
+        || { tail -30 "$SCRATCH.release.log" >&2; die "the release build of $p failed"; }
+done
+BIN=$SCRATCH/release
+version=$("$BIN/b2c" --version | awk '{ print $2 }')
+[[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+([.+~-][0-9A-Za-z.+~-]+)?$ ]] || die "b2c --version printed '$version', not a version"
+emulator_version=$("$BIN/b2c-emulator" --version | awk '{ print $2 }')
+[[ $emulator_version == "$version" ]] || die "b2c is $version but b2c-emulator is $emulator_version"
+arch=$(uname -m)
+debarch=$(dpkg --print-architecture)
+
+say "generating man pages (swift package generate-manual, debug build)…"
+swift package generate-manual --configuration debug --multi-page >"$SCRATCH.manual.log" 2>&1 \
+    || { tail -30 "$SCRATCH.manual.log" >&2; die "the manual generation failed"; }
+manuals=$ROOT/.build/plugins/GenerateManual/outputs
+
+stage=$(mktemp -d "${TMPDIR:-/tmp}/b2c-release.XXXXXX")
+trap 'rm -rf "$stage"' EXIT
+name=b2c-$version-linux-$arch
+tree=$stage/$name
+mkdir -p "$tree/bin" "$tree/completions/bash" "$tree/completions/zsh" "$tree/completions/fish" "$tree/man/man1" "$tree/doc"
+for p in "${PROGRAMS[@]}"; do
+    # Debug info goes (it is most of the file); the symbol table stays, so that a crash report names functions.
+    strip --strip-debug -o "$tree/bin/$p" "$BIN/$p"
+    chmod 755 "$tree/bin/$p"
+    "$BIN/$p" --generate-completion-script bash >"$tree/completions/bash/$p"
+    "$BIN/$p" --generate-completion-script zsh >"$tree/completions/zsh/_$p"
+    "$BIN/$p" --generate-completion-script fish >"$tree/completions/fish/$p.fish"
+    pages=$(find "$manuals/$p" -name '*.1' 2>/dev/null | wc -l)
+    ((pages > 0)) || die "no man pages for $p in $manuals/$p (see $SCRATCH.manual.log)"
+    cp "$manuals/$p"/*.1 "$tree/man/man1/"
+done
+gzip -9n "$tree"/man/man1/*.1
+cp README.md "$tree/"
+cp -r docs/. "$tree/doc/"
+"$ROOT/scripts/notices.sh" >"$tree/THIRD-PARTY-NOTICES.txt"
+
+mkdir -p "$DIST"
+tarball=$DIST/$name.tar.gz
+tar -C "$stage" --owner=0 --group=0 --numeric-owner --sort=name -czf "$tarball" "$name"
+
+# The Debian package: the same files in Debian's places.
+pkg=$stage/deb
+mkdir -p "$pkg/DEBIAN" "$pkg/usr/bin" "$pkg/usr/share/bash-completion/completions" "$pkg/usr/share/zsh/vendor-completions" \
+    "$pkg/usr/share/fish/vendor_completions.d" "$pkg/usr/share/man/man1" "$pkg/usr/share/doc/b2c"
+cp "$tree"/bin/* "$pkg/usr/bin/"
+cp "$tree"/completions/bash/* "$pkg/usr/share/bash-completion/completions/"
+cp "$tree"/completions/zsh/* "$pkg/usr/share/zsh/vendor-completions/"
+cp "$tree"/completions/fish/* "$pkg/usr/share/fish/vendor_completions.d/"
+cp "$tree"/man/man1/* "$pkg/usr/share/man/man1/"
+cp -r "$tree/README.md" "$tree/doc/." "$pkg/usr/share/doc/b2c/"
+cp "$tree/THIRD-PARTY-NOTICES.txt" "$pkg/usr/share/doc/b2c/copyright"
+# Depends: the Debian package of every shared library the binaries name (NEEDED), at least the version installed here.
+depends=$(for p in "${PROGRAMS[@]}"; do readelf -dW "$tree/bin/$p" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; done | sort -u | while read -r lib; do
+    path=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64|AArch64|64bit/ { print $NF; exit }')
+    [[ -n $path ]] || path=$(ldconfig -p | awk -v l="$lib" '$1 == l { print $NF; exit }')
+    [[ -n $path ]] || { echo "release: no installed library $lib" >&2; exit 1; }
+    owner=$(dpkg -S "$(readlink -f "$path")" 2>/dev/null | head -1 | cut -d: -f1) || true
+    [[ -n $owner ]] || owner=$(dpkg -S "$path" 2>/dev/null | head -1 | cut -d: -f1)
+    [[ -n $owner ]] || { echo "release: no Debian package owns $path" >&2; exit 1; }
+    upstream=$(dpkg-query -W -f='${Version}' "$owner" | sed 's/-[^-]*$//')
+    echo "$owner (>= $upstream)"
+done | sort -u | paste -sd, - | sed 's/,/, /g')
+[[ -n $depends ]] || die "could not compute Depends"
+size=$(du -sk "$pkg/usr" | cut -f1)
+cat >"$pkg/DEBIAN/control" <<CONTROL
+Package: b2c
+Version: $version
+Architecture: $debarch
+Maintainer: b2c maintainers <b2c@invalid>
+Installed-Size: $size
+Depends: $depends
+Section: utils
+Priority: optional
+Homepage: https://github.com/b2c/b2c
+Description: Azure AD B2C and Entra External ID from the command line, and a local B2C tenant
+ b2c signs people and applications in to Azure AD B2C user flows and custom policies and to
+ Entra External ID, keeps one account per person and policy, stores tokens encrypted in SQLite,
+ refreshes them silently and calls protected APIs with them. b2c-emulator is a faithful local
+ B2C tenant for offline work and CI.
+CONTROL
+deb=$DIST/b2c_${version}_$debarch.deb
+dpkg-deb --root-owner-group -Zxz --build "$pkg" "$deb" >/dev/null
+
+(cd "$DIST" && sha256sum "$(basename "$tarball")" "$(basename "$deb")" >SHA256SUMS)
+say "Depends: $depends"
+printf '%s\n' "$tarball" "$deb" "$DIST/SHA256SUMS"

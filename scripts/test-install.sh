@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Installs the artefacts scripts/release.sh made into a throwaway directory and uses them the way a user would, then
+# removes them. Run by .ci/run after the tests; exits non-zero with the reason on the first failure.
+#
+#   - SHA256SUMS verifies both artefacts
+#   - the .deb: every Depends is a package installed here; `dpkg -x` into a temporary root; the installed
+#     `b2c --version` prints the package's version; `b2c demo` (b2c handing over to the installed b2c-emulator next
+#     to it) runs the whole job; `man -l` renders a page; the bash completion, sourced, completes `b2c to` to `token`;
+#     the zsh and fish completions are where those shells look
+#   - the archive: unpacked, its b2c prints the same version and its b2c-emulator answers `default-seed`
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+DIST=${B2C_DIST:-$ROOT/dist}
+fail() { printf 'test-install: FAILED: %s\n' "$*" >&2; exit 1; }
+step() { printf 'test-install: %s\n' "$*" >&2; }
+
+deb=$(ls "$DIST"/b2c_*.deb 2>/dev/null | head -1)
+tarball=$(ls "$DIST"/b2c-*-linux-*.tar.gz 2>/dev/null | head -1)
+[[ -f $deb && -f $tarball ]] || fail "no artefacts in $DIST (run scripts/release.sh)"
+(cd "$DIST" && sha256sum --quiet -c SHA256SUMS) || fail "SHA256SUMS does not match the artefacts"
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/b2c-install.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+version=$(dpkg-deb -f "$deb" Version)
+step "package b2c $version: Depends: $(dpkg-deb -f "$deb" Depends)"
+dpkg-deb -f "$deb" Depends | tr ',' '\n' | sed 's/(.*//; s/ //g' | while read -r dep; do
+    dpkg -s "$dep" >/dev/null 2>&1 || fail "Depends names $dep, which is not installed here"
+done
+dpkg-deb -x "$deb" "$tmp/root"
+bin=$tmp/root/usr/bin
+[[ -x $bin/b2c && -x $bin/b2c-emulator ]] || fail "the package has no /usr/bin/b2c and /usr/bin/b2c-emulator"
+for f in "$bin/b2c" "$bin/b2c-emulator"; do
+    ldd "$f" | grep -q "not found" && fail "$(basename "$f") needs a library that is not installed: $(ldd "$f" | grep 'not found')"
+done
+[[ $("$bin/b2c" --version) == "b2c $version" ]] || fail "the installed b2c --version prints '$("$bin/b2c" --version)', not 'b2c $version'"
+
+# The demo, as a user runs it from the installed package: only /usr/bin of the package on PATH for b2c, a fresh home.
+home=$tmp/home
+mkdir -p "$home"
+env -i HOME="$home" PATH="$bin:/usr/bin:/bin" TMPDIR="$tmp" "$bin/b2c" demo >"$tmp/demo.out" 2>"$tmp/demo.err" \
+    || { cat "$tmp/demo.err" >&2; fail "the installed b2c demo failed"; }
+grep -q "Done: 10 steps" "$tmp/demo.out" || { cat "$tmp/demo.out" >&2; fail "the installed b2c demo did not finish its 10 steps"; }
+step "installed b2c demo: $(grep 'Done:' "$tmp/demo.out")"
+
+page=$tmp/root/usr/share/man/man1/b2c.token.1.gz
+[[ -f $page ]] || fail "no man page $page"
+MANWIDTH=100 man -l "$page" 2>/dev/null | grep -q "b2c token" || fail "man -l $page does not render the token page"
+step "man pages: $(ls "$tmp/root/usr/share/man/man1" | wc -l) (man -l b2c.token.1.gz renders)"
+
+completion=$tmp/root/usr/share/bash-completion/completions/b2c
+[[ -f $completion ]] || fail "no bash completion at /usr/share/bash-completion/completions/b2c"
+words=$(bash -c 'source "$1"; COMP_WORDS=(b2c to); COMP_CWORD=1; COMP_LINE="b2c to"; COMP_POINT=6; f=$(complete -p b2c | sed -n "s/.*-F \([^ ]*\).*/\1/p"); "$f" b2c to b2c; printf "%s\n" "${COMPREPLY[@]}"' _ "$completion") \
+    || fail "sourcing the bash completion failed"
+grep -qx token <<<"$words" || fail "the bash completion does not complete 'b2c to' to 'token' (got: $words)"
+[[ -f $tmp/root/usr/share/zsh/vendor-completions/_b2c ]] || fail "no zsh completion in /usr/share/zsh/vendor-completions"
+[[ -f $tmp/root/usr/share/fish/vendor_completions.d/b2c.fish ]] || fail "no fish completion in /usr/share/fish/vendor_completions.d"
+step "completions: bash completes 'b2c to' to token; zsh and fish files in place"
+
+mkdir -p "$tmp/archive"
+tar -C "$tmp/archive" -xzf "$tarball"
+abin=$(echo "$tmp"/archive/b2c-*/bin)
+[[ $("$abin/b2c" --version) == "b2c $version" ]] || fail "the archive's b2c --version is not b2c $version"
+"$abin/b2c-emulator" default-seed | grep -q '"contoso.onmicrosoft.com"' || fail "the archive's b2c-emulator default-seed did not print the seed"
+step "archive: $(basename "$tarball") unpacks; b2c $version; b2c-emulator answers"
+step "OK"
