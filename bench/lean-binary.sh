@@ -42,12 +42,8 @@ fi
 "$PY" -c 'import os, sys
 fd = os.open(sys.argv[1], os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED); os.close(fd)' "$BEFORE_BIN"
 
-start_emulator emulator file
-home=$BENCH_TMP/home
-agent_signin "$home" alice@contoso.com 'Alice-dev-2026!' B2C_1_susi
+signed_in_store "$POLICIES"
 stop_emulator
-policies=$(config_policies "$EMU_CONFIG" "$POLICIES")
-store=$home/store.sqlite
 "$PY" "$BENCH_DIR/seed_store.py" "$store" --people "$PEOPLE" --policies "$policies" 2>"$BENCH_TMP/seed.log"
 export B2C_CONFIG=$EMU_CONFIG B2C_HOME=$home
 policy=$(cut -d, -f1 <<<"$policies")

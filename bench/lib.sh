@@ -130,6 +130,17 @@ agent_signin() {
         || { cat "$home.signin.log" >&2; die "sign-in of $email under $policy failed"; }
 }
 
+# One real person (alice) signed in under B2C_1_susi through a file-state emulator, in a store at $BENCH_TMP/home: the
+# template seed_store.py models its synthetic people on. $1: how many of the configuration's policies to name. Sets home,
+# store and policies (comma-separated); the emulator keeps running (stop_emulator when a figure must not touch the network).
+signed_in_store() {
+    start_emulator emulator file
+    home=$BENCH_TMP/home
+    agent_signin "$home" alice@contoso.com 'Alice-dev-2026!' B2C_1_susi
+    policies=$(config_policies "$EMU_CONFIG" "$1")
+    store=$home/store.sqlite
+}
+
 # Runs hyperfine on the given commands (no shell: -N) and writes its JSON to $1. Output of the commands is discarded.
 # Usage: run_hyperfine out.json RUNS WARMUP cmd1 [cmd2 ...]
 run_hyperfine() {

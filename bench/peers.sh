@@ -38,11 +38,7 @@ if [[ ! -x $VENV/bin/python ]] || ! "$VENV/bin/python" -c 'import msal' 2>/dev/n
 fi
 msal_version=$("$VENV/bin/python" -c 'import msal; print(msal.__version__)')
 
-start_emulator emulator file
-home=$BENCH_TMP/home
-agent_signin "$home" alice@contoso.com 'Alice-dev-2026!' B2C_1_susi
-policies=$(config_policies "$EMU_CONFIG" "$POLICIES")
-store=$home/store.sqlite
+signed_in_store "$POLICIES"
 "$PY" "$BENCH_DIR/seed_store.py" "$store" --people "$PEOPLE" --policies "$policies" 2>"$BENCH_TMP/seed.log"
 accounts=$(sqlite3 "$store" "SELECT count(*) FROM accounts")
 

@@ -23,13 +23,9 @@ need hyperfine sqlite3 curl "$PY"
 bench_init
 bench_build
 
-start_emulator emulator file
-home=$BENCH_TMP/home
-agent_signin "$home" alice@contoso.com 'Alice-dev-2026!' B2C_1_susi
+signed_in_store "$POLICIES"
 stop_emulator
 
-policies=$(config_policies "$EMU_CONFIG" "$POLICIES")
-store=$home/store.sqlite
 # A one-person store (same real account, current for every policy) to separate the fixed cost from the store size.
 small=$BENCH_TMP/home-small
 mkdir -m 700 "$small"

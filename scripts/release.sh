@@ -105,7 +105,6 @@ Installed-Size: $size
 Depends: $depends
 Section: utils
 Priority: optional
-Homepage: https://github.com/b2c/b2c
 Description: Azure AD B2C and Entra External ID from the command line, and a local B2C tenant
  b2c signs people and applications in to Azure AD B2C user flows and custom policies and to
  Entra External ID, keeps one account per person and policy, stores tokens encrypted in SQLite,
