@@ -35,8 +35,8 @@ public final class B2CClient: Sendable {
         if config.tenantType == .externalId {
             throw B2CError(
                 .usage,
-                "\(config.source) is an External ID tenant: it has no policies (its user flow is attached to the app); leave out "
-                    + "--policy '\(name)'")
+                "\(config.source) is an External ID tenant: it has no policies (its user flow is attached to the app)",
+                remedy: .leaveOutPolicy(name))
         }
         guard let p = config.policy(named: name) else {
             let known = config.policies.map(\.name) + (config.nativeAuth.map { [$0.name] } ?? [])

@@ -53,6 +53,33 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible {
     case allowHost(String)
     /// No configured API: give a full URL and name the API.
     case nameAPI
+    /// No key for the store: offer one (a key store, an environment key) or keep tokens unencrypted on purpose.
+    case chooseStorage
+    /// The store must be encrypted first.
+    case encryptStore
+    /// The store's key is gone for good: remove the store's tokens.
+    case removeStoredTokens
+    /// No named configuration of that name: create it.
+    case createProfile(String)
+    /// An app-only token needs its resource: a configured API, or an `<App ID URI>/.default` scope.
+    case nameAppResource
+    /// The app's client secret comes from outside: standard input, the environment, or a 0600 file the configuration names.
+    case provideClientSecret(configurationKey: String)
+    /// The token is another API's: ask for that API's token.
+    case useTokenOfAPI(String)
+    /// Check the tokens and metadata of this policy.
+    case checkPolicy(String)
+    /// An External ID tenant has no policies: leave this one out.
+    case leaveOutPolicy(String)
+    /// A value of a new configuration is missing or malformed: give it (`ConfigurationDraft`).
+    case giveValue(ConfigurationField)
+
+    /// The values a new configuration is made from.
+    public enum ConfigurationField: Sendable, Equatable {
+        case policy, host, tenant, clientID
+        case apiURL(api: String)
+        case apiScope(api: String)
+    }
 
     public var description: String {
         switch self {
@@ -68,6 +95,16 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible {
         case .nameAPIAndAllowHost(let host): "name the API whose token to use and allow \(host)"
         case .allowHost(let host): "allow \(host) explicitly if you trust it"
         case .nameAPI: "give a full URL and name the API"
+        case .chooseStorage: "offer a key, or keep tokens unencrypted on purpose"
+        case .encryptStore: "encrypt the store first"
+        case .removeStoredTokens: "remove the store's tokens and sign in again"
+        case .createProfile(let name): "create the configuration \(name)"
+        case .nameAppResource: "name an API, or an <App ID URI>/.default scope"
+        case .provideClientSecret(let key): "give the secret on standard input, in B2C_CLIENT_SECRET, or in a 0600 file named by \(key)"
+        case .useTokenOfAPI(let api): "use the token of the API \(api)"
+        case .checkPolicy(let policy): "check the tokens of \(policy)"
+        case .leaveOutPolicy(let policy): "leave out the policy \(policy)"
+        case .giveValue(let field): "give the \(field)"
         }
     }
 }

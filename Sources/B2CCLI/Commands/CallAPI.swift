@@ -83,15 +83,14 @@ struct CallAPICommand: AsyncParsableCommand {
             do {
                 return try await c.callAPI(req)
             } catch let e as B2CError where e.kind == .interactionRequired && interactive {
-                let t = try c.target(policy)
-                guard t.policy?.role == .signUpSignIn || t.policy?.role == .signIn else { throw e }
+                guard let recovery = try c.interactiveRecoveryPolicy(policy) else { throw e }
                 writeErr("\(e.message); signing in in the browser (--interactive)")
                 let interrupt = cancelOnInterrupt()
                 defer { interrupt.forEach { $0.cancel() } }
                 let hint = account.flatMap { $0.contains("@") ? $0 : nil }
                 let api = try c.resolveAPICall(req).1
                 let signedIn = try await c.signInInteractively(
-                    policyName: t.name, options: InteractiveOptions(loginHint: hint, scopes: api.scopes),
+                    policyName: recovery, options: InteractiveOptions(loginHint: hint, scopes: api.scopes),
                     ui: TerminalUI(openBrowser: true))
                 req.account = signedIn.id
                 return try await c.callAPI(req)

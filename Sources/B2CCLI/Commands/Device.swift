@@ -14,13 +14,13 @@ struct DeviceCommand: AsyncParsableCommand {
             let overview = StoreOverview(store: try options.settings.openStore())
             writeErr("no configuration found: reporting every configuration's accounts in \(overview.path)")
             return Output.writeDevice(
-                config: nil, storePath: overview.path, storage: try overview.store.storageStatus(), accounts: try overview.accounts(),
+                config: nil, storePath: overview.path, storage: try overview.storageStatus(), accounts: try overview.accounts(),
                 format: output.format)
         }
         let client = try options.settings.makeClient(config: config)
         try await withClient(client) { c in
             Output.writeDevice(
-                config: c.config, storePath: c.storePath, storage: try c.store.storageStatus(), accounts: try c.accountsInScope(),
+                config: c.config, storePath: c.storePath, storage: try c.storageStatus(), accounts: try c.accountsInScope(),
                 format: output.format)
         }
     }

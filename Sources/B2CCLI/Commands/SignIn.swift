@@ -65,7 +65,7 @@ struct SignInCommand: AsyncParsableCommand {
         }
         let who = AccountSelection.email(account) ?? account.oid
         writeOut("Signed in as \(who) under \(account.policy) (account \(account.id)).")
-        warnIfPlaintext(client.store)
+        warnIfPlaintext(client)
     }
 }
 
@@ -87,6 +87,6 @@ extension SignInCommand {
         }
         let who = AccountSelection.email(account) ?? account.oid
         writeOut("Signed in as \(who) under \(account.policy) (account \(account.id)).")
-        warnIfPlaintext(client.store)
+        warnIfPlaintext(client)
     }
 }

@@ -32,7 +32,7 @@ public struct CLIError: Error, CustomStringConvertible {
 
     /// A store failure: a choice to make or a key to give is configuration (3), anything else an error (1).
     init(_ e: StoreError) {
-        self.init(e.description, exitCode: e.isConfiguration ? ExitStatus.configuration : ExitStatus.error)
+        self.init(Self.render(e.description, e.remedy), exitCode: e.isConfiguration ? ExitStatus.configuration : ExitStatus.error)
     }
 
     /// A library failure in the CLI's words: its message and its remedy as a command line, with its exit code.
@@ -40,27 +40,54 @@ public struct CLIError: Error, CustomStringConvertible {
         self.init(Self.render(e), exitCode: exitStatus(e.kind))
     }
 
-    static func render(_ e: B2CError) -> String {
-        guard let remedy = e.remedy else { return e.message }
+    static func render(_ e: B2CError) -> String { render(e.message, e.remedy) }
+
+    /// A message and its remedy as the CLI says them: the remedy as flags and command lines.
+    static func render(_ message: String, _ remedy: Remedy?) -> String {
+        guard let remedy else { return message }
         switch remedy {
         case let .signIn(policy, method, hint):
-            return e.message + "\nRun: " + signInCommandLine(policy: policy, method: method, loginHint: hint)
+            return message + "\nRun: " + signInCommandLine(policy: policy, method: method, loginHint: hint)
         case .retryPasswordOrBrowser(let policy):
-            return e.message + "\nCheck them and run the command again, or sign in in the browser: b2c signin --policy \(policy)"
-        case .signUp(let policy): return e.message + "\nCheck the address, or sign up in the browser: b2c signin --policy \(policy)"
-        case .chooseAccount(_, true): return e.message + "\nGive a longer --account (email, oid or account id)."
+            return message + "\nCheck them and run the command again, or sign in in the browser: b2c signin --policy \(policy)"
+        case .signUp(let policy): return message + "\nCheck the address, or sign up in the browser: b2c signin --policy \(policy)"
+        case .chooseAccount(_, true): return message + "\nGive a longer --account (email, oid or account id)."
         case .chooseAccount(let policy, false):
-            return e.message + "\nChoose one with --account, or make one current with `b2c switch --policy \(policy) <account>`."
-        case .choosePerson(true): return e.message + "\nGive an email or oid with --account."
-        case .choosePerson(false): return e.message + "\nChoose one with --account <email>."
-        case .nameAccount: return e.message + ": --account <email|oid|account id>, --policy <policy>, or --all"
-        case .listAccounts: return e.message + " (see `b2c accounts`)"
-        case .namePolicy: return e.message + "; name one with --policy"
-        case .allowMoreTime: return e.message + ". Run the command again, or raise --timeout."
+            return message + "\nChoose one with --account, or make one current with `b2c switch --policy \(policy) <account>`."
+        case .choosePerson(true): return message + "\nGive an email or oid with --account."
+        case .choosePerson(false): return message + "\nChoose one with --account <email>."
+        case .nameAccount: return message + ": --account <email|oid|account id>, --policy <policy>, or --all"
+        case .listAccounts: return message + " (see `b2c accounts`)"
+        case .namePolicy: return message + "; name one with --policy"
+        case .allowMoreTime: return message + ". Run the command again, or raise --timeout."
         case .nameAPIAndAllowHost(let host):
-            return e.message + ". Name the API whose token to use with --api and allow the host with --allow-host \(host)."
-        case .allowHost(let host): return e.message + ". If you trust that host, add --allow-host \(host)."
-        case .nameAPI: return e.message + ", or give a full URL and --api"
+            return message + ". Name the API whose token to use with --api and allow the host with --allow-host \(host)."
+        case .allowHost(let host): return message + ". If you trust that host, add --allow-host \(host)."
+        case .nameAPI: return message + ", or give a full URL and --api"
+        case .chooseStorage: return message + " Or keep tokens unencrypted on purpose: `b2c config set storage plaintext`. Nothing was stored."
+        case .encryptStore: return message + ": run `b2c config set storage encrypted` first"
+        case .removeStoredTokens: return message + " Remove the store's tokens with `b2c signout --all`."
+        case .createProfile(let name): return message + "; create it with `b2c init --profile \(name)`"
+        case .nameAppResource: return message + ": give --api NAME or --scope <App ID URI>/.default"
+        case .provideClientSecret(let key):
+            return message + ": pipe it to --client-secret-stdin, set B2C_CLIENT_SECRET (from your CI's secret store), or name a 0600 "
+                + "file in the configuration's \(key)"
+        case .useTokenOfAPI(let api): return message + ". Use `b2c token --api \(api)`"
+        case .checkPolicy(let policy): return message + ". Check it with `b2c token --policy \(policy) --decode` and `b2c policies --check`"
+        case .leaveOutPolicy(let policy): return message + "; leave out --policy '\(policy)'"
+        case .giveValue(let field): return message + " (" + Self.flag(field) + ")"
+        }
+    }
+
+    /// The `b2c init` option that gives a configuration value.
+    static func flag(_ field: Remedy.ConfigurationField) -> String {
+        switch field {
+        case .policy: "--policy NAME=ROLE"
+        case .host: "--host https://<name>.b2clogin.com"
+        case .tenant: "--tenant contoso.onmicrosoft.com or its GUID"
+        case .clientID: "--client-id <GUID>"
+        case .apiURL(let api): "--api \(api) --api-url URL"
+        case .apiScope(let api): "--api \(api) --scope <full scope URI>"
         }
     }
 

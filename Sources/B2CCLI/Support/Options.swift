@@ -47,7 +47,7 @@ struct ClientSettings: Equatable {
     /// Where the configuration is (or the places looked at), with a missing profile as a configuration error.
     func locate() throws -> (path: String?, searched: [String]) {
         do { return try ClientConfiguration.locate(explicit: config, profile: profile) } catch let e as ConfigurationError {
-            throw CLIError(e.description, exitCode: ExitStatus.configuration)
+            throw CLIError(CLIError.render(e.description, e.remedy), exitCode: ExitStatus.configuration)
         }
     }
 
@@ -66,7 +66,7 @@ struct ClientSettings: Equatable {
     func loadConfigurationIfPresent() throws -> ClientConfiguration? {
         guard let path = try locate().path else { return nil }
         do { return try ClientConfiguration.load(path: path) } catch let e as ConfigurationError {
-            throw CLIError(e.description, exitCode: ExitStatus.configuration)
+            throw CLIError(CLIError.render(e.description, e.remedy), exitCode: ExitStatus.configuration)
         }
     }
 
@@ -156,9 +156,9 @@ func withClient<T>(_ client: B2CClient, _ body: (B2CClient) async throws -> T) a
 }
 
 /// Every sign-in into a plaintext store says so: the choice was explicit, and it must stay visible.
-func warnIfPlaintext(_ store: TokenStore) {
-    guard (try? store.storageStatus())?.mode == .plaintext else { return }
+func warnIfPlaintext(_ client: B2CClient) {
+    guard (try? client.storageStatus())?.mode == .plaintext else { return }
     writeErr(
-        "warning: tokens are stored unencrypted in \(store.path) (`b2c config set storage plaintext` was chosen; "
+        "warning: tokens are stored unencrypted in \(client.storePath) (`b2c config set storage plaintext` was chosen; "
             + "`b2c config set storage encrypted` encrypts them)")
 }

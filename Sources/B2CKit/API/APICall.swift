@@ -61,6 +61,13 @@ extension B2CClient {
     }
 
     /// Resolves the request's URL and API (refusing to send a token where it was not configured to go).
+    /// The policy a browser sign-in may recover a call with when it needs interaction: only a sign-up-or-sign-in or
+    /// sign-in policy signs a person in; a profile, reset, ROPC or native policy cannot stand in for one. Nil: none.
+    public func interactiveRecoveryPolicy(_ policy: String?) throws -> String? {
+        let t = try target(policy)
+        return t.policy?.role == .signUpSignIn || t.policy?.role == .signIn ? t.name : nil
+    }
+
     public func resolveAPICall(_ req: APICallRequest) throws -> (URL, ClientConfiguration.API) {
         var named: ClientConfiguration.API?
         if let name = req.api {

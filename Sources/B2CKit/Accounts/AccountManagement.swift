@@ -37,6 +37,8 @@ extension B2CClient {
 
     /// Where the store is.
     public var storePath: String { store.path }
+    /// How the store keeps tokens (encrypted or plaintext, the key's source).
+    public func storageStatus() throws -> StorageStatus { try store.storageStatus() }
 
     /// The accounts a password reset left without tokens, with the command-neutral remedy for each.
     public func signInRemedies(for accounts: [Account]) -> [Remedy] {
@@ -66,6 +68,8 @@ public struct StoreOverview: Sendable {
     public func applications() throws -> [AppToken] { try store.appTokens(scope: nil) }
 
     public var path: String { store.path }
+    /// How the store keeps tokens (encrypted or plaintext, the key's source).
+    public func storageStatus() throws -> StorageStatus { try store.storageStatus() }
 
     public func accounts() throws -> [Account] { try store.accounts(scope: nil) }
 

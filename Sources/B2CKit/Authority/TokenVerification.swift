@@ -91,7 +91,7 @@ extension B2CClient {
             else { continue }
             let (mine, theirs) = custom ? ("custom policies", "user flows") : ("user flows", "custom policies")
             return "key \(kid) belongs to \(p.name) (\(theirs)), not to \(name): \(theirs) and \(mine) sign with different keys, so an "
-                + "API configured with one type's metadata refuses the other's tokens (IDX10501). Check it with --policy \(p.name)"
+                + "API configured with one type's metadata refuses the other's tokens (IDX10501). Verify it against \(p.name)'s metadata"
         }
         return "key \(kid) is in no key set of this tenant's policies: a token from another tenant or environment, a key retired "
             + "since, or a token that was not issued by B2C"
@@ -134,7 +134,7 @@ extension B2CClient {
             return result.add(
                 "aud", false,
                 "is \(aud), this app's client id: this is an id token (or a token for the app itself), not an access token for the "
-                    + "API '\(api)'. Use `b2c token --api \(api)`")
+                    + "API '\(api)'; the API's access token is the one to send")
         }
         let wanted = Set(config.api(named: api)?.scopes.map { $0.split(separator: "/").last.map(String.init) ?? $0 } ?? [])
         let granted = Set((jwt.string("scp") ?? "").split(separator: " ").map(String.init))

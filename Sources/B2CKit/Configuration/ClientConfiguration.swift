@@ -316,6 +316,8 @@ public struct ClientConfiguration: Sendable, Equatable {
 public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
     public var path: String
     public var message: String
-    public init(path: String, message: String) { self.path = path; self.message = message }
+    /// What fixes it, when something does (the CLI says it as a command line).
+    public var remedy: Remedy?
+    public init(path: String, message: String, remedy: Remedy? = nil) { self.path = path; self.message = message; self.remedy = remedy }
     public var description: String { "the configuration '\(path)' is invalid: \(message)" }
 }

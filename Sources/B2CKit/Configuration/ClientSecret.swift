@@ -18,10 +18,8 @@ public final class ClientSecretSource: Sendable {
         self.environment = environment
     }
 
-    /// What the secret sources are, for messages.
-    public static let howToGive =
-        "pipe it to --client-secret-stdin, set B2C_CLIENT_SECRET (from your CI's secret store), or name a 0600 file in the "
-        + "configuration's clientSecretFile"
+    /// What gives the secret: standard input, the environment, or the file the configuration names.
+    public static let remedy = Remedy.provideClientSecret(configurationKey: "clientSecretFile")
 
     /// The secret and where it came from (`standard input`, `B2C_CLIENT_SECRET`, the file's path).
     public func secret(for config: ClientConfiguration) throws -> (secret: String, origin: String) {
@@ -39,7 +37,7 @@ public final class ClientSecretSource: Sendable {
             return (try nonEmpty(value, origin: "B2C_CLIENT_SECRET"), "B2C_CLIENT_SECRET")
         }
         if let file = config.clientSecretFile { return (try read(file), file) }
-        throw B2CError(.configuration, "this needs the client secret of the app \(config.clientID): \(Self.howToGive)")
+        throw B2CError(.configuration, "this needs the client secret of the app \(config.clientID)", remedy: Self.remedy)
     }
 
     private func nonEmpty(_ value: String, origin: String) throws -> String {
@@ -47,7 +45,7 @@ public final class ClientSecretSource: Sendable {
         if v.hasSuffix("\n") { v.removeLast() }
         if v.hasSuffix("\r") { v.removeLast() }
         guard !v.isEmpty else {
-            throw B2CError(.configuration, "the client secret from \(origin) is empty; \(Self.howToGive)")
+            throw B2CError(.configuration, "the client secret from \(origin) is empty", remedy: Self.remedy)
         }
         guard !v.contains("\n") else {
             throw B2CError(.configuration, "the client secret from \(origin) has more than one line; give the secret alone")

@@ -24,12 +24,13 @@ public struct ConfigurationDraft: Sendable {
     public static func policy(_ text: String) throws -> (name: String, role: PolicyRole) {
         let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
         guard parts.count == 2, PolicyID.isValid(parts[0]) else {
-            throw B2CError(.usage, "--policy '\(text)' is not NAME=ROLE (such as B2C_1_susi=signUpSignIn)")
+            throw B2CError(.usage, "the policy '\(text)' is not NAME=ROLE (such as B2C_1_susi=signUpSignIn)", remedy: .giveValue(.policy))
         }
         guard let role = PolicyRole(name: parts[1]) else {
             throw B2CError(
                 .usage,
-                "--policy '\(text)': the role '\(parts[1])' is not one of \(PolicyRole.allCases.map(\.rawValue).joined(separator: ", "))")
+                "the policy '\(text)': the role '\(parts[1])' is not one of \(PolicyRole.allCases.map(\.rawValue).joined(separator: ", "))",
+                remedy: .giveValue(.policy))
         }
         return (parts[0], role)
     }
@@ -40,28 +41,29 @@ public struct ConfigurationDraft: Sendable {
         if let host {
             let text = host.contains("://") ? host : "https://\(host)"
             guard let url = URL(string: text.hasSuffix("/") ? String(text.dropLast()) : text), url.host != nil else {
-                throw B2CError(.usage, "--host '\(host)' is not a host name or base URL such as https://contoso.b2clogin.com")
+                throw B2CError(.usage, "the host '\(host)' is not a host name or base URL such as https://contoso.b2clogin.com", remedy: .giveValue(.host))
             }
             return url
         }
         guard UUID(uuidString: tenant) == nil, let label = tenant.split(separator: ".").first, !label.isEmpty else {
-            throw B2CError(.usage, "the tenant '\(tenant)' gives no host name: give --host (such as https://contoso.b2clogin.com)")
+            throw B2CError(.usage, "the tenant '\(tenant)' gives no host name: give the authority host", remedy: .giveValue(.host))
         }
         return URL(string: "https://\(label.lowercased()).\(externalId ? "ciamlogin.com" : "b2clogin.com")")!
     }
 
     /// The configuration as JSON, checked by the client's own parser.
     public func json() throws -> JSONValue {
-        guard !tenant.isEmpty else { throw B2CError(.usage, "the tenant is missing: give --tenant (contoso.onmicrosoft.com or its GUID)") }
+        guard !tenant.isEmpty else { throw B2CError(.usage, "the tenant is missing", remedy: .giveValue(.tenant)) }
         guard UUID(uuidString: clientID) != nil else {
-            throw B2CError(.usage, "--client-id must be the application (client) id, a GUID; found '\(clientID)'")
+            throw B2CError(.usage, "the client id must be the application (client) id, a GUID; found '\(clientID)'", remedy: .giveValue(.clientID))
         }
         if externalId && !policies.isEmpty {
             throw B2CError(
-                .usage, "an External ID tenant has no policies in its URLs (its user flow is attached to the app): drop --policy")
+                .usage, "an External ID tenant has no policies in its URLs (its user flow is attached to the app)",
+                remedy: .leaveOutPolicy(policies.map(\.name).joined(separator: ", ")))
         }
         if !externalId && !policies.contains(where: { $0.role == .signUpSignIn || $0.role == .signIn }) {
-            throw B2CError(.usage, "name a sign-in policy: --policy B2C_1_susi=signUpSignIn (or a policy of role signIn)")
+            throw B2CError(.usage, "no sign-in policy: name one of role signUpSignIn or signIn", remedy: .giveValue(.policy))
         }
         let host = try authorityHost()
         var tenantObject: [String: JSONValue] = [:]
@@ -81,8 +83,10 @@ public struct ConfigurationDraft: Sendable {
             o["policies"] = .array(policies.map { ["name": .string($0.name), "role": .string($0.role.rawValue)] })
         }
         if let apiName {
-            guard let apiURL else { throw B2CError(.usage, "--api \(apiName) needs --api-url (the API's base URL)") }
-            guard !scopes.isEmpty else { throw B2CError(.usage, "--api \(apiName) needs at least one --scope (a full scope URI)") }
+            guard let apiURL else { throw B2CError(.usage, "the API \(apiName) needs its base URL", remedy: .giveValue(.apiURL(api: apiName))) }
+            guard !scopes.isEmpty else {
+                throw B2CError(.usage, "the API \(apiName) needs at least one scope (a full scope URI)", remedy: .giveValue(.apiScope(api: apiName)))
+            }
             o["apis"] = [["name": .string(apiName), "baseUrl": .string(apiURL), "scopes": JSONValue(scopes)]]
         }
         if confidential {

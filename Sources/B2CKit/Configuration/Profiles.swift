@@ -36,9 +36,8 @@ public enum Profiles {
             throw ConfigurationError(
                 path: file,
                 message: "does not exist: there is no profile '\(name)' ("
-                    + (known.isEmpty
-                        ? "no profiles yet; create one with `b2c init --profile \(name)`" : "profiles: \(known.joined(separator: ", "))")
-                    + ")")
+                    + (known.isEmpty ? "no profiles yet" : "profiles: \(known.joined(separator: ", "))") + ")",
+                remedy: known.isEmpty ? .createProfile(name) : nil)
         }
         return file
     }

@@ -13,8 +13,8 @@ extension B2CClient {
             guard scope.hasSuffix("/.default"), scope.count > "/.default".count else {
                 throw B2CError(
                     .usage,
-                    "--scope \(scope) cannot be asked for with --app: app-only tokens take one '<App ID URI>/.default' "
-                        + "(such as https://contoso.onmicrosoft.com/api/.default)")
+                    "the scope \(scope) cannot be asked for in an app-only token: it takes one '<App ID URI>/.default' "
+                        + "(such as https://contoso.onmicrosoft.com/api/.default)", remedy: .nameAppResource)
             }
             return scope
         }
@@ -27,15 +27,14 @@ extension B2CClient {
             chosen = a
         } else {
             guard let a = config.apis.first else {
-                throw B2CError(.configuration, "\(config.source) names no API; give --api NAME or --scope <App ID URI>/.default")
+                throw B2CError(.configuration, "\(config.source) names no API", remedy: .nameAppResource)
             }
             chosen = a
         }
         guard let first = chosen.scopes.first, let slash = first.lastIndex(of: "/"), first.contains("://") else {
             throw B2CError(
                 .configuration,
-                "the scopes of the API '\(chosen.name)' are not full URIs, so its App ID URI is unknown; give --scope <App ID URI>/.default"
-            )
+                "the scopes of the API '\(chosen.name)' are not full URIs, so its App ID URI is unknown", remedy: .nameAppResource)
         }
         return String(first[..<slash]) + "/.default"
     }

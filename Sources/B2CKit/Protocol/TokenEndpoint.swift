@@ -54,7 +54,7 @@ extension B2CClient {
             return B2CError(
                 .configuration,
                 "the app \(app) is confidential (its redirect URI is of type Web): the tenant wants its secret (AADB2C90079). Set "
-                    + "\"confidential\": true in \(config.source) and give the secret: \(ClientSecretSource.howToGive)")
+                    + "\"confidential\": true in \(config.source) and give the secret", remedy: ClientSecretSource.remedy)
         case "AADB2C90079":
             return B2CError(
                 .configuration,

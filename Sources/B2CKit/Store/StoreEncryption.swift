@@ -100,7 +100,7 @@ struct StoreCipher: Sendable {
         case (.string, _?):
             throw StoreError("the store is encrypted, but a token in it is in plaintext (it was written by something else); sign in again")
         case (.blob, nil):
-            throw StoreError("the store is in plaintext mode, but a token in it is encrypted; run `b2c config set storage encrypted`")
+            throw StoreError("the store is in plaintext mode, but a token in it is encrypted", remedy: .encryptStore)
         default:
             throw StoreError("a token column of the store holds neither text nor an encrypted value")
         }

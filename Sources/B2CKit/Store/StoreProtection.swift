@@ -82,7 +82,7 @@ extension TokenStore {
             "the store '\(path)' is encrypted with a key kept in \(status.source?.place ?? "an unknown place") (key id \(keyID)), which "
                 + "this session cannot get: \(reasons.map { $0.hasSuffix(".") ? String($0.dropLast()) : $0 }.joined(separator: "; ")). "
                 + "\(Self.howToReach(status.source)) Nothing was altered.",
-            configuration: true)
+            configuration: true, remedy: status.source == .ephemeral ? .removeStoredTokens : nil)
     }
 
     static func howToReach(_ source: StoreKeySource?) -> String {
@@ -91,7 +91,7 @@ extension TokenStore {
             "Run b2c in the desktop session whose keyring holds it (DBUS_SESSION_BUS_ADDRESS set, the keyring unlocked)."
         case .keychain?: "Unlock the login Keychain."
         case .environment?: "Set B2C_STORE_KEY to the key the store was encrypted with."
-        case .ephemeral?: "The key lived only in the process that made the store (a demo); remove the store with `b2c signout --all`."
+        case .ephemeral?: "The key lived only in the process that made the store (a demo)."
         case nil: "Move the store away and sign in again."
         }
     }
@@ -154,8 +154,7 @@ extension TokenStore {
         throw StoreError(
             "b2c keeps tokens encrypted and this session offers no key for that (\(reasons.joined(separator: "; "))). Choose one: run in a "
                 + "desktop session with GNOME Keyring or KWallet; set B2C_STORE_KEY to a base64 32-byte key from your CI's secret store "
-                + "(`openssl rand -base64 32`); or keep tokens unencrypted on purpose with `b2c config set storage plaintext`. Nothing "
-                + "was stored.", configuration: true)
+                + "(`openssl rand -base64 32`).", configuration: true, remedy: .chooseStorage)
     }
 
     /// Encrypts a store whose tokens are in plaintext (new, or written before encryption existed, or in plaintext
@@ -222,7 +221,7 @@ extension TokenStore {
     public func rotateKey(newEnvironmentKey: Data?) throws -> StorageStatus {
         let before = try storageStatus()
         guard before.mode == .encrypted, let source = before.source else {
-            throw StoreError("the store is not encrypted: `b2c config set storage encrypted` first", configuration: true)
+            throw StoreError("the store is not encrypted", configuration: true, remedy: .encryptStore)
         }
         let old = try cipher()
         let key: SymmetricKey

@@ -17,7 +17,11 @@ public struct StoreError: Error, CustomStringConvertible {
     public let description: String
     /// A choice to make or a key to give (exit 3), rather than a store that failed.
     public let isConfiguration: Bool
-    public init(_ d: String, configuration: Bool = false) { description = d; isConfiguration = configuration }
+    /// What fixes it, when something does (the CLI says it as a command line).
+    public let remedy: Remedy?
+    public init(_ d: String, configuration: Bool = false, remedy: Remedy? = nil) {
+        description = d; isConfiguration = configuration; self.remedy = remedy
+    }
 }
 
 /// The SQLite token store (GRDB, WAL). Directory 0700, files 0600; writes are short immediate transactions.
@@ -71,7 +75,7 @@ public final class TokenStore: Sendable {
         do {
             queue = try DatabaseQueue(path: file, configuration: config)
         } catch let e as DatabaseError where e.resultCode == .SQLITE_NOTADB || e.resultCode == .SQLITE_CORRUPT {
-            throw StoreError("'\(file)' is not a b2c store (not an SQLite database or corrupt). Move it away and sign in again.")
+            throw Self.notOurStore(file)
         } catch {
             throw StoreError("cannot open the store '\(file)': \(error). Check that '\(directory.path)' is writable, or set B2C_HOME.")
         }
@@ -93,7 +97,7 @@ public final class TokenStore: Sendable {
         } catch let e as StoreError {
             throw e
         } catch let e as DatabaseError where e.resultCode == .SQLITE_NOTADB || e.resultCode == .SQLITE_CORRUPT {
-            throw StoreError("'\(file)' is not a b2c store (not an SQLite database or corrupt). Move it away and sign in again.")
+            throw Self.notOurStore(file)
         } catch let e as DatabaseError where e.resultCode == .SQLITE_READONLY || e.resultCode == .SQLITE_CANTOPEN {
             throw StoreError(
                 "the store '\(file)' is read-only: \(e.message ?? "\(e)"). Check the permissions of '\(directory.path)', or set B2C_HOME.")
@@ -123,7 +127,7 @@ public final class TokenStore: Sendable {
         var config = Configuration()
         config.readonly = true
         config.busyMode = .timeout(30)
-        let notOurs = "'\(file)' is not a b2c store (not an SQLite database or corrupt). Move it away and sign in again."
+        let notOurs = Self.notOurStore(file)
         do {
             let queue = try DatabaseQueue(path: file, configuration: config)
             let (appID, tables) = try queue.read { db -> (Int32, [String]) in
@@ -140,7 +144,7 @@ public final class TokenStore: Sendable {
                 )
             }
         } catch let e as DatabaseError where e.resultCode == .SQLITE_NOTADB || e.resultCode == .SQLITE_CORRUPT {
-            throw StoreError(notOurs)
+            throw notOurs
         } catch let e as DatabaseError {
             throw StoreError(
                 "cannot read the store '\(file)': \(e.message ?? "SQLite error \(e.resultCode.rawValue)"). Try again; if it persists, "
@@ -284,6 +288,11 @@ public final class TokenStore: Sendable {
 
     func write<T>(_ body: (Database) throws -> T) throws -> T {
         do { return try queue.write(body) } catch let e as DatabaseError { throw storeError(e) }
+    }
+
+    /// A file at the store's path that is not our store: refused, never altered.
+    static func notOurStore(_ file: String) -> StoreError {
+        StoreError("'\(file)' is not a b2c store (not an SQLite database or corrupt). Move it away and sign in again.")
     }
 
     private func storeError(_ e: DatabaseError) -> StoreError {
