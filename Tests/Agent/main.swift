@@ -18,9 +18,10 @@ guard CommandLine.arguments.count >= 2, let start = URL(string: CommandLine.argu
 guard let action = ScriptedBrowser.Action(rawValue: env["B2C_AGENT_ACTION"] ?? "signin") else {
     fail("B2C_AGENT_ACTION must be signin, cancel, forgot, wrong-then-right, cancel-signup or cancel-reset-code")
 }
-let persona = ScriptedBrowser.Persona(email: env["B2C_AGENT_EMAIL"] ?? "", password: env["B2C_AGENT_PASSWORD"] ?? "", action: action,
-                                      newPassword: env["B2C_AGENT_NEW_PASSWORD"], displayName: env["B2C_AGENT_DISPLAY_NAME"],
-                                      givenName: env["B2C_AGENT_GIVEN_NAME"], surname: env["B2C_AGENT_SURNAME"])
+let persona = ScriptedBrowser.Persona(
+    email: env["B2C_AGENT_EMAIL"] ?? "", password: env["B2C_AGENT_PASSWORD"] ?? "", action: action,
+    newPassword: env["B2C_AGENT_NEW_PASSWORD"], displayName: env["B2C_AGENT_DISPLAY_NAME"],
+    givenName: env["B2C_AGENT_GIVEN_NAME"], surname: env["B2C_AGENT_SURNAME"])
 // The HTTP client is always shut down before the process ends (a client dropped without it traps), and a failure is one
 // line on stderr with exit 1.
 let browser: ScriptedBrowser
@@ -31,10 +32,13 @@ do {
     let deliver = env["B2C_AGENT_DELIVER"] != "0"
     let delivered = try await browser.run(start, as: persona, deliver: deliver)
     if !deliver { print(delivered.absoluteString) }
-    if let record = env["B2C_AGENT_RECORD"], let h = FileHandle(forWritingAtPath: record) ?? {
-        _ = FileManager.default.createFile(atPath: record, contents: nil)
-        return FileHandle(forWritingAtPath: record)
-    }() {
+    if let record = env["B2C_AGENT_RECORD"],
+        let h = FileHandle(forWritingAtPath: record)
+            ?? {
+                _ = FileManager.default.createFile(atPath: record, contents: nil)
+                return FileHandle(forWritingAtPath: record)
+            }()
+    {
         h.seekToEndOfFile()
         h.write(Data((delivered.absoluteString + "\n").utf8))
         try? h.close()

@@ -26,8 +26,10 @@ import Testing
 
     @Test func anythingElseGoesToArgumentParser() {
         let others: [[String]] = [
-            ["token", "--help"], ["token", "-h"], ["token", "--policy"], ["token", "--policy", "--account", "x"], ["token", "--format", "yaml"],
-            ["token", "--min-valid", "soon"], ["token", "--format", "json", "--output", "raw"], ["token", "-o", "json", "-o", "raw"], ["token", "--http-timeout", "0"], ["token", "--http-timeout", "601"],
+            ["token", "--help"], ["token", "-h"], ["token", "--policy"], ["token", "--policy", "--account", "x"],
+            ["token", "--format", "yaml"],
+            ["token", "--min-valid", "soon"], ["token", "--format", "json", "--output", "raw"], ["token", "-o", "json", "-o", "raw"],
+            ["token", "--http-timeout", "0"], ["token", "--http-timeout", "601"],
             ["token", "--policy", "a", "--policy", "b"], ["token", "--unknown"], ["token", "extra"], ["token", "--force-refresh=yes"],
             ["token", "--", "x"], ["accounts"], [], ["token", "-vh"],
         ]
@@ -35,8 +37,10 @@ import Testing
     }
 
     @Test func randomArgumentListsNeverDisagree() {
-        let names = ["--policy", "--account", "--api", "--scope", "--min-valid", "--format", "--output", "-o", "--config", "--http-timeout",
-                     "--force-refresh", "--verbose", "-v", "--help", "--bogus", "--"]
+        let names = [
+            "--policy", "--account", "--api", "--scope", "--min-valid", "--format", "--output", "-o", "--config", "--http-timeout",
+            "--force-refresh", "--verbose", "-v", "--help", "--bogus", "--",
+        ]
         let values = ["B2C_1_susi", "bob@contoso.com", "300", "0", "-1", "600", "601", "json", "raw", "yaml", "", "a=b", "-x", "--policy"]
         var rng = SystemRandomNumberGenerator()
         var fastCount = 0

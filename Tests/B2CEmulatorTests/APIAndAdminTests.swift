@@ -16,7 +16,9 @@ import Testing
             func rejected(_ token: String, _ why: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
                 let r = try await t.get("/hello", headers: [("Authorization", "Bearer \(token)")])
                 #expect(r.status == 401, "\(why): \(r.status)", sourceLocation: sourceLocation)
-                #expect(r.headers.first(name: "www-authenticate")?.contains("error=\"invalid_token\"") == true, "\(why)", sourceLocation: sourceLocation)
+                #expect(
+                    r.headers.first(name: "www-authenticate")?.contains("error=\"invalid_token\"") == true, "\(why)",
+                    sourceLocation: sourceLocation)
             }
             try await rejected("garbage", "garbage")
             try await rejected(try #require(tokens["id_token"]?.stringValue), "an id token (audience is the client)")
@@ -29,10 +31,15 @@ import Testing
             let forgedPayload = Base64URL.encode(JSONValue.object(forged).serialized())
             try await rejected("\(parts[0]).\(forgedPayload).\(at.split(separator: ".")[2])", "changed payload")
             // A token for another scope of the same API: 403 insufficient_scope.
-            let write = try await t.token("B2C_1_susi", ["grant_type": "refresh_token", "client_id": clientID,
-                                                         "refresh_token": try #require(tokens["refresh_token"]?.stringValue),
-                                                         "scope": "https://contoso.onmicrosoft.com/helloapi/demo.write"])
-            let forbidden = try await t.get("/hello", headers: [("Authorization", "Bearer \(try #require(write.json["access_token"]?.stringValue))")])
+            let write = try await t.token(
+                "B2C_1_susi",
+                [
+                    "grant_type": "refresh_token", "client_id": clientID,
+                    "refresh_token": try #require(tokens["refresh_token"]?.stringValue),
+                    "scope": "https://contoso.onmicrosoft.com/helloapi/demo.write",
+                ])
+            let forbidden = try await t.get(
+                "/hello", headers: [("Authorization", "Bearer \(try #require(write.json["access_token"]?.stringValue))")])
             #expect(forbidden.status == 403)
             #expect(forbidden.json == ["error": "insufficient_scope"])
             // Expiry follows the emulator clock.
@@ -45,7 +52,8 @@ import Testing
 @Suite struct AdminTests {
     @Test func usersOutboxClockAndLog() async throws {
         try await TestTenant.with { t in
-            let created = try await t.admin(.POST, "/users", ["email": "erin@contoso.com", "password": "Erin-2026-pw", "givenName": "Erin"])
+            let created = try await t.admin(
+                .POST, "/users", ["email": "erin@contoso.com", "password": "Erin-2026-pw", "givenName": "Erin"])
             #expect(created.status == 201 && created.json["displayName"] == "Erin")
             #expect(try await t.admin(.POST, "/users", ["email": "erin@contoso.com", "password": "x"]).status == 409)
             let bad = try await t.admin(.POST, "/users", ["email": 42])
@@ -56,8 +64,12 @@ import Testing
             #expect(notJSON.status == 400 && notJSON.body.contains("line 1"))
             let list = try await t.admin(.GET, "/users")
             #expect(list.json["users"]?.arrayValue?.count == 3)
-            let ropc = try await t.token("B2C_1_ROPC_Auth", ["grant_type": "password", "client_id": clientID, "username": "erin@contoso.com",
-                                                             "password": "Erin-2026-pw", "scope": "openid offline_access"])
+            let ropc = try await t.token(
+                "B2C_1_ROPC_Auth",
+                [
+                    "grant_type": "password", "client_id": clientID, "username": "erin@contoso.com",
+                    "password": "Erin-2026-pw", "scope": "openid offline_access",
+                ])
             #expect(ropc.status == 200)
             let clock0 = try await t.admin(.GET, "/clock").json["now"]?.lenientInt ?? 0
             try await t.advanceClock(86_400)

@@ -25,8 +25,10 @@ import Testing
             let tok = try await t.token("B2C_1_susi", redeemForm(code: code, verifier: pkce.verifier))
             #expect(tok.status == 200, "\(tok.body)")
             let body = tok.json
-            for field in ["access_token", "id_token", "token_type", "not_before", "expires_in", "expires_on", "resource",
-                          "id_token_expires_in", "profile_info", "scope", "refresh_token", "refresh_token_expires_in", "client_info"] {
+            for field in [
+                "access_token", "id_token", "token_type", "not_before", "expires_in", "expires_on", "resource",
+                "id_token_expires_in", "profile_info", "scope", "refresh_token", "refresh_token_expires_in", "client_info",
+            ] {
                 #expect(body[field] != nil, "token response lacks \(field)")
             }
             #expect(body["expires_in"] == 3600)
@@ -137,7 +139,9 @@ import Testing
             let page2 = try await b.get(authorizeURL(state: "s2"))
             let cancel = try await b.follow(page2, link: "cancel")
             #expect(cancel.redirectParams["error"] == "access_denied")
-            #expect(cancel.redirectParams["error_description"]?.hasPrefix("AADB2C90091: The user has cancelled entering self-asserted information.") == true)
+            #expect(
+                cancel.redirectParams["error_description"]?.hasPrefix(
+                    "AADB2C90091: The user has cancelled entering self-asserted information.") == true)
             #expect(cancel.redirectParams["state"] == "s2")
             // The transaction is spent: the page cannot be reused.
             let reused = try await b.submit(page2, form: "localAccountForm", ["logonIdentifier": alice.email, "password": alice.password])
@@ -153,18 +157,24 @@ import Testing
             for id in ["email", "newPassword", "reenterPassword", "displayName", "givenName", "surname", "continue", "cancel"] {
                 #expect(signup.body.contains("id=\"\(id)\""), "sign-up page lacks #\(id)")
             }
-            let weak = try await b.submit(signup, form: "attributeVerification",
-                                          ["email": "carol@contoso.com", "newPassword": "short", "reenterPassword": "short"])
+            let weak = try await b.submit(
+                signup, form: "attributeVerification",
+                ["email": "carol@contoso.com", "newPassword": "short", "reenterPassword": "short"])
             #expect(weak.status == 200 && weak.body.contains("between 8 and 64"))
-            let mismatch = try await b.submit(weak, form: "attributeVerification",
-                                              ["email": "carol@contoso.com", "newPassword": "Carol-2026-pw", "reenterPassword": "Carol-2026-px"])
+            let mismatch = try await b.submit(
+                weak, form: "attributeVerification",
+                ["email": "carol@contoso.com", "newPassword": "Carol-2026-pw", "reenterPassword": "Carol-2026-px"])
             #expect(mismatch.body.contains("do not match"))
-            let taken = try await b.submit(mismatch, form: "attributeVerification",
-                                           ["email": alice.email, "newPassword": "Carol-2026-pw", "reenterPassword": "Carol-2026-pw"])
+            let taken = try await b.submit(
+                mismatch, form: "attributeVerification",
+                ["email": alice.email, "newPassword": "Carol-2026-pw", "reenterPassword": "Carol-2026-pw"])
             #expect(taken.body.contains("already exists"))
-            let done = try await b.submit(taken, form: "attributeVerification",
-                                          ["email": "carol@contoso.com", "newPassword": "Carol-2026-pw", "reenterPassword": "Carol-2026-pw",
-                                           "displayName": "Carol C", "givenName": "Carol", "surname": "Sample"])
+            let done = try await b.submit(
+                taken, form: "attributeVerification",
+                [
+                    "email": "carol@contoso.com", "newPassword": "Carol-2026-pw", "reenterPassword": "Carol-2026-pw",
+                    "displayName": "Carol C", "givenName": "Carol", "surname": "Sample",
+                ])
             #expect(done.redirectParams["code"] != nil, "\(done.status) \(done.body.prefix(500))")
             // Signed up and signed in: the same browser now has a session for the new account.
             let pair = PKCE()
@@ -183,9 +193,12 @@ import Testing
             let pkce = PKCE()
             let page = try await b.get(authorizeURL(pkce: pkce))
             let signup = try await b.follow(page, link: "createAccount")
-            let done = try await b.submit(signup, form: "attributeVerification",
-                                          ["email": "dave@contoso.com", "newPassword": "Dave-2026-pw", "reenterPassword": "Dave-2026-pw",
-                                           "givenName": "Dave", "surname": "D"])
+            let done = try await b.submit(
+                signup, form: "attributeVerification",
+                [
+                    "email": "dave@contoso.com", "newPassword": "Dave-2026-pw", "reenterPassword": "Dave-2026-pw",
+                    "givenName": "Dave", "surname": "D",
+                ])
             let tok = try await t.token("B2C_1_susi", redeemForm(code: try #require(done.redirectParams["code"]), verifier: pkce.verifier))
             #expect(try claims(tok.json["id_token"]?.stringValue)["newUser"] == true)
             #expect(try claims(tok.json["id_token"]?.stringValue)["name"] == "Dave D")
@@ -198,19 +211,26 @@ import Testing
             let first = try await signInAndRedeem(t, b)
             let pkce = PKCE()
             let page = try await b.get(authorizeURL(policy: "B2C_1_edit_profile", pkce: pkce, extra: ["login_hint": alice.email]))
-            #expect(page.status == 200 && page.body.contains("Edit your profile") && page.form("localAccountForm") == nil, "SSO skips sign-in")
+            #expect(
+                page.status == 200 && page.body.contains("Edit your profile") && page.form("localAccountForm") == nil, "SSO skips sign-in")
             let cancelled = try await b.follow(page, link: "cancel")
             #expect(cancelled.redirectParams["error_description"]?.hasPrefix("AADB2C90091") == true)
             let page2 = try await b.get(authorizeURL(policy: "B2C_1_edit_profile", pkce: pkce))
-            let done = try await b.submit(page2, form: "attributeVerification", ["displayName": "Alice Renamed", "givenName": "Alicia", "surname": "Example"])
-            let tok = try await t.token("B2C_1_edit_profile", redeemForm(code: try #require(done.redirectParams["code"]), verifier: pkce.verifier))
+            let done = try await b.submit(
+                page2, form: "attributeVerification", ["displayName": "Alice Renamed", "givenName": "Alicia", "surname": "Example"])
+            let tok = try await t.token(
+                "B2C_1_edit_profile", redeemForm(code: try #require(done.redirectParams["code"]), verifier: pkce.verifier))
             let c = try claims(tok.json["id_token"]?.stringValue)
             #expect(c["name"] == "Alice Renamed" && c["given_name"] == "Alicia" && c["tfp"] == "B2C_1_edit_profile")
             #expect(try ClientInfo.decode(try #require(tok.json["client_info"]?.stringValue)).uid == "\(alice.oid)-b2c_1_edit_profile")
             // The sign-up/sign-in policy's refresh token now yields the new name too.
-            let refreshed = try await t.token("B2C_1_susi", ["grant_type": "refresh_token", "client_id": clientID,
-                                                             "refresh_token": try #require(first["refresh_token"]?.stringValue),
-                                                             "scope": "openid offline_access \(helloScope)"])
+            let refreshed = try await t.token(
+                "B2C_1_susi",
+                [
+                    "grant_type": "refresh_token", "client_id": clientID,
+                    "refresh_token": try #require(first["refresh_token"]?.stringValue),
+                    "scope": "openid offline_access \(helloScope)",
+                ])
             #expect(try claims(refreshed.json["id_token"]?.stringValue)["name"] == "Alice Renamed")
             // Without a session, edit profile asks to sign in first.
             let anon = Browser(t)
@@ -232,24 +252,41 @@ import Testing
             #expect(verify.body.contains("verificationCode"))
             let code = try await t.latestCode(to: bob.email)
             #expect(code.count == 6)
-            let wrong = try await b.submit(verify, form: "attributeVerification",
-                                           ["verificationCode": "000000" == code ? "111111" : "000000", "newPassword": "Bob-new-2026!", "reenterPassword": "Bob-new-2026!"])
+            let wrong = try await b.submit(
+                verify, form: "attributeVerification",
+                [
+                    "verificationCode": "000000" == code ? "111111" : "000000", "newPassword": "Bob-new-2026!",
+                    "reenterPassword": "Bob-new-2026!",
+                ])
             #expect(wrong.body.contains("does not match our records"))
-            let done = try await b.submit(wrong, form: "attributeVerification",
-                                          ["verificationCode": code, "newPassword": "Bob-new-2026!", "reenterPassword": "Bob-new-2026!"])
+            let done = try await b.submit(
+                wrong, form: "attributeVerification",
+                ["verificationCode": code, "newPassword": "Bob-new-2026!", "reenterPassword": "Bob-new-2026!"])
             let authCode = try #require(done.redirectParams["code"], "\(done.body.prefix(400))")
             let tok = try await t.token("B2C_1_reset", redeemForm(code: authCode, verifier: pkce.verifier))
             #expect(try claims(tok.json["id_token"]?.stringValue)["tfp"] == "B2C_1_reset")
             // The refresh token from before the reset is revoked.
-            let stale = try await t.token("B2C_1_susi", ["grant_type": "refresh_token", "client_id": clientID,
-                                                         "refresh_token": try #require(old["refresh_token"]?.stringValue)])
+            let stale = try await t.token(
+                "B2C_1_susi",
+                [
+                    "grant_type": "refresh_token", "client_id": clientID,
+                    "refresh_token": try #require(old["refresh_token"]?.stringValue),
+                ])
             expectB2CError(stale, error: "invalid_grant", code: "AADB2C90129")
             // The new password works, the old one does not.
-            let newLogin = try await t.token("B2C_1_ROPC_Auth", ["grant_type": "password", "client_id": clientID, "username": bob.email,
-                                                                 "password": "Bob-new-2026!", "scope": "openid"])
+            let newLogin = try await t.token(
+                "B2C_1_ROPC_Auth",
+                [
+                    "grant_type": "password", "client_id": clientID, "username": bob.email,
+                    "password": "Bob-new-2026!", "scope": "openid",
+                ])
             #expect(newLogin.status == 200)
-            let oldLogin = try await t.token("B2C_1_ROPC_Auth", ["grant_type": "password", "client_id": clientID, "username": bob.email,
-                                                                 "password": bob.password, "scope": "openid"])
+            let oldLogin = try await t.token(
+                "B2C_1_ROPC_Auth",
+                [
+                    "grant_type": "password", "client_id": clientID, "username": bob.email,
+                    "password": bob.password, "scope": "openid",
+                ])
             expectB2CError(oldLogin, error: "access_denied", code: "AADB2C90225")
         }
     }
@@ -301,13 +338,17 @@ import Testing
             let b = Browser(t)
             _ = try await b.signIn(email: alice.email, password: alice.password)
             #expect(try await b.get(authorizeURL()).status == 302)
-            let out = try await b.get("/contoso.onmicrosoft.com/B2C_1_susi/oauth2/v2.0/logout?post_logout_redirect_uri=\(FormEncoding.escape(appRedirect))&state=bye")
+            let out = try await b.get(
+                "/contoso.onmicrosoft.com/B2C_1_susi/oauth2/v2.0/logout?post_logout_redirect_uri=\(FormEncoding.escape(appRedirect))&"
+                    + "state=bye"
+            )
             #expect(out.status == 302)
             #expect(out.location == appRedirect + "?state=bye")
             #expect(b.cookies.isEmpty)
             // The next sign-in shows the form again, even with the old cookie replayed.
             #expect(try await b.get(authorizeURL()).status == 200)
-            let bad = try await t.get("/contoso.onmicrosoft.com/B2C_1_susi/oauth2/v2.0/logout?post_logout_redirect_uri=https://evil.example/")
+            let bad = try await t.get(
+                "/contoso.onmicrosoft.com/B2C_1_susi/oauth2/v2.0/logout?post_logout_redirect_uri=https://evil.example/")
             #expect(bad.status == 400 && bad.location == nil)
             let plain = try await t.get("/contoso.onmicrosoft.com/B2C_1_susi/oauth2/v2.0/logout")
             #expect(plain.status == 200 && plain.body.contains("signed out"))

@@ -8,12 +8,25 @@ import Testing
         try await TestTenant.with { t in
             let host = t.base
             let forms: [(String, String)] = [
-                ("/contoso.onmicrosoft.com/B2C_1_susi/v2.0/.well-known/openid-configuration", "\(host)/contoso.onmicrosoft.com/b2c_1_susi/oauth2/v2.0/authorize"),
-                ("/tfp/contoso.onmicrosoft.com/B2C_1_susi/v2.0/.well-known/openid-configuration", "\(host)/tfp/contoso.onmicrosoft.com/b2c_1_susi/oauth2/v2.0/authorize"),
+                (
+                    "/contoso.onmicrosoft.com/B2C_1_susi/v2.0/.well-known/openid-configuration",
+                    "\(host)/contoso.onmicrosoft.com/b2c_1_susi/oauth2/v2.0/authorize"
+                ),
+                (
+                    "/tfp/contoso.onmicrosoft.com/B2C_1_susi/v2.0/.well-known/openid-configuration",
+                    "\(host)/tfp/contoso.onmicrosoft.com/b2c_1_susi/oauth2/v2.0/authorize"
+                ),
                 ("/\(tenantID)/b2c_1_SUSI/v2.0/.well-known/openid-configuration", "\(host)/\(tenantID)/b2c_1_susi/oauth2/v2.0/authorize"),
-                ("/contoso.onmicrosoft.com/v2.0/.well-known/openid-configuration?p=B2C_1_susi", "\(host)/contoso.onmicrosoft.com/oauth2/v2.0/authorize?p=b2c_1_susi"),
+                (
+                    "/contoso.onmicrosoft.com/v2.0/.well-known/openid-configuration?p=B2C_1_susi",
+                    "\(host)/contoso.onmicrosoft.com/oauth2/v2.0/authorize?p=b2c_1_susi"
+                ),
                 // passport-azure-ad appends a redundant p= and x-client-* parameters.
-                ("/contoso.onmicrosoft.com/B2C_1_susi/v2.0/.well-known/openid-configuration?p=B2C_1_susi&x-client-SKU=node&x-client-Ver=1", "\(host)/contoso.onmicrosoft.com/b2c_1_susi/oauth2/v2.0/authorize"),
+                (
+                    "/contoso.onmicrosoft.com/B2C_1_susi/v2.0/.well-known/openid-configuration?p=B2C_1_susi&x-client-SKU=node&"
+                        + "x-client-Ver=1",
+                    "\(host)/contoso.onmicrosoft.com/b2c_1_susi/oauth2/v2.0/authorize"
+                ),
                 ("/contoso/B2C_1_susi/v2.0/.well-known/openid-configuration", "\(host)/contoso/b2c_1_susi/oauth2/v2.0/authorize"),
             ]
             for (path, authorize) in forms {

@@ -28,7 +28,8 @@ func run(_ executable: URL, _ args: [String], environment: [String: String] = [:
     let o = out.fileHandleForReading.readDataToEndOfFile()
     let e = err.fileHandleForReading.readDataToEndOfFile()
     p.waitUntilExit()
-    return ProcessResult(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+    return ProcessResult(
+        status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
 }
 
 @Suite struct PersistenceTests {
@@ -45,18 +46,25 @@ func run(_ executable: URL, _ args: [String], environment: [String: String] = [:
 
         let attrs = try FileManager.default.attributesOfItem(atPath: dir.appendingPathComponent("emulator.sqlite").path)
         #expect((attrs[.posixPermissions] as? Int) == 0o600)
-        #expect((try FileManager.default.attributesOfItem(atPath: dir.appendingPathComponent("ca-key.pem").path)[.posixPermissions] as? Int) == 0o600)
+        #expect(
+            (try FileManager.default.attributesOfItem(atPath: dir.appendingPathComponent("ca-key.pem").path)[.posixPermissions] as? Int)
+                == 0o600)
 
         try await TestTenant.with(tls: true, stateDirectory: dir) { second in
             #expect(second.emulator.jwk.kid == kid, "the signing key is kept")
             #expect(try String(contentsOf: dir.appendingPathComponent("ca.pem"), encoding: .utf8) == ca, "the CA is kept")
             #expect(second.emulator.clock.offsetSeconds == 1000, "the clock offset is kept")
             #expect(try await second.admin(.GET, "/users").body.contains("frank@contoso.com"))
-            let refreshed = try await second.token("B2C_1_susi", ["grant_type": "refresh_token", "client_id": clientID,
-                                                                  "refresh_token": try #require(tokens["refresh_token"]?.stringValue)])
+            let refreshed = try await second.token(
+                "B2C_1_susi",
+                [
+                    "grant_type": "refresh_token", "client_id": clientID,
+                    "refresh_token": try #require(tokens["refresh_token"]?.stringValue),
+                ])
             #expect(refreshed.status == 200, "\(refreshed.body)")
             // An access token issued before the restart still validates at the sample API.
-            let hello = try await second.get("/hello", headers: [("Authorization", "Bearer \(try #require(tokens["access_token"]?.stringValue))")])
+            let hello = try await second.get(
+                "/hello", headers: [("Authorization", "Bearer \(try #require(tokens["access_token"]?.stringValue))")])
             #expect(hello.status == 200, "\(hello.body)")
         }
     }
@@ -106,7 +114,9 @@ func run(_ executable: URL, _ args: [String], environment: [String: String] = [:
         let base = try #require(line.split(separator: " ").dropFirst(2).first.map(String.init), "\(line)")
         let settings = try JSONValue.parse(Data(contentsOf: out))
         let azure = settings["AzureAdB2C"]
-        #expect(azure?["Instance"]?.stringValue == base && azure?["Domain"] == "contoso.onmicrosoft.com" && azure?["TenantId"]?.stringValue == tenantID)
+        #expect(
+            azure?["Instance"]?.stringValue == base && azure?["Domain"] == "contoso.onmicrosoft.com"
+                && azure?["TenantId"]?.stringValue == tenantID)
         #expect(azure?["ClientId"]?.stringValue == webApp && azure?["ClientSecret"]?.stringValue == webSecret)
         #expect(azure?["SignUpSignInPolicyId"] == "B2C_1_susi" && azure?["CallbackPath"] == "/signin-oidc", "\(settings)")
         let plain = settings["b2cEmulator"]
@@ -128,8 +138,10 @@ func run(_ executable: URL, _ args: [String], environment: [String: String] = [:
         defer { kill(c.processIdentifier, SIGINT); c.waitUntilExit() }
         let ci = try ClientConfiguration.load(path: clientOut.path)
         #expect(ci.clientID == daemon && ci.apis.first?.scopes == [helloDefault] && !ci.confidential)
-        let unknown = try run(b2cBinary, ["emulator", "serve", "--config-out", dir.appendingPathComponent("x.json").path, "--app", "nosuch"])
-        #expect(unknown.status == 3 && unknown.stderr.contains("no app 'nosuch'") && unknown.stderr.contains("web-app"), "\(unknown.stderr)")
+        let unknown = try run(
+            b2cBinary, ["emulator", "serve", "--config-out", dir.appendingPathComponent("x.json").path, "--app", "nosuch"])
+        #expect(
+            unknown.status == 3 && unknown.stderr.contains("no app 'nosuch'") && unknown.stderr.contains("web-app"), "\(unknown.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("x.json").path))
     }
 
@@ -140,7 +152,8 @@ func run(_ executable: URL, _ args: [String], environment: [String: String] = [:
         let (p, line) = try Self.serve(["--tls", "--state", dir.appendingPathComponent("state").path, "--config-out", configOut.path])
         #expect(line.hasPrefix("b2c emulator: https://127.0.0.1:"), "\(line)")
         #expect(line.contains("tenant contoso.onmicrosoft.com (\(tenantID))") && line.contains("/_admin (loopback only)"))
-        let caPath = try #require(line.range(of: "; CA ").map { String(line[$0.upperBound...]).trimmingCharacters(in: .whitespacesAndNewlines) })
+        let caPath = try #require(
+            line.range(of: "; CA ").map { String(line[$0.upperBound...]).trimmingCharacters(in: .whitespacesAndNewlines) })
         #expect(caPath == dir.appendingPathComponent("state/ca.pem").path)
         let config = try JSONValue.parse(Data(contentsOf: configOut))
         let base = try #require(config["authorityHost"]?.stringValue)
@@ -149,7 +162,9 @@ func run(_ executable: URL, _ args: [String], environment: [String: String] = [:
         #expect(config["policies"]?.arrayValue?.count == 6)
 
         // Trust the printed CA and fetch discovery over HTTPS.
-        let r = try run(URL(fileURLWithPath: "/usr/bin/curl"), ["-sS", "--cacert", caPath, "\(base)/contoso.onmicrosoft.com/B2C_1_susi/v2.0/.well-known/openid-configuration"])
+        let r = try run(
+            URL(fileURLWithPath: "/usr/bin/curl"),
+            ["-sS", "--cacert", caPath, "\(base)/contoso.onmicrosoft.com/B2C_1_susi/v2.0/.well-known/openid-configuration"])
         #expect(r.status == 0 && r.stdout.contains("\"issuer\":\"\(base)/\(tenantID)/v2.0/\""), "\(r.stderr)")
 
         kill(p.processIdentifier, SIGINT)

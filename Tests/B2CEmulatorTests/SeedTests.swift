@@ -63,18 +63,23 @@ import Testing
                 root["apps"] = .array(apps)
             }
         }
-        Self.expectPathError(try withApp { $0["redirectUris"] = [["uri": "http://localhost/signin-oidc", "kind": "web"]] },
-                             path: "$.apps[1].redirectUris[0].kind", mentioning: "not a known key")
-        Self.expectPathError(try withApp { $0["redirectUris"] = [["uri": "http://localhost/x", "type": "native"]] },
-                             path: "$.apps[1].redirectUris[0].type", mentioning: "publicClient, web or spa")
-        Self.expectPathError(try withApp { $0["redirectUris"] = [["uri": "http://app.example/cb", "type": "spa"]] },
-                             path: "$.apps[1].redirectUris[0]", mentioning: "https")
+        Self.expectPathError(
+            try withApp { $0["redirectUris"] = [["uri": "http://localhost/signin-oidc", "kind": "web"]] },
+            path: "$.apps[1].redirectUris[0].kind", mentioning: "not a known key")
+        Self.expectPathError(
+            try withApp { $0["redirectUris"] = [["uri": "http://localhost/x", "type": "native"]] },
+            path: "$.apps[1].redirectUris[0].type", mentioning: "publicClient, web or spa")
+        Self.expectPathError(
+            try withApp { $0["redirectUris"] = [["uri": "http://app.example/cb", "type": "spa"]] },
+            path: "$.apps[1].redirectUris[0]", mentioning: "https")
         Self.expectPathError(try withApp { $0["redirectUris"] = [42] }, path: "$.apps[1].redirectUris[0]", mentioning: "URI or an object")
         Self.expectPathError(try withApp { $0["secrets"] = [["hash": "md5:abc"]] }, path: "$.apps[1].secrets[0]", mentioning: "sha256:")
-        Self.expectPathError(try withApp { $0["secrets"] = [["value": "s", "expires": "next week"]] },
-                             path: "$.apps[1].secrets[0].expires", mentioning: "ISO 8601")
-        Self.expectPathError(try withApp { $0["applicationPermissions"] = ["https://contoso.onmicrosoft.com/helloapi/demo.read"] },
-                             path: "$.apps[1].applicationPermissions[0]", mentioning: "Application app role")
+        Self.expectPathError(
+            try withApp { $0["secrets"] = [["value": "s", "expires": "next week"]] },
+            path: "$.apps[1].secrets[0].expires", mentioning: "ISO 8601")
+        Self.expectPathError(
+            try withApp { $0["applicationPermissions"] = ["https://contoso.onmicrosoft.com/helloapi/demo.read"] },
+            path: "$.apps[1].applicationPermissions[0]", mentioning: "Application app role")
         let badRole = try Self.seedJSON { root in
             var api = root["apis"]?.arrayValue?.first?.objectValue ?? [:]
             api["appRoles"] = [["value": "x", "allowedMemberTypes": ["Robot"]]]
@@ -103,8 +108,9 @@ import Testing
         try await TestTenant.with(seed: parsed) { t in
             let form = ["grant_type": "client_credentials", "client_id": daemon, "scope": helloDefault]
             #expect(try await t.token("B2C_1_susi", form.merging(["client_secret": value]) { $1 }).status == 200)
-            expectB2CError(try await t.token("B2C_1_susi", form.merging(["client_secret": hash]) { $1 }), status: 401,
-                           error: "invalid_client", code: "AADB2C90081")
+            expectB2CError(
+                try await t.token("B2C_1_susi", form.merging(["client_secret": hash]) { $1 }), status: 401,
+                error: "invalid_client", code: "AADB2C90081")
         }
     }
 }

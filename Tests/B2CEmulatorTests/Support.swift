@@ -44,8 +44,11 @@ final class TestTenant: Sendable {
     var emulator: B2CEmulator { server.emulator }
 
     /// A tenant for the length of `body`, stopped (and awaited) however `body` ends.
-    static func with(tls: Bool = false, seed: EmulatorSeed = .default, stateDirectory: URL? = nil, _ body: (TestTenant) async throws -> Void)
-        async throws {
+    static func with(
+        tls: Bool = false, seed: EmulatorSeed = .default, stateDirectory: URL? = nil, _ body: (TestTenant) async throws -> Void
+    )
+        async throws
+    {
         let t = try await start(tls: tls, seed: seed, stateDirectory: stateDirectory)
         do { try await body(t) } catch {
             await t.stop()
@@ -79,8 +82,10 @@ final class TestTenant: Sendable {
         await server.stop()
     }
 
-    func request(_ method: HTTPMethod, _ path: String, form: [String: String]? = nil, json: JSONValue? = nil, body: String? = nil,
-                 headers: [(String, String)] = [], cookie: String? = nil) async throws -> TestResponse {
+    func request(
+        _ method: HTTPMethod, _ path: String, form: [String: String]? = nil, json: JSONValue? = nil, body: String? = nil,
+        headers: [(String, String)] = [], cookie: String? = nil
+    ) async throws -> TestResponse {
         let url = path.hasPrefix("http") ? path : base + path
         var req = HTTPClientRequest(url: url)
         req.method = method
@@ -164,46 +169,61 @@ final class Browser {
     }
 
     /// authorize → sign-in page → credentials → redirect; returns the redirect response.
-    func signIn(policy: String = "B2C_1_susi", email: String, password: String, extra: [String: String] = [:],
-                pkce: PKCE = PKCE()) async throws -> TestResponse {
+    func signIn(
+        policy: String = "B2C_1_susi", email: String, password: String, extra: [String: String] = [:],
+        pkce: PKCE = PKCE()
+    ) async throws -> TestResponse {
         let page = try await get(authorizeURL(policy: policy, pkce: pkce, extra: extra))
         #expect(page.status == 200, "authorize: \(page.status) \(page.body.prefix(300))")
         return try await submit(page, form: "localAccountForm", ["logonIdentifier": email, "password": password])
     }
 }
 
-func authorizeURL(policy: String = "B2C_1_susi", pkce: PKCE? = PKCE(), state: String = "st-123", nonce: String = "n-456",
-                  redirectURI: String = redirect, scope: String = "openid offline_access \(helloScope)",
-                  extra: [String: String] = [:], prefix: String = "/contoso.onmicrosoft.com", client: String = clientID) -> String {
-    var params: [String: String] = ["client_id": client, "response_type": "code", "redirect_uri": redirectURI, "scope": scope,
-                                    "state": state, "nonce": nonce, "client_info": "1"]
+func authorizeURL(
+    policy: String = "B2C_1_susi", pkce: PKCE? = PKCE(), state: String = "st-123", nonce: String = "n-456",
+    redirectURI: String = redirect, scope: String = "openid offline_access \(helloScope)",
+    extra: [String: String] = [:], prefix: String = "/contoso.onmicrosoft.com", client: String = clientID
+) -> String {
+    var params: [String: String] = [
+        "client_id": client, "response_type": "code", "redirect_uri": redirectURI, "scope": scope,
+        "state": state, "nonce": nonce, "client_info": "1",
+    ]
     if let pkce { params["code_challenge"] = pkce.challenge; params["code_challenge_method"] = "S256" }
     for (k, v) in extra { params[k] = v }
     params = params.filter { !$0.value.isEmpty }
     return "\(prefix)/\(policy)/oauth2/v2.0/authorize?" + FormEncoding.encode(params)
 }
 
-func redeemForm(code: String, verifier: String?, redirectURI: String = redirect, scope: String = "openid offline_access \(helloScope)") -> [String: String] {
-    var f = ["grant_type": "authorization_code", "client_id": clientID, "code": code, "redirect_uri": redirectURI, "scope": scope,
-             "client_info": "1"]
+func redeemForm(
+    code: String, verifier: String?, redirectURI: String = redirect, scope: String = "openid offline_access \(helloScope)"
+) -> [String: String] {
+    var f = [
+        "grant_type": "authorization_code", "client_id": clientID, "code": code, "redirect_uri": redirectURI, "scope": scope,
+        "client_info": "1",
+    ]
     if let verifier { f["code_verifier"] = verifier }
     return f
 }
 
 /// Asserts a B2C-style error body and returns its AADB2C code.
 @discardableResult
-func expectB2CError(_ r: TestResponse, status: Int = 400, error: String, code: String, sourceLocation: SourceLocation = #_sourceLocation) -> String {
+func expectB2CError(
+    _ r: TestResponse, status: Int = 400, error: String, code: String, sourceLocation: SourceLocation = #_sourceLocation
+) -> String {
     #expect(r.status == status, "status \(r.status): \(r.body)", sourceLocation: sourceLocation)
     #expect(r.json["error"]?.stringValue == error, "error: \(r.body)", sourceLocation: sourceLocation)
     let desc = r.json["error_description"]?.stringValue ?? ""
     #expect(desc.hasPrefix(code + ": "), "description: \(desc)", sourceLocation: sourceLocation)
-    #expect(desc.contains("\r\nCorrelation ID: ") && desc.hasSuffix("\r\n"), "B2C description format: \(desc)", sourceLocation: sourceLocation)
+    #expect(
+        desc.contains("\r\nCorrelation ID: ") && desc.hasSuffix("\r\n"), "B2C description format: \(desc)", sourceLocation: sourceLocation)
     return desc
 }
 
 /// Sign in through the pages and redeem the code: the token response body.
-func signInAndRedeem(_ t: TestTenant, _ browser: Browser? = nil, policy: String = "B2C_1_susi", email: String = alice.email,
-                     password: String = alice.password) async throws -> JSONValue {
+func signInAndRedeem(
+    _ t: TestTenant, _ browser: Browser? = nil, policy: String = "B2C_1_susi", email: String = alice.email,
+    password: String = alice.password
+) async throws -> JSONValue {
     let b = browser ?? Browser(t)
     let pkce = PKCE()
     let r = try await b.signIn(policy: policy, email: email, password: password, pkce: pkce)

@@ -4,8 +4,10 @@ import Foundation
 import Testing
 
 private func refreshForm(_ rt: String?, client: String = clientID) -> [String: String] {
-    ["grant_type": "refresh_token", "client_id": client, "refresh_token": rt ?? "", "scope": "openid offline_access \(helloScope)",
-     "client_info": "1"]
+    [
+        "grant_type": "refresh_token", "client_id": client, "refresh_token": rt ?? "", "scope": "openid offline_access \(helloScope)",
+        "client_info": "1",
+    ]
 }
 
 /// The default tenant plus a second public client app.
@@ -28,15 +30,23 @@ private func seedWithSecondApp() -> (EmulatorSeed, EmulatorSeed.App) {
             }
             let pkce = PKCE()
             var code = try await freshCode(pkce)
-            expectB2CError(try await t.token("B2C_1_susi", redeemForm(code: code, verifier: PKCE().verifier)), error: "invalid_grant", code: "AADB2C90182")
+            expectB2CError(
+                try await t.token("B2C_1_susi", redeemForm(code: code, verifier: PKCE().verifier)), error: "invalid_grant",
+                code: "AADB2C90182")
             code = try await freshCode(pkce)
-            expectB2CError(try await t.token("B2C_1_susi", redeemForm(code: code, verifier: nil)), error: "invalid_request", code: "AADB2C90183")
+            expectB2CError(
+                try await t.token("B2C_1_susi", redeemForm(code: code, verifier: nil)), error: "invalid_request", code: "AADB2C90183")
             code = try await freshCode(pkce)
-            expectB2CError(try await t.token("B2C_1_susi", redeemForm(code: code, verifier: "short")), error: "invalid_request", code: "AADB2C90183")
+            expectB2CError(
+                try await t.token("B2C_1_susi", redeemForm(code: code, verifier: "short")), error: "invalid_request", code: "AADB2C90183")
             code = try await freshCode(pkce)
-            expectB2CError(try await t.token("B2C_1_edit_profile", redeemForm(code: code, verifier: pkce.verifier)), error: "invalid_grant", code: "AADB2C90088")
+            expectB2CError(
+                try await t.token("B2C_1_edit_profile", redeemForm(code: code, verifier: pkce.verifier)), error: "invalid_grant",
+                code: "AADB2C90088")
             code = try await freshCode(pkce)
-            expectB2CError(try await t.token("B2C_1_susi", redeemForm(code: code, verifier: pkce.verifier, redirectURI: appRedirect)), error: "invalid_grant", code: "AADB2C90006")
+            expectB2CError(
+                try await t.token("B2C_1_susi", redeemForm(code: code, verifier: pkce.verifier, redirectURI: appRedirect)),
+                error: "invalid_grant", code: "AADB2C90006")
             code = try await freshCode(pkce)
             var form = redeemForm(code: code, verifier: pkce.verifier)
             form["client_id"] = other.clientId
@@ -45,15 +55,25 @@ private func seedWithSecondApp() -> (EmulatorSeed, EmulatorSeed.App) {
             code = try await freshCode(pkce)
             let ok = try await t.token("B2C_1_susi", redeemForm(code: code, verifier: pkce.verifier))
             #expect(ok.status == 200)
-            expectB2CError(try await t.token("B2C_1_susi", redeemForm(code: code, verifier: pkce.verifier)), error: "invalid_grant", code: "AADB2C90129")
-            expectB2CError(try await t.token("B2C_1_susi", refreshForm(ok.json["refresh_token"]?.stringValue)), error: "invalid_grant", code: "AADB2C90129")
+            expectB2CError(
+                try await t.token("B2C_1_susi", redeemForm(code: code, verifier: pkce.verifier)), error: "invalid_grant",
+                code: "AADB2C90129")
+            expectB2CError(
+                try await t.token("B2C_1_susi", refreshForm(ok.json["refresh_token"]?.stringValue)), error: "invalid_grant",
+                code: "AADB2C90129")
             // Ten minutes.
             code = try await freshCode(pkce)
             try await t.advanceClock(601)
-            expectB2CError(try await t.token("B2C_1_susi", redeemForm(code: code, verifier: pkce.verifier)), error: "invalid_grant", code: "AADB2C90080")
+            expectB2CError(
+                try await t.token("B2C_1_susi", redeemForm(code: code, verifier: pkce.verifier)), error: "invalid_grant",
+                code: "AADB2C90080")
             // Garbage and missing codes.
-            expectB2CError(try await t.token("B2C_1_susi", redeemForm(code: "garbage", verifier: pkce.verifier)), error: "invalid_grant", code: "AADB2C90090")
-            expectB2CError(try await t.token("B2C_1_susi", redeemForm(code: "", verifier: pkce.verifier)), error: "invalid_request", code: "AADB2C90083")
+            expectB2CError(
+                try await t.token("B2C_1_susi", redeemForm(code: "garbage", verifier: pkce.verifier)), error: "invalid_grant",
+                code: "AADB2C90090")
+            expectB2CError(
+                try await t.token("B2C_1_susi", redeemForm(code: "", verifier: pkce.verifier)), error: "invalid_request",
+                code: "AADB2C90083")
         }
     }
 
@@ -71,7 +91,8 @@ private func seedWithSecondApp() -> (EmulatorSeed, EmulatorSeed.App) {
             #expect(try await t.token("B2C_1_susi", refreshForm(rt2)).status == 200)
             // Another policy: AADB2C90088. Another client: AADB2C90279.
             expectB2CError(try await t.token("B2C_1_edit_profile", refreshForm(rt2)), error: "invalid_grant", code: "AADB2C90088")
-            expectB2CError(try await t.token("B2C_1_susi", refreshForm(rt2, client: other.clientId)), error: "invalid_grant", code: "AADB2C90279")
+            expectB2CError(
+                try await t.token("B2C_1_susi", refreshForm(rt2, client: other.clientId)), error: "invalid_grant", code: "AADB2C90279")
             expectB2CError(try await t.token("B2C_1_susi", refreshForm("not-a-token")), error: "invalid_grant", code: "AADB2C90090")
             expectB2CError(try await t.token("B2C_1_susi", refreshForm(nil)), error: "invalid_request", code: "AADB2C90083")
             // The ?p= form of the token endpoint is the same endpoint.
@@ -79,7 +100,9 @@ private func seedWithSecondApp() -> (EmulatorSeed, EmulatorSeed.App) {
             #expect(q.status == 200)
             // Admin revocation.
             #expect(try await t.admin(.POST, "/users/\(alice.email)/revoke").status == 200)
-            expectB2CError(try await t.token("B2C_1_susi", refreshForm(q.json["refresh_token"]?.stringValue)), error: "invalid_grant", code: "AADB2C90129")
+            expectB2CError(
+                try await t.token("B2C_1_susi", refreshForm(q.json["refresh_token"]?.stringValue)), error: "invalid_grant",
+                code: "AADB2C90129")
         }
     }
 
@@ -96,7 +119,7 @@ private func seedWithSecondApp() -> (EmulatorSeed, EmulatorSeed.App) {
                 #expect(r.status == 200, "\(r.body)")
                 rt = try #require(r.json["refresh_token"]?.stringValue)
             }
-            try await t.advanceClock(1300)   // 7300 s after sign-in; this token is only 1300 s old
+            try await t.advanceClock(1300)  // 7300 s after sign-in; this token is only 1300 s old
             let d = expectB2CError(try await t.token("B2C_1_susi", refreshForm(rt)), error: "invalid_grant", code: "AADB2C90080")
             #expect(d.contains("Grant issued time"))
             // A token past its own lifetime.
@@ -118,8 +141,10 @@ private func seedWithSecondApp() -> (EmulatorSeed, EmulatorSeed.App) {
         var seed = EmulatorSeed.default
         seed.policies[4].numbersAsStrings = true
         try await TestTenant.with(seed: seed) { t in
-            let form = ["grant_type": "password", "client_id": clientID, "username": alice.email, "password": alice.password,
-                        "scope": "openid offline_access \(helloScope)", "client_info": "1"]
+            let form = [
+                "grant_type": "password", "client_id": clientID, "username": alice.email, "password": alice.password,
+                "scope": "openid offline_access \(helloScope)", "client_info": "1",
+            ]
             let ok = try await t.token("B2C_1_ROPC_Auth", form)
             #expect(ok.status == 200)
             #expect(ok.json["expires_in"] == "3600", "legacy string numbers when the policy says so")
@@ -145,14 +170,22 @@ private func seedWithSecondApp() -> (EmulatorSeed, EmulatorSeed.App) {
         try await TestTenant.with { t in
             let path = "/contoso.onmicrosoft.com/B2C_1_susi/oauth2/v2.0/token"
             expectB2CError(try await t.token("B2C_1_susi", ["client_id": clientID]), error: "invalid_request", code: "AADB2C90083")
-            expectB2CError(try await t.token("B2C_1_susi", ["client_id": clientID, "grant_type": "urn:ietf:params:oauth:grant-type:jwt-bearer"]), error: "unsupported_grant_type", code: "AADB2C90086")
+            expectB2CError(
+                try await t.token("B2C_1_susi", ["client_id": clientID, "grant_type": "urn:ietf:params:oauth:grant-type:jwt-bearer"]),
+                error: "unsupported_grant_type", code: "AADB2C90086")
             expectB2CError(try await t.token("B2C_1_susi", ["grant_type": "refresh_token"]), error: "invalid_request", code: "AADB2C90083")
-            expectB2CError(try await t.token("B2C_1_susi", ["grant_type": "refresh_token", "client_id": "nope"]), error: "invalid_client", code: "AADB2C90018")
-            expectB2CError(try await t.token("B2C_1_susi", ["grant_type": "refresh_token", "client_id": clientID, "client_secret": "s"]), error: "invalid_request", code: "AADB2C90084")
-            expectB2CError(try await t.request(.POST, path, json: ["grant_type": "password"]), error: "invalid_request", code: "AADB2C90083")
+            expectB2CError(
+                try await t.token("B2C_1_susi", ["grant_type": "refresh_token", "client_id": "nope"]), error: "invalid_client",
+                code: "AADB2C90018")
+            expectB2CError(
+                try await t.token("B2C_1_susi", ["grant_type": "refresh_token", "client_id": clientID, "client_secret": "s"]),
+                error: "invalid_request", code: "AADB2C90084")
+            expectB2CError(
+                try await t.request(.POST, path, json: ["grant_type": "password"]), error: "invalid_request", code: "AADB2C90083")
             expectB2CError(try await t.get(path), status: 405, error: "invalid_request", code: "AADB2C90083")
-            expectB2CError(try await t.request(.POST, path, body: "grant_type=%zz", headers: [("Content-Type", "application/x-www-form-urlencoded")]),
-                           error: "invalid_request", code: "AADB2C90083")
+            expectB2CError(
+                try await t.request(.POST, path, body: "grant_type=%zz", headers: [("Content-Type", "application/x-www-form-urlencoded")]),
+                error: "invalid_request", code: "AADB2C90083")
             let big = String(repeating: "a", count: 200_000)
             let huge = try await t.request(.POST, path, body: "x=" + big, headers: [("Content-Type", "application/x-www-form-urlencoded")])
             #expect(huge.status == 413)
@@ -164,20 +197,26 @@ private func seedWithSecondApp() -> (EmulatorSeed, EmulatorSeed.App) {
 
     @Test func randomRequestsNeverCrashOrAnswer500() async throws {
         try await TestTenant.with { t in
-            let paths = ["/", "/contoso.onmicrosoft.com", "/tfp", "/tfp/contoso.onmicrosoft.com", "/contoso.onmicrosoft.com/B2C_1_susi",
-                         "/contoso.onmicrosoft.com/B2C_1_susi/oauth2/v2.0/token", "/contoso.onmicrosoft.com/B2C_1_susi/oauth2/v2.0/authorize",
-                         "/contoso.onmicrosoft.com/oauth2/v2.0/initiate", "/contoso.onmicrosoft.com/oauth2/v2.0/challenge",
-                         "/contoso.onmicrosoft.com/oauth2/v2.0/token", "/contoso.onmicrosoft.com/B2C_1_susi/emulator/signin",
-                         "/contoso.onmicrosoft.com/B2C_1_reset/emulator/resetverify", "/hello", "/_admin/users", "/_admin/clock",
-                         "/_admin/faults", "/contoso.onmicrosoft.com/B2C_1_susi/oauth2/v2.0/logout"]
-            let keys = ["client_id", "grant_type", "code", "refresh_token", "scope", "redirect_uri", "tx", "username", "password",
-                        "continuation_token", "challenge_type", "response_type", "p", "oob", "logonIdentifier"]
+            let paths = [
+                "/", "/contoso.onmicrosoft.com", "/tfp", "/tfp/contoso.onmicrosoft.com", "/contoso.onmicrosoft.com/B2C_1_susi",
+                "/contoso.onmicrosoft.com/B2C_1_susi/oauth2/v2.0/token", "/contoso.onmicrosoft.com/B2C_1_susi/oauth2/v2.0/authorize",
+                "/contoso.onmicrosoft.com/oauth2/v2.0/initiate", "/contoso.onmicrosoft.com/oauth2/v2.0/challenge",
+                "/contoso.onmicrosoft.com/oauth2/v2.0/token", "/contoso.onmicrosoft.com/B2C_1_susi/emulator/signin",
+                "/contoso.onmicrosoft.com/B2C_1_reset/emulator/resetverify", "/hello", "/_admin/users", "/_admin/clock",
+                "/_admin/faults", "/contoso.onmicrosoft.com/B2C_1_susi/oauth2/v2.0/logout",
+            ]
+            let keys = [
+                "client_id", "grant_type", "code", "refresh_token", "scope", "redirect_uri", "tx", "username", "password",
+                "continuation_token", "challenge_type", "response_type", "p", "oob", "logonIdentifier",
+            ]
             var rng = SystemRandomNumberGenerator()
             for i in 0..<300 {
                 var form: [String: String] = [:]
                 for _ in 0..<Int.random(in: 0...5, using: &rng) {
-                    form[keys.randomElement(using: &rng)!] = [clientID, "", "x", "authorization_code", "refresh_token", "password", "oob redirect",
-                                                              String(repeating: "é", count: 50), "%", "B2C_1_susi"].randomElement(using: &rng)!
+                    form[keys.randomElement(using: &rng)!] = [
+                        clientID, "", "x", "authorization_code", "refresh_token", "password", "oob redirect",
+                        String(repeating: "é", count: 50), "%", "B2C_1_susi",
+                    ].randomElement(using: &rng)!
                 }
                 let path = paths.randomElement(using: &rng)!
                 let r = i % 2 == 0 ? try await t.post(path, form) : try await t.get(path + "?" + FormEncoding.encode(form))

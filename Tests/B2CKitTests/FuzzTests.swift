@@ -22,17 +22,21 @@ import Testing
         }
     }
 
-    static let vocabulary = ["tenant", "name", "id", "authorityHost", "authorityForm", "clientId", "redirectUri", "knownAuthorities",
-                             "policies", "role", "apis", "baseUrl", "scopes", "nativeAuth", "authority", "challengeTypes", "caFile",
-                             "deviceMode", "access_token", "id_token", "refresh_token", "expires_in", "expires_on", "not_before",
-                             "refresh_token_expires_in", "id_token_expires_in", "token_type", "scope", "client_info", "error",
-                             "error_description", "error_codes", "suberror", "continuation_token", "challenge_type", "code_length",
-                             "challenge_target_label", "alg", "kid", "typ", "iss", "aud", "exp", "nbf", "iat", "tfp", "oid", "sub",
-                             "emails", "keys", "kty", "n", "e", "use", "uid", "utid"]
-    static let atoms: [String] = ["null", "true", "false", "0", "-1", "1e308", "-0.0", "3600", "\"3600\"", "\"\"", "\"x\"", "[]", "{}",
-                                  "\"https://h/t/p\"", "\"http://localhost\"", "\"signUpSignIn\"", "\"ropc\"", "\"shared\"", "\"Bearer\"",
-                                  "\"invalid_grant\"", "\"invalid_oob_value\"", "[50034]", "[50126]", "[50196]", "\"AADB2C90118: x\\r\\nCorrelation ID: y\"",
-                                  "\"eyJhbGciOiJSUzI1NiJ9.e30.c2ln\"", "\"\\u0000\"", "\"\\ud800\"", "123456789012345678901234567890"]
+    static let vocabulary = [
+        "tenant", "name", "id", "authorityHost", "authorityForm", "clientId", "redirectUri", "knownAuthorities",
+        "policies", "role", "apis", "baseUrl", "scopes", "nativeAuth", "authority", "challengeTypes", "caFile",
+        "deviceMode", "access_token", "id_token", "refresh_token", "expires_in", "expires_on", "not_before",
+        "refresh_token_expires_in", "id_token_expires_in", "token_type", "scope", "client_info", "error",
+        "error_description", "error_codes", "suberror", "continuation_token", "challenge_type", "code_length",
+        "challenge_target_label", "alg", "kid", "typ", "iss", "aud", "exp", "nbf", "iat", "tfp", "oid", "sub",
+        "emails", "keys", "kty", "n", "e", "use", "uid", "utid",
+    ]
+    static let atoms: [String] = [
+        "null", "true", "false", "0", "-1", "1e308", "-0.0", "3600", "\"3600\"", "\"\"", "\"x\"", "[]", "{}",
+        "\"https://h/t/p\"", "\"http://localhost\"", "\"signUpSignIn\"", "\"ropc\"", "\"shared\"", "\"Bearer\"",
+        "\"invalid_grant\"", "\"invalid_oob_value\"", "[50034]", "[50126]", "[50196]", "\"AADB2C90118: x\\r\\nCorrelation ID: y\"",
+        "\"eyJhbGciOiJSUzI1NiJ9.e30.c2ln\"", "\"\\u0000\"", "\"\\ud800\"", "123456789012345678901234567890",
+    ]
 
     static func randomJSON(_ r: inout Rng, depth: Int = 0) -> String {
         let pick = Int.random(in: 0..<10, using: &r)
@@ -89,7 +93,10 @@ import Testing
                 rejected += 1
             }
         }
-        print("fuzz \(name): \(iterations) inputs (seed \(seed)), \(accepted) accepted, \(rejected) rejected with a message, in \(ContinuousClock.now - started)")
+        print(
+            "fuzz \(name): \(iterations) inputs (seed \(seed)), \(accepted) accepted, \(rejected) rejected with a message, in "
+                + "\(ContinuousClock.now - started)"
+        )
         return (accepted, rejected)
     }
 
@@ -105,51 +112,73 @@ import Testing
     }
 
     @Test func redirectQueryParser() {
-        let samples = ["code=eyJraWQiOiJjcGltY29yZV8wOTI1MjAyMCIsInZlciI6IjEuMCJ9&state=abc&client_info=eyJ1aWQiOiJ4In0",
-                       "error=access_denied&error_description=AADB2C90118%3a+The+user+has+forgotten+their+password.%0d%0aCorrelation+ID%3a+x&state=s",
-                       "a=%zz&b=%&c&=d&&e=%E2%82%AC+%2B"]
+        let samples = [
+            "code=eyJraWQiOiJjcGltY29yZV8wOTI1MjAyMCIsInZlciI6IjEuMCJ9&state=abc&client_info=eyJ1aWQiOiJ4In0",
+            "error=access_denied&error_description=AADB2C90118%3a+The+user+has+forgotten+their+password.%0d%0aCorrelation+ID%3a+x&state=s",
+            "a=%zz&b=%&c&=d&&e=%E2%82%AC+%2B",
+        ]
         _ = Self.fuzz("query", samples: samples) { data in
             _ = try FormEncoding.parse(String(decoding: data, as: UTF8.self))
         }
     }
 
     @Test func tokenResponseAndOAuthErrors() {
-        let samples = [#"{"access_token":"a.b.c","id_token":"x.y.z","token_type":"Bearer","not_before":"1795270000","expires_in":"3600","expires_on":"1795273600","resource":"r","id_token_expires_in":"3600","profile_info":"","scope":"https://t/api/demo.read openid offline_access","refresh_token":"r","refresh_token_expires_in":"1209600","client_info":"eyJ1aWQiOiJhLWIyY18xX3N1c2kiLCJ1dGlkIjoidCJ9"}"#,
-                       #"{"error":"invalid_grant","error_description":"AADB2C90080: The provided grant has expired.\r\nCorrelation ID: x\r\nTimestamp: 2026-11-21 10:00:00Z\r\n"}"#]
+        let samples = [
+            #"{"access_token":"a.b.c","id_token":"x.y.z","token_type":"Bearer","not_before":"1795270000","expires_in":"3600","#
+                + #""expires_on":"1795273600","resource":"r","id_token_expires_in":"3600","profile_info":"","#
+                + #""scope":"https://t/api/demo.read openid offline_access","refresh_token":"r","refresh_token_expires_in":"1209600","#
+                + #""client_info":"eyJ1aWQiOiJhLWIyY18xX3N1c2kiLCJ1dGlkIjoidCJ9"}"#,
+            #"{"error":"invalid_grant","error_description":"AADB2C90080: The provided grant has expired.\r\nCorrelation ID: "#
+                + #"x\r\nTimestamp: 2026-11-21 10:00:00Z\r\n"}"#,
+        ]
         _ = Self.fuzz("token", samples: samples) { data in
             _ = OAuthError.parse(status: 400, data)
             _ = try TokenResponse.parse(data)
         }
-        _ = Self.fuzz("b2c-description", samples: ["AADB2C90118: The user has forgotten their password.\r\nCorrelation ID: 1\r\nTimestamp: 2"]) { data in
+        _ = Self.fuzz(
+            "b2c-description", samples: ["AADB2C90118: The user has forgotten their password.\r\nCorrelation ID: 1\r\nTimestamp: 2"]
+        ) { data in
             _ = B2CErrorDescription.parse(String(decoding: data, as: UTF8.self))
         }
     }
 
     @Test func jwtHeaderPayloadKeySetsAndClientInfo() {
         let header = Base64URL.encode(Data(#"{"alg":"RS256","kid":"k1","typ":"JWT"}"#.utf8))
-        let payload = Base64URL.encode(Data(#"{"iss":"https://h/t/v2.0/","aud":"c","exp":1,"nbf":0,"tfp":"B2C_1_susi","emails":["a@b"]}"#.utf8))
+        let payload = Base64URL.encode(
+            Data(#"{"iss":"https://h/t/v2.0/","aud":"c","exp":1,"nbf":0,"tfp":"B2C_1_susi","emails":["a@b"]}"#.utf8))
         _ = Self.fuzz("jwt", samples: ["\(header).\(payload).c2lnbmF0dXJl", #"{"alg":"none"}"#]) { data in
             let text = String(decoding: data, as: UTF8.self)
             _ = try JWT.decode(text)
             // Also the header and payload as base64url of the mutated JSON.
             _ = try? JWT.decode("\(Base64URL.encode(data)).\(Base64URL.encode(data)).c2ln")
         }
-        _ = Self.fuzz("jwks", samples: [#"{"keys":[{"kid":"k1","use":"sig","kty":"RSA","e":"AQAB","n":"sXch"}]}"#]) { _ = try JWKSet.parse($0) }
+        _ = Self.fuzz("jwks", samples: [#"{"keys":[{"kid":"k1","use":"sig","kty":"RSA","e":"AQAB","n":"sXch"}]}"#]) {
+            _ = try JWKSet.parse($0)
+        }
         _ = Self.fuzz("client_info", samples: ["eyJ1aWQiOiJhLWIyY18xX3N1c2kiLCJ1dGlkIjoidCJ9"]) { data in
             _ = try ClientInfo.decode(String(decoding: data, as: UTF8.self))
             _ = try? ClientInfo.decode(Base64URL.encode(data))
         }
-        _ = Self.fuzz("authority", samples: ["https://contoso.b2clogin.com/contoso.onmicrosoft.com/B2C_1_susi", "https://h/tfp/t/p",
-                                             "https://h/t/oauth2/v2.0/authorize?p=B2C_1_x", "http://[::1]:8080/t/p"]) { data in
+        _ = Self.fuzz(
+            "authority",
+            samples: [
+                "https://contoso.b2clogin.com/contoso.onmicrosoft.com/B2C_1_susi", "https://h/tfp/t/p",
+                "https://h/t/oauth2/v2.0/authorize?p=B2C_1_x", "http://[::1]:8080/t/p",
+            ]
+        ) { data in
             _ = try Authority.parse(String(decoding: data, as: UTF8.self))
         }
     }
 
     @Test func nativeAuthAnswers() {
-        let samples = [#"{"continuation_token":"uY29","challenge_type":"oob","binding_method":"prompt","challenge_channel":"email","challenge_target_label":"c***r@co**o**o.com","code_length":8}"#,
-                       #"{"error":"invalid_grant","error_description":"AADSTS50181: Unable to validate the otp.","error_codes":[50181],"suberror":"invalid_oob_value"}"#,
-                       #"{"error":"expired_token","error_description":"AADSTS55112: The continuation_token is expired.","error_codes":[552003]}"#,
-                       #"{"challenge_type":"redirect","redirect_reason":"x"}"#]
+        let samples = [
+            #"{"continuation_token":"uY29","challenge_type":"oob","binding_method":"prompt","challenge_channel":"email","#
+                + #""challenge_target_label":"c***r@co**o**o.com","code_length":8}"#,
+            #"{"error":"invalid_grant","error_description":"AADSTS50181: Unable to validate the otp.","error_codes":[50181],"#
+                + #""suberror":"invalid_oob_value"}"#,
+            #"{"error":"expired_token","error_description":"AADSTS55112: The continuation_token is expired.","error_codes":[552003]}"#,
+            #"{"challenge_type":"redirect","redirect_reason":"x"}"#,
+        ]
         var statuses = Rng(state: Self.seed)
         let r = Self.fuzz("native", samples: samples) { data in
             let status = [200, 400, 401, 500, 503].randomElement(using: &statuses)!

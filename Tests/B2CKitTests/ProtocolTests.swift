@@ -14,8 +14,10 @@ import _CryptoExtras
         #expect(try JSONValue.parse(v.serialized()) == v)
     }
 
-    @Test(arguments: ["", "{", "{\"a\":}", "[1,]", "{\"a\":1 \"b\":2}", "\"\\x\"", "01", "1.", "tru", "{\"a\":1}{", "\"\u{01}\"",
-                      "{\"a\":1,\"a\":2}", String(repeating: "[", count: 600)])
+    @Test(arguments: [
+        "", "{", "{\"a\":}", "[1,]", "{\"a\":1 \"b\":2}", "\"\\x\"", "01", "1.", "tru", "{\"a\":1}{", "\"\u{01}\"",
+        "{\"a\":1,\"a\":2}", String(repeating: "[", count: 600),
+    ])
     func rejectsMalformedJSONWithAPosition(_ text: String) {
         #expect(throws: JSONPathError.self) { try JSONValue.parse(text) }
         do { _ = try JSONValue.parse(text) } catch let e as JSONPathError { #expect(e.message.contains("line")) } catch {}
@@ -81,7 +83,9 @@ import _CryptoExtras
     @Test func formEncoding() throws {
         #expect(try FormEncoding.parse("a=1&b=x+y&c=%2F%20&a=2&=z&d") == ["a": "1", "b": "x y", "c": "/ ", "d": ""])
         #expect(throws: FormEncoding.MalformedError.self) { try FormEncoding.parse("a=%zz") }
-        #expect(FormEncoding.encode([("scope", "openid offline_access"), ("r", "http://x/?a=b")]) == "scope=openid%20offline_access&r=http%3A%2F%2Fx%2F%3Fa%3Db")
+        #expect(
+            FormEncoding.encode([("scope", "openid offline_access"), ("r", "http://x/?a=b")])
+                == "scope=openid%20offline_access&r=http%3A%2F%2Fx%2F%3Fa%3Db")
     }
 
     @Test func pkceMatchesRFC7636AppendixB() {
@@ -92,8 +96,9 @@ import _CryptoExtras
     }
 
     @Test func b2cErrorDescriptions() {
-        let text = B2CErrorDescription.format(code: "AADB2C90118", message: "The user has forgotten their password.", correlationID: "c-1",
-                                              at: Date(timeIntervalSince1970: 0))
+        let text = B2CErrorDescription.format(
+            code: "AADB2C90118", message: "The user has forgotten their password.", correlationID: "c-1",
+            at: Date(timeIntervalSince1970: 0))
         #expect(text == "AADB2C90118: The user has forgotten their password.\r\nCorrelation ID: c-1\r\nTimestamp: 1970-01-01 00:00:00Z\r\n")
         let parsed = B2CErrorDescription.parse(text)
         #expect(parsed.code == "AADB2C90118" && parsed.message == "The user has forgotten their password." && parsed.correlationID == "c-1")
@@ -120,8 +125,12 @@ import _CryptoExtras
         let jwt = try JWT.decode(token)
         try jwt.verifySignature(with: set)
         try jwt.validateClaims(issuers: ["https://i/"], audience: "a", now: 1500)
-        #expect(throws: JWTError.expired(exp: 2000, now: 2000)) { try jwt.validateClaims(issuers: ["https://i/"], audience: "a", now: 2000) }
-        #expect(throws: JWTError.notYetValid(nbf: 1000, now: 900)) { try jwt.validateClaims(issuers: ["https://i/"], audience: "a", now: 900) }
+        #expect(throws: JWTError.expired(exp: 2000, now: 2000)) {
+            try jwt.validateClaims(issuers: ["https://i/"], audience: "a", now: 2000)
+        }
+        #expect(throws: JWTError.notYetValid(nbf: 1000, now: 900)) {
+            try jwt.validateClaims(issuers: ["https://i/"], audience: "a", now: 900)
+        }
         #expect(throws: JWTError.self) { try jwt.validateClaims(issuers: ["https://other/"], audience: "a", now: 1500) }
         #expect(throws: JWTError.self) { try jwt.validateClaims(issuers: ["https://i/"], audience: "b", now: 1500) }
         // A kid that is not in the set is reported as such (a client refetches the JWKS).
@@ -146,18 +155,49 @@ import _CryptoExtras
 @Suite struct SeedTests {
     @Test func defaultSeedRoundTrips() throws {
         #expect(try EmulatorSeed.parse(EmulatorSeed.default.json.data) == EmulatorSeed.default)
-        #expect(EmulatorSeed.default.policies.map(\.id) == ["B2C_1_susi", "B2C_1_signin", "B2C_1_edit_profile", "B2C_1_reset", "B2C_1_ROPC_Auth", "B2C_1A_signup_signin"])
+        #expect(
+            EmulatorSeed.default.policies.map(\.id) == [
+                "B2C_1_susi", "B2C_1_signin", "B2C_1_edit_profile", "B2C_1_reset", "B2C_1_ROPC_Auth", "B2C_1A_signup_signin",
+            ])
     }
 
     @Test(arguments: [
         (#"{"tenant": {"name": "x.onmicrosoft.com", "id": "nope"}, "policies": [], "apps": []}"#, "$.tenant.id"),
-        (#"{"tenant": {"name": "x.onmicrosoft.com", "id": "8f2c6d4e-1a3b-4c5d-9e7f-0a1b2c3d4e5f"}, "policies": [{"id": "B2C_1_x", "kind": "magic"}], "apps": []}"#, "$.policies[0].kind"),
-        (#"{"tenant": {"name": "x.onmicrosoft.com", "id": "8f2c6d4e-1a3b-4c5d-9e7f-0a1b2c3d4e5f"}, "policies": [], "apps": [], "extra": 1}"#, "$.extra"),
-        (#"{"tenant": {"name": "x.onmicrosoft.com", "id": "8f2c6d4e-1a3b-4c5d-9e7f-0a1b2c3d4e5f"}, "policies": "all", "apps": []}"#, "$.policies"),
-        (#"{"tenant": {"name": "x.onmicrosoft.com", "id": "8f2c6d4e-1a3b-4c5d-9e7f-0a1b2c3d4e5f"}, "policies": [{"id": "susi", "kind": "signIn"}], "apps": []}"#, "$.policies[0].id"),
-        (#"{"tenant": {"name": "x.onmicrosoft.com", "id": "8f2c6d4e-1a3b-4c5d-9e7f-0a1b2c3d4e5f"}, "policies": [{"id": "B2C_1_a", "kind": "signIn", "refreshTokenLifetime": 86400, "slidingWindow": 3600}], "apps": []}"#, "$.policies[0].slidingWindow"),
-        (#"{"tenant": {"name": "x.onmicrosoft.com", "id": "8f2c6d4e-1a3b-4c5d-9e7f-0a1b2c3d4e5f"}, "policies": [], "apps": [{"clientId": "8f2c6d4e-1a3b-4c5d-9e7f-0a1b2c3d4e5f", "redirectUris": ["http://localhost"], "apiPermissions": ["https://x/api/read"]}]}"#, "$.apps[0].apiPermissions[0]"),
-        (#"{"tenant": {"name": "x.onmicrosoft.com", "id": "8f2c6d4e-1a3b-4c5d-9e7f-0a1b2c3d4e5f"}, "policies": [], "apps": [], "users": [{"email": "a@b.c", "password": 5}]}"#, "$.users[0].password"),
+        (
+            #"{"tenant": {"name": "x.onmicrosoft.com", "id": "8f2c6d4e-1a3b-4c5d-9e7f-0a1b2c3d4e5f"}, "policies": [{"id": "B2C_1_x", "#
+                + #""kind": "magic"}], "apps": []}"#,
+            "$.policies[0].kind"
+        ),
+        (
+            #"{"tenant": {"name": "x.onmicrosoft.com", "id": "8f2c6d4e-1a3b-4c5d-9e7f-0a1b2c3d4e5f"}, "policies": [], "apps": [], "#
+                + #""extra": 1}"#,
+            "$.extra"
+        ),
+        (
+            #"{"tenant": {"name": "x.onmicrosoft.com", "id": "8f2c6d4e-1a3b-4c5d-9e7f-0a1b2c3d4e5f"}, "policies": "all", "apps": []}"#,
+            "$.policies"
+        ),
+        (
+            #"{"tenant": {"name": "x.onmicrosoft.com", "id": "8f2c6d4e-1a3b-4c5d-9e7f-0a1b2c3d4e5f"}, "policies": [{"id": "susi", "#
+                + #""kind": "signIn"}], "apps": []}"#,
+            "$.policies[0].id"
+        ),
+        (
+            #"{"tenant": {"name": "x.onmicrosoft.com", "id": "8f2c6d4e-1a3b-4c5d-9e7f-0a1b2c3d4e5f"}, "policies": [{"id": "B2C_1_a", "#
+                + #""kind": "signIn", "refreshTokenLifetime": 86400, "slidingWindow": 3600}], "apps": []}"#,
+            "$.policies[0].slidingWindow"
+        ),
+        (
+            #"{"tenant": {"name": "x.onmicrosoft.com", "id": "8f2c6d4e-1a3b-4c5d-9e7f-0a1b2c3d4e5f"}, "policies": [], "apps": "#
+                + #"[{"clientId": "8f2c6d4e-1a3b-4c5d-9e7f-0a1b2c3d4e5f", "redirectUris": ["http://localhost"], "apiPermissions": "#
+                + #"["https://x/api/read"]}]}"#,
+            "$.apps[0].apiPermissions[0]"
+        ),
+        (
+            #"{"tenant": {"name": "x.onmicrosoft.com", "id": "8f2c6d4e-1a3b-4c5d-9e7f-0a1b2c3d4e5f"}, "policies": [], "apps": [], "#
+                + #""users": [{"email": "a@b.c", "password": 5}]}"#,
+            "$.users[0].password"
+        ),
         (#"[1]"#, "$"),
     ])
     func malformedSeedsNameTheJSONPath(_ json: String, _ path: String) {

@@ -7,32 +7,63 @@ import Testing
     static let tenant = "8f2c6d4e-1a3b-4c5d-9e7f-0a1b2c3d4e5f"
     static let alice = "0a11ce00-5eed-4a11-8000-00000000a11c", bob = "0b0b0000-5eed-4b0b-8000-000000000b0b"
 
-    static func account(_ id: String, oid: String = alice, policy: String, claims: [String: JSONValue], email: String = "alice@contoso.com")
-        -> Account {
+    static func account(
+        _ id: String, oid: String = alice, policy: String, claims: [String: JSONValue], email: String = "alice@contoso.com"
+    )
+        -> Account
+    {
         var c = claims
         c["emails"] = [.string(email)]
-        return Account(id: id, environment: "h", tenantID: tenant, oid: oid, policy: policy, authority: "https://h/t/\(policy)", clientID: "c",
-                       idToken: "x.y.z", claims: .object(c), updatedAt: 0)
+        return Account(
+            id: id, environment: "h", tenantID: tenant, oid: oid, policy: policy, authority: "https://h/t/\(policy)", clientID: "c",
+            idToken: "x.y.z", claims: .object(c), updatedAt: 0)
     }
 
     /// (what, account, policy asked for, belongs?)
     static let membership: [(String, Account, String, Bool)] = [
-        ("exact policy part and tfp", account("\(alice)-b2c_1_susi.\(tenant)", policy: "B2C_1_susi", claims: ["tfp": "B2C_1_susi"]), "B2C_1_susi", true),
-        ("policy names compare without case", account("\(alice)-b2c_1_susi.\(tenant)", policy: "B2C_1_SUSI", claims: ["tfp": "B2C_1_SUSI"]),
-         "b2c_1_susi", true),
-        ("a longer policy is not a suffix match", account("\(alice)-b2c_1_susi_v2.\(tenant)", policy: "B2C_1_susi_v2", claims: ["tfp": "B2C_1_susi_v2"]),
-         "B2C_1_susi", false),
-        ("more before the policy part is another id", account("\(alice)-x-b2c_1_susi.\(tenant)", policy: "B2C_1_susi", claims: ["tfp": "B2C_1_susi"]),
-         "B2C_1_susi", false),
-        ("a lower-case acr names the policy (custom policies)", account("\(alice)-b2c_1a_signin.\(tenant)", policy: "B2C_1A_signin",
-                                                                       claims: ["acr": "b2c_1a_signin"]), "B2C_1A_signin", true),
-        ("the id says susi, the id token another policy", account("\(alice)-b2c_1_susi.\(tenant)", policy: "B2C_1_susi",
-                                                                  claims: ["tfp": "B2C_1_signin"]), "B2C_1_susi", false),
-        ("another tenant in the id", account("\(alice)-b2c_1_susi.11111111-2222-4333-8444-555555555555", policy: "B2C_1_susi",
-                                             claims: ["tfp": "B2C_1_susi"]), "B2C_1_susi", false),
+        (
+            "exact policy part and tfp", account("\(alice)-b2c_1_susi.\(tenant)", policy: "B2C_1_susi", claims: ["tfp": "B2C_1_susi"]),
+            "B2C_1_susi", true
+        ),
+        (
+            "policy names compare without case",
+            account("\(alice)-b2c_1_susi.\(tenant)", policy: "B2C_1_SUSI", claims: ["tfp": "B2C_1_SUSI"]),
+            "b2c_1_susi", true
+        ),
+        (
+            "a longer policy is not a suffix match",
+            account("\(alice)-b2c_1_susi_v2.\(tenant)", policy: "B2C_1_susi_v2", claims: ["tfp": "B2C_1_susi_v2"]),
+            "B2C_1_susi", false
+        ),
+        (
+            "more before the policy part is another id",
+            account("\(alice)-x-b2c_1_susi.\(tenant)", policy: "B2C_1_susi", claims: ["tfp": "B2C_1_susi"]),
+            "B2C_1_susi", false
+        ),
+        (
+            "a lower-case acr names the policy (custom policies)",
+            account(
+                "\(alice)-b2c_1a_signin.\(tenant)", policy: "B2C_1A_signin",
+                claims: ["acr": "b2c_1a_signin"]), "B2C_1A_signin", true
+        ),
+        (
+            "the id says susi, the id token another policy",
+            account(
+                "\(alice)-b2c_1_susi.\(tenant)", policy: "B2C_1_susi",
+                claims: ["tfp": "B2C_1_signin"]), "B2C_1_susi", false
+        ),
+        (
+            "another tenant in the id",
+            account(
+                "\(alice)-b2c_1_susi.11111111-2222-4333-8444-555555555555", policy: "B2C_1_susi",
+                claims: ["tfp": "B2C_1_susi"]), "B2C_1_susi", false
+        ),
         ("a native account under its configuration name", account("\(alice).\(tenant)", policy: "native", claims: [:]), "native", true),
-        ("a native-form id with a policy claim is not native", account("\(alice).\(tenant)", policy: "native", claims: ["tfp": "B2C_1_susi"]),
-         "native", false),
+        (
+            "a native-form id with a policy claim is not native",
+            account("\(alice).\(tenant)", policy: "native", claims: ["tfp": "B2C_1_susi"]),
+            "native", false
+        ),
         ("a native account is not a user-flow account", account("\(alice).\(tenant)", policy: "native", claims: [:]), "B2C_1_susi", false),
     ]
 
@@ -44,8 +75,9 @@ import Testing
     static let people = [
         account("\(alice)-b2c_1_susi.\(tenant)", policy: "B2C_1_susi", claims: ["tfp": "B2C_1_susi"]),
         account("\(bob)-b2c_1_susi.\(tenant)", oid: bob, policy: "B2C_1_susi", claims: ["tfp": "B2C_1_susi"], email: "bob@contoso.com"),
-        account("0b0b0001-5eed-4b0b-8000-000000000b0c-b2c_1_susi.\(tenant)", oid: "0b0b0001-5eed-4b0b-8000-000000000b0c", policy: "B2C_1_susi",
-                claims: ["tfp": "B2C_1_susi"], email: "alice@fabrikam.com"),
+        account(
+            "0b0b0001-5eed-4b0b-8000-000000000b0c-b2c_1_susi.\(tenant)", oid: "0b0b0001-5eed-4b0b-8000-000000000b0c", policy: "B2C_1_susi",
+            claims: ["tfp": "B2C_1_susi"], email: "alice@fabrikam.com"),
     ]
 
     /// (selector, the oids it names)
@@ -65,15 +97,17 @@ import Testing
         defer { try? FileManager.default.removeItem(at: dir) }
         let store = try TokenStore(directory: dir, keys: .ephemeral())
         for a in Self.people {
-            try store.save(TokenSet(identity: Identity(tenantID: a.tenantID, oid: a.oid, email: AccountSelection.email(a)), account: a),
-                           makeCurrent: false, now: 0)
+            try store.save(
+                TokenSet(identity: Identity(tenantID: a.tenantID, oid: a.oid, email: AccountSelection.email(a)), account: a),
+                makeCurrent: false, now: 0)
         }
         let scope = AccountScope(environment: "h", clientID: "c")
         func select(_ selector: String?) -> Result<String, B2CError> {
             do {
-                return .success(try AccountSelection.select(policy: "B2C_1_susi", selector: selector, scope: scope, store: store) {
-                    .signIn(policy: "B2C_1_susi", method: .browser, loginHint: $0)
-                }.account.oid)
+                return .success(
+                    try AccountSelection.select(policy: "B2C_1_susi", selector: selector, scope: scope, store: store) {
+                        .signIn(policy: "B2C_1_susi", method: .browser, loginHint: $0)
+                    }.account.oid)
             } catch let e as B2CError { return .failure(e) } catch { Issue.record("\(error)"); return .failure(B2CError(.failed, "")) }
         }
         #expect(try select("bob").get() == Self.bob)

@@ -33,12 +33,18 @@ import Testing
         let iss = JSONValue.string("https://contoso.b2clogin.com/\(Self.tenant)/v2.0/")
         #expect(try Self.problem(["iss": iss, "azp": .string(Self.client), "aud": "5a7b9c1d-3e2f-4a6b-8c0d-1e2f3a4b5c6d"]) == nil)
         // Upper-case ids, a custom domain among knownAuthorities, an app token that names the client only in aud.
-        #expect(try Self.problem(["iss": .string("https://login.contoso.com/\(Self.tenant.uppercased())/v2.0/"),
-                                  "azp": .string(Self.client.uppercased())]) == nil)
+        #expect(
+            try Self.problem([
+                "iss": .string("https://login.contoso.com/\(Self.tenant.uppercased())/v2.0/"),
+                "azp": .string(Self.client.uppercased()),
+            ]) == nil)
         #expect(try Self.problem(["iss": iss, "aud": .array([.string(Self.client)])]) == nil)
         // External ID's issuer host is the tenant's own ciamlogin.com name, not a configured host.
-        #expect(try Self.problem(["iss": .string("https://\(Self.tenant).ciamlogin.com/\(Self.tenant)/v2.0"),
-                                  "azp": .string(Self.client)]) == nil)
+        #expect(
+            try Self.problem([
+                "iss": .string("https://\(Self.tenant).ciamlogin.com/\(Self.tenant)/v2.0"),
+                "azp": .string(Self.client),
+            ]) == nil)
         // The configured tenant id matches.
         #expect(try Self.problem(["iss": iss, "azp": .string(Self.client)], tenantID: Self.tenant) == nil)
         // Not a JWT: nothing to read, not judged here.
@@ -52,8 +58,11 @@ import Testing
             try Self.problem(["iss": .string("https://fabrikam.b2clogin.com/\(Self.tenant)/v2.0/"), "azp": .string(Self.client)]))
         #expect(foreignHost.contains("fabrikam.b2clogin.com") && foreignHost.contains("knownAuthorities"))
         // The same host and port matter: a second emulator on another port is another authority.
-        #expect(try Self.problem(["iss": .string("https://contoso.b2clogin.com:8443/\(Self.tenant)/v2.0/"), "azp": .string(Self.client)]) != nil)
-        let foreignTenant = try #require(try Self.problem(["iss": .string("https://contoso.b2clogin.com/\(other)/v2.0/"), "azp": .string(Self.client)]))
+        #expect(
+            try Self.problem(["iss": .string("https://contoso.b2clogin.com:8443/\(Self.tenant)/v2.0/"), "azp": .string(Self.client)]) != nil
+        )
+        let foreignTenant = try #require(
+            try Self.problem(["iss": .string("https://contoso.b2clogin.com/\(other)/v2.0/"), "azp": .string(Self.client)]))
         #expect(foreignTenant.contains("tenant \(other)"))
         let notConfigured = try #require(
             try Self.problem(["iss": .string(own), "azp": .string(Self.client)], tenantID: other))

@@ -17,13 +17,37 @@ final class HostileAPI: Sendable {
         let seen = NIOLockedValueBox<[(path: String, host: String, authorized: Bool, apiKey: Bool)]>([])
         let router = Router()
         router.middlewares.add(Recorder(seen: seen))
-        router.get("/api/text") { _, _ in Response(status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "plain words, not JSON"))) }
-        router.get("/api/html-as-json") { _, _ in Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: "<html>oops</html>"))) }
-        router.get("/api/fail") { _, _ in Response(status: .internalServerError, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: "{\"error\":\"boom\"}"))) }
-        router.get("/api/big") { _, _ in Response(status: .ok, headers: [.contentType: "application/octet-stream"], body: .init(byteBuffer: ByteBuffer(repeating: 0x61, count: 10 * 1024 * 1024 + 1))) }
-        router.get("/api/fits") { _, _ in Response(status: .ok, headers: [.contentType: "application/octet-stream"], body: .init(byteBuffer: ByteBuffer(repeating: 0x62, count: 10 * 1024 * 1024))) }
-        router.get("/api/missing") { _, _ in Response(status: .notFound, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: "{\"error\":\"no such item\"}"))) }
-        router.get("/api/always-401") { _, _ in Response(status: .unauthorized, headers: [.wwwAuthenticate: "Bearer error=\"invalid_token\""]) }
+        router.get("/api/text") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "plain words, not JSON")))
+        }
+        router.get("/api/html-as-json") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: "<html>oops</html>")))
+        }
+        router.get("/api/fail") { _, _ in
+            Response(
+                status: .internalServerError, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(string: "{\"error\":\"boom\"}")))
+        }
+        router.get("/api/big") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "application/octet-stream"],
+                body: .init(byteBuffer: ByteBuffer(repeating: 0x61, count: 10 * 1024 * 1024 + 1)))
+        }
+        router.get("/api/fits") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "application/octet-stream"],
+                body: .init(byteBuffer: ByteBuffer(repeating: 0x62, count: 10 * 1024 * 1024)))
+        }
+        router.get("/api/missing") { _, _ in
+            Response(
+                status: .notFound, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(string: "{\"error\":\"no such item\"}")))
+        }
+        router.get("/api/always-401") { _, _ in
+            Response(status: .unauthorized, headers: [.wwwAuthenticate: "Bearer error=\"invalid_token\""])
+        }
         router.get("/api/hang") { _, _ -> Response in
             try await Task.sleep(nanoseconds: 20_000_000_000)
             return Response(status: .ok)
@@ -31,23 +55,33 @@ final class HostileAPI: Sendable {
         router.post("/api/echo") { req, _ -> Response in
             let body = try await req.body.collect(upTo: 1 << 20)
             let type = req.headers[.contentType] ?? ""
-            return Response(status: .ok, headers: [.contentType: "application/json"],
-                            body: .init(byteBuffer: ByteBuffer(string: JSONValue.object(["received": .string(String(buffer: body)), "contentType": .string(type),
-                                                                                        "trace": .string(req.headers.first { $0.name.rawName.lowercased() == "x-trace" }?.value ?? "")]).serialized())))
+            return Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: .init(
+                    byteBuffer: ByteBuffer(
+                        string: JSONValue.object([
+                            "received": .string(String(buffer: body)), "contentType": .string(type),
+                            "trace": .string(req.headers.first { $0.name.rawName.lowercased() == "x-trace" }?.value ?? ""),
+                        ]).serialized())))
         }
         let ready = NIOLockedValueBox<Int>(0)
         let (stream, cont) = AsyncStream<Int>.makeStream()
         var logger = Logger(label: "hostile-api")
         logger.logLevel = .critical
-        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                              onServerRunning: { ch in ready.withLockedValue { $0 = ch.localAddress?.port ?? 0 }; cont.yield(0); cont.finish() },
-                              logger: logger)
+        let app = Application(
+            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { ch in
+                ready.withLockedValue { $0 = ch.localAddress?.port ?? 0 }; cont.yield(0); cont.finish()
+            },
+            logger: logger)
         let task = Task { try await app.run() }
         for await _ in stream { break }
         return HostileAPI(port: ready.withLockedValue { $0 }, task: task, seen: seen)
     }
 
-    private init(port: Int, task: Task<Void, Error>, seen: NIOLockedValueBox<[(path: String, host: String, authorized: Bool, apiKey: Bool)]>) {
+    private init(
+        port: Int, task: Task<Void, Error>, seen: NIOLockedValueBox<[(path: String, host: String, authorized: Bool, apiKey: Bool)]>
+    ) {
         self.port = port; self.task = task; self.seen = seen
     }
 
@@ -69,7 +103,9 @@ final class HostileAPI: Sendable {
             case "/api/to-same-host":
                 return Response(status: .temporaryRedirect, headers: [.location: "/api/landing"])
             case "/landing", "/api/landing":
-                return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: "{\"landed\":true}")))
+                return Response(
+                    status: .ok, headers: [.contentType: "application/json"],
+                    body: .init(byteBuffer: ByteBuffer(string: "{\"landed\":true}")))
             default:
                 return try await next(req, context)
             }
@@ -100,8 +136,9 @@ final class HostileAPI: Sendable {
             for var at in try library.store.accessTokens(of: account) {
                 at.secret = String(at.secret.dropLast(12)) + "c3BvaWxlZA00"
                 let person = try #require(try library.store.identity(tenantID: account.tenantID, oid: account.oid))
-                try library.store.save(TokenSet(identity: person, account: account, accessToken: at, refreshToken: nil), makeCurrent: false,
-                                       now: library.now())
+                try library.store.save(
+                    TokenSet(identity: person, account: account, accessToken: at, refreshToken: nil), makeCurrent: false,
+                    now: library.now())
             }
             await library.shutdown()
             let before = try await w.tokenLog().filter { $0["grantType"] == "refresh_token" }.count
@@ -128,7 +165,8 @@ final class HostileAPI: Sendable {
             let text = try await w.b2c(["call-api", "http://127.0.0.1:\(api.port)/api/text"])
             #expect(text.status == 0 && text.stdout == "plain words, not JSON", "\(text.stderr)")
             let notJSON = try await w.b2c(["call-api", "/api/html-as-json", "--api", "hostile"])
-            #expect(notJSON.status == 0 && notJSON.stdout == "<html>oops</html>", "a body that claims JSON but is not is printed as it came")
+            #expect(
+                notJSON.status == 0 && notJSON.stdout == "<html>oops</html>", "a body that claims JSON but is not is printed as it came")
             let fail = try await w.b2c(["call-api", "/api/fail", "--api", "hostile"])
             #expect(fail.status == 5 && fail.stderr.contains("HTTP 500") && fail.json["error"] == "boom", "\(fail.stderr)")
             let big = try await w.b2c(["call-api", "/api/big", "--api", "hostile"])
@@ -139,8 +177,10 @@ final class HostileAPI: Sendable {
             let hang = try await w.b2c(["call-api", "/api/hang", "--api", "hostile", "--timeout", "2"])
             #expect(hang.status == 5 && hang.stderr.contains("did not answer within 2 s"), "\(hang.stderr)")
             let echo = try await w.b2c(["call-api", "/api/echo", "--api", "hostile", "-H", "X-Trace: 42", "-d", "{\"a\":1}"])
-            #expect(echo.status == 0 && echo.json["received"] == "{\"a\":1}" && echo.json["contentType"] == "application/json" && echo.json["trace"] == "42",
-                    "\(echo.stderr)")
+            #expect(
+                echo.status == 0 && echo.json["received"] == "{\"a\":1}" && echo.json["contentType"] == "application/json"
+                    && echo.json["trace"] == "42",
+                "\(echo.stderr)")
 
             // Redirects: the token follows to the same origin, never to another host.
             let same = try await w.b2c(["call-api", "/api/to-same-host", "--api", "hostile"])
@@ -156,13 +196,16 @@ final class HostileAPI: Sendable {
 
             // A 4xx is the API's answer: printed, exit 1. A 401 that persists after the one refresh: exit 1, one refresh only.
             let missing = try await w.b2c(["call-api", "/api/missing", "--api", "hostile"])
-            #expect(missing.status == 1 && missing.stderr.contains("HTTP 404") && missing.json["error"] == "no such item", "\(missing.stderr)")
+            #expect(
+                missing.status == 1 && missing.stderr.contains("HTTP 404") && missing.json["error"] == "no such item", "\(missing.stderr)")
             let refreshesBefore = try await w.tokenLog().filter { $0["grantType"] == "refresh_token" }.count
             let unauthorized = try await w.b2c(["call-api", "/api/always-401", "--api", "hostile"])
-            #expect(unauthorized.status == 1 && unauthorized.stderr.contains("HTTP 401") && unauthorized.stderr.contains("refreshing it once"), "\(unauthorized.stderr)")
+            #expect(
+                unauthorized.status == 1 && unauthorized.stderr.contains("HTTP 401") && unauthorized.stderr.contains("refreshing it once"),
+                "\(unauthorized.stderr)")
             #expect(api.requests.filter { $0.path == "/api/always-401" }.count == 2)
             #expect(try await w.tokenLog().filter { $0["grantType"] == "refresh_token" }.count == refreshesBefore + 1)
-            before = try w.storeSnapshot()   // that refresh rotated the token set, as it should
+            before = try w.storeSnapshot()  // that refresh rotated the token set, as it should
             // -d @FILE and -d @- (stdin) send the bytes as they are.
             let file = w.dir.appendingPathComponent("item.json")
             try Data("{\"from\":\"file\"}".utf8).write(to: file)
@@ -174,13 +217,17 @@ final class HostileAPI: Sendable {
             // A host not configured for the token: refused before anything is sent, unless allowed explicitly.
             let count = api.requests.count
             let other = try await w.b2c(["call-api", "http://localhost:\(api.port)/landing", "--api", "hostile"])
-            #expect(other.status == 3 && other.stderr.contains("refusing to send the token for API 'hostile' to localhost:\(api.port)"), "\(other.stderr)")
+            #expect(
+                other.status == 3 && other.stderr.contains("refusing to send the token for API 'hostile' to localhost:\(api.port)"),
+                "\(other.stderr)")
             let unknown = try await w.b2c(["call-api", "http://localhost:\(api.port)/landing"])
             #expect(unknown.status == 3 && unknown.stderr.contains("no API in"))
             let admin = try await w.b2c(["call-api", w.server.baseURL + "/_admin/stats", "--api", "hello"])
             #expect(admin.status == 3, "same host, but outside the API's base URL: \(admin.stderr)")
             #expect(api.requests.count == count)
-            let allowed = try await w.b2c(["call-api", "http://localhost:\(api.port)/landing", "--api", "hostile", "--allow-host", "localhost:\(api.port)"])
+            let allowed = try await w.b2c([
+                "call-api", "http://localhost:\(api.port)/landing", "--api", "hostile", "--allow-host", "localhost:\(api.port)",
+            ])
             #expect(allowed.status == 0 && api.requests.last?.authorized == true)
 
             let badHeader = try await w.b2c(["call-api", "--api", "hello", "-H", "nocolon"])
@@ -237,23 +284,33 @@ final class HostileAPI: Sendable {
             #expect(device.json["mode"] == "shared" && device.json["signOut"]?.stringValue?.contains("every account") == true)
             #expect(try await w.b2c(["signin"], as: alice, jar: "browser").status == 0)
             #expect(try await w.b2c(["signin", "--prompt", "login"], as: bob, jar: "browser").status == 0)
-            #expect(try await w.b2c(["signin", "--policy", "B2C_1_ROPC_Auth", "--username", bob.email, "--password-stdin"], stdin: bob.password + "\n").status == 0)
+            #expect(
+                try await w.b2c(
+                    ["signin", "--policy", "B2C_1_ROPC_Auth", "--username", bob.email, "--password-stdin"], stdin: bob.password + "\n"
+                ).status == 0)
 
             // Another process is refreshing Alice's token (the token endpoint is slow) while Bob signs out.
             _ = try await w.admin("POST", "/faults", ["endpoint": "token", "kind": "delay", "delayMs": 3000])
-            let refreshing = try LiveProcess(b2cBinary, ["token", "--account", alice.email, "--force-refresh", "--verbose"], environment: w.environment(as: nil))
+            let refreshing = try LiveProcess(
+                b2cBinary, ["token", "--account", alice.email, "--force-refresh", "--verbose"], environment: w.environment(as: nil))
             // The delayed refresh has reached the emulator when its one-shot fault has been taken.
-            try await w.eventually("the refresh reaches the token endpoint") { (try await w.admin("GET", "/faults")["faults"]?.arrayValue ?? [0]).isEmpty }
+            try await w.eventually("the refresh reaches the token endpoint") {
+                (try await w.admin("GET", "/faults")["faults"]?.arrayValue ?? [0]).isEmpty
+            }
             let out = try await w.b2c(["signout", "--account", bob.email], as: nil, jar: "browser")
             #expect(out.status == 0, "\(out.stderr)")
             #expect(out.stdout.contains("Shared-device mode: every account on this device is signed out"))
-            #expect(out.stdout.contains("Signed out alice@contoso.com") && out.stdout.contains("Signed out bob@contoso.com from B2C_1_ROPC_Auth"))
+            #expect(
+                out.stdout.contains("Signed out alice@contoso.com")
+                    && out.stdout.contains("Signed out bob@contoso.com from B2C_1_ROPC_Auth"))
             #expect(out.stdout.contains("browser session is ended"))
             let r = await refreshing.finish()
             #expect(r.status == 4 && r.stderr.contains("was signed out while its token was being refreshed"), "\(r.stderr)")
             #expect(try await w.b2c(["accounts", "--output", "json"]).json["people"]?.arrayValue?.isEmpty == true, "nothing came back")
             let again = try await w.b2c(["signin", "--timeout", "20"], as: nil, jar: "browser", extra: ["B2C_AGENT_ACTION": "cancel"])
-            #expect(again.status == 2 && again.stderr.contains("AADB2C90091"), "the browser session is gone too, so the form was shown: \(again.stderr)")
+            #expect(
+                again.status == 2 && again.stderr.contains("AADB2C90091"),
+                "the browser session is gone too, so the form was shown: \(again.stderr)")
         }
     }
 }

@@ -93,16 +93,19 @@ let webAppID = EmulatorSeed.defaultWebAppID, webAppSecret = EmulatorSeed.default
             _ = try await w.b2c(["accounts"])  // the store exists; what follows must not change it
             let before = try w.storeSnapshot()
             let wrong = try await w.b2c(["token", "--app"], extra: ["B2C_CLIENT_SECRET": "not-the-secret"])
-            #expect(wrong.status == 3 && wrong.stderr.contains("AADB2C90081") && wrong.stderr.contains("B2C_CLIENT_SECRET"), "\(wrong.stderr)")
+            #expect(
+                wrong.status == 3 && wrong.stderr.contains("AADB2C90081") && wrong.stderr.contains("B2C_CLIENT_SECRET"), "\(wrong.stderr)")
             #expect(!wrong.stderr.contains("not-the-secret"))
-            let scope = try await w.b2c(["token", "--app", "--scope", "https://contoso.onmicrosoft.com/helloapi/demo.read"],
-                                        extra: ["B2C_CLIENT_SECRET": daemonSecret])
+            let scope = try await w.b2c(
+                ["token", "--app", "--scope", "https://contoso.onmicrosoft.com/helloapi/demo.read"],
+                extra: ["B2C_CLIENT_SECRET": daemonSecret])
             #expect(scope.status == 64 && scope.stderr.contains("/.default"), "\(scope.stderr)")
             #expect(try w.storeSnapshot() == before)
             // The web app holds no app role of the API.
             try Self.configure(w, client: webAppID, scopes: ["https://contoso.onmicrosoft.com/helloapi/demo.read"])
             let role = try await w.b2c(["token", "--app"], extra: ["B2C_CLIENT_SECRET": webAppSecret])
-            #expect(role.status == 3 && role.stderr.contains("AADB2C90205") && role.stderr.contains("Grant admin consent"), "\(role.stderr)")
+            #expect(
+                role.status == 3 && role.stderr.contains("AADB2C90205") && role.stderr.contains("Grant admin consent"), "\(role.stderr)")
             // A public client cannot use client credentials.
             try Self.configure(w, client: EmulatorSeed.defaultClientID)
             let publicClient = try await w.b2c(["token", "--app"], extra: ["B2C_CLIENT_SECRET": "x"])
@@ -117,8 +120,12 @@ let webAppID = EmulatorSeed.defaultWebAppID, webAppSecret = EmulatorSeed.default
         try await World.with { w in
             try Self.configure(w, client: webAppID, scopes: ["https://contoso.onmicrosoft.com/helloapi/demo.read"])
             let plain = try await w.b2c(["signin"], as: alice)
-            #expect(plain.status == 3 && plain.stderr.contains("AADB2C90079") && plain.stderr.contains("\"confidential\": true"), "\(plain.stderr)")
-            try w.editConfig { $0["confidential"] = true; $0["clientAuthMethod"] = "client_secret_basic" }
+            #expect(
+                plain.status == 3 && plain.stderr.contains("AADB2C90079") && plain.stderr.contains("\"confidential\": true"),
+                "\(plain.stderr)")
+            try w.editConfig {
+                $0["confidential"] = true; $0["clientAuthMethod"] = "client_secret_basic"
+            }
             let secret = ["B2C_CLIENT_SECRET": webAppSecret]
             let signin = try await w.b2c(["signin", "--prompt", "login"], as: alice, extra: secret)
             #expect(signin.status == 0, "\(signin.stderr)")

@@ -26,7 +26,9 @@ import Testing
             let susiOnly = try await w.b2c(["accounts", "--policy", "B2C_1_susi", "--output", "json"])
             #expect(susiOnly.json["people"]?.arrayValue?.count == 2)
             let table = try await w.b2c(["accounts", "--output", "table"])
-            #expect(["Alice Example ", "<alice@contoso.com>", "Bob Example ", "<bob@contoso.com>"].allSatisfy(table.stdout.contains), "\(table.stdout)")
+            #expect(
+                ["Alice Example ", "<alice@contoso.com>", "Bob Example ", "<bob@contoso.com>"].allSatisfy(table.stdout.contains),
+                "\(table.stdout)")
             #expect(table.stdout.split(separator: "\n").allSatisfy { $0.count <= 80 }, "the table fits 80 columns:\n\(table.stdout)")
 
             // Two accounts under B2C_1_susi: the current one (Bob signed in last) unless --account says otherwise.
@@ -34,7 +36,8 @@ import Testing
             #expect(current.json["accountId"]?.stringValue == "\(bob.oid)-b2c_1_susi.\(tenantID)")
             #expect(current.json["fromCache"] == true)
             let aliceToken = try await w.b2c(["token", "--account", alice.email, "--format", "json"])
-            #expect(aliceToken.json["fromCache"] == true && aliceToken.json["accountId"]?.stringValue == "\(alice.oid)-b2c_1_susi.\(tenantID)")
+            #expect(
+                aliceToken.json["fromCache"] == true && aliceToken.json["accountId"]?.stringValue == "\(alice.oid)-b2c_1_susi.\(tenantID)")
             let before = try await w.tokenLog().count
 
             // After the clock moves past the access token's lifetime, `token` refreshes with that policy's refresh token.
@@ -57,7 +60,9 @@ import Testing
             _ = try await w.admin("POST", "/users/\(alice.email)/revoke")
             let revoked = try await w.b2c(["token", "--account", alice.email, "--force-refresh"])
             #expect(revoked.status == 4, "\(revoked.stderr)")
-            #expect(revoked.stderr.contains("AADB2C90129") && revoked.stderr.contains("Run: b2c signin --policy B2C_1_susi --login-hint alice@contoso.com"))
+            #expect(
+                revoked.stderr.contains("AADB2C90129")
+                    && revoked.stderr.contains("Run: b2c signin --policy B2C_1_susi --login-hint alice@contoso.com"))
             #expect(revoked.stdout.isEmpty)
             // The store is untouched by the failure.
             #expect(try await w.b2c(["accounts", "--output", "json"]).json["people"]?.arrayValue?.count == 2)
@@ -87,12 +92,14 @@ import Testing
 
     @Test func forgotPasswordRunsTheResetPolicyAndResumesTheSignIn() async throws {
         try await World.with { w in
-            let r = try await w.b2c(["signin"], as: bob, extra: ["B2C_AGENT_ACTION": "forgot", "B2C_AGENT_NEW_PASSWORD": "Bob-reset-2026!"])
+            let r = try await w.b2c(
+                ["signin"], as: bob, extra: ["B2C_AGENT_ACTION": "forgot", "B2C_AGENT_NEW_PASSWORD": "Bob-reset-2026!"])
             #expect(r.status == 0, "\(r.stderr)")
             #expect(r.stderr.contains("Password reset requested: running B2C_1_reset"))
             #expect(r.stdout.contains("Signed in as bob@contoso.com under B2C_1_susi"))
             let accounts = try await w.b2c(["accounts", "--output", "json"])
-            let policies = accounts.json["people"]?.arrayValue?.first?["accounts"]?.arrayValue?.compactMap { $0["policy"]?.stringValue }.sorted()
+            let policies = accounts.json["people"]?.arrayValue?.first?["accounts"]?.arrayValue?.compactMap { $0["policy"]?.stringValue }
+                .sorted()
             #expect(policies == ["B2C_1_reset", "B2C_1_susi"])
             #expect(try await w.b2c(["token"]).status == 0)
         }

@@ -7,9 +7,14 @@ import Testing
 func storeSnapshot(_ w: World) async throws -> String {
     let db = w.home.appendingPathComponent("store.sqlite").path
     guard FileManager.default.fileExists(atPath: db) else { return "(no store)" }
-    let r = try await run(URL(fileURLWithPath: "/usr/bin/sqlite3"),
-                          [db, "SELECT account_id, id_token FROM accounts ORDER BY 1; SELECT * FROM refresh_tokens ORDER BY 1; SELECT account_id, target, secret FROM access_tokens ORDER BY 1, 2; SELECT * FROM current_accounts ORDER BY 1;"],
-                          environment: ProcessInfo.processInfo.environment)
+    let r = try await run(
+        URL(fileURLWithPath: "/usr/bin/sqlite3"),
+        [
+            db,
+            "SELECT account_id, id_token FROM accounts ORDER BY 1; SELECT * FROM refresh_tokens ORDER BY 1; SELECT account_id, target,"
+                + " secret FROM access_tokens ORDER BY 1, 2; SELECT * FROM current_accounts ORDER BY 1;",
+        ],
+        environment: ProcessInfo.processInfo.environment)
     #expect(r.status == 0, "\(r.stderr)")
     return r.stdout
 }
@@ -49,7 +54,9 @@ func storeSnapshot(_ w: World) async throws -> String {
             #expect(!FileManager.default.fileExists(atPath: w.home.path), "a bad configuration never creates or touches the store")
             let policies = try await w.b2c(["policies", "--output", "json"])
             #expect(policies.status == 0 && policies.json["policies"]?.arrayValue?.count == 6)
-            #expect(policies.json["policies"]?.arrayValue?.first?["authority"]?.stringValue == "\(w.server.baseURL)/contoso.onmicrosoft.com/B2C_1_susi")
+            #expect(
+                policies.json["policies"]?.arrayValue?.first?["authority"]?.stringValue
+                    == "\(w.server.baseURL)/contoso.onmicrosoft.com/B2C_1_susi")
         }
     }
 
@@ -81,7 +88,9 @@ func storeSnapshot(_ w: World) async throws -> String {
             // A refresh that fails on the network while the cached token is still valid serves the cached token.
             _ = try await w.admin("POST", "/faults", ["endpoint": "token", "kind": "status503"])
             let served = try await w.b2c(["token", "--min-valid", "4000", "--format", "json"])
-            #expect(served.status == 0 && served.json["fromCache"] == true && served.stderr.contains("serving the cached token"), "\(served.stderr)")
+            #expect(
+                served.status == 0 && served.json["fromCache"] == true && served.stderr.contains("serving the cached token"),
+                "\(served.stderr)")
             // Discovery faults on a fresh store (nothing cached) are network errors.
             let fresh = w.dir.appendingPathComponent("fresh-home").path
             _ = try await w.admin("POST", "/faults", ["endpoint": "discovery", "kind": "status500"])
@@ -102,9 +111,12 @@ func storeSnapshot(_ w: World) async throws -> String {
         #expect(hit.status == 0 && hit.stdout == cached.stdout, "a cache hit needs no network")
         try FileManager.default.createDirectory(at: w.dir, withIntermediateDirectories: true)
         let stale = try await w.b2c(["token", "--min-valid", "4000", "--http-timeout", "2"])
-        #expect(stale.status == 0 && stale.stdout == cached.stdout && stale.stderr.contains("nothing listens on 127.0.0.1"), "\(stale.stderr)")
+        #expect(
+            stale.status == 0 && stale.stdout == cached.stdout && stale.stderr.contains("nothing listens on 127.0.0.1"), "\(stale.stderr)")
         let forced = try await w.b2c(["token", "--force-refresh", "--http-timeout", "2"])
-        #expect(forced.status == 5 && forced.stderr.contains("nothing listens on 127.0.0.1") && forced.stderr.contains("is the emulator running?"), "\(forced.stderr)")
+        #expect(
+            forced.status == 5 && forced.stderr.contains("nothing listens on 127.0.0.1")
+                && forced.stderr.contains("is the emulator running?"), "\(forced.stderr)")
     }
 
     @Test func cancelAndTimeoutAndStoreProblems() async throws {
@@ -114,9 +126,11 @@ func storeSnapshot(_ w: World) async throws -> String {
             let timeout = try await w.b2c(["signin", "--no-browser", "--timeout", "1"])
             #expect(timeout.status == 1 && timeout.stderr.contains("no answer from the browser within 1 s"))
             #expect(timeout.stderr.contains("oauth2/v2.0/authorize?"), "the URL is always printed")
-            let interrupted = try await runAndSignal(b2cBinary, ["signin", "--no-browser"], environment: w.environment(as: nil),
-                                                     marker: "Ctrl-C cancels", signal: SIGINT)
-            #expect(interrupted.status == 2 && interrupted.stderr.contains("cancelled (Ctrl-C); nothing was stored"), "\(interrupted.stderr)")
+            let interrupted = try await runAndSignal(
+                b2cBinary, ["signin", "--no-browser"], environment: w.environment(as: nil),
+                marker: "Ctrl-C cancels", signal: SIGINT)
+            #expect(
+                interrupted.status == 2 && interrupted.stderr.contains("cancelled (Ctrl-C); nothing was stored"), "\(interrupted.stderr)")
             let afterInterrupt = try await storeSnapshot(w)
             #expect(afterInterrupt == "(no store)" || afterInterrupt.isEmpty, "\(afterInterrupt)")
             let wrongThenRight = try await w.b2c(["signin"], as: alice, extra: ["B2C_AGENT_ACTION": "wrong-then-right"])
@@ -135,8 +149,10 @@ func storeSnapshot(_ w: World) async throws -> String {
             let foreignHome = w.dir.appendingPathComponent("foreign")
             try FileManager.default.createDirectory(at: foreignHome, withIntermediateDirectories: true)
             let foreignDB = foreignHome.appendingPathComponent("store.sqlite").path
-            _ = try await run(URL(fileURLWithPath: "/usr/bin/sqlite3"), [foreignDB, "CREATE TABLE recipes(name TEXT); INSERT INTO recipes VALUES ('soup');"],
-                              environment: ProcessInfo.processInfo.environment)
+            _ = try await run(
+                URL(fileURLWithPath: "/usr/bin/sqlite3"),
+                [foreignDB, "CREATE TABLE recipes(name TEXT); INSERT INTO recipes VALUES ('soup');"],
+                environment: ProcessInfo.processInfo.environment)
             let before = try Data(contentsOf: URL(fileURLWithPath: foreignDB))
             let foreign = try await w.b2c(["accounts"], extra: ["B2C_HOME": foreignHome.path])
             #expect(foreign.status == 1 && foreign.stderr.contains("another application"), "\(foreign.stderr)")
@@ -164,15 +180,21 @@ func storeSnapshot(_ w: World) async throws -> String {
             #expect(nobody.status == 4 && nobody.stderr.contains("b2c signin --policy B2C_1_susi --login-hint carol@contoso.com"))
             // Another process signs Alice out: the next command says so once, then falls back to the only account.
             let out = try await w.b2c(["signout", "--account", alice.email])
-            #expect(out.status == 0 && out.stdout.contains("Signed out alice@contoso.com from B2C_1_susi (\(alice.oid)-b2c_1_susi") && out.stderr.contains("stay valid until they expire"))
+            #expect(
+                out.status == 0 && out.stdout.contains("Signed out alice@contoso.com from B2C_1_susi (\(alice.oid)-b2c_1_susi")
+                    && out.stderr.contains("stay valid until they expire"))
             let next = try await w.b2c(["token", "--format", "json"])
-            #expect(next.status == 0 && next.stderr.contains("has been signed out") && next.json["accountId"]?.stringValue?.hasPrefix(bob.oid) == true)
+            #expect(
+                next.status == 0 && next.stderr.contains("has been signed out")
+                    && next.json["accountId"]?.stringValue?.hasPrefix(bob.oid) == true)
             let quiet = try await w.b2c(["token"])
             #expect(!quiet.stderr.contains("has been signed out"))
             // Two people, none current → ambiguous, listing the candidates.
             #expect(try await w.b2c(["signin", "--prompt", "login"], as: alice, jar: "a").status == 0)
-            _ = try await run(URL(fileURLWithPath: "/usr/bin/sqlite3"), [w.home.appendingPathComponent("store.sqlite").path, "DELETE FROM current_accounts"],
-                              environment: ProcessInfo.processInfo.environment)
+            _ = try await run(
+                URL(fileURLWithPath: "/usr/bin/sqlite3"),
+                [w.home.appendingPathComponent("store.sqlite").path, "DELETE FROM current_accounts"],
+                environment: ProcessInfo.processInfo.environment)
             let ambiguous = try await w.b2c(["token"])
             #expect(ambiguous.status == 64 && ambiguous.stderr.contains(alice.email) && ambiguous.stderr.contains(bob.email))
             let unknown = try await w.b2c(["signout", "--account", "nobody@contoso.com"])

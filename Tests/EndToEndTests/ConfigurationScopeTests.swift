@@ -13,7 +13,12 @@ import Testing
             "authorityHost": "https://fabrikam.b2clogin.com", "knownAuthorities": ["fabrikam.b2clogin.com"],
             "clientId": "99999999-9999-4999-8999-999999999999",
             "policies": [["name": "B2C_1_susi", "role": "signUpSignIn"]],
-            "apis": [["name": "hello", "baseUrl": .string("http://127.0.0.1:\(apiPort)/api"), "scopes": ["https://fabrikam.onmicrosoft.com/api/read"]]],
+            "apis": [
+                [
+                    "name": "hello", "baseUrl": .string("http://127.0.0.1:\(apiPort)/api"),
+                    "scopes": ["https://fabrikam.onmicrosoft.com/api/read"],
+                ]
+            ],
         ]
         try Data(config.serialized(pretty: true).utf8).write(to: URL(fileURLWithPath: path))
         return path
@@ -26,7 +31,7 @@ import Testing
 
     @Test func anotherTenantAndClientNeverGetsTheTokenAndTwoHostsKeepTheirOwnAccounts() async throws {
         try await World.with { w1 in
-            try await World.with { w2 in   // the same tenant (same GUID, same app) on another host
+            try await World.with { w2 in  // the same tenant (same GUID, same app) on another host
                 let api = try await HostileAPI.start()
                 defer { api.stop() }
                 let shared = ["B2C_HOME": w1.home.path, "B2C_STORE_KEY": w1.storeKey]
@@ -69,7 +74,7 @@ import Testing
 
     @Test func withoutAConfigurationTheWholeStoreIsListedByScopeAndCanBeWiped() async throws {
         try await World.with { w1 in
-            try await World.with { w2 in   // the same tenant (same GUID, same app) on another host
+            try await World.with { w2 in  // the same tenant (same GUID, same app) on another host
                 let shared = ["B2C_HOME": w1.home.path, "B2C_STORE_KEY": w1.storeKey]
                 #expect(try await w1.b2c(["signin"], as: alice, jar: "a1").status == 0)
                 #expect(try await w2.b2c(["signin"], as: bob, jar: "b2", extra: shared).status == 0)
@@ -82,15 +87,21 @@ import Testing
                 #expect(scopes.count == 2, "\(listed.stdout)")
                 #expect(Set(scopes.compactMap { $0["people"]?.arrayValue?.first?["email"]?.stringValue }) == [alice.email, bob.email])
                 let table = try await w1.b2c(["accounts", "-o", "table"], extra: none, directory: empty)
-                #expect(table.stdout.contains("127.0.0.1:\(w1.server.port) · client") && table.stdout.contains("127.0.0.1:\(w2.server.port) · client"),
-                        "\(table.stdout)")
+                #expect(
+                    table.stdout.contains("127.0.0.1:\(w1.server.port) · client")
+                        && table.stdout.contains("127.0.0.1:\(w2.server.port) · client"),
+                    "\(table.stdout)")
                 let device = try await w1.b2c(["device", "-o", "json"], extra: none, directory: empty)
-                #expect(device.status == 0 && device.json["accounts"] == 2 && device.json["config"] == .null, "\(device.stdout) \(device.stderr)")
+                #expect(
+                    device.status == 0 && device.json["accounts"] == 2 && device.json["config"] == .null,
+                    "\(device.stdout) \(device.stderr)")
                 // Without a configuration only --all can run.
                 let named = try await w1.b2c(["signout", "--account", alice.email], extra: none, directory: empty)
                 #expect(named.status == 3 && named.stderr.contains("only `b2c signout --all`"), "\(named.stderr)")
                 let wiped = try await w1.b2c(["signout", "--all"], extra: none, directory: empty)
-                #expect(wiped.status == 0 && wiped.stdout.contains(alice.email) && wiped.stdout.contains(bob.email), "\(wiped.stdout) \(wiped.stderr)")
+                #expect(
+                    wiped.status == 0 && wiped.stdout.contains(alice.email) && wiped.stdout.contains(bob.email),
+                    "\(wiped.stdout) \(wiped.stderr)")
                 #expect(try await w1.b2c(["accounts", "-o", "json"], extra: none, directory: empty).json["scopes"] == .array([]))
                 // A broken configuration is still an error (exit 3), not the whole store.
                 try Data("{".utf8).write(to: empty.appendingPathComponent("policies.json"))
@@ -109,34 +120,43 @@ import Testing
             let store = w.home.appendingPathComponent("store.sqlite").path
             let old = w.home.appendingPathComponent("v1.sqlite").path
             // A v1 store with the same rows, plus an account whose id token was issued by another host (another configuration's).
-            let foreignToken = "eyJhbGciOiJSUzI1NiJ9." + Base64URL.encode(JSONValue.object([
-                "iss": "https://other.b2clogin.com/8f2c6d4e-1a3b-4c5d-9e7f-0a1b2c3d4e5f/v2.0/", "aud": "3f6b8c9d-2e1a-4b7c-8d9e-0f1a2b3c4d5e",
-            ]).serialized()) + ".c2ln"
+            let foreignToken =
+                "eyJhbGciOiJSUzI1NiJ9."
+                + Base64URL.encode(
+                    JSONValue.object([
+                        "iss": "https://other.b2clogin.com/8f2c6d4e-1a3b-4c5d-9e7f-0a1b2c3d4e5f/v2.0/",
+                        "aud": "3f6b8c9d-2e1a-4b7c-8d9e-0f1a2b3c4d5e",
+                    ]).serialized()) + ".c2ln"
             let script = """
                 PRAGMA application_id = \(0x6232_6321);
                 CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
                 INSERT INTO grdb_migrations VALUES ('v1');
-                CREATE TABLE identities(tenant_id TEXT NOT NULL, oid TEXT NOT NULL, name TEXT, given_name TEXT, family_name TEXT, email TEXT,
+                CREATE TABLE identities(tenant_id TEXT NOT NULL, oid TEXT NOT NULL, name TEXT, given_name TEXT, family_name TEXT,
+                    email TEXT,
                     updated_at INTEGER NOT NULL, PRIMARY KEY (tenant_id, oid));
                 CREATE TABLE accounts(account_id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, oid TEXT NOT NULL, policy TEXT NOT NULL,
-                    authority TEXT NOT NULL, client_id TEXT NOT NULL, id_token TEXT NOT NULL, claims TEXT NOT NULL, created_at INTEGER NOT NULL,
+                    authority TEXT NOT NULL, client_id TEXT NOT NULL, id_token TEXT NOT NULL, claims TEXT NOT NULL,
+                        created_at INTEGER NOT NULL,
                     updated_at INTEGER NOT NULL, FOREIGN KEY (tenant_id, oid) REFERENCES identities(tenant_id, oid));
                 CREATE INDEX accounts_policy ON accounts(policy COLLATE NOCASE);
                 CREATE INDEX accounts_person ON accounts(tenant_id, oid);
                 CREATE TABLE access_tokens(account_id TEXT NOT NULL REFERENCES accounts(account_id) ON DELETE CASCADE, target TEXT NOT NULL,
                     secret TEXT NOT NULL, expires_on INTEGER NOT NULL, cached_at INTEGER NOT NULL, PRIMARY KEY (account_id, target));
-                CREATE TABLE refresh_tokens(account_id TEXT PRIMARY KEY REFERENCES accounts(account_id) ON DELETE CASCADE, secret TEXT NOT NULL,
+                CREATE TABLE refresh_tokens(account_id TEXT PRIMARY KEY REFERENCES accounts(account_id) ON DELETE CASCADE, secret TEXT
+                    NOT NULL,
                     updated_at INTEGER NOT NULL);
                 CREATE TABLE current_accounts(policy TEXT PRIMARY KEY COLLATE NOCASE, account_id TEXT NOT NULL);
                 CREATE TABLE metadata(url TEXT PRIMARY KEY, body BLOB NOT NULL, fetched_at INTEGER NOT NULL);
                 ATTACH '\(store)' AS new;
                 INSERT INTO identities SELECT * FROM new.identities;
-                INSERT INTO accounts SELECT account_id, tenant_id, oid, policy, authority, client_id, id_token, claims, created_at, updated_at FROM new.accounts;
+                INSERT INTO accounts SELECT account_id, tenant_id, oid, policy, authority, client_id, id_token, claims, created_at,
+                    updated_at FROM new.accounts;
                 INSERT INTO access_tokens SELECT account_id, target, secret, expires_on, cached_at FROM new.access_tokens;
                 INSERT INTO refresh_tokens SELECT account_id, secret, updated_at FROM new.refresh_tokens;
                 INSERT INTO current_accounts SELECT policy, account_id FROM new.current_accounts;
                 INSERT INTO accounts SELECT 'ffffffff-0000-4000-8000-000000000001-b2c_1_susi.' || tenant_id, tenant_id, oid, policy,
-                    'https://other.b2clogin.com/contoso.onmicrosoft.com/B2C_1_susi', client_id, '\(foreignToken)', claims, created_at, updated_at
+                    'https://other.b2clogin.com/contoso.onmicrosoft.com/B2C_1_susi', client_id, '\(foreignToken)', claims, created_at,
+                        updated_at
                     FROM new.accounts;
                 """
             let made = try runBlocking(URL(fileURLWithPath: "/usr/bin/sqlite3"), [old, script], environment: [:])
@@ -150,7 +170,8 @@ import Testing
             #expect(people.count == 1 && people[0]["accounts"]?.arrayValue?.count == 1, "only this configuration's account: \(people)")
             let (none, empty) = try w.withoutConfiguration()
             let all = try await w.b2c(["accounts", "-o", "json"], extra: none, directory: empty).json["scopes"]?.arrayValue ?? []
-            #expect(Set(all.compactMap { $0["environment"]?.stringValue }) == ["127.0.0.1:\(w.server.port)", "other.b2clogin.com"], "\(all)")
+            #expect(
+                Set(all.compactMap { $0["environment"]?.stringValue }) == ["127.0.0.1:\(w.server.port)", "other.b2clogin.com"], "\(all)")
         }
     }
 }

@@ -19,10 +19,12 @@ import Testing
         #expect(first.hasPrefix("swift run b2c-emulator demo "), "the README's first command is '\(first)'")
         let r = try await run(emulatorBinary, ["demo", "--keep", keep.path], environment: env)
         #expect(r.status == 0, "\(r.stderr)")
-        for line in ["a scripted user agent fills the pages", "alice@contoso.com signs in to B2C_1_susi", "bob@contoso.com signs in to B2C_1_susi",
-                     "signs in to a second policy, B2C_1_signin", "display name: Alice Example → Alice Demo",
-                     "as bob@contoso.com → HTTP 200 {\"name\":\"Bob Example\"}", "HTTP 200 {\"name\":\"Alice Demo\"}",
-                     "the browser session is ended", "as the app 7c2f1d3b", "Done: 10 steps"] {
+        for line in [
+            "a scripted user agent fills the pages", "alice@contoso.com signs in to B2C_1_susi", "bob@contoso.com signs in to B2C_1_susi",
+            "signs in to a second policy, B2C_1_signin", "display name: Alice Example → Alice Demo",
+            "as bob@contoso.com → HTTP 200 {\"name\":\"Bob Example\"}", "HTTP 200 {\"name\":\"Alice Demo\"}",
+            "the browser session is ended", "as the app 7c2f1d3b", "Done: 10 steps",
+        ] {
             #expect(r.stdout.contains(line), "missing '\(line)' in:\n\(r.stdout)")
         }
         // The kept store is a normal store: the CLI reads it; Bob is gone, Alice holds three policies.
@@ -31,7 +33,10 @@ import Testing
         let accounts = try await run(b2cBinary, ["accounts", "--output", "json"], environment: env)
         let people = try #require(accounts.json["people"]?.arrayValue)
         #expect(people.count == 1 && people[0]["name"] == "Alice Demo")
-        #expect(people[0]["accounts"]?.arrayValue?.compactMap { $0["policy"]?.stringValue }.sorted() == ["B2C_1_edit_profile", "B2C_1_signin", "B2C_1_susi"])
+        #expect(
+            people[0]["accounts"]?.arrayValue?.compactMap { $0["policy"]?.stringValue }.sorted() == [
+                "B2C_1_edit_profile", "B2C_1_signin", "B2C_1_susi",
+            ])
         #expect(!r.stdout.contains("eyJ"), "no token is printed")
 
         // Without --keep nothing is left behind.
@@ -48,10 +53,13 @@ import Testing
         var env = ProcessInfo.processInfo.environment
         for k in env.keys where k.hasPrefix("B2C_") { env[k] = nil }
         env["B2C_BIN"] = b2cBinary.path
-        let r = try await run(URL(fileURLWithPath: "/bin/bash"), [packageRoot.appendingPathComponent("Tests/browser/run-chromium.sh").path],
-                              environment: env)
+        let r = try await run(
+            URL(fileURLWithPath: "/bin/bash"), [packageRoot.appendingPathComponent("Tests/browser/run-chromium.sh").path],
+            environment: env)
         // 77: Chromium is not installed. That fails too, with what to install (.ci/run installs it).
-        #expect(r.status != 77, "install chromium chromium-driver libnss3-tools (as .ci/run does) to run the real-browser test: \(r.stdout)\(r.stderr)")
+        #expect(
+            r.status != 77,
+            "install chromium chromium-driver libnss3-tools (as .ci/run does) to run the real-browser test: \(r.stdout)\(r.stderr)")
         #expect(r.status == 0, "\(r.stdout)\n\(r.stderr)")
         #expect(r.stdout.contains("ok - (b) bob: forgot password"), "\(r.stdout)")
         #expect(r.stdout.contains("ok - (c) alice edits her profile"), "\(r.stdout)")
@@ -61,8 +69,9 @@ import Testing
     /// A single-page app in headless Chromium: PKCE in the page, fetch() to the token endpoint; the browser's CORS check
     /// blocks an unregistered origin and lets the app's `spa` origin through (Tests/browser/spa_cors.py).
     @Test func realChromiumRedeemsASinglePageAppsCodeFromItsRegisteredOriginOnly() async throws {
-        let r = try await run(URL(fileURLWithPath: "/bin/bash"), [packageRoot.appendingPathComponent("Tests/browser/run-spa.sh").path, b2cBinary.path],
-                              environment: ProcessInfo.processInfo.environment)
+        let r = try await run(
+            URL(fileURLWithPath: "/bin/bash"), [packageRoot.appendingPathComponent("Tests/browser/run-spa.sh").path, b2cBinary.path],
+            environment: ProcessInfo.processInfo.environment)
         #expect(r.status != 77, "install chromium chromium-driver (as .ci/run does) to run the real-browser test: \(r.stdout)")
         #expect(r.status == 0, "\(r.stdout)\n\(r.stderr.suffix(3000))")
         let result = try JSONValue.parse(Data((r.stdout.split(separator: "\n").last.map(String.init) ?? "{}").utf8))

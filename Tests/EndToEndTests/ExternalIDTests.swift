@@ -27,7 +27,8 @@ import Testing
             #expect(call.status == 0 && call.json["name"] == "Alice Example", "\(call.stderr)")
 
             // Native authentication in the same tenant is the same account, not a second one.
-            let native = try await w.b2c(["signin", "--native", "--username", alice.email, "--password-stdin"], stdin: alice.password + "\n")
+            let native = try await w.b2c(
+                ["signin", "--native", "--username", alice.email, "--password-stdin"], stdin: alice.password + "\n")
             #expect(native.status == 0, "\(native.stderr)")
             let people = try await w.b2c(["accounts", "-o", "json"]).json["people"]?.arrayValue ?? []
             #expect(people.count == 1 && people[0]["accounts"]?.arrayValue?.count == 1, "\(people)")

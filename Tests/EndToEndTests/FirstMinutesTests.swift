@@ -18,11 +18,14 @@ import Testing
 
     @Test func emulatorServeThatCannotListenSaysWhyAndExitsFive() async throws {
         try await World.with { w in
-            let busy = try await run(b2cBinary, ["emulator", "serve", "--port", String(w.server.port)], environment: w.environment(as: nil))
-            #expect(busy.status == 5 && busy.stderr.contains("127.0.0.1:\(w.server.port)") && busy.stderr.contains("in use"), "\(busy.stderr)")
+            let busy = try await run(
+                b2cBinary, ["emulator", "serve", "--port", String(w.server.port)], environment: w.environment(as: nil))
+            #expect(
+                busy.status == 5 && busy.stderr.contains("127.0.0.1:\(w.server.port)") && busy.stderr.contains("in use"), "\(busy.stderr)")
             let bad = try await run(b2cBinary, ["emulator", "serve", "--host", "256.1.1.1"], environment: w.environment(as: nil))
             #expect(bad.status == 5 && bad.stderr.contains("256.1.1.1") && bad.stderr.contains("unknown"), "\(bad.stderr)")
-            let unknown = try await run(b2cBinary, ["emulator", "serve", "--host", "no-such-host.invalid"], environment: w.environment(as: nil))
+            let unknown = try await run(
+                b2cBinary, ["emulator", "serve", "--host", "no-such-host.invalid"], environment: w.environment(as: nil))
             #expect(unknown.status == 5 && unknown.stderr.contains("no-such-host.invalid"), "\(unknown.stderr)")
         }
     }
@@ -31,8 +34,9 @@ import Testing
         try await World.with { w in
             for sig in [SIGINT, SIGTERM] {
                 let out = w.dir.appendingPathComponent("wild-\(sig).json")
-                let p = try LiveProcess(b2cBinary, ["emulator", "serve", "--tls", "--host", "0.0.0.0", "--config-out", out.path],
-                                        environment: w.environment(as: nil))
+                let p = try LiveProcess(
+                    b2cBinary, ["emulator", "serve", "--tls", "--host", "0.0.0.0", "--config-out", out.path],
+                    environment: w.environment(as: nil))
                 try await p.waitForOutput("; CA ")
                 let ca = try #require(p.stdout.components(separatedBy: "; CA ").last?.trimmingCharacters(in: .whitespacesAndNewlines))
                 #expect(FileManager.default.fileExists(atPath: ca))
@@ -43,8 +47,9 @@ import Testing
                 p.signal(sig)
                 let r = await p.finish()
                 #expect(r.status == 0, "signal \(sig): \(r.stderr)")
-                #expect(!FileManager.default.fileExists(atPath: URL(fileURLWithPath: ca).deletingLastPathComponent().path),
-                        "the temporary CA (and its key) are removed on stop")
+                #expect(
+                    !FileManager.default.fileExists(atPath: URL(fileURLWithPath: ca).deletingLastPathComponent().path),
+                    "the temporary CA (and its key) are removed on stop")
             }
         }
     }
@@ -89,8 +94,9 @@ import Testing
             let refreshed = try await w.b2c(["token", "--force-refresh"])
             #expect(refreshed.status == 0, "a sign-in after the revoke is not revoked: \(refreshed.stderr)")
             // The forgot-password detour: reset, then the resumed sign-in; its first refresh works at once.
-            let detour = try await w.b2c(["signin", "--prompt", "login"], as: alice, jar: "a",
-                                         extra: ["B2C_AGENT_ACTION": "forgot", "B2C_AGENT_NEW_PASSWORD": "Alice-new-2026!"])
+            let detour = try await w.b2c(
+                ["signin", "--prompt", "login"], as: alice, jar: "a",
+                extra: ["B2C_AGENT_ACTION": "forgot", "B2C_AGENT_NEW_PASSWORD": "Alice-new-2026!"])
             #expect(detour.status == 0, "\(detour.stderr)")
             let after = try await w.b2c(["token", "--force-refresh"])
             #expect(after.status == 0, "\(after.stderr)")
@@ -102,7 +108,9 @@ import Testing
     @Test func anAnswerWithAnotherStateIsRefusedOnThePageAndTheSignInGoesOn() async throws {
         try await World.with { w in
             let page = w.dir.appendingPathComponent("stale-page.txt").path
-            let browser = try Self.script(w, "old-tab-then-agent", """
+            let browser = try Self.script(
+                w, "old-tab-then-agent",
+                """
                 python3 - "$1" > '\(page)' <<'EOF'
                 import sys, urllib.parse, urllib.request, urllib.error
                 redirect = urllib.parse.parse_qs(urllib.parse.urlparse(sys.argv[1]).query)["redirect_uri"][0]
@@ -127,7 +135,8 @@ import Testing
             #expect(try await w.b2c(["signin"], as: alice, jar: "alice").status == 0)
             #expect(try await w.b2c(["signin", "--prompt", "login"], as: bob, jar: "bob").status == 0)
             let before = try w.storeSnapshot()
-            let r = try await w.b2c(["edit-profile", "--account", alice.email], as: bob, jar: "bob", extra: ["B2C_AGENT_DISPLAY_NAME": "Mallory"])
+            let r = try await w.b2c(
+                ["edit-profile", "--account", alice.email], as: bob, jar: "bob", extra: ["B2C_AGENT_DISPLAY_NAME": "Mallory"])
             #expect(r.status == 1, "\(r.stdout) \(r.stderr)")
             #expect(r.stderr.contains("alice@contoso.com was named, but bob@contoso.com signed in to B2C_1_edit_profile"), "\(r.stderr)")
             #expect(try w.storeSnapshot() == before)
@@ -148,15 +157,19 @@ import Testing
             }
             try configured("http://127.0.0.1:1", known: "127.0.0.1:1")
             let refused = try await w.b2c(["signin", "--no-browser"])
-            #expect(refused.status == 5 && refused.stderr.contains("nothing listens on 127.0.0.1:1 (connection refused) — is the emulator running?"),
-                    "\(refused.stderr)")
+            #expect(
+                refused.status == 5
+                    && refused.stderr.contains("nothing listens on 127.0.0.1:1 (connection refused) — is the emulator running?"),
+                "\(refused.stderr)")
             try configured("https://no-such-host.invalid", known: "no-such-host.invalid")
             let unknown = try await w.b2c(["signin", "--no-browser"])
             #expect(unknown.status == 5 && unknown.stderr.contains("unknown host 'no-such-host.invalid'"), "\(unknown.stderr)")
             try configured(w.server.baseURL, known: "127.0.0.1:\(w.server.port)", caFile: false)
             let untrusted = try await w.b2c(["signin", "--no-browser"])
-            #expect(untrusted.status == 5 && untrusted.stderr.contains("signed by an unknown authority") && untrusted.stderr.contains("SSL_CERT_FILE"),
-                    "\(untrusted.stderr)")
+            #expect(
+                untrusted.status == 5 && untrusted.stderr.contains("signed by an unknown authority")
+                    && untrusted.stderr.contains("SSL_CERT_FILE"),
+                "\(untrusted.stderr)")
             for internals in ["CERTIFICATE_VERIFY_FAILED", ".cc:", "errno", "NIO"] {
                 #expect(![refused, unknown, untrusted].contains { $0.stderr.contains(internals) }, "library text '\(internals)' leaked")
             }
@@ -169,8 +182,9 @@ import Testing
     @Test func proxiesFromTheEnvironmentCarryTheRequestsAndNoProxyBypassesThem() async throws {
         try await World.with(hostNames: ["b2c.test"]) { w in
             let log = w.dir.appendingPathComponent("proxy.log").path
-            let proxy = try LiveProcess(URL(fileURLWithPath: "/usr/bin/python3"), [packageRoot.appendingPathComponent("Tests/support/connect_proxy.py").path, log],
-                                        environment: [:])
+            let proxy = try LiveProcess(
+                URL(fileURLWithPath: "/usr/bin/python3"), [packageRoot.appendingPathComponent("Tests/support/connect_proxy.py").path, log],
+                environment: [:])
             defer { proxy.signal(SIGKILL) }  // the test runner passes its blocked signals on: SIGTERM would wait forever
             try await proxy.waitForOutput("\n")
             let port = proxy.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -184,18 +198,22 @@ import Testing
             }
             let viaProxy = ["HTTPS_PROXY": "http://127.0.0.1:\(port)"]
             let clientID = try #require(try JSONValue.parse(Data(contentsOf: URL(fileURLWithPath: w.configPath)))["clientId"]?.stringValue)
-            let ropc = try await w.b2c(["signin", "--policy", "B2C_1_ROPC_Auth", "--username", alice.email, "--password-stdin"], extra: viaProxy,
-                                       stdin: alice.password + "\n")
+            let ropc = try await w.b2c(
+                ["signin", "--policy", "B2C_1_ROPC_Auth", "--username", alice.email, "--password-stdin"], extra: viaProxy,
+                stdin: alice.password + "\n")
             #expect(ropc.status == 0, "\(ropc.stderr)")
-            let refreshed = try await w.b2c(["token", "--policy", "B2C_1_ROPC_Auth", "--force-refresh", "--scope", clientID], extra: viaProxy)
+            let refreshed = try await w.b2c(
+                ["token", "--policy", "B2C_1_ROPC_Auth", "--force-refresh", "--scope", clientID], extra: viaProxy)
             #expect(refreshed.status == 0, "\(refreshed.stderr)")
             let seen = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
             #expect(seen.contains("CONNECT \(host)"), "the requests went through the proxy: \(seen)")
             // NO_PROXY names the host: it goes direct, and the name does not resolve.
-            let direct = try await w.b2c(["token", "--policy", "B2C_1_ROPC_Auth", "--force-refresh", "--scope", clientID],
-                                         extra: viaProxy.merging(["NO_PROXY": "localhost,.test"]) { $1 })
+            let direct = try await w.b2c(
+                ["token", "--policy", "B2C_1_ROPC_Auth", "--force-refresh", "--scope", clientID],
+                extra: viaProxy.merging(["NO_PROXY": "localhost,.test"]) { $1 })
             #expect(direct.status == 5 && direct.stderr.contains("unknown host 'b2c.test'"), "\(direct.stderr)")
-            let badProxy = try await w.b2c(["token", "--policy", "B2C_1_ROPC_Auth", "--force-refresh"], extra: ["HTTPS_PROXY": "socks5://127.0.0.1:1"])
+            let badProxy = try await w.b2c(
+                ["token", "--policy", "B2C_1_ROPC_Auth", "--force-refresh"], extra: ["HTTPS_PROXY": "socks5://127.0.0.1:1"])
             #expect(badProxy.status == 3 && badProxy.stderr.contains("only http:// proxies"), "\(badProxy.stderr)")
         }
     }
@@ -206,7 +224,8 @@ import Testing
         try await World.with { w in
             let p = try LiveProcess(b2cBinary, ["signin", "--no-browser"], environment: w.environment(as: alice))
             try await p.waitFor("Waiting for the browser")
-            let url = try #require(p.stderr.split(separator: "\n").first { $0.hasPrefix("  https://") }?.trimmingCharacters(in: .whitespaces))
+            let url = try #require(
+                p.stderr.split(separator: "\n").first { $0.hasPrefix("  https://") }?.trimmingCharacters(in: .whitespaces))
             // The browser elsewhere ends on the loopback address, which does not reach this machine: the person copies it.
             let copied = try await run(agent, [url], environment: w.environment(as: alice).merging(["B2C_AGENT_DELIVER": "0"]) { $1 })
             #expect(copied.status == 0, "\(copied.stderr)")
@@ -236,9 +255,13 @@ import Testing
             #expect(try await w.b2c(["token", "--min-valid", "-5"]).status == 0)
             // switch with the account as its argument, by the local part of the email, under the default policy.
             let switched = try await w.b2c(["switch", "alice"])
-            #expect(switched.status == 0 && switched.stdout.contains("alice@contoso.com is now the current account of B2C_1_susi"), "\(switched.stderr)")
+            #expect(
+                switched.status == 0 && switched.stdout.contains("alice@contoso.com is now the current account of B2C_1_susi"),
+                "\(switched.stderr)")
             let nobody = try await w.b2c(["token", "--account", "nobody"])
-            #expect(nobody.status == 4 && nobody.stderr.contains("signed in under B2C_1_susi:") && nobody.stderr.contains(bob.email), "\(nobody.stderr)")
+            #expect(
+                nobody.status == 4 && nobody.stderr.contains("signed in under B2C_1_susi:") && nobody.stderr.contains(bob.email),
+                "\(nobody.stderr)")
             let unknownPolicy = try await w.b2c(["accounts", "--policy", "B2C_1_nope"])
             #expect(unknownPolicy.status == 3 && unknownPolicy.stderr.contains("B2C_1_nope"), "\(unknownPolicy.stderr)")
             #expect(try await w.b2c(["logout", "--all"]).status == 0, "logout is signout")
@@ -251,8 +274,10 @@ import Testing
         try await World.with { w in
             #expect(try await w.b2c(["signin"], as: alice, jar: "alice").status == 0)
             let who = try await w.b2c(["whoami", "-o", "table"])
-            #expect(who.stdout.contains("id-token claim exp") && who.stdout.contains(" UTC (in 59 min)") || who.stdout.contains(" UTC (in 60 min)"),
-                    "\(who.stdout)")
+            #expect(
+                who.stdout.contains("id-token claim exp") && who.stdout.contains(" UTC (in 59 min)")
+                    || who.stdout.contains(" UTC (in 60 min)"),
+                "\(who.stdout)")
             #expect(who.stdout.contains(" UTC (") && who.stdout.contains(" s ago)"), "iat/auth_time in the past: \(who.stdout)")
             let table = try await w.b2c(["accounts", "-o", "table"])
             #expect(table.stdout.contains("0a11ce00…") && !table.stdout.contains("-b2c_1_susi."), "short ids in tables: \(table.stdout)")
@@ -270,7 +295,9 @@ import Testing
             let kept = w.dir.appendingPathComponent("kept")
             let demo = try await run(b2cBinary, ["demo", "--keep", kept.path], environment: env)
             #expect(demo.status == 0, "the scripted agent signs in though $BROWSER is set: \(demo.stderr)")
-            #expect(demo.stdout.contains("b2c emulator serve --tls --state \(kept.appendingPathComponent("tenant").path) --port "), "\(demo.stdout)")
+            #expect(
+                demo.stdout.contains("b2c emulator serve --tls --state \(kept.appendingPathComponent("tenant").path) --port "),
+                "\(demo.stdout)")
             for sig in [SIGINT, SIGTERM] {
                 let p = try LiveProcess(b2cBinary, ["demo", "--browser"], environment: env)
                 try await p.waitFor("Waiting for the browser")
@@ -294,7 +321,9 @@ import Testing
             #expect(check.json["policies"]?.arrayValue?.allSatisfy { $0["status"] == "ok" } == true, "\(check.stdout)")
             try w.editConfig { o in o["policies"] = .array((o["policies"]?.arrayValue ?? []) + [["name": "B2C_1_gone", "role": "signIn"]]) }
             let gone = try await w.b2c(["policies", "--check", "-o", "table"])
-            #expect(gone.status == 3 && gone.stdout.contains("B2C_1_gone") && gone.stdout.contains("AADB2C99002"), "\(gone.stdout) \(gone.stderr)")
+            #expect(
+                gone.status == 3 && gone.stdout.contains("B2C_1_gone") && gone.stdout.contains("AADB2C99002"),
+                "\(gone.stdout) \(gone.stderr)")
             try w.editConfig { o in o["caFile"] = .string(w.dir.appendingPathComponent("no-such-ca.pem").path) }
             for args in [["policies"], ["policies", "--check"]] {
                 let r = try await w.b2c(args + ["-o", "table"])
@@ -312,9 +341,12 @@ import Testing
             #expect(reset.stdout.contains("b2c edit-profile --policy B2C_1_edit_profile --account alice@contoso.com"), "\(reset.stdout)")
             #expect(!reset.stdout.contains("signin --policy B2C_1_edit_profile"), "\(reset.stdout)")
             // The agent on a page that fails: its error, exit 1, no crash.
-            let broken = try await run(agent, ["\(w.server.baseURL)/contoso.onmicrosoft.com/B2C_1_nope/oauth2/v2.0/authorize?client_id=x"],
-                                       environment: w.environment(as: alice))
-            #expect(broken.status == 1 && broken.stderr.hasPrefix("b2c-test-agent: ") && broken.stderr.contains("AADB2C99002"), "\(broken.stderr)")
+            let broken = try await run(
+                agent, ["\(w.server.baseURL)/contoso.onmicrosoft.com/B2C_1_nope/oauth2/v2.0/authorize?client_id=x"],
+                environment: w.environment(as: alice))
+            #expect(
+                broken.status == 1 && broken.stderr.hasPrefix("b2c-test-agent: ") && broken.stderr.contains("AADB2C99002"),
+                "\(broken.stderr)")
             #expect(!broken.stderr.contains("Fatal error"))
         }
     }

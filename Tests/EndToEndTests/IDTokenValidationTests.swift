@@ -14,12 +14,17 @@ import _CryptoExtras
                 let now = Int(Date().timeIntervalSince1970)
                 let meta = try await client.metadata.metadata(for: authority, now: now)
                 let emulator = w.server.emulator
-                let good: [String: JSONValue] = ["iss": .string(meta.issuer), "aud": .string(config.clientID), "exp": JSONValue(now + 600),
-                                                 "nbf": JSONValue(now), "nonce": "n1", "tfp": "B2C_1_susi", "oid": .string(alice.oid), "sub": .string(alice.oid)]
-                func token(_ change: (inout [String: JSONValue]) -> Void, key: _RSA.Signing.PrivateKey? = nil, kid: String? = nil) throws -> String {
+                let good: [String: JSONValue] = [
+                    "iss": .string(meta.issuer), "aud": .string(config.clientID), "exp": JSONValue(now + 600),
+                    "nbf": JSONValue(now), "nonce": "n1", "tfp": "B2C_1_susi", "oid": .string(alice.oid), "sub": .string(alice.oid),
+                ]
+                func token(
+                    _ change: (inout [String: JSONValue]) -> Void, key: _RSA.Signing.PrivateKey? = nil, kid: String? = nil
+                ) throws -> String {
                     var c = good
                     change(&c)
-                    return try JWT.sign(claims: .object(c), kid: kid ?? emulator.jwk.kid, key: key ?? (try emulator.keys.current(.userFlow)).key)
+                    return try JWT.sign(
+                        claims: .object(c), kid: kid ?? emulator.jwk.kid, key: key ?? (try emulator.keys.current(.userFlow)).key)
                 }
                 func validate(_ t: String) async throws {
                     _ = try await client.metadata.validateIDToken(t, authority: authority, metadata: meta, nonce: "n1", now: now)
@@ -64,7 +69,8 @@ import _CryptoExtras
             let cached = try await w.b2c(["signin", "--prompt", "login", "--verbose"], as: alice)
             #expect(cached.status == 0 && keyFetches(cached) == 0, "the cached key set serves a known kid:\n\(cached.stderr)")
             let rotated = try await w.admin("POST", "/keys/rotate", ["policyType": "userFlow"])
-            #expect(try rotated["kid"]?.stringValue == w.server.emulator.keys.current(.userFlow).kid, "new sign-ins are signed with \(rotated)")
+            #expect(
+                try rotated["kid"]?.stringValue == w.server.emulator.keys.current(.userFlow).kid, "new sign-ins are signed with \(rotated)")
             let again = try await w.b2c(["signin", "--prompt", "login", "--verbose"], as: alice)
             #expect(again.status == 0, "\(again.stderr)")
             #expect(keyFetches(again) == 1, "the key set is fetched once, on the unknown kid:\n\(again.stderr)")
@@ -74,8 +80,11 @@ import _CryptoExtras
     @Test func theListenerTakesOneRedirectWithItsStateAndIgnoresOthers() async throws {
         let listener = try await LoopbackListener.start(port: 0, path: "/", expectedState: "s")
         func get(_ query: String) async throws -> String {
-            try await run(URL(fileURLWithPath: "/usr/bin/curl"), ["-s", "-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(listener.port)/?\(query)"],
-                          environment: ProcessInfo.processInfo.environment).stdout
+            try await run(
+                URL(fileURLWithPath: "/usr/bin/curl"),
+                ["-s", "-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(listener.port)/?\(query)"],
+                environment: ProcessInfo.processInfo.environment
+            ).stdout
         }
         #expect(try await get("code=old&state=another-sign-in") == "400", "an answer with another state is refused and not taken")
         #expect(try await get("code=c") == "400", "an answer without state is refused")
@@ -89,7 +98,8 @@ import _CryptoExtras
     /// A browser that answers with a forged state.
     struct ForgingUI: InteractionUI {
         func present(url: URL, purpose: String) async {
-            let redirect = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "redirect_uri" }?.value ?? ""
+            let redirect =
+                URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "redirect_uri" }?.value ?? ""
             let target = redirect.replacingOccurrences(of: "localhost", with: "127.0.0.1") + "/?code=stolen&state=forged"
             _ = try? await run(URL(fileURLWithPath: "/usr/bin/curl"), ["-s", target], environment: ProcessInfo.processInfo.environment)
         }
@@ -101,10 +111,13 @@ import _CryptoExtras
             try await w.withLibraryClient { client in
                 let store = client.store
                 do {
-                    _ = try await client.signInInteractively(policyName: "B2C_1_susi", options: InteractiveOptions(timeoutSeconds: 3), ui: ForgingUI())
+                    _ = try await client.signInInteractively(
+                        policyName: "B2C_1_susi", options: InteractiveOptions(timeoutSeconds: 3), ui: ForgingUI())
                     Issue.record("a forged state was accepted")
                 } catch let e as B2CError {
-                    #expect(e.message.contains("no answer from the browser within 3 s"), "the forged answer is ignored and the wait goes on: \(e)")
+                    #expect(
+                        e.message.contains("no answer from the browser within 3 s"),
+                        "the forged answer is ignored and the wait goes on: \(e)")
                 }
                 #expect(try store.accounts(scope: nil).isEmpty)
             }

@@ -48,8 +48,9 @@ import Testing
             var environment = w.environment(as: nil).merging(env) { $1 }
             environment["PATH"] = buildDir.path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
             for command in commands {
-                let r = try await run(URL(fileURLWithPath: "/bin/bash"), ["-eo", "pipefail", "-c", command], environment: environment,
-                                      directory: project)
+                let r = try await run(
+                    URL(fileURLWithPath: "/bin/bash"), ["-eo", "pipefail", "-c", command], environment: environment,
+                    directory: project)
                 #expect(r.status == 0, "`\(command)` failed: \(r.stderr)")
                 #expect(!r.stdout.contains(daemonSecret) && !r.stderr.contains(daemonSecret), "the secret was printed")
                 if command.contains("call-api") {
@@ -59,8 +60,9 @@ import Testing
             // Without the secret the first step fails with the reason (the job would stop there).
             environment["B2C_CLIENT_SECRET"] = nil
             _ = try await run(b2cBinary, ["signout", "--app"], environment: environment, directory: project)
-            let missing = try await run(URL(fileURLWithPath: "/bin/bash"), ["-eo", "pipefail", "-c", commands[0]], environment: environment,
-                                        directory: project)
+            let missing = try await run(
+                URL(fileURLWithPath: "/bin/bash"), ["-eo", "pipefail", "-c", commands[0]], environment: environment,
+                directory: project)
             #expect(missing.status == 3 && missing.stderr.contains("B2C_CLIENT_SECRET"), "\(missing.stderr)")
         }
     }

@@ -19,13 +19,18 @@ import Testing
     }
 
     static func sql(_ w: World, _ query: String) throws -> String {
-        try runBlocking(URL(fileURLWithPath: "/usr/bin/sqlite3"), [w.home.appendingPathComponent("store.sqlite").path, query], environment: [:])
-            .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        try runBlocking(
+            URL(fileURLWithPath: "/usr/bin/sqlite3"), [w.home.appendingPathComponent("store.sqlite").path, query], environment: [:]
+        )
+        .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// Runs a process and SIGKILLs it after `delay` seconds if it is still running.
-    static func runAndKill(_ args: [String], environment: [String: String], after delay: Double) async
-        -> (killed: Bool, status: Int32, seconds: Double) {
+    static func runAndKill(
+        _ args: [String], environment: [String: String], after delay: Double
+    ) async
+        -> (killed: Bool, status: Int32, seconds: Double)
+    {
         let started = Date()
         guard let p = try? LiveProcess(b2cBinary, args, environment: environment) else { return (false, -1, 0) }
         let deadline = started.addingTimeInterval(delay)
@@ -66,31 +71,54 @@ import Testing
                 let refresh = i % 2 == 1
                 let args = refresh ? ["token", "--account", who.email, "--force-refresh"] : ["signin", "--prompt", "login"]
                 let span = (refresh ? refreshSeconds : signinSeconds) * 1.1
-                let r = await Self.runAndKill(args, environment: w.environment(as: (who.email, who.password, who.oid), jar: who.email),
-                                              after: Double.random(in: 0.005...max(0.01, span), using: &rng))
+                let r = await Self.runAndKill(
+                    args, environment: w.environment(as: (who.email, who.password, who.oid), jar: who.email),
+                    after: Double.random(in: 0.005...max(0.01, span), using: &rng))
                 if r.killed { killedCount += 1 } else if r.status == 0 { finished += 1; if !refresh { returned.insert(who.email) } }
                 // The machine's load changes while the suite runs: an unharmed run is the new measure of its kind, so that
                 // the kills keep landing inside runs (a span measured under load would let most runs finish first).
                 if !r.killed && r.status == 0 {
-                    if refresh { refreshSeconds = (refreshSeconds + r.seconds) / 2 } else { signinSeconds = (signinSeconds + r.seconds) / 2 }
+                    if refresh {
+                        refreshSeconds = (refreshSeconds + r.seconds) / 2
+                    } else {
+                        signinSeconds = (signinSeconds + r.seconds) / 2
+                    }
                 }
                 if !r.killed && r.status != 0 { Issue.record("\(args) exited \(r.status) without being killed") }
             }
             #expect(killedCount == Self.kills, "only \(killedCount) of \(runs) runs were killed mid-way; \(Self.kills) were asked for")
             #expect(try Self.sql(w, "PRAGMA integrity_check") == "ok")
             // No half-written set: every account has its person, its refresh token and an access token; no orphans.
-            #expect(try Self.sql(w, "SELECT count(*) FROM accounts a WHERE NOT EXISTS (SELECT 1 FROM refresh_tokens r WHERE r.account_id = a.account_id)") == "0")
-            #expect(try Self.sql(w, "SELECT count(*) FROM accounts a WHERE NOT EXISTS (SELECT 1 FROM access_tokens t WHERE t.account_id = a.account_id)") == "0")
-            #expect(try Self.sql(w, "SELECT count(*) FROM accounts a WHERE NOT EXISTS (SELECT 1 FROM identities i WHERE i.tenant_id = a.tenant_id AND i.oid = a.oid)") == "0")
-            #expect(try Self.sql(w, "SELECT count(*) FROM refresh_tokens r WHERE NOT EXISTS (SELECT 1 FROM accounts a WHERE a.account_id = r.account_id)") == "0")
+            #expect(
+                try Self.sql(
+                    w, "SELECT count(*) FROM accounts a WHERE NOT EXISTS (SELECT 1 FROM refresh_tokens r WHERE r.account_id = a.account_id)"
+                ) == "0")
+            #expect(
+                try Self.sql(
+                    w, "SELECT count(*) FROM accounts a WHERE NOT EXISTS (SELECT 1 FROM access_tokens t WHERE t.account_id = a.account_id)")
+                    == "0")
+            #expect(
+                try Self.sql(
+                    w,
+                    "SELECT count(*) FROM accounts a WHERE NOT EXISTS (SELECT 1 FROM identities i WHERE i.tenant_id = a.tenant_id AND "
+                        + "i.oid = a.oid)"
+                ) == "0")
+            #expect(
+                try Self.sql(
+                    w, "SELECT count(*) FROM refresh_tokens r WHERE NOT EXISTS (SELECT 1 FROM accounts a WHERE a.account_id = r.account_id)"
+                ) == "0")
             // Every sign-in that returned is still there, with a token set that works.
-            let listed = try await w.b2c(["accounts", "--output", "json"]).json["people"]?.arrayValue?.compactMap { $0["email"]?.stringValue } ?? []
+            let listed =
+                try await w.b2c(["accounts", "--output", "json"]).json["people"]?.arrayValue?.compactMap { $0["email"]?.stringValue } ?? []
             for email in returned {
                 #expect(listed.contains(email), "\(email) signed in, then vanished")
                 let t = try await w.b2c(["token", "--account", email, "--force-refresh"])
                 #expect(t.status == 0, "\(email): \(t.stderr)")
             }
-            print("crash safety: \(runs) runs (sign-in \(Int(signinSeconds * 1000)) ms, refresh \(Int(refreshSeconds * 1000)) ms), \(killedCount) SIGKILLed mid-way, \(finished) finished, \(returned.count) people signed in; integrity ok")
+            print(
+                "crash safety: \(runs) runs (sign-in \(Int(signinSeconds * 1000)) ms, refresh \(Int(refreshSeconds * 1000)) ms), "
+                    + "\(killedCount) SIGKILLed mid-way, \(finished) finished, \(returned.count) people signed in; integrity ok"
+            )
         }
     }
 
@@ -154,7 +182,7 @@ import Testing
             let logA = try await w.tokenLog()
             #expect(refreshes(logA, alice.oid) == 0 && refreshes(logA, bob.oid) == 0, "fresh tokens: no refresh")
 
-            try await w.advanceClock(3600)   // every access token expires once
+            try await w.advanceClock(3600)  // every access token expires once
             let baseB = w.environment(as: nil)
             let carolEnvB = w.environment(as: (carol.email, carol.password, carol.oid))
             let envB: @Sendable (String?) -> [String: String] = { jar in
@@ -167,7 +195,8 @@ import Testing
             #expect(problemsB.isEmpty, "\(problemsB.prefix(5))")
             let logB = try await w.tokenLog()
             #expect(refreshes(logB, alice.oid) == 1 && refreshes(logB, bob.oid) == 1, "one refresh per expiry per account")
-            let final = try await w.b2c(["accounts", "--output", "json"]).json["people"]?.arrayValue?.compactMap { $0["email"]?.stringValue } ?? []
+            let final =
+                try await w.b2c(["accounts", "--output", "json"]).json["people"]?.arrayValue?.compactMap { $0["email"]?.stringValue } ?? []
             #expect(final.contains(alice.email) && final.contains(bob.email), "no lost account")
             #expect(try Self.sql(w, "PRAGMA integrity_check") == "ok")
             print("concurrency: 32 processes for \(Self.seconds) s, \(logB.count) token requests at the emulator")
@@ -177,7 +206,9 @@ import Testing
     @Test func everyFaultGivesItsDocumentedExitCodeAndLeavesTheStoreAlone() async throws {
         try await World.with { w in
             #expect(try await w.b2c(["signin"], as: alice, jar: "alice").status == 0)
-            #expect(try await w.b2c(["signin", "--native", "--username", bob.email, "--password-stdin"], stdin: bob.password + "\n").status == 0)
+            #expect(
+                try await w.b2c(["signin", "--native", "--username", bob.email, "--password-stdin"], stdin: bob.password + "\n").status == 0
+            )
             let before = try w.storeSnapshot()
             for kind in ["delay", "status500", "status503", "malformedJSON", "wrongContentType", "drop"] {
                 func fault(_ endpoint: String) async throws {
@@ -190,17 +221,23 @@ import Testing
                 #expect(forced.status == 5 && forced.stdout.isEmpty, "\(kind) token: \(forced.status) \(forced.stderr)")
                 try await fault("token")
                 let served = try await w.b2c(["token", "--min-valid", "4000", "--http-timeout", "1", "--format", "json"])
-                #expect(served.status == 0 && served.json["fromCache"] == true && served.stderr.contains("serving the cached token"), "\(kind) cached: \(served.stderr)")
+                #expect(
+                    served.status == 0 && served.json["fromCache"] == true && served.stderr.contains("serving the cached token"),
+                    "\(kind) cached: \(served.stderr)")
                 try await fault("token")
-                let ropc = try await w.b2c(["signin", "--username", alice.email, "--password-stdin", "--http-timeout", "1"], stdin: alice.password + "\n")
+                let ropc = try await w.b2c(
+                    ["signin", "--username", alice.email, "--password-stdin", "--http-timeout", "1"], stdin: alice.password + "\n")
                 #expect(ropc.status == 5, "\(kind) ropc: \(ropc.status) \(ropc.stderr)")
                 try await fault("initiate")
-                let native = try await w.b2c(["signin", "--native", "--username", bob.email, "--password-stdin", "--http-timeout", "1"], stdin: bob.password + "\n")
+                let native = try await w.b2c(
+                    ["signin", "--native", "--username", bob.email, "--password-stdin", "--http-timeout", "1"], stdin: bob.password + "\n")
                 #expect(native.status == 5, "\(kind) native: \(native.status) \(native.stderr)")
                 try await fault("hello")
                 let api = try await w.b2c(["call-api", "--api", "hello", "--timeout", "1"])
                 // A 200 with a broken or non-JSON body is the API's answer: printed as it came, exit 0 (documented).
-                #expect(api.status == (["malformedJSON", "wrongContentType"].contains(kind) ? 0 : 5), "\(kind) call-api: \(api.status) \(api.stderr)")
+                #expect(
+                    api.status == (["malformedJSON", "wrongContentType"].contains(kind) ? 0 : 5),
+                    "\(kind) call-api: \(api.status) \(api.stderr)")
                 #expect(try w.storeSnapshot() == before, "\(kind) changed the store")
                 _ = try await w.admin("DELETE", "/faults")
             }
@@ -217,7 +254,9 @@ import Testing
             try Data("-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----\n".utf8).write(to: garbage)
             try w.editConfig { $0["caFile"] = .string(garbage.path) }
             let unparsable = try await w.b2c(["token", "--force-refresh"])
-            #expect(unparsable.status == 3 && unparsable.stderr.contains("cannot read the CA file"), "\(unparsable.status) \(unparsable.stderr)")
+            #expect(
+                unparsable.status == 3 && unparsable.stderr.contains("cannot read the CA file"), "\(unparsable.status) \(unparsable.stderr)"
+            )
             #expect(try await w.b2c(["token"]).status == 0)
             try w.editConfig { $0["caFile"] = .string(w.dir.appendingPathComponent("no-such-ca.pem").path) }
             let missing = try await w.b2c(["token"])
@@ -234,8 +273,10 @@ import Testing
             func collect() throws {
                 for s in try w.storeSecrets() where s.count > 20 { secrets.insert(s) }
             }
-            func step(_ args: [String], as user: (email: String, password: String, oid: String)? = nil, jar: String = "jar",
-                      extra: [String: String] = [:], stdin: String? = nil, printsToken: Bool = false, network: Bool = true) async throws {
+            func step(
+                _ args: [String], as user: (email: String, password: String, oid: String)? = nil, jar: String = "jar",
+                extra: [String: String] = [:], stdin: String? = nil, printsToken: Bool = false, network: Bool = true
+            ) async throws {
                 var e = extra
                 e["B2C_AGENT_RECORD"] = record
                 let r = try await w.b2c(args + ["--verbose"], as: user, jar: jar, extra: e, stdin: stdin)
@@ -251,7 +292,8 @@ import Testing
             try await step(["token", "--force-refresh"], printsToken: true)
             try await step(["call-api", "--api", "hello", "--account", alice.email])
             try await step(["edit-profile", "--account", alice.email], jar: "alice", extra: ["B2C_AGENT_DISPLAY_NAME": "Alice V"])
-            try await step(["reset-password", "--account", bob.email], as: bob, jar: "bob", extra: ["B2C_AGENT_NEW_PASSWORD": "Bob-new-2026!x"])
+            try await step(
+                ["reset-password", "--account", bob.email], as: bob, jar: "bob", extra: ["B2C_AGENT_NEW_PASSWORD": "Bob-new-2026!x"])
             try await step(["signin", "--username", alice.email, "--password-stdin"], stdin: alice.password + "\n")
             try await step(["signin", "--native", "--username", alice.email, "--password-stdin"], stdin: alice.password + "\n")
             try await step(["accounts", "--output", "table"], network: false)
@@ -264,36 +306,50 @@ import Testing
             // scripted user agent (no $BROWSER).
             try await step(["demo"], extra: ["BROWSER": ""])
             // The native one-time-code flow, with its codes.
-            let p = try LiveProcess(b2cBinary, ["signin", "--native", "--username", alice.email, "--otp-stdin", "--verbose"], environment: w.environment(as: nil))
+            let p = try LiveProcess(
+                b2cBinary, ["signin", "--native", "--username", alice.email, "--otp-stdin", "--verbose"],
+                environment: w.environment(as: nil))
             try await p.waitFor("code was sent")
-            let code = try #require(try await w.admin("GET", "/outbox?to=\(alice.email)")["messages"]?.arrayValue?.first?["code"]?.stringValue)
+            let code = try #require(
+                try await w.admin("GET", "/outbox?to=\(alice.email)")["messages"]?.arrayValue?.first?["code"]?.stringValue)
             p.write(code)
             let otp = await p.finish()
             #expect(otp.status == 0, "\(otp.stderr)")
             outputs += [otp.stdout, otp.stderr]
             try collect()
-            for m in try await w.admin("GET", "/outbox")["messages"]?.arrayValue ?? [] { if let c = m["code"]?.stringValue { secrets.insert(c) } }
+            for m in try await w.admin("GET", "/outbox")["messages"]?.arrayValue ?? [] {
+                if let c = m["code"]?.stringValue { secrets.insert(c) }
+            }
             // Authorization codes as the browser delivered them to the loopback listener.
             let delivered = (try? String(contentsOfFile: record, encoding: .utf8)) ?? ""
             for line in delivered.split(separator: "\n") {
-                if let code = URLComponents(string: String(line))?.queryItems?.first(where: { $0.name == "code" })?.value { secrets.insert(code) }
+                if let code = URLComponents(string: String(line))?.queryItems?.first(where: { $0.name == "code" })?.value {
+                    secrets.insert(code)
+                }
             }
             #expect(delivered.split(separator: "\n").count >= 4 && secrets.count > 12)
             let all = outputs.joined(separator: "\n")
             for s in secrets { #expect(!all.contains(s), "a secret (\(s.prefix(6))…) appeared in the output") }
-            for marker in ["code_verifier", "refresh_token=", "password=", "Bearer ey"] { #expect(!all.contains(marker), "\(marker) appeared in the output") }
+            for marker in ["code_verifier", "refresh_token=", "password=", "Bearer ey"] {
+                #expect(!all.contains(marker), "\(marker) appeared in the output")
+            }
             // Secrets we cannot collect (PKCE verifiers, the demo's own tokens and codes) are long base64url runs: none may
             // appear but the public identifiers b2c prints (account ids are oid-policy.tenant, all hex, dashes and a policy).
             // The authorization and sign-out URLs b2c prints for the browser carry public values (state, nonce, the
             // PKCE challenge); they are left out of this scan.
-            let printedURLs = all.split(whereSeparator: \.isWhitespace).filter { $0.contains("/oauth2/v2.0/authorize?") || $0.contains("/oauth2/v2.0/logout?") }
+            let printedURLs = all.split(whereSeparator: \.isWhitespace).filter {
+                $0.contains("/oauth2/v2.0/authorize?") || $0.contains("/oauth2/v2.0/logout?")
+            }
             var scanned = all
             for url in printedURLs { scanned = scanned.replacingOccurrences(of: url, with: " ") }
             for run in Self.longBase64URLRuns(scanned) {
                 let identifier = run.allSatisfy { $0.isHexDigit || $0 == "-" } || run.lowercased().contains("-b2c_1_")
                 #expect(identifier, "an unexplained secret-like string appeared in the output: \(run.prefix(8))…")
             }
-            print("secrets: \(secrets.count) distinct secrets checked against \(all.utf8.count) bytes of --verbose output from \(outputs.count / 2) commands")
+            print(
+                "secrets: \(secrets.count) distinct secrets checked against \(all.utf8.count) bytes of --verbose output from "
+                    + "\(outputs.count / 2) commands"
+            )
         }
     }
 
@@ -306,7 +362,9 @@ import Testing
         let configOut = dir.appendingPathComponent("policies.json")
         let emulator = Process()
         emulator.executableURL = b2cBinary
-        emulator.arguments = ["emulator", "serve", "--tls", "--verbose", "--state", dir.appendingPathComponent("state").path, "--config-out", configOut.path]
+        emulator.arguments = [
+            "emulator", "serve", "--tls", "--verbose", "--state", dir.appendingPathComponent("state").path, "--config-out", configOut.path,
+        ]
         let out = Pipe(), err = Pipe()
         emulator.standardOutput = out
         emulator.standardError = err
@@ -333,24 +391,32 @@ import Testing
         results.append(try await run(b2cBinary, ["signin"], environment: env))
         results.append(try await run(b2cBinary, ["token", "--force-refresh"], environment: env))
         results.append(try await run(b2cBinary, ["call-api", "--api", "hello"], environment: env))
-        results.append(try await run(b2cBinary, ["signin", "--policy", "B2C_1_ROPC_Auth", "--username", bob.email, "--password-stdin"], environment: env,
-                                     stdin: bob.password + "\n"))
-        results.append(try await run(b2cBinary, ["signin", "--native", "--username", bob.email, "--password-stdin"], environment: env,
-                                     stdin: bob.password + "\n"))
+        results.append(
+            try await run(
+                b2cBinary, ["signin", "--policy", "B2C_1_ROPC_Auth", "--username", bob.email, "--password-stdin"], environment: env,
+                stdin: bob.password + "\n"))
+        results.append(
+            try await run(
+                b2cBinary, ["signin", "--native", "--username", bob.email, "--password-stdin"], environment: env,
+                stdin: bob.password + "\n"))
         for (i, r) in results.enumerated() { #expect(r.status == 0, "step \(i): \(r.stderr)") }
         var secrets: Set<String> = [alice.password, bob.password]
-        let tokenStore = try TokenStore(directory: dir.appendingPathComponent("home"), keys: .system(environment: ["B2C_STORE_KEY": storeKey]))
+        let tokenStore = try TokenStore(
+            directory: dir.appendingPathComponent("home"), keys: .system(environment: ["B2C_STORE_KEY": storeKey]))
         for s in try allSecrets(in: tokenStore) where s.count > 20 { secrets.insert(s) }
         kill(emulator.processIdentifier, SIGINT)
         emulator.waitUntilExit()
         let log = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(log.contains("POST") && log.contains("/oauth2/v2.0/token") && log.contains("200"), "the log shows requests: \(log.prefix(300))")
+        #expect(
+            log.contains("POST") && log.contains("/oauth2/v2.0/token") && log.contains("200"), "the log shows requests: \(log.prefix(300))")
         #expect(secrets.count >= 8)
         for secret in secrets { #expect(!log.contains(secret), "a secret (\(secret.prefix(6))…) is in the emulator's log") }
         for marker in ["code=", "code_verifier", "refresh_token", "password", "state=", "Bearer"] {
             #expect(!log.contains(marker), "'\(marker)' is in the emulator's log")
         }
-        #expect(Self.longBase64URLRuns(log).isEmpty, "secret-like strings in the emulator's log: \(Self.longBase64URLRuns(log).map { $0.prefix(8) })")
+        #expect(
+            Self.longBase64URLRuns(log).isEmpty,
+            "secret-like strings in the emulator's log: \(Self.longBase64URLRuns(log).map { $0.prefix(8) })")
         print("emulator log: \(secrets.count) secrets checked against \(log.utf8.count) bytes of its --verbose log")
     }
 
@@ -363,14 +429,18 @@ import Testing
         try await World.with { w in
             #expect(try await w.b2c(["signin"], as: alice).status == 0)
             #expect(try await w.b2c(["token", "--force-refresh"]).status == 0)
-            func mode(_ path: String) throws -> Int { (try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) ?? -1 }
+            func mode(_ path: String) throws -> Int {
+                (try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) ?? -1
+            }
             #expect(try mode(w.home.path) == 0o700)
             for f in try FileManager.default.contentsOfDirectory(atPath: w.home.path) where f.hasPrefix("store.sqlite") {
                 #expect(try mode(w.home.appendingPathComponent(f).path) == 0o600, "\(f)")
             }
             let locks = w.home.appendingPathComponent("locks")
             #expect(try mode(locks.path) == 0o700)
-            for f in try FileManager.default.contentsOfDirectory(atPath: locks.path) { #expect(try mode(locks.appendingPathComponent(f).path) == 0o600) }
+            for f in try FileManager.default.contentsOfDirectory(atPath: locks.path) {
+                #expect(try mode(locks.appendingPathComponent(f).path) == 0o600)
+            }
 
             // The redirect listener is bound to 127.0.0.1 (another address of this machine: the next test).
             let (p, port) = try await Self.waitingSignIn(w)
@@ -411,7 +481,9 @@ import Testing
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_port = port.bigEndian
         inet_pton(AF_INET, host, &addr.sin_addr)
-        return withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 } }
+        return withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
     }
 
     static func nonLoopbackIPv4() -> String? {
@@ -461,7 +533,8 @@ import Testing
     static func consistentMode(_ home: URL) throws -> String? {
         let db = home.appendingPathComponent("store.sqlite").path
         func q(_ s: String) throws -> String {
-            try runBlocking(URL(fileURLWithPath: "/usr/bin/sqlite3"), [db, s], environment: [:]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            try runBlocking(URL(fileURLWithPath: "/usr/bin/sqlite3"), [db, s], environment: [:]).stdout.trimmingCharacters(
+                in: .whitespacesAndNewlines)
         }
         guard try q("PRAGMA integrity_check") == "ok" else { return nil }
         let mode = try q("SELECT value FROM settings WHERE key = 'storage'")
@@ -502,10 +575,13 @@ import Testing
                 let mode = try Self.consistentMode(home)
                 #expect(mode != nil, "run \(attempt) (\(args.joined(separator: " ")), killed: \(r.killed)) left a store that is not whole")
                 // The store still serves Alice's token, with exactly one of the keys.
-                let with1 = try await run(b2cBinary, ["token", "--account", alice.email], environment: env.merging(["B2C_STORE_KEY": key1]) { $1 })
-                let with2 = try await run(b2cBinary, ["token", "--account", alice.email], environment: env.merging(["B2C_STORE_KEY": key2]) { $1 })
-                #expect((with1.status == 0) != (with2.status == 0) || (!rotating && mode == "plaintext" && with1.status == 0),
-                        "run \(attempt): key 1 → \(with1.status), key 2 → \(with2.status): \(with1.stderr) \(with2.stderr)")
+                let with1 = try await run(
+                    b2cBinary, ["token", "--account", alice.email], environment: env.merging(["B2C_STORE_KEY": key1]) { $1 })
+                let with2 = try await run(
+                    b2cBinary, ["token", "--account", alice.email], environment: env.merging(["B2C_STORE_KEY": key2]) { $1 })
+                #expect(
+                    (with1.status == 0) != (with2.status == 0) || (!rotating && mode == "plaintext" && with1.status == 0),
+                    "run \(attempt): key 1 → \(with1.status), key 2 → \(with2.status): \(with1.stderr) \(with2.stderr)")
                 let unchanged = rotating ? with1.status == 0 : mode == "plaintext"
                 if r.killed && unchanged { killedMidway += 1 }
             }

@@ -29,8 +29,12 @@ import Testing
     /// Runs of 64 or more base64url characters in the raw store that are not part of a public document it caches
     /// (discovery documents and key sets): what a token, or a piece of one, would look like.
     static func suspiciousRuns(_ raw: Data, _ w: World) throws -> [String] {
-        let r = try runBlocking(URL(fileURLWithPath: "/usr/bin/sqlite3"), [w.home.appendingPathComponent("store.sqlite").path,
-            "SELECT body FROM metadata"], environment: [:])
+        let r = try runBlocking(
+            URL(fileURLWithPath: "/usr/bin/sqlite3"),
+            [
+                w.home.appendingPathComponent("store.sqlite").path,
+                "SELECT body FROM metadata",
+            ], environment: [:])
         let public_ = r.stdout
         var runs: [String] = [], current = ""
         func end() {
@@ -39,7 +43,8 @@ import Testing
             let pieces = current.replacingOccurrences(
                 of: "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}", with: " ", options: .regularExpression)
             // Random base64url of this length mixes upper case, lower case and digits; SQLite's schema names do not.
-            for piece in pieces.split(separator: " ") where piece.count >= 40 && !public_.contains(piece)
+            for piece in pieces.split(separator: " ")
+            where piece.count >= 40 && !public_.contains(piece)
                 && piece.contains(where: \.isUppercase) && piece.contains(where: \.isLowercase) && piece.contains(where: \.isNumber)
             {
                 runs.append(String(piece))
@@ -58,16 +63,19 @@ import Testing
     }
 
     static func contains(_ raw: Data, _ secret: String) -> Bool {
-        raw.range(of: Data(secret.utf8)) != nil || raw.range(of: Data(secret.split(separator: ".").last.map(String.init)?.utf8 ?? "".utf8)) != nil
+        raw.range(of: Data(secret.utf8)) != nil
+            || raw.range(of: Data(secret.split(separator: ".").last.map(String.init)?.utf8 ?? "".utf8)) != nil
     }
 
     @Test func noTokenBytesAreInTheStoreFilesAfterEveryKindOfSignInAndRefresh() async throws {
         try await World.with { w in
             #expect(try await w.b2c(["signin"], as: alice).status == 0)
             #expect(try await w.b2c(["token", "--force-refresh"]).status == 0)
-            let ropc = try await w.b2c(["signin", "--policy", "B2C_1_ROPC_Auth", "--username", bob.email, "--password-stdin"], stdin: bob.password + "\n")
+            let ropc = try await w.b2c(
+                ["signin", "--policy", "B2C_1_ROPC_Auth", "--username", bob.email, "--password-stdin"], stdin: bob.password + "\n")
             #expect(ropc.status == 0, "\(ropc.stderr)")
-            let native = try await w.b2c(["signin", "--native", "--username", alice.email, "--password-stdin"], stdin: alice.password + "\n")
+            let native = try await w.b2c(
+                ["signin", "--native", "--username", alice.email, "--password-stdin"], stdin: alice.password + "\n")
             #expect(native.status == 0, "\(native.stderr)")
             let secrets = try await Self.secrets(w)
             #expect(secrets.count >= 9, "\(secrets.count) secrets")
@@ -128,14 +136,21 @@ import Testing
             let before = try w.storeSnapshot()
             let other = Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
             let wrong = try await w.b2c(["token", "--account", alice.email], extra: ["B2C_STORE_KEY": other])
-            #expect(wrong.status == 3 && wrong.stderr.contains("holds another key") && wrong.stderr.contains("Nothing was altered"), "\(wrong.stderr)")
+            #expect(
+                wrong.status == 3 && wrong.stderr.contains("holds another key") && wrong.stderr.contains("Nothing was altered"),
+                "\(wrong.stderr)")
             let missing = try await w.b2c(["token", "--account", alice.email], extra: ["B2C_STORE_KEY": ""])
             #expect(missing.status == 3 && missing.stderr.contains("B2C_STORE_KEY is not set"), "\(missing.stderr)")
             #expect(try w.storeSnapshot() == before)
             // Bob's refresh token moved into Alice's row: it does not decrypt there, and nothing is sent with it.
             let db = w.home.appendingPathComponent("store.sqlite").path
-            let moved = try runBlocking(URL(fileURLWithPath: "/usr/bin/sqlite3"), [db,
-                "UPDATE refresh_tokens SET secret = (SELECT secret FROM refresh_tokens WHERE account_id LIKE '\(bob.oid)%') WHERE account_id LIKE '\(alice.oid)%'"],
+            let moved = try runBlocking(
+                URL(fileURLWithPath: "/usr/bin/sqlite3"),
+                [
+                    db,
+                    "UPDATE refresh_tokens SET secret = (SELECT secret FROM refresh_tokens WHERE account_id LIKE '\(bob.oid)%') WHERE "
+                        + "account_id LIKE '\(alice.oid)%'",
+                ],
                 environment: [:])
             #expect(moved.status == 0, "\(moved.stderr)")
             let refreshes = try await w.tokenLog().filter { $0["grantType"] == "refresh_token" }.count
@@ -153,7 +168,8 @@ import Testing
             #expect(try await w.b2c(["signin"], as: alice, extra: noKey).status == 0)
             // A store written before encryption existed: plaintext tokens, nothing decided.
             let db = w.home.appendingPathComponent("store.sqlite").path
-            _ = try runBlocking(URL(fileURLWithPath: "/usr/bin/sqlite3"), [db, "DELETE FROM settings WHERE key = 'storage'"], environment: [:])
+            _ = try runBlocking(
+                URL(fileURLWithPath: "/usr/bin/sqlite3"), [db, "DELETE FROM settings WHERE key = 'storage'"], environment: [:])
             let token = try await w.b2c(["token"])  // B2C_STORE_KEY is set: the first use encrypts it
             #expect(token.status == 0, "\(token.stderr)")
             #expect(!Self.contains(try Self.rawStore(w), token.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
@@ -186,26 +202,34 @@ let helloScope = "https://contoso.onmicrosoft.com/helloapi/demo.read"
             #expect(mode?.intValue == 0o600)
 
             let written = w.dir.appendingPathComponent("written.json")
-            let r = try await run(packageRoot.appendingPathComponent("Tests/interop/run.sh"),
-                                  ["msal_cache_interop.py", w.server.baseURL, w.caPath, exported.path, written.path], environment: ProcessInfo.processInfo.environment)
+            let r = try await run(
+                packageRoot.appendingPathComponent("Tests/interop/run.sh"),
+                ["msal_cache_interop.py", w.server.baseURL, w.caPath, exported.path, written.path],
+                environment: ProcessInfo.processInfo.environment)
             #expect(r.status == 0, "\(r.stdout)\n\(r.stderr.suffix(3000))")
             let result = try JSONValue.parse(Data((r.stdout.split(separator: "\n").last.map(String.init) ?? "{}").utf8))
-            #expect(result["servedFromExport"] == true && result["refreshedWithExportedRefreshToken"] == true && result["msalExtensions"] == true)
+            #expect(
+                result["servedFromExport"] == true && result["refreshedWithExportedRefreshToken"] == true
+                    && result["msalExtensions"] == true)
 
             let imported = try await w.b2c(["import", "--format", "msal", written.path])
-            #expect(imported.status == 0 && imported.stdout.contains("Imported \(bob.oid)-b2c_1_susi"), "\(imported.stdout) \(imported.stderr)")
+            #expect(
+                imported.status == 0 && imported.stdout.contains("Imported \(bob.oid)-b2c_1_susi"), "\(imported.stdout) \(imported.stderr)")
             let token = try await w.b2c(["token", "--account", bob.email, "--scope", helloScope, "-o", "json"])
             #expect(token.json["fromCache"] == true && token.json["accessToken"] == result["writtenAccessToken"], "\(token.stdout)")
             #expect(try await w.b2c(["token", "--account", bob.email, "--force-refresh"]).status == 0, "the imported refresh token works")
 
             // Another app's and another host's entries are skipped with a note; a file that is not a cache is refused.
             var foreign = try JSONValue.parse(Data(contentsOf: written)).objectValue ?? [:]
-            foreign["Account"] = .object((foreign["Account"]?.objectValue ?? [:]).mapValues { a in
-                var o = a.objectValue ?? [:]; o["environment"] = "contoso.b2clogin.com"; return .object(o)
-            })
+            foreign["Account"] = .object(
+                (foreign["Account"]?.objectValue ?? [:]).mapValues { a in
+                    var o = a.objectValue ?? [:]; o["environment"] = "contoso.b2clogin.com"; return .object(o)
+                })
             try Data(JSONValue.object(foreign).serialized().utf8).write(to: written)
             let skipped = try await w.b2c(["import", "--format", "msal", written.path])
-            #expect(skipped.status == 1 && skipped.stderr.contains("skipped") && skipped.stderr.contains("contoso.b2clogin.com"), "\(skipped.stderr)")
+            #expect(
+                skipped.status == 1 && skipped.stderr.contains("skipped") && skipped.stderr.contains("contoso.b2clogin.com"),
+                "\(skipped.stderr)")
             let notCache = try await w.b2c(["import", "--format", "msal", "-"], stdin: "{\"hello\": 1}")
             #expect(notCache.status == 1 && notCache.stderr.contains("not an MSAL token cache"), "\(notCache.stderr)")
         }
@@ -218,7 +242,8 @@ let helloScope = "https://contoso.onmicrosoft.com/helloapi/demo.read"
         var env = ProcessInfo.processInfo.environment
         for k in env.keys where k.hasPrefix("B2C_") || k.hasPrefix("DBUS_") { env[k] = nil }
         let r = try await run(
-            URL(fileURLWithPath: "/bin/bash"), [packageRoot.appendingPathComponent("Tests/keyring/run-keyring.sh").path, b2cBinary.path, agent.path],
+            URL(fileURLWithPath: "/bin/bash"),
+            [packageRoot.appendingPathComponent("Tests/keyring/run-keyring.sh").path, b2cBinary.path, agent.path],
             environment: env)
         #expect(r.status != 77, "install dbus gnome-keyring libsecret-tools (as .ci/run does) to run the keyring test: \(r.stdout)")
         #expect(r.status == 0 && !r.stdout.contains("not ok"), "\(r.stdout)\n\(r.stderr.suffix(2000))")

@@ -7,7 +7,8 @@ import NIOSSL
 import Testing
 
 let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-let buildDir = ProcessInfo.processInfo.environment["B2C_BUILD_DIR"].map { URL(fileURLWithPath: $0) }
+let buildDir =
+    ProcessInfo.processInfo.environment["B2C_BUILD_DIR"].map { URL(fileURLWithPath: $0) }
     ?? packageRoot.appendingPathComponent(".build/debug")
 let b2cBinary = buildDir.appendingPathComponent("b2c")
 let emulatorBinary = buildDir.appendingPathComponent("b2c-emulator")
@@ -50,7 +51,8 @@ final class World: @unchecked Sendable {
         try Data(config.serialized(pretty: true).utf8).write(to: dir.appendingPathComponent("policies.json"))
         var t = TLSConfiguration.makeClientConfiguration()
         t.trustRoots = .certificates([try NIOSSLCertificate(bytes: Array(tls.caCertificatePEM.utf8), format: .pem)])
-        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: t, redirectConfiguration: .disallow))
+        let http = HTTPClient(
+            eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: t, redirectConfiguration: .disallow))
         return World(server: server, dir: dir, http: http)
     }
 
@@ -74,7 +76,9 @@ final class World: @unchecked Sendable {
 
     deinit { try? FileManager.default.removeItem(at: dir) }
 
-    func environment(as user: (email: String, password: String, oid: String)?, jar: String = "jar", extra: [String: String] = [:]) -> [String: String] {
+    func environment(
+        as user: (email: String, password: String, oid: String)?, jar: String = "jar", extra: [String: String] = [:]
+    ) -> [String: String] {
         var env = ProcessInfo.processInfo.environment
         for k in env.keys where k.hasPrefix("B2C_") { env[k] = nil }
         env["B2C_HOME"] = home.path
@@ -93,8 +97,10 @@ final class World: @unchecked Sendable {
     }
 
     @discardableResult
-    func b2c(_ args: [String], as user: (email: String, password: String, oid: String)? = nil, jar: String = "jar",
-             extra: [String: String] = [:], stdin: String? = nil, directory: URL? = nil) async throws -> Run {
+    func b2c(
+        _ args: [String], as user: (email: String, password: String, oid: String)? = nil, jar: String = "jar",
+        extra: [String: String] = [:], stdin: String? = nil, directory: URL? = nil
+    ) async throws -> Run {
         try await run(b2cBinary, args, environment: environment(as: user, jar: jar, extra: extra), stdin: stdin, directory: directory)
     }
 
@@ -144,8 +150,15 @@ final class World: @unchecked Sendable {
     func storeSnapshot() throws -> String {
         let path = home.appendingPathComponent("store.sqlite").path
         guard FileManager.default.fileExists(atPath: path) else { return "(no store)" }
-        let r = try runBlocking(URL(fileURLWithPath: "/usr/bin/sqlite3"), ["-readonly", "-bail", "-cmd", ".timeout 5000", path,
-            "SELECT account_id, updated_at, hex(id_token) FROM accounts ORDER BY 1; SELECT account_id, target, hex(secret), expires_on FROM access_tokens ORDER BY 1, 2; SELECT account_id, hex(secret) FROM refresh_tokens ORDER BY 1; SELECT * FROM identities ORDER BY 1, 2; SELECT * FROM current_accounts ORDER BY 1; SELECT environment, client_id, resource, hex(secret), expires_on FROM app_tokens ORDER BY 1, 2, 3;"],
+        let r = try runBlocking(
+            URL(fileURLWithPath: "/usr/bin/sqlite3"),
+            [
+                "-readonly", "-bail", "-cmd", ".timeout 5000", path,
+                "SELECT account_id, updated_at, hex(id_token) FROM accounts ORDER BY 1; SELECT account_id, target, hex(secret), "
+                    + "expires_on FROM access_tokens ORDER BY 1, 2; SELECT account_id, hex(secret) FROM refresh_tokens ORDER BY 1; "
+                    + "SELECT * FROM identities ORDER BY 1, 2; SELECT * FROM current_accounts ORDER BY 1; SELECT environment, "
+                    + "client_id, resource, hex(secret), expires_on FROM app_tokens ORDER BY 1, 2, 3;",
+            ],
             environment: [:])
         guard r.status == 0 else { throw SnapshotError(message: "sqlite3 could not read \(path): \(r.stderr)") }
         return r.stdout
@@ -180,14 +193,18 @@ final class World: @unchecked Sendable {
 }
 
 /// Runs a process to its end (the one runner, `LiveProcess`, underneath), with `stdin` as its whole input.
-func run(_ executable: URL, _ args: [String], environment: [String: String], stdin: String? = nil, directory: URL? = nil) async throws -> Run {
+func run(
+    _ executable: URL, _ args: [String], environment: [String: String], stdin: String? = nil, directory: URL? = nil
+) async throws -> Run {
     let p = try LiveProcess(executable, args, environment: environment, directory: directory)
     if let stdin { p.send(stdin) }
     return await p.finish()
 }
 
 /// The same, blocking the calling thread (for quick tools such as sqlite3, outside the cooperative pool's way).
-func runBlocking(_ executable: URL, _ args: [String], environment: [String: String], stdin: String? = nil, directory: URL? = nil) throws -> Run {
+func runBlocking(
+    _ executable: URL, _ args: [String], environment: [String: String], stdin: String? = nil, directory: URL? = nil
+) throws -> Run {
     let p = try LiveProcess(executable, args, environment: environment, directory: directory)
     if let stdin { p.send(stdin) }
     return p.finishBlocking()
@@ -200,7 +217,8 @@ extension Data {
 }
 
 /// Starts a process, waits until its stderr contains `marker`, sends `signal`, and returns how it ended.
-func runAndSignal(_ executable: URL, _ args: [String], environment: [String: String], marker: String, signal sig: Int32) async throws -> Run {
+func runAndSignal(_ executable: URL, _ args: [String], environment: [String: String], marker: String, signal sig: Int32) async throws -> Run
+{
     let p = try LiveProcess(executable, args, environment: environment)
     try await p.waitFor(marker)
     p.signal(sig)
@@ -258,7 +276,8 @@ final class LiveProcess: @unchecked Sendable {
     }
 
     /// Reads a handle on a thread of its own until its end: the in-process emulator needs the cooperative pool meanwhile.
-    private static func drain(_ handle: FileHandle, then end: (@Sendable () -> Void)? = nil, _ append: @escaping @Sendable (String) -> Void) {
+    private static func drain(_ handle: FileHandle, then end: (@Sendable () -> Void)? = nil, _ append: @escaping @Sendable (String) -> Void)
+    {
         Thread {
             while true {
                 let chunk = handle.availableData
@@ -288,7 +307,11 @@ final class LiveProcess: @unchecked Sendable {
     var echoed: String { lock.withLock { echoText } }
 
     func write(_ line: String) {
-        if let terminalMaster { terminalMaster.write(Data((line + "\n").utf8)) } else { input.fileHandleForWriting.write(Data((line + "\n").utf8)) }
+        if let terminalMaster {
+            terminalMaster.write(Data((line + "\n").utf8))
+        } else {
+            input.fileHandleForWriting.write(Data((line + "\n").utf8))
+        }
     }
 
     /// Waits (polling, without blocking the cooperative pool) until stderr contains `text` `times` times.
@@ -316,7 +339,7 @@ final class LiveProcess: @unchecked Sendable {
     func finishBlocking() -> Run {
         try? input.fileHandleForWriting.close()
         finished.wait()
-        finished.signal()   // finishing twice is allowed
+        finished.signal()  // finishing twice is allowed
         return lock.withLock { Run(status: process.terminationStatus, stdout: outText, stderr: errText) }
     }
 
@@ -334,11 +357,15 @@ enum PseudoTerminal {
 
     static func functions() throws -> (open: IntFunction, grant: IntFunction, unlock: IntFunction, name: NameFunction) {
         func symbol(_ name: String) throws -> UnsafeMutableRawPointer {
-            guard let s = dlsym(UnsafeMutableRawPointer(bitPattern: 0), name) else { throw LiveProcessError(message: "no \(name) in the C library") }
+            guard let s = dlsym(UnsafeMutableRawPointer(bitPattern: 0), name) else {
+                throw LiveProcessError(message: "no \(name) in the C library")
+            }
             return s
         }
-        return (unsafeBitCast(try symbol("posix_openpt"), to: IntFunction.self), unsafeBitCast(try symbol("grantpt"), to: IntFunction.self),
-                unsafeBitCast(try symbol("unlockpt"), to: IntFunction.self), unsafeBitCast(try symbol("ptsname"), to: NameFunction.self))
+        return (
+            unsafeBitCast(try symbol("posix_openpt"), to: IntFunction.self), unsafeBitCast(try symbol("grantpt"), to: IntFunction.self),
+            unsafeBitCast(try symbol("unlockpt"), to: IntFunction.self), unsafeBitCast(try symbol("ptsname"), to: NameFunction.self)
+        )
     }
 }
 

@@ -39,14 +39,17 @@ import _CryptoExtras
             // A policy the tenant does not know: written, and the check says which (exit 3).
             let unknown = try await w.b2c(
                 ["init", "--force", "-o", "table"] + Self.initFlags(w) + ["--policy", "B2C_1_nope=signIn"], extra: noConfig, directory: dir)
-            #expect(unknown.status == 3 && unknown.stdout.contains("B2C_1_nope") && unknown.stdout.contains("MISCONFIGURED"), "\(unknown.stdout)")
+            #expect(
+                unknown.status == 3 && unknown.stdout.contains("B2C_1_nope") && unknown.stdout.contains("MISCONFIGURED"),
+                "\(unknown.stdout)")
             // An unreachable host: written, exit 5.
             var flags = Self.initFlags(w)
             flags[flags.firstIndex(of: "--host")! + 1] = "http://127.0.0.1:1"  // nothing listens there
             let down = try await w.b2c(["init", "--out", "down.json", "-o", "table"] + flags, extra: noConfig, directory: dir)
             #expect(down.status == 5 && down.stdout.contains("UNREACHABLE"), "\(down.stdout) \(down.stderr)")
             // Missing answers without a terminal: the flag to give.
-            let missing = try await w.b2c(["init", "--out", "x.json", "--tenant", "contoso.onmicrosoft.com"], extra: noConfig, directory: dir)
+            let missing = try await w.b2c(
+                ["init", "--out", "x.json", "--tenant", "contoso.onmicrosoft.com"], extra: noConfig, directory: dir)
             #expect(missing.status == 64 && missing.stderr.contains("--client-id"), "\(missing.stderr)")
             #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("x.json").path))
         }
@@ -58,7 +61,8 @@ import _CryptoExtras
             let base = ["B2C_CONFIG": "", "XDG_CONFIG_HOME": xdg.path]
             let empty = w.dir.appendingPathComponent("empty")
             try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
-            #expect(try await w.b2c(["init", "--profile", "dev", "--no-check"] + Self.initFlags(w), extra: base, directory: empty).status == 0)
+            #expect(
+                try await w.b2c(["init", "--profile", "dev", "--no-check"] + Self.initFlags(w), extra: base, directory: empty).status == 0)
             var daemon = Self.initFlags(w)
             daemon[daemon.firstIndex(of: "--client-id")! + 1] = daemonID
             daemon[daemon.firstIndex(of: "--scope")! + 1] = "https://contoso.onmicrosoft.com/helloapi/.default"
@@ -70,8 +74,9 @@ import _CryptoExtras
 
             // --profile per command, B2C_PROFILE per shell; one store holds both without collisions.
             #expect(try await w.b2c(["signin", "--profile", "dev"], as: alice, extra: base, directory: empty).status == 0)
-            let app = try await w.b2c(["token", "--app"], extra: base.merging(["B2C_PROFILE": "ci", "B2C_CLIENT_SECRET": daemonSecret]) { $1 },
-                                      directory: empty)
+            let app = try await w.b2c(
+                ["token", "--app"], extra: base.merging(["B2C_PROFILE": "ci", "B2C_CLIENT_SECRET": daemonSecret]) { $1 },
+                directory: empty)
             #expect(app.status == 0, "\(app.stderr)")
             let dev = try await w.b2c(["accounts", "--profile", "dev", "-o", "json"], extra: base, directory: empty)
             #expect(dev.json["people"]?.arrayValue?.count == 1 && dev.json["applications"] == .array([]), "\(dev.stdout)")
@@ -99,7 +104,8 @@ import _CryptoExtras
             let json = try await w.b2c(["jwt", "decode", "-o", "json"], stdin: "Authorization: Bearer " + token)
             #expect(json.json["verified"] == false && json.json["claims"]?["tfp"] == "B2C_1_susi" && json.json["header"]?["alg"] == "RS256")
             let decoded = try await w.b2c(["token", "--decode", "-o", "json"])
-            #expect(decoded.json["claims"]?["scp"] != nil && !decoded.stdout.contains(token.trimmingCharacters(in: .whitespacesAndNewlines)))
+            #expect(
+                decoded.json["claims"]?["scp"] != nil && !decoded.stdout.contains(token.trimmingCharacters(in: .whitespacesAndNewlines)))
             for (bad, part) in [("abc.def", "3 parts"), ("!!!.e30.sig", "header (part 1)"), ("e30.bm90IGpzb24.c2ln", "payload (part 2)")] {
                 let r = try await w.b2c(["jwt", "decode"], stdin: bad)
                 #expect(r.status == 1 && r.stderr.contains(part), "\(bad): \(r.stderr)")
@@ -127,8 +133,9 @@ import _CryptoExtras
             let custom = try await w.b2c(["token", "--policy", "B2C_1A_signup_signin"]).stdout
             #expect(try await w.b2c(["jwt", "verify"], stdin: custom).status == 0, "the policy it names is checked by default")
             let crossed = try await w.b2c(["jwt", "verify", "--policy", "B2C_1_susi"], stdin: custom)
-            #expect(crossed.status == 1 && crossed.stdout.contains("belongs to B2C_1A_signup_signin") && crossed.stdout.contains("IDX10501"),
-                    "\(crossed.stdout)")
+            #expect(
+                crossed.status == 1 && crossed.stdout.contains("belongs to B2C_1A_signup_signin") && crossed.stdout.contains("IDX10501"),
+                "\(crossed.stdout)")
 
             // A key in no key set, and an expired token.
             let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
@@ -138,7 +145,8 @@ import _CryptoExtras
             #expect(stranger.status == 1 && stranger.stdout.contains("in no key set"), "\(stranger.stdout)")
             claims["exp"] = JSONValue(Int(Date().timeIntervalSince1970) - 3600)
             let signer = try w.server.emulator.keys.current(.userFlow)
-            let expired = try await w.b2c(["jwt", "verify"], stdin: try JWT.sign(claims: .object(claims), kid: signer.kid, key: signer.key))
+            let expired = try await w.b2c(
+                ["jwt", "verify"], stdin: try JWT.sign(claims: .object(claims), kid: signer.kid, key: signer.key))
             #expect(expired.status == 1 && expired.stdout.contains("expired"), "\(expired.stdout)")
         }
     }

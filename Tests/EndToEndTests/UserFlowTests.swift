@@ -10,8 +10,9 @@ import Testing
             #expect(try await w.b2c(["signin"], as: alice, jar: "alice").status == 0)
             #expect(try await w.b2c(["signin"], as: bob, jar: "bob").status == 0)
             // Bob is current under B2C_1_susi; --account picks Alice. Her SSO session means no password is typed.
-            let edit = try await w.b2c(["edit-profile", "--account", alice.email], as: nil, jar: "alice",
-                                       extra: ["B2C_AGENT_DISPLAY_NAME": "Alice Cooper", "B2C_AGENT_GIVEN_NAME": "Alicia"])
+            let edit = try await w.b2c(
+                ["edit-profile", "--account", alice.email], as: nil, jar: "alice",
+                extra: ["B2C_AGENT_DISPLAY_NAME": "Alice Cooper", "B2C_AGENT_GIVEN_NAME": "Alicia"])
             #expect(edit.status == 0, "\(edit.stderr)")
             #expect(edit.stdout.contains("Profile of alice@contoso.com saved under B2C_1_edit_profile"))
             #expect(edit.stdout.contains("name: Alice Example → Alice Cooper") && edit.stdout.contains("given name: Alice → Alicia"))
@@ -39,9 +40,11 @@ import Testing
             let before = try w.storeSnapshot()
             // Every page with a Cancel: sign-in, sign-up, edit profile, reset (email) and reset (code), the last also
             // reached through the forgot-password detour of a sign-in.
-            let cases: [([String], String)] = [(["signin", "--prompt", "login"], "cancel"), (["signin", "--prompt", "login"], "cancel-signup"),
-                                               (["edit-profile"], "cancel"), (["reset-password"], "cancel"),
-                                               (["reset-password"], "cancel-reset-code"), (["signin", "--prompt", "login"], "cancel-reset-code")]
+            let cases: [([String], String)] = [
+                (["signin", "--prompt", "login"], "cancel"), (["signin", "--prompt", "login"], "cancel-signup"),
+                (["edit-profile"], "cancel"), (["reset-password"], "cancel"),
+                (["reset-password"], "cancel-reset-code"), (["signin", "--prompt", "login"], "cancel-reset-code"),
+            ]
             for (args, action) in cases {
                 let r = try await w.b2c(args, as: alice, jar: "alice", extra: ["B2C_AGENT_ACTION": action])
                 #expect(r.status == 2, "\(args) \(action): \(r.stderr)")
@@ -73,26 +76,32 @@ import Testing
             let elsewhere = try await w.b2c(["token", "--account", alice.email, "--force-refresh"], extra: laptop)
             #expect(elsewhere.status == 4 && elsewhere.stdout.isEmpty, "\(elsewhere.stderr)")
             #expect(elsewhere.stderr.contains("Run: b2c signin --policy B2C_1_susi --login-hint alice@contoso.com"), "\(elsewhere.stderr)")
-            #expect(try await w.tokenLog().contains { $0["grantType"] == "refresh_token" && $0["outcome"] != "ok" }, "the emulator refused it")
+            #expect(
+                try await w.tokenLog().contains { $0["grantType"] == "refresh_token" && $0["outcome"] != "ok" }, "the emulator refused it")
             // The new password works (ROPC), the old one no longer does.
-            let old = try await w.b2c(["signin", "--policy", "B2C_1_ROPC_Auth", "--username", alice.email, "--password-stdin"], stdin: alice.password + "\n")
+            let old = try await w.b2c(
+                ["signin", "--policy", "B2C_1_ROPC_Auth", "--username", alice.email, "--password-stdin"], stdin: alice.password + "\n")
             #expect(old.status == 4 && old.stderr.contains("AADB2C90225"))
-            let new = try await w.b2c(["signin", "--policy", "B2C_1_ROPC_Auth", "--username", alice.email, "--password-stdin"], stdin: "Alice-new-2026!x\n")
+            let new = try await w.b2c(
+                ["signin", "--policy", "B2C_1_ROPC_Auth", "--username", alice.email, "--password-stdin"], stdin: "Alice-new-2026!x\n")
             #expect(new.status == 0, "\(new.stderr)")
         }
     }
 
     @Test func ropcSignInStoresAnAccountAndRefusesBadCredentials() async throws {
         try await World.with { w in
-            let ok = try await w.b2c(["signin", "--policy", "B2C_1_ROPC_Auth", "--username", bob.email, "--password-stdin"], stdin: bob.password + "\n")
+            let ok = try await w.b2c(
+                ["signin", "--policy", "B2C_1_ROPC_Auth", "--username", bob.email, "--password-stdin"], stdin: bob.password + "\n")
             #expect(ok.status == 0, "\(ok.stderr)")
-            #expect(ok.stdout.contains("Signed in as bob@contoso.com under B2C_1_ROPC_Auth (account \(bob.oid)-b2c_1_ropc_auth.\(tenantID))"))
+            #expect(
+                ok.stdout.contains("Signed in as bob@contoso.com under B2C_1_ROPC_Auth (account \(bob.oid)-b2c_1_ropc_auth.\(tenantID))"))
             #expect(!ok.stdout.contains(bob.password) && !ok.stderr.contains(bob.password))
             let token = try await w.b2c(["token", "--policy", "B2C_1_ROPC_Auth", "--force-refresh", "--format", "json"])
             #expect(token.status == 0 && token.json["fromCache"] == false, "\(token.stderr)")
             let before = try w.storeSnapshot()
 
-            let wrong = try await w.b2c(["signin", "--policy", "B2C_1_ROPC_Auth", "--username", bob.email, "--password-stdin"], stdin: "nope\n")
+            let wrong = try await w.b2c(
+                ["signin", "--policy", "B2C_1_ROPC_Auth", "--username", bob.email, "--password-stdin"], stdin: "nope\n")
             #expect(wrong.status == 4)
             #expect(wrong.stderr.contains("refused the username or password (AADB2C90225"), "\(wrong.stderr)")
             let unknown = try await w.b2c(["signin", "--username", "nobody@contoso.com", "--password-stdin"], stdin: "whatever\n")
@@ -118,8 +127,10 @@ import Testing
             let listed = accounts.json["people"]?.arrayValue?.first?["accounts"]?.arrayValue?.first
             #expect(listed?["policy"] == "native" && listed?["refreshToken"] == true)
             let refreshed = try await w.b2c(["token", "--policy", "native", "--force-refresh", "--format", "json"])
-            #expect(refreshed.status == 0 && refreshed.json["fromCache"] == false && refreshed.json["accountId"]?.stringValue == "\(alice.oid).\(tenantID)",
-                    "\(refreshed.stderr)")
+            #expect(
+                refreshed.status == 0 && refreshed.json["fromCache"] == false
+                    && refreshed.json["accountId"]?.stringValue == "\(alice.oid).\(tenantID)",
+                "\(refreshed.stderr)")
             let api = try await w.b2c(["call-api", "--api", "hello", "--policy", "native"])
             #expect(api.status == 0 && api.json["name"] == "Alice Example", "\(api.stderr)")
             let before = try w.storeSnapshot()
@@ -136,9 +147,10 @@ import Testing
 
     @Test func nativeAuthWithOneTimeCodeResendsAndRePromptsOnAWrongCode() async throws {
         try await World.with { w in
-            let p = try LiveProcess(b2cBinary, ["signin", "--native", "--username", bob.email, "--otp-stdin"], environment: w.environment(as: nil))
+            let p = try LiveProcess(
+                b2cBinary, ["signin", "--native", "--username", bob.email, "--otp-stdin"], environment: w.environment(as: nil))
             try await p.waitFor("an 8-digit code was sent to b***b@co*****.com; reading it from stdin")
-            let (_, second) = try await resendThenWrongThenRight(p, w)   // the first code no longer works after a resend
+            let (_, second) = try await resendThenWrongThenRight(p, w)  // the first code no longer works after a resend
             let r = await p.finish()
             #expect(r.status == 0, "\(r.stderr)")
             #expect(r.stdout.contains("Signed in as bob@contoso.com under native"))
@@ -152,7 +164,8 @@ import Testing
         try await World.with { w in
             // Native auth with neither --password-stdin nor --otp-stdin: b2c asks on the terminal for what the tenant
             // chose. With the emulator's default configuration (challengeTypes oob and password) that is the password…
-            let pw = try LiveProcess(b2cBinary, ["signin", "--native", "--username", bob.email], environment: w.environment(as: nil), terminal: true)
+            let pw = try LiveProcess(
+                b2cBinary, ["signin", "--native", "--username", bob.email], environment: w.environment(as: nil), terminal: true)
             try await pw.waitFor("Password for \(bob.email): ")
             pw.write(bob.password)
             let pwDone = await pw.finish()
@@ -164,7 +177,8 @@ import Testing
                 native["challengeTypes"] = ["oob"]
                 o["nativeAuth"] = .object(native)
             }
-            let p = try LiveProcess(b2cBinary, ["signin", "--native", "--username", bob.email], environment: w.environment(as: nil), terminal: true)
+            let p = try LiveProcess(
+                b2cBinary, ["signin", "--native", "--username", bob.email], environment: w.environment(as: nil), terminal: true)
             try await p.waitFor("Enter the 8-digit code sent to b***b@co*****.com (or 'resend'): ")
             let (_, second) = try await resendThenWrongThenRight(p, w, wrong: "00000000")
             let r = await p.finish()
@@ -173,31 +187,37 @@ import Testing
             #expect(r.stderr.components(separatedBy: "Enter the 8-digit code").count - 1 == 3, "asked three times: \(r.stderr)")
 
             // ROPC without --password-stdin: the password prompt turns the terminal's echo off.
-            let ropc = try LiveProcess(b2cBinary, ["signin", "--policy", "B2C_1_ROPC_Auth", "--username", alice.email], environment: w.environment(as: nil),
-                                       terminal: true)
+            let ropc = try LiveProcess(
+                b2cBinary, ["signin", "--policy", "B2C_1_ROPC_Auth", "--username", alice.email], environment: w.environment(as: nil),
+                terminal: true)
             try await ropc.waitFor("Password for \(alice.email): ")
             ropc.write(alice.password)
             let typed = await ropc.finish()
             #expect(typed.status == 0, "\(typed.stderr)")
             #expect(typed.stdout.contains("Signed in as alice@contoso.com under B2C_1_ROPC_Auth"))
-            #expect(!ropc.echoed.contains(alice.password) && !typed.stderr.contains(alice.password) && !typed.stdout.contains(alice.password),
-                    "the password was echoed: \(ropc.echoed.debugDescription)")
+            #expect(
+                !ropc.echoed.contains(alice.password) && !typed.stderr.contains(alice.password) && !typed.stdout.contains(alice.password),
+                "the password was echoed: \(ropc.echoed.debugDescription)")
             #expect(p.echoed.contains(second), "codes are echoed as they are typed (echo stays on there)")
         }
     }
 
     @Test func nativeAuthStopsAfterThreeWrongCodesAndOnAnExpiredContinuationToken() async throws {
         try await World.with { w in
-            let wrong = try await w.b2c(["signin", "--native", "--username", bob.email, "--otp-stdin"], stdin: "11111111\n22222222\n33333333\n44444444\n")
+            let wrong = try await w.b2c(
+                ["signin", "--native", "--username", bob.email, "--otp-stdin"], stdin: "11111111\n22222222\n33333333\n44444444\n")
             #expect(wrong.status == 4, "\(wrong.stderr)")
-            #expect(wrong.stderr.contains("the code was wrong 3 times") && wrong.stderr.contains("Run: b2c signin --native --username bob@contoso.com"))
+            #expect(
+                wrong.stderr.contains("the code was wrong 3 times")
+                    && wrong.stderr.contains("Run: b2c signin --native --username bob@contoso.com"))
             let noMore = try await w.b2c(["signin", "--native", "--username", bob.email, "--otp-stdin"], stdin: "")
             #expect(noMore.status == 2 && noMore.stderr.contains("no code was entered"))
 
-            let p = try LiveProcess(b2cBinary, ["signin", "--native", "--username", bob.email, "--otp-stdin"], environment: w.environment(as: nil))
+            let p = try LiveProcess(
+                b2cBinary, ["signin", "--native", "--username", bob.email, "--otp-stdin"], environment: w.environment(as: nil))
             try await p.waitFor("code was sent")
             let code = try await latestCode(w, bob.email)
-            try await w.advanceClock(601)   // past the continuation token's lifetime
+            try await w.advanceClock(601)  // past the continuation token's lifetime
             p.write(code)
             let r = await p.finish()
             #expect(r.status == 4, "\(r.stderr)")

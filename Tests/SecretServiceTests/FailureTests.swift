@@ -106,8 +106,10 @@ struct FailureTests {
 
     @Test("every error has its own plain-English description")
     func descriptions() {
-        let all: [SecretServiceError] = [.noBus("r"), .noService, .locked, .noDefaultCollection, .timeout("t"),
-                                         .protocol("p"), .dbusError(name: "a.b", message: "m"), .emptyAttributes]
+        let all: [SecretServiceError] = [
+            .noBus("r"), .noService, .locked, .noDefaultCollection, .timeout("t"),
+            .protocol("p"), .dbusError(name: "a.b", message: "m"), .emptyAttributes,
+        ]
         let texts = all.map(\.description)
         #expect(Set(texts).count == all.count)
         #expect(texts.allSatisfy { $0.count > 20 && $0.hasSuffix(".") })

@@ -5,8 +5,9 @@ import Testing
 
 /// Against a real gnome-keyring-daemon on a real session bus (set up by
 /// run-tests.sh). Serialized: the lock and stop tests change shared state.
-@Suite("Real gnome-keyring", .serialized,
-       .enabled(if: keyringSessionAvailable, "needs run-tests.sh: a D-Bus session with an unlocked gnome-keyring"))
+@Suite(
+    "Real gnome-keyring", .serialized,
+    .enabled(if: keyringSessionAvailable, "needs run-tests.sh: a D-Bus session with an unlocked gnome-keyring"))
 struct KeyringTests {
     let store = SecretServiceKeyStore()
     let password = ProcessInfo.processInfo.environment["SECRETSERVICE_TEST_PASSWORD"] ?? "testpass"
@@ -25,8 +26,9 @@ struct KeyringTests {
     }
 
     private func client() throws -> SecretServiceClient {
-        try SecretServiceClient(address: try #require(BusAddress.sessionBus(environment: ProcessInfo.processInfo.environment)),
-                                timeout: .seconds(2))
+        try SecretServiceClient(
+            address: try #require(BusAddress.sessionBus(environment: ProcessInfo.processInfo.environment)),
+            timeout: .seconds(2))
     }
 
     @Test("write then read returns the same bytes; a missing item reads as nil")
@@ -55,8 +57,9 @@ struct KeyringTests {
     func weReadSecretTools() throws {
         let tool = try #require(which("secret-tool"), "secret-tool (libsecret-tools) is not installed")
         let attrs = attributes("we-read")
-        let result = try run([tool, "store", "--label=stored by secret-tool", "application", "b2c", "store", attrs["store"]!],
-                             stdin: Data("from secret-tool".utf8))
+        let result = try run(
+            [tool, "store", "--label=stored by secret-tool", "application", "b2c", "store", attrs["store"]!],
+            stdin: Data("from secret-tool".utf8))
         #expect(result.status == 0)
         #expect(try store.read(attributes: attrs) == Data("from secret-tool".utf8))
         try store.delete(attributes: attrs)
@@ -89,8 +92,9 @@ struct KeyringTests {
         try store.write(randomKey(), label: "b2c test key", attributes: attrs)
         let admin = try client()
         let collection = try admin.defaultCollection()
-        _ = try admin.bus.call(destination: SecretServiceClient.busName, path: SecretServiceClient.servicePath,
-                               interface: "org.freedesktop.Secret.Service", member: "Lock", [.objectPaths([collection])])
+        _ = try admin.bus.call(
+            destination: SecretServiceClient.busName, path: SecretServiceClient.servicePath,
+            interface: "org.freedesktop.Secret.Service", member: "Lock", [.objectPaths([collection])])
         defer { unlockWithPassword(admin, collection) }
 
         let (ms, error) = milliseconds { _ = try store.read(attributes: attrs) }
@@ -106,9 +110,10 @@ struct KeyringTests {
     private func unlockWithPassword(_ admin: SecretServiceClient, _ collection: String) {
         let master = DBusValue.structure([.objectPath(admin.session), .bytes(Data()), .bytes(Data(password.utf8)), .string("text/plain")])
         do {
-            _ = try admin.bus.call(destination: SecretServiceClient.busName, path: SecretServiceClient.servicePath,
-                                   interface: "org.gnome.keyring.InternalUnsupportedGuiltRiddenInterface",
-                                   member: "UnlockWithMasterPassword", [.objectPath(collection), master])
+            _ = try admin.bus.call(
+                destination: SecretServiceClient.busName, path: SecretServiceClient.servicePath,
+                interface: "org.gnome.keyring.InternalUnsupportedGuiltRiddenInterface",
+                member: "UnlockWithMasterPassword", [.objectPath(collection), master])
         } catch {
             Issue.record("could not unlock the test keyring again: \(error)")
         }
@@ -125,9 +130,10 @@ struct KeyringTests {
     @Test("a stopped (hung) keyring daemon gives timeout within the bound")
     func hungService() throws {
         let admin = try client()
-        let reply = try admin.bus.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-                                       interface: "org.freedesktop.DBus", member: "GetConnectionUnixProcessID",
-                                       [.string(SecretServiceClient.busName)])
+        let reply = try admin.bus.call(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+            interface: "org.freedesktop.DBus", member: "GetConnectionUnixProcessID",
+            [.string(SecretServiceClient.busName)])
         let pid = pid_t(try #require(reply.first?.uint32Value))
         #expect(kill(pid, SIGSTOP) == 0)
         defer { kill(pid, SIGCONT) }
@@ -147,15 +153,17 @@ struct KeyringTests {
     func noDefaultCollection() throws {
         try #require(which("gnome-keyring-daemon") != nil)
         let home = try temporaryDirectory()
-        let bus = try PrivateBus(serviceDirs: true, environment: [
-            "HOME": home, "XDG_DATA_HOME": home + "/data", "XDG_RUNTIME_DIR": home, "XDG_CONFIG_HOME": home + "/config",
-            "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
-        ])
+        let bus = try PrivateBus(
+            serviceDirs: true,
+            environment: [
+                "HOME": home, "XDG_DATA_HOME": home + "/data", "XDG_RUNTIME_DIR": home, "XDG_CONFIG_HOME": home + "/config",
+                "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
+            ])
         defer {
             bus.stop()
             try? FileManager.default.removeItem(atPath: home)
         }
-        let fresh = SecretServiceKeyStore(address: bus.address, timeout: .seconds(5)) // allows for activation
+        let fresh = SecretServiceKeyStore(address: bus.address, timeout: .seconds(5))  // allows for activation
         #expect(throws: SecretServiceError.noDefaultCollection) {
             try fresh.write(Data([1]), label: "x", attributes: attributes("no-default"))
         }
@@ -174,8 +182,9 @@ struct KeyringTests {
             samples.append(ms)
         }
         samples.sort()
-        let line = String(format: "cold connect+read over 20 runs: min %.2f ms, median %.2f ms, max %.2f ms",
-                          samples.first!, samples[samples.count / 2], samples.last!)
+        let line = String(
+            format: "cold connect+read over 20 runs: min %.2f ms, median %.2f ms, max %.2f ms",
+            samples.first!, samples[samples.count / 2], samples.last!)
         print(line)
         #expect(samples[samples.count / 2] < 200)
     }

@@ -41,15 +41,20 @@ struct MarshallingTests {
     @Test("the Secret Service shapes survive a message round trip")
     func messageRoundTrip() throws {
         let body: [DBusValue] = [
-            .variantDict(["org.freedesktop.Secret.Item.Label": .string("b2c key"),
-                          "org.freedesktop.Secret.Item.Attributes": .stringDict(["application": "b2c", "store": "/x"])]),
-            .structure([.objectPath("/org/freedesktop/secrets/session/s1"), .bytes(Data()),
-                        .bytes(Data([0, 255, 1, 128])), .string("application/octet-stream")]),
+            .variantDict([
+                "org.freedesktop.Secret.Item.Label": .string("b2c key"),
+                "org.freedesktop.Secret.Item.Attributes": .stringDict(["application": "b2c", "store": "/x"]),
+            ]),
+            .structure([
+                .objectPath("/org/freedesktop/secrets/session/s1"), .bytes(Data()),
+                .bytes(Data([0, 255, 1, 128])), .string("application/octet-stream"),
+            ]),
             .bool(true), .objectPaths(["/a", "/b"]), .int32(-5), .uint64(.max), .double(1.5), .int16(-2),
         ]
-        let message = DBusMessage(kind: .methodCall, serial: 7, path: "/org/freedesktop/secrets",
-                                  interface: "org.freedesktop.Secret.Collection", member: "CreateItem",
-                                  destination: "org.freedesktop.secrets", body: body)
+        let message = DBusMessage(
+            kind: .methodCall, serial: 7, path: "/org/freedesktop/secrets",
+            interface: "org.freedesktop.Secret.Collection", member: "CreateItem",
+            destination: "org.freedesktop.secrets", body: body)
         let bytes = message.encoded()
         #expect(try DBusMessage.frameLength(of: bytes) == bytes.count)
         let decoded = try #require(try DBusMessage.decode(bytes))
@@ -72,8 +77,10 @@ struct MarshallingTests {
 
     @Test("truncated and corrupted messages give errors, never crashes")
     func malformedInput() throws {
-        let valid = DBusMessage(kind: .methodReturn, serial: 3, replySerial: 2,
-                                body: [.objectPaths(["/a"]), .variant(.stringDict(["k": "v"]))]).encoded()
+        let valid = DBusMessage(
+            kind: .methodReturn, serial: 3, replySerial: 2,
+            body: [.objectPaths(["/a"]), .variant(.stringDict(["k": "v"]))]
+        ).encoded()
         for length in 0..<valid.count {
             let prefix = Array(valid[..<length])
             _ = try? DBusMessage.frameLength(of: prefix)
@@ -94,8 +101,9 @@ struct MarshallingTests {
     @Test("bus address lists: order, escapes, unsupported transports")
     func addressParsing() {
         #expect(BusAddress.parseList("unix:path=/run/user/1000/bus") == [.path("/run/user/1000/bus")])
-        #expect(BusAddress.parseList("tcp:host=x,port=1;unix:abstract=/tmp/dbus-a%2cb,guid=00ff;unix:path=/p%20q")
-            == [.abstract("/tmp/dbus-a,b"), .path("/p q")])
+        #expect(
+            BusAddress.parseList("tcp:host=x,port=1;unix:abstract=/tmp/dbus-a%2cb,guid=00ff;unix:path=/p%20q")
+                == [.abstract("/tmp/dbus-a,b"), .path("/p q")])
         #expect(BusAddress.parseList("launchd:env=X;unix:tmpdir=/tmp").isEmpty)
         #expect(BusAddress.sessionBus(environment: [:]) == nil)
         #expect(BusAddress.sessionBus(environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/x"]) == "unix:path=/x")

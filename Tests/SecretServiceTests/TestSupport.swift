@@ -141,7 +141,7 @@ final class FakeBus {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         guard bound == 0, listen(fd, 4) == 0 else { throw SkipReason("cannot listen on \(path)") }
-        guard let script else { return } // never accept: the kernel still completes connect()
+        guard let script else { return }  // never accept: the kernel still completes connect()
         let listener = fd
         Thread.detachNewThread {
             let client = accept(listener, nil, nil)

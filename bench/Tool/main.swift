@@ -77,7 +77,8 @@ func signBound(_ opts: [String: String]) throws {
     let threads = number(opts, "threads", default: ProcessInfo.processInfo.activeProcessorCount)
     let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
     // A header and payload of an access token's size (about 900 bytes of signing input).
-    let input = Base64URL.encode(Array(#"{"alg":"RS256","kid":"bench","typ":"JWT"}"#.utf8)) + "."
+    let input =
+        Base64URL.encode(Array(#"{"alg":"RS256","kid":"bench","typ":"JWT"}"#.utf8)) + "."
         + Base64URL.encode(Array(repeating: UInt8(ascii: "x"), count: 640))
     _ = try JWT.signature(signingInput: input, key: key)
     let counts = Counts(threads)
@@ -93,7 +94,9 @@ func signBound(_ opts: [String: String]) throws {
     }
     let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     let total = counts.slots.reduce(0, +)
-    print(String(format: "sign-bound threads %d signatures %d seconds %.2f per_second %.1f", threads, total, elapsed, Double(total) / elapsed))
+    print(
+        String(format: "sign-bound threads %d signatures %d seconds %.2f per_second %.1f", threads, total, elapsed, Double(total) / elapsed)
+    )
 }
 
 // MARK: load
@@ -167,8 +170,9 @@ func runClient(_ index: Int, _ s: LoadSettings) async throws -> Tally {
         let body = try await res.body.collect(upTo: 1 << 20)
         let json = try JSONValue.parse(Data(buffer: body))
         guard res.status == .ok else {
-            throw Problem("HTTP \(res.status.code) \(json["error"]?.stringValue ?? "") "
-                + String((json["error_description"]?.stringValue ?? "").prefix(120)))
+            throw Problem(
+                "HTTP \(res.status.code) \(json["error"]?.stringValue ?? "") "
+                    + String((json["error_description"]?.stringValue ?? "").prefix(120)))
         }
         return json
     }
@@ -204,7 +208,8 @@ func runClient(_ index: Int, _ s: LoadSettings) async throws -> Tally {
         for _ in 0..<2 {
             guard let rt = refreshToken else { break }
             _ = await timed(.refresh) {
-                let grant = TokenGrant.refreshToken(clientID: EmulatorSeed.defaultClientID, refreshToken: rt, scope: ScopeSet.userRequest(resource))
+                let grant = TokenGrant.refreshToken(
+                    clientID: EmulatorSeed.defaultClientID, refreshToken: rt, scope: ScopeSet.userRequest(resource))
                 refreshToken = try await post(grant.form)["refresh_token"]?.stringValue
             }
         }
@@ -246,13 +251,18 @@ func load(_ opts: [String: String]) async throws {
         requests += sorted.count
         errors += e
         if kind.isGrant { grants += sorted.count; everything += sorted }
-        print(String(format: "kind %@ count %d errors %d p50_ms %.2f p99_ms %.2f", kind.rawValue, sorted.count, e,
-                     percentile(sorted, 50), percentile(sorted, 99)))
+        print(
+            String(
+                format: "kind %@ count %d errors %d p50_ms %.2f p99_ms %.2f", kind.rawValue, sorted.count, e,
+                percentile(sorted, 50), percentile(sorted, 99)))
     }
     everything.sort()
-    print(String(format: "grants count %d p50_ms %.2f p99_ms %.2f", everything.count, percentile(everything, 50), percentile(everything, 99)))
-    print(String(format: "total seconds %.1f requests %d grants %d grants_per_second %.1f errors %d", elapsed, requests, grants,
-                 Double(grants) / elapsed, errors))
+    print(
+        String(format: "grants count %d p50_ms %.2f p99_ms %.2f", everything.count, percentile(everything, 50), percentile(everything, 99)))
+    print(
+        String(
+            format: "total seconds %.1f requests %d grants %d grants_per_second %.1f errors %d", elapsed, requests, grants,
+            Double(grants) / elapsed, errors))
     for m in tally.messages { print("error \(m.prefix(300))") }
 }
 

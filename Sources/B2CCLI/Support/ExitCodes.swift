@@ -64,7 +64,8 @@ public struct CLIError: Error, CustomStringConvertible {
             return message + ". Name the API whose token to use with --api and allow the host with --allow-host \(host)."
         case .allowHost(let host): return message + ". If you trust that host, add --allow-host \(host)."
         case .nameAPI: return message + ", or give a full URL and --api"
-        case .chooseStorage: return message + " Or keep tokens unencrypted on purpose: `b2c config set storage plaintext`. Nothing was stored."
+        case .chooseStorage:
+            return message + " Or keep tokens unencrypted on purpose: `b2c config set storage plaintext`. Nothing was stored."
         case .encryptStore: return message + ": run `b2c config set storage encrypted` first"
         case .removeStoredTokens: return message + " Remove the store's tokens with `b2c signout --all`."
         case .createProfile(let name): return message + "; create it with `b2c init --profile \(name)`"

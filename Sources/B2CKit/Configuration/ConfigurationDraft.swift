@@ -41,7 +41,9 @@ public struct ConfigurationDraft: Sendable {
         if let host {
             let text = host.contains("://") ? host : "https://\(host)"
             guard let url = URL(string: text.hasSuffix("/") ? String(text.dropLast()) : text), url.host != nil else {
-                throw B2CError(.usage, "the host '\(host)' is not a host name or base URL such as https://contoso.b2clogin.com", remedy: .giveValue(.host))
+                throw B2CError(
+                    .usage, "the host '\(host)' is not a host name or base URL such as https://contoso.b2clogin.com",
+                    remedy: .giveValue(.host))
             }
             return url
         }
@@ -55,7 +57,8 @@ public struct ConfigurationDraft: Sendable {
     public func json() throws -> JSONValue {
         guard !tenant.isEmpty else { throw B2CError(.usage, "the tenant is missing", remedy: .giveValue(.tenant)) }
         guard UUID(uuidString: clientID) != nil else {
-            throw B2CError(.usage, "the client id must be the application (client) id, a GUID; found '\(clientID)'", remedy: .giveValue(.clientID))
+            throw B2CError(
+                .usage, "the client id must be the application (client) id, a GUID; found '\(clientID)'", remedy: .giveValue(.clientID))
         }
         if externalId && !policies.isEmpty {
             throw B2CError(
@@ -83,9 +86,12 @@ public struct ConfigurationDraft: Sendable {
             o["policies"] = .array(policies.map { ["name": .string($0.name), "role": .string($0.role.rawValue)] })
         }
         if let apiName {
-            guard let apiURL else { throw B2CError(.usage, "the API \(apiName) needs its base URL", remedy: .giveValue(.apiURL(api: apiName))) }
+            guard let apiURL else {
+                throw B2CError(.usage, "the API \(apiName) needs its base URL", remedy: .giveValue(.apiURL(api: apiName)))
+            }
             guard !scopes.isEmpty else {
-                throw B2CError(.usage, "the API \(apiName) needs at least one scope (a full scope URI)", remedy: .giveValue(.apiScope(api: apiName)))
+                throw B2CError(
+                    .usage, "the API \(apiName) needs at least one scope (a full scope URI)", remedy: .giveValue(.apiScope(api: apiName)))
             }
             o["apis"] = [["name": .string(apiName), "baseUrl": .string(apiURL), "scopes": JSONValue(scopes)]]
         }
