@@ -67,7 +67,9 @@ let webAppID = EmulatorSeed.defaultWebAppID, webAppSecret = EmulatorSeed.default
             #expect(!argument.stderr.contains(daemonSecret) && !argument.stdout.contains(daemonSecret))
             // None at all, empty, a file others can read.
             let none = try await w.b2c(["token", "--app"])
-            #expect(none.status == 3 && none.stderr.contains("B2C_CLIENT_SECRET"), "\(none.stderr)")
+            #expect(
+                none.status == 3 && none.stderr.contains("B2C_CLIENT_SECRET") && none.stderr.contains("pipe it to --client-secret-stdin"),
+                "\(none.stderr)")
             let empty = try await w.b2c(["token", "--app"], extra: ["B2C_CLIENT_SECRET": ""])
             #expect(empty.status == 3 && empty.stderr.contains("is empty"), "\(empty.stderr)")
             let file = w.dir.appendingPathComponent("daemon.secret")

@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+
+/// `b2c emulator …` and `b2c demo` hand over to the tenant's own program: found next to b2c (the other tests run it that
+/// way), else on PATH, else a message that names it and exit 1.
+@Suite struct HandoverTests {
+    @Test func b2cFindsTheTenantOnPathOrSaysItIsMissing() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("b2c-handover-\(UUID().uuidString)")
+        let alone = dir.appendingPathComponent("alone"), onPath = dir.appendingPathComponent("path")
+        try FileManager.default.createDirectory(at: alone, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: onPath, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // A copy of b2c with no b2c-emulator beside it (a symbolic link would resolve back to the build directory).
+        let b2c = alone.appendingPathComponent("b2c")
+        try FileManager.default.copyItem(at: b2cBinary, to: b2c)
+        var env = ProcessInfo.processInfo.environment
+        for k in env.keys where k.hasPrefix("B2C_") { env[k] = nil }
+
+        env["PATH"] = "/usr/bin:/bin"
+        for args in [["emulator", "default-seed"], ["demo"]] {
+            let missing = try await run(b2c, args, environment: env)
+            #expect(missing.status == 1, "\(args): \(missing.stderr)")
+            #expect(
+                missing.stderr.contains("b2c-emulator") && missing.stderr.contains("neither next to this b2c nor on PATH"),
+                "\(missing.stderr)")
+            #expect(missing.stdout.isEmpty)
+        }
+
+        try FileManager.default.createSymbolicLink(at: onPath.appendingPathComponent("b2c-emulator"), withDestinationURL: emulatorBinary)
+        env["PATH"] = onPath.path + ":/usr/bin:/bin"
+        let found = try await run(b2c, ["emulator", "default-seed"], environment: env)
+        #expect(found.status == 0, "\(found.stderr)")
+        #expect(found.stdout.contains("\"contoso.onmicrosoft.com\""), "the tenant's seed, printed by b2c-emulator")
+        // Its exit codes are the tenant's own: a bad argument is 64 from b2c-emulator.
+        let bad = try await run(b2c, ["emulator", "serve", "--port", "70000"], environment: env)
+        #expect(bad.status == 64, "\(bad.stderr)")
+    }
+}
+
+/// The library names what fixes a failure as a value (`Remedy`); the CLI says it as its own flags and commands. One
+/// command per kind of value the library has no words for.
+@Suite struct RemedyWordingTests {
+    @Test func theCLISaysTheLibrarysRemediesAsFlagsAndCommands() async throws {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("b2c-remedy-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: home) }
+        var env = ProcessInfo.processInfo.environment
+        for k in env.keys where k.hasPrefix("B2C_") || k == "XDG_CONFIG_HOME" { env[k] = nil }
+        env["B2C_HOME"] = home.appendingPathComponent("store").path
+        env["XDG_CONFIG_HOME"] = home.appendingPathComponent("config").path
+        env["B2C_STORE_KEY"] = Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
+        let example = packageRoot.appendingPathComponent("policies.example.json").path
+
+        let policy = try await run(
+            b2cBinary,
+            [
+                "init", "--tenant", "contoso.onmicrosoft.com", "--client-id", "3f6b8c9d-2e1a-4b7c-8d9e-0f1a2b3c4d5e",
+                "--policy", "susi", "--out", home.appendingPathComponent("p.json").path,
+            ], environment: env)
+        #expect(
+            policy.status == 64 && policy.stderr.contains("the policy 'susi' is not NAME=ROLE")
+                && policy.stderr.contains("(--policy NAME=ROLE)"),
+            "\(policy.stderr)")
+        let profile = try await run(b2cBinary, ["token", "--profile", "staging"], environment: env)
+        #expect(profile.status == 3 && profile.stderr.contains("create it with `b2c init --profile staging`"), "\(profile.stderr)")
+        let scope = try await run(b2cBinary, ["token", "--app", "--config", example, "--scope", "https://x/api/read"], environment: env)
+        #expect(scope.status == 64 && scope.stderr.contains("give --api NAME or --scope <App ID URI>/.default"), "\(scope.stderr)")
+        for r in [policy, profile, scope] { #expect(r.stdout.isEmpty) }
+    }
+}
