@@ -64,6 +64,11 @@ import Testing
         #expect(profile.status == 3 && profile.stderr.contains("create it with `b2c init --profile staging`"), "\(profile.stderr)")
         let scope = try await run(b2cBinary, ["token", "--app", "--config", example, "--scope", "https://x/api/read"], environment: env)
         #expect(scope.status == 64 && scope.stderr.contains("give --api NAME or --scope <App ID URI>/.default"), "\(scope.stderr)")
-        for r in [policy, profile, scope] { #expect(r.stdout.isEmpty) }
+        // The example configuration's host does not resolve: a missing secret is said before any network request.
+        let secret = try await run(b2cBinary, ["token", "--app", "--config", example], environment: env)
+        #expect(
+            secret.status == 3 && secret.stderr.contains("pipe it to --client-secret-stdin") && secret.stderr.contains("clientSecretFile")
+                && !secret.stderr.contains("does not resolve"), "\(secret.stderr)")
+        for r in [policy, profile, scope, secret] { #expect(r.stdout.isEmpty) }
     }
 }

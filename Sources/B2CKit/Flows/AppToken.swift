@@ -63,6 +63,8 @@ extension B2CClient {
         {
             return AppTokenResult(token: t, fromCache: true)
         }
+        // The secret is needed now: a missing one is said before anything goes over the network (it is read once and kept).
+        _ = try secrets.secret(for: config)
         let meta = try await metadata.metadata(for: target.authority, now: clock())
         let response = try await tokenRequest(
             meta.tokenEndpoint, .clientCredentials(clientID: config.clientID, scope: resource), policy: target.name, loginHint: nil)
