@@ -14,9 +14,11 @@ DIST=${B2C_DIST:-$ROOT/dist}
 fail() { printf 'test-install: FAILED: %s\n' "$*" >&2; exit 1; }
 step() { printf 'test-install: %s\n' "$*" >&2; }
 
-deb=$(ls "$DIST"/b2c_*.deb 2>/dev/null | head -1)
-tarball=$(ls "$DIST"/b2c-*-linux-*.tar.gz 2>/dev/null | head -1)
-[[ -f $deb && -f $tarball ]] || fail "no artefacts in $DIST (run scripts/release.sh)"
+# The artefacts of the last release.sh run are the ones its SHA256SUMS names (dist/ may hold older versions too).
+[[ -f $DIST/SHA256SUMS ]] || fail "no $DIST/SHA256SUMS (run scripts/release.sh)"
+deb=$DIST/$(awk '$2 ~ /\.deb$/ { print $2 }' "$DIST/SHA256SUMS")
+tarball=$DIST/$(awk '$2 ~ /\.tar\.gz$/ { print $2 }' "$DIST/SHA256SUMS")
+[[ -f $deb && -f $tarball ]] || fail "SHA256SUMS names artefacts that are not in $DIST (run scripts/release.sh)"
 (cd "$DIST" && sha256sum --quiet -c SHA256SUMS) || fail "SHA256SUMS does not match the artefacts"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/b2c-install.XXXXXX")
