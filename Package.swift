@@ -150,6 +150,9 @@ let package = Package(
             dependencies: [
                 "B2CKit", "B2CEmulator", "B2CCLI", "B2CEmulatorCLI",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

@@ -14,6 +14,9 @@ public final class B2CEmulator: Sendable {
     let faults = NIOLockedValueBox<[Fault]>([])
     /// `host:port` names this emulator is reachable under; filled in when servers start.
     let servedHosts = NIOLockedValueBox<Set<String>>([])
+    /// The host names (not addresses) a request's Host may carry: `localhost`, the seed's host aliases, the name the
+    /// server listens on, the names of its TLS certificate, and those added with `answer(to:)`.
+    private let hostNames = NIOLockedValueBox<Set<String>>(["localhost"])
 
     // The endpoints, each holding what it uses.
     let issuer: TokenIssuer
@@ -51,12 +54,28 @@ public final class B2CEmulator: Sendable {
         let trusted: @Sendable () -> Set<String> = { Self.trustedIssuers(seed: seed, served: served, issuer: issuer) }
         sampleAPI = SampleAPI(seed: seed, clock: clock, keys: keys, trustedIssuers: trusted)
         userInfo = UserInfoEndpoint(seed: seed, store: store, clock: clock, keys: keys, trustedIssuers: trusted)
+        answer(to: seed.tenant.hostAliases)
     }
 
     public var tenantID: String { seed.tenant.id }
     public var tenantName: String { seed.tenant.name }
     /// The user flows' current signing key, as published.
     public var jwk: JWK { (try? keys.current(.userFlow).jwk) ?? JWK(kid: "", n: "", e: "") }
+
+    /// Lets requests name the tenant under these host names (`host` or `host:port`; the port is ignored).
+    public func answer(to names: [String]) {
+        let bare = names.map { HostHeader.name(of: $0) }.filter { !$0.isEmpty && !HostHeader.isAddress($0) }
+        hostNames.withLockedValue { $0.formUnion(bare) }
+    }
+
+    /// The names a request's Host may carry, sorted (addresses are always answered).
+    var answeredNames: [String] { hostNames.withLockedValue { $0 }.sorted() }
+
+    /// An IP literal is answered (no page can rebind one); a name only when it is one of ours.
+    func answers(toHost host: String) -> Bool {
+        let name = HostHeader.name(of: host)
+        return HostHeader.isAddress(name) || hostNames.withLockedValue { $0.contains(name) }
+    }
 
     func addServedHosts(_ hosts: [String]) {
         let all = servedHosts.withLockedValue { set -> [String] in
@@ -79,6 +98,23 @@ public final class B2CEmulator: Sendable {
             }
         }
         return out
+    }
+}
+
+/// The name part of a Host header (`name[:port]`, `[v6]:port`), lower-cased and without brackets.
+enum HostHeader {
+    static func name(of host: String) -> String {
+        var h = host.lowercased()
+        if h.hasPrefix("["), let end = h.firstIndex(of: "]") { return String(h[h.index(after: h.startIndex)..<end]) }
+        if let colon = h.lastIndex(of: ":"), h.filter({ $0 == ":" }).count == 1 { h = String(h[..<colon]) }
+        return h.hasSuffix(".") ? String(h.dropLast()) : h
+    }
+
+    /// A dotted IPv4 address or an IPv6 address (bracketless).
+    static func isAddress(_ name: String) -> Bool {
+        if name.contains(":") { return name.allSatisfy { $0.isHexDigit || $0 == ":" || $0 == "." } }
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts.allSatisfy { UInt8($0) != nil }
     }
 }
 

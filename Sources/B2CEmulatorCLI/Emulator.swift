@@ -34,6 +34,12 @@ extension EmulatorCommand {
 
         @Option(help: "Address to listen on.") var host = "127.0.0.1"
         @Option(help: "Port to listen on; 0 picks a free port.") var port = 0
+        @Option(
+            name: .customLong("host-name"), parsing: .singleValue,
+            help: ArgumentHelp(
+                "Another name clients reach the tenant under (repeatable): requests naming any other host are refused, and with "
+                    + "--tls the certificate covers it.", valueName: "name"))
+        var hostNames: [String] = []
         @Flag(help: "Serve HTTPS with the emulator's own CA (written to the state directory; its path is printed).") var tls = false
         @Option(help: ArgumentHelp("Keep the tenant's state (SQLite) in this directory across restarts.", valueName: "dir")) var state:
             String?
@@ -107,9 +113,10 @@ extension EmulatorCommand {
             do { emulator = try B2CEmulator(seed: seedValue, store: store) } catch {
                 throw CLIError("cannot start the emulator with this state and seed: \(error)", exitCode: ExitStatus.configuration)
             }
+            emulator.answer(to: hostNames)
             var tlsMaterial: EmulatorTLS?
             if tls {
-                do { tlsMaterial = try EmulatorTLS.loadOrCreate(in: tlsDirectory, extraHostNames: [host]) } catch {
+                do { tlsMaterial = try EmulatorTLS.loadOrCreate(in: tlsDirectory, extraHostNames: [host] + hostNames) } catch {
                     throw CLIError(
                         "cannot create the emulator's TLS certificate in '\(tlsDirectory.path)': \(error)", exitCode: ExitStatus.error)
                 }

@@ -60,7 +60,7 @@ import Testing
             #expect(bad.status == 400 && bad.body.contains("$.email"))
             let unknown = try await t.admin(.POST, "/users", ["email": "x@y.z", "password": "p", "role": "admin"])
             #expect(unknown.status == 400 && unknown.body.contains("$.role"))
-            let notJSON = try await t.request(.POST, "/_admin/users", body: "{not json")
+            let notJSON = try await t.request(.POST, "/_admin/users", body: "{not json", headers: [("Content-Type", "application/json")])
             #expect(notJSON.status == 400 && notJSON.body.contains("line 1"))
             let list = try await t.admin(.GET, "/users")
             #expect(list.json["users"]?.arrayValue?.count == 3)

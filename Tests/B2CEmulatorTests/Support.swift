@@ -118,7 +118,8 @@ final class TestTenant: Sendable {
     }
 
     func admin(_ method: HTTPMethod, _ path: String, _ json: JSONValue? = nil) async throws -> TestResponse {
-        try await request(method, "/_admin" + path, json: json)
+        // Admin writes carry JSON (the admin guard refuses any other POST); `{}` when there is nothing to say.
+        try await request(method, "/_admin" + path, json: json ?? (method == .POST ? JSONValue.object([:]) : nil))
     }
 
     func advanceClock(_ seconds: Int) async throws {

@@ -39,6 +39,7 @@ struct AuthorityPrefixMiddleware: RouterMiddleware {
         var context = context
         let host = request.head.authority ?? "localhost"
         guard Self.isHostHeader(host) else { return .text("Bad Host header.", status: 400) }
+        guard emulator.answers(toHost: host) else { return misdirected(host) }
         context.origin = "\(scheme)://\(host.lowercased())"
         context.path = request.uri.path
         let segments = request.uri.path.split(separator: "/").map { String($0).removingPercentEncoding ?? String($0) }
@@ -99,6 +100,15 @@ struct AuthorityPrefixMiddleware: RouterMiddleware {
 
     static func isHostHeader(_ host: String) -> Bool {
         host.range(of: #"^[A-Za-z0-9.\-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$"#, options: .regularExpression) != nil
+    }
+
+    /// A name the tenant does not serve: what a page on another site sends after rebinding its name to 127.0.0.1.
+    func misdirected(_ host: String) -> Response {
+        let names = emulator.answeredNames.joined(separator: ", ")
+        return .text(
+            "This tenant does not answer to the host name in '\(host)' (a guard against DNS rebinding). It answers to IP addresses "
+                + "and to: \(names). To reach it under another name, start it with --host-name NAME or list the name in the seed's "
+                + "tenant.hostAliases.\n", status: 421)
     }
 
     func failure(unknownTenant tenant: String) -> Response {

@@ -78,7 +78,10 @@ struct ErrorMiddleware: RouterMiddleware {
     }
 }
 
-/// The admin surface answers loopback peers only (an address, never a name from a header).
+/// The admin surface answers loopback peers only (an address, never a name from a header), and never a web page: a
+/// browser on this machine is a loopback peer too. A request that a page made (an `Origin` or `Sec-Fetch-Site` of
+/// another site) is refused, and a write must say `Content-Type: application/json`, which no page can send to another
+/// origin without a CORS preflight, which this surface never answers.
 struct AdminGuardMiddleware: RouterMiddleware {
     typealias Context = EmulatorRequestContext
 
@@ -86,7 +89,33 @@ struct AdminGuardMiddleware: RouterMiddleware {
         guard context.peerIsLoopback else {
             return .json(["error": "forbidden", "message": "The admin surface answers loopback clients only."], status: 403)
         }
+        if let problem = Self.crossSite(request, origin: context.origin) {
+            return .json(["error": "forbidden", "message": .string(problem)], status: 403)
+        }
+        if request.method == .post, !Self.isJSON(request.headers[.contentType]) {
+            return .json(
+                [
+                    "error": "unsupported_media_type",
+                    "message": "Admin writes take a JSON body with Content-Type: application/json (even an empty one: {}).",
+                ], status: 415)
+        }
         return try await next(request, context)
+    }
+
+    /// Why the request looks like a web page's, or nil. Test clients and curl send neither header.
+    static func crossSite(_ request: Request, origin: String) -> String? {
+        if let site = request.headers[HTTPField.Name("Sec-Fetch-Site")!], !["same-origin", "none"].contains(site.lowercased()) {
+            return "The admin surface does not answer web pages (Sec-Fetch-Site: \(site))."
+        }
+        if let from = request.headers[HTTPField.Name("Origin")!], from.lowercased() != origin.lowercased() {
+            return "The admin surface does not answer web pages of other origins (Origin: \(from))."
+        }
+        return nil
+    }
+
+    static func isJSON(_ contentType: String?) -> Bool {
+        guard let type = contentType?.split(separator: ";").first else { return false }
+        return type.trimmingCharacters(in: .whitespaces).lowercased() == "application/json"
     }
 }
 

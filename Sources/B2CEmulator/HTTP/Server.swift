@@ -64,6 +64,7 @@ public final class EmulatorServer: Sendable {
         var names = ["127.0.0.1:\(bound)", "localhost:\(bound)", "[::1]:\(bound)"]
         if !["127.0.0.1", "localhost", "::1", "0.0.0.0", "::"].contains(host) { names.append("\(host):\(bound)") }
         emulator.addServedHosts(names)
+        emulator.answer(to: [host] + (tls?.hostNames ?? []))
         return server
     }
 

@@ -45,7 +45,10 @@ extension TokenStore {
     private func resolveCipher() throws -> StoreCipher {
         let s = try read { try settings($0) }
         switch Self.status(s).mode {
-        case .plaintext?: return StoreCipher(key: nil)
+        case .plaintext?:
+            // A key at hand always means encrypted: a plaintext store someone else prepared must not receive tokens.
+            if case .success(_?) = environmentKey() { throw Self.plaintextWithKey(path) }
+            return StoreCipher(key: nil)
         case .encrypted?: return StoreCipher(key: try existingKey(s))
         case nil: return try encryptInPlace()
         }
@@ -94,6 +97,14 @@ extension TokenStore {
         case .ephemeral?: "The key lived only in the process that made the store (a demo)."
         case nil: "Move the store away and sign in again."
         }
+    }
+
+    static func plaintextWithKey(_ path: String) -> StoreError {
+        StoreError(
+            "the store '\(path)' says its tokens are kept unencrypted, but B2C_STORE_KEY gives a key: b2c never keeps tokens "
+                + "unencrypted while a key is given (a store prepared by someone else could say plaintext). If the plaintext "
+                + "choice was yours, unset B2C_STORE_KEY; otherwise encrypt the store with the key.",
+            configuration: true, remedy: .encryptStore)
     }
 
     /// `$B2C_STORE_KEY`: nil when unset; an error when it is not base64 of 32 bytes.
@@ -199,6 +210,7 @@ extension TokenStore {
             cipherBox.withLockedValue { $0 = nil }
             let cipher = try encryptInPlace()
             cipherBox.withLockedValue { $0 = cipher }
+        case (.plaintext, _) where (try? environmentKey().get()) != nil: throw Self.plaintextWithKey(path)
         case (.plaintext, .plaintext?): break
         case (.plaintext, nil):
             try write { db in try db.execute(sql: "INSERT OR REPLACE INTO settings(key, value) VALUES ('storage', 'plaintext')") }

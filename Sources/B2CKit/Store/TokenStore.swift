@@ -45,17 +45,8 @@ public final class TokenStore: Sendable {
     public init(directory: URL, keys: StoreKeySources = .system()) throws {
         self.directory = directory
         self.keys = keys
-        umask(0o077)
+        try StoreDirectory.prepare(directory)
         let fm = FileManager.default
-        do {
-            try fm.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw StoreError(
-                "cannot create the store directory '\(directory.path)': \(error.localizedDescription). Set B2C_HOME to a writable "
-                    + "directory."
-            )
-        }
-        try? fm.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.path)
         let file = directory.appendingPathComponent("store.sqlite").path
         var header = Self.header(file)
         // A store that is new (or not yet recognisably ours) is created and migrated by one process at a time: others
@@ -65,7 +56,10 @@ public final class TokenStore: Sendable {
             creationLock = try FileLock(path: directory.appendingPathComponent("store.lock").path)
             header = Self.header(file)
         }
+        try StoreDirectory.checkFiles(file)
         if fm.fileExists(atPath: file) && !Self.isOurs(header) { try Self.inspect(file) }
+        // SQLite gives the -wal and -shm files the database file's mode: make it 0600 before SQLite creates it.
+        try StoreDirectory.createPrivateFile(file)
         var config = Configuration()
         config.busyMode = .timeout(30)
         config.foreignKeysEnabled = true
@@ -78,9 +72,6 @@ public final class TokenStore: Sendable {
             throw Self.notOurStore(file)
         } catch {
             throw StoreError("cannot open the store '\(file)': \(error). Check that '\(directory.path)' is writable, or set B2C_HOME.")
-        }
-        for suffix in ["", "-wal", "-shm"] where fm.fileExists(atPath: file + suffix) {
-            try? fm.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file + suffix)
         }
         do {
             // WAL is a property of the file: set once, when the header does not say so yet (bytes 18-19 = 2).
