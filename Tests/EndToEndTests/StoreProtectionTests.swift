@@ -101,9 +101,12 @@ import Testing
             let exposed = try Self.rawStore(w)
             let exposedRuns = try Self.suspiciousRuns(exposed, w)
             #expect(secrets.allSatisfy { Self.contains(exposed, $0) } && !exposedRuns.isEmpty, "the detector sees plaintext tokens")
-            let warned = try await w.b2c(["signin", "--prompt", "login"], as: alice)
+            // A plaintext store is used only without a key at hand (security finding 3).
+            let noKey = ["B2C_STORE_KEY": "", "DBUS_SESSION_BUS_ADDRESS": "", "XDG_RUNTIME_DIR": ""]
+            #expect(try await w.b2c(["token"]).status == 3)
+            let warned = try await w.b2c(["signin", "--prompt", "login"], as: alice, extra: noKey)
             #expect(warned.status == 0 && warned.stderr.contains("warning: tokens are stored unencrypted"), "\(warned.stderr)")
-            #expect(try await w.b2c(["device", "-o", "table"]).stdout.contains("PLAINTEXT"))
+            #expect(try await w.b2c(["device", "-o", "table"], extra: noKey).stdout.contains("PLAINTEXT"))
             // And back: encrypted again in place.
             #expect(try await w.b2c(["config", "set", "storage", "encrypted"]).status == 0)
             #expect(try Self.suspiciousRuns(try Self.rawStore(w), w).isEmpty)

@@ -210,7 +210,8 @@ extension TokenStore {
             cipherBox.withLockedValue { $0 = nil }
             let cipher = try encryptInPlace()
             cipherBox.withLockedValue { $0 = cipher }
-        case (.plaintext, _) where (try? environmentKey().get()) != nil: throw Self.plaintextWithKey(path)
+        // Decrypting needs the key; a store not encrypted yet is never made plaintext while a key is given.
+        case (.plaintext, let m) where m != .encrypted && (try? environmentKey().get()) != nil: throw Self.plaintextWithKey(path)
         case (.plaintext, .plaintext?): break
         case (.plaintext, nil):
             try write { db in try db.execute(sql: "INSERT OR REPLACE INTO settings(key, value) VALUES ('storage', 'plaintext')") }
