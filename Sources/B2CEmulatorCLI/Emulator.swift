@@ -149,7 +149,7 @@ extension EmulatorCommand {
                     try writeFile(Data((json.serialized(pretty: true) + "\n").utf8), to: configOut, mode: app == nil ? 0o644 : 0o600)
                 } catch {
                     await server.stop()
-                    throw CLIError("cannot write --config-out '\(configOut)': \(error.localizedDescription)", exitCode: ExitStatus.error)
+                    throw CLIError("--config-out: \(error)", exitCode: ExitStatus.error)
                 }
             }
             let wildcard = ["0.0.0.0", "::"].contains(host) ? " (listening on \(host):\(server.port))" : ""

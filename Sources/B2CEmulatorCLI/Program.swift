@@ -14,6 +14,7 @@ public struct B2CEmulatorProgram: AsyncParsableCommand {
     public init() {}
 
     public static func runProgram() async -> Never {
+        DescriptorLimit.ensure(program: "b2c-emulator")
         await B2CCommand.runCatching(B2CEmulatorProgram.self) {
             var command = try parseAsRoot(Array(CommandLine.arguments.dropFirst()))
             if var async = command as? AsyncParsableCommand {

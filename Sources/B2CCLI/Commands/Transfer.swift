@@ -38,7 +38,7 @@ struct ExportCommand: AsyncParsableCommand {
             writeOut(text)
         } else if let out {
             do { try writeFile(Data(text.utf8), to: out, mode: 0o600) } catch {
-                throw CLIError("cannot write \(out): \(error.localizedDescription)", exitCode: ExitStatus.error)
+                throw CLIError("\(error)", exitCode: ExitStatus.error)
             }
         }
         writeErr(

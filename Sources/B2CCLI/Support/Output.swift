@@ -14,17 +14,58 @@ package func writeErr(_ text: String) { FileHandle.standardError.write(Data("b2c
 /// A file written aside, created with its mode (O_EXCL, so never readable by others even for a moment), then renamed into
 /// place.
 package func writeFile(_ data: Data, to path: String, mode: Int) throws {
+    // Past `ulimit -f` the kernel would kill us with SIGXFSZ; ignored, the write fails with EFBIG and is reported.
+    signal(SIGXFSZ, SIG_IGN)
     let aside = path + ".tmp-\(getpid())"
     let fd = open(aside, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode_t(mode))
-    guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-    let written = data.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-    let failure = written == data.count ? 0 : errno
-    fchmod(fd, mode_t(mode))  // the umask may have narrowed a 0644
-    close(fd)
-    guard failure == 0, rename(aside, path) == 0 else {
-        let code = POSIXErrorCode(rawValue: failure != 0 ? failure : errno) ?? .EIO
+    guard fd >= 0 else { throw FileWriteError(path: path, code: errno) }
+    var failure: Int32 = 0
+    data.withUnsafeBytes { raw in
+        var offset = 0
+        while offset < raw.count {
+            let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                failure = errno
+                return
+            }
+            if n == 0 { failure = EIO; return }
+            offset += n
+        }
+    }
+    if failure == 0 && fchmod(fd, mode_t(mode)) != 0 { failure = errno }  // the umask may have narrowed a 0644
+    if failure == 0 && fsync(fd) != 0 { failure = errno }
+    if close(fd) != 0 && failure == 0 { failure = errno }
+    if failure == 0 && rename(aside, path) != 0 { failure = errno }
+    guard failure == 0 else {
         unlink(aside)
-        throw POSIXError(code)
+        throw FileWriteError(path: path, code: failure)
+    }
+    // The rename is durable once the directory is synced.
+    let directory = open((path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent, O_RDONLY)
+    if directory >= 0 {
+        fsync(directory)
+        close(directory)
+    }
+}
+
+/// A file that could not be written whole; nothing was left in its place.
+package struct FileWriteError: Error, CustomStringConvertible {
+    package var path: String
+    package var code: Int32
+
+    package var description: String {
+        let why: String
+        switch code {
+        case ENOSPC, EDQUOT: why = "the disk (or your quota) is full"
+        case EFBIG: why = "the file is larger than this shell allows (ulimit -f)"
+        case EACCES, EPERM: why = "permission denied"
+        case ENOENT: why = "its directory does not exist"
+        case EROFS: why = "the file system is read-only"
+        case EEXIST: why = "a temporary file of the same name is in the way"
+        default: why = String(cString: strerror(code))
+        }
+        return "cannot write '\(path)': \(why); nothing was written there"
     }
 }
 

@@ -66,7 +66,12 @@ extension B2CClient {
         let lockDir = store.directory.appendingPathComponent("locks")
         try? FileManager.default.createDirectory(at: lockDir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let lockName = Base64URL.encode(Data(SHA256.hash(data: Data(key.utf8)))).prefix(32)
-        return try FileLock(path: lockDir.appendingPathComponent("\(lockName).lock").path)
+        // Bounded by the HTTP timeout: a holder that is stopped or stuck is named instead of waited on forever.
+        do {
+            return try FileLock(path: lockDir.appendingPathComponent("\(lockName).lock").path, timeoutSeconds: Double(transport.timeoutSeconds))
+        } catch let e as LockTimeout {
+            throw B2CError(.network, e.description)
+        }
     }
 
     /// A cached token, unless it does not belong to this configuration (then it is dropped and never served).

@@ -62,6 +62,7 @@ public final class HTTPTransport: Sendable {
     /// One client per route: direct, or through a proxy (keyed by the proxy's URL).
     private let lazyClients = NIOLockedValueBox<[String: HTTPClient]>([:])
     public let timeout: TimeAmount
+    public let timeoutSeconds: Int
     public let maxBody: Int
     let trace: (@Sendable (String) -> Void)?
 
@@ -88,6 +89,7 @@ public final class HTTPTransport: Sendable {
         config.connectionPool.retryConnectionEstablishment = false
         configuration = config
         timeout = .seconds(Int64(timeoutSeconds))
+        self.timeoutSeconds = timeoutSeconds
         self.maxBody = maxBody
         self.trace = trace
     }

@@ -1,0 +1,78 @@
+import B2CKit
+import Foundation
+import Testing
+
+/// Findings 4, 8, 10, 11 and 12 of the security review (docs/security.md): what one local process can do to another
+/// `b2c`, and what a full disk, a small descriptor limit or a crafted path can do to its answers.
+@Suite struct ClientSecurityTests {
+    /// Waits for `p` to end for at most `seconds`; a process still running then is killed and reported.
+    static func finish(_ p: LiveProcess, within seconds: Double) async throws -> Run? {
+        let deadline = Date().addingTimeInterval(seconds)
+        while p.process.isRunning && Date() < deadline { try await Task.sleep(nanoseconds: 50_000_000) }
+        if p.process.isRunning {
+            p.signal(SIGKILL)
+            _ = await p.finish()
+            return nil
+        }
+        return await p.finish()
+    }
+
+    /// Finding 8: a `b2c token` stopped with Ctrl-Z while it held an account's refresh lock made every other `b2c token`
+    /// of that account wait forever, silently. Now the wait is bounded by the HTTP timeout and names the holder (exit 5).
+    @Test func aStoppedRefreshHolderIsNamedNotWaitedOnForever() async throws {
+        try await World.with { w in
+            #expect(try await w.b2c(["signin"], as: alice).status == 0)
+            _ = try await w.admin("POST", "/faults", ["endpoint": "token", "kind": "delay", "delayMs": 4000])
+            let holder = try LiveProcess(b2cBinary, ["token", "--force-refresh"], environment: w.environment(as: nil))
+            let locks = w.home.appendingPathComponent("locks")
+            try await w.eventually("the first b2c holds the refresh lock") {
+                let files = (try? FileManager.default.contentsOfDirectory(atPath: locks.path)) ?? []
+                return files.contains { (try? String(contentsOfFile: locks.appendingPathComponent($0).path, encoding: .utf8))?.isEmpty == false }
+            }
+            holder.signal(SIGSTOP)
+            defer {
+                holder.signal(SIGCONT)
+                holder.signal(SIGTERM)
+            }
+            let waiter = try LiveProcess(
+                b2cBinary, ["token", "--force-refresh", "--http-timeout", "2"], environment: w.environment(as: nil))
+            let r = try #require(try await Self.finish(waiter, within: 20), "the second b2c token waited on the lock for over 20 s")
+            #expect(r.status == 5, "\(r.stderr)")
+            #expect(r.stderr.contains("process \(holder.process.processIdentifier)") && r.stderr.contains("stopped"), "\(r.stderr)")
+        }
+    }
+
+    /// Finding 4: the file writer behind `b2c export --out` and `b2c-emulator --config-out` made one write(); on a full
+    /// disk (here `ulimit -f`, the same short write without a mount) it left the first kilobyte and went on as if done.
+    /// Now: exit 1, the reason, and no file. (The tenant runs in memory, so that only this file is written.)
+    @Test func aShortWriteIsAnErrorAndLeavesNoFile() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("b2c-short-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let out = dir.appendingPathComponent("policies.json").path
+        var env = ProcessInfo.processInfo.environment
+        env["EMU_BIN"] = emulatorBinary.path
+        let p = try LiveProcess(
+            URL(fileURLWithPath: "/bin/bash"), ["-c", "ulimit -f 1; exec \"$EMU_BIN\" serve --port 0 --config-out '\(out)'"],
+            environment: env)
+        let r = try #require(try await Self.finish(p, within: 15), "the tenant went on serving after a short write")
+        #expect(r.status == 1, "\(r.stderr)")
+        #expect(r.stderr.contains("ulimit -f") && r.stderr.contains("nothing was written"), "\(r.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).isEmpty)
+    }
+
+    /// Finding 11: with too few file descriptors SwiftNIO's epoll_create trapped (SIGILL, exit 132). Now both programs
+    /// say so and exit 5 before anything starts.
+    @Test(arguments: [10, 16]) func tooFewDescriptorsIsAResourceErrorNotACrash(limit: Int) async throws {
+        try await World.with { w in
+            var env = w.environment(as: alice)
+            env["B2C_BIN"] = b2cBinary.path
+            env["EMU_BIN"] = emulatorBinary.path
+            for command in ["exec \"$B2C_BIN\" token --force-refresh", "exec \"$EMU_BIN\" serve --port 0"] {
+                let r = try await run(URL(fileURLWithPath: "/bin/bash"), ["-c", "ulimit -n \(limit); \(command)"], environment: env)
+                #expect(r.status == 5, "\(command): \(r.status) \(r.stderr)")
+                #expect(r.stderr.contains("ulimit -n") && r.stderr.contains("open files"), "\(r.stderr)")
+            }
+        }
+    }
+}
