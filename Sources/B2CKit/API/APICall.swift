@@ -47,8 +47,28 @@ extension B2CClient {
         else {
             return false
         }
-        let basePath = base.path.hasSuffix("/") ? String(base.path.dropLast()) : base.path
-        return basePath.isEmpty || url.path == basePath || url.path.hasPrefix(basePath + "/")
+        let baseSegments = normalizedSegments(base), segments = normalizedSegments(url)
+        return segments.count >= baseSegments.count && Array(segments.prefix(baseSegments.count)) == baseSegments
+    }
+
+    /// The path's segments as a server resolves them: encoded dots and slashes (`%2e`, `%2f`, `%5c`, `\`) decoded, then
+    /// dot segments removed (RFC 3986 §5.2.4), so that `/api/%2e%2e/other` is `/other`, not a path below `/api`.
+    static func normalizedSegments(_ url: URL) -> [String] {
+        let raw = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? url.path
+        var path = raw
+        for (encoded, plain) in [("%2e", "."), ("%2f", "/"), ("%5c", "/"), ("\\", "/")] {
+            path = path.replacingOccurrences(of: encoded, with: plain, options: .caseInsensitive)
+        }
+        var out: [String] = []
+        for segment in path.split(separator: "/", omittingEmptySubsequences: false).dropFirst() {
+            switch segment {
+            case ".": continue
+            case "..": _ = out.popLast()
+            default: out.append(String(segment))
+            }
+        }
+        if out.last == "" { out.removeLast() }
+        return out
     }
 
     /// True when a token for `api` may go to `url`: the API's base URL covers it, or its host is allowed explicitly.

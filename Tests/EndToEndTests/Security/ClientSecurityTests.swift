@@ -1,4 +1,4 @@
-import B2CKit
+@testable import B2CKit
 import Foundation
 import Testing
 
@@ -74,5 +74,25 @@ import Testing
                 #expect(r.stderr.contains("ulimit -n") && r.stderr.contains("open files"), "\(r.stderr)")
             }
         }
+    }
+
+    /// Finding 12: a same-host redirect to `…/api/%2e%2e/other` carried the API's token to another path, since the path
+    /// test saw `/api/../other` as below `/api`. Paths are resolved as the server resolves them before the test.
+    @Test(arguments: [
+        ("https://api.test/api", "https://api.test/api/%2e%2e/other", false),
+        ("https://api.test/api", "https://api.test/api/%2E%2E/other", false),
+        ("https://api.test/api", "https://api.test/api/..%2fother", false),
+        ("https://api.test/api", "https://api.test/api/.%2e/other", false),
+        ("https://api.test/api", "https://api.test/api/%2e%2e%2fother", false),
+        ("https://api.test/api", "https://api.test/api%2f..%2f..%2fother", false),
+        ("https://api.test/api/", "https://api.test/apiother", false),
+        ("https://api.test/api", "https://api.test/api/./v1/../v2", true),
+        ("https://api.test/api", "https://api.test/api/v1/%2e%2e/v2", true),
+        ("https://api.test/api", "https://api.test/api", true),
+        ("https://api.test/api/", "https://api.test/api", true),
+        ("https://api.test", "https://api.test/anything/..", true),
+    ])
+    func encodedDotSegmentsDoNotEscapeTheAPIsPath(base: String, url: String, covered: Bool) {
+        #expect(B2CClient.covers(URL(string: base)!, URL(string: url)!) == covered, "\(url) under \(base)")
     }
 }
