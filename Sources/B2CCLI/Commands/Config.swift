@@ -5,7 +5,10 @@ import Foundation
 struct ConfigCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "config", abstract: "How the token store keeps tokens: encrypted (the default) or in plaintext, and its key.",
-        subcommands: [ConfigGetCommand.self, ConfigSetCommand.self, ConfigRotateKeyCommand.self, ConfigLockCommand.self])
+        subcommands: [
+            ConfigGetCommand.self, ConfigSetCommand.self, ConfigRotateKeyCommand.self, ConfigLockCommand.self, ConfigAllowCommand.self,
+            ConfigDenyCommand.self,
+        ])
 
     static func openStore() throws -> TokenStore { try ClientSettings().openStore() }
 
@@ -98,5 +101,39 @@ struct ConfigLockCommand: ParsableCommand {
     func run() throws {
         let store = try ConfigCommand.openStore()
         writeOut(try store.forgetCachedKey() ? "The cached store key is forgotten." : "No store key was cached.")
+    }
+}
+
+struct ConfigAllowCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "allow", abstract: "Allow a policies.json found in the current directory (as it is now; a change needs a new allow).",
+        discussion: """
+            A ./policies.json that no flag or variable names decides where your tokens go (its APIs' base URLs, its caFile), so
+            b2c uses it only once you allowed it. This prints where it points, then remembers the file's path and content hash.
+            Example: b2c config allow ./policies.json
+            """)
+    @Argument(help: ArgumentHelp("The file (default: ./policies.json).", valueName: "file")) var file = "./policies.json"
+
+    func run() throws {
+        let config: ClientConfiguration
+        do { config = try ClientConfiguration.load(path: file) } catch let e as ConfigurationError {
+            throw CLIError(CLIError.render(e.description, e.remedy), exitCode: ExitStatus.configuration)
+        }
+        do { try ConfigurationTrust(storeDirectory: StoreLocation.directory()).allow(file) } catch let e as ConfigurationRefused {
+            throw CLIError("\(e)", exitCode: ExitStatus.configuration)
+        }
+        writeOut("Allowed \(file):\n" + ImplicitConfiguration.summary(config))
+    }
+}
+
+struct ConfigDenyCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "deny", abstract: "Take back the allow of a policies.json in the current directory.",
+        discussion: "Example: b2c config deny ./policies.json")
+    @Argument(help: ArgumentHelp("The file (default: ./policies.json).", valueName: "file")) var file = "./policies.json"
+
+    func run() throws {
+        let was = try ConfigurationTrust(storeDirectory: StoreLocation.directory()).deny(file)
+        writeOut(was ? "\(file) is no longer allowed." : "\(file) was not allowed; nothing to take back.")
     }
 }

@@ -62,11 +62,11 @@ struct InitCommand: AsyncParsableCommand {
         do { json = try draft().json() } catch let e as B2CError { throw CLIError(e) }
         let directory = URL(fileURLWithPath: file).deletingLastPathComponent()
         try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        do {
-            try Data((json.serialized(pretty: true) + "\n").utf8).write(to: URL(fileURLWithPath: file), options: .atomic)
-        } catch {
-            throw CLIError("cannot write \(file): \(error.localizedDescription)", exitCode: ExitStatus.error)
+        do { try writeFile(Data((json.serialized(pretty: true) + "\n").utf8), to: file, mode: 0o644) } catch {
+            throw CLIError("\(error)", exitCode: ExitStatus.error)
         }
+        // Written by the user's own command: allowed as it is, should it be found in the working directory later.
+        try? ConfigurationTrust(storeDirectory: StoreLocation.directory()).allow(file)
         writeErr("wrote \(file)" + (profile.map { " (use it with --profile \($0) or B2C_PROFILE=\($0))" } ?? ""))
         if noCheck { return }
         let settings = ClientSettings(config: file)

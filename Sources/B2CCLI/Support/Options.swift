@@ -45,7 +45,7 @@ struct ClientSettings: Equatable {
     var clientSecretStdin = false
 
     /// Where the configuration is (or the places looked at), with a missing profile as a configuration error.
-    func locate() throws -> (path: String?, searched: [String]) {
+    func locate() throws -> (path: String?, searched: [String], implicit: Bool) {
         do { return try ClientConfiguration.locate(explicit: config, profile: profile) } catch let e as ConfigurationError {
             throw CLIError(CLIError.render(e.description, e.remedy), exitCode: ExitStatus.configuration)
         }
@@ -64,10 +64,14 @@ struct ClientSettings: Equatable {
 
     /// The configuration, or nil when none is named and none is found (commands about the whole store then act on it all).
     func loadConfigurationIfPresent() throws -> ClientConfiguration? {
-        guard let path = try locate().path else { return nil }
-        do { return try ClientConfiguration.load(path: path) } catch let e as ConfigurationError {
+        let located = try locate()
+        guard let path = located.path else { return nil }
+        let config: ClientConfiguration
+        do { config = try ClientConfiguration.load(path: path) } catch let e as ConfigurationError {
             throw CLIError(CLIError.render(e.description, e.remedy), exitCode: ExitStatus.configuration)
         }
+        if located.implicit { try ImplicitConfiguration.check(config, path: path) }
+        return config
     }
 
     func openStore() throws -> TokenStore {
@@ -161,4 +165,49 @@ func warnIfPlaintext(_ client: B2CClient) {
     writeErr(
         "warning: tokens are stored unencrypted in \(client.storePath) (`b2c config set storage plaintext` was chosen; "
             + "`b2c config set storage encrypted` encrypts them)")
+}
+
+/// A configuration found in the working directory rather than named (`--config`, `--profile`, `B2C_CONFIG`,
+/// `B2C_PROFILE`): it decides where tokens go, so it is used only once allowed — at a terminal by answering the prompt
+/// that shows where it points, otherwise with `b2c config allow` — and each use says which file it was.
+enum ImplicitConfiguration {
+    static func check(_ config: ClientConfiguration, path: String) throws {
+        let trust = ConfigurationTrust(storeDirectory: StoreLocation.directory())
+        let verdict: ConfigurationTrust.Verdict
+        do { verdict = try trust.verdict(for: path) } catch let e as ConfigurationRefused {
+            throw CLIError("\(e). Name a configuration of your own with --config FILE.", exitCode: ExitStatus.configuration)
+        }
+        let shown = displayPath(path)
+        guard case .unknown(let changed) = verdict else {
+            writeErr("using \(shown) (found in the current directory)")
+            return
+        }
+        let what = changed ? "\(shown) changed since you allowed it" : "\(shown) (found in the current directory) has not been allowed yet"
+        guard Prompt.stdinIsTerminal else {
+            throw CLIError(
+                "\(what). A configuration decides where your tokens go; look at it, then allow it with `b2c config allow \(shown)` "
+                    + "(or name it with --config). Nothing was done.", exitCode: ExitStatus.configuration)
+        }
+        writeErr("\(what). It decides where your tokens go:")
+        writeErr(summary(config))
+        FileHandle.standardError.write(Data("Use it? (it is remembered until the file changes) [y/N] ".utf8))
+        guard let answer = Prompt.line()?.trimmingCharacters(in: .whitespaces).lowercased(), ["y", "yes"].contains(answer) else {
+            throw CLIError("\(shown) not allowed; nothing was done.", exitCode: ExitStatus.configuration)
+        }
+        do { try trust.allow(path) } catch {
+            throw CLIError("\(error)", exitCode: ExitStatus.configuration)
+        }
+    }
+
+    static func summary(_ config: ClientConfiguration) -> String {
+        let rows = config.trustSummary
+        let width = rows.map(\.0.count).max() ?? 0
+        return rows.map { "  " + $0.0.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + $0.1 }.joined(separator: "\n")
+    }
+
+    /// `./policies.json` for the working directory's file, else the path as given.
+    static func displayPath(_ path: String) -> String {
+        let cwd = FileManager.default.currentDirectoryPath
+        return path == cwd + "/policies.json" ? "./policies.json" : path
+    }
 }

@@ -78,22 +78,23 @@ public struct ClientConfiguration: Sendable, Equatable {
     public static func locate(
         explicit: String?, profile: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment,
         currentDirectory: String = FileManager.default.currentDirectoryPath
-    ) throws -> (path: String?, searched: [String]) {
-        if let explicit { return (explicit, [explicit]) }
-        if let profile { return (try Profiles.existing(profile, environment: environment), []) }
+    ) throws -> (path: String?, searched: [String], implicit: Bool) {
+        if let explicit { return (explicit, [explicit], false) }
+        if let profile { return (try Profiles.existing(profile, environment: environment), [], false) }
         var searched: [String] = []
-        if let env = environment["B2C_CONFIG"], !env.isEmpty { return (env, [env]) }
-        if let env = environment["B2C_PROFILE"], !env.isEmpty { return (try Profiles.existing(env, environment: environment), []) }
+        if let env = environment["B2C_CONFIG"], !env.isEmpty { return (env, [env], false) }
+        if let env = environment["B2C_PROFILE"], !env.isEmpty { return (try Profiles.existing(env, environment: environment), [], false) }
         let local = URL(fileURLWithPath: currentDirectory).appendingPathComponent("policies.json").path
         searched.append(local)
-        if FileManager.default.fileExists(atPath: local) { return (local, searched) }
+        // Found, not named: used only once allowed (ConfigurationTrust).
+        if FileManager.default.fileExists(atPath: local) { return (local, searched, true) }
         let xdg =
             environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
             ?? ((environment["HOME"] ?? NSHomeDirectory()) + "/.config")
         let user = xdg + "/b2c/policies.json"
         searched.append(user)
-        if FileManager.default.fileExists(atPath: user) { return (user, searched) }
-        return (nil, searched)
+        if FileManager.default.fileExists(atPath: user) { return (user, searched, false) }
+        return (nil, searched, false)
     }
 
     public static func load(path: String) throws -> ClientConfiguration {

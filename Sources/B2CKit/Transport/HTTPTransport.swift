@@ -58,6 +58,8 @@ extension B2CError {
 public final class HTTPTransport: Sendable {
     private let configuration: HTTPClient.Configuration
     private let caFile: String?
+    /// The hosts the CA file is trusted for (the configuration's own); nil: every host.
+    private let caHosts: Set<String>?
     private let environment: NetworkEnvironment
     /// One client per route: direct, or through a proxy (keyed by the proxy's URL).
     private let lazyClients = NIOLockedValueBox<[String: HTTPClient]>([:])
@@ -69,7 +71,7 @@ public final class HTTPTransport: Sendable {
     /// A CA file that cannot be read or holds no PEM certificate is refused here; its certificates are parsed with the
     /// client, on first use (a token cache hit never pays for TLS).
     public init(
-        caFile: String?, timeoutSeconds: Int = 30, maxBody: Int = 4 * 1024 * 1024, trace: (@Sendable (String) -> Void)? = nil,
+        caFile: String?, caHosts: Set<String>? = nil, timeoutSeconds: Int = 30, maxBody: Int = 4 * 1024 * 1024, trace: (@Sendable (String) -> Void)? = nil,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws {
         if let caFile {
@@ -81,6 +83,7 @@ public final class HTTPTransport: Sendable {
             }
         }
         self.caFile = caFile
+        self.caHosts = caHosts.map { Set($0.map { $0.lowercased() }) }
         self.environment = try NetworkEnvironment(environment)
         var config = HTTPClient.Configuration(tlsConfiguration: nil, redirectConfiguration: .disallow)
         config.timeout = .init(connect: .seconds(Int64(min(timeoutSeconds, 10))), read: .seconds(Int64(timeoutSeconds)))
@@ -118,7 +121,7 @@ public final class HTTPTransport: Sendable {
 
     /// The trust roots: `SSL_CERT_DIR` / `SSL_CERT_FILE` when set (they replace the system's, as in OpenSSL and Go),
     /// else the system store; plus the configuration's CA file.
-    private func tlsConfiguration() throws -> TLSConfiguration {
+    private func tlsConfiguration(withCAFile: Bool) throws -> TLSConfiguration {
         var tls = TLSConfiguration.makeClientConfiguration()
         var additional: [NIOSSLAdditionalTrustRoots] = []
         if let trust = environment.trust {
@@ -129,7 +132,7 @@ public final class HTTPTransport: Sendable {
         } else if let directory = Self.hashedSystemCADirectory {
             tls.trustRoots = .file(directory)
         }
-        if let caFile { additional.append(.certificates(try certificates(caFile, source: "caFile"))) }
+        if let caFile, withCAFile { additional.append(.certificates(try certificates(caFile, source: "caFile"))) }
         tls.additionalTrustRoots = additional
         return tls
     }
@@ -143,11 +146,13 @@ public final class HTTPTransport: Sendable {
     /// The client for a URL's route (direct, or through the proxy the environment names for it).
     private func client(for url: URL) throws -> HTTPClient {
         let proxy = environment.proxy(for: url)
+        // The configuration's CA vouches for its own hosts only (docs/security.md): elsewhere the system's roots alone.
+        let withCA = caFile != nil && (caHosts?.contains((url.host ?? "").lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))) ?? true)
         return try lazyClients.withLockedValue { clients in
-            let key = proxy?.key ?? "direct"
+            let key = (proxy?.key ?? "direct") + (withCA ? " +ca" : "")
             if let existing = clients[key] { return existing }
             var config = configuration
-            config.tlsConfiguration = try tlsConfiguration()
+            config.tlsConfiguration = try tlsConfiguration(withCAFile: withCA)
             config.proxy = proxy?.ahc
             let made = HTTPClient(eventLoopGroupProvider: .singleton, configuration: config)
             clients[key] = made

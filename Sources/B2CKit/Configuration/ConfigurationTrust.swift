@@ -1,0 +1,122 @@
+import Crypto
+import Foundation
+
+/// Which configurations found implicitly (`./policies.json` in the working directory, named by no flag or variable) the
+/// user has allowed, as direnv allows an `.envrc`: per file path and content hash, kept in the store directory's
+/// `allowed/` (one file per path, named by the path's hash, holding the content's hash and the path). A changed file must be allowed
+/// again. A file owned by another user, or writable by others, is refused outright: such a file could send the user's
+/// tokens anywhere (its `apis[].baseUrl`) and trust any CA (its `caFile`).
+public struct ConfigurationTrust: Sendable {
+    public let directory: URL
+
+    public init(storeDirectory: URL) { directory = storeDirectory.appendingPathComponent("allowed") }
+
+    public enum Verdict: Sendable, Equatable {
+        case allowed
+        /// Never allowed, or allowed before it changed.
+        case unknown(changed: Bool)
+    }
+
+    /// Whether the file (as it is now) was allowed. Throws when it may not be used at all.
+    public func verdict(for path: String) throws -> Verdict {
+        let (canonical, hash) = try Self.identity(of: path)
+        guard let recorded = try? String(contentsOf: record(canonical), encoding: .utf8) else { return .unknown(changed: false) }
+        return recorded.split(separator: "\n").first.map(String.init) == hash ? .allowed : .unknown(changed: true)
+    }
+
+    /// Records the file as it is now as allowed.
+    public func allow(_ path: String) throws {
+        let (canonical, hash) = try Self.identity(of: path)
+        try StoreDirectory.prepare(directory.deletingLastPathComponent())
+        if !FileManager.default.fileExists(atPath: directory.path) {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        }
+        let file = record(canonical)
+        let fd = open(file.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { throw ConfigurationRefused(path: path, message: "cannot be recorded as allowed (\(String(cString: strerror(errno))))") }
+        defer { close(fd) }
+        let line = hash + "\n" + canonical + "\n"
+        guard line.withCString({ write(fd, $0, strlen($0)) }) == line.utf8.count else {
+            throw ConfigurationRefused(path: path, message: "cannot be recorded as allowed (the write failed)")
+        }
+    }
+
+    /// Forgets that the file was allowed; true when it had been.
+    @discardableResult
+    public func deny(_ path: String) throws -> Bool {
+        let canonical = Self.canonicalPath(path)
+        return unlink(record(canonical).path) == 0
+    }
+
+    private func record(_ canonical: String) -> URL {
+        directory.appendingPathComponent(SHA256.hash(data: Data(canonical.utf8)).map { String(format: "%02x", $0) }.joined())
+    }
+
+    static func canonicalPath(_ path: String) -> String {
+        URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
+    }
+
+    /// The file's real path and the SHA-256 of its content, after the ownership rule.
+    static func identity(of path: String) throws -> (String, String) {
+        let canonical = canonicalPath(path)
+        var info = stat()
+        guard stat(canonical, &info) == 0 else {
+            throw ConfigurationRefused(path: path, message: "cannot be read (\(String(cString: strerror(errno))))")
+        }
+        if info.st_uid != geteuid() {
+            throw ConfigurationRefused(
+                path: path,
+                message: "belongs to another user (uid \(info.st_uid)): b2c does not use a configuration found in the current directory "
+                    + "that is not yours, since it decides where your tokens go")
+        }
+        if info.st_mode & (S_IWGRP | S_IWOTH) != 0 {
+            throw ConfigurationRefused(
+                path: path,
+                message: "is writable by other users (mode \(String(info.st_mode & 0o777, radix: 8))): b2c does not use such a configuration "
+                    + "found in the current directory, since it decides where your tokens go. Remove their write permission (chmod go-w)")
+        }
+        guard let data = FileManager.default.contents(atPath: canonical) else {
+            throw ConfigurationRefused(path: path, message: "cannot be read")
+        }
+        return (canonical, SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined())
+    }
+}
+
+extension ClientConfiguration {
+    /// Every host the configuration sends requests or tokens to, with its port when it has one: what a person checks
+    /// before allowing it, and where its `caFile` is trusted.
+    public var hosts: [String] {
+        var out: [String] = [Authority.hostAndPort(of: authorityHost)]
+        out += knownAuthorities.map { $0.lowercased() }
+        if let nativeAuth { out.append(Authority.hostAndPort(of: nativeAuth.authority)) }
+        out += apis.map { Authority.hostAndPort(of: $0.baseURL) }
+        var seen = Set<String>()
+        return out.filter { seen.insert($0).inserted }
+    }
+
+    /// The host names (without ports) of `hosts`.
+    public var hostNames: Set<String> {
+        Set(hosts.map { hp in
+            if hp.hasPrefix("["), let end = hp.firstIndex(of: "]") { return String(hp[hp.index(after: hp.startIndex)..<end]) }
+            return String(hp.split(separator: ":").first ?? "")
+        })
+    }
+
+    /// What a person is shown before allowing a configuration: tenant, hosts, APIs and the extra CA.
+    public var trustSummary: [(String, String)] {
+        var rows: [(String, String)] = [("tenant", [tenantName, tenantID].compactMap { $0 }.joined(separator: " "))]
+        rows.append(("sign-in host", authorityHost.absoluteString))
+        if !knownAuthorities.isEmpty { rows.append(("known authorities", knownAuthorities.joined(separator: ", "))) }
+        if let nativeAuth { rows.append(("native auth", nativeAuth.authority.absoluteString)) }
+        for api in apis { rows.append(("API \(api.name)", api.baseURL.absoluteString + " (gets your access tokens)")) }
+        if let caFile { rows.append(("extra CA", caFile + " (trusted for the hosts above)")) }
+        return rows
+    }
+}
+
+/// A configuration that may not be used (found implicitly, and not the user's own), or could not be recorded.
+public struct ConfigurationRefused: Error, CustomStringConvertible {
+    public var path: String
+    public var message: String
+    public var description: String { "the configuration '\(path)' \(message)" }
+}
