@@ -36,7 +36,8 @@ public enum JSONValue: Sendable, Equatable, CustomStringConvertible {
     public var lenientInt: Int? {
         switch self {
         case .number(let n): return n.rounded() == n && abs(n) < 1e15 ? Int(n) : nil
-        case .string(let s): return Int(s.trimmingCharacters(in: .whitespaces))
+        // The same bound as numbers: a time claim of Int.max must not overflow the arithmetic done with it.
+        case .string(let s): return Int(s.trimmingCharacters(in: .whitespaces)).flatMap { abs($0 / 2) < 500_000_000_000_000 ? $0 : nil }
         default: return nil
         }
     }

@@ -254,6 +254,8 @@ final class DBusConnection {
 
     private func nextMessage(deadline: Deadline) throws -> DBusMessage? {
         while true {
+            // Decoding counts against the deadline too: a bus that floods us with other traffic cannot keep us here.
+            _ = try deadline.remainingMilliseconds()
             if let length = try DBusMessage.frameLength(of: inbox), inbox.count >= length {
                 let frame = Array(inbox[..<length])
                 inbox.removeFirst(length)

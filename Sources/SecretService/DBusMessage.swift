@@ -11,7 +11,9 @@ struct DBusMessage: Sendable {
     }
 
     /// The spec's maximum message size (128 MiB).
-    static let maxLength = 128 * 1024 * 1024
+    /// The largest message we read: the Secret Service's answers are a few kilobytes; the spec's 128 MiB would let a
+    /// hostile or broken bus make b2c allocate gigabytes (each value boxed) before any deadline applies.
+    static let maxLength = 1024 * 1024
 
     var kind: Kind
     var flags: UInt8 = 0

@@ -18,6 +18,8 @@ indirect enum DBusValue: Sendable, Equatable {
     case objectPath(String)
     case signature(String)
     case array(elementSignature: String, [DBusValue])
+    /// `ay` as bytes: a secret's value is one, and boxing each byte would cost 50 times its size.
+    case byteArray([UInt8])
     case structure([DBusValue])
     case dictEntry(DBusValue, DBusValue)
     case variant(DBusValue)
@@ -39,6 +41,7 @@ indirect enum DBusValue: Sendable, Equatable {
         case .objectPath: "o"
         case .signature: "g"
         case .array(let element, _): "a" + element
+        case .byteArray: "ay"
         case .structure(let fields): "(" + fields.map(\.signature).joined() + ")"
         case .dictEntry(let key, let value): "{" + key.signature + value.signature + "}"
         case .variant: "v"
@@ -59,7 +62,7 @@ indirect enum DBusValue: Sendable, Equatable {
 
     /// `ay`.
     static func bytes(_ data: Data) -> DBusValue {
-        .array(elementSignature: "y", data.map { .byte($0) })
+        .byteArray(Array(data))
     }
 
     /// `ao`.
@@ -81,6 +84,7 @@ indirect enum DBusValue: Sendable, Equatable {
     }
 
     var byteData: Data? {
+        if case .byteArray(let b) = self { return Data(b) }
         guard case .array("y", let elements) = self else { return nil }
         return Data(elements.compactMap { if case .byte(let b) = $0 { b } else { nil } })
     }
@@ -206,6 +210,9 @@ struct DBusWriter {
             elements.forEach { write($0) }
             let length = UInt32(bytes.count - start).littleEndian
             withUnsafeBytes(of: length) { bytes.replaceSubrange(lengthOffset..<lengthOffset + 4, with: $0) }
+        case .byteArray(let b):
+            append(UInt32(b.count))
+            bytes += b
         case .structure(let fields):
             pad(to: 8)
             fields.forEach { write($0) }
@@ -225,8 +232,8 @@ struct DBusWriter {
 /// Reads D-Bus values from a received message, bounds-checking every access so
 /// that a malformed or hostile message becomes an error, never a crash.
 struct DBusReader {
-    /// Largest array we accept (the spec's own limit).
-    static let maxArrayLength = 64 * 1024 * 1024
+    /// Largest array we accept: no larger than the message that holds it (`DBusMessage.maxLength`).
+    static let maxArrayLength = DBusMessage.maxLength
 
     let bytes: [UInt8]
     let bigEndian: Bool
@@ -319,6 +326,10 @@ struct DBusReader {
         try align(to: DBusSignature.alignment(of: code))
         let end = offset + length
         guard end <= bytes.count else { throw SecretServiceError.protocol("truncated D-Bus array") }
+        if elementType == "y" {
+            defer { offset = end }
+            return .byteArray(Array(bytes[offset..<end]))
+        }
         var elements: [DBusValue] = []
         while offset < end {
             elements.append(try read(type: elementType, depth: depth + 1))

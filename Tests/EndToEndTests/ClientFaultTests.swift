@@ -159,7 +159,7 @@ func storeSnapshot(_ w: World) async throws -> String {
             #expect(try Data(contentsOf: URL(fileURLWithPath: foreignDB)) == before)
             // A store location that cannot be created (root ignores file modes, so use a path no one can create).
             let unwritable = try await w.b2c(["accounts"], extra: ["B2C_HOME": "/proc/b2c-store"])
-            #expect(unwritable.status == 1 && unwritable.stderr.contains("cannot create the store directory"), "\(unwritable.stderr)")
+            #expect(unwritable.status == 3 && unwritable.stderr.contains("cannot create the store directory"), "\(unwritable.stderr)")
             // Files are private.
             let attrs = try FileManager.default.attributesOfItem(atPath: w.home.appendingPathComponent("store.sqlite").path)
             #expect((attrs[.posixPermissions] as? Int) == 0o600)

@@ -114,9 +114,11 @@ import Testing
     @Test func aVersionOneStoreIsMigratedWithTheScopeOfEachRowFromItsIdToken() async throws {
         try await World.with { w in
             // The rows of a v1 store were plaintext: made in plaintext mode, then migrated (and encrypted) on first use.
-            #expect(try await w.b2c(["config", "set", "storage", "plaintext"]).status == 0)
-            #expect(try await w.b2c(["signin"], as: alice, jar: "alice").status == 0)
-            let cached = try await w.b2c(["token"])
+            // (A plaintext store is used only with no key at hand: security finding 3.)
+            let noKey = ["B2C_STORE_KEY": "", "DBUS_SESSION_BUS_ADDRESS": "", "XDG_RUNTIME_DIR": ""]
+            #expect(try await w.b2c(["config", "set", "storage", "plaintext"], extra: noKey).status == 0)
+            #expect(try await w.b2c(["signin"], as: alice, jar: "alice", extra: noKey).status == 0)
+            let cached = try await w.b2c(["token"], extra: noKey)
             let store = w.home.appendingPathComponent("store.sqlite").path
             let old = w.home.appendingPathComponent("v1.sqlite").path
             // A v1 store with the same rows, plus an account whose id token was issued by another host (another configuration's).

@@ -96,6 +96,30 @@ struct FailureTests {
         guard case .protocol? = error else { Issue.record("got \(String(describing: error))"); return }
     }
 
+    /// Security finding 9 (docs/security.md): a bus answered Hello with a 16 MiB `ay`; b2c read it whole, boxed every
+    /// byte and decoded it outside the deadline (seconds and gigabytes). A message over 1 MiB is refused as soon as its
+    /// header says so.
+    @Test("a bus answering with a huge message is refused at its header, within the deadline")
+    func hugeMessage() throws {
+        var reply = DBusMessage(kind: .methodReturn, serial: 1)
+        reply.replySerial = 1
+        reply.body = [.bytes(Data(count: 16 * 1024 * 1024))]
+        let fake = try FakeBus(answer: Array("OK 0123456789abcdef0123456789abcdef\r\n".utf8) + reply.encoded())
+        defer { fake.stop() }
+        let (error, ms) = failingRead(fake.address, timeout: .seconds(2))
+        guard case .protocol(let detail)? = error else { Issue.record("got \(String(describing: error))"); return }
+        #expect(detail.contains("too large"))
+        #expect(ms < 2000)
+    }
+
+    @Test("an ay decodes as bytes, not one boxed value per byte")
+    func byteArraysAreBytes() throws {
+        let message = DBusMessage(kind: .methodReturn, serial: 2, replySerial: 1, body: [.bytes(Data([1, 2, 3]))])
+        let decoded = try #require(try DBusMessage.decode(message.encoded()))
+        #expect(decoded.body == [.byteArray([1, 2, 3])])
+        #expect(decoded.body.first?.byteData == Data([1, 2, 3]))
+    }
+
     @Test("empty attributes are refused before touching the bus")
     func emptyAttributes() {
         let store = SecretServiceKeyStore(address: "unix:path=/nonexistent")

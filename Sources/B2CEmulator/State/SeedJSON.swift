@@ -93,7 +93,11 @@ extension EmulatorSeed {
     static func time(_ r: JSONObjectReader, _ key: String) throws -> Int? {
         switch r.raw(key) {
         case nil, .null?: return nil
-        case .number(let n)?: return Int(n)
+        case .number(let n)?:
+            guard n.rounded() == n, abs(n) < 1e15, let i = Int(exactly: n) else {
+                throw JSONPathError(path: r.childPath(key), message: "is \(n); expected epoch seconds (a whole number) or an ISO 8601 date-time")
+            }
+            return i
         case .string(let s)?:
             guard let d = ISO8601DateFormatter().date(from: s) else {
                 throw JSONPathError(

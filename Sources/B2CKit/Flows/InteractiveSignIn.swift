@@ -72,7 +72,8 @@ extension B2CClient {
         let request = AuthorizeRequest(
             clientID: config.clientID, redirectURI: config.redirectURI, scopes: try options.scopes ?? resourceScopes(api: nil, scopes: []),
             prompt: options.prompt, loginHint: options.loginHint)
-        let listener = try await LoopbackListener.start(port: options.port, path: config.redirectURI.path, expectedState: request.state)
+        let listener = try await LoopbackListener.start(
+            port: options.port, path: config.redirectURI.path, expectedState: request.state, redirectHost: config.redirectURI.host)
         defer { Task { await listener.stop() } }
         let redirectURI = request.redirectURI(port: listener.port)
         let purpose: String

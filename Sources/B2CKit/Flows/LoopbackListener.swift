@@ -5,14 +5,15 @@ import Logging
 import NIOCore
 import NIOConcurrencyHelpers
 
-/// The redirect listener of an interactive sign-in: 127.0.0.1 only. It takes the one answer whose `state` is this
+/// The redirect listener of an interactive sign-in: the loopback addresses the redirect URI's host names (both, for
+/// `localhost`), on one port, closing idle connections. It takes the one answer whose `state` is this
 /// sign-in's (from the browser, or pasted by the person when the browser runs elsewhere); an answer with another state
 /// (an old tab, a forged link) gets a page that says so, and the listener keeps waiting.
 public final class LoopbackListener: Sendable {
     public let port: Int
     private let inbox: Inbox
-    private let task: Task<Void, Error>
-    private let group: ServiceGroup
+    private let tasks: [Task<Void, Error>]
+    private let groups: [ServiceGroup]
 
     /// What an answer did: taken (the sign-in goes on with it), or refused and why.
     public enum Delivery: Sendable, Equatable {
@@ -100,18 +101,74 @@ public final class LoopbackListener: Sendable {
         }
     }
 
-    /// Listens on 127.0.0.1:`port` (0 = a free port) for `path` of the redirect URI. A port that is taken, or any other
-    /// failure to listen, is an error at once.
+    /// The addresses a redirect URI's host names: `localhost` is both loopback addresses, since a browser may try either
+    /// (and tries ::1 first where /etc/hosts says `::1 localhost`): listening on only one would let another local user
+    /// take the other and receive the answer.
+    static func addresses(forRedirectHost host: String?) -> [String] {
+        switch (host ?? "localhost").lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]")) {
+        case "::1": ["::1"]
+        case "localhost": ["127.0.0.1", "::1"]
+        default: ["127.0.0.1"]
+        }
+    }
+
+    /// A connection that sends nothing for this long is closed: idle half-requests must not keep the answer out.
+    static let idleTimeout: TimeAmount = .seconds(5)
+
+    /// Listens on `port` (0 = a free port) of each loopback address the redirect host names, for `path` of the redirect
+    /// URI. A port that is taken (on either address), or any other failure to listen, is an error at once; with port 0 a
+    /// port taken on the second address is given up for another.
     public static func start(
-        port: Int, path: String, expectedState: String, acceptsBareState: Bool = false
+        port: Int, path: String, expectedState: String, acceptsBareState: Bool = false, redirectHost: String? = "localhost"
     ) async throws -> LoopbackListener {
         let inbox = Inbox(expectedState: expectedState, acceptsBareState: acceptsBareState)
+        let addresses = addresses(forRedirectHost: redirectHost)
+        var lastFailure: Error?
+        for _ in 0..<(port == 0 ? 8 : 1) {
+            do {
+                return try await listen(port: port, addresses: addresses, path: path, inbox: inbox)
+            } catch let e as SecondAddressTaken where port == 0 {
+                lastFailure = e.underlying
+            }
+        }
+        throw B2CError(.failed, listenFailure(port: port, host: addresses.last ?? "127.0.0.1", lastFailure))
+    }
+
+    struct SecondAddressTaken: Error { var underlying: Error? }
+
+    private static func listen(port: Int, addresses: [String], path: String, inbox: Inbox) async throws -> LoopbackListener {
         var logger = Logger(label: "b2c.loopback")
         logger.logLevel = .critical
+        let (first, firstTask, firstGroup) = try await serve(address: addresses[0], port: port, path: path, inbox: inbox, logger: logger)
+        guard first.bound > 0 else { throw B2CError(.failed, listenFailure(port: port, host: addresses[0], first.failure)) }
+        var groups = [firstGroup], tasks = [firstTask]
+        for address in addresses.dropFirst() {
+            let (other, task, group) = try await serve(address: address, port: first.bound, path: path, inbox: inbox, logger: logger)
+            if other.bound > 0 {
+                groups.append(group)
+                tasks.append(task)
+                continue
+            }
+            // No such address here (no IPv6): then no browser reaches it either.
+            if let io = other.failure as? IOError, io.errnoCode == EADDRNOTAVAIL || io.errnoCode == EAFNOSUPPORT { continue }
+            if let f = other.failure as? SocketAddressError, "\(f)".contains("nknown") { continue }
+            await firstGroup.triggerGracefulShutdown()
+            _ = try? await firstTask.value
+            if port == 0 { throw SecondAddressTaken(underlying: other.failure) }
+            throw B2CError(.failed, listenFailure(port: port, host: address, other.failure))
+        }
+        return LoopbackListener(port: first.bound, inbox: inbox, tasks: tasks, groups: groups)
+    }
+
+    /// One server on `address:port`; `bound` is 0 (with the reason) when it could not listen.
+    private static func serve(
+        address: String, port: Int, path: String, inbox: Inbox, logger: Logger
+    ) async throws -> ((bound: Int, failure: Error?), Task<Void, Error>, ServiceGroup) {
         let (ready, readyContinuation) = AsyncStream<Int>.makeStream()
         let app = Application(
             responder: Responder(path: path.isEmpty ? "/" : path, inbox: inbox),
-            configuration: .init(address: .hostname("127.0.0.1", port: port), serverName: nil),
+            server: .http1(configuration: .init(idleTimeout: idleTimeout)),
+            configuration: .init(address: .hostname(address, port: port), serverName: nil),
             onServerRunning: { channel in
                 readyContinuation.yield(channel.localAddress?.port ?? 0)
                 readyContinuation.finish()
@@ -132,24 +189,28 @@ public final class LoopbackListener: Sendable {
             task.cancel()
             let failure: Error?
             do { try await task.value; failure = nil } catch { failure = error }
-            throw B2CError(.failed, listenFailure(port: port, failure))
+            return ((0, failure), task, group)
         }
-        return LoopbackListener(port: bound, inbox: inbox, task: task, group: group)
+        return ((bound, nil), task, group)
     }
 
     /// "port 8400 is in use" rather than NIO's text.
-    static func listenFailure(port: Int, _ error: Error?) -> String {
+    static func listenFailure(port: Int, host: String = "127.0.0.1", _ error: Error?) -> String {
+        let at = host.contains(":") ? "[\(host)]" : host
         if let io = error as? IOError, io.errnoCode == EADDRINUSE {
-            return "cannot listen for the redirect: port \(port) on 127.0.0.1 is in use. Choose another port, or 0 for any free port."
+            return port == 0
+                ? "cannot listen for the redirect: every free port tried on 127.0.0.1 was taken on \(at) by another process. Try again, "
+                    + "or choose a port with --port."
+                : "cannot listen for the redirect: port \(port) on \(at) is in use. Choose another port, or 0 for any free port."
         }
         if let io = error as? IOError, io.errnoCode == EACCES {
-            return "cannot listen for the redirect: port \(port) on 127.0.0.1 needs privileges. Choose a port above 1023, or 0."
+            return "cannot listen for the redirect: port \(port) on \(at) needs privileges. Choose a port above 1023, or 0."
         }
-        return "cannot listen for the redirect on 127.0.0.1:\(port): \(error.map { "\($0)" } ?? "the server did not start")"
+        return "cannot listen for the redirect on \(at):\(port): \(error.map { "\($0)" } ?? "the server did not start")"
     }
 
-    private init(port: Int, inbox: Inbox, task: Task<Void, Error>, group: ServiceGroup) {
-        self.port = port; self.inbox = inbox; self.task = task; self.group = group
+    private init(port: Int, inbox: Inbox, tasks: [Task<Void, Error>], groups: [ServiceGroup]) {
+        self.port = port; self.inbox = inbox; self.tasks = tasks; self.groups = groups
     }
 
     /// An answer the person pasted (the URL the browser ended on, when the browser runs on another machine): checked
@@ -179,7 +240,7 @@ public final class LoopbackListener: Sendable {
     }
 
     public func stop() async {
-        await group.triggerGracefulShutdown()
-        _ = try? await task.value
+        for group in groups { await group.triggerGracefulShutdown() }
+        for task in tasks { _ = try? await task.value }
     }
 }

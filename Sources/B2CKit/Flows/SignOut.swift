@@ -62,7 +62,8 @@ extension B2CClient {
         try metadata.checkKnown(endSession, what: "end-session endpoint")
         let request = EndSessionRequest()
         let listener = try await LoopbackListener.start(
-            port: 0, path: config.redirectURI.path, expectedState: request.state, acceptsBareState: true)
+            port: 0, path: config.redirectURI.path, expectedState: request.state, acceptsBareState: true,
+            redirectHost: config.redirectURI.host)
         defer { Task { await listener.stop() } }
         let url = request.url(endpoint: endSession, redirectURI: AuthorizeRequest.loopbackURI(config.redirectURI, port: listener.port))
         await ui.present(url: url, purpose: "end the browser session (\(target.name))")

@@ -1,4 +1,5 @@
 @testable import B2CKit
+import B2CEmulator
 import Foundation
 import Testing
 
@@ -94,5 +95,58 @@ import Testing
     ])
     func encodedDotSegmentsDoNotEscapeTheAPIsPath(base: String, url: String, covered: Bool) {
         #expect(B2CClient.covers(URL(string: base)!, URL(string: url)!) == covered, "\(url) under \(base)")
+    }
+
+    /// The numbers a hostile token, seed or token endpoint may carry: the extremes of Int64 as strings and numbers,
+    /// beyond them, and doubles past any integer.
+    static let extremes: [String] = [
+        #""-9223372036854775808""#, #""9223372036854775807""#, "-9223372036854775808", "9223372036854775807", "1e300", "-1e300",
+        "1e15", "-1e15", #""99999999999999999999""#, "0",
+    ]
+
+    static func forged(_ claims: String) -> String {
+        func b64(_ s: String) -> String { Base64URL.encode(Data(s.utf8)) }
+        return b64(#"{"alg":"RS256","typ":"JWT","kid":"x"}"#) + "." + b64(claims) + "." + b64("not a signature")
+    }
+
+    /// Finding 6: `jwt decode -o table` with `"exp":"-9223372036854775808"`, `jwt verify` with `"exp":"9223372036854775807"`
+    /// and a seed with `"expires":1e300` trapped (SIGILL, exit 132). Every time claim and seed time at every extreme now
+    /// gets an answer: a table, a verdict, or a refusal in words.
+    @Test func extremeNumbersAreAnswersNotCrashes() async throws {
+        try await World.with { w in
+            for claim in ["exp", "nbf", "iat", "auth_time"] {
+                for value in Self.extremes {
+                    let token = Self.forged(#"{"iss":"x","aud":"y","tfp":"B2C_1_susi",""# + claim + #"":"# + value + "}")
+                    for args in [["jwt", "decode", "-o", "table", token], ["jwt", "decode", "-o", "json", token], ["jwt", "verify", token]] {
+                        let r = try await w.b2c(args)
+                        #expect([0, 1, 3, 5].contains(r.status), "\(args[1]) \(claim)=\(value): exit \(r.status) \(r.stderr)")
+                    }
+                }
+            }
+            for value in Self.extremes {
+                var seed = EmulatorSeed.default.json.objectValue ?? [:]
+                var apps = seed["apps"]?.arrayValue ?? []
+                var app = apps[0].objectValue ?? [:]
+                app["secrets"] = try JSONValue.parse(Data(("[{\"value\": \"s3cret-value\", \"expires\": " + value + "}]").utf8))
+                apps[0] = .object(app)
+                seed["apps"] = .array(apps)
+                let file = w.dir.appendingPathComponent("seed.json")
+                try Data(JSONValue.object(seed).serialized().utf8).write(to: file)
+                let p = try LiveProcess(emulatorBinary, ["serve", "--port", "0", "--seed", file.path], environment: [:])
+                try? await p.waitForOutput("b2c emulator:", seconds: 10)
+                p.signal(SIGTERM)
+                let r = await p.finish()
+                #expect([0, 3].contains(r.status), "expires \(value): exit \(r.status) \(r.stderr)")
+            }
+        }
+    }
+
+    /// Finding 6, from the code: a token endpoint answering a huge `expires_in` made `now + expires_in` overflow.
+    @Test func aHugeExpiresInIsBoundedNotAnOverflow() throws {
+        for value in Self.extremes {
+            let body = #"{"access_token":"a.b.c","token_type":"Bearer","expires_in":"# + value + "}"
+            guard let r = try? TokenResponse.parse(Data(body.utf8)) else { continue }
+            _ = r.accessTokenExpiry(now: Int(Date().timeIntervalSince1970))
+        }
     }
 }

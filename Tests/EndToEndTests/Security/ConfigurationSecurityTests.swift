@@ -37,7 +37,7 @@ import Testing
         }
 
         var received: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
-        func stop() { process.signal(SIGTERM) }
+        func stop() { process.signal(SIGKILL) }
     }
 
     /// The repository's file: the user's own tenant and app (both public), with the API's base URL rewritten.
