@@ -149,4 +149,23 @@ import Testing
             _ = r.accessTokenExpiry(now: Int(Date().timeIntervalSince1970))
         }
     }
+
+    /// Finding 10: the listener bound 127.0.0.1 while the redirect URI says `localhost`; another user bound `[::1]:PORT`,
+    /// which browsers try first where /etc/hosts maps `::1 localhost`. Now both addresses are b2c's or the port is refused.
+    @Test func aPortTakenOnTheOtherLoopbackAddressIsRefused() async throws {
+        try await World.with { w in
+            let holder = try LiveProcess(
+                URL(fileURLWithPath: "/usr/bin/python3"),
+                ["-c", "import socket,time; s=socket.socket(socket.AF_INET6); s.bind(('::1',0)); s.listen(); print(s.getsockname()[1], flush=True); time.sleep(60)"],
+                environment: [:])
+            defer { holder.signal(SIGKILL) }
+            try await holder.waitForOutput("\n", seconds: 10)
+            guard let port = Int(holder.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+                Issue.record("no IPv6 loopback here: \(holder.stderr)")
+                return
+            }
+            let r = try await w.b2c(["signin", "--port", String(port), "--no-browser", "--timeout", "5"], as: alice)
+            #expect(r.status == 1 && r.stderr.contains("port \(port) on [::1] is in use"), "\(r.stderr)")
+        }
+    }
 }
