@@ -52,12 +52,16 @@ struct ImportCommand: AsyncParsableCommand {
         commandName: "import", abstract: "Take this configuration's accounts from an MSAL token cache (msal-python, msal-extensions).",
         discussion: """
             Accounts whose home account id is <oid>-<policy>.<tenant> for a configured policy (External ID: <oid>.<tenant>), of this
-            configuration's client id and host, are stored with their tokens; the rest are skipped with a note.
+            configuration's client id and host, whose id token is signed with the policy's keys and names the same person and policy,
+            are stored with their tokens; the rest are skipped with a note. An account already in the store keeps its refresh
+            token unless --replace.
             Example: b2c import --format msal ~/.cache/myapp/msal_token_cache.json
             """)
     @OptionGroup var options: ClientOptions
     @Option(help: "The cache format (msal).") var format: CacheFormat
     @Argument(help: "The cache file (- for standard input).") var file: String
+    @Flag(help: "Replace the refresh token of an account that is already in the store (kept otherwise, with a note).")
+    var replace = false
 
     func run() async throws {
         let data: Data
@@ -69,9 +73,13 @@ struct ImportCommand: AsyncParsableCommand {
             }
         }
         let client = try options.makeClient()
-        let report = try await withClient(client) { c in try c.importMSALCache(data) }
-        for note in report.notes { writeErr("skipped \(note)") }
+        let report = try await withClient(client) { c in try await c.importMSALCache(data, replace: replace) }
+        for note in report.notes { writeErr(note) }
         for id in report.accounts { writeOut("Imported \(id).") }
-        if report.accounts.isEmpty { throw CLIError("no account of this configuration in \(file)", exitCode: ExitStatus.error) }
+        if report.accounts.isEmpty {
+            throw CLIError(
+                report.notes.isEmpty ? "no account of this configuration in \(file)" : "nothing was imported from \(file) (see above)",
+                exitCode: ExitStatus.error)
+        }
     }
 }

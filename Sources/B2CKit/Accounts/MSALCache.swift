@@ -76,9 +76,10 @@ extension B2CClient {
 
     /// Imports the accounts of an MSAL cache that belong to this configuration: its client id, its authority's host, and
     /// a home account id `<oid>-<policy>.<tenant>` of a configured policy (External ID and native auth: `<oid>.<tenant>`).
-    /// Everything else is skipped with a note. The id tokens are checked as a token of this configuration (audience,
-    /// policy claim, issuer host) but not against the JWKS: they are usually expired, and the file is the user's own.
-    public func importMSALCache(_ data: Data) throws -> MSALCache.Report {
+    /// Everything else is skipped with a note. Each id token must be signed with its policy's keys (its lifetime is not
+    /// checked: cached id tokens are usually expired) and name the person and policy of its home account id; an account
+    /// already in the store keeps its refresh token unless `replace` (the report says which were kept).
+    public func importMSALCache(_ data: Data, replace: Bool = false) async throws -> MSALCache.Report {
         let root: JSONValue
         do { root = try JSONValue.parse(data) } catch { throw B2CError(.failed, "the file is not JSON (an MSAL token cache is): \(error)") }
         guard case .object = root, root["Account"] != nil || root["RefreshToken"] != nil else {
@@ -90,9 +91,16 @@ extension B2CClient {
         for (_, account) in root["Account"]?.objectValue ?? [:] {
             guard let id = account["home_account_id"]?.stringValue?.lowercased() else { continue }
             do {
-                guard let set = try importedSet(id, account: account, root: root, environment: env) else { continue }
-                try store.save(
-                    set, makeCurrent: try store.currentAccountID(scope: set.account.scope, policy: set.account.policy) == nil, now: clock())
+                guard let (set, authority) = try importedSet(id, account: account, root: root, environment: env) else { continue }
+                try await checkImportedSignature(set.account.idToken, policy: set.account.policy, authority: authority)
+                let scope = set.account.scope
+                if !replace, let existing = try store.accounts(scope: scope).first(where: { $0.id == set.account.id }),
+                    try store.refreshToken(of: existing) != nil
+                {
+                    report.notes.append("\(id): already in the store with its own refresh token; kept (replace it explicitly)")
+                    continue
+                }
+                try store.save(set, makeCurrent: try store.currentAccountID(scope: scope, policy: set.account.policy) == nil, now: clock())
                 report.accounts.append(set.account.id)
             } catch let e as B2CError {
                 report.notes.append("\(id): \(e.message); skipped")
@@ -101,8 +109,23 @@ extension B2CClient {
         return report
     }
 
+    /// The id token's signature against its policy's key set (refetched once for an unknown key); a forged or unsigned
+    /// (`alg: none`) token is refused.
+    private func checkImportedSignature(_ idToken: String, policy: String, authority: Authority) async throws {
+        let jwt: JWT
+        do { jwt = try JWT.decode(idToken) } catch { throw B2CError(.failed, "its id token cannot be read (\(error))") }
+        let meta = try await metadata.metadata(for: authority, now: clock())
+        var keys = try await metadata.keySet(meta, now: clock(), refresh: false)
+        if let kid = jwt.kid, keys.set.key(kid: kid) == nil { keys = try await metadata.keySet(meta, now: clock(), refresh: true) }
+        do { try await SignatureCheck.verify(idToken, decoded: jwt, keys: keys.set, document: keys.document) } catch {
+            throw B2CError(.failed, "its id token is not signed by \(policy)'s keys (\(error)); a cache entry anyone could have written")
+        }
+    }
+
     /// One cache account as a token set of this configuration, or nil (with a note thrown) when it is another's.
-    private func importedSet(_ id: String, account: JSONValue, root: JSONValue, environment env: String) throws -> TokenSet? {
+    private func importedSet(
+        _ id: String, account: JSONValue, root: JSONValue, environment env: String
+    ) throws -> (TokenSet, Authority)? {
         func entries(_ section: String) -> [JSONValue] {
             (root[section]?.objectValue ?? [:]).values.filter {
                 $0["home_account_id"]?.stringValue?.lowercased() == id && $0["client_id"]?.stringValue?.lowercased() == config.clientID
@@ -123,6 +146,17 @@ extension B2CClient {
             throw B2CError(.failed, "its id token is not this configuration's: \(problem)")
         }
         let oid = target.oid
+        // The claims must name the person and policy of the home account id they are filed under.
+        guard (claims["oid"] ?? claims["sub"])?.stringValue?.lowercased() == oid.lowercased() else {
+            throw B2CError(.failed, "its id token names another person (oid/sub is not \(oid))")
+        }
+        if !target.authority.native, let claimed = (claims["tfp"] ?? claims["acr"])?.stringValue,
+            claimed.caseInsensitiveCompare(target.name) != .orderedSame
+        {
+            throw B2CError(.failed, "its id token is of the policy \(claimed), not \(target.name)")
+        } else if !target.authority.native && claims["tfp"] == nil && claims["acr"] == nil {
+            throw B2CError(.failed, "its id token names no policy (tfp/acr)")
+        }
         var a = Account(
             id: id, environment: target.authority.hostAndPort, tenantID: target.tenant, oid: oid, policy: target.name,
             authority: target.authority.url.absoluteString, clientID: config.clientID, idToken: idToken, claims: .object(claims),
@@ -143,7 +177,7 @@ extension B2CClient {
                 cachedAt: e["cached_at"]?.lenientInt ?? clock())
         }.max { $0.expiresOn < $1.expiresOn }
         guard rt != nil || at != nil else { throw B2CError(.failed, "it has neither a refresh token nor a usable access token") }
-        return TokenSet(identity: identity, account: a, accessToken: at, refreshToken: rt)
+        return (TokenSet(identity: identity, account: a, accessToken: at, refreshToken: rt), target.authority)
     }
 
     /// Which of this configuration's targets a home account id names: `<oid>-<policy>.<tenant>` (B2C) or `<oid>.<tenant>`.
