@@ -17,8 +17,10 @@ public final class B2CClient: Sendable {
         self.config = config
         self.store = store
         self.secrets = secrets
-        do { transport = try HTTPTransport(
-                caFile: config.caFile, caHosts: config.hostNames, timeoutSeconds: timeoutSeconds, trace: trace) } catch let e
+        do {
+            transport = try HTTPTransport(
+                caFile: config.caFile, caHosts: config.hostNames, timeoutSeconds: timeoutSeconds, trace: trace)
+        } catch let e
             as NetworkError
         {
             throw B2CError(.configuration, e.description)

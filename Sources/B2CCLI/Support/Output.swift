@@ -42,7 +42,8 @@ package func writeFile(_ data: Data, to path: String, mode: Int) throws {
         throw FileWriteError(path: path, code: failure)
     }
     // The rename is durable once the directory is synced.
-    let directory = open((path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent, O_RDONLY)
+    let directory = open(
+        (path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent, O_RDONLY)
     if directory >= 0 {
         fsync(directory)
         close(directory)

@@ -95,7 +95,8 @@ extension EmulatorSeed {
         case nil, .null?: return nil
         case .number(let n)?:
             guard n.rounded() == n, abs(n) < 1e15, let i = Int(exactly: n) else {
-                throw JSONPathError(path: r.childPath(key), message: "is \(n); expected epoch seconds (a whole number) or an ISO 8601 date-time")
+                throw JSONPathError(
+                    path: r.childPath(key), message: "is \(n); expected epoch seconds (a whole number) or an ISO 8601 date-time")
             }
             return i
         case .string(let s)?:

@@ -79,8 +79,10 @@ public struct EmulatorTLS: Sendable {
     ) throws -> Certificate {
         let publicKey = Certificate.PublicKey(key.publicKey)
         let sans: [GeneralName] =
-            [.dnsName("localhost"), .ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1])),
-             .ipAddress(ASN1OctetString(contentBytes: ArraySlice(IPBytes.loopbackV6)))]
+            [
+                .dnsName("localhost"), .ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1])),
+                .ipAddress(ASN1OctetString(contentBytes: ArraySlice(IPBytes.loopbackV6))),
+            ]
             + names.map { .dnsName($0) } + addresses.map { .ipAddress(ASN1OctetString(contentBytes: ArraySlice($0))) }
         let caSKI = (try? ca.extensions.subjectKeyIdentifier)??.keyIdentifier
         return try Certificate(

@@ -29,11 +29,14 @@ public struct ConfigurationTrust: Sendable {
         let (canonical, hash) = try Self.identity(of: path)
         try StoreDirectory.prepare(directory.deletingLastPathComponent())
         if !FileManager.default.fileExists(atPath: directory.path) {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                at: directory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
         }
         let file = record(canonical)
         let fd = open(file.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else { throw ConfigurationRefused(path: path, message: "cannot be recorded as allowed (\(String(cString: strerror(errno))))") }
+        guard fd >= 0 else {
+            throw ConfigurationRefused(path: path, message: "cannot be recorded as allowed (\(String(cString: strerror(errno))))")
+        }
         defer { close(fd) }
         let line = hash + "\n" + canonical + "\n"
         guard line.withCString({ write(fd, $0, strlen($0)) }) == line.utf8.count else {
@@ -72,7 +75,8 @@ public struct ConfigurationTrust: Sendable {
         if info.st_mode & (S_IWGRP | S_IWOTH) != 0 {
             throw ConfigurationRefused(
                 path: path,
-                message: "is writable by other users (mode \(String(info.st_mode & 0o777, radix: 8))): b2c does not use such a configuration "
+                message:
+                    "is writable by other users (mode \(String(info.st_mode & 0o777, radix: 8))): b2c does not use such a configuration "
                     + "found in the current directory, since it decides where your tokens go. Remove their write permission (chmod go-w)")
         }
         guard let data = FileManager.default.contents(atPath: canonical) else {
@@ -96,10 +100,11 @@ extension ClientConfiguration {
 
     /// The host names (without ports) of `hosts`.
     public var hostNames: Set<String> {
-        Set(hosts.map { hp in
-            if hp.hasPrefix("["), let end = hp.firstIndex(of: "]") { return String(hp[hp.index(after: hp.startIndex)..<end]) }
-            return String(hp.split(separator: ":").first ?? "")
-        })
+        Set(
+            hosts.map { hp in
+                if hp.hasPrefix("["), let end = hp.firstIndex(of: "]") { return String(hp[hp.index(after: hp.startIndex)..<end]) }
+                return String(hp.split(separator: ":").first ?? "")
+            })
     }
 
     /// What a person is shown before allowing a configuration: tenant, hosts, APIs and the extra CA.

@@ -68,7 +68,8 @@ extension B2CClient {
         let lockName = Base64URL.encode(Data(SHA256.hash(data: Data(key.utf8)))).prefix(32)
         // Bounded by the HTTP timeout: a holder that is stopped or stuck is named instead of waited on forever.
         do {
-            return try FileLock(path: lockDir.appendingPathComponent("\(lockName).lock").path, timeoutSeconds: Double(transport.timeoutSeconds))
+            return try FileLock(
+                path: lockDir.appendingPathComponent("\(lockName).lock").path, timeoutSeconds: Double(transport.timeoutSeconds))
         } catch let e as LockTimeout {
             throw B2CError(.network, e.description)
         }

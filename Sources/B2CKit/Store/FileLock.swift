@@ -68,7 +68,8 @@ public struct LockTimeout: Error, CustomStringConvertible {
         let who =
             holder.map { h in
                 "process \(h.pid)" + (h.command.map { " (\($0))" } ?? "")
-                    + (h.stopped ? ", which is stopped (Ctrl-Z): resume it with `fg` or end it" : ", which may be stuck: wait for it or end it")
+                    + (h.stopped
+                        ? ", which is stopped (Ctrl-Z): resume it with `fg` or end it" : ", which may be stuck: wait for it or end it")
             } ?? "another process"
         return "waited \(Int(seconds)) s for \(who) to finish refreshing the same account (lock \(path))"
     }

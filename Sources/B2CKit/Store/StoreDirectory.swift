@@ -12,7 +12,8 @@ enum StoreDirectory {
         if stat(path, &info) != 0 {
             guard errno == ENOENT else { throw unusable(path, "cannot be examined (\(String(cString: strerror(errno))))") }
             do {
-                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                try FileManager.default.createDirectory(
+                    at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             } catch {
                 throw StoreError(
                     "cannot create the store directory '\(path)' (\(reason(error))). Set B2C_HOME to a directory of yours that you can "
@@ -54,13 +55,15 @@ enum StoreDirectory {
         if info.st_mode & (S_IWGRP | S_IWOTH) != 0 {
             let mode = String(info.st_mode & 0o7777, radix: 8)
             throw unusable(
-                path, "is writable by other users (mode \(mode)); b2c keeps tokens only where nobody else can write. Run `chmod go-w '\(path)'` "
+                path,
+                "is writable by other users (mode \(mode)); b2c keeps tokens only where nobody else can write. Run `chmod go-w '\(path)'` "
                     + "if this \(what) is yours")
         }
     }
 
     static func unusable(_ path: String, _ why: String) -> StoreError {
-        StoreError("the store location '\(path)' \(why). Set B2C_HOME to a directory of your own (b2c creates it 0700).", configuration: true)
+        StoreError(
+            "the store location '\(path)' \(why). Set B2C_HOME to a directory of your own (b2c creates it 0700).", configuration: true)
     }
 
     static func reason(_ error: Error) -> String {

@@ -71,7 +71,8 @@ public final class HTTPTransport: Sendable {
     /// A CA file that cannot be read or holds no PEM certificate is refused here; its certificates are parsed with the
     /// client, on first use (a token cache hit never pays for TLS).
     public init(
-        caFile: String?, caHosts: Set<String>? = nil, timeoutSeconds: Int = 30, maxBody: Int = 4 * 1024 * 1024, trace: (@Sendable (String) -> Void)? = nil,
+        caFile: String?, caHosts: Set<String>? = nil, timeoutSeconds: Int = 30, maxBody: Int = 4 * 1024 * 1024,
+        trace: (@Sendable (String) -> Void)? = nil,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws {
         if let caFile {
@@ -147,7 +148,9 @@ public final class HTTPTransport: Sendable {
     private func client(for url: URL) throws -> HTTPClient {
         let proxy = environment.proxy(for: url)
         // The configuration's CA vouches for its own hosts only (docs/security.md): elsewhere the system's roots alone.
-        let withCA = caFile != nil && (caHosts?.contains((url.host ?? "").lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))) ?? true)
+        let withCA =
+            caFile != nil
+            && (caHosts?.contains((url.host ?? "").lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))) ?? true)
         return try lazyClients.withLockedValue { clients in
             let key = (proxy?.key ?? "direct") + (withCA ? " +ca" : "")
             if let existing = clients[key] { return existing }

@@ -28,7 +28,9 @@ import Testing
             let locks = w.home.appendingPathComponent("locks")
             try await w.eventually("the first b2c holds the refresh lock") {
                 let files = (try? FileManager.default.contentsOfDirectory(atPath: locks.path)) ?? []
-                return files.contains { (try? String(contentsOfFile: locks.appendingPathComponent($0).path, encoding: .utf8))?.isEmpty == false }
+                return files.contains {
+                    (try? String(contentsOfFile: locks.appendingPathComponent($0).path, encoding: .utf8))?.isEmpty == false
+                }
             }
             holder.signal(SIGSTOP)
             defer {
@@ -117,7 +119,9 @@ import Testing
             for claim in ["exp", "nbf", "iat", "auth_time"] {
                 for value in Self.extremes {
                     let token = Self.forged(#"{"iss":"x","aud":"y","tfp":"B2C_1_susi",""# + claim + #"":"# + value + "}")
-                    for args in [["jwt", "decode", "-o", "table", token], ["jwt", "decode", "-o", "json", token], ["jwt", "verify", token]] {
+                    for args in [
+                        ["jwt", "decode", "-o", "table", token], ["jwt", "decode", "-o", "json", token], ["jwt", "verify", token],
+                    ] {
                         let r = try await w.b2c(args)
                         #expect([0, 1, 3, 5].contains(r.status), "\(args[1]) \(claim)=\(value): exit \(r.status) \(r.stderr)")
                     }
@@ -156,7 +160,11 @@ import Testing
         try await World.with { w in
             let holder = try LiveProcess(
                 URL(fileURLWithPath: "/usr/bin/python3"),
-                ["-c", "import socket,time; s=socket.socket(socket.AF_INET6); s.bind(('::1',0)); s.listen(); print(s.getsockname()[1], flush=True); time.sleep(60)"],
+                [
+                    "-c",
+                    "import socket,time; s=socket.socket(socket.AF_INET6); s.bind(('::1',0)); s.listen(); "
+                        + "print(s.getsockname()[1], flush=True); time.sleep(60)",
+                ],
                 environment: [:])
             defer { holder.signal(SIGKILL) }
             try await holder.waitForOutput("\n", seconds: 10)

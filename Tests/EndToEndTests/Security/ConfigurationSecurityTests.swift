@@ -66,7 +66,9 @@ import Testing
             let inCheckout = ["B2C_CONFIG": ""]
             let refused = try await w.b2c(["call-api", "--api", "hello", "/me"], extra: inCheckout, directory: checkout)
             #expect(refused.status == 3, "\(refused.stderr)")
-            #expect(refused.stderr.contains("b2c config allow ./policies.json") && refused.stderr.contains("not been allowed"), "\(refused.stderr)")
+            #expect(
+                refused.stderr.contains("b2c config allow ./policies.json") && refused.stderr.contains("not been allowed"),
+                "\(refused.stderr)")
             #expect(listener.received.isEmpty, "a token went to the repository's host: \(listener.received)")
 
             // Allowed (after looking at where it points), it is the user's choice, and each use says which file it is.

@@ -34,7 +34,11 @@ import X509
             #expect(forged.status == 403, "\(forged)")
             // Without Origin (a form or sendBeacon may omit it), text/plain is still not JSON: 415.
             let plain = try await curl(
-                w, ["-X", "POST", "-H", "Content-Type: text/plain", "--data", #"{"advanceSeconds":86400}"#, w.server.baseURL + "/_admin/clock"])
+                w,
+                [
+                    "-X", "POST", "-H", "Content-Type: text/plain", "--data", #"{"advanceSeconds":86400}"#,
+                    w.server.baseURL + "/_admin/clock",
+                ])
             #expect(plain.status == 415 && plain.body.contains("application/json"), "\(plain)")
             let fetchMetadata = try await curl(
                 w,
@@ -90,7 +94,8 @@ import X509
             func verify(_ san: GeneralName, _ name: String) async throws -> Run {
                 let leafKey = P256.Signing.PrivateKey()
                 let leaf = try Certificate(
-                    version: .v3, serialNumber: .init(), publicKey: .init(leafKey.publicKey), notValidBefore: Date().addingTimeInterval(-60),
+                    version: .v3, serialNumber: .init(), publicKey: .init(leafKey.publicKey),
+                    notValidBefore: Date().addingTimeInterval(-60),
                     notValidAfter: Date().addingTimeInterval(86_400), issuer: ca.subject,
                     subject: try DistinguishedName { CommonName("b2c test leaf") }, signatureAlgorithm: .ecdsaWithSHA256,
                     extensions: try Certificate.Extensions {

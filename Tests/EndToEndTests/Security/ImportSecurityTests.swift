@@ -56,7 +56,8 @@ import Testing
         try await World.with { w in
             #expect(try await w.b2c(["signin", "--prompt", "login"], as: bob, jar: "b").status == 0)
             let bobsIdToken = try await Self.tampered(w) { _ in }
-            let bobsToken = try JSONValue.parse(Data(contentsOf: URL(fileURLWithPath: bobsIdToken)))["IdToken"]?.objectValue?.values.first?["secret"]
+            let bobsToken = try JSONValue.parse(Data(contentsOf: URL(fileURLWithPath: bobsIdToken)))["IdToken"]?.objectValue?.values.first?[
+                "secret"]
             #expect(try await w.b2c(["signout", "--all"]).status == 0)
             #expect(try await w.b2c(["signin"], as: alice, jar: "a").status == 0)
             let file = try await Self.tampered(w) { cache in Self.set(&cache, "IdToken", "secret", bobsToken ?? .null) }
