@@ -110,12 +110,8 @@ enum HostHeader {
         return h.hasSuffix(".") ? String(h.dropLast()) : h
     }
 
-    /// A dotted IPv4 address or an IPv6 address (bracketless).
-    static func isAddress(_ name: String) -> Bool {
-        if name.contains(":") { return name.allSatisfy { $0.isHexDigit || $0 == ":" || $0 == "." } }
-        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
-        return parts.count == 4 && parts.allSatisfy { UInt8($0) != nil }
-    }
+    /// An IPv4 or IPv6 address (bracketless), as inet_pton reads one.
+    static func isAddress(_ name: String) -> Bool { IPBytes.parse(name) != nil }
 }
 
 /// What every endpoint knows of its tenant.

@@ -152,7 +152,9 @@ extension EmulatorCommand {
                     throw CLIError("--config-out: \(error)", exitCode: ExitStatus.error)
                 }
                 // Written by the user's own command, as `b2c init` writes one: b2c may use it from the working directory.
-                if app == nil { try? ConfigurationTrust(storeDirectory: StoreLocation.directory()).allow(configOut) }
+                if app == nil {
+                    try? ConfigurationTrust(storeDirectory: StoreLocation.directory()).allow(ConfigurationTrust.read(configOut))
+                }
             }
             let wildcard = ["0.0.0.0", "::"].contains(host) ? " (listening on \(host):\(server.port))" : ""
             var line =

@@ -32,12 +32,15 @@ public enum JSONValue: Sendable, Equatable, CustomStringConvertible {
     public var objectValue: [String: JSONValue]? { if case .object(let o) = self { return o }; return nil }
     public var doubleValue: Double? { if case .number(let n) = self { return n }; return nil }
 
-    /// An integer given as a JSON number or as a string of digits (B2C sends either).
+    /// The integers `lenientInt` gives: below 10^15 in size, so that arithmetic with a time (a claim of Int.max, say)
+    /// cannot overflow.
+    public static let lenientRange = -999_999_999_999_999...999_999_999_999_999
+
+    /// An integer given as a JSON number or as a string of digits (B2C sends either), within `lenientRange`.
     public var lenientInt: Int? {
         switch self {
         case .number(let n): return n.rounded() == n && abs(n) < 1e15 ? Int(n) : nil
-        // The same bound as numbers: a time claim of Int.max must not overflow the arithmetic done with it.
-        case .string(let s): return Int(s.trimmingCharacters(in: .whitespaces)).flatMap { abs($0 / 2) < 500_000_000_000_000 ? $0 : nil }
+        case .string(let s): return Int(s.trimmingCharacters(in: .whitespaces)).flatMap { Self.lenientRange.contains($0) ? $0 : nil }
         default: return nil
         }
     }

@@ -115,12 +115,13 @@ struct ConfigAllowCommand: ParsableCommand {
     @Argument(help: ArgumentHelp("The file (default: ./policies.json).", valueName: "file")) var file = "./policies.json"
 
     func run() throws {
-        let config: ClientConfiguration
-        do { config = try ClientConfiguration.load(path: file) } catch let e as ConfigurationError {
-            throw CLIError(CLIError.render(e.description, e.remedy), exitCode: ExitStatus.configuration)
-        }
-        do { try ConfigurationTrust(storeDirectory: StoreLocation.directory()).allow(file) } catch let e as ConfigurationRefused {
+        let candidate: ConfigurationTrust.Candidate
+        do { candidate = try ConfigurationTrust.read(file) } catch let e as ConfigurationRefused {
             throw CLIError("\(e)", exitCode: ExitStatus.configuration)
+        }
+        let config = try ClientSettings.parsed { try candidate.configuration() }
+        do { try ConfigurationTrust(storeDirectory: StoreLocation.directory()).allow(candidate) } catch {
+            throw CLIError("\(error)", exitCode: ExitStatus.configuration)
         }
         writeOut("Allowed \(file):\n" + ImplicitConfiguration.summary(config))
     }
@@ -133,7 +134,7 @@ struct ConfigDenyCommand: ParsableCommand {
     @Argument(help: ArgumentHelp("The file (default: ./policies.json).", valueName: "file")) var file = "./policies.json"
 
     func run() throws {
-        let was = try ConfigurationTrust(storeDirectory: StoreLocation.directory()).deny(file)
+        let was = ConfigurationTrust(storeDirectory: StoreLocation.directory()).deny(file)
         writeOut(was ? "\(file) is no longer allowed." : "\(file) was not allowed; nothing to take back.")
     }
 }

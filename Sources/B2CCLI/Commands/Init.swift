@@ -66,7 +66,7 @@ struct InitCommand: AsyncParsableCommand {
             throw CLIError("\(error)", exitCode: ExitStatus.error)
         }
         // Written by the user's own command: allowed as it is, should it be found in the working directory later.
-        try? ConfigurationTrust(storeDirectory: StoreLocation.directory()).allow(file)
+        try? ConfigurationTrust(storeDirectory: StoreLocation.directory()).allow(ConfigurationTrust.read(file))
         writeErr("wrote \(file)" + (profile.map { " (use it with --profile \($0) or B2C_PROFILE=\($0))" } ?? ""))
         if noCheck { return }
         let settings = ClientSettings(config: file)

@@ -66,12 +66,15 @@ struct ClientSettings: Equatable {
     func loadConfigurationIfPresent() throws -> ClientConfiguration? {
         let located = try locate()
         guard let path = located.path else { return nil }
-        let config: ClientConfiguration
-        do { config = try ClientConfiguration.load(path: path) } catch let e as ConfigurationError {
+        if located.implicit { return try ImplicitConfiguration.load(path) }
+        return try Self.parsed { try ClientConfiguration.load(path: path) }
+    }
+
+    /// A configuration load, its errors said as the CLI says them.
+    static func parsed(_ load: () throws -> ClientConfiguration) throws -> ClientConfiguration {
+        do { return try load() } catch let e as ConfigurationError {
             throw CLIError(CLIError.render(e.description, e.remedy), exitCode: ExitStatus.configuration)
         }
-        if located.implicit { try ImplicitConfiguration.check(config, path: path) }
-        return config
     }
 
     func openStore() throws -> TokenStore {
@@ -171,16 +174,18 @@ func warnIfPlaintext(_ client: B2CClient) {
 /// `B2C_PROFILE`): it decides where tokens go, so it is used only once allowed — at a terminal by answering the prompt
 /// that shows where it points, otherwise with `b2c config allow` — and each use says which file it was.
 enum ImplicitConfiguration {
-    static func check(_ config: ClientConfiguration, path: String) throws {
+    /// The file, read once: the ownership rule, then the allow of exactly these bytes (asked for at a terminal).
+    static func load(_ path: String) throws -> ClientConfiguration {
         let trust = ConfigurationTrust(storeDirectory: StoreLocation.directory())
-        let verdict: ConfigurationTrust.Verdict
-        do { verdict = try trust.verdict(for: path) } catch let e as ConfigurationRefused {
+        let file: ConfigurationTrust.Candidate
+        do { file = try ConfigurationTrust.read(path) } catch let e as ConfigurationRefused {
             throw CLIError("\(e). Name a configuration of your own with --config FILE.", exitCode: ExitStatus.configuration)
         }
+        let config = try ClientSettings.parsed { try file.configuration() }
         let shown = displayPath(path)
-        guard case .unknown(let changed) = verdict else {
+        guard case .unknown(let changed) = trust.verdict(for: file) else {
             writeErr("using \(shown) (found in the current directory)")
-            return
+            return config
         }
         let what = changed ? "\(shown) changed since you allowed it" : "\(shown) (found in the current directory) has not been allowed yet"
         guard Prompt.stdinIsTerminal else {
@@ -194,9 +199,8 @@ enum ImplicitConfiguration {
         guard let answer = Prompt.line()?.trimmingCharacters(in: .whitespaces).lowercased(), ["y", "yes"].contains(answer) else {
             throw CLIError("\(shown) not allowed; nothing was done.", exitCode: ExitStatus.configuration)
         }
-        do { try trust.allow(path) } catch {
-            throw CLIError("\(error)", exitCode: ExitStatus.configuration)
-        }
+        do { try trust.allow(file) } catch { throw CLIError("\(error)", exitCode: ExitStatus.configuration) }
+        return config
     }
 
     static func summary(_ config: ClientConfiguration) -> String {

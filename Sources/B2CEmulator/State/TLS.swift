@@ -36,7 +36,7 @@ public struct EmulatorTLS: Sendable {
             ca = cert
         } else {
             caKey = P256.Signing.PrivateKey()
-            ca = try makeCA(key: caKey, names: names, addresses: addresses)
+            ca = try makeCA(key: caKey, names: names)
             try write(try ca.serializeAsPEM().pemString, to: caPath, mode: 0o644)
             try write(caKey.pemRepresentation, to: caKeyPath, mode: 0o600)
         }
@@ -54,7 +54,7 @@ public struct EmulatorTLS: Sendable {
     /// mint a certificate that a browser trusting the CA accepts for any other site. IP addresses are not constrained:
     /// BoringSSL, which b2c's own HTTPS client uses, refuses every chain whose CA constrains IP addresses
     /// (X509_V_ERR_UNSUPPORTED_CONSTRAINT_TYPE) — docs/security.md says what that leaves.
-    static func makeCA(key: P256.Signing.PrivateKey, names: [String], addresses: [[UInt8]]) throws -> Certificate {
+    static func makeCA(key: P256.Signing.PrivateKey, names: [String]) throws -> Certificate {
         let name = try DistinguishedName {
             CommonName("b2c emulator local CA")
             OrganizationName("b2c emulator (development only)")

@@ -115,10 +115,8 @@ extension B2CClient {
         let jwt: JWT
         do { jwt = try JWT.decode(idToken) } catch { throw B2CError(.failed, "its id token cannot be read (\(error))") }
         let meta = try await metadata.metadata(for: authority, now: clock())
-        var keys = try await metadata.keySet(meta, now: clock(), refresh: false)
-        if let kid = jwt.kid, keys.set.key(kid: kid) == nil { keys = try await metadata.keySet(meta, now: clock(), refresh: true) }
-        do { try await SignatureCheck.verify(idToken, decoded: jwt, keys: keys.set, document: keys.document) } catch {
-            throw B2CError(.failed, "its id token is not signed by \(policy)'s keys (\(error)); a cache entry anyone could have written")
+        do { try await metadata.verifySignature(idToken, decoded: jwt, metadata: meta, now: clock()) } catch let e as JWTError {
+            throw B2CError(.failed, "its id token is not signed by \(policy)'s keys (\(e)); a cache entry anyone could have written")
         }
     }
 

@@ -110,6 +110,17 @@ public final class MetadataProvider: Sendable {
         return (set, body)
     }
 
+    /// The token's RS256 signature against the policy's key set (jwt-kit), the key set refetched once for an unknown kid.
+    func verifySignature(_ token: String, decoded jwt: JWT, metadata m: OpenIDMetadata, now: Int) async throws {
+        do {
+            let keys = try await keySet(m, now: now, refresh: false)
+            try await SignatureCheck.verify(token, decoded: jwt, keys: keys.set, document: keys.document)
+        } catch JWTError.unknownKey {
+            let keys = try await keySet(m, now: now, refresh: true)
+            try await SignatureCheck.verify(token, decoded: jwt, keys: keys.set, document: keys.document)
+        }
+    }
+
     /// Validates an id token: RS256 signature via the JWKS with jwt-kit (refetched once for an unknown kid), `iss` = the
     /// discovery issuer, `aud` = client id, nonce, exp/nbf with 5 minutes of skew, and `tfp`/`acr` = the policy (External ID:
     /// `tid` = the tenant, `ver` 2.0 and a `preferred_username`).
@@ -119,13 +130,7 @@ public final class MetadataProvider: Sendable {
         let jwt: JWT
         do { jwt = try JWT.decode(token) } catch { throw B2CError(.failed, "the id token is unusable: \(error)") }
         do {
-            do {
-                let keys = try await keySet(m, now: now, refresh: false)
-                try await SignatureCheck.verify(token, decoded: jwt, keys: keys.set, document: keys.document)
-            } catch JWTError.unknownKey {
-                let keys = try await keySet(m, now: now, refresh: true)
-                try await SignatureCheck.verify(token, decoded: jwt, keys: keys.set, document: keys.document)
-            }
+            try await verifySignature(token, decoded: jwt, metadata: m, now: now)
             try jwt.validateClaims(issuers: [m.issuer], audience: config.clientID, now: now, skew: 300)
         } catch let e as JWTError {
             let skew =

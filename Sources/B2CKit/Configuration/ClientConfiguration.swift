@@ -102,6 +102,11 @@ public struct ClientConfiguration: Sendable, Equatable {
         do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
             throw ConfigurationError(path: path, message: "cannot be read (\(error.localizedDescription))")
         }
+        return try load(data, path: path)
+    }
+
+    /// The file's bytes, already read, parsed; errors name the file.
+    public static func load(_ data: Data, path: String) throws -> ClientConfiguration {
         do { return try parse(data, source: path) } catch let e as JSONPathError {
             throw ConfigurationError(path: path, message: "\(e.path) \(e.message)")
         }

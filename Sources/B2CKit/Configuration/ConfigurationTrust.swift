@@ -17,39 +17,44 @@ public struct ConfigurationTrust: Sendable {
         case unknown(changed: Bool)
     }
 
-    /// Whether the file (as it is now) was allowed. Throws when it may not be used at all.
-    public func verdict(for path: String) throws -> Verdict {
-        let (canonical, hash) = try Self.identity(of: path)
-        guard let recorded = try? String(contentsOf: record(canonical), encoding: .utf8) else { return .unknown(changed: false) }
-        return recorded.split(separator: "\n").first.map(String.init) == hash ? .allowed : .unknown(changed: true)
+    /// A configuration file read once, after the ownership rule: the bytes whose hash is checked are the bytes parsed.
+    public struct Candidate: Sendable {
+        public let path: String
+        public let data: Data
+        let canonical: String
+        var hash: String { SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined() }
+
+        /// Parsed as the configuration it is.
+        public func configuration() throws -> ClientConfiguration { try ClientConfiguration.load(data, path: path) }
     }
 
-    /// Records the file as it is now as allowed.
-    public func allow(_ path: String) throws {
-        let (canonical, hash) = try Self.identity(of: path)
+    /// Whether the file, as read, was allowed.
+    public func verdict(for file: Candidate) -> Verdict {
+        guard let recorded = try? String(contentsOf: record(file.canonical), encoding: .utf8) else { return .unknown(changed: false) }
+        return recorded.split(separator: "\n").first.map(String.init) == file.hash ? .allowed : .unknown(changed: true)
+    }
+
+    /// Records the file, as read, as allowed.
+    public func allow(_ file: Candidate) throws {
         try StoreDirectory.prepare(directory.deletingLastPathComponent())
         if !FileManager.default.fileExists(atPath: directory.path) {
             try FileManager.default.createDirectory(
                 at: directory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
         }
-        let file = record(canonical)
-        let fd = open(file.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        let fd = open(record(file.canonical).path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else {
-            throw ConfigurationRefused(path: path, message: "cannot be recorded as allowed (\(String(cString: strerror(errno))))")
+            throw ConfigurationRefused(path: file.path, message: "cannot be recorded as allowed (\(String(cString: strerror(errno))))")
         }
         defer { close(fd) }
-        let line = hash + "\n" + canonical + "\n"
+        let line = file.hash + "\n" + file.canonical + "\n"
         guard line.withCString({ write(fd, $0, strlen($0)) }) == line.utf8.count else {
-            throw ConfigurationRefused(path: path, message: "cannot be recorded as allowed (the write failed)")
+            throw ConfigurationRefused(path: file.path, message: "cannot be recorded as allowed (the write failed)")
         }
     }
 
     /// Forgets that the file was allowed; true when it had been.
     @discardableResult
-    public func deny(_ path: String) throws -> Bool {
-        let canonical = Self.canonicalPath(path)
-        return unlink(record(canonical).path) == 0
-    }
+    public func deny(_ path: String) -> Bool { unlink(record(Self.canonicalPath(path)).path) == 0 }
 
     private func record(_ canonical: String) -> URL {
         directory.appendingPathComponent(SHA256.hash(data: Data(canonical.utf8)).map { String(format: "%02x", $0) }.joined())
@@ -59,8 +64,8 @@ public struct ConfigurationTrust: Sendable {
         URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
     }
 
-    /// The file's real path and the SHA-256 of its content, after the ownership rule.
-    static func identity(of path: String) throws -> (String, String) {
+    /// Reads the file, refusing one that is another user's or that others may write.
+    public static func read(_ path: String) throws -> Candidate {
         let canonical = canonicalPath(path)
         var info = stat()
         guard stat(canonical, &info) == 0 else {
@@ -82,7 +87,7 @@ public struct ConfigurationTrust: Sendable {
         guard let data = FileManager.default.contents(atPath: canonical) else {
             throw ConfigurationRefused(path: path, message: "cannot be read")
         }
-        return (canonical, SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined())
+        return Candidate(path: path, data: data, canonical: canonical)
     }
 }
 

@@ -59,7 +59,7 @@ public final class TokenStore: Sendable {
         try StoreDirectory.checkFiles(file)
         if fm.fileExists(atPath: file) && !Self.isOurs(header) { try Self.inspect(file) }
         // SQLite gives the -wal and -shm files the database file's mode: make it 0600 before SQLite creates it.
-        try StoreDirectory.createPrivateFile(file)
+        if header.isEmpty { try StoreDirectory.createPrivateFile(file) }
         var config = Configuration()
         config.busyMode = .timeout(30)
         config.foreignKeysEnabled = true
