@@ -66,6 +66,7 @@ done
 gzip -9n "$tree"/man/man1/*.1
 cp README.md "$tree/"
 cp -r docs/. "$tree/doc/"
+cp policies.example.json "$tree/doc/"
 "$ROOT/scripts/notices.sh" >"$tree/THIRD-PARTY-NOTICES.txt"
 
 mkdir -p "$DIST"

@@ -44,6 +44,13 @@ env -i HOME="$home" PATH="$bin:/usr/bin:/bin" TMPDIR="$tmp" "$bin/b2c" demo >"$t
 grep -q "Done: 10 steps" "$tmp/demo.out" || { cat "$tmp/demo.out" >&2; fail "the installed b2c demo did not finish its 10 steps"; }
 step "installed b2c demo: $(grep 'Done:' "$tmp/demo.out")"
 
+# Without a configuration, b2c names `b2c init` and the example the package installs (a file that is there).
+hint=$(cd "$home" && env -i HOME="$home" PATH="$bin:/usr/bin:/bin" "$bin/b2c" token 2>&1 >/dev/null) && fail "b2c token without a configuration succeeded"
+example=$tmp/root/usr/share/doc/b2c/policies.example.json
+[[ -f $example ]] || fail "the package has no $example"
+grep -q 'b2c init' <<<"$hint" && grep -qF "$example" <<<"$hint" || fail "the no-configuration hint names neither b2c init nor $example: $hint"
+step "no configuration: the hint names b2c init and the installed example"
+
 page=$tmp/root/usr/share/man/man1/b2c.token.1.gz
 [[ -f $page ]] || fail "no man page $page"
 MANWIDTH=100 man -l "$page" 2>/dev/null | grep -q "b2c token" || fail "man -l $page does not render the token page"

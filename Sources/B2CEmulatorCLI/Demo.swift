@@ -35,6 +35,16 @@ struct DemoCommand: AsyncParsableCommand {
         } else {
             dir = fm.temporaryDirectory.appendingPathComponent("b2c-demo-\(getpid())-\(Random.token(bytes: 4))")
         }
+        // A kept store without a key to outlive the demo would be a tenant and a configuration with no accounts: say so
+        // before anything is created.
+        if let keep, !storeKeys.offersKey {
+            throw CLIError(
+                "--keep keeps the store, and its key must outlive the demo: this session has no keyring (no D-Bus session bus) and "
+                    + "B2C_STORE_KEY is not set. Set one (`export B2C_STORE_KEY=$(openssl rand -base64 32)`, and keep it for the "
+                    + "commands the demo prints) or run in a desktop session; nothing was created in '\(keep)'.",
+                exitCode: ExitStatus.configuration)
+        }
+        let created = !fm.fileExists(atPath: dir.path)
         do { try fm.createDirectory(at: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700]) } catch {
             throw CLIError("cannot create '\(dir.path)': \(error.localizedDescription)", exitCode: ExitStatus.error)
         }
@@ -70,6 +80,7 @@ struct DemoCommand: AsyncParsableCommand {
             client = try B2CClient(config: config, store: store, trace: trace)
         } catch {
             await server.stop()
+            if keep != nil && created { try? fm.removeItem(at: dir) }  // a kept directory that holds nothing usable goes
             throw CLIError("cannot set up the client for the local tenant in '\(dir.path)': \(error)", exitCode: ExitStatus.error)
         }
         let scripted = ScriptedBrowserUI(caFile: tls.caPath.path, directory: dir)

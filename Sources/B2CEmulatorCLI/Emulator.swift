@@ -9,7 +9,7 @@ struct EmulatorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "emulator",
         abstract: "A local Azure AD B2C tenant for development and tests.",
-        subcommands: [Serve.self, DefaultSeed.self])
+        subcommands: [Serve.self, DefaultSeed.self, BrowserCommand.self])
 }
 
 extension EmulatorCommand {
@@ -33,7 +33,11 @@ extension EmulatorCommand {
                 """)
 
         @Option(help: "Address to listen on.") var host = "127.0.0.1"
-        @Option(help: "Port to listen on; 0 picks a free port.") var port = 0
+        @Option(
+            help: ArgumentHelp(
+                "Port to listen on; 0 picks a free port. Default: 0, or with --state the port the tenant served on last (its "
+                    + "issuer, and so every account its clients keep, names it)."))
+        var port: Int?
         @Option(
             name: .customLong("host-name"), parsing: .singleValue,
             help: ArgumentHelp(
@@ -60,7 +64,7 @@ extension EmulatorCommand {
         @Flag(name: .shortAndLong, help: "Log each request (method, path, status; never secrets) to stderr.") var verbose = false
 
         func validate() throws {
-            guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535, got \(port).") }
+            if let port, !(0...65535).contains(port) { throw ValidationError("--port must be between 0 and 65535, got \(port).") }
             if state != nil && inMemory { throw ValidationError("--state and --in-memory exclude each other; give one.") }
             if app != nil && configOut == nil {
                 throw ValidationError("--app names the app whose settings --config-out writes; add --config-out FILE.")
@@ -127,12 +131,23 @@ extension EmulatorCommand {
                 l.logLevel = .info
                 logger = l
             }
+            // With --state the tenant keeps its port: the issuer names it, and clients keep their accounts per issuer.
+            let portFile = state.map { URL(fileURLWithPath: $0).appendingPathComponent("port") }
+            let lastPort = port == nil ? portFile.flatMap(Self.lastPort) : nil
             let server: EmulatorServer
             do {
                 server = try await EmulatorServer.start(
-                    emulator, host: host, port: port, tls: tlsMaterial, handleSignals: true, logger: logger)
+                    emulator, host: host, port: port ?? lastPort ?? 0, tls: tlsMaterial, handleSignals: true, logger: logger)
+            } catch let e as EmulatorStartError where e.portInUse && lastPort != nil {
+                throw CLIError(
+                    "cannot listen on port \(lastPort ?? 0), where the tenant in '\(state ?? "")' served last: another program holds "
+                        + "it. Stop that program, or give --port (0 for any free port) — the accounts clients keep for the old "
+                        + "address will not match a new one.", exitCode: ExitStatus.network)
             } catch {
                 throw CLIError("\(error)", exitCode: ExitStatus.network)
+            }
+            if let portFile, server.port != lastPort {
+                try? Data("\(server.port)\n".utf8).write(to: portFile, options: .atomic)
             }
             if let configOut {
                 var json = emulator.clientConfiguration(baseURL: server.baseURL, caFile: tlsMaterial?.caPath.path)
@@ -146,6 +161,7 @@ extension EmulatorCommand {
                 }
                 do {
                     // An app's settings hold its secret: only the owner reads them (written aside, then renamed into place).
+                    try makeParentDirectories(of: configOut)
                     try writeFile(Data((json.serialized(pretty: true) + "\n").utf8), to: configOut, mode: app == nil ? 0o644 : 0o600)
                 } catch {
                     await server.stop()
@@ -163,6 +179,14 @@ extension EmulatorCommand {
             if let tlsMaterial { line += "; CA \(tlsMaterial.caPath.path)" }
             FileHandle.standardOutput.write(Data((line + "\n").utf8))
             try await server.wait()
+        }
+
+        /// The port a `--state` tenant served on last, if it recorded one.
+        static func lastPort(_ file: URL) -> Int? {
+            guard let text = try? String(contentsOf: file, encoding: .utf8), let n = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)),
+                (1...65535).contains(n)
+            else { return nil }
+            return n
         }
 
         /// The seed's app of that name or client id; none stops the tenant and lists the apps there are.

@@ -9,7 +9,9 @@ public struct B2CEmulatorProgram: AsyncParsableCommand {
         commandName: "b2c-emulator",
         abstract: "The local B2C tenant of b2c: serve it, print its seed, or run the demo against it.",
         version: "b2c-emulator \(B2CCommand.version)",
-        subcommands: [EmulatorCommand.self, DemoCommand.self, EmulatorCommand.Serve.self, EmulatorCommand.DefaultSeed.self])
+        subcommands: [
+            EmulatorCommand.self, DemoCommand.self, EmulatorCommand.Serve.self, EmulatorCommand.DefaultSeed.self, BrowserCommand.self,
+        ])
 
     public init() {}
 

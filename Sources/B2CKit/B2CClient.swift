@@ -68,7 +68,21 @@ public final class B2CClient: Sendable {
             }
             return a.scopes
         }
-        return config.apis.first?.scopes ?? []
+        if let first = config.apis.first { return first.scopes }
+        // No API: on B2C a token for the app itself (its client id as the scope, `aud` = the client id), as MSAL's B2C
+        // samples ask; External ID has no such scope, so its sign-in asks for none.
+        return config.tenantType == .b2c ? [config.clientID] : []
+    }
+
+    /// The scopes of a token the person asked for: as `resourceScopes`, and none is an error that names the fix.
+    public func tokenScopes(api: String?, scopes: [String]) throws -> [String] {
+        let resource = try resourceScopes(api: api, scopes: scopes)
+        guard resource.isEmpty else { return resource }
+        throw B2CError(
+            .configuration,
+            "\(config.source) names no API, and an External ID tenant gives no token for the app itself: name the scope with "
+                + "--scope (such as api://<API app id>/<scope>), or add the API to \"apis\" (b2c init --api NAME --api-url URL "
+                + "--scope SCOPE)")
     }
 
     /// How to sign in to a policy (or the native-auth name) again, as a remedy.

@@ -91,7 +91,7 @@ struct CallAPICommand: AsyncParsableCommand {
                 let api = try c.resolveAPICall(req).1
                 let signedIn = try await c.signInInteractively(
                     policyName: recovery, options: InteractiveOptions(loginHint: hint, scopes: api.scopes),
-                    ui: TerminalUI(openBrowser: true))
+                    ui: TerminalUI(openBrowser: true, verbose: options.verbose))
                 req.account = signedIn.id
                 return try await c.callAPI(req)
             }

@@ -94,17 +94,38 @@ struct InitCommand: AsyncParsableCommand {
         d.tenantID = tenantId
         d.host = host
         d.clientID = try clientId ?? ask("Application (client) id", flag: "--client-id")
-        var policies = policy
-        if policies.isEmpty && !d.externalId {
-            let answer = try ask(
+        if policy.isEmpty && !d.externalId {
+            // A typing mistake at the prompt asks again (flags are checked once: a script gets exit 64).
+            d.policies = try askUntilValid(
                 "Policies as NAME=ROLE, separated by spaces (e.g. B2C_1_susi=signUpSignIn B2C_1_edit_profile=editProfile)",
-                flag: "--policy NAME=ROLE")
-            policies = answer.split(separator: " ").map(String.init)
+                flag: "--policy NAME=ROLE"
+            ) { answer in try answer.split(separator: " ").map { try ConfigurationDraft.policy(String($0)) } }
+        } else {
+            d.policies = try policy.map { try ConfigurationDraft.policy($0) }
         }
-        d.policies = try policies.map { try ConfigurationDraft.policy($0) }
         d.apiName = api
         d.apiURL = apiUrl
         d.scopes = scope
+        // The API the app calls (optional: without one, `b2c token` gives a token for the app itself).
+        if api == nil && Prompt.stdinIsTerminal {
+            let name = try askOptional("The API the app calls, a short name such as hello (Enter: none; tokens are then for the app itself)")
+            if let name {
+                d.apiName = name
+                d.apiURL = try apiUrl ?? ask("Base URL of \(name) (such as https://api.contoso.com)", flag: "--api-url")
+                if scope.isEmpty {
+                    d.scopes = try askUntilValid(
+                        "Scopes of \(name), full URIs separated by spaces (such as https://contoso.onmicrosoft.com/hello/demo.read)",
+                        flag: "--scope"
+                    ) { answer in
+                        let scopes = answer.split(separator: " ").map(String.init)
+                        guard scopes.allSatisfy({ $0.contains("://") }) else {
+                            throw B2CError(.usage, "a scope is a full URI (<App ID URI>/<scope name>), such as https://contoso.onmicrosoft.com/hello/demo.read")
+                        }
+                        return scopes
+                    }
+                }
+            }
+        }
         d.confidential = confidential
         if let clientAuth {
             guard
@@ -116,6 +137,22 @@ struct InitCommand: AsyncParsableCommand {
         d.clientSecretFile = clientSecretFile
         d.caFile = caFile
         return d
+    }
+
+    /// An answer that may be left empty (Enter); nil then.
+    func askOptional(_ question: String) throws -> String? {
+        FileHandle.standardError.write(Data("\(question): ".utf8))
+        guard let line = Prompt.line() else { throw CLIError("no answer; nothing was written", exitCode: ExitStatus.usage) }
+        let answer = line.trimmingCharacters(in: .whitespaces)
+        return answer.isEmpty ? nil : answer
+    }
+
+    /// Asks until `parse` takes the answer, saying what was wrong each time.
+    func askUntilValid<T>(_ question: String, flag: String, _ parse: (String) throws -> T) throws -> T {
+        while true {
+            let answer = try ask(question, flag: flag)
+            do { return try parse(answer) } catch let e as B2CError { FileHandle.standardError.write(Data("b2c: \(e.message); try again\n".utf8)) }
+        }
     }
 
     /// One answer from the terminal; without one, the flag that gives it.
@@ -138,7 +175,11 @@ struct ProfilesCommand: ParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func run() throws {
-        let active = ProcessInfo.processInfo.environment["B2C_PROFILE"]
+        // The profile in use: B2C_PROFILE, unless B2C_CONFIG (which comes first) names another file.
+        let environment = ProcessInfo.processInfo.environment
+        let named = environment["B2C_PROFILE"].flatMap { $0.isEmpty ? nil : $0 }
+        let overridden = named != nil && ClientSettings.environmentConflict(environment) != nil
+        let active = overridden ? nil : named
         let rows = Profiles.names().map { name -> (String, Result<ClientConfiguration, Error>) in
             (name, Result { try ClientConfiguration.load(path: Profiles.path(of: name)) })
         }
@@ -176,7 +217,10 @@ struct ProfilesCommand: ParsableCommand {
                                 return [label, tenant, Output.shortID(c.clientID), Authority.hostAndPort(of: c.authorityHost)]
                             case .failure: return [label, "(invalid: run b2c policies --profile \(name))", "", ""]
                             }
-                        }) + (active != nil ? "\n(* = B2C_PROFILE in this shell)" : ""))
+                        }) + (active != nil ? "\n(* = B2C_PROFILE in this shell)" : "")
+                    + (overridden
+                        ? "\n(B2C_PROFILE=\(named ?? "") is set, but B2C_CONFIG=\(environment["B2C_CONFIG"] ?? "") comes first and is in use; "
+                            + "unset B2C_CONFIG to use the profile)" : ""))
         }
     }
 }

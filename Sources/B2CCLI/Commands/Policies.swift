@@ -15,6 +15,7 @@ struct PoliciesCommand: AsyncParsableCommand {
 
     func run() async throws {
         let config = try options.loadConfiguration()
+        writeErr("configuration \(config.source) (\(options.settings.origin(implicit: try options.settings.locate().implicit)))")
         let caProblem = config.caFile.flatMap { Self.caFileProblem($0) }
         guard check else {
             Output.writePolicies(config, format: output.format, caProblem: caProblem)

@@ -15,7 +15,7 @@ struct ResetPasswordCommand: AsyncParsableCommand {
         let (account, dropped, remedies) = try await withInteractiveClient(client) { c -> (Account, [Account], [Remedy]) in
             let (account, dropped) = try await c.resetPassword(
                 selector: flow.account, policyName: flow.policy, options: flow.interactive,
-                ui: TerminalUI(openBrowser: !flow.noBrowser))
+                ui: TerminalUI(openBrowser: !flow.noBrowser, verbose: options.verbose))
             return (account, dropped, c.signInRemedies(for: dropped))
         }
         let commands = remedies.compactMap { remedy -> String? in
@@ -24,8 +24,11 @@ struct ResetPasswordCommand: AsyncParsableCommand {
         }
         let who = AccountSelection.email(account) ?? account.oid
         writeOut("Password of \(who) reset under \(account.policy).")
-        if !dropped.isEmpty {
-            writeOut("The tenant revoked the other sign-ins of \(who); to use them again run:")
+        // B2C revokes the person's refresh tokens on a reset: every sign-in made before it is over, here and elsewhere.
+        if dropped.isEmpty {
+            writeOut("The reset revoked the earlier sign-ins of \(who) (their refresh tokens); none was kept on this machine.")
+        } else {
+            writeOut("The reset revoked the earlier sign-ins of \(who) (their refresh tokens); to use them again here run:")
             for c in commands { writeOut("  \(c)") }
         }
     }

@@ -61,7 +61,7 @@ struct SignInCommand: AsyncParsableCommand {
             return try await c.signInInteractively(
                 policyName: p.name,
                 options: InteractiveOptions(prompt: prompt, loginHint: loginHint, port: port, timeoutSeconds: timeout, scopes: scopes),
-                ui: TerminalUI(openBrowser: !noBrowser))
+                ui: TerminalUI(openBrowser: !noBrowser, verbose: options.verbose))
         }
         let who = AccountSelection.email(account) ?? account.oid
         writeOut("Signed in as \(who) under \(account.policy) (account \(account.id)).")

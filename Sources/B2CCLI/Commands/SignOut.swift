@@ -20,6 +20,10 @@ struct SignOutCommand: AsyncParsableCommand {
     var browser = false
     @Flag(help: "With --browser: print the sign-out URL only; do not start a browser.") var noBrowser = false
     @Option(help: "Seconds to wait for the browser to come back from the sign-out page.") var timeout = 120
+    @Flag(
+        name: [.customShort("y"), .long],
+        help: "Without a configuration, --all signs out every configuration's accounts: do it without asking (needed without a terminal).")
+    var yes = false
 
     func validate() throws {
         if app && (all || policy != nil || account != nil || browser) {
@@ -30,19 +34,22 @@ struct SignOutCommand: AsyncParsableCommand {
     func run() async throws {
         guard let config = try options.settings.loadConfigurationIfPresent() else { return try signOutEverywhere() }
         let client = try options.settings.makeClient(config: config)
-        let (outcome, ended) = try await withInteractiveClient(client) { c -> (SignOutOutcome, Bool?) in
+        // The local sign-out first, said at once: an interrupted browser step cannot leave it in doubt.
+        let (outcome, ended) = try await withClient(client) { c -> (SignOutOutcome, Bool?) in
             let outcome = try c.signOut(policyName: policy, selector: account, all: all, apps: app)
-            var ended: Bool?
-            if browser || outcome.endBrowserSession {
-                ended = try await c.endBrowserSession(
-                    policyName: outcome.removed.first?.policy ?? policy, ui: TerminalUI(openBrowser: !noBrowser),
-                    timeoutSeconds: timeout)
-            }
+            if outcome.sharedDevice { writeOut("Shared-device mode: every account on this device is signed out.") }
+            if !app { report(outcome.removed) }
+            if app || outcome.removedAppTokens > 0 { reportAppTokens(outcome.removedAppTokens) }
+            guard browser || outcome.endBrowserSession else { return (outcome, nil) }
+            let interrupt = cancelOnInterrupt(
+                message: "interrupted: the sign-out here is done, but the browser session may still be open; run "
+                    + "`b2c signout --browser --all` again, or close the browser")
+            defer { interrupt.forEach { $0.cancel() } }
+            let ended = try await c.endBrowserSession(
+                policyName: outcome.removed.first?.policy ?? policy, ui: TerminalUI(openBrowser: !noBrowser, verbose: options.verbose),
+                timeoutSeconds: timeout)
             return (outcome, ended)
         }
-        if outcome.sharedDevice { writeOut("Shared-device mode: every account on this device is signed out.") }
-        if !app { report(outcome.removed) }
-        if app || outcome.removedAppTokens > 0 { reportAppTokens(outcome.removedAppTokens) }
         switch ended {
         case true?: writeOut("The browser session is ended: the next sign-in shows the sign-in page.")
         case false?:
@@ -69,12 +76,37 @@ struct SignOutCommand: AsyncParsableCommand {
                 exitCode: ExitStatus.configuration)
         }
         let overview = StoreOverview(store: try options.settings.openStore())
+        try confirmSigningOutEverything(overview)
         writeErr("no configuration found: signing out every account in \(overview.path)")
         let (removed, appTokens) = try overview.signOutEverything()
         report(removed, withScope: true)
         if appTokens > 0 { reportAppTokens(appTokens) }
         if !removed.isEmpty {
             writeErr("access tokens already issued stay valid until they expire (up to an hour); browser sessions are untouched")
+        }
+    }
+
+    /// Every configuration's accounts go (production profiles' too): listed and asked at a terminal, else only with --yes.
+    func confirmSigningOutEverything(_ overview: StoreOverview) throws {
+        let accounts = try overview.accounts()
+        let apps = try overview.applications()
+        guard !yes, !accounts.isEmpty || !apps.isEmpty else { return }
+        let scopes = Dictionary(grouping: accounts) { "\($0.environment) · client \($0.clientID)" }
+        var lines = scopes.keys.sorted().map { scope in
+            let people = Set(scopes[scope, default: []].map { AccountSelection.email($0) ?? $0.oid }).sorted()
+            return "  \(scope): \(people.joined(separator: ", ")) (\(scopes[scope, default: []].count) accounts)"
+        }
+        if !apps.isEmpty { lines.append("  \(apps.count) app token\(apps.count == 1 ? "" : "s") (client credentials)") }
+        let what = "no configuration found, so --all signs out every account in \(overview.path), of every configuration:\n"
+            + lines.joined(separator: "\n")
+        guard Prompt.stdinIsTerminal else {
+            throw CLIError(
+                what + "\nNothing was signed out. Add --yes to sign them all out, or name a configuration (--config, --profile) "
+                    + "to sign out of it only.", exitCode: ExitStatus.usage)
+        }
+        FileHandle.standardError.write(Data("b2c: \(what)\nSign them all out? [y/N] ".utf8))
+        guard let answer = Prompt.line()?.trimmingCharacters(in: .whitespaces).lowercased(), ["y", "yes"].contains(answer) else {
+            throw CLIError("nothing was signed out", exitCode: ExitStatus.cancelled)
         }
     }
 

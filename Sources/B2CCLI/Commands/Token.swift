@@ -63,7 +63,7 @@ struct TokenRequest: Equatable {
         if app { return try await runApp(client) }
         let result = try await withClient(client) { c in
             try await c.acquireTokenSilently(
-                policyName: policy, selector: account, scopes: try c.resourceScopes(api: api, scopes: scopes),
+                policyName: policy, selector: account, scopes: try c.tokenScopes(api: api, scopes: scopes),
                 minValid: minValid, forceRefresh: forceRefresh)
         }
         if let notice = result.notice { writeErr(notice) }
@@ -96,6 +96,7 @@ struct TokenRequest: Equatable {
                 resource: try c.appResource(api: api, scope: scopes.first), policyName: policy, minValid: minValid,
                 forceRefresh: forceRefresh)
         }
+        if let notice = result.notice { writeErr(notice) }
         let t = result.token
         try write(
             t.secret, expiresOn: t.expiresOn, now: client.now(),

@@ -55,16 +55,48 @@ struct ClientSettings: Equatable {
         guard let config = try loadConfigurationIfPresent() else {
             let located = try locate()
             throw CLIError(
-                "no configuration found (looked for \(located.searched.joined(separator: ", "))). Pass --config FILE, set B2C_CONFIG, or "
-                    + "start from policies.example.json.",
+                "no configuration found (looked for \(located.searched.joined(separator: ", "))). Write one for your tenant with "
+                    + "`b2c init` (it asks for the tenant, the app and the policies)"
+                    + (Self.installedExample().map { ", or start from the example \($0)" } ?? "")
+                    + "; a local tenant writes its own: `b2c-emulator serve --config-out policies.json`. An existing file: --config FILE "
+                    + "or B2C_CONFIG.",
                 exitCode: ExitStatus.configuration)
         }
         return config
     }
 
+    /// The example configuration the package installs (`/usr/share/doc/b2c/` for the .deb, `doc/` in the archive, the
+    /// clone's root from a build), if it is there.
+    static func installedExample() -> String? {
+        guard let me = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else { return nil }
+        let bin = URL(fileURLWithPath: me).deletingLastPathComponent()
+        let candidates = ["../share/doc/b2c/policies.example.json", "../doc/policies.example.json", "../../policies.example.json"]
+        return candidates.map { bin.appendingPathComponent($0).standardizedFileURL.path }.first { FileManager.default.fileExists(atPath: $0) }
+    }
+
+    /// Why the configuration in use is the one: the flag or variable that named it, or where it was found.
+    func origin(implicit: Bool, environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if config != nil { return "--config" }
+        if let profile { return "--profile \(profile)" }
+        if let c = environment["B2C_CONFIG"], !c.isEmpty { return "B2C_CONFIG" }
+        if let p = environment["B2C_PROFILE"], !p.isEmpty { return "B2C_PROFILE=\(p)" }
+        return implicit ? "found in the current directory" : "the user configuration"
+    }
+
+    /// `B2C_CONFIG` and `B2C_PROFILE` both set, naming different files (B2C_CONFIG wins, as the order says): said on stderr.
+    static func environmentConflict(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        guard let c = environment["B2C_CONFIG"], !c.isEmpty, let p = environment["B2C_PROFILE"], !p.isEmpty else { return nil }
+        let profilePath = Profiles.path(of: p)
+        func canonical(_ path: String) -> String { URL(fileURLWithPath: path).resolvingSymlinksInPath().standardizedFileURL.path }
+        guard canonical(c) != canonical(profilePath) else { return nil }
+        return "B2C_CONFIG (\(c)) and B2C_PROFILE (\(p)) name different configurations; using B2C_CONFIG, which comes first. "
+            + "Unset B2C_CONFIG to use the profile \(p)."
+    }
+
     /// The configuration, or nil when none is named and none is found (commands about the whole store then act on it all).
     func loadConfigurationIfPresent() throws -> ClientConfiguration? {
         let located = try locate()
+        if config == nil && profile == nil, let conflict = Self.environmentConflict() { writeErr(conflict) }
         guard let path = located.path else { return nil }
         if located.implicit { return try ImplicitConfiguration.load(path) }
         return try Self.parsed { try ClientConfiguration.load(path: path) }

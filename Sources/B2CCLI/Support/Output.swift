@@ -50,10 +50,29 @@ package func writeFile(_ data: Data, to path: String, mode: Int) throws {
     }
 }
 
+/// Creates the missing directories above `path`, each 0700 (only the owner may list what b2c writes there); existing
+/// ones are left as they are.
+package func makeParentDirectories(of path: String) throws {
+    var missing: [String] = []
+    var dir = (path as NSString).deletingLastPathComponent
+    var isDirectory: ObjCBool = false
+    while !dir.isEmpty && dir != "/" && !FileManager.default.fileExists(atPath: dir, isDirectory: &isDirectory) {
+        missing.append(dir)
+        dir = (dir as NSString).deletingLastPathComponent
+    }
+    for d in missing.reversed() where mkdir(d, 0o700) != 0 && errno != EEXIST {
+        throw FileWriteError(path: path, code: errno, directory: d)
+    }
+}
+
 /// A file that could not be written whole; nothing was left in its place.
 package struct FileWriteError: Error, CustomStringConvertible {
     package var path: String
     package var code: Int32
+    /// The directory that could not be made for it, if that was the failure.
+    package var directory: String?
+
+    package init(path: String, code: Int32, directory: String? = nil) { self.path = path; self.code = code; self.directory = directory }
 
     package var description: String {
         let why: String
@@ -66,6 +85,7 @@ package struct FileWriteError: Error, CustomStringConvertible {
         case EEXIST: why = "a temporary file of the same name is in the way"
         default: why = String(cString: strerror(code))
         }
+        if let directory { return "cannot create the directory '\(directory)' for '\(path)': \(why); nothing was written" }
         return "cannot write '\(path)': \(why); nothing was written there"
     }
 }

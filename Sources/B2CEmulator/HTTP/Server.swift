@@ -58,7 +58,8 @@ public final class EmulatorServer: Sendable {
             var failure: Error?
             do { try await task.value } catch { failure = error }
             throw EmulatorStartError(
-                message: "cannot listen on \(host.contains(":") ? "[\(host)]" : host):\(port): \(Self.reason(failure))")
+                message: "cannot listen on \(host.contains(":") ? "[\(host)]" : host):\(port): \(Self.reason(failure))",
+                portInUse: (failure as? IOError)?.errnoCode == EADDRINUSE)
         }
         let server = EmulatorServer(emulator: emulator, host: host, port: bound, tls: tls, group: group, task: task)
         var names = ["127.0.0.1:\(bound)", "localhost:\(bound)", "[::1]:\(bound)"]
@@ -100,6 +101,8 @@ extension EmulatorServer {
 
 public struct EmulatorStartError: Error, CustomStringConvertible {
     public let message: String
+    /// Another program listens on the port.
+    public var portInUse = false
     public var description: String { message }
 }
 

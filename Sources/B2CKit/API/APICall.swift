@@ -156,8 +156,9 @@ extension B2CClient {
         func token(forceRefresh: Bool) async throws -> String {
             if req.app {
                 let resource = try appResource(api: api.name, scope: nil)
-                return try await acquireAppToken(resource: resource, policyName: req.policy, minValid: 60, forceRefresh: forceRefresh).token
-                    .secret
+                let t = try await acquireAppToken(resource: resource, policyName: req.policy, minValid: 60, forceRefresh: forceRefresh)
+                if let notice = t.notice, !notices.contains(notice) { notices.append(notice) }
+                return t.token.secret
             }
             let t = try await acquireTokenSilently(
                 policyName: req.policy, selector: req.account, scopes: api.scopes, minValid: 60, forceRefresh: forceRefresh)

@@ -65,8 +65,11 @@ public struct ConfigurationDraft: Sendable {
                 .usage, "an External ID tenant has no policies in its URLs (its user flow is attached to the app)",
                 remedy: .leaveOutPolicy(policies.map(\.name).joined(separator: ", ")))
         }
-        if !externalId && !policies.contains(where: { $0.role == .signUpSignIn || $0.role == .signIn }) {
-            throw B2CError(.usage, "no sign-in policy: name one of role signUpSignIn or signIn", remedy: .giveValue(.policy))
+        // A daemon's configuration (client credentials only) signs no one in: it needs no sign-in policy.
+        if !externalId && !policies.contains(where: { [.signUpSignIn, .signIn, .clientCredentials].contains($0.role) }) {
+            throw B2CError(
+                .usage, "no sign-in policy: name one of role signUpSignIn or signIn (or, for a daemon app, clientCredentials)",
+                remedy: .giveValue(.policy))
         }
         let host = try authorityHost()
         var tenantObject: [String: JSONValue] = [:]

@@ -3,6 +3,8 @@ import Foundation
 public struct AppTokenResult: Sendable {
     public var token: AppToken
     public var fromCache: Bool
+    /// Said once on stderr: the token was not kept (no key for the store in this session).
+    public var notice: String?
 }
 
 extension B2CClient {
@@ -51,7 +53,15 @@ extension B2CClient {
     /// else a new one, one request at a time per app and resource across processes.
     public func acquireAppToken(resource: String, policyName: String?, minValid: Int, forceRefresh: Bool) async throws -> AppTokenResult {
         let target = try appTarget(policyName)
-        try store.prepareForTokens()
+        do { try store.prepareForTokens() } catch let e as StoreError where e.isMissingKey {
+            // An app token can be fetched again with the secret at any time: without a key it is fetched and not kept.
+            let token = try await fetchAppToken(target, resource: resource)
+            return AppTokenResult(
+                token: token, fromCache: false,
+                notice: "the app token was not cached: this session has no key for the token store (no keyring, no "
+                    + "B2C_STORE_KEY), so each command asks the tenant again. To cache it, give the job a key: "
+                    + "export B2C_STORE_KEY=$(openssl rand -base64 32)")
+        }
         if !forceRefresh, let t = try store.appToken(scope: target.scope, resource: resource), t.expiresOn - clock() >= minValid {
             return AppTokenResult(token: t, fromCache: true)
         }
@@ -63,6 +73,13 @@ extension B2CClient {
         {
             return AppTokenResult(token: t, fromCache: true)
         }
+        let token = try await fetchAppToken(target, resource: resource)
+        try store.saveAppToken(token)
+        return AppTokenResult(token: token, fromCache: false)
+    }
+
+    /// A new app token from the tenant (client credentials), checked to be this app's; not stored.
+    private func fetchAppToken(_ target: Target, resource: String) async throws -> AppToken {
         // The secret is needed now: a missing one is said before anything goes over the network (it is read once and kept).
         _ = try secrets.secret(for: config)
         let meta = try await metadata.metadata(for: target.authority, now: clock())
@@ -83,8 +100,7 @@ extension B2CClient {
         let token = AppToken(
             environment: target.scope.environment, clientID: config.clientID, resource: resource.lowercased(), tenantID: tenant,
             policy: target.name, secret: secret, expiresOn: expiry, cachedAt: now)
-        try store.saveAppToken(token)
-        return AppTokenResult(token: token, fromCache: false)
+        return token
     }
 
     private func appTokenLock(_ scope: AccountScope, resource: String) throws -> FileLock {

@@ -68,7 +68,8 @@ extension B2CClient {
         _ target: Target, options: InteractiveOptions, deadline: ContinuousClock.Instant, ui: InteractionUI
     ) async throws -> Account {
         let authority = target.authority
-        let meta = try await metadata.metadata(for: authority, now: clock())
+        // Fetched afresh: a tenant that does not answer is said now, not after a wait for a browser that cannot get there.
+        let meta = try await metadata.metadata(for: authority, now: clock(), refresh: true)
         let request = AuthorizeRequest(
             clientID: config.clientID, redirectURI: config.redirectURI, scopes: try options.scopes ?? resourceScopes(api: nil, scopes: []),
             prompt: options.prompt, loginHint: options.loginHint)

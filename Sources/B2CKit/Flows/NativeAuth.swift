@@ -211,7 +211,7 @@ extension B2CClient {
         case .userNotFound:
             throw B2CError(
                 .interactionRequired, "there is no account \(username) in this tenant; nothing was stored",
-                remedy: .signUp(policy: try defaultPolicy().name))
+                remedy: .signUp(policy: config.externalIdAuthority != nil ? nil : try? defaultPolicy().name))
         case .wrongPassword:
             throw B2CError(.interactionRequired, "wrong password for \(username); nothing was stored", remedy: retry)
         case .expired(let description):

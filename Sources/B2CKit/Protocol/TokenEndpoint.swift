@@ -50,6 +50,13 @@ extension B2CClient {
                 .configuration,
                 "the tenant refused the client secret of \(app) from \(secretOrigin ?? "nowhere") (AADB2C90081): it is wrong or expired. "
                     + "Check it against the app registration's Certificates & secrets; nothing was stored")
+        case "AADB2C90084" where grant.isAppOnly, "AADB2C90079" where grant.isAppOnly && secretOrigin != nil:
+            return B2CError(
+                .configuration,
+                "\(config.source) is a public client's configuration (\(app), an app that signs people in): the tenant gives it no "
+                    + "token of its own (\(oauth.code ?? "")). --app needs the daemon app's configuration, its client id with a secret: "
+                    + "write one with `b2c init --out daemon.json --client-id <the daemon's id> --policy <any policy>=clientCredentials`, "
+                    + "or, from the local tenant, `b2c-emulator serve --config-out daemon.json --client daemon`")
         case "AADB2C90079" where secretOrigin == nil:
             return B2CError(
                 .configuration,
@@ -63,8 +70,8 @@ extension B2CClient {
         case "AADB2C90084":
             return B2CError(
                 .configuration,
-                "the app \(app) is a public client: the tenant refuses a client secret (AADB2C90084). Remove \"confidential\" from "
-                    + "\(config.source)")
+                "the app \(app) is a public client: the tenant refuses a client secret (AADB2C90084)"
+                    + (config.confidential ? ". Remove \"confidential\" from \(config.source)" : "; give none"))
         case "AADB2C90205":
             return B2CError(
                 .configuration,

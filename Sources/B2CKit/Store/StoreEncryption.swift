@@ -57,6 +57,12 @@ public struct StoreKeySources: Sendable {
         StoreKeySources(environment: [:], platformKeyStore: false, kernelCache: false, ephemeralKey: key)
     }
 
+    /// Whether a new store could get a key here at all (ephemeral, a platform key store, or `$B2C_STORE_KEY`): asked before
+    /// anything is created for a store that must outlive the process.
+    public var offersKey: Bool {
+        ephemeralKey != nil || platform != nil || !(environment["B2C_STORE_KEY"] ?? "").isEmpty
+    }
+
     /// The platform key store, when this machine has one.
     var platform: PlatformKeyStore? { platformKeyStore ? PlatformKeyStore.current(environment: environment) : nil }
 }

@@ -85,7 +85,7 @@ extension TokenStore {
             "the store '\(path)' is encrypted with a key kept in \(status.source?.place ?? "an unknown place") (key id \(keyID)), which "
                 + "this session cannot get: \(reasons.map { $0.hasSuffix(".") ? String($0.dropLast()) : $0 }.joined(separator: "; ")). "
                 + "\(Self.howToReach(status.source)) Nothing was altered.",
-            configuration: true, remedy: status.source == .ephemeral ? .removeStoredTokens : nil)
+            configuration: true, remedy: status.source == .ephemeral ? .removeStoredTokens : nil, missingKey: true)
     }
 
     static func howToReach(_ source: StoreKeySource?) -> String {
@@ -165,7 +165,8 @@ extension TokenStore {
         throw StoreError(
             "b2c keeps tokens encrypted and this session offers no key for that (\(reasons.joined(separator: "; "))). Choose one: run in a "
                 + "desktop session with GNOME Keyring or KWallet; set B2C_STORE_KEY to a base64 32-byte key from your CI's secret store "
-                + "(`openssl rand -base64 32`).", configuration: true, remedy: .chooseStorage)
+                + "(`openssl rand -base64 32`).", configuration: true, remedy: .chooseStorage,
+            missingKey: true)
     }
 
     /// Encrypts a store whose tokens are in plaintext (new, or written before encryption existed, or in plaintext

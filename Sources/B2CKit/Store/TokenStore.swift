@@ -19,8 +19,11 @@ public struct StoreError: Error, CustomStringConvertible {
     public let isConfiguration: Bool
     /// What fixes it, when something does (the CLI says it as a command line).
     public let remedy: Remedy?
-    public init(_ d: String, configuration: Bool = false, remedy: Remedy? = nil) {
-        description = d; isConfiguration = configuration; self.remedy = remedy
+    /// No key for the tokens can be had in this session (none configured, or the one the store names is out of reach):
+    /// what needs no persistent store (an app-only token) goes on without one.
+    public let isMissingKey: Bool
+    public init(_ d: String, configuration: Bool = false, remedy: Remedy? = nil, missingKey: Bool = false) {
+        description = d; isConfiguration = configuration; self.remedy = remedy; isMissingKey = missingKey
     }
 }
 

@@ -1,0 +1,92 @@
+import ArgumentParser
+import B2CCLI
+import B2CEmulator
+import B2CKit
+import Foundation
+
+/// `b2c-emulator browser`: a scripted browser for the local tenant, made to be `$BROWSER` — b2c (or any tool that opens a
+/// URL with `$BROWSER`) hands it the authorize URL, and it fills the tenant's pages as the named person would and delivers
+/// the answer to the app's redirect URI. A sign-in without a person at the keyboard: CI jobs, SSH sessions, the docs' own
+/// examples. It works only with the local tenant's pages (their element ids), never a real tenant's.
+struct BrowserCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "browser",
+        abstract: "A scripted browser for the local tenant, to use as $BROWSER: signs in as the named person.",
+        discussion: """
+            The password is the seed's (the default seed's, or --seed FILE's), or $B2C_EMULATOR_PASSWORD; never an argument.
+            Examples:
+              BROWSER='b2c-emulator browser --as alice@contoso.com' b2c signin
+              BROWSER='b2c-emulator browser --as bob@contoso.com --ca state/ca.pem' b2c signin --prompt login
+              BROWSER='b2c-emulator browser --as alice@contoso.com --action cancel' b2c signin     (exits 2: cancelled)
+            Exit codes: 0 the answer was delivered; 1 the pages did not go as expected; 3 an unknown person or a bad --seed/--ca.
+            """)
+
+    @Option(name: .customLong("as"), help: ArgumentHelp("The person who signs in (an email of the seed).", valueName: "email"))
+    var email: String
+    @Option(help: ArgumentHelp("The tenant's seed, for the person's password (default: the built-in seed).", valueName: "file"))
+    var seed: String?
+    @Option(help: ArgumentHelp("The tenant's CA (PEM), for a tenant served with --tls.", valueName: "file")) var ca: String?
+    @Option(help: ArgumentHelp("Keep cookies (the tenant's browser session) in this file across runs.", valueName: "file"))
+    var jar: String?
+    @Option(
+        help: ArgumentHelp(
+            "What the person does: signin, cancel, forgot (with $B2C_EMULATOR_NEW_PASSWORD), wrong-then-right, cancel-signup, "
+                + "cancel-reset-code."))
+    var action = "signin"
+    @Option(help: "On the profile page: the new display name.") var displayName: String?
+    @Option(help: "On the profile page: the new given name.") var givenName: String?
+    @Option(help: "On the profile page: the new surname.") var surname: String?
+    @Argument(help: "The URL to open (what $BROWSER is given).") var url: String
+
+    func run() async throws {
+        guard let start = URL(string: url), let scheme = start.scheme, ["http", "https"].contains(scheme), start.host != nil else {
+            throw CLIError("'\(url)' is not an http(s) URL to open", exitCode: ExitStatus.usage)
+        }
+        guard let act = ScriptedBrowser.Action(rawValue: action) else {
+            throw CLIError(
+                "--action is signin, cancel, forgot, wrong-then-right, cancel-signup or cancel-reset-code; not '\(action)'",
+                exitCode: ExitStatus.usage)
+        }
+        let environment = ProcessInfo.processInfo.environment
+        let password: String
+        if let given = environment["B2C_EMULATOR_PASSWORD"], !given.isEmpty {
+            password = given
+        } else {
+            let users = try Self.seed(seed).users
+            guard let user = users.first(where: { $0.email.caseInsensitiveCompare(email) == .orderedSame }) else {
+                throw CLIError(
+                    "no person \(email) in \(seed.map { "the seed \($0)" } ?? "the built-in seed") (people: "
+                        + "\(users.map(\.email).joined(separator: ", "))); or give the password in B2C_EMULATOR_PASSWORD",
+                    exitCode: ExitStatus.configuration)
+            }
+            password = user.password
+        }
+        let newPassword = environment["B2C_EMULATOR_NEW_PASSWORD"].flatMap { $0.isEmpty ? nil : $0 }
+        if act == .forgot && newPassword == nil {
+            throw CLIError("--action forgot sets a new password: give it in B2C_EMULATOR_NEW_PASSWORD", exitCode: ExitStatus.usage)
+        }
+        let browser: ScriptedBrowser
+        do { browser = try ScriptedBrowser(caFile: ca, jarPath: jar) } catch {
+            throw CLIError("cannot read the CA file '\(ca ?? "")': it must be a PEM certificate", exitCode: ExitStatus.configuration)
+        }
+        let persona = ScriptedBrowser.Persona(
+            email: email, password: password, action: act, newPassword: newPassword, displayName: displayName, givenName: givenName,
+            surname: surname)
+        do {
+            _ = try await browser.run(start, as: persona)
+            await browser.shutdown()
+        } catch {
+            await browser.shutdown()
+            throw CLIError("the scripted browser stopped at \(start.host ?? ""): \(error)", exitCode: ExitStatus.error)
+        }
+    }
+
+    static func seed(_ path: String?) throws -> EmulatorSeed {
+        guard let path else { return .default }
+        do { return try EmulatorSeed.parse(try Data(contentsOf: URL(fileURLWithPath: path))) } catch let e as JSONPathError {
+            throw CLIError("the seed file '\(path)' is invalid: \(e.path) \(e.message)", exitCode: ExitStatus.configuration)
+        } catch {
+            throw CLIError("cannot read the seed file '\(path)'", exitCode: ExitStatus.configuration)
+        }
+    }
+}
