@@ -73,6 +73,8 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible {
     case leaveOutPolicy(String)
     /// A value of a new configuration is missing or malformed: give it (`ConfigurationDraft`).
     case giveValue(ConfigurationField)
+    /// The configuration file named does not exist: check the path, or write one there.
+    case createConfiguration(path: String)
 
     /// The values a new configuration is made from.
     public enum ConfigurationField: Sendable, Equatable {
@@ -105,6 +107,7 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible {
         case .checkPolicy(let policy): "check the tokens of \(policy)"
         case .leaveOutPolicy(let policy): "leave out the policy \(policy)"
         case .giveValue(let field): "give the \(field)"
+        case .createConfiguration(let path): "check the path, or write a configuration at \(path)"
         }
     }
 }

@@ -68,9 +68,7 @@ struct ImportCommand: AsyncParsableCommand {
         if file == "-" {
             data = FileHandle.standardInput.readDataToEndOfFile()
         } else {
-            do { data = try Data(contentsOf: URL(fileURLWithPath: file)) } catch {
-                throw CLIError("cannot read \(file): \(error.localizedDescription)", exitCode: ExitStatus.usage)
-            }
+            do { data = try LocalFile.read(file) } catch { throw CLIError("the MSAL cache \(error)", exitCode: ExitStatus.usage) }
         }
         let client = try options.makeClient()
         let report = try await withClient(client) { c in try await c.importMSALCache(data, replace: replace) }
