@@ -64,7 +64,10 @@ struct JWTVerifyCommand: AsyncParsableCommand {
     @OptionGroup var options: ClientOptions
     @OptionGroup var input: TokenInput
     @Option(help: "Check against this policy (default: the policy the token names).") var policy: String?
-    @Option(help: "The configured API the token is meant for: its scopes must be in scp, and it must not be an id token.") var api: String?
+    @Option(
+        help: ArgumentHelp(
+            "The configured API the token is meant for: a person's token must have one of its scopes in scp, an app-only token "
+                + "application permissions; never an id token.")) var api: String?
     @Option(help: "The exact aud expected (the API's application id).") var audience: String?
     @OptionGroup var output: OutputOptions
 
@@ -78,7 +81,7 @@ struct JWTVerifyCommand: AsyncParsableCommand {
         case .json:
             writeOut(
                 JSONValue.object([
-                    "valid": .bool(result.valid), "policy": .string(result.target),
+                    "valid": .bool(result.valid), "policy": .string(result.target), "subject": .string(result.subject.rawValue),
                     "checks": .array(result.checks.map { ["name": .string($0.name), "ok": .bool($0.ok), "detail": .string($0.detail)] }),
                     "claims": .object(result.claims),
                 ]).serialized(pretty: true))
@@ -88,10 +91,11 @@ struct JWTVerifyCommand: AsyncParsableCommand {
         guard result.valid else {
             let failed = result.checks.filter { !$0.ok }
             throw CLIError(
-                "the token is not valid for \(result.target): \(failed.map { "\($0.name) \($0.detail)" }.joined(separator: "; "))",
+                "the token is not valid for \(result.target) (\(result.subject.phrase)): "
+                    + failed.map { "\($0.name) \($0.detail)" }.joined(separator: "; "),
                 exitCode: ExitStatus.error)
         }
-        writeErr("the token is valid for \(result.target)")
+        writeErr("the token is valid for \(result.target) (\(result.subject.phrase))")
     }
 }
 
