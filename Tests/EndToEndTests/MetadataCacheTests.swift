@@ -1,4 +1,4 @@
-import B2CEmulator
+@testable import B2CEmulator
 import B2CKit
 import Foundation
 import Testing
@@ -34,5 +34,35 @@ import Testing
             let first = Self.fetchTimes(fetched)
             #expect(again.count == 2 && zip(again, first).allSatisfy { $0 - $1 >= 25 * 3600 - 60 }, "\(again) after \(first)")
         }
+    }
+
+    /// Issue 22, item 13: `b2c jwt verify` with the tenant down checks with the cached discovery document and key set, and
+    /// says so (docs/exit-codes.md); with nothing cached it is exit 5.
+    @Test func verifyWithTheTenantDownSaysItUsedTheCachedKeys() async throws {
+        let w = try await World.start()
+        #expect(try await w.b2c(["signin"], as: alice).status == 0)
+        // A token valid for two days, signed with the tenant's key, so that it is still valid after the cache's day.
+        var claims = try #require(JWT.payload(of: try await w.b2c(["token"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        claims["exp"] = JSONValue(Int(Date().timeIntervalSince1970) + 2 * 86_400)
+        let signer = try w.server.emulator.keys.current(.userFlow)
+        let token = try JWT.sign(claims: .object(claims), kid: signer.kid, key: signer.key)
+        await w.stop()
+
+        // Within the day: no request at all, and the signature row says which keys.
+        let fresh = try await w.b2c(["jwt", "verify", "-o", "json"], stdin: token)
+        #expect(fresh.status == 0 && fresh.json["keys"]?["fromCache"] == true, "\(fresh.stdout) \(fresh.stderr)")
+        let row = fresh.json["checks"]?.arrayValue?.first { $0["name"] == "signature" }?["detail"]?.stringValue ?? ""
+        #expect(row.contains("(cached, fetched "), "\(row)")
+        // After the day: the tenant is asked, does not answer, and the cached copies are used — said on stderr.
+        let stale = try await w.b2c(["jwt", "verify", "-o", "json"], extra: ["B2C_CLOCK_OFFSET": String(25 * 3600)], stdin: token)
+        #expect(stale.status == 0 && stale.json["valid"] == true, "\(stale.stdout) \(stale.stderr)")
+        #expect(
+            stale.stderr.contains("the tenant could not be reached")
+                && stale.stderr.contains("checked with the discovery document and key set cached"),
+            "\(stale.stderr)")
+        #expect(stale.json["keys"]?["tenantUnreachable"]?.stringValue?.contains("connection refused") == true, "\(stale.stdout)")
+        // Nothing cached: exit 5.
+        let empty = try await w.b2c(["jwt", "verify"], extra: ["B2C_HOME": w.dir.appendingPathComponent("empty-home").path], stdin: token)
+        #expect(empty.status == 5, "\(empty.stderr)")
     }
 }

@@ -59,7 +59,9 @@ struct JWTVerifyCommand: AsyncParsableCommand {
             Examples:
               b2c token --api hello | b2c jwt verify --api hello
               b2c jwt verify --policy B2C_1A_signup_signin < token.txt
-            Exit codes: 0 valid, 1 invalid (every reason listed), 3 configuration, 5 the tenant could not be reached.
+            With the tenant down, the cached discovery document and key set are used (said on stderr), whatever their age.
+            Exit codes: 0 valid, 1 invalid (every reason listed), 3 configuration, 5 the tenant could not be reached and
+            nothing of it is cached.
             """)
     @OptionGroup var options: ClientOptions
     @OptionGroup var input: TokenInput
@@ -77,10 +79,18 @@ struct JWTVerifyCommand: AsyncParsableCommand {
         let result = try await withClient(client) { c in
             try await c.verifyToken(token, policyName: policy, api: api, audience: audience)
         }
+        if let why = result.tenantUnreachable {
+            let when = result.keysFetchedAt.map { " cached \(Output.dateAndRelative($0, now: client.now()))" } ?? ""
+            writeErr("the tenant could not be reached (\(why)); the token was checked with the discovery document and key set\(when)")
+        }
         switch output.format {
         case .json:
             writeOut(
                 JSONValue.object([
+                    "keys": [
+                        "fetchedAt": result.keysFetchedAt.map { JSONValue($0) } ?? .null, "fromCache": .bool(result.keysFromCache),
+                        "tenantUnreachable": result.tenantUnreachable.map { .string($0) } ?? .null,
+                    ],
                     "valid": .bool(result.valid), "policy": .string(result.target), "subject": .string(result.subject.rawValue),
                     "checks": .array(result.checks.map { ["name": .string($0.name), "ok": .bool($0.ok), "detail": .string($0.detail)] }),
                     "claims": .object(result.claims),

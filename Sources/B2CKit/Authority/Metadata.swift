@@ -69,19 +69,28 @@ public final class MetadataProvider: Sendable {
         var body: Data
         var fetchedAt: Int
         var fromCache: Bool
+        /// Why the tenant was not asked after all: it could not be reached, and a cached copy (of any age) was used.
+        var unreachable: String?
     }
 
     /// The cached copy while it is younger than `maxAge` (a fetch time in the future — a clock that went back — is no age
-    /// at all: fetched again), else a fetch.
-    private func fetch(_ url: URL, what: String, now: Int, refresh: Bool) async throws -> Fetched {
-        if !refresh, let cached = try store.metadata(url: url.absoluteString), cached.fetchedAt <= now,
-            now - cached.fetchedAt < Self.maxAge
-        {
+    /// at all: fetched again), else a fetch. With `offline`, a tenant that cannot be reached (or answers 5xx) gives the
+    /// cached copy of any age instead of an error, marked as such (`b2c jwt verify` checks a token with the tenant down).
+    private func fetch(_ url: URL, what: String, now: Int, refresh: Bool, offline: Bool = false) async throws -> Fetched {
+        let cached = try store.metadata(url: url.absoluteString)
+        if !refresh, let cached, cached.fetchedAt <= now, now - cached.fetchedAt < Self.maxAge {
             return Fetched(body: cached.body, fetchedAt: cached.fetchedAt, fromCache: true)
         }
         try checkKnown(url, what: what)
+        let stale = { (why: String) in
+            offline ? cached.map { Fetched(body: $0.body, fetchedAt: $0.fetchedAt, fromCache: true, unreachable: why) } : nil
+        }
         let r: HTTPResult
-        do { r = try await transport.get(url) } catch let e as NetworkError { throw B2CError(e) }
+        do { r = try await transport.get(url) } catch let e as NetworkError {
+            if !e.isConfiguration, let copy = stale(e.description) { return copy }
+            throw B2CError(e)
+        }
+        if r.status >= 500, let copy = stale("the \(what) \(HTTPTransport.redacted(url)) answered HTTP \(r.status)") { return copy }
         switch r.status {
         case 200: return Fetched(body: r.body, fetchedAt: now, fromCache: false)
         case 404:
@@ -106,10 +115,12 @@ public final class MetadataProvider: Sendable {
     }
 
     /// The policy's discovery document, parsed, and how it was read.
-    func discovery(for authority: Authority, now: Int, refresh: Bool = false) async throws -> (metadata: OpenIDMetadata, source: Fetched) {
+    func discovery(
+        for authority: Authority, now: Int, refresh: Bool = false, offline: Bool = false
+    ) async throws -> (metadata: OpenIDMetadata, source: Fetched) {
         try checkKnown(authority.discoveryURL, what: "authority")
         let url = authority.discoveryURL
-        let f = try await fetch(url, what: "discovery document", now: now, refresh: refresh)
+        let f = try await fetch(url, what: "discovery document", now: now, refresh: refresh, offline: offline)
         let m = try OpenIDMetadata.parse(f.body, from: url)
         try checkKnown(m.tokenEndpoint, what: "token endpoint")
         try checkKnown(m.authorizationEndpoint, what: "authorization endpoint")
@@ -123,8 +134,10 @@ public final class MetadataProvider: Sendable {
     }
 
     /// The policy's key set, parsed (to know its kids) and as the document jwt-kit verifies with, and how it was read.
-    func keySet(_ m: OpenIDMetadata, now: Int, refresh: Bool) async throws -> (set: JWKSet, document: Data, source: Fetched) {
-        let f = try await fetch(m.jwksURI, what: "key set", now: now, refresh: refresh)
+    func keySet(
+        _ m: OpenIDMetadata, now: Int, refresh: Bool, offline: Bool = false
+    ) async throws -> (set: JWKSet, document: Data, source: Fetched) {
+        let f = try await fetch(m.jwksURI, what: "key set", now: now, refresh: refresh, offline: offline)
         let set: JWKSet
         do { set = try JWKSet.parse(f.body) } catch {
             throw B2CError(.network, "the key set at \(HTTPTransport.redacted(m.jwksURI)) is malformed: \(error)")

@@ -35,6 +35,11 @@ public struct TokenVerification: Sendable {
     /// The policy (or External ID authority) the token was checked against.
     public var target: String
     public var subject: Subject = .person
+    /// The key set the signature was checked with: its fetch time, and whether it came from the store's cache.
+    public var keysFetchedAt: Int?
+    public var keysFromCache = false
+    /// The tenant could not be reached (why): the cached discovery document and key set were used, whatever their age.
+    public var tenantUnreachable: String?
     public var checks: [Check] = []
     public var claims: [String: JSONValue]
     public var valid: Bool { checks.allSatisfy(\.ok) }
@@ -53,7 +58,9 @@ extension B2CClient {
         let (name, authority) = try verificationTarget(policyName: policyName, claimed: policyClaim)
         var result = TokenVerification(target: name, subject: TokenVerification.Subject(jwt), claims: jwt.claims)
         result.add("token", true, subjectDetail(jwt, result.subject))
-        let meta = try await metadata.metadata(for: authority, now: clock())
+        // With the tenant down, the cached documents (of any age) still let a token be checked; the result says so.
+        let (meta, discovered) = try await metadata.discovery(for: authority, now: clock(), offline: true)
+        result.tenantUnreachable = discovered.unreachable
         try await checkSignature(jwt, token: token, name: name, meta: meta, into: &result)
         checkIssuer(jwt.string("iss"), expected: meta.issuer, into: &result)
         checkAudience(jwt, api: api, audience: audience, subject: result.subject, into: &result)
@@ -94,15 +101,29 @@ extension B2CClient {
         guard jwt.algorithm == "RS256" else {
             return result.add("signature", false, "is '\(jwt.algorithm ?? "none")'; B2C signs with RS256")
         }
-        var keys = try await metadata.keySet(meta, now: clock(), refresh: false)
-        if let kid = jwt.kid, keys.set.key(kid: kid) == nil { keys = try await metadata.keySet(meta, now: clock(), refresh: true) }
+        var keys = try await metadata.keySet(meta, now: clock(), refresh: false, offline: true)
+        if let kid = jwt.kid, keys.set.key(kid: kid) == nil {
+            keys = try await metadata.keySet(meta, now: clock(), refresh: true, offline: true)
+        }
+        result.keysFetchedAt = keys.source.fetchedAt
+        result.keysFromCache = keys.source.fromCache
+        result.tenantUnreachable = result.tenantUnreachable ?? keys.source.unreachable
+        let down = keys.source.unreachable == nil ? "" : "; the tenant could not be reached"
+        let source = keys.source.fromCache ? " (cached, fetched \(JWTError.date(keys.source.fetchedAt))\(down))" : " (fetched now)"
         guard let kid = jwt.kid, keys.set.key(kid: kid) == nil else {
             do {
                 try await SignatureCheck.verify(token, decoded: jwt, keys: keys.set, document: keys.document)
-                return result.add("signature", true, "RS256 with key \(jwt.kid ?? "(the only key)") of \(name)'s key set")
+                return result.add("signature", true, "RS256 with key \(jwt.kid ?? "(the only key)") of \(name)'s key set" + source)
             } catch {
-                return result.add("signature", false, "does not verify with key \(jwt.kid ?? "(the only key)") of \(name)'s key set")
+                return result.add(
+                    "signature", false, "does not verify with key \(jwt.kid ?? "(the only key)") of \(name)'s key set" + source)
             }
+        }
+        if keys.source.unreachable != nil {
+            return result.add(
+                "signature", false,
+                "key \(kid) is not in \(name)'s key set as cached \(JWTError.date(keys.source.fetchedAt)), and the tenant could not be "
+                    + "reached for the current one: a key added since, or a token this tenant did not issue; check again when it answers")
         }
         result.add("signature", false, try await whereIsKey(kid, notIn: name))
     }
