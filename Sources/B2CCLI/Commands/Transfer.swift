@@ -68,7 +68,9 @@ struct ImportCommand: AsyncParsableCommand {
         if file == "-" {
             data = FileHandle.standardInput.readDataToEndOfFile()
         } else {
-            do { data = try LocalFile.read(file) } catch { throw CLIError("the MSAL cache \(error)", exitCode: ExitStatus.usage) }
+            do { data = try LocalFile.read(file) } catch {
+                throw CLIError("cannot read the MSAL cache \(file): the file \(error.reason)", exitCode: ExitStatus.usage)
+            }
         }
         let client = try options.makeClient()
         let report = try await withClient(client) { c in try await c.importMSALCache(data, replace: replace) }
