@@ -33,7 +33,10 @@ extension B2CClient {
         let lock = try refreshLock(for: account)
         defer { withExtendedLifetime(lock) {} }
         let cachedNow = try servable(store.accessToken(of: account, target: target), of: account)
-        if let at = cachedNow, at.expiresOn - clock() >= minValid, !forceRefresh || at.cachedAt > started {
+        // A forced refresh still serves a token another process refreshed while this one waited for the lock (cached since
+        // `started`), but never one cached "in the future": that is a clock that went back, not a refresh.
+        let refreshedMeanwhile = cachedNow.map { $0.cachedAt > started && $0.cachedAt <= clock() } ?? false
+        if let at = cachedNow, at.expiresOn - clock() >= minValid, !forceRefresh || refreshedMeanwhile {
             return SilentResult(account: account, accessToken: at, fromCache: true, notice: selection.notice)
         }
         let signIn = signInRemedy(policy: policy.name, loginHint: AccountSelection.email(account))
