@@ -16,6 +16,8 @@ public struct B2CError: Error, Sendable, CustomStringConvertible {
     public var kind: Kind
     public var message: String
     public var remedy: Remedy?
+    /// The tenant's own code for a refusal (`AADB2C90129`, or the OAuth error when it gave no code), when it answered one.
+    public var tenantCode: String?
 
     public init(_ kind: Kind, _ message: String, remedy: Remedy? = nil) {
         self.kind = kind; self.message = message; self.remedy = remedy

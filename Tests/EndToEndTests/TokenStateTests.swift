@@ -26,4 +26,31 @@ import Testing
             #expect(try await w.tokenLog().filter { $0["grantType"] == "refresh_token" }.count == before + 1)
         }
     }
+
+    /// `accounts` says what the last refresh answered: the refresh token is still held after a refusal, but not usable.
+    @Test func accountsShowsARevokedOrExpiredRefreshTokenAsSuch() async throws {
+        try await World.with { w in
+            func refresh(_ row: JSONValue?) -> (JSONValue?, JSONValue?) { (row?["refreshToken"], row?["refreshRefused"]) }
+            func account() async throws -> JSONValue? {
+                try await w.b2c(["accounts", "-o", "json"]).json["people"]?.arrayValue?.first?["accounts"]?.arrayValue?.first
+            }
+            #expect(try await w.b2c(["signin"], as: alice).status == 0)
+            #expect(refresh(try await account()) == (true, .null))
+            #expect(try await w.b2c(["accounts", "-o", "table"]).stdout.contains(" yes"))
+
+            _ = try await w.admin("POST", "/users/\(alice.email)/revoke")
+            #expect(try await w.b2c(["token", "--force-refresh"]).status == 4)
+            #expect(refresh(try await account()) == (true, "revoked"))
+            let table = try await w.b2c(["accounts", "-o", "table"]).stdout
+            #expect(table.contains(" revoked") && !table.contains(" yes"), "\(table)")
+
+            // A new sign-in gives a usable refresh token again; one past its lifetime is "expired".
+            #expect(try await w.b2c(["signin"], as: alice).status == 0)
+            #expect(refresh(try await account()) == (true, .null))
+            try await w.advanceClock(100 * 86_400)
+            #expect(try await w.b2c(["token", "--force-refresh"]).status == 4)
+            #expect(refresh(try await account()) == (true, "expired"))
+            #expect(try await w.b2c(["accounts", "-o", "table"]).stdout.contains(" expired"))
+        }
+    }
 }

@@ -176,7 +176,7 @@ package enum Output {
         let items: [JSONValue] = person.accounts.map { a in
             [
                 "accountId": .string(a.accountID), "policy": .string(a.policy), "current": .bool(a.current),
-                "refreshToken": .bool(a.hasRefreshToken),
+                "refreshToken": .bool(a.hasRefreshToken), "refreshRefused": a.refreshRefused.map { .string($0) } ?? .null,
                 "accessTokens": .array(
                     a.accessTokens.map {
                         [
@@ -204,7 +204,7 @@ package enum Output {
             for (i, a) in person.accounts.enumerated() {
                 rows.append([
                     i < labels.count ? labels[i] : "", a.policy + (a.current ? " *" : ""), shortID(a.accountID),
-                    tokenState(a, now: now), a.hasRefreshToken ? "yes" : "no",
+                    tokenState(a, now: now), a.hasRefreshToken ? a.refreshRefused ?? "yes" : "no",
                 ])
             }
             for label in labels.dropFirst(person.accounts.count) { rows.append([label, "", "", "", ""]) }

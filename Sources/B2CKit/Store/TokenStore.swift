@@ -187,6 +187,11 @@ public final class TokenStore: Sendable {
                 sql: "INSERT INTO settings(key, value) VALUES ('store_id', ?)", arguments: [UUID().uuidString.lowercased()])
         }
         migrator.registerMigration("v5-scoped-identities", migrate: scopeIdentities)
+        // What the tenant answered a refused refresh (NULL: the last refresh worked, or none was tried); a new refresh
+        // token (INSERT OR REPLACE) clears it.
+        migrator.registerMigration("v6-refresh-refusal") { db in
+            try db.execute(sql: "ALTER TABLE refresh_tokens ADD COLUMN refused TEXT")
+        }
         // A read first: an up-to-date store (every command but the first) takes no write lock to find that out.
         if try queue.read({ try migrator.hasCompletedMigrations($0) }) { return }
         try lock()
@@ -430,6 +435,15 @@ public final class TokenStore: Sendable {
         }
     }
 
+    /// Notes that the tenant refused the account's refresh token ("revoked", "expired", …), for `accounts` to show.
+    public func recordRefreshRefusal(of account: Account, _ refusal: String) throws {
+        try write {
+            try $0.execute(
+                sql: "UPDATE refresh_tokens SET refused = ? WHERE environment = ? AND client_id = ? AND account_id = ?",
+                arguments: [refusal, account.environment, account.clientID, account.id])
+        }
+    }
+
     public func setCurrent(_ account: Account) throws {
         try write {
             try $0.execute(
@@ -497,7 +511,7 @@ public final class TokenStore: Sendable {
                         json_valid(a.claims) AND (json_type(a.claims, '$.tfp') IS NOT NULL OR json_type(a.claims, '$.acr') IS NOT NULL)
                             AS has_policy_claim,
                         c.account_id IS NOT NULL AS is_current, r.account_id IS NOT NULL AS has_refresh_token, t.target, t.expires_on,
-                        a.environment, a.client_id
+                        a.environment, a.client_id, r.refused
                     FROM accounts a JOIN identities i ON i.environment = a.environment AND i.client_id = a.client_id
                         AND i.tenant_id = a.tenant_id AND i.oid = a.oid
                     LEFT JOIN current_accounts c ON c.environment = a.environment AND c.client_id = a.client_id AND c.policy = a.policy
@@ -531,7 +545,7 @@ public final class TokenStore: Sendable {
                         ListedAccount(
                             accountID: accountID, tenantID: tenantID, oid: oid, policy: row[7],
                             claimPolicy: row[8], hasPolicyClaim: row[9], current: row[10],
-                            hasRefreshToken: row[11], accessTokens: []))
+                            hasRefreshToken: row[11], refreshRefused: row[16], accessTokens: []))
                 }
                 if let target: String = row[12] {
                     let last = people.count - 1
