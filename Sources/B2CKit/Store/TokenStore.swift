@@ -453,9 +453,10 @@ public final class TokenStore: Sendable {
     }
 
     /// Removes accounts and their tokens; identities left without accounts go too. Returns the accounts removed.
-    /// A policy's current-account choice stays: the next selection says once that the account has been signed out.
+    /// A policy's current-account choice stays, so that the next selection says once that the account has been signed out
+    /// — unless `forgetCurrent` (a sign-out the person asked for: nothing to tell them afterwards).
     @discardableResult
-    public func remove(_ accounts: [Account]) throws -> [Account] {
+    public func remove(_ accounts: [Account], forgetCurrent: Bool = false) throws -> [Account] {
         try write { db in
             var removed: [Account] = []
             for a in accounts {
@@ -463,6 +464,11 @@ public final class TokenStore: Sendable {
                     sql: "DELETE FROM accounts WHERE environment = ? AND client_id = ? AND account_id = ?",
                     arguments: [a.environment, a.clientID, a.id])
                 if db.changesCount > 0 { removed.append(a) }
+                if forgetCurrent {
+                    try db.execute(
+                        sql: "DELETE FROM current_accounts WHERE environment = ? AND client_id = ? AND account_id = ?",
+                        arguments: [a.environment, a.clientID, a.id])
+                }
             }
             try db.execute(
                 sql: """
@@ -474,8 +480,8 @@ public final class TokenStore: Sendable {
     }
 
     /// Removes every account of a scope, or of the whole store when `scope` is nil.
-    public func removeAll(scope: AccountScope?) throws -> [Account] {
-        try remove(try accounts(scope: scope))
+    public func removeAll(scope: AccountScope?, forgetCurrent: Bool = false) throws -> [Account] {
+        try remove(try accounts(scope: scope), forgetCurrent: forgetCurrent)
     }
 
     // MARK: reads
