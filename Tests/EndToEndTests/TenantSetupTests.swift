@@ -101,6 +101,14 @@ import _CryptoExtras
             let table = try await w.b2c(["jwt", "decode", "-o", "table"], stdin: token)
             #expect(table.status == 0 && table.stdout.contains("unverified") && table.stdout.contains("expires in"), "\(table.stdout)")
             #expect(table.stdout.contains("tfp") && table.stdout.contains("UTC"))
+            // The key column is as wide as the longest key, plus the two spaces before the values (issue 22, item 13).
+            let rows = table.stdout.split(separator: "\n").dropFirst().map(String.init).filter { !$0.hasPrefix(" ") }
+            let width = rows.map { $0.components(separatedBy: "  ").first!.count }.max() ?? 0
+            #expect(width > 0 && width <= 20, "\(table.stdout)")
+            for row in rows {
+                let chars = Array(row)
+                #expect(chars.count > width + 2 && String(chars[width..<width + 2]) == "  " && chars[width + 2] != " ", "\(row)")
+            }
             let json = try await w.b2c(["jwt", "decode", "-o", "json"], stdin: "Authorization: Bearer " + token)
             #expect(json.json["verified"] == false && json.json["claims"]?["tfp"] == "B2C_1_susi" && json.json["header"]?["alg"] == "RS256")
             let decoded = try await w.b2c(["token", "--decode", "-o", "json"])

@@ -120,7 +120,8 @@ enum JWTOutput {
                 JSONValue.object(["verified": false, "header": .object(jwt.header), "claims": .object(jwt.claims)]).serialized(pretty: true)
             )
         case .table:
-            var rows: [[String]] = [["(unverified: decoded only; `b2c jwt verify` checks it)", ""]]
+            // The note is a line of its own above the table: as a row it would set the width of the key column.
+            var rows: [[String]] = []
             for (k, v) in jwt.header.sorted(by: { $0.key < $1.key }) { rows.append(["header \(k)", v.stringValue ?? v.serialized()]) }
             for (k, v) in jwt.claims.sorted(by: { $0.key < $1.key }) {
                 let time = Output.timeClaims.contains(k) ? v.lenientInt.map { Output.dateAndRelative($0, now: now) } : nil
@@ -129,7 +130,7 @@ enum JWTOutput {
             if let exp = jwt.int("exp") {
                 rows.append(["", exp > now ? "expires \(Output.relative(exp - now))" : "expired \(Output.relative(now - exp, past: true))"])
             }
-            writeOut(table(rows))
+            writeOut("(unverified: decoded only; `b2c jwt verify` checks it)\n" + table(rows))
         }
     }
 }
