@@ -35,6 +35,23 @@ import Testing
         let bad = try await run(b2c, ["emulator", "serve", "--port", "70000"], environment: env)
         #expect(bad.status == 64, "\(bad.stderr)")
     }
+
+    /// Each program's errors start with its own name (issue 22, item 13): the tenant's are `b2c-emulator:`, run directly or
+    /// handed over from `b2c emulator …`; b2c's stay `b2c:`.
+    @Test func errorsArePrefixedWithTheProgramThatSaysThem() async throws {
+        var env = ProcessInfo.processInfo.environment
+        for k in env.keys where k.hasPrefix("B2C_") { env[k] = nil }
+        let seed = "/nonexistent/seed.json"
+        for (program, args) in [(emulatorBinary, ["serve", "--seed", seed]), (b2cBinary, ["emulator", "serve", "--seed", seed])] {
+            let r = try await run(program, args, environment: env)
+            #expect(
+                r.status == 3 && r.stderr.hasPrefix("b2c-emulator: the seed file '\(seed)' does not exist") && !r.stderr.contains("b2c: "),
+                "\(args): \(r.stderr)")
+        }
+        env["B2C_CONFIG"] = "/nonexistent/policies.json"
+        let client = try await run(b2cBinary, ["token"], environment: env)
+        #expect(client.status == 3 && client.stderr.hasPrefix("b2c: the configuration"), "\(client.stderr)")
+    }
 }
 
 /// The library names what fixes a failure as a value (`Remedy`); the CLI says it as its own flags and commands. One

@@ -9,7 +9,20 @@ enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
 
 package func writeOut(_ text: String) { FileHandle.standardOutput.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8)) }
 
-package func writeErr(_ text: String) { FileHandle.standardError.write(Data("b2c: \(text)\n".utf8)) }
+package func writeErr(_ text: String) { FileHandle.standardError.write(Data("\(ProgramName.current): \(text)\n".utf8)) }
+
+/// The name this process's messages start with: `b2c`, or `b2c-emulator` when the local tenant's program runs (set by
+/// `B2CCommand.runCatching` from the root command's name).
+package enum ProgramName {
+    private final class Box: @unchecked Sendable {
+        let lock = NSLock()
+        var name = "b2c"
+    }
+    private static let box = Box()
+
+    package static var current: String { box.lock.withLock { box.name } }
+    static func set(_ name: String) { box.lock.withLock { box.name = name } }
+}
 
 /// A file written aside, created with its mode (O_EXCL, so never readable by others even for a moment), then renamed into
 /// place.
