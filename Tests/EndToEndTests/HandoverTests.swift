@@ -1,3 +1,4 @@
+import B2CKit
 import Foundation
 import Testing
 
@@ -87,5 +88,51 @@ import Testing
             secret.status == 3 && secret.stderr.contains("pipe it to --client-secret-stdin") && secret.stderr.contains("clientSecretFile")
                 && !secret.stderr.contains("does not resolve"), "\(secret.stderr)")
         for r in [policy, profile, scope, secret] { #expect(r.stdout.isEmpty) }
+    }
+}
+
+/// The man pages keep each command's examples as written (issue 22, item 13): swift-argument-parser's manual generator
+/// puts the `discussion` under DESCRIPTION as text lines, which man fills into one paragraph; scripts/man-examples.sh
+/// (run by scripts/release.sh on the generated pages) makes every run of indented lines a literal display.
+@Suite struct ManPageTests {
+    static let groff = URL(fileURLWithPath: "/usr/bin/groff")
+
+    /// Every command's discussion as `b2c --experimental-dump-help` gives it to the generator.
+    static func discussions() async throws -> [(String, String)] {
+        let dump = try await run(b2cBinary, ["--experimental-dump-help"], environment: [:])
+        var out: [(String, String)] = []
+        func walk(_ c: JSONValue, _ path: String) {
+            if let d = c["discussion"]?.stringValue { out.append((path, d)) }
+            for s in c["subcommands"]?.arrayValue ?? [] { walk(s, path + " " + (s["commandName"]?.stringValue ?? "")) }
+        }
+        walk(try JSONValue.parse(Data(dump.stdout.utf8))["command"] ?? .null, "b2c")
+        return out
+    }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: groff.path), "groff renders the pages; it is not installed"))
+    func theExamplesOfEveryCommandStayOneToALine() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("b2c-man-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let withExamples = try await Self.discussions().filter { $0.1.contains("\n ") }
+        #expect(withExamples.count >= 5, "\(withExamples.map(\.0))")
+        for (command, discussion) in withExamples {
+            // The DESCRIPTION as the generator writes it: the discussion's lines as text, then the options' list.
+            let page = dir.appendingPathComponent(command.replacingOccurrences(of: " ", with: ".") + ".1")
+            let text = discussion.replacingOccurrences(of: "\\", with: "\\e")
+            let mdoc =
+                ".Dd November 1, 2026\n.Dt X 1\n.Os\n.Sh NAME\n.Nm x\n.Nd x\n.Sh DESCRIPTION\n\(text)\n.Bl -tag -width 6n\n"
+                + ".It Fl h\nHelp.\n.El\n"
+            try Data(mdoc.utf8).write(to: page)
+            let script = try await run(
+                URL(fileURLWithPath: "/bin/bash"), [packageRoot.path + "/scripts/man-examples.sh", page.path], environment: [:])
+            #expect(script.status == 0, "\(script.stderr)")
+            let rendered = try await run(Self.groff, ["-k", "-mandoc", "-Tutf8", "-rLL=250n", page.path], environment: [:]).stdout
+            // groff's UTF-8 output may use backspaces for bold; plain text lines compare trimmed.
+            let lines = Set(rendered.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) })
+            for line in discussion.split(separator: "\n") where line.hasPrefix(" ") {
+                #expect(lines.contains(line.trimmingCharacters(in: .whitespaces)), "\(command): '\(line)' is not a line of\n\(rendered)")
+            }
+        }
     }
 }
