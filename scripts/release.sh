@@ -46,6 +46,8 @@ say "generating man pages (swift package generate-manual, debug build)…"
 swift package generate-manual --configuration debug --multi-page >"$SCRATCH.manual.log" 2>&1 \
     || { tail -30 "$SCRATCH.manual.log" >&2; die "the manual generation failed"; }
 manuals=$ROOT/.build/plugins/GenerateManual/outputs
+# The commands' examples stay as written (the generator gives them to man as text to fill).
+"$ROOT/scripts/man-examples.sh" "$manuals"/*/*.1
 
 stage=$(mktemp -d "${TMPDIR:-/tmp}/b2c-release.XXXXXX")
 trap 'rm -rf "$stage"' EXIT

@@ -54,7 +54,11 @@ step "no configuration: the hint names b2c init and the installed example"
 page=$tmp/root/usr/share/man/man1/b2c.token.1.gz
 [[ -f $page ]] || fail "no man page $page"
 MANWIDTH=100 man -l "$page" 2>/dev/null | grep -q "b2c token" || fail "man -l $page does not render the token page"
-step "man pages: $(ls "$tmp/root/usr/share/man/man1" | wc -l) (man -l b2c.token.1.gz renders)"
+# An example stays on a line of its own (scripts/man-examples.sh), not filled into the text after it.
+decode=$tmp/root/usr/share/man/man1/b2c.jwt.decode.1.gz
+MANWIDTH=100 man -l "$decode" 2>/dev/null | grep -qx " *b2c jwt decode -o json < token.txt" \
+    || fail "man -l $decode runs its examples together: $(MANWIDTH=100 man -l "$decode" 2>/dev/null | grep -A1 'jwt decode -o json')"
+step "man pages: $(ls "$tmp/root/usr/share/man/man1" | wc -l) (man -l b2c.token.1.gz renders; examples stay as written)"
 
 completion=$tmp/root/usr/share/bash-completion/completions/b2c
 [[ -f $completion ]] || fail "no bash completion at /usr/share/bash-completion/completions/b2c"

@@ -80,8 +80,8 @@ extension EmulatorCommand {
             var seedValue: EmulatorSeed
             if let seed {
                 let data: Data
-                do { data = try Data(contentsOf: URL(fileURLWithPath: seed)) } catch {
-                    throw CLIError("cannot read the seed file '\(seed)': \(error.localizedDescription)", exitCode: ExitStatus.configuration)
+                do { data = try LocalFile.read(seed) } catch {
+                    throw CLIError("the seed file \(error)", exitCode: ExitStatus.configuration)
                 }
                 do { seedValue = try EmulatorSeed.parse(data) } catch let e as JSONPathError {
                     throw CLIError("the seed file '\(seed)' is invalid: \(e.path) \(e.message)", exitCode: ExitStatus.configuration)

@@ -16,6 +16,8 @@ public struct B2CError: Error, Sendable, CustomStringConvertible {
     public var kind: Kind
     public var message: String
     public var remedy: Remedy?
+    /// The tenant's own code for a refusal (`AADB2C90129`, or the OAuth error when it gave no code), when it answered one.
+    public var tenantCode: String?
 
     public init(_ kind: Kind, _ message: String, remedy: Remedy? = nil) {
         self.kind = kind; self.message = message; self.remedy = remedy
@@ -74,6 +76,8 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible {
     case leaveOutPolicy(String)
     /// A value of a new configuration is missing or malformed: give it (`ConfigurationDraft`).
     case giveValue(ConfigurationField)
+    /// The configuration file named does not exist: check the path, or write one there.
+    case createConfiguration(path: String)
 
     /// The values a new configuration is made from.
     public enum ConfigurationField: Sendable, Equatable {
@@ -106,6 +110,7 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible {
         case .checkPolicy(let policy): "check the tokens of \(policy)"
         case .leaveOutPolicy(let policy): "leave out the policy \(policy)"
         case .giveValue(let field): "give the \(field)"
+        case .createConfiguration(let path): "check the path, or write a configuration at \(path)"
         }
     }
 }

@@ -135,7 +135,7 @@ final class HostileAPI: Sendable {
             let account = try library.selectedAccount(policy: nil, selector: alice.email).account
             for var at in try library.store.accessTokens(of: account) {
                 at.secret = String(at.secret.dropLast(12)) + "c3BvaWxlZA00"
-                let person = try #require(try library.store.identity(tenantID: account.tenantID, oid: account.oid))
+                let person = try #require(try library.store.identity(of: account))
                 try library.store.save(
                     TokenSet(identity: person, account: account, accessToken: at, refreshToken: nil), makeCurrent: false,
                     now: library.now())

@@ -150,7 +150,7 @@ import Testing
                 CREATE TABLE current_accounts(policy TEXT PRIMARY KEY COLLATE NOCASE, account_id TEXT NOT NULL);
                 CREATE TABLE metadata(url TEXT PRIMARY KEY, body BLOB NOT NULL, fetched_at INTEGER NOT NULL);
                 ATTACH '\(store)' AS new;
-                INSERT INTO identities SELECT * FROM new.identities;
+                INSERT INTO identities SELECT tenant_id, oid, name, given_name, family_name, email, updated_at FROM new.identities;
                 INSERT INTO accounts SELECT account_id, tenant_id, oid, policy, authority, client_id, id_token, claims, created_at,
                     updated_at FROM new.accounts;
                 INSERT INTO access_tokens SELECT account_id, target, secret, expires_on, cached_at FROM new.access_tokens;
@@ -174,6 +174,37 @@ import Testing
             let all = try await w.b2c(["accounts", "-o", "json"], extra: none, directory: empty).json["scopes"]?.arrayValue ?? []
             #expect(
                 Set(all.compactMap { $0["environment"]?.stringValue }) == ["127.0.0.1:\(w.server.port)", "other.b2clogin.com"], "\(all)")
+            // The one v1 profile of Alice is now hers in each scope that has her account (v5), named in both listings.
+            #expect(
+                all.map { $0["people"]?.arrayValue?.first?["name"] } == [.string("Alice Example"), .string("Alice Example")], "\(all)")
+            let rows = try runBlocking(
+                URL(fileURLWithPath: "/usr/bin/sqlite3"), [store, "SELECT environment, oid FROM identities ORDER BY 1"], environment: [:])
+            #expect(rows.stdout.split(separator: "\n").count == 2, "\(rows.stdout)")
+        }
+    }
+
+    /// Issue 22, item 12: a person's profile belongs to its scope, as accounts do. The same person (same tenant and oid)
+    /// signed in under two configurations keeps the name each one saw: an edit under one does not show under the other.
+    @Test func aProfileEditedUnderOneConfigurationDoesNotShowUnderAnother() async throws {
+        try await World.with { w1 in
+            try await World.with { w2 in  // the same tenant (same GUID, same app) on another host: another scope
+                let shared = ["B2C_HOME": w1.home.path, "B2C_STORE_KEY": w1.storeKey]
+                #expect(try await w1.b2c(["signin"], as: alice, jar: "alice1").status == 0)
+                #expect(try await w2.b2c(["signin"], as: alice, jar: "alice2", extra: shared).status == 0)
+                let edit = try await w1.b2c(
+                    ["edit-profile"], jar: "alice1", extra: ["B2C_AGENT_DISPLAY_NAME": "Alice Cooper", "B2C_AGENT_GIVEN_NAME": "Alicia"])
+                #expect(edit.status == 0 && edit.stdout.contains("name: Alice Example → Alice Cooper"), "\(edit.stdout) \(edit.stderr)")
+                let here = try await w1.b2c(["accounts", "-o", "json"]).json["people"]?.arrayValue ?? []
+                #expect(here.first?["name"] == "Alice Cooper", "\(here)")
+                let there = try await w2.b2c(["accounts", "-o", "json"], extra: shared).json["people"]?.arrayValue ?? []
+                #expect(there.first?["name"] == "Alice Example" && there.first?["givenName"] == "Alice", "\(there)")
+                let who = try await w2.b2c(["whoami", "-o", "json"], extra: shared)
+                #expect(who.json["person"]?["name"] == "Alice Example", "\(who.stdout)")
+                // Signing out under one configuration leaves the other's profile of the person.
+                #expect(try await w1.b2c(["signout", "--all"]).status == 0)
+                let still = try await w2.b2c(["accounts", "-o", "json"], extra: shared).json["people"]?.arrayValue ?? []
+                #expect(still.first?["name"] == "Alice Example", "\(still)")
+            }
         }
     }
 }

@@ -1,3 +1,4 @@
+import B2CKit
 import Foundation
 import Testing
 
@@ -35,6 +36,23 @@ import Testing
         let bad = try await run(b2c, ["emulator", "serve", "--port", "70000"], environment: env)
         #expect(bad.status == 64, "\(bad.stderr)")
     }
+
+    /// Each program's errors start with its own name (issue 22, item 13): the tenant's are `b2c-emulator:`, run directly or
+    /// handed over from `b2c emulator …`; b2c's stay `b2c:`.
+    @Test func errorsArePrefixedWithTheProgramThatSaysThem() async throws {
+        var env = ProcessInfo.processInfo.environment
+        for k in env.keys where k.hasPrefix("B2C_") { env[k] = nil }
+        let seed = "/nonexistent/seed.json"
+        for (program, args) in [(emulatorBinary, ["serve", "--seed", seed]), (b2cBinary, ["emulator", "serve", "--seed", seed])] {
+            let r = try await run(program, args, environment: env)
+            #expect(
+                r.status == 3 && r.stderr.hasPrefix("b2c-emulator: the seed file '\(seed)' does not exist") && !r.stderr.contains("b2c: "),
+                "\(args): \(r.stderr)")
+        }
+        env["B2C_CONFIG"] = "/nonexistent/policies.json"
+        let client = try await run(b2cBinary, ["token"], environment: env)
+        #expect(client.status == 3 && client.stderr.hasPrefix("b2c: the configuration"), "\(client.stderr)")
+    }
 }
 
 /// The library names what fixes a failure as a value (`Remedy`); the CLI says it as its own flags and commands. One
@@ -70,5 +88,51 @@ import Testing
             secret.status == 3 && secret.stderr.contains("pipe it to --client-secret-stdin") && secret.stderr.contains("clientSecretFile")
                 && !secret.stderr.contains("does not resolve"), "\(secret.stderr)")
         for r in [policy, profile, scope, secret] { #expect(r.stdout.isEmpty) }
+    }
+}
+
+/// The man pages keep each command's examples as written (issue 22, item 13): swift-argument-parser's manual generator
+/// puts the `discussion` under DESCRIPTION as text lines, which man fills into one paragraph; scripts/man-examples.sh
+/// (run by scripts/release.sh on the generated pages) makes every run of indented lines a literal display.
+@Suite struct ManPageTests {
+    static let groff = URL(fileURLWithPath: "/usr/bin/groff")
+
+    /// Every command's discussion as `b2c --experimental-dump-help` gives it to the generator.
+    static func discussions() async throws -> [(String, String)] {
+        let dump = try await run(b2cBinary, ["--experimental-dump-help"], environment: [:])
+        var out: [(String, String)] = []
+        func walk(_ c: JSONValue, _ path: String) {
+            if let d = c["discussion"]?.stringValue { out.append((path, d)) }
+            for s in c["subcommands"]?.arrayValue ?? [] { walk(s, path + " " + (s["commandName"]?.stringValue ?? "")) }
+        }
+        walk(try JSONValue.parse(Data(dump.stdout.utf8))["command"] ?? .null, "b2c")
+        return out
+    }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: groff.path), "groff renders the pages; it is not installed"))
+    func theExamplesOfEveryCommandStayOneToALine() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("b2c-man-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let withExamples = try await Self.discussions().filter { $0.1.contains("\n ") }
+        #expect(withExamples.count >= 5, "\(withExamples.map(\.0))")
+        for (command, discussion) in withExamples {
+            // The DESCRIPTION as the generator writes it: the discussion's lines as text, then the options' list.
+            let page = dir.appendingPathComponent(command.replacingOccurrences(of: " ", with: ".") + ".1")
+            let text = discussion.replacingOccurrences(of: "\\", with: "\\e")
+            let mdoc =
+                ".Dd November 1, 2026\n.Dt X 1\n.Os\n.Sh NAME\n.Nm x\n.Nd x\n.Sh DESCRIPTION\n\(text)\n.Bl -tag -width 6n\n"
+                + ".It Fl h\nHelp.\n.El\n"
+            try Data(mdoc.utf8).write(to: page)
+            let script = try await run(
+                URL(fileURLWithPath: "/bin/bash"), [packageRoot.path + "/scripts/man-examples.sh", page.path], environment: [:])
+            #expect(script.status == 0, "\(script.stderr)")
+            let rendered = try await run(Self.groff, ["-k", "-mandoc", "-Tutf8", "-rLL=250n", page.path], environment: [:]).stdout
+            // groff's UTF-8 output may use backspaces for bold; plain text lines compare trimmed.
+            let lines = Set(rendered.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) })
+            for line in discussion.split(separator: "\n") where line.hasPrefix(" ") {
+                #expect(lines.contains(line.trimmingCharacters(in: .whitespaces)), "\(command): '\(line)' is not a line of\n\(rendered)")
+            }
+        }
     }
 }

@@ -100,8 +100,8 @@ import Testing
             #expect(
                 try Self.sql(
                     w,
-                    "SELECT count(*) FROM accounts a WHERE NOT EXISTS (SELECT 1 FROM identities i WHERE i.tenant_id = a.tenant_id AND "
-                        + "i.oid = a.oid)"
+                    "SELECT count(*) FROM accounts a WHERE NOT EXISTS (SELECT 1 FROM identities i WHERE i.environment = a.environment AND "
+                        + "i.client_id = a.client_id AND i.tenant_id = a.tenant_id AND i.oid = a.oid)"
                 ) == "0")
             #expect(
                 try Self.sql(

@@ -101,6 +101,14 @@ import _CryptoExtras
             let table = try await w.b2c(["jwt", "decode", "-o", "table"], stdin: token)
             #expect(table.status == 0 && table.stdout.contains("unverified") && table.stdout.contains("expires in"), "\(table.stdout)")
             #expect(table.stdout.contains("tfp") && table.stdout.contains("UTC"))
+            // The key column is as wide as the longest key, plus the two spaces before the values (issue 22, item 13).
+            let rows = table.stdout.split(separator: "\n").dropFirst().map(String.init).filter { !$0.hasPrefix(" ") }
+            let width = rows.map { $0.components(separatedBy: "  ").first!.count }.max() ?? 0
+            #expect(width > 0 && width <= 20, "\(table.stdout)")
+            for row in rows {
+                let chars = Array(row)
+                #expect(chars.count > width + 2 && String(chars[width..<width + 2]) == "  " && chars[width + 2] != " ", "\(row)")
+            }
             let json = try await w.b2c(["jwt", "decode", "-o", "json"], stdin: "Authorization: Bearer " + token)
             #expect(json.json["verified"] == false && json.json["claims"]?["tfp"] == "B2C_1_susi" && json.json["header"]?["alg"] == "RS256")
             let decoded = try await w.b2c(["token", "--decode", "-o", "json"])
@@ -120,6 +128,9 @@ import _CryptoExtras
             let access = try await w.b2c(["token", "--api", "hello"]).stdout
             let ok = try await w.b2c(["jwt", "verify", "--api", "hello", "-o", "json"], stdin: access)
             #expect(ok.status == 0 && ok.json["valid"] == true, "\(ok.stdout) \(ok.stderr)")
+
+            #expect(ok.json["subject"] == "person" && ok.stderr.contains("(a person's token)"), "\(ok.stdout) \(ok.stderr)")
+            #expect(ok.json["checks"]?.arrayValue?.first?["detail"]?.stringValue?.hasPrefix("a person's token") == true)
 
             // An id token is not an access token for the API.
             let library = try w.libraryClient()
@@ -148,6 +159,35 @@ import _CryptoExtras
             let expired = try await w.b2c(
                 ["jwt", "verify"], stdin: try JWT.sign(claims: .object(claims), kid: signer.kid, key: signer.key))
             #expect(expired.status == 1 && expired.stdout.contains("expired"), "\(expired.stdout)")
+        }
+    }
+
+    /// Issue 22, item 11: the app-only token `b2c token --app --api hello` returns holds application permissions (B2C puts
+    /// the granted app roles in `scp`), not the API's delegated scopes; verify accepts it and says it checked the app's token.
+    @Test func verifyAcceptsTheAppOnlyTokenTheAppGotAndSaysWhoseTokenItIs() async throws {
+        try await World.with { w in
+            try AppIdentityTests.configure(w, client: daemonID, scopes: ["https://contoso.onmicrosoft.com/helloapi/.default"])
+            let token = try await w.b2c(["token", "--app", "--api", "hello"], extra: ["B2C_CLIENT_SECRET": daemonSecret])
+            #expect(token.status == 0, "\(token.stderr)")
+            let table = try await w.b2c(["jwt", "verify", "--api", "hello", "-o", "table"], stdin: token.stdout)
+            #expect(table.status == 0, "\(table.stdout) \(table.stderr)")
+            #expect(table.stdout.contains("hello.read.all: application permissions"), "\(table.stdout)")
+            #expect(table.stderr.contains("valid for B2C_1_susi (an app-only token)"), "\(table.stderr)")
+            let json = try await w.b2c(["jwt", "verify", "--api", "hello", "-o", "json"], stdin: token.stdout)
+            #expect(json.json["valid"] == true && json.json["subject"] == "app", "\(json.stdout)")
+
+            // The same rules on the public app's configuration (the API's delegated scopes in apis[]): still the app's token.
+            try AppIdentityTests.configure(
+                w, client: EmulatorSeed.defaultClientID, scopes: ["https://contoso.onmicrosoft.com/helloapi/demo.read"])
+            #expect(try await w.b2c(["jwt", "verify", "--api", "hello"], stdin: token.stdout).status == 0)
+
+            // An app-only token without any permission is refused, and says why.
+            var claims = try #require(JWT.payload(of: token.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+            claims["scp"] = ""
+            let signer = try w.server.emulator.keys.current(.userFlow)
+            let bare = try await w.b2c(
+                ["jwt", "verify", "--api", "hello"], stdin: try JWT.sign(claims: .object(claims), kid: signer.kid, key: signer.key))
+            #expect(bare.status == 1 && bare.stdout.contains("has none") && bare.stderr.contains("(an app-only token)"), "\(bare.stdout)")
         }
     }
 }

@@ -108,6 +108,15 @@ import Testing
             #expect(unknown.status == 4 && unknown.stderr.contains("AADB2C90225"), "ROPC with the default ropc policy: \(unknown.stderr)")
             let notRopc = try await w.b2c(["signin", "--policy", "B2C_1_susi", "--username", bob.email, "--password-stdin"], stdin: "x\n")
             #expect(notRopc.status == 64 && notRopc.stderr.contains("role ropc"), "\(notRopc.stderr)")
+            // A password as an argument gets the same specific refusal as a client secret (issue 22, item 13), in both forms.
+            for args in [["--password", bob.password], ["--password=\(bob.password)"]] {
+                let argument = try await w.b2c(["signin", "--policy", "B2C_1_ROPC_Auth", "--username", bob.email] + args)
+                #expect(
+                    argument.status == 64 && argument.stderr.contains("never takes a password as an argument")
+                        && argument.stderr.contains("--password-stdin"), "\(argument.stderr)")
+                #expect(!argument.stderr.contains(bob.password) && !argument.stdout.contains(bob.password))
+            }
+            #expect(try w.storeSnapshot() == before, "refused before anything was sent")
             let noUser = try await w.b2c(["signin", "--password-stdin"], stdin: "x\n")
             #expect(noUser.status == 64 && noUser.stderr.contains("--password-stdin needs --username"))
             let noTTY = try await w.b2c(["signin", "--policy", "B2C_1_ROPC_Auth", "--username", bob.email])

@@ -55,8 +55,8 @@ struct CallAPICommand: AsyncParsableCommand {
         guard data.hasPrefix("@") else { return Data(data.utf8) }
         let path = String(data.dropFirst())
         if path == "-" { return FileHandle.standardInput.readDataToEndOfFile() }
-        do { return try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-            throw CLIError("cannot read -d @\(path): \(error.localizedDescription)", exitCode: ExitStatus.usage)
+        do { return try LocalFile.read(path) } catch {
+            throw CLIError("cannot read -d @\(path): the file \(error.reason)", exitCode: ExitStatus.usage)
         }
     }
 

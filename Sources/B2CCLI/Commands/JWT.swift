@@ -59,12 +59,17 @@ struct JWTVerifyCommand: AsyncParsableCommand {
             Examples:
               b2c token --api hello | b2c jwt verify --api hello
               b2c jwt verify --policy B2C_1A_signup_signin < token.txt
-            Exit codes: 0 valid, 1 invalid (every reason listed), 3 configuration, 5 the tenant could not be reached.
+            With the tenant down, the cached discovery document and key set are used (said on stderr), whatever their age.
+            Exit codes: 0 valid, 1 invalid (every reason listed), 3 configuration, 5 the tenant could not be reached and
+            nothing of it is cached.
             """)
     @OptionGroup var options: ClientOptions
     @OptionGroup var input: TokenInput
     @Option(help: "Check against this policy (default: the policy the token names).") var policy: String?
-    @Option(help: "The configured API the token is meant for: its scopes must be in scp, and it must not be an id token.") var api: String?
+    @Option(
+        help: ArgumentHelp(
+            "The configured API the token is meant for: a person's token must have one of its scopes in scp, an app-only token "
+                + "application permissions; never an id token.")) var api: String?
     @Option(help: "The exact aud expected (the API's application id).") var audience: String?
     @OptionGroup var output: OutputOptions
 
@@ -74,11 +79,19 @@ struct JWTVerifyCommand: AsyncParsableCommand {
         let result = try await withClient(client) { c in
             try await c.verifyToken(token, policyName: policy, api: api, audience: audience)
         }
+        if let why = result.tenantUnreachable {
+            let when = result.keysFetchedAt.map { " cached \(Output.dateAndRelative($0, now: client.now()))" } ?? ""
+            writeErr("the tenant could not be reached (\(why)); the token was checked with the discovery document and key set\(when)")
+        }
         switch output.format {
         case .json:
             writeOut(
                 JSONValue.object([
-                    "valid": .bool(result.valid), "policy": .string(result.target),
+                    "keys": [
+                        "fetchedAt": result.keysFetchedAt.map { JSONValue($0) } ?? .null, "fromCache": .bool(result.keysFromCache),
+                        "tenantUnreachable": result.tenantUnreachable.map { .string($0) } ?? .null,
+                    ],
+                    "valid": .bool(result.valid), "policy": .string(result.target), "subject": .string(result.subject.rawValue),
                     "checks": .array(result.checks.map { ["name": .string($0.name), "ok": .bool($0.ok), "detail": .string($0.detail)] }),
                     "claims": .object(result.claims),
                 ]).serialized(pretty: true))
@@ -88,10 +101,11 @@ struct JWTVerifyCommand: AsyncParsableCommand {
         guard result.valid else {
             let failed = result.checks.filter { !$0.ok }
             throw CLIError(
-                "the token is not valid for \(result.target): \(failed.map { "\($0.name) \($0.detail)" }.joined(separator: "; "))",
+                "the token is not valid for \(result.target) (\(result.subject.phrase)): "
+                    + failed.map { "\($0.name) \($0.detail)" }.joined(separator: "; "),
                 exitCode: ExitStatus.error)
         }
-        writeErr("the token is valid for \(result.target)")
+        writeErr("the token is valid for \(result.target) (\(result.subject.phrase))")
     }
 }
 
@@ -106,7 +120,8 @@ enum JWTOutput {
                 JSONValue.object(["verified": false, "header": .object(jwt.header), "claims": .object(jwt.claims)]).serialized(pretty: true)
             )
         case .table:
-            var rows: [[String]] = [["(unverified: decoded only; `b2c jwt verify` checks it)", ""]]
+            // The note is a line of its own above the table: as a row it would set the width of the key column.
+            var rows: [[String]] = []
             for (k, v) in jwt.header.sorted(by: { $0.key < $1.key }) { rows.append(["header \(k)", v.stringValue ?? v.serialized()]) }
             for (k, v) in jwt.claims.sorted(by: { $0.key < $1.key }) {
                 let time = Output.timeClaims.contains(k) ? v.lenientInt.map { Output.dateAndRelative($0, now: now) } : nil
@@ -115,7 +130,7 @@ enum JWTOutput {
             if let exp = jwt.int("exp") {
                 rows.append(["", exp > now ? "expires \(Output.relative(exp - now))" : "expired \(Output.relative(now - exp, past: true))"])
             }
-            writeOut(table(rows))
+            writeOut("(unverified: decoded only; `b2c jwt verify` checks it)\n" + table(rows))
         }
     }
 }

@@ -42,19 +42,21 @@ public struct B2CCommand: AsyncParsableCommand {
 
     /// Runs `body` and exits: 0, or the error's message and exit code (`CLIError`, `StoreError`, `B2CError`, else
     /// ArgumentParser's own).
+    /// Messages start with the root command's name (`b2c:`, `b2c-emulator:`).
     package static func runCatching<Root: ParsableCommand>(_ root: Root.Type, _ body: () async throws -> Void) async -> Never {
+        ProgramName.set(root.configuration.commandName ?? "b2c")
         do {
             try await body()
             Foundation.exit(ExitStatus.ok)
         } catch let e as CLIError {
-            FileHandle.standardError.write(Data("b2c: \(e.message)\n".utf8))
+            writeErr(e.message)
             Foundation.exit(e.exitCode)
         } catch let e as StoreError {
-            FileHandle.standardError.write(Data("b2c: \(e.description)\n".utf8))
+            writeErr(e.description)
             Foundation.exit(CLIError(e).exitCode)
         } catch let e as B2CError {
             let cli = CLIError(e)
-            FileHandle.standardError.write(Data("b2c: \(cli.message)\n".utf8))
+            writeErr(cli.message)
             Foundation.exit(cli.exitCode)
         } catch {
             root.exit(withError: error)

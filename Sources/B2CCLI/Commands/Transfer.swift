@@ -68,8 +68,8 @@ struct ImportCommand: AsyncParsableCommand {
         if file == "-" {
             data = FileHandle.standardInput.readDataToEndOfFile()
         } else {
-            do { data = try Data(contentsOf: URL(fileURLWithPath: file)) } catch {
-                throw CLIError("cannot read \(file): \(error.localizedDescription)", exitCode: ExitStatus.usage)
+            do { data = try LocalFile.read(file) } catch {
+                throw CLIError("cannot read the MSAL cache \(file): the file \(error.reason)", exitCode: ExitStatus.usage)
             }
         }
         let client = try options.makeClient()

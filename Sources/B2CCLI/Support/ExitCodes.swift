@@ -78,6 +78,8 @@ public struct CLIError: Error, CustomStringConvertible {
         case .checkPolicy(let policy): return message + ". Check it with `b2c token --policy \(policy) --decode` and `b2c policies --check`"
         case .leaveOutPolicy(let policy): return message + "; leave out --policy '\(policy)'"
         case .giveValue(let field): return message + " (" + Self.flag(field) + ")"
+        case .createConfiguration(let path):
+            return message + ". Check the path, or write a configuration there with `b2c init --out \(path)`."
         }
     }
 

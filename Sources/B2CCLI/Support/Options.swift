@@ -13,6 +13,8 @@ struct ClientOptions: ParsableArguments {
     var profile: String?
     @Flag(help: "Read the app's client secret from standard input (for --app and confidential apps).") var clientSecretStdin = false
     @Option(help: .hidden) var clientSecret: String?
+    /// Accepted only to be refused with the reason (as --client-secret is), not as an unknown option.
+    @Option(help: .hidden) var password: String?
     @Flag(name: .shortAndLong, help: "Trace HTTP requests to stderr (URLs without query values; never tokens, codes or passwords).")
     var verbose = false
     @Option(help: ArgumentHelp("Seconds to wait for the identity provider on each request.", valueName: "seconds"))
@@ -21,12 +23,24 @@ struct ClientOptions: ParsableArguments {
     func validate() throws {
         guard (1...600).contains(httpTimeout) else { throw ValidationError("--http-timeout must be between 1 and 600 seconds.") }
         if clientSecret != nil {
-            throw ValidationError(
-                "b2c never takes a secret as an argument (other users see it in `ps`, and it stays in the shell history); nothing was "
-                    + "sent. Pipe it to --client-secret-stdin, set B2C_CLIENT_SECRET, or name a 0600 file in the configuration's "
-                    + "clientSecretFile.")
+            throw Self.refusal(
+                "a secret",
+                "Pipe it to --client-secret-stdin, set B2C_CLIENT_SECRET, or name a 0600 file in the configuration's clientSecretFile.")
+        }
+        if password != nil {
+            throw Self.refusal(
+                "a password",
+                "Pipe it to --password-stdin (b2c signin --username EMAIL --password-stdin), or leave it out and type it at the "
+                    + "prompt, where it is not echoed.")
         }
         if config != nil && profile != nil { throw ValidationError("--config and --profile both name a configuration; give one.") }
+    }
+
+    /// A secret given on the command line: refused before anything is sent, with the reason and the ways that are safe.
+    static func refusal(_ what: String, _ instead: String) -> ValidationError {
+        ValidationError(
+            "b2c never takes \(what) as an argument (other users see it in `ps`, and it stays in the shell history); nothing was "
+                + "sent. \(instead)")
     }
 
     var settings: ClientSettings {

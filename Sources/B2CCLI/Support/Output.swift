@@ -9,7 +9,20 @@ enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
 
 package func writeOut(_ text: String) { FileHandle.standardOutput.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8)) }
 
-package func writeErr(_ text: String) { FileHandle.standardError.write(Data("b2c: \(text)\n".utf8)) }
+package func writeErr(_ text: String) { FileHandle.standardError.write(Data("\(ProgramName.current): \(text)\n".utf8)) }
+
+/// The name this process's messages start with: `b2c`, or `b2c-emulator` when the local tenant's program runs (set by
+/// `B2CCommand.runCatching` from the root command's name).
+package enum ProgramName {
+    private final class Box: @unchecked Sendable {
+        let lock = NSLock()
+        var name = "b2c"
+    }
+    private static let box = Box()
+
+    package static var current: String { box.lock.withLock { box.name } }
+    static func set(_ name: String) { box.lock.withLock { box.name = name } }
+}
 
 /// A file written aside, created with its mode (O_EXCL, so never readable by others even for a moment), then renamed into
 /// place.
@@ -196,7 +209,7 @@ package enum Output {
         let items: [JSONValue] = person.accounts.map { a in
             [
                 "accountId": .string(a.accountID), "policy": .string(a.policy), "current": .bool(a.current),
-                "refreshToken": .bool(a.hasRefreshToken),
+                "refreshToken": .bool(a.hasRefreshToken), "refreshRefused": a.refreshRefused.map { .string($0) } ?? .null,
                 "accessTokens": .array(
                     a.accessTokens.map {
                         [
@@ -224,7 +237,7 @@ package enum Output {
             for (i, a) in person.accounts.enumerated() {
                 rows.append([
                     i < labels.count ? labels[i] : "", a.policy + (a.current ? " *" : ""), shortID(a.accountID),
-                    tokenState(a, now: now), a.hasRefreshToken ? "yes" : "no",
+                    tokenState(a, now: now), a.hasRefreshToken ? a.refreshRefused ?? "yes" : "no",
                 ])
             }
             for label in labels.dropFirst(person.accounts.count) { rows.append([label, "", "", "", ""]) }

@@ -22,7 +22,7 @@ extension B2CClient {
         let sel = try AccountSelection.select(policy: t.name, selector: selector, scope: t.scope, store: store) {
             signInRemedy(policy: t.name, loginHint: $0)
         }
-        return (sel.account, try store.identity(tenantID: sel.account.tenantID, oid: sel.account.oid), sel.notice)
+        return (sel.account, try store.identity(of: sel.account), sel.notice)
     }
 
     /// Makes an account the current one of its policy (by the same selection rules as every command).

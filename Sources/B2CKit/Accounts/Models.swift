@@ -81,6 +81,9 @@ public struct ListedAccount: Sendable {
     public var hasPolicyClaim: Bool
     public var current: Bool
     public var hasRefreshToken: Bool
+    /// What the tenant answered the last refresh when it refused it ("revoked", "expired", …); nil when the last refresh
+    /// worked or none was tried. The refresh token is kept (the next refresh asks again), but it is not usable as it is.
+    public var refreshRefused: String? = nil
     public var accessTokens: [TokenState]
 }
 

@@ -63,15 +63,36 @@ public final class MetadataProvider: Sendable {
         }
     }
 
-    private func fetch(_ url: URL, what: String, now: Int, refresh: Bool) async throws -> Data {
-        if !refresh, let cached = try store.metadata(url: url.absoluteString), now - cached.fetchedAt < Self.maxAge {
-            return cached.body
+    /// A document as read: from the store's cache or the network, with the time it was fetched (its age counts from
+    /// there; reading it from the cache never changes that time).
+    struct Fetched: Sendable {
+        var body: Data
+        var fetchedAt: Int
+        var fromCache: Bool
+        /// Why the tenant was not asked after all: it could not be reached, and a cached copy (of any age) was used.
+        var unreachable: String?
+    }
+
+    /// The cached copy while it is younger than `maxAge` (a fetch time in the future — a clock that went back — is no age
+    /// at all: fetched again), else a fetch. With `offline`, a tenant that cannot be reached (or answers 5xx) gives the
+    /// cached copy of any age instead of an error, marked as such (`b2c jwt verify` checks a token with the tenant down).
+    private func fetch(_ url: URL, what: String, now: Int, refresh: Bool, offline: Bool = false) async throws -> Fetched {
+        let cached = try store.metadata(url: url.absoluteString)
+        if !refresh, let cached, cached.fetchedAt <= now, now - cached.fetchedAt < Self.maxAge {
+            return Fetched(body: cached.body, fetchedAt: cached.fetchedAt, fromCache: true)
         }
         try checkKnown(url, what: what)
+        let stale = { (why: String) in
+            offline ? cached.map { Fetched(body: $0.body, fetchedAt: $0.fetchedAt, fromCache: true, unreachable: why) } : nil
+        }
         let r: HTTPResult
-        do { r = try await transport.get(url) } catch let e as NetworkError { throw B2CError(e) }
+        do { r = try await transport.get(url) } catch let e as NetworkError {
+            if !e.isConfiguration, let copy = stale(e.description) { return copy }
+            throw B2CError(e)
+        }
+        if r.status >= 500, let copy = stale("the \(what) \(HTTPTransport.redacted(url)) answered HTTP \(r.status)") { return copy }
         switch r.status {
-        case 200: return r.body
+        case 200: return Fetched(body: r.body, fetchedAt: now, fromCache: false)
         case 404:
             let said = OAuthError.parse(status: 404, r.body).map { " (\($0))" } ?? ""
             throw B2CError(
@@ -83,31 +104,46 @@ public final class MetadataProvider: Sendable {
         }
     }
 
+    /// Stores a document just fetched; a copy read from the cache is never written back (its fetch time would slide).
+    private func remember(_ url: URL, _ f: Fetched) throws {
+        guard !f.fromCache else { return }
+        try store.saveMetadata(url: url.absoluteString, body: f.body, now: f.fetchedAt)
+    }
+
     public func metadata(for authority: Authority, now: Int, refresh: Bool = false) async throws -> OpenIDMetadata {
+        try await discovery(for: authority, now: now, refresh: refresh).metadata
+    }
+
+    /// The policy's discovery document, parsed, and how it was read.
+    func discovery(
+        for authority: Authority, now: Int, refresh: Bool = false, offline: Bool = false
+    ) async throws -> (metadata: OpenIDMetadata, source: Fetched) {
         try checkKnown(authority.discoveryURL, what: "authority")
         let url = authority.discoveryURL
-        let body = try await fetch(url, what: "discovery document", now: now, refresh: refresh)
-        let m = try OpenIDMetadata.parse(body, from: url)
+        let f = try await fetch(url, what: "discovery document", now: now, refresh: refresh, offline: offline)
+        let m = try OpenIDMetadata.parse(f.body, from: url)
         try checkKnown(m.tokenEndpoint, what: "token endpoint")
         try checkKnown(m.authorizationEndpoint, what: "authorization endpoint")
         try checkKnown(m.jwksURI, what: "JWKS endpoint")
-        try store.saveMetadata(url: url.absoluteString, body: body, now: now)
-        return m
+        try remember(url, f)
+        return (m, f)
     }
 
     public func keys(_ m: OpenIDMetadata, now: Int, refresh: Bool) async throws -> JWKSet {
         try await keySet(m, now: now, refresh: refresh).set
     }
 
-    /// The policy's key set, parsed (to know its kids) and as the document jwt-kit verifies with.
-    func keySet(_ m: OpenIDMetadata, now: Int, refresh: Bool) async throws -> (set: JWKSet, document: Data) {
-        let body = try await fetch(m.jwksURI, what: "key set", now: now, refresh: refresh)
+    /// The policy's key set, parsed (to know its kids) and as the document jwt-kit verifies with, and how it was read.
+    func keySet(
+        _ m: OpenIDMetadata, now: Int, refresh: Bool, offline: Bool = false
+    ) async throws -> (set: JWKSet, document: Data, source: Fetched) {
+        let f = try await fetch(m.jwksURI, what: "key set", now: now, refresh: refresh, offline: offline)
         let set: JWKSet
-        do { set = try JWKSet.parse(body) } catch {
+        do { set = try JWKSet.parse(f.body) } catch {
             throw B2CError(.network, "the key set at \(HTTPTransport.redacted(m.jwksURI)) is malformed: \(error)")
         }
-        try store.saveMetadata(url: m.jwksURI.absoluteString, body: body, now: now)
-        return (set, body)
+        try remember(m.jwksURI, f)
+        return (set, f.body, f)
     }
 
     /// The token's RS256 signature against the policy's key set (jwt-kit), the key set refetched once for an unknown kid.

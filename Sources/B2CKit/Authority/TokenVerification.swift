@@ -9,8 +9,37 @@ public struct TokenVerification: Sendable {
         public var detail: String
     }
 
+    /// Whose token it is: a person's (issued at a sign-in), or the app's own (client credentials).
+    public enum Subject: String, Sendable {
+        case person
+        case app
+
+        /// An app-only token carries no person: Entra marks it `idtyp: app`, or gives `roles` without `scp`; a B2C one
+        /// (reference §13.2) has the calling app in `azp` and none of the claims every sign-in gives (`auth_time`, names,
+        /// emails, a nonce).
+        public init(_ jwt: JWT) {
+            if let idtyp = jwt.string("idtyp") {
+                self = idtyp == "app" ? .app : .person
+            } else if jwt.claims["roles"] != nil && jwt.claims["scp"] == nil {
+                self = .app
+            } else {
+                let personal = ["auth_time", "name", "given_name", "family_name", "emails", "email", "preferred_username", "nonce"]
+                self = jwt.string("azp") != nil && personal.allSatisfy { jwt.claims[$0] == nil } ? .app : .person
+            }
+        }
+
+        /// "an app-only token", "a person's token": what `b2c jwt verify` says it checked.
+        public var phrase: String { self == .app ? "an app-only token" : "a person's token" }
+    }
+
     /// The policy (or External ID authority) the token was checked against.
     public var target: String
+    public var subject: Subject = .person
+    /// The key set the signature was checked with: its fetch time, and whether it came from the store's cache.
+    public var keysFetchedAt: Int?
+    public var keysFromCache = false
+    /// The tenant could not be reached (why): the cached discovery document and key set were used, whatever their age.
+    public var tenantUnreachable: String?
     public var checks: [Check] = []
     public var claims: [String: JSONValue]
     public var valid: Bool { checks.allSatisfy(\.ok) }
@@ -27,11 +56,14 @@ extension B2CClient {
         do { jwt = try JWT.decode(token) } catch { throw B2CError(.failed, "\(error)") }
         let policyClaim = jwt.string("tfp") ?? jwt.string("acr")
         let (name, authority) = try verificationTarget(policyName: policyName, claimed: policyClaim)
-        var result = TokenVerification(target: name, claims: jwt.claims)
-        let meta = try await metadata.metadata(for: authority, now: clock())
+        var result = TokenVerification(target: name, subject: TokenVerification.Subject(jwt), claims: jwt.claims)
+        result.add("token", true, subjectDetail(jwt, result.subject))
+        // With the tenant down, the cached documents (of any age) still let a token be checked; the result says so.
+        let (meta, discovered) = try await metadata.discovery(for: authority, now: clock(), offline: true)
+        result.tenantUnreachable = discovered.unreachable
         try await checkSignature(jwt, token: token, name: name, meta: meta, into: &result)
         checkIssuer(jwt.string("iss"), expected: meta.issuer, into: &result)
-        checkAudience(jwt, api: api, audience: audience, into: &result)
+        checkAudience(jwt, api: api, audience: audience, subject: result.subject, into: &result)
         checkTimes(jwt, into: &result)
         if authority.native {
             let ver = jwt.string("ver")
@@ -69,15 +101,29 @@ extension B2CClient {
         guard jwt.algorithm == "RS256" else {
             return result.add("signature", false, "is '\(jwt.algorithm ?? "none")'; B2C signs with RS256")
         }
-        var keys = try await metadata.keySet(meta, now: clock(), refresh: false)
-        if let kid = jwt.kid, keys.set.key(kid: kid) == nil { keys = try await metadata.keySet(meta, now: clock(), refresh: true) }
+        var keys = try await metadata.keySet(meta, now: clock(), refresh: false, offline: true)
+        if let kid = jwt.kid, keys.set.key(kid: kid) == nil {
+            keys = try await metadata.keySet(meta, now: clock(), refresh: true, offline: true)
+        }
+        result.keysFetchedAt = keys.source.fetchedAt
+        result.keysFromCache = keys.source.fromCache
+        result.tenantUnreachable = result.tenantUnreachable ?? keys.source.unreachable
+        let down = keys.source.unreachable == nil ? "" : "; the tenant could not be reached"
+        let source = keys.source.fromCache ? " (cached, fetched \(JWTError.date(keys.source.fetchedAt))\(down))" : " (fetched now)"
         guard let kid = jwt.kid, keys.set.key(kid: kid) == nil else {
             do {
                 try await SignatureCheck.verify(token, decoded: jwt, keys: keys.set, document: keys.document)
-                return result.add("signature", true, "RS256 with key \(jwt.kid ?? "(the only key)") of \(name)'s key set")
+                return result.add("signature", true, "RS256 with key \(jwt.kid ?? "(the only key)") of \(name)'s key set" + source)
             } catch {
-                return result.add("signature", false, "does not verify with key \(jwt.kid ?? "(the only key)") of \(name)'s key set")
+                return result.add(
+                    "signature", false, "does not verify with key \(jwt.kid ?? "(the only key)") of \(name)'s key set" + source)
             }
+        }
+        if keys.source.unreachable != nil {
+            return result.add(
+                "signature", false,
+                "key \(kid) is not in \(name)'s key set as cached \(JWTError.date(keys.source.fetchedAt)), and the tenant could not be "
+                    + "reached for the current one: a key added since, or a token this tenant did not issue; check again when it answers")
         }
         result.add("signature", false, try await whereIsKey(kid, notIn: name))
     }
@@ -118,7 +164,16 @@ extension B2CClient {
         result.add("iss", false, why)
     }
 
-    private func checkAudience(_ jwt: JWT, api: String?, audience: String?, into result: inout TokenVerification) {
+    private func subjectDetail(_ jwt: JWT, _ subject: TokenVerification.Subject) -> String {
+        switch subject {
+        case .app: "\(subject.phrase) (client credentials): the app \(jwt.string("azp") ?? jwt.string("appid") ?? "?") as itself, no person"
+        case .person: "\(subject.phrase): \(jwt.string("oid") ?? jwt.string("sub") ?? "?"), signed in"
+        }
+    }
+
+    private func checkAudience(
+        _ jwt: JWT, api: String?, audience: String?, subject: TokenVerification.Subject, into result: inout TokenVerification
+    ) {
         let aud = jwt.string("aud") ?? jwt.claims["aud"]?.arrayValue?.first?.stringValue ?? ""
         if let audience {
             return result.add("aud", aud.lowercased() == audience.lowercased(), aud == audience ? aud : "is \(aud), expected \(audience)")
@@ -136,6 +191,7 @@ extension B2CClient {
                 "is \(aud), this app's client id: this is an id token (or a token for the app itself), not an access token for the "
                     + "API '\(api)'; the API's access token is the one to send")
         }
+        if subject == .app { return checkApplicationPermissions(jwt, api: api, aud: aud, into: &result) }
         let wanted = Set(config.api(named: api)?.scopes.map { $0.split(separator: "/").last.map(String.init) ?? $0 } ?? [])
         let granted = Set((jwt.string("scp") ?? "").split(separator: " ").map(String.init))
         let ok = !wanted.isDisjoint(with: granted)
@@ -144,6 +200,23 @@ extension B2CClient {
             ok
                 ? "\(granted.sorted().joined(separator: " ")) (aud \(aud))"
                 : "is '\(granted.sorted().joined(separator: " "))', none of the API '\(api)' scopes \(wanted.sorted())")
+    }
+
+    /// An app-only token holds application permissions (the API's app roles granted to the app), not the delegated scopes
+    /// a person's token has: in `roles` (Entra), or in `scp` (B2C's client credentials, reference §13.2). The API checks
+    /// them against its own app roles, which a client does not know: any granted is accepted, and shown.
+    private func checkApplicationPermissions(_ jwt: JWT, api: String, aud: String, into result: inout TokenVerification) {
+        let claim = jwt.claims["roles"] != nil ? "roles" : "scp"
+        let granted =
+            jwt.claims["roles"]?.arrayValue?.compactMap(\.stringValue)
+            ?? (jwt.string(claim) ?? "").split(separator: " ").map(String.init)
+        guard !granted.isEmpty else {
+            return result.add(
+                claim, false,
+                "is empty: an app-only token for the API '\(api)' carries the application permissions (app roles) granted to the "
+                    + "app, and this one has none")
+        }
+        result.add(claim, true, "\(granted.sorted().joined(separator: " ")): application permissions of the app (aud \(aud))")
     }
 
     private func checkTimes(_ jwt: JWT, into result: inout TokenVerification) {

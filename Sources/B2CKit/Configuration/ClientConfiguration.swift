@@ -99,9 +99,7 @@ public struct ClientConfiguration: Sendable, Equatable {
 
     public static func load(path: String) throws -> ClientConfiguration {
         let data: Data
-        do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-            throw ConfigurationError(path: path, message: "cannot be read (\(error.localizedDescription))")
-        }
+        do { data = try LocalFile.read(path) } catch { throw ConfigurationError(unreadable: error) }
         return try load(data, path: path)
     }
 
@@ -324,6 +322,28 @@ public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
     public var message: String
     /// What fixes it, when something does (the CLI says it as a command line).
     public var remedy: Remedy?
+    /// False when the file could not be read at all (then it is not "invalid", it is missing or unreadable).
+    public var isRead = true
     public init(path: String, message: String, remedy: Remedy? = nil) { self.path = path; self.message = message; self.remedy = remedy }
-    public var description: String { "the configuration '\(path)' is invalid: \(message)" }
+
+    /// A configuration file that could not be read: said with its path and what to do.
+    init(unreadable e: LocalFileError) {
+        path = e.path
+        isRead = false
+        switch e.problem {
+        case .missing:
+            message = "does not exist"
+            remedy = .createConfiguration(path: e.path)
+        case .directory:
+            let inside = URL(fileURLWithPath: e.path).appendingPathComponent("policies.json").path
+            message =
+                "is a directory, not a configuration file: name the file itself"
+                + (FileManager.default.fileExists(atPath: inside) ? ", e.g. '\(inside)'" : " (a policies.json)")
+        case .permissionDenied, .other: message = e.reason
+        }
+    }
+
+    public var description: String {
+        isRead ? "the configuration '\(path)' is invalid: \(message)" : "the configuration '\(path)' \(message)"
+    }
 }

@@ -60,13 +60,13 @@ extension B2CClient {
     ) async throws -> ProfileResult {
         let person = try selectPerson(selector: selector)
         let policy = try flowPolicy(policyName, role: .editProfile)
-        let before = try store.identity(tenantID: person.tenantID, oid: person.oid)
+        let before = try store.identity(of: person)
         var opts = options
         opts.loginHint = opts.loginHint ?? AccountSelection.email(person)
         opts.expectedPerson = person
         let account = try await authorizeAndRedeem(
             try target(policy.name), options: opts, deadline: .now + .seconds(options.timeoutSeconds), ui: ui)
-        return ProfileResult(account: account, before: before, after: try store.identity(tenantID: account.tenantID, oid: account.oid))
+        return ProfileResult(account: account, before: before, after: try store.identity(of: account))
     }
 
     /// Runs the password-reset policy for the selected person. The tenant revokes the person's refresh tokens on a reset,

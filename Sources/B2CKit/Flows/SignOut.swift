@@ -3,7 +3,8 @@ import Foundation
 extension B2CClient {
     /// Forgets accounts locally. In shared-device mode every account on this device goes (the whole store) and the
     /// browser session must end too; a named account must still exist. Returns what was removed and what else to do.
-    /// `apps` forgets only the app's own tokens; `all` forgets them too.
+    /// `apps` forgets only the app's own tokens; `all` forgets them too. The person's own sign-out also forgets the
+    /// policies' current-account choices it emptied: the next command has nothing to tell them.
     public func signOut(policyName: String?, selector: String?, all: Bool, apps: Bool = false) throws -> SignOutOutcome {
         if apps {
             let n = try scopes.reduce(0) { $0 + (try store.removeAppTokens(scope: $1)) }
@@ -14,9 +15,11 @@ extension B2CClient {
                 _ = try accountsToSignOut(policyName: policyName, selector: selector, all: false)
             }
             return SignOutOutcome(
-                removed: try store.removeAll(scope: nil), sharedDevice: true, removedAppTokens: try store.removeAppTokens(scope: nil))
+                removed: try store.removeAll(scope: nil, forgetCurrent: true), sharedDevice: true,
+                removedAppTokens: try store.removeAppTokens(scope: nil))
         }
-        let removed = try store.remove(try accountsToSignOut(policyName: policyName, selector: selector, all: all))
+        let removed = try store.remove(
+            try accountsToSignOut(policyName: policyName, selector: selector, all: all), forgetCurrent: true)
         let appTokens = all ? try scopes.reduce(0) { $0 + (try store.removeAppTokens(scope: $1)) } : 0
         return SignOutOutcome(removed: removed, sharedDevice: false, removedAppTokens: appTokens)
     }

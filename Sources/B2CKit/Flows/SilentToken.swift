@@ -33,7 +33,10 @@ extension B2CClient {
         let lock = try refreshLock(for: account)
         defer { withExtendedLifetime(lock) {} }
         let cachedNow = try servable(store.accessToken(of: account, target: target), of: account)
-        if let at = cachedNow, at.expiresOn - clock() >= minValid, !forceRefresh || at.cachedAt > started {
+        // A forced refresh still serves a token another process refreshed while this one waited for the lock (cached since
+        // `started`), but never one cached "in the future": that is a clock that went back, not a refresh.
+        let refreshedMeanwhile = cachedNow.map { $0.cachedAt > started && $0.cachedAt <= clock() } ?? false
+        if let at = cachedNow, at.expiresOn - clock() >= minValid, !forceRefresh || refreshedMeanwhile {
             return SilentResult(account: account, accessToken: at, fromCache: true, notice: selection.notice)
         }
         let signIn = signInRemedy(policy: policy.name, loginHint: AccountSelection.email(account))
@@ -53,6 +56,19 @@ extension B2CClient {
                     .compactMap { $0 }.joined(separator: "; "))
             }
             throw e
+        }
+    }
+
+    /// A refused refresh in one or two words, from the tenant's code (reference: B2C's invalid_grant codes).
+    static func refusal(_ code: String?) -> String {
+        switch code {
+        case "AADB2C90129": "revoked"
+        case "AADB2C90080": "expired"
+        case "AADB2C90128": "account deleted"
+        case "AADB2C90088": "other policy"
+        case "AADB2C90090": "not valid"
+        case "AADB2C90077", "interaction_required", "login_required", "consent_required": "sign-in needed"
+        default: "refused"
         }
     }
 
@@ -94,7 +110,14 @@ extension B2CClient {
         let signIn = signInRemedy(policy: policy.name, loginHint: AccountSelection.email(account))
         let meta = try await metadata.metadata(for: policy.authority, now: clock())
         let grant = TokenGrant.refreshToken(clientID: config.clientID, refreshToken: refreshToken, scope: ScopeSet.userRequest(resource))
-        let response = try await tokenRequest(meta.tokenEndpoint, grant, policy: policy.name, loginHint: AccountSelection.email(account))
+        let response: TokenResponse
+        do {
+            response = try await tokenRequest(meta.tokenEndpoint, grant, policy: policy.name, loginHint: AccountSelection.email(account))
+        } catch let e as B2CError where e.kind == .interactionRequired {
+            // Said by `accounts` until a refresh or sign-in works: the token is still held, but the tenant refused it.
+            try? store.recordRefreshRefusal(of: account, Self.refusal(e.tenantCode))
+            throw e
+        }
         var set = try await tokenSet(
             response, authority: policy.authority, metadata: meta, nonce: nil, requestedResource: resource, now: clock(),
             previous: account)

@@ -34,8 +34,10 @@ extension B2CClient {
         default: break
         }
         if oauth.needsInteraction {
-            throw B2CError(
+            var e = B2CError(
                 .interactionRequired, "\(policy) needs a new sign-in: \(oauth)", remedy: signInRemedy(policy: policy, loginHint: loginHint))
+            e.tenantCode = oauth.code ?? oauth.error
+            throw e
         }
         if r.status >= 500 { throw B2CError(.network, "the token endpoint failed (HTTP \(r.status)): \(oauth)") }
         throw B2CError(.failed, "the token endpoint refused the request: \(oauth)")

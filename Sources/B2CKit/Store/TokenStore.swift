@@ -189,6 +189,12 @@ public final class TokenStore: Sendable {
             try db.execute(
                 sql: "INSERT INTO settings(key, value) VALUES ('store_id', ?)", arguments: [UUID().uuidString.lowercased()])
         }
+        migrator.registerMigration("v5-scoped-identities", migrate: scopeIdentities)
+        // What the tenant answered a refused refresh (NULL: the last refresh worked, or none was tried); a new refresh
+        // token (INSERT OR REPLACE) clears it.
+        migrator.registerMigration("v6-refresh-refusal") { db in
+            try db.execute(sql: "ALTER TABLE refresh_tokens ADD COLUMN refused TEXT")
+        }
         // A read first: an up-to-date store (every command but the first) takes no write lock to find that out.
         if try queue.read({ try migrator.hasCompletedMigrations($0) }) { return }
         try lock()
@@ -264,6 +270,39 @@ public final class TokenStore: Sendable {
                 """)
     }
 
+    /// v5: a person's profile (identities) is kept per scope, as accounts are: a name edited under one configuration is
+    /// not shown under another. Each v4 identity is copied into every scope that has an account of that person; the
+    /// accounts table is rebuilt for its foreign key to the new key (SQLite cannot alter one), the rows unchanged.
+    static func scopeIdentities(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                CREATE TABLE identities_v5(
+                    environment TEXT NOT NULL, client_id TEXT NOT NULL, tenant_id TEXT NOT NULL, oid TEXT NOT NULL, name TEXT,
+                    given_name TEXT, family_name TEXT, email TEXT, updated_at INTEGER NOT NULL,
+                    PRIMARY KEY (environment, client_id, tenant_id, oid));
+                INSERT INTO identities_v5
+                    SELECT s.environment, s.client_id, i.tenant_id, i.oid, i.name, i.given_name, i.family_name, i.email, i.updated_at
+                    FROM identities i JOIN (SELECT DISTINCT environment, client_id, tenant_id, oid FROM accounts) s
+                        ON s.tenant_id = i.tenant_id AND s.oid = i.oid;
+                CREATE TABLE accounts_v5(
+                    environment TEXT NOT NULL, client_id TEXT NOT NULL, account_id TEXT NOT NULL, tenant_id TEXT NOT NULL,
+                    oid TEXT NOT NULL, policy TEXT NOT NULL, authority TEXT NOT NULL, id_token TEXT NOT NULL, claims TEXT NOT NULL,
+                    created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,
+                    PRIMARY KEY (environment, client_id, account_id),
+                    FOREIGN KEY (environment, client_id, tenant_id, oid) REFERENCES identities(environment, client_id, tenant_id, oid));
+                INSERT INTO accounts_v5(environment, client_id, account_id, tenant_id, oid, policy, authority, id_token, claims,
+                    created_at, updated_at)
+                    SELECT environment, client_id, account_id, tenant_id, oid, policy, authority, id_token, claims, created_at, updated_at
+                    FROM accounts;
+                DROP TABLE accounts;
+                DROP TABLE identities;
+                ALTER TABLE identities_v5 RENAME TO identities;
+                ALTER TABLE accounts_v5 RENAME TO accounts;
+                CREATE INDEX accounts_policy ON accounts(environment, client_id, policy COLLATE NOCASE);
+                CREATE INDEX accounts_person ON accounts(environment, client_id, tenant_id, oid);
+                """)
+    }
+
     /// The environment (`host[:port]` of the issuer) and client id (`aud`) of a v1 row, from its id token; the row's
     /// authority URL and client id column when the token cannot be read.
     static func legacyScope(idToken: String, authority: String, clientID: String) -> (String, String) {
@@ -325,14 +364,16 @@ public final class TokenStore: Sendable {
                 return false
             }
             let i = set.identity
+            // The person's profile in this scope only (another configuration's listing keeps what it saw).
             try db.execute(
                 sql: """
-                    INSERT INTO identities(tenant_id, oid, name, given_name, family_name, email, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
-                    ON CONFLICT(tenant_id, oid) DO UPDATE SET
+                    INSERT INTO identities(environment, client_id, tenant_id, oid, name, given_name, family_name, email, updated_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT(environment, client_id, tenant_id, oid) DO UPDATE SET
                         name = COALESCE(excluded.name, name), given_name = COALESCE(excluded.given_name, given_name),
                         family_name = COALESCE(excluded.family_name, family_name), email = COALESCE(excluded.email, email),
                         updated_at = excluded.updated_at
-                    """, arguments: [i.tenantID, i.oid, i.name, i.givenName, i.familyName, i.email, now])
+                    """, arguments: [a.environment, a.clientID, i.tenantID, i.oid, i.name, i.givenName, i.familyName, i.email, now])
             try db.execute(
                 sql: """
                     INSERT INTO accounts(environment, client_id, account_id, tenant_id, oid, policy, authority, id_token, claims,
@@ -397,6 +438,15 @@ public final class TokenStore: Sendable {
         }
     }
 
+    /// Notes that the tenant refused the account's refresh token ("revoked", "expired", …), for `accounts` to show.
+    public func recordRefreshRefusal(of account: Account, _ refusal: String) throws {
+        try write {
+            try $0.execute(
+                sql: "UPDATE refresh_tokens SET refused = ? WHERE environment = ? AND client_id = ? AND account_id = ?",
+                arguments: [refusal, account.environment, account.clientID, account.id])
+        }
+    }
+
     public func setCurrent(_ account: Account) throws {
         try write {
             try $0.execute(
@@ -406,9 +456,10 @@ public final class TokenStore: Sendable {
     }
 
     /// Removes accounts and their tokens; identities left without accounts go too. Returns the accounts removed.
-    /// A policy's current-account choice stays: the next selection says once that the account has been signed out.
+    /// A policy's current-account choice stays, so that the next selection says once that the account has been signed out
+    /// — unless `forgetCurrent` (a sign-out the person asked for: nothing to tell them afterwards).
     @discardableResult
-    public func remove(_ accounts: [Account]) throws -> [Account] {
+    public func remove(_ accounts: [Account], forgetCurrent: Bool = false) throws -> [Account] {
         try write { db in
             var removed: [Account] = []
             for a in accounts {
@@ -416,19 +467,24 @@ public final class TokenStore: Sendable {
                     sql: "DELETE FROM accounts WHERE environment = ? AND client_id = ? AND account_id = ?",
                     arguments: [a.environment, a.clientID, a.id])
                 if db.changesCount > 0 { removed.append(a) }
+                if forgetCurrent {
+                    try db.execute(
+                        sql: "DELETE FROM current_accounts WHERE environment = ? AND client_id = ? AND account_id = ?",
+                        arguments: [a.environment, a.clientID, a.id])
+                }
             }
             try db.execute(
                 sql: """
-                    DELETE FROM identities WHERE NOT EXISTS (SELECT 1 FROM accounts a WHERE a.tenant_id = identities.tenant_id AND a.oid =
-                    identities.oid)
+                    DELETE FROM identities WHERE NOT EXISTS (SELECT 1 FROM accounts a WHERE a.environment = identities.environment
+                        AND a.client_id = identities.client_id AND a.tenant_id = identities.tenant_id AND a.oid = identities.oid)
                     """)
             return removed
         }
     }
 
     /// Removes every account of a scope, or of the whole store when `scope` is nil.
-    public func removeAll(scope: AccountScope?) throws -> [Account] {
-        try remove(try accounts(scope: scope))
+    public func removeAll(scope: AccountScope?, forgetCurrent: Bool = false) throws -> [Account] {
+        try remove(try accounts(scope: scope), forgetCurrent: forgetCurrent)
     }
 
     // MARK: reads
@@ -464,8 +520,9 @@ public final class TokenStore: Sendable {
                         json_valid(a.claims) AND (json_type(a.claims, '$.tfp') IS NOT NULL OR json_type(a.claims, '$.acr') IS NOT NULL)
                             AS has_policy_claim,
                         c.account_id IS NOT NULL AS is_current, r.account_id IS NOT NULL AS has_refresh_token, t.target, t.expires_on,
-                        a.environment, a.client_id
-                    FROM accounts a JOIN identities i ON i.tenant_id = a.tenant_id AND i.oid = a.oid
+                        a.environment, a.client_id, r.refused
+                    FROM accounts a JOIN identities i ON i.environment = a.environment AND i.client_id = a.client_id
+                        AND i.tenant_id = a.tenant_id AND i.oid = a.oid
                     LEFT JOIN current_accounts c ON c.environment = a.environment AND c.client_id = a.client_id AND c.policy = a.policy
                         AND c.account_id = a.account_id
                     LEFT JOIN refresh_tokens r ON r.environment = a.environment AND r.client_id = a.client_id AND r.account_id =
@@ -497,7 +554,7 @@ public final class TokenStore: Sendable {
                         ListedAccount(
                             accountID: accountID, tenantID: tenantID, oid: oid, policy: row[7],
                             claimPolicy: row[8], hasPolicyClaim: row[9], current: row[10],
-                            hasRefreshToken: row[11], accessTokens: []))
+                            hasRefreshToken: row[11], refreshRefused: row[16], accessTokens: []))
                 }
                 if let target: String = row[12] {
                     let last = people.count - 1
@@ -570,9 +627,13 @@ public final class TokenStore: Sendable {
         }
     }
 
-    public func identity(tenantID: String, oid: String) throws -> Identity? {
+    /// The profile of an account's person, as seen in the account's scope.
+    public func identity(of account: Account) throws -> Identity? {
         try read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM identities WHERE tenant_id = ? AND oid = ?", arguments: [tenantID, oid]).map {
+            try Row.fetchOne(
+                db, sql: "SELECT * FROM identities WHERE environment = ? AND client_id = ? AND tenant_id = ? AND oid = ?",
+                arguments: [account.environment, account.clientID, account.tenantID, account.oid]
+            ).map {
                 Identity(
                     tenantID: $0["tenant_id"], oid: $0["oid"], name: $0["name"], givenName: $0["given_name"],
                     familyName: $0["family_name"], email: $0["email"])

@@ -139,6 +139,11 @@ struct NetworkFailure {
             short = "proxy refused"
             message =
                 "the proxy \(proxy ?? "") refused the connection to \(endpoint): \(detail); check HTTPS_PROXY / HTTP_PROXY and NO_PROXY"
+        case .closed:
+            short = "connection closed"
+            message =
+                "\(endpoint) closed the connection before it answered\(via) (\(HTTPTransport.redacted(url))): the server may have "
+                + "restarted or failed, or a proxy or firewall cut the connection; try again, and if it persists check the server"
         case .other(let detail):
             short = detail
             message = "cannot reach \(endpoint)\(via): \(detail)"
@@ -146,7 +151,8 @@ struct NetworkFailure {
     }
 
     enum Kind {
-        case timeout, refused, unknownHost, unreachable, unknownAuthority, wrongHost, tls(String), proxyRefused(String), other(String)
+        case timeout, refused, unknownHost, unreachable, closed, unknownAuthority, wrongHost, tls(String), proxyRefused(String)
+        case other(String)
     }
 
     static func kind(_ error: Error) -> Kind {
@@ -155,7 +161,11 @@ struct NetworkFailure {
             if e == .proxyAuthenticationRequired { return .proxyRefused("it requires authentication (put user:password in the proxy URL)") }
             if e == .invalidProxyResponse { return .proxyRefused("it answered the CONNECT with an error") }
             if e == .httpProxyHandshakeTimeout { return .proxyRefused("it did not answer the CONNECT in time") }
+            if e == .remoteConnectionClosed { return .closed }
+            return .other(Self.words(String(describing: e)))
         }
+        if let e = error as? ChannelError, e == .eof || e == .ioOnClosedChannel || e == .outputClosed { return .closed }
+        if let e = error as? NIOSSLError, e == .uncleanShutdown { return .closed }
         if let e = error as? NIOConnectionError {
             if e.dnsAError != nil || e.dnsAAAAError != nil, e.connectionErrors.isEmpty { return .unknownHost }
             if let first = e.connectionErrors.first?.error { return kind(first) }
@@ -166,6 +176,7 @@ struct NetworkFailure {
             case ECONNREFUSED: return .refused
             case ENETUNREACH, EHOSTUNREACH: return .unreachable
             case ETIMEDOUT: return .timeout
+            case ECONNRESET, EPIPE: return .closed
             default: return .other(String(cString: strerror(io.errnoCode)))
             }
         }
@@ -174,7 +185,18 @@ struct NetworkFailure {
         if text.contains("CERTIFICATE_VERIFY_FAILED") || text.contains("certificate verify failed") { return .unknownAuthority }
         if error is NIOSSLError || text.contains("handshake") || text.contains("SSL") { return .tls(Self.tlsSummary(text)) }
         if text.contains("Connection refused") { return .refused }
-        return .other(text)
+        return .other(Self.words(text))
+    }
+
+    /// An error's case name in words ("HTTPClientError.bodyLengthMismatch" → "body length mismatch"), not a type name.
+    static func words(_ text: String) -> String {
+        guard let name = text.split(separator: ".").last, name.allSatisfy({ $0.isLetter || $0.isNumber }) else { return text }
+        var out = ""
+        for c in name {
+            if c.isUppercase && !out.isEmpty { out += " " }
+            out += c.lowercased()
+        }
+        return out
     }
 
     /// The reason BoringSSL gives (e.g. "WRONG_VERSION_NUMBER"), without its file names and line numbers.
