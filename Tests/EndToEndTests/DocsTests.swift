@@ -95,7 +95,7 @@ import Testing
 
     /// Runs a script with bash, its output in a file, within `seconds`; then stops whatever it left running (a tenant started
     /// with `&`), found by the mark in its environment (`DOCS_TEST_RUN`).
-    static func bash(_ script: URL, environment: [String: String], directory: URL, seconds: Int) async throws -> (
+    static func bash(_ script: URL, environment: [String: String], directory: URL, seconds: Int, status: URL) async throws -> (
         status: Int32, output: String
     ) {
         let log = script.deletingPathExtension().appendingPathExtension("log")
@@ -111,21 +111,39 @@ import Testing
         p.standardOutput = out
         p.standardError = out
         try p.run()
-        let timer = Thread {
-            Thread.sleep(forTimeInterval: Double(seconds))
-            if p.isRunning { endRun(mark: mark) }
+        // The script says when it ends (its EXIT trap writes to the status file): what it left running may keep Foundation
+        // from seeing the end, so the status file is the signal, and the leftovers are stopped then.
+        let deadline = Date().addingTimeInterval(Double(seconds))
+        var timedOut = false
+        while !((try? String(contentsOf: status, encoding: .utf8)) ?? "").contains("exit ") {
+            if Date() > deadline { timedOut = true; break }
+            try await Task.sleep(nanoseconds: 50_000_000)
         }
-        timer.start()
+        endRun(mark: mark)
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
             Thread {
                 p.waitUntilExit()
                 c.resume()
             }.start()
         }
-        endRun(mark: mark)
         try? out.close()
         let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-        return (p.terminationStatus, output)
+        return (timedOut ? -1 : p.terminationStatus, output + (timedOut ? "\n(timed out after \(seconds) s)" : ""))
+    }
+
+    /// A /proc file (its size says 0: read until the end).
+    static func readProcFile(_ path: String) -> Data? {
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = read(fd, &buffer, buffer.count)
+            if n <= 0 { break }
+            data.append(contentsOf: buffer[0..<n])
+        }
+        return data
     }
 
     /// Kills every process whose environment carries the mark: what a block or a job's steps left running.
@@ -133,7 +151,7 @@ import Testing
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return }
         let needle = Data("DOCS_TEST_RUN=\(mark)\0".utf8)
         for e in entries {
-            guard let pid = Int32(e), pid != getpid(), let env = FileManager.default.contents(atPath: "/proc/\(e)/environ") else { continue }
+            guard let pid = Int32(e), pid != getpid(), let env = readProcFile("/proc/\(e)/environ") else { continue }
             if env.range(of: needle) != nil { kill(pid, SIGKILL) }
         }
     }
@@ -150,7 +168,7 @@ import Testing
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: root) }
         let status = root.appendingPathComponent("status")
-        var driver = "exec 3>'\(status.path)'\nset -o pipefail\n"
+        var driver = "exec 3>'\(status.path)'\ntrap 'echo \"exit $?\" >&3' EXIT\nset -o pipefail\n"
         for (n, b) in toRun.enumerated() {
             let blockFile = root.appendingPathComponent("block-\(n).sh")
             try Data((b.script + "\n").utf8).write(to: blockFile)
@@ -165,7 +183,7 @@ import Testing
         }
         let script = root.appendingPathComponent("driver.sh")
         try Data(driver.utf8).write(to: script)
-        let r = try await bash(script, environment: cleanEnvironment(home: home), directory: work, seconds: 240)
+        let r = try await bash(script, environment: cleanEnvironment(home: home), directory: work, seconds: 240, status: status)
         let progress = ((try? String(contentsOf: status, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
         let finished = Set(progress.filter { $0.hasPrefix("ok ") }.compactMap { Int($0.dropFirst(3)) })
         outcome.ran += finished.count
@@ -238,8 +256,10 @@ import Testing
                 if let eq = line.firstIndex(of: "=") { environment[String(line[..<eq])] = String(line[line.index(after: eq)...]) }
             }
             let script = checkout.deletingLastPathComponent().appendingPathComponent("step-\(n).sh")
-            try Data("set -eo pipefail\n\(step)\n".utf8).write(to: script)
-            let r = try await bashStep(script, environment: environment, directory: checkout)
+            let done = checkout.deletingLastPathComponent().appendingPathComponent("step-\(n).status")
+            // The runner's `bash -e {0}` with pipefail; the trap only tells the test the step's status.
+            try Data("trap 'echo $? > \"\(done.path)\"' EXIT\nset -eo pipefail\n\(step)\n".utf8).write(to: script)
+            let r = try await bashStep(script, environment: environment, directory: checkout, status: done)
             report += "$ \(step)\n\(r.output)\n"
             if r.status != 0 { return (false, report + "(step \(n + 1) exited \(r.status))") }
         }
@@ -247,7 +267,9 @@ import Testing
     }
 
     /// One step; what it leaves in the background keeps running (a runner keeps it until the job ends).
-    static func bashStep(_ script: URL, environment: [String: String], directory: URL) async throws -> (status: Int32, output: String) {
+    static func bashStep(_ script: URL, environment: [String: String], directory: URL, status: URL) async throws -> (
+        status: Int32, output: String
+    ) {
         let log = script.deletingPathExtension().appendingPathExtension("log")
         FileManager.default.createFile(atPath: log.path, contents: nil)
         let out = try FileHandle(forWritingTo: log)
@@ -260,18 +282,19 @@ import Testing
         p.standardOutput = out
         p.standardError = out
         try p.run()
-        Thread {
-            Thread.sleep(forTimeInterval: 120)
-            if p.isRunning { kill(p.processIdentifier, SIGKILL) }
-        }.start()
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            Thread {
-                p.waitUntilExit()
-                c.resume()
-            }.start()
+        // The step's own word on its end (what it started in the background may keep Foundation from seeing it).
+        let deadline = Date().addingTimeInterval(120)
+        var code: Int32 = -1
+        while true {
+            if let text = try? String(contentsOf: status, encoding: .utf8), let c = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+                code = c
+                break
+            }
+            if Date() > deadline { kill(p.processIdentifier, SIGKILL); break }
+            try await Task.sleep(nanoseconds: 50_000_000)
         }
         try? out.close()
-        return (p.terminationStatus, (try? String(contentsOf: log, encoding: .utf8)) ?? "")
+        return (code, (try? String(contentsOf: log, encoding: .utf8)) ?? "")
     }
 
     @Test func everyShellBlockOfTheDocsRuns() async throws {

@@ -60,9 +60,9 @@ struct InitCommand: AsyncParsableCommand {
         }
         let json: JSONValue
         do { json = try draft().json() } catch let e as B2CError { throw CLIError(e) }
-        let directory = URL(fileURLWithPath: file).deletingLastPathComponent()
-        try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        do { try writeFile(Data((json.serialized(pretty: true) + "\n").utf8), to: file, mode: 0o644) } catch {
+        do {
+            try makeParentDirectories(of: file)
+            try writeFile(Data((json.serialized(pretty: true) + "\n").utf8), to: file, mode: 0o644) } catch {
             throw CLIError("\(error)", exitCode: ExitStatus.error)
         }
         // Written by the user's own command: allowed as it is, should it be found in the working directory later.

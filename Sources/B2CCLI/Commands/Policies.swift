@@ -15,7 +15,9 @@ struct PoliciesCommand: AsyncParsableCommand {
 
     func run() async throws {
         let config = try options.loadConfiguration()
-        writeErr("configuration \(config.source) (\(options.settings.origin(implicit: try options.settings.locate().implicit)))")
+        // Which file and why (an implicit one has said so already: "using ./policies.json").
+        let implicit = try options.settings.locate().implicit
+        if !implicit { writeErr("configuration \(config.source) (\(options.settings.origin(implicit: false)))") }
         let caProblem = config.caFile.flatMap { Self.caFileProblem($0) }
         guard check else {
             Output.writePolicies(config, format: output.format, caProblem: caProblem)

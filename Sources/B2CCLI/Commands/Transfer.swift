@@ -37,7 +37,10 @@ struct ExportCommand: AsyncParsableCommand {
         if stdout {
             writeOut(text)
         } else if let out {
-            do { try writeFile(Data(text.utf8), to: out, mode: 0o600) } catch {
+            do {
+                try makeParentDirectories(of: out)
+                try writeFile(Data(text.utf8), to: out, mode: 0o600)
+            } catch {
                 throw CLIError("\(error)", exitCode: ExitStatus.error)
             }
         }
