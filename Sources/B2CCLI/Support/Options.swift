@@ -84,7 +84,10 @@ struct ClientSettings: Equatable {
     static func installedExample() -> String? {
         guard let me = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else { return nil }
         let bin = URL(fileURLWithPath: me).deletingLastPathComponent()
-        let candidates = ["../share/doc/b2c/policies.example.json", "../doc/policies.example.json", "../../policies.example.json"]
+        let candidates = [
+            "../share/doc/b2c/policies.example.json", "../doc/policies.example.json", "../../policies.example.json",
+            "../../../policies.example.json",
+        ]
         return candidates.map { bin.appendingPathComponent($0).standardizedFileURL.path }.first { FileManager.default.fileExists(atPath: $0) }
     }
 
