@@ -98,7 +98,7 @@ import Testing
                 // Without a configuration only --all can run.
                 let named = try await w1.b2c(["signout", "--account", alice.email], extra: none, directory: empty)
                 #expect(named.status == 3 && named.stderr.contains("only `b2c signout --all`"), "\(named.stderr)")
-                let wiped = try await w1.b2c(["signout", "--all"], extra: none, directory: empty)
+                let wiped = try await w1.b2c(["signout", "--all", "--yes"], extra: none, directory: empty)
                 #expect(
                     wiped.status == 0 && wiped.stdout.contains(alice.email) && wiped.stdout.contains(bob.email),
                     "\(wiped.stdout) \(wiped.stderr)")

@@ -257,6 +257,7 @@ import Testing
             }
             let script = checkout.deletingLastPathComponent().appendingPathComponent("step-\(n).sh")
             let done = checkout.deletingLastPathComponent().appendingPathComponent("step-\(n).status")
+            try? FileManager.default.removeItem(at: done)  // a job run again in the same place starts afresh
             // The runner's `bash -e {0}` with pipefail; the trap only tells the test the step's status.
             try Data("trap 'echo $? > \"\(done.path)\"' EXIT\nset -eo pipefail\n\(step)\n".utf8).write(to: script)
             let r = try await bashStep(script, environment: environment, directory: checkout, status: done)
