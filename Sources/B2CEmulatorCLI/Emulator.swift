@@ -183,7 +183,8 @@ extension EmulatorCommand {
 
         /// The port a `--state` tenant served on last, if it recorded one.
         static func lastPort(_ file: URL) -> Int? {
-            guard let text = try? String(contentsOf: file, encoding: .utf8), let n = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)),
+            guard let text = try? String(contentsOf: file, encoding: .utf8),
+                let n = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)),
                 (1...65535).contains(n)
             else { return nil }
             return n

@@ -7,7 +7,7 @@ import Foundation
 public struct B2CEmulatorProgram: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "b2c-emulator",
-        abstract: "The local B2C tenant of b2c: serve it, print its seed, or run the demo against it.",
+        abstract: "The local B2C tenant of b2c: serve it, print its seed, sign people in with its scripted browser, or run the demo.",
         version: "b2c-emulator \(B2CCommand.version)",
         subcommands: [
             EmulatorCommand.self, DemoCommand.self, EmulatorCommand.Serve.self, EmulatorCommand.DefaultSeed.self, BrowserCommand.self,

@@ -186,7 +186,8 @@ func run(_ executable: URL, _ args: [String], environment: [String: String] = [:
         let broken = try run(b2cBinary, ["emulator", "serve", "--seed", seedFile.path])
         #expect(broken.status == 3 && broken.stderr.contains("is not valid JSON"), "\(broken.stderr)")
         let missing = try run(b2cBinary, ["emulator", "serve", "--seed", dir.appendingPathComponent("nope.json").path])
-        #expect(missing.status == 3 && missing.stderr.contains("the seed file") && missing.stderr.contains("nope.json"), "\(missing.stderr)")
+        #expect(
+            missing.status == 3 && missing.stderr.contains("the seed file") && missing.stderr.contains("nope.json"), "\(missing.stderr)")
         let port = try run(b2cBinary, ["emulator", "serve", "--port", "70000"])
         #expect(port.status == 64 && port.stderr.contains("--port"))
         let both = try run(b2cBinary, ["emulator", "serve", "--in-memory", "--state", dir.path])

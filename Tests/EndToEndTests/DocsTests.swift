@@ -69,7 +69,9 @@ import Testing
             var k = i - 1
             while k >= 0, lines[k].hasPrefix("<!--") {
                 let m = lines[k]
-                if let r = m.range(of: "<!-- not run: ") { skip = String(m[r.upperBound...].dropLast(4)).trimmingCharacters(in: .whitespaces) }
+                if let r = m.range(of: "<!-- not run: ") {
+                    skip = String(m[r.upperBound...].dropLast(4)).trimmingCharacters(in: .whitespaces)
+                }
                 if let r = m.range(of: "<!-- exit: "), let n = Int32(m[r.upperBound...].prefix { $0.isNumber }) { exit = n }
                 k -= 1
             }
@@ -95,7 +97,9 @@ import Testing
 
     /// Runs a script with bash, its output in a file, within `seconds`; then stops whatever it left running (a tenant started
     /// with `&`), found by the mark in its environment (`DOCS_TEST_RUN`).
-    static func bash(_ script: URL, environment: [String: String], directory: URL, seconds: Int, status: URL) async throws -> (
+    static func bash(
+        _ script: URL, environment: [String: String], directory: URL, seconds: Int, status: URL
+    ) async throws -> (
         status: Int32, output: String
     ) {
         let log = script.deletingPathExtension().appendingPathExtension("log")
@@ -190,7 +194,8 @@ import Testing
         if let failed = toRun.indices.first(where: { !finished.contains($0) }) {
             let b = toRun[failed]
             outcome.failures.append(
-                "\(file):\(b.line): the block failed (status \(r.status); \(progress.last ?? "")):\n\(b.script)\n--- output (last 40 lines):\n"
+                "\(file):\(b.line): the block failed (status \(r.status); \(progress.last ?? "")):\n\(b.script)\n"
+                    + "--- output (last 40 lines):\n"
                     + r.output.split(separator: "\n", omittingEmptySubsequences: false).suffix(40).joined(separator: "\n"))
         }
     }
@@ -219,18 +224,24 @@ import Testing
                 var value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
                 if let r = value.range(of: "${{ secrets."), let end = value.range(of: " }}") {
                     let name = String(value[r.upperBound..<end.lowerBound])
-                    guard let secret = secrets[name] else { return (false, "the job uses the secret \(name), which the test does not give") }
+                    guard let secret = secrets[name] else {
+                        return (false, "the job uses the secret \(name), which the test does not give")
+                    }
                     value = secret
                 }
                 env[String(line[..<colon])] = value
             }
             if section == "steps" {
                 if line.hasPrefix("- uses: ") {
-                    guard line.hasPrefix("- uses: actions/checkout@") else { return (false, "the job uses \(line), which the test cannot run") }
+                    guard line.hasPrefix("- uses: actions/checkout@") else {
+                        return (false, "the job uses \(line), which the test cannot run")
+                    }
                 } else if line == "- run: |" {
                     let indent = (lines[i].prefix { $0 == " " }).count
                     var body: [String] = []
-                    while i < lines.count, lines[i].prefix(indent).allSatisfy({ $0 == " " }), !lines[i].trimmingCharacters(in: .whitespaces).isEmpty {
+                    while i < lines.count, lines[i].prefix(indent).allSatisfy({ $0 == " " }),
+                        !lines[i].trimmingCharacters(in: .whitespaces).isEmpty
+                    {
                         body.append(String(lines[i].dropFirst(indent)))
                         i += 1
                     }
@@ -268,7 +279,9 @@ import Testing
     }
 
     /// One step; what it leaves in the background keeps running (a runner keeps it until the job ends).
-    static func bashStep(_ script: URL, environment: [String: String], directory: URL, status: URL) async throws -> (
+    static func bashStep(
+        _ script: URL, environment: [String: String], directory: URL, status: URL
+    ) async throws -> (
         status: Int32, output: String
     ) {
         let log = script.deletingPathExtension().appendingPathExtension("log")
@@ -287,7 +300,9 @@ import Testing
         let deadline = Date().addingTimeInterval(120)
         var code: Int32 = -1
         while true {
-            if let text = try? String(contentsOf: status, encoding: .utf8), let c = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+            if let text = try? String(contentsOf: status, encoding: .utf8),
+                let c = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines))
+            {
                 code = c
                 break
             }
@@ -317,7 +332,11 @@ import Testing
                 let r = try await Self.runJob(b, checkout: checkout, home: home, secrets: [:], extra: ["DOCS_TEST_RUN": mark])
                 Self.endRun(mark: mark)
                 try? FileManager.default.removeItem(at: root)
-                if r.ok { outcome.ran += 1 } else { outcome.failures.append("\(file):\(b.line): the GitHub Actions job failed:\n\(r.report)") }
+                if r.ok {
+                    outcome.ran += 1
+                } else {
+                    outcome.failures.append("\(file):\(b.line): the GitHub Actions job failed:\n\(r.report)")
+                }
             }
             perFile.append("\(file) \(outcome.ran - before.0) ran, \(outcome.skipped.count - before.1) skipped")
         }

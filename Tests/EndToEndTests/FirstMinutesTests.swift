@@ -73,7 +73,8 @@ import Testing
             #expect(ok.status == 0, "\(ok.stderr)")
             // The commands' own complaints are shown only with --verbose.
             #expect(!ok.stderr.contains("'false'"), "\(ok.stderr)")
-            let verbose = try await w.b2c(["signin", "--verbose", "--prompt", "login"], as: alice, extra: ["BROWSER": "false:\(agent.path)"])
+            let verbose = try await w.b2c(
+                ["signin", "--verbose", "--prompt", "login"], as: alice, extra: ["BROWSER": "false:\(agent.path)"])
             #expect(verbose.status == 0 && verbose.stderr.contains("the browser command 'false' failed (exit 1)"), "\(verbose.stderr)")
             // Nothing works: a failing entry, then an xdg-open without a desktop. The URL stays on screen and the wait goes on.
             let bin = w.dir.appendingPathComponent("bin")
@@ -82,7 +83,8 @@ import Testing
             let path = bin.path + ":/usr/bin:/bin"
             let none = try await w.b2c(["signin", "--timeout", "2"], extra: ["BROWSER": "false", "PATH": path])
             #expect(none.status == 1, "\(none.stderr)")
-            #expect(none.stderr.contains("could not start a browser ('false' failed (exit 1), 'xdg-open' failed (exit 3))"), "\(none.stderr)")
+            #expect(
+                none.stderr.contains("could not start a browser ('false' failed (exit 1), 'xdg-open' failed (exit 3))"), "\(none.stderr)")
             #expect(none.stderr.contains("--no-browser") && !none.stderr.contains("no method available"), "\(none.stderr)")
             #expect(none.stderr.contains("no answer from the browser within 2 s"), "\(none.stderr)")
         }

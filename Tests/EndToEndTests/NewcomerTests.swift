@@ -105,8 +105,10 @@ import Testing
             env["XDG_CONFIG_HOME"] = home.appendingPathComponent(".config").path
             let p = try LiveProcess(
                 b2cBinary,
-                ["init", "--tenant", "contoso.onmicrosoft.com", "--host", w.server.baseURL, "--client-id", EmulatorSeed.defaultClientID,
-                 "--ca-file", w.caPath],
+                [
+                    "init", "--tenant", "contoso.onmicrosoft.com", "--host", w.server.baseURL, "--client-id", EmulatorSeed.defaultClientID,
+                    "--ca-file", w.caPath,
+                ],
                 environment: env, terminal: true, directory: home)
             try await p.waitFor("Policies as NAME=ROLE")
             p.write("B2C_1_susi")
@@ -126,14 +128,18 @@ import Testing
             #expect(s.status == 0, "\(s.stderr)")
             let t = try await run(b2cBinary, ["token", "--force-refresh"], environment: user, directory: home)
             #expect(t.status == 0, "\(t.stderr)")
-            #expect(JWT.payload(of: t.stdout.trimmingCharacters(in: .whitespacesAndNewlines))?["aud"]?.stringValue == EmulatorSeed.defaultClientID)
+            #expect(
+                JWT.payload(of: t.stdout.trimmingCharacters(in: .whitespacesAndNewlines))?["aud"]?.stringValue
+                    == EmulatorSeed.defaultClientID)
 
             // The daemon's configuration: a clientCredentials policy alone.
             let daemon = try await run(
                 b2cBinary,
-                ["init", "--out", "daemon/policies.json", "--tenant", "contoso.onmicrosoft.com", "--host", w.server.baseURL,
-                 "--client-id", daemonID, "--policy", "B2C_1_susi=clientCredentials", "--api", "hello", "--api-url",
-                 w.server.baseURL + "/hello", "--scope", "https://contoso.onmicrosoft.com/helloapi/demo.read", "--ca-file", w.caPath],
+                [
+                    "init", "--out", "daemon/policies.json", "--tenant", "contoso.onmicrosoft.com", "--host", w.server.baseURL,
+                    "--client-id", daemonID, "--policy", "B2C_1_susi=clientCredentials", "--api", "hello", "--api-url",
+                    w.server.baseURL + "/hello", "--scope", "https://contoso.onmicrosoft.com/helloapi/demo.read", "--ca-file", w.caPath,
+                ],
                 environment: env, directory: home)
             #expect(daemon.status == 0, "\(daemon.stderr)")
             var app = env
@@ -174,8 +180,10 @@ import Testing
             let p = try LiveProcess(b2cBinary, ["signin"], environment: env, terminal: true)
             try await p.waitFor("could not start a browser")
             #expect(p.stderr.contains("paste here the address"), "\(p.stderr)")
-            #expect(!p.stderr.contains("not found\n") && !p.stderr.contains("/nonexistent/browser: "), "the opener's own output: \(p.stderr)")
-            let url = try #require(p.stderr.split(separator: "\n").first { $0.contains("/authorize?") }?.trimmingCharacters(in: .whitespaces))
+            #expect(
+                !p.stderr.contains("not found\n") && !p.stderr.contains("/nonexistent/browser: "), "the opener's own output: \(p.stderr)")
+            let url = try #require(
+                p.stderr.split(separator: "\n").first { $0.contains("/authorize?") }?.trimmingCharacters(in: .whitespaces))
             // The person opens it on another machine and copies the address the browser ended on.
             var agentEnv = w.environment(as: alice)
             agentEnv["B2C_AGENT_DELIVER"] = "0"
@@ -226,7 +234,9 @@ import Testing
             var env = w.environment(as: nil, extra: extra)
             env["HOME"] = w.home.path
             let refused = try await run(b2cBinary, ["signout", "--all"], environment: env, directory: empty)
-            #expect(refused.status == 64 && refused.stderr.contains("alice@contoso.com") && refused.stderr.contains("--yes"), "\(refused.stderr)")
+            #expect(
+                refused.status == 64 && refused.stderr.contains("alice@contoso.com") && refused.stderr.contains("--yes"),
+                "\(refused.stderr)")
             let p = try LiveProcess(b2cBinary, ["signout", "--all"], environment: env, terminal: true, directory: empty)
             try await p.waitFor("[y/N]")
             p.write("n")

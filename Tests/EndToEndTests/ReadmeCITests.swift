@@ -12,7 +12,9 @@ import Testing
     @Test func theCISnippetRunsAsWritten() async throws {
         try await World.with { w in
             let readme = try String(contentsOf: packageRoot.appendingPathComponent("docs/ci.md"), encoding: .utf8)
-            guard readme.contains("<!-- ci-snippet: start -->") else { throw SnapshotError(message: "docs/ci.md has no ci-snippet markers") }
+            guard readme.contains("<!-- ci-snippet: start -->") else {
+                throw SnapshotError(message: "docs/ci.md has no ci-snippet markers")
+            }
             let job = try #require(try DocsTests.blocks(of: "docs/ci.md").first { $0.inSnippet && $0.language == "yaml" })
             let root = w.dir.appendingPathComponent("runner")
             let checkout = root.appendingPathComponent("repo"), home = root.appendingPathComponent("home")
@@ -32,7 +34,9 @@ import Testing
 
             // Without the secret the first step fails with the reason (the job would stop there).
             let missing = try await DocsTests.runJob(job, checkout: checkout, home: home, secrets: ["B2C_DAEMON_SECRET": ""])
-            #expect(!missing.ok && missing.report.contains("B2C_CLIENT_SECRET") && missing.report.contains("(step 1 exited 3)"), "\(missing.report)")
+            #expect(
+                !missing.ok && missing.report.contains("B2C_CLIENT_SECRET") && missing.report.contains("(step 1 exited 3)"),
+                "\(missing.report)")
         }
     }
 }

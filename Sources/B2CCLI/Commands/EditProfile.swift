@@ -13,7 +13,8 @@ struct EditProfileCommand: AsyncParsableCommand {
         let client = try options.makeClient()
         let result = try await withInteractiveClient(client) { c in
             try await c.editProfile(
-                selector: flow.account, policyName: flow.policy, options: flow.interactive, ui: TerminalUI(openBrowser: !flow.noBrowser, verbose: options.verbose))
+                selector: flow.account, policyName: flow.policy, options: flow.interactive,
+                ui: TerminalUI(openBrowser: !flow.noBrowser, verbose: options.verbose))
         }
         let who = AccountSelection.email(result.account) ?? result.account.oid
         writeOut("Profile of \(who) saved under \(result.account.policy).")

@@ -62,7 +62,8 @@ struct InitCommand: AsyncParsableCommand {
         do { json = try draft().json() } catch let e as B2CError { throw CLIError(e) }
         do {
             try makeParentDirectories(of: file)
-            try writeFile(Data((json.serialized(pretty: true) + "\n").utf8), to: file, mode: 0o644) } catch {
+            try writeFile(Data((json.serialized(pretty: true) + "\n").utf8), to: file, mode: 0o644)
+        } catch {
             throw CLIError("\(error)", exitCode: ExitStatus.error)
         }
         // Written by the user's own command: allowed as it is, should it be found in the working directory later.
@@ -108,7 +109,8 @@ struct InitCommand: AsyncParsableCommand {
         d.scopes = scope
         // The API the app calls (optional: without one, `b2c token` gives a token for the app itself).
         if api == nil && Prompt.stdinIsTerminal {
-            let name = try askOptional("The API the app calls, a short name such as hello (Enter: none; tokens are then for the app itself)")
+            let name = try askOptional(
+                "The API the app calls, a short name such as hello (Enter: none; tokens are then for the app itself)")
             if let name {
                 d.apiName = name
                 d.apiURL = try apiUrl ?? ask("Base URL of \(name) (such as https://api.contoso.com)", flag: "--api-url")
@@ -119,7 +121,10 @@ struct InitCommand: AsyncParsableCommand {
                     ) { answer in
                         let scopes = answer.split(separator: " ").map(String.init)
                         guard scopes.allSatisfy({ $0.contains("://") }) else {
-                            throw B2CError(.usage, "a scope is a full URI (<App ID URI>/<scope name>), such as https://contoso.onmicrosoft.com/hello/demo.read")
+                            throw B2CError(
+                                .usage,
+                                "a scope is a full URI (<App ID URI>/<scope name>), such as https://contoso.onmicrosoft.com/hello/demo.read"
+                            )
                         }
                         return scopes
                     }
@@ -151,7 +156,9 @@ struct InitCommand: AsyncParsableCommand {
     func askUntilValid<T>(_ question: String, flag: String, _ parse: (String) throws -> T) throws -> T {
         while true {
             let answer = try ask(question, flag: flag)
-            do { return try parse(answer) } catch let e as B2CError { FileHandle.standardError.write(Data("b2c: \(e.message); try again\n".utf8)) }
+            do { return try parse(answer) } catch let e as B2CError {
+                FileHandle.standardError.write(Data("b2c: \(e.message); try again\n".utf8))
+            }
         }
     }
 
@@ -219,7 +226,8 @@ struct ProfilesCommand: ParsableCommand {
                             }
                         }) + (active != nil ? "\n(* = B2C_PROFILE in this shell)" : "")
                     + (overridden
-                        ? "\n(B2C_PROFILE=\(named ?? "") is set, but B2C_CONFIG=\(environment["B2C_CONFIG"] ?? "") comes first and is in use; "
+                        ? "\n(B2C_PROFILE=\(named ?? "") is set, but B2C_CONFIG=\(environment["B2C_CONFIG"] ?? "") comes first and is in "
+                            + "use; "
                             + "unset B2C_CONFIG to use the profile)" : ""))
         }
     }

@@ -97,7 +97,8 @@ struct SignOutCommand: AsyncParsableCommand {
             return "  \(scope): \(people.joined(separator: ", ")) (\(scopes[scope, default: []].count) accounts)"
         }
         if !apps.isEmpty { lines.append("  \(apps.count) app token\(apps.count == 1 ? "" : "s") (client credentials)") }
-        let what = "no configuration found, so --all signs out every account in \(overview.path), of every configuration:\n"
+        let what =
+            "no configuration found, so --all signs out every account in \(overview.path), of every configuration:\n"
             + lines.joined(separator: "\n")
         guard Prompt.stdinIsTerminal else {
             throw CLIError(

@@ -88,7 +88,9 @@ struct ClientSettings: Equatable {
             "../share/doc/b2c/policies.example.json", "../doc/policies.example.json", "../../policies.example.json",
             "../../../policies.example.json",
         ]
-        return candidates.map { bin.appendingPathComponent($0).standardizedFileURL.path }.first { FileManager.default.fileExists(atPath: $0) }
+        return candidates.map { bin.appendingPathComponent($0).standardizedFileURL.path }.first {
+            FileManager.default.fileExists(atPath: $0)
+        }
     }
 
     /// Why the configuration in use is the one: the flag or variable that named it, or where it was found.
