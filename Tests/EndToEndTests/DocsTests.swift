@@ -103,7 +103,7 @@ import Testing
         status: Int32, output: String
     ) {
         let log = script.deletingPathExtension().appendingPathExtension("log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let out = try FileHandle(forWritingTo: log)
         let mark = UUID().uuidString
         let p = Process()
@@ -256,7 +256,7 @@ import Testing
         }
         guard !steps.isEmpty else { return (false, "the job has no run: steps") }
         let githubEnv = checkout.deletingLastPathComponent().appendingPathComponent("github-env")
-        FileManager.default.createFile(atPath: githubEnv.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: githubEnv.path, contents: nil)
         var report = ""
         for (n, step) in steps.enumerated() {
             var environment = cleanEnvironment(home: home).merging(env) { $1 }.merging(extra) { $1 }
@@ -285,7 +285,7 @@ import Testing
         status: Int32, output: String
     ) {
         let log = script.deletingPathExtension().appendingPathExtension("log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let out = try FileHandle(forWritingTo: log)
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/bin/bash")
