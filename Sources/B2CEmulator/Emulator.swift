@@ -17,6 +17,11 @@ public final class B2CEmulator: Sendable {
     /// The host names (not addresses) a request's Host may carry: `localhost`, the seed's host aliases, the name the
     /// server listens on, the names of its TLS certificate, and those added with `answer(to:)`.
     private let hostNames = NIOLockedValueBox<Set<String>>(["localhost"])
+    /// The origin clients use when it is not the one they connect to (a container's published port, a proxy):
+    /// `--public-url`. It names the issuer and every endpoint; a request's Host never does then.
+    private let publicOriginBox = NIOLockedValueBox<String?>(nil)
+    /// A token that opens the admin surface to peers that are not this machine (`--admin-token-file`); nil: loopback only.
+    private let adminTokenBox = NIOLockedValueBox<String?>(nil)
 
     // The endpoints, each holding what it uses.
     let issuer: TokenIssuer
@@ -61,6 +66,34 @@ public final class B2CEmulator: Sendable {
     public var tenantName: String { seed.tenant.name }
     /// The user flows' current signing key, as published.
     public var jwk: JWK { (try? keys.current(.userFlow).jwk) ?? JWK(kid: "", n: "", e: "") }
+
+    /// The tenant as its clients reach it: the issuer, discovery's endpoints and the pages' links use this origin
+    /// (scheme, host and port of `url`), whatever Host a request carries; its host name is answered.
+    public func serve(publicURL url: URL) {
+        guard let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased() else { return }
+        let bracketed = host.contains(":") ? "[\(host)]" : host
+        let origin = "\(scheme)://\(bracketed)" + (url.port.map { ":\($0)" } ?? "")
+        publicOriginBox.withLockedValue { $0 = origin }
+        answer(to: [host])
+        addServedHosts([String(origin.dropFirst(scheme.count + 3))])
+    }
+
+    public var publicOrigin: String? { publicOriginBox.withLockedValue { $0 } }
+
+    /// Opens the admin surface to other machines' requests that carry `Authorization: Bearer <token>`.
+    public func openAdmin(token: String) { adminTokenBox.withLockedValue { $0 = token } }
+
+    /// Whether a request from another machine carries the admin token (compared in constant time).
+    func adminTokenMatches(_ authorization: String?) -> Bool {
+        guard let expected = adminTokenBox.withLockedValue({ $0 }), let authorization, authorization.hasPrefix("Bearer ") else {
+            return false
+        }
+        let given = Array(authorization.dropFirst("Bearer ".count).utf8), wanted = Array(expected.utf8)
+        guard given.count == wanted.count else { return false }
+        return zip(given, wanted).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+
+    var adminIsOpen: Bool { adminTokenBox.withLockedValue { $0 != nil } }
 
     /// Lets requests name the tenant under these host names (`host` or `host:port`; the port is ignored).
     public func answer(to names: [String]) {

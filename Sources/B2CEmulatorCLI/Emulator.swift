@@ -62,6 +62,23 @@ extension EmulatorCommand {
         @Flag(help: "Serve the tenant as Entra External ID: no policy in its URLs, v2.0 tokens (or a seed's tenantType).")
         var externalId = false
         @Flag(name: .shortAndLong, help: "Log each request (method, path, status; never secrets) to stderr.") var verbose = false
+        @Option(
+            help: ArgumentHelp(
+                "Log one line per request to stdout (method, path without query, status, milliseconds; never secrets): text or "
+                    + "json.", valueName: "format"))
+        var logFormat: RequestLogFormat?
+        @Option(
+            help: ArgumentHelp(
+                "The URL clients reach the tenant at, when it is not the address it listens on (a container's published port, a "
+                    + "proxy): the issuer, discovery's endpoints and --config-out use it, never a request's Host.",
+                valueName: "url"))
+        var publicUrl: String?
+        @Option(
+            help: ArgumentHelp(
+                "Open the admin surface to other machines (a container's host): a new random token is written to this file "
+                    + "(0600), and requests that are not from this machine must send it as Authorization: Bearer <token>.",
+                valueName: "file"))
+        var adminTokenFile: String?
 
         func validate() throws {
             if let port, !(0...65535).contains(port) { throw ValidationError("--port must be between 0 and 65535, got \(port).") }
@@ -73,6 +90,14 @@ extension EmulatorCommand {
                 throw ValidationError("--client names the app --config-out's policies.json is for; add --config-out FILE.")
             }
             if client != nil && app != nil { throw ValidationError("--app writes an app's settings, --client a policies.json; give one.") }
+            if let publicUrl {
+                guard let url = URL(string: publicUrl), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
+                    url.host != nil, url.path.isEmpty || url.path == "/", url.query == nil
+                else {
+                    throw ValidationError(
+                        "--public-url takes an origin such as http://127.0.0.1:8443 (scheme, host and port; no path), not '\(publicUrl)'.")
+                }
+            }
         }
 
         /// Long on purpose: the start sequence of `serve` (seed, state, TLS, listen, configuration out), in order.
@@ -126,10 +151,29 @@ extension EmulatorCommand {
                 }
             }
             var logger: Logger?
-            if verbose {
+            if let logFormat {
+                var l = Logger(label: "b2c.emulator") { _ in RequestLogHandler(format: logFormat) }
+                l.logLevel = .info
+                logger = l
+            } else if verbose {
                 var l = Logger(label: "b2c.emulator")
                 l.logLevel = .info
                 logger = l
+            }
+            if let publicUrl, let url = URL(string: publicUrl) { emulator.serve(publicURL: url) }
+            if let adminTokenFile {
+                let token = Random.token(bytes: 32)
+                do {
+                    try makeParentDirectories(of: adminTokenFile)
+                    try writeFile(Data((token + "\n").utf8), to: adminTokenFile, mode: 0o600)
+                } catch {
+                    throw CLIError("--admin-token-file: \(error)", exitCode: ExitStatus.error)
+                }
+                emulator.openAdmin(token: token)
+                FileHandle.standardError.write(
+                    Data(
+                        ("b2c-emulator: warning: the admin surface (clock, faults, users, outbox) answers other machines that present the "
+                            + "token in \(adminTokenFile); keep that file to the tests that drive this tenant\n").utf8))
             }
             // With --state the tenant keeps its port: the issuer names it, and clients keep their accounts per issuer.
             let portFile = state.map { URL(fileURLWithPath: $0).appendingPathComponent("port") }
@@ -149,15 +193,17 @@ extension EmulatorCommand {
             if let portFile, server.port != lastPort {
                 try? Data("\(server.port)\n".utf8).write(to: portFile, options: .atomic)
             }
+            // What clients use: the public URL when there is one, else the address it listens on.
+            let baseURL = emulator.publicOrigin ?? server.baseURL
             if let configOut {
-                var json = emulator.clientConfiguration(baseURL: server.baseURL, caFile: tlsMaterial?.caPath.path)
+                var json = emulator.clientConfiguration(baseURL: baseURL, caFile: tlsMaterial?.caPath.path)
                 if let client {
                     let registration = try await Self.registration(client, of: emulator, server: server)
-                    json = emulator.clientConfiguration(baseURL: server.baseURL, caFile: tlsMaterial?.caPath.path, app: registration)
+                    json = emulator.clientConfiguration(baseURL: baseURL, caFile: tlsMaterial?.caPath.path, app: registration)
                 }
                 if let app {
                     let registration = try await Self.registration(app, of: emulator, server: server)
-                    json = emulator.appSettings(baseURL: server.baseURL, app: registration, caFile: tlsMaterial?.caPath.path)
+                    json = emulator.appSettings(baseURL: baseURL, app: registration, caFile: tlsMaterial?.caPath.path)
                 }
                 do {
                     // An app's settings hold its secret: only the owner reads them (written aside, then renamed into place).
@@ -172,10 +218,11 @@ extension EmulatorCommand {
                     try? ConfigurationTrust(storeDirectory: StoreLocation.directory()).allow(ConfigurationTrust.read(configOut))
                 }
             }
-            let wildcard = ["0.0.0.0", "::"].contains(host) ? " (listening on \(host):\(server.port))" : ""
+            let listening = ["0.0.0.0", "::"].contains(host) || emulator.publicOrigin != nil
+            let wildcard = listening ? " (listening on \(host.contains(":") ? "[\(host)]" : host):\(server.port))" : ""
             var line =
-                "b2c emulator: \(server.baseURL)\(wildcard) tenant \(emulator.tenantName) (\(emulator.tenantID)); admin "
-                + "\(server.baseURL)/_admin (loopback only)"
+                "b2c emulator: \(baseURL)\(wildcard) tenant \(emulator.tenantName) (\(emulator.tenantID)); admin "
+                + "\(baseURL)/_admin (\(adminTokenFile == nil ? "loopback only" : "loopback, or with the token"))"
             if let tlsMaterial { line += "; CA \(tlsMaterial.caPath.path)" }
             FileHandle.standardOutput.write(Data((line + "\n").utf8))
             try await server.wait()
@@ -201,5 +248,46 @@ extension EmulatorCommand {
             return registration
         }
 
+    }
+}
+
+/// How `serve --log-format` writes its request lines.
+enum RequestLogFormat: String, ExpressibleByArgument, CaseIterable, Sendable { case text, json }
+
+/// One line per request on stdout, as text (`2026-11-25T13:50:46Z GET /path 200 3ms`) or as a JSON object with
+/// `time`, `method`, `path`, `status` and `ms` — what a container's log collector reads. Paths carry no query (where
+/// codes and tokens would be).
+struct RequestLogHandler: LogHandler {
+    let format: RequestLogFormat
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .info
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        let fields = event.metadata ?? [:]
+        // The server's own messages: problems go to stderr, the rest (its start) is the start line's business.
+        guard fields["method"] != nil else {
+            if event.level >= .warning { FileHandle.standardError.write(Data("b2c-emulator: \(event.message)\n".utf8)) }
+            return
+        }
+        let time = ISO8601DateFormatter().string(from: Date())
+        func value(_ key: String) -> String { fields[key].map { "\($0)" } ?? "" }
+        let line: String
+        switch format {
+        case .text:
+            line = "\(time) \(value("method")) \(value("path")) \(value("status")) \(value("ms"))ms"
+        case .json:
+            var o: [String: JSONValue] = [
+                "time": .string(time), "method": .string(value("method")), "path": .string(value("path")),
+            ]
+            if let status = Int(value("status")) { o["status"] = JSONValue(status) } else { o["status"] = .string(value("status")) }
+            if let ms = Int(value("ms")) { o["ms"] = JSONValue(ms) }
+            line = JSONValue.object(o).serialized()
+        }
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }
 }

@@ -33,14 +33,15 @@ struct AuthorityPrefixMiddleware: RouterMiddleware {
     let emulator: B2CEmulator
     let scheme: String
 
-    static let fixed: [String: String] = ["_admin": "admin", "hello": "hello", "public": "hello", "common": "any"]
+    static let fixed: [String: String] = ["_admin": "admin", "hello": "hello", "public": "hello", "common": "any", "health": "health"]
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
         let host = request.head.authority ?? "localhost"
         guard Self.isHostHeader(host) else { return .text("Bad Host header.", status: 400) }
-        guard emulator.answers(toHost: host) else { return misdirected(host) }
-        context.origin = "\(scheme)://\(host.lowercased())"
+        // The health check answers whatever name an orchestrator polls it under: it says nothing a page could use.
+        guard emulator.answers(toHost: host) || request.uri.path == "/health" else { return misdirected(host) }
+        context.origin = emulator.publicOrigin ?? "\(scheme)://\(host.lowercased())"
         context.path = request.uri.path
         let segments = request.uri.path.split(separator: "/").map { String($0).removingPercentEncoding ?? String($0) }
         guard let first = segments.first else {

@@ -11,11 +11,19 @@ struct RequestLogMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
+            let started = ContinuousClock.now
             let response = try await next(request, context)
-            logger.info("\(request.method.rawValue) \(request.uri.path) → \(response.status.code)")
+            logger.info(
+                "\(request.method.rawValue) \(request.uri.path) → \(response.status.code)",
+                metadata: [
+                    "method": "\(request.method.rawValue)", "path": "\(request.uri.path)", "status": "\(response.status.code)",
+                    "ms": "\(Int((ContinuousClock.now - started) / .milliseconds(1)))",
+                ])
             return response
         } catch {
-            logger.info("\(request.method.rawValue) \(request.uri.path) → dropped")
+            logger.info(
+                "\(request.method.rawValue) \(request.uri.path) → dropped",
+                metadata: ["method": "\(request.method.rawValue)", "path": "\(request.uri.path)", "status": "dropped"])
             throw error
         }
     }
@@ -84,10 +92,17 @@ struct ErrorMiddleware: RouterMiddleware {
 /// origin without a CORS preflight, which this surface never answers.
 struct AdminGuardMiddleware: RouterMiddleware {
     typealias Context = EmulatorRequestContext
+    let emulator: B2CEmulator
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard context.peerIsLoopback else {
-            return .json(["error": "forbidden", "message": "The admin surface answers loopback clients only."], status: 403)
+        // Another machine's request needs the admin token, when the tenant was started with one (a container's host).
+        guard context.peerIsLoopback || emulator.adminTokenMatches(request.headers[.authorization]) else {
+            let message =
+                emulator.adminIsOpen
+                ? "The admin surface answers other machines only with its token (Authorization: Bearer <the token file's content>)."
+                : "The admin surface answers loopback clients only (start the tenant with --admin-token-file FILE to open it to "
+                    + "others that present the token it writes there)."
+            return .json(["error": "forbidden", "message": .string(message)], status: 403)
         }
         if let problem = Self.crossSite(request, origin: context.origin) {
             return .json(["error": "forbidden", "message": .string(problem)], status: 403)

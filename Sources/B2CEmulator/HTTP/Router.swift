@@ -27,12 +27,16 @@ extension B2CEmulator {
 
         on("/", [.get]) { _, context in self.discovery.indexPage(origin: context.origin) }
         on("/:api", any) { request, context in self.sampleAPI.serve(request, api: context.parameters.get("api") ?? "") }
+        // For orchestrators (a container's health check, Kubernetes probes, compose's depends_on): 200 once serving.
+        on("/health", [.get, .head]) { _, _ in
+            .json(["status": "ok", "tenant": .string(self.tenantName), "tenantId": .string(self.tenantID)])
+        }
         on("/public", [.get]) { _, _ in .json(["date": .string(ISO8601DateFormatter().string(from: self.clock.date))]) }
         // msal-python probes this before ROPC and falls back to plain ROPC on 404.
         on("/common/**", any) { _, _ in
             .json(["error": "not_found", "error_description": "User realm discovery is not available in Azure AD B2C."], status: 404)
         }
-        admin.addRoutes(to: router.group("_admin").add(middleware: AdminGuardMiddleware()))
+        admin.addRoutes(to: router.group("_admin").add(middleware: AdminGuardMiddleware(emulator: self)))
 
         for path in ["/_b2c/v2.0/.well-known/openid-configuration", "/_b2c/.well-known/openid-configuration"] {
             on(RouterPath(path), [.get]) { _, context in

@@ -1,0 +1,103 @@
+import B2CKit
+import Foundation
+import Testing
+
+/// What a container needs of `b2c-emulator serve` (issue 23, item 2): the address clients use (`--public-url`), a health
+/// endpoint under any name, one log line per request on stdout (JSON), an admin surface that other machines reach only
+/// with its token, and a clean stop on SIGTERM.
+@Suite struct ContainerReadyTests {
+    static func curl(_ args: [String]) async throws -> Run {
+        try await run(URL(fileURLWithPath: "/usr/bin/curl"), ["-sS", "-w", "\n%{http_code}"] + args, environment: [:])
+    }
+
+    /// The machine's first address that is not loopback (a container's host reaches it that way), if it has one.
+    static func outsideAddress() -> String? {
+        var list: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&list) == 0 else { return nil }
+        defer { freeifaddrs(list) }
+        var p = list
+        while let a = p?.pointee {
+            defer { p = a.ifa_next }
+            guard let sa = a.ifa_addr, sa.pointee.sa_family == sa_family_t(AF_INET) else { continue }
+            var host = [CChar](repeating: 0, count: 64)
+            guard getnameinfo(sa, socklen_t(MemoryLayout<sockaddr_in>.size), &host, 64, nil, 0, NI_NUMERICHOST) == 0 else { continue }
+            let ip = String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if !ip.hasPrefix("127.") { return ip }
+        }
+        return nil
+    }
+
+    @Test func aTenantMadeForAContainer() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("b2c-container-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: root) }
+        let env = ["HOME": root.path, "PATH": "\(buildDir.path):/usr/bin:/bin"]
+        let p = try LiveProcess(
+            emulatorBinary,
+            ["serve", "--host", "0.0.0.0", "--public-url", "http://127.0.0.1:18443", "--log-format", "json",
+             "--admin-token-file", "out/admin-token", "--config-out", "out/policies.json"],
+            environment: env, directory: root)
+        try await p.waitForOutput("b2c emulator: ")
+        let port = try #require(p.stdout.split(separator: "listening on 0.0.0.0:").last.flatMap { Int($0.prefix { $0.isNumber }) })
+        let local = "http://127.0.0.1:\(port)"
+
+        // The issuer and every endpoint name the public URL, whatever Host the request carries; so does --config-out.
+        let discovery = try await Self.curl([local + "/contoso.onmicrosoft.com/B2C_1_susi/v2.0/.well-known/openid-configuration"])
+        let doc = try JSONValue.parse(Data(discovery.stdout.split(separator: "\n").dropLast().joined(separator: "\n").utf8))
+        #expect(doc["issuer"]?.stringValue?.hasPrefix("http://127.0.0.1:18443/") == true, "\(discovery.stdout)")
+        #expect(doc["token_endpoint"]?.stringValue?.hasPrefix("http://127.0.0.1:18443/") == true)
+        let config = try JSONValue.parse(try Data(contentsOf: root.appendingPathComponent("out/policies.json")))
+        #expect(config["authorityHost"]?.stringValue == "http://127.0.0.1:18443")
+        // A name the tenant does not know is still refused for the protocol (421), but the health check answers it.
+        let named = try await Self.curl(["-H", "Host: b2c-tenant:8080", local + "/contoso.onmicrosoft.com/B2C_1_susi/v2.0/.well-known/openid-configuration"])
+        #expect(named.stdout.hasSuffix("421"), "\(named.stdout)")
+        let health = try await Self.curl(["-H", "Host: b2c-tenant:8080", local + "/health"])
+        #expect(health.stdout.hasSuffix("200") && health.stdout.contains("\"status\":\"ok\""), "\(health.stdout)")
+
+        // One JSON line per request on stdout, the path without its query.
+        _ = try await Self.curl([local + "/contoso.onmicrosoft.com/B2C_1_susi/oauth2/v2.0/authorize?client_id=x&code_challenge=secret-ish"])
+        let lines = p.stdout.split(separator: "\n").filter { $0.hasPrefix("{") }
+        #expect(lines.count >= 4, "\(p.stdout)")
+        let last = try JSONValue.parse(Data(try #require(lines.last).utf8))
+        #expect(last["method"] == "GET" && last["path"]?.stringValue?.hasSuffix("/authorize") == true && last["status"]?.lenientInt != nil)
+        #expect(!p.stdout.contains("secret-ish"))
+
+        // The admin surface: this machine without a token; another machine only with the token from the file (0600).
+        let mine = try await Self.curl([local + "/_admin/outbox"])
+        #expect(mine.stdout.hasSuffix("200"), "\(mine.stdout)")
+        let file = root.appendingPathComponent("out/admin-token").path
+        #expect((try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int) == 0o600)
+        #expect(p.stderr.contains("warning: the admin surface"), "\(p.stderr)")
+        if let outside = Self.outsideAddress() {
+            let token = try String(contentsOfFile: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            let url = "http://\(outside):\(port)/_admin/outbox"
+            let without = try await Self.curl([url])
+            #expect(without.stdout.hasSuffix("403") && without.stdout.contains("with its token"), "\(without.stdout)")
+            let wrong = try await Self.curl(["-H", "Authorization: Bearer \(String(token.reversed()))", url])
+            #expect(wrong.stdout.hasSuffix("403"), "\(wrong.stdout)")
+            let with = try await Self.curl(["-H", "Authorization: Bearer \(token)", url])
+            #expect(with.stdout.hasSuffix("200"), "\(with.stdout)")
+        }
+
+        // SIGTERM: a clean stop (exit 0).
+        p.signal(SIGTERM)
+        let end = await p.finish()
+        #expect(end.status == 0, "\(end.stderr)")
+    }
+
+    /// Without --admin-token-file, another machine is refused and told how to open it.
+    @Test func theAdminSurfaceStaysLocalByDefault() async throws {
+        guard let outside = Self.outsideAddress() else { return }
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("b2c-container-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: root) }
+        let p = try LiveProcess(
+            emulatorBinary, ["serve", "--host", "0.0.0.0"], environment: ["HOME": root.path, "PATH": "/usr/bin:/bin"], directory: root)
+        try await p.waitForOutput("b2c emulator: ")
+        let port = try #require(p.stdout.split(separator: "listening on 0.0.0.0:").last.flatMap { Int($0.prefix { $0.isNumber }) })
+        let r = try await Self.curl(["http://\(outside):\(port)/_admin/outbox"])
+        #expect(r.stdout.hasSuffix("403") && r.stdout.contains("--admin-token-file"), "\(r.stdout)")
+        p.signal(SIGTERM)
+        #expect(await p.finish().status == 0)
+    }
+}
