@@ -34,8 +34,10 @@ import Testing
         let env = ["HOME": root.path, "PATH": "\(buildDir.path):/usr/bin:/bin"]
         let p = try LiveProcess(
             emulatorBinary,
-            ["serve", "--host", "0.0.0.0", "--public-url", "http://127.0.0.1:18443", "--log-format", "json",
-             "--admin-token-file", "out/admin-token", "--config-out", "out/policies.json"],
+            [
+                "serve", "--host", "0.0.0.0", "--public-url", "http://127.0.0.1:18443", "--log-format", "json",
+                "--admin-token-file", "out/admin-token", "--config-out", "out/policies.json",
+            ],
             environment: env, directory: root)
         try await p.waitForOutput("b2c emulator: ")
         let port = try #require(p.stdout.split(separator: "listening on 0.0.0.0:").last.flatMap { Int($0.prefix { $0.isNumber }) })
@@ -49,7 +51,9 @@ import Testing
         let config = try JSONValue.parse(try Data(contentsOf: root.appendingPathComponent("out/policies.json")))
         #expect(config["authorityHost"]?.stringValue == "http://127.0.0.1:18443")
         // A name the tenant does not know is still refused for the protocol (421), but the health check answers it.
-        let named = try await Self.curl(["-H", "Host: b2c-tenant:8080", local + "/contoso.onmicrosoft.com/B2C_1_susi/v2.0/.well-known/openid-configuration"])
+        let named = try await Self.curl([
+            "-H", "Host: b2c-tenant:8080", local + "/contoso.onmicrosoft.com/B2C_1_susi/v2.0/.well-known/openid-configuration",
+        ])
         #expect(named.stdout.hasSuffix("421"), "\(named.stdout)")
         let health = try await Self.curl(["-H", "Host: b2c-tenant:8080", local + "/health"])
         #expect(health.stdout.hasSuffix("200") && health.stdout.contains("\"status\":\"ok\""), "\(health.stdout)")
