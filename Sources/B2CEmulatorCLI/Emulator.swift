@@ -274,7 +274,7 @@ struct RequestLogHandler: LogHandler {
             if event.level >= .warning { FileHandle.standardError.write(Data("b2c-emulator: \(event.message)\n".utf8)) }
             return
         }
-        let time = ISO8601DateFormatter().string(from: Date())
+        let time = Date().ISO8601Format()
         func value(_ key: String) -> String { fields[key].map { "\($0)" } ?? "" }
         let line: String
         switch format {

@@ -95,44 +95,43 @@ import Testing
         ["HOME": home.path, "PATH": "\(buildDir.path):/usr/bin:/bin", "LANG": "C.UTF-8"]
     }
 
-    /// Runs a script with bash, its output in a file, within `seconds`; then stops whatever it left running (a tenant started
-    /// with `&`), found by the mark in its environment (`DOCS_TEST_RUN`).
+    /// Runs a script with bash (stdin empty, output to a file) and waits, at most `seconds`, for the line `exit N` that the
+    /// script's EXIT trap writes to `status`: what it left running in the background may keep Foundation from seeing its
+    /// end, so the script's own word is the signal. Returns N (-1 when the time ran out; the shell is killed) and the output.
     static func bash(
-        _ script: URL, environment: [String: String], directory: URL, seconds: Int, status: URL
+        _ script: URL, environment: [String: String], directory: URL, status: URL, seconds: Int
     ) async throws -> (
         status: Int32, output: String
     ) {
         let log = script.deletingPathExtension().appendingPathExtension("log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let out = try FileHandle(forWritingTo: log)
-        let mark = UUID().uuidString
+        defer { try? out.close() }
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/bin/bash")
         p.arguments = [script.path]
-        p.environment = environment.merging(["DOCS_TEST_RUN": mark]) { $1 }
+        p.environment = environment
         p.currentDirectoryURL = directory
         p.standardInput = FileHandle.nullDevice
         p.standardOutput = out
         p.standardError = out
         try p.run()
-        // The script says when it ends (its EXIT trap writes to the status file): what it left running may keep Foundation
-        // from seeing the end, so the status file is the signal, and the leftovers are stopped then.
         let deadline = Date().addingTimeInterval(Double(seconds))
-        var timedOut = false
-        while !((try? String(contentsOf: status, encoding: .utf8)) ?? "").contains("exit ") {
-            if Date() > deadline { timedOut = true; break }
+        var code: Int32 = -1
+        while true {
+            let said = ((try? String(contentsOf: status, encoding: .utf8)) ?? "").split(separator: "\n").last { $0.hasPrefix("exit ") }
+            if let said, let c = Int32(said.dropFirst("exit ".count)) {
+                code = c
+                break
+            }
+            if Date() > deadline {
+                kill(p.processIdentifier, SIGKILL)
+                break
+            }
             try await Task.sleep(nanoseconds: 50_000_000)
         }
-        endRun(mark: mark)
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            Thread {
-                p.waitUntilExit()
-                c.resume()
-            }.start()
-        }
-        try? out.close()
         let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-        return (timedOut ? -1 : p.terminationStatus, output + (timedOut ? "\n(timed out after \(seconds) s)" : ""))
+        return (code, output + (code == -1 ? "\n(timed out after \(seconds) s)" : ""))
     }
 
     /// A /proc file (its size says 0: read until the end).
@@ -187,7 +186,11 @@ import Testing
         }
         let script = root.appendingPathComponent("driver.sh")
         try Data(driver.utf8).write(to: script)
-        let r = try await bash(script, environment: cleanEnvironment(home: home), directory: work, seconds: 240, status: status)
+        // What the blocks leave running (a tenant started with `&`) is found by a mark in its environment and stopped after.
+        let mark = UUID().uuidString
+        let environment = cleanEnvironment(home: home).merging(["DOCS_TEST_RUN": mark]) { $1 }
+        let r = try await bash(script, environment: environment, directory: work, status: status, seconds: 240)
+        endRun(mark: mark)
         let progress = ((try? String(contentsOf: status, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
         let finished = Set(progress.filter { $0.hasPrefix("ok ") }.compactMap { Int($0.dropFirst(3)) })
         outcome.ran += finished.count
@@ -270,47 +273,13 @@ import Testing
             let done = checkout.deletingLastPathComponent().appendingPathComponent("step-\(n).status")
             try? FileManager.default.removeItem(at: done)  // a job run again in the same place starts afresh
             // The runner's `bash -e {0}` with pipefail; the trap only tells the test the step's status.
-            try Data("trap 'echo $? > \"\(done.path)\"' EXIT\nset -eo pipefail\n\(step)\n".utf8).write(to: script)
-            let r = try await bashStep(script, environment: environment, directory: checkout, status: done)
+            // What a step leaves in the background keeps running, as on a runner, until the job ends.
+            try Data("trap 'echo \"exit $?\" > \"\(done.path)\"' EXIT\nset -eo pipefail\n\(step)\n".utf8).write(to: script)
+            let r = try await bash(script, environment: environment, directory: checkout, status: done, seconds: 120)
             report += "$ \(step)\n\(r.output)\n"
             if r.status != 0 { return (false, report + "(step \(n + 1) exited \(r.status))") }
         }
         return (true, report)
-    }
-
-    /// One step; what it leaves in the background keeps running (a runner keeps it until the job ends).
-    static func bashStep(
-        _ script: URL, environment: [String: String], directory: URL, status: URL
-    ) async throws -> (
-        status: Int32, output: String
-    ) {
-        let log = script.deletingPathExtension().appendingPathExtension("log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        let out = try FileHandle(forWritingTo: log)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/bin/bash")
-        p.arguments = [script.path]
-        p.environment = environment
-        p.currentDirectoryURL = directory
-        p.standardInput = FileHandle.nullDevice
-        p.standardOutput = out
-        p.standardError = out
-        try p.run()
-        // The step's own word on its end (what it started in the background may keep Foundation from seeing it).
-        let deadline = Date().addingTimeInterval(120)
-        var code: Int32 = -1
-        while true {
-            if let text = try? String(contentsOf: status, encoding: .utf8),
-                let c = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines))
-            {
-                code = c
-                break
-            }
-            if Date() > deadline { kill(p.processIdentifier, SIGKILL); break }
-            try await Task.sleep(nanoseconds: 50_000_000)
-        }
-        try? out.close()
-        return (code, (try? String(contentsOf: log, encoding: .utf8)) ?? "")
     }
 
     @Test func everyShellBlockOfTheDocsRuns() async throws {

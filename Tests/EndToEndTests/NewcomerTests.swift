@@ -192,12 +192,11 @@ import Testing
             let r = await p.finish()
             #expect(r.status == 0 && r.stdout.contains("Signed in as alice@contoso.com"), "\(r.stdout) \(r.stderr)")
 
-            // A tenant that does not answer: said at once (exit 5), not after the 300 s wait for a browser.
+            // A tenant that does not answer: said before any URL is shown (exit 5), not after the wait for a browser (which
+            // would end in exit 1, "no answer from the browser").
             await w.stop()
-            let started = Date()
             let down = try await w.b2c(["signin"], as: alice)
             #expect(down.status == 5 && !down.stderr.contains("open:"), "\(down.stderr)")
-            #expect(Date().timeIntervalSince(started) < 60)
         }
     }
 

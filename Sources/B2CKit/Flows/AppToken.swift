@@ -58,9 +58,8 @@ extension B2CClient {
             let token = try await fetchAppToken(target, resource: resource)
             return AppTokenResult(
                 token: token, fromCache: false,
-                notice: "the app token was not cached: this session has no key for the token store (no keyring, no "
-                    + "B2C_STORE_KEY), so each command asks the tenant again. To cache it, give the job a key: "
-                    + "export B2C_STORE_KEY=$(openssl rand -base64 32)")
+                notice: "the app token was not cached: this session has no key for the token store, so each command asks the "
+                    + "tenant again. To cache it, give the job a key: export B2C_STORE_KEY=$(openssl rand -base64 32)")
         }
         if !forceRefresh, let t = try store.appToken(scope: target.scope, resource: resource), t.expiresOn - clock() >= minValid {
             return AppTokenResult(token: t, fromCache: true)
