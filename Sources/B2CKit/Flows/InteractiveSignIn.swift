@@ -83,7 +83,7 @@ extension B2CClient {
         case .resetPassword?: purpose = "reset the password (\(target.name))"
         default: purpose = "sign in to \(target.name)"
         }
-        let remaining = max(0, Int(((deadline - ContinuousClock.now) / .milliseconds(1)).rounded(.up) / 1000))
+        let remaining = max(0, Int(((deadline - ContinuousClock.now) / .seconds(1)).rounded(.up)))
         await ui.present(url: request.url(endpoint: meta.authorizationEndpoint, redirectURI: redirectURI), purpose: purpose)
         ui.progress("Waiting for the browser to \(purpose) (timeout \(remaining) s; Ctrl-C cancels)…")
         let reply = try await waitForAnswer(listener, deadline: deadline, ui: ui, timeoutSeconds: options.timeoutSeconds)
