@@ -30,9 +30,13 @@ extension EmulatorCommand {
             discussion: """
                 Prints one line with the base URL, the tenant and the admin endpoint, then serves until SIGINT/SIGTERM.
                 Without --state the tenant lives in memory. A malformed --seed exits with code 3.
+
+                In a container, where arguments are awkward to pass (GitHub Actions services), the environment stands in for
+                options that are not given: B2C_EMULATOR_HOST, _PORT, _PUBLIC_URL, _LOG_FORMAT, _SEED, _STATE, _CONFIG_OUT and
+                _ADMIN_TOKEN_FILE. An option on the command line wins over its variable.
                 """)
 
-        @Option(help: "Address to listen on.") var host = "127.0.0.1"
+        @Option(help: "Address to listen on. Default: 127.0.0.1 (0.0.0.0 in the container image).") var host: String?
         @Option(
             help: ArgumentHelp(
                 "Port to listen on; 0 picks a free port. Default: 0, or with --state the port the tenant served on last (its "
@@ -80,7 +84,8 @@ extension EmulatorCommand {
                 valueName: "file"))
         var adminTokenFile: String?
 
-        func validate() throws {
+        mutating func validate() throws {
+            try applyEnvironment(ProcessInfo.processInfo.environment)
             if let port, !(0...65535).contains(port) { throw ValidationError("--port must be between 0 and 65535, got \(port).") }
             if state != nil && inMemory { throw ValidationError("--state and --in-memory exclude each other; give one.") }
             if app != nil && configOut == nil {
@@ -100,8 +105,36 @@ extension EmulatorCommand {
             }
         }
 
+        /// What a container passes as environment (GitHub Actions `services:` can pass no arguments): each
+        /// `B2C_EMULATOR_<OPTION>` stands for its option when the option is not given.
+        static let environmentOptions = [
+            "B2C_EMULATOR_HOST", "B2C_EMULATOR_PORT", "B2C_EMULATOR_PUBLIC_URL", "B2C_EMULATOR_LOG_FORMAT", "B2C_EMULATOR_SEED",
+            "B2C_EMULATOR_STATE", "B2C_EMULATOR_CONFIG_OUT", "B2C_EMULATOR_ADMIN_TOKEN_FILE",
+        ]
+
+        mutating func applyEnvironment(_ environment: [String: String]) throws {
+            func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
+            host = host ?? value("B2C_EMULATOR_HOST")
+            if port == nil, let text = value("B2C_EMULATOR_PORT") {
+                guard let n = Int(text) else { throw ValidationError("B2C_EMULATOR_PORT must be a port number (0–65535), not '\(text)'.") }
+                port = n
+            }
+            if logFormat == nil, let text = value("B2C_EMULATOR_LOG_FORMAT") {
+                guard let format = RequestLogFormat(rawValue: text) else {
+                    throw ValidationError("B2C_EMULATOR_LOG_FORMAT must be text or json, not '\(text)'.")
+                }
+                logFormat = format
+            }
+            publicUrl = publicUrl ?? value("B2C_EMULATOR_PUBLIC_URL")
+            seed = seed ?? value("B2C_EMULATOR_SEED")
+            if state == nil && !inMemory { state = value("B2C_EMULATOR_STATE") }
+            configOut = configOut ?? value("B2C_EMULATOR_CONFIG_OUT")
+            adminTokenFile = adminTokenFile ?? value("B2C_EMULATOR_ADMIN_TOKEN_FILE")
+        }
+
         /// Long on purpose: the start sequence of `serve` (seed, state, TLS, listen, configuration out), in order.
         func run() async throws {
+            let host = self.host ?? "127.0.0.1"
             var seedValue: EmulatorSeed
             if let seed {
                 let data: Data

@@ -104,4 +104,40 @@ import Testing
         p.signal(SIGTERM)
         #expect(await p.finish().status == 0)
     }
+
+    /// GitHub Actions `services:` pass no arguments: the environment stands in for the options not given, and an option
+    /// given wins over its variable; a variable that is not a value says so.
+    @Test func theEnvironmentStandsInForOptions() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("b2c-container-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: root) }
+        var env = [
+            "HOME": root.path, "PATH": "/usr/bin:/bin", "B2C_EMULATOR_HOST": "0.0.0.0", "B2C_EMULATOR_PUBLIC_URL": "http://127.0.0.1:18443",
+            "B2C_EMULATOR_LOG_FORMAT": "json", "B2C_EMULATOR_CONFIG_OUT": "out/policies.json", "B2C_EMULATOR_STATE": "state",
+            "B2C_EMULATOR_ADMIN_TOKEN_FILE": "out/admin-token",
+        ]
+        let p = try LiveProcess(emulatorBinary, ["serve", "--log-format", "text"], environment: env, directory: root)
+        try await p.waitForOutput("b2c emulator: ")
+        #expect(p.stdout.hasPrefix("b2c emulator: http://127.0.0.1:18443 (listening on 0.0.0.0:"), "\(p.stdout)")
+        let port = try #require(p.stdout.split(separator: "listening on 0.0.0.0:").last.flatMap { Int($0.prefix { $0.isNumber }) })
+        let config = try JSONValue.parse(try Data(contentsOf: root.appendingPathComponent("out/policies.json")))
+        #expect(config["authorityHost"]?.stringValue == "http://127.0.0.1:18443")
+        #expect(FileManager.default.fileExists(atPath: root.appendingPathComponent("out/admin-token").path))
+        #expect(FileManager.default.fileExists(atPath: root.appendingPathComponent("state/port").path))
+        _ = try await Self.curl(["http://127.0.0.1:\(port)/health"])
+        // --log-format text on the command line beat B2C_EMULATOR_LOG_FORMAT=json.
+        try await p.waitForOutput(" GET /health 200 ")
+        p.signal(SIGTERM)
+        #expect(await p.finish().status == 0)
+
+        for (name, value, message) in [
+            ("B2C_EMULATOR_PORT", "http", "B2C_EMULATOR_PORT must be a port number"),
+            ("B2C_EMULATOR_LOG_FORMAT", "yaml", "B2C_EMULATOR_LOG_FORMAT must be text or json"),
+            ("B2C_EMULATOR_PUBLIC_URL", "127.0.0.1:8443", "--public-url takes an origin"),
+        ] {
+            env = ["HOME": root.path, "PATH": "/usr/bin:/bin", name: value]
+            let r = try await run(emulatorBinary, ["serve"], environment: env, directory: root)
+            #expect(r.status == 64 && r.stderr.contains(message), "\(name)=\(value): \(r.status) \(r.stderr)")
+        }
+    }
 }
