@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds b2c's release artefacts into dist/ (a fresh clone needs only the Swift toolchain, dpkg-deb and gzip):
+# Builds b2c's release artefacts into dist/ (a fresh clone needs the Swift toolchain, dpkg-deb, gzip,
+# and umoci and python3 for the image):
 #
 #   dist/b2c-<version>-linux-<arch>.tar.gz   b2c and b2c-emulator (release, Swift runtime linked in, debug info
 #                                            stripped), bash/zsh/fish completions, one man page per command, the README,
@@ -8,7 +9,11 @@
 #                                            /usr/share/bash-completion/completions, /usr/share/zsh/vendor-completions,
 #                                            /usr/share/fish/vendor_completions.d, /usr/share/man/man1,
 #                                            /usr/share/doc/b2c; Depends computed from the binaries' NEEDED libraries
-#   dist/SHA256SUMS                          sha256sum of both
+#   dist/b2c-emulator-<version>-linux-<arch>.image.tar
+#                                            the local tenant as an OCI image (scripts/image.sh): b2c-emulator, the
+#                                            libraries it links, CA roots and a non-root user, nothing else; loads with
+#                                            `podman load` and `docker load`
+#   dist/SHA256SUMS                          sha256sum of all three
 #
 # The version is the one `b2c --version` prints (B2CCommand.version in Sources/B2CCLI/Commands/Root.swift): one place.
 # Man pages come from swift-argument-parser's manual generator (its GenerateManual plugin, on the debug build: the
@@ -117,6 +122,10 @@ CONTROL
 deb=$DIST/b2c_${version}_$debarch.deb
 dpkg-deb --root-owner-group -Zxz --build "$pkg" "$deb" >/dev/null
 
-(cd "$DIST" && sha256sum "$(basename "$tarball")" "$(basename "$deb")" >SHA256SUMS)
+image=$DIST/b2c-emulator-$version-linux-$arch.image.tar
+say "building the container image…"
+"$ROOT/scripts/image.sh" "$tree/bin/b2c-emulator" "$version" "$tree/THIRD-PARTY-NOTICES.txt" "$image"
+
+(cd "$DIST" && sha256sum "$(basename "$tarball")" "$(basename "$deb")" "$(basename "$image")" >SHA256SUMS)
 say "Depends: $depends"
-printf '%s\n' "$tarball" "$deb" "$DIST/SHA256SUMS"
+printf '%s\n' "$tarball" "$deb" "$image" "$DIST/SHA256SUMS"

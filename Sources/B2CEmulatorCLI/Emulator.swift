@@ -9,7 +9,7 @@ struct EmulatorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "emulator",
         abstract: "A local Azure AD B2C tenant for development and tests.",
-        subcommands: [Serve.self, DefaultSeed.self, BrowserCommand.self])
+        subcommands: [Serve.self, DefaultSeed.self, BrowserCommand.self, HealthCommand.self])
 }
 
 extension EmulatorCommand {

@@ -127,8 +127,14 @@ import Testing
         _ = try await Self.curl(["http://127.0.0.1:\(port)/health"])
         // --log-format text on the command line beat B2C_EMULATOR_LOG_FORMAT=json.
         try await p.waitForOutput(" GET /health 200 ")
+        // The image's health check (no shell, no curl there): the tenant on B2C_EMULATOR_PORT, or --url.
+        let health = try await run(
+            emulatorBinary, ["health"], environment: ["PATH": "/usr/bin:/bin", "B2C_EMULATOR_PORT": "\(port)"], directory: root)
+        #expect(health.status == 0 && health.stdout.contains("\"status\":\"ok\""), "\(health.status) \(health.stderr)")
         p.signal(SIGTERM)
         #expect(await p.finish().status == 0)
+        let gone = try await run(emulatorBinary, ["health", "--url", "http://127.0.0.1:\(port)"], environment: [:], directory: root)
+        #expect(gone.status == 5 && gone.stderr.contains("no tenant answers at http://127.0.0.1:\(port)"), "\(gone.stderr)")
 
         for (name, value, message) in [
             ("B2C_EMULATOR_PORT", "http", "B2C_EMULATOR_PORT must be a port number"),
