@@ -2,12 +2,13 @@
 # Installs the artefacts scripts/release.sh made into a throwaway directory and uses them the way a user would, then
 # removes them. Run by .ci/run after the tests; exits non-zero with the reason on the first failure.
 #
-#   - SHA256SUMS verifies both artefacts
+#   - SHA256SUMS verifies the three artefacts
 #   - the .deb: every Depends is a package installed here; `dpkg -x` into a temporary root; the installed
 #     `b2c --version` prints the package's version; `b2c demo` (b2c handing over to the installed b2c-emulator next
 #     to it) runs the whole job; `man -l` renders a page; the bash completion, sourced, completes `b2c to` to `token`;
 #     the zsh and fish completions are where those shells look
 #   - the archive: unpacked, its b2c prints the same version and its b2c-emulator answers `default-seed`
+#   - the container image: scripts/test-image.sh (podman), with the archive's b2c as the client on the host
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 DIST=${B2C_DIST:-$ROOT/dist}
@@ -75,4 +76,9 @@ abin=$(echo "$tmp"/archive/b2c-*/bin)
 [[ $("$abin/b2c" --version) == "b2c $version" ]] || fail "the archive's b2c --version is not b2c $version"
 "$abin/b2c-emulator" default-seed | grep -q '"contoso.onmicrosoft.com"' || fail "the archive's b2c-emulator default-seed did not print the seed"
 step "archive: $(basename "$tarball") unpacks; b2c $version; b2c-emulator answers"
+
+# The container image, with the archive's b2c on the host side.
+image=$DIST/$(awk '$2 ~ /\.image\.tar$/ { print $2 }' "$DIST/SHA256SUMS")
+[[ -f $image ]] || fail "SHA256SUMS names no image archive (run scripts/release.sh)"
+"$ROOT/scripts/test-image.sh" "$image" "$abin" || fail "the container image (scripts/test-image.sh)"
 step "OK"
