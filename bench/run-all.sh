@@ -4,13 +4,13 @@
 # from Debian (as root, or through sudo) when a tool is missing; msal-python goes into a venv that peers.sh makes.
 #
 # Knobs: as in each script (PEOPLE, SIZES, RUNS, DURATION, MODES, ...); SKIP="refresh listing" skips benchmarks by name
-# (cache-hit, lean, peers, encrypted, refresh, listing, throughput, start, load, startup); NO_INSTALL=1 installs nothing.
+# (cache-hit, lean, peers, encrypted, refresh, listing, throughput, start, container, load, startup); NO_INSTALL=1 installs nothing.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 SKIP=${SKIP:-}
 # Debian packages by the command the scripts look for.
 PACKAGES=(hyperfine:hyperfine wrk:wrk sqlite3:sqlite3 curl:curl strace:strace openssl:openssl readelf:binutils
-    dbus-run-session:dbus gnome-keyring-daemon:gnome-keyring perf:linux-perf)
+    dbus-run-session:dbus gnome-keyring-daemon:gnome-keyring perf:linux-perf podman:podman runc:runc)
 missing=()
 for entry in "${PACKAGES[@]}"; do command -v "${entry%%:*}" >/dev/null 2>&1 || missing+=("${entry#*:}"); done
 [[ -x /usr/bin/time ]] || missing+=(time)
@@ -44,6 +44,7 @@ run refresh refresh.sh
 run listing accounts-listing.sh
 run throughput emulator-throughput.sh
 run start emulator-start.sh
+run container container-start.sh
 run load emulator-load.sh
 run startup startup-profile.sh
 exit 0

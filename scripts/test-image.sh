@@ -30,26 +30,8 @@ py=$(command -v /usr/bin/python3 || command -v python3)
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/b2c-image-test.XXXXXX")
 pm=$tmp/podman
-mkdir -p "$pm"
-cat >"$pm/containers.conf" <<CONF
-[containers]
-default_ulimits = []
-[engine]
-runtime = "runc"
-cgroup_manager = "cgroupfs"
-events_logger = "file"
-tmp_dir = "$pm/tmp"
-volume_path = "$pm/volumes"
-[network]
-network_config_dir = "$pm/networks"
-CONF
-cat >"$pm/storage.conf" <<CONF
-[storage]
-driver = "vfs"
-graphroot = "$pm/root"
-runroot = "$pm/run"
-CONF
-export CONTAINERS_CONF=$pm/containers.conf CONTAINERS_STORAGE_CONF=$pm/storage.conf
+source "$ROOT/scripts/podman-scratch.sh"
+podman_scratch "$pm"
 service=
 cleanup() {
     podman rm -af -t 0 >/dev/null 2>&1 || true
@@ -168,7 +150,7 @@ podman rm -f -t 2 b2c-tenant >/dev/null
 podman volume rm b2c-state >/dev/null
 step "restart on the same volume: refresh works, the admin-added person signs in; app-only token"
 
-# docs/container.md: the blocks marked <!-- image-test: NAME -->, in order.
+# docs/container.md (and the README's block): the blocks marked <!-- image-test: NAME -->, in order.
 doc=$ROOT/docs/container.md
 blocks() {
     awk -v want="$1" '
@@ -176,9 +158,9 @@ blocks() {
         /^<!--/ { next }
         /^```/ { if (inside) { inside = 0; marked = 0; print "\n"; next } if (marked) { inside = 1; next } }
         inside { print }
-        !/^```/ && !inside && !/^<!--/ { marked = 0 }' "$doc"
+        !/^```/ && !inside && !/^<!--/ { marked = 0 }' "${2:-$doc}"
 }
-[[ -n $(blocks walkthrough) && -n $(blocks services) && -n $(blocks compose) && -n $(blocks testcontainers) ]] \
+[[ -n $(blocks readme "$ROOT/README.md") && -n $(blocks walkthrough) && -n $(blocks services) && -n $(blocks compose) && -n $(blocks testcontainers) ]] \
     || fail "docs/container.md lacks one of its image-test blocks (walkthrough, services, compose, testcontainers)"
 grep -q "b2c-emulator:$version" "$doc" || fail "docs/container.md does not name this release's image b2c-emulator:$version"
 # What `docker load` and a registry push would name it.
@@ -186,6 +168,15 @@ podman tag "$ref" "docker.io/library/b2c-emulator:$version" "ghcr.io/your-org/b2
 work=$tmp/docs
 mkdir -p "$work/dist" "$work/home"
 ln -s "$image" "$work/dist/$(basename "$image")"
+# The README's two lines: load, then serve on 8443 with no other argument.
+(cd "$work/dist" && env -i HOME="$work/home" PATH="/usr/local/sbin:/usr/sbin:/sbin:/usr/bin:/bin" CONTAINERS_CONF="$CONTAINERS_CONF" \
+    CONTAINERS_STORAGE_CONF="$CONTAINERS_STORAGE_CONF" bash -e -o pipefail -c "$(blocks readme "$ROOT/README.md")") >"$tmp/readme.out" 2>&1 \
+    || { cat "$tmp/readme.out" >&2; fail "the README's container block failed"; }
+wait_health http://127.0.0.1:8443 "$(podman ps -q | head -1)"
+[[ $(curl -fsS http://127.0.0.1:8443/contoso.onmicrosoft.com/B2C_1_susi/v2.0/.well-known/openid-configuration) == *'"issuer":"http://127.0.0.1:8443/'* ]] \
+    || fail "the README's container does not name http://127.0.0.1:8443 as its issuer"
+podman rm -af -t 0 >/dev/null
+step "README.md: the container block ran as written"
 (cd "$work" && env -i HOME="$work/home" PATH="$cbin:/usr/local/sbin:/usr/sbin:/sbin:/usr/bin:/bin" CONTAINERS_CONF="$CONTAINERS_CONF" \
     CONTAINERS_STORAGE_CONF="$CONTAINERS_STORAGE_CONF" timeout 300 bash -e -o pipefail -c "$(blocks walkthrough)") \
     >"$tmp/walkthrough.out" 2>&1 || { tail -30 "$tmp/walkthrough.out" >&2; fail "docs/container.md's walkthrough failed"; }
