@@ -14,7 +14,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 RUNS=${RUNS:-10}
-need "$PY" podman
+need "$PY" podman strip
 IMAGE=${IMAGE:-$(ls -t "$ROOT"/dist/b2c-emulator-*-linux-"$(uname -m)".image.tar 2>/dev/null | head -1)}
 [[ -n $IMAGE && -f $IMAGE ]] || die "no image archive in $ROOT/dist (run scripts/release.sh, or set IMAGE)"
 bench_init
@@ -27,7 +27,8 @@ ref=$(podman load -i "$IMAGE" 2>/dev/null | sed -n 's/^Loaded image: //p' | head
 [[ -n $ref ]] || die "podman load -i $IMAGE loaded nothing"
 archive_mb=$(awk -v b="$(stat -c %s "$IMAGE")" 'BEGIN { printf "%.1f", b / 1e6 }')
 unpacked_mb=$(awk -v b="$(podman image inspect "$ref" --format '{{.Size}}')" 'BEGIN { printf "%.1f", b / 1e6 }')
-program_mb=$(awk -v b="$(stat -c %s "$EMULATOR")" 'BEGIN { printf "%.1f", b / 1e6 }')
+strip --strip-debug -o "$BENCH_TMP/b2c-emulator" "$EMULATOR"  # as release.sh puts it in the image
+program_mb=$(awk -v b="$(stat -c %s "$BENCH_TMP/b2c-emulator")" 'BEGIN { printf "%.1f", b / 1e6 }')
 
 discovery='http://127.0.0.1:{port}/contoso.onmicrosoft.com/B2C_1_susi/v2.0/.well-known/openid-configuration'
 read -r bare bare_min bare_max < <("$PY" "$BENCH_DIR/start_probe.py" "$RUNS" "$discovery" -- \
@@ -35,7 +36,7 @@ read -r bare bare_min bare_max < <("$PY" "$BENCH_DIR/start_probe.py" "$RUNS" "$d
 read -r _ run _ run_min _ run_max _ exec _ exec_min _ exec_max _ < <("$PY" "$BENCH_DIR/container_probe.py" "$RUNS" "$ref")
 
 machine_line
-printf 'image %s: archive %s MB, unpacked %s MB (the release b2c-emulator alone, with debug info: %s MB)\n' \
+printf 'image %s: archive %s MB, unpacked %s MB (of which b2c-emulator, debug info stripped: %s MB)\n' \
     "$ref" "$archive_mb" "$unpacked_mb" "$program_mb"
 printf 'bare program, exec -> discovery 200 p50: %.1f ms (min %.1f, max %.1f)\n' "$bare" "$bare_min" "$bare_max"
 printf 'container, exec inside -> discovery 200 p50: %.1f ms (min %.1f, max %.1f)  floor (bare program) %.1f ms  ratio %sx  target <= 150 ms  %s\n' \
