@@ -147,7 +147,7 @@ struct DemoCommand: AsyncParsableCommand {
 
             heading("The sample API, called with each person's token (acquired silently: no browser)")
             for who in [alice.email, bob.email] {
-                var req = APICallRequest(target: nil, api: "hello")
+                var req = APICallRequest(url: nil, api: "hello")
                 req.account = who
                 let r = try await client.callAPI(req)
                 detail("GET \(r.url.absoluteString) as \(who) → HTTP \(r.status) \(String(decoding: r.body, as: UTF8.self))")
@@ -156,7 +156,7 @@ struct DemoCommand: AsyncParsableCommand {
             let refreshed = try await client.acquireTokenSilently(
                 policyName: "B2C_1_susi", selector: alice.email,
                 scopes: config.apis.first?.scopes ?? [], minValid: 300, forceRefresh: true)
-            var again = APICallRequest(target: nil, api: "hello")
+            var again = APICallRequest(url: nil, api: "hello")
             again.account = alice.email
             let r = try await client.callAPI(again)
             detail(
@@ -226,11 +226,11 @@ struct DemoCommand: AsyncParsableCommand {
             trace: trace, secrets: ClientSecretSource(environment: environment))
         do {
             detail("as a CI job runs it: B2C_CLIENT_SECRET=… B2C_CONFIG=\(path.path) b2c call-api --app --api hello")
-            var req = APICallRequest(target: nil, api: "hello")
+            var req = APICallRequest(url: nil, api: "hello")
             req.app = true
             let r = try await client.callAPI(req)
             let token = try await client.acquireAppToken(
-                resource: try client.appResource(api: "hello", scope: nil), policyName: nil, minValid: 60, forceRefresh: false)
+                resource: try client.config.appResource(api: "hello", scope: nil), policyName: nil, minValid: 60, forceRefresh: false)
             detail(
                 "token for \(token.token.resource) (scp \(JWT.payload(of: token.token.secret)?["scp"]?.stringValue ?? "-"), "
                     + "sub = the app's service principal; \(token.fromCache ? "from the cache" : "new"))")

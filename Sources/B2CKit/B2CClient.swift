@@ -1,15 +1,29 @@
 import Foundation
 
-/// The façade: configuration + store + network, and the flows on top of them.
+/// The client library's façade: one app registration's configuration, the token store, the network, and one method per
+/// flow. Each method builds the flow's small type (`Flows/`) from what that flow uses and runs it.
+///
+/// ```swift
+/// let client = try B2CClient(config: try ClientConfiguration.load(path: "policies.json"),
+///                            store: try TokenStore(directory: StoreLocation.directory()))
+/// let token = try await client.acquireTokenSilently(policyName: nil, selector: nil, scopes: ["https://…/hello.read"])
+/// await client.shutdown()
+/// ```
 public final class B2CClient: Sendable {
+    /// The configuration this client acts for.
     public let config: ClientConfiguration
-    public let store: TokenStore
-    public let transport: HTTPTransport
-    public let metadata: MetadataProvider
+    let store: TokenStore
+    let transport: HTTPTransport
+    let metadata: MetadataProvider
     /// The app's client secret, for app-only tokens and confidential apps; asked for only when a request needs it.
-    public let secrets: ClientSecretSource
+    let secrets: ClientSecretSource
     let clock: @Sendable () -> Int
 
+    /// - Parameters:
+    ///   - timeoutSeconds: bounds every HTTP request, and the wait for another process's refresh of the same token.
+    ///   - trace: receives one line per HTTP request and answer, secrets redacted (`--verbose`).
+    ///   - secrets: where the client secret comes from, when a request needs it.
+    ///   - clock: epoch seconds; tests move it.
     public init(
         config: ClientConfiguration, store: TokenStore, timeoutSeconds: Int = 30, trace: (@Sendable (String) -> Void)? = nil,
         secrets: ClientSecretSource = ClientSecretSource(), clock: @escaping @Sendable () -> Int = { Int(Date().timeIntervalSince1970) }
@@ -20,133 +34,125 @@ public final class B2CClient: Sendable {
         do {
             transport = try HTTPTransport(
                 caFile: config.caFile, caHosts: config.hostNames, timeoutSeconds: timeoutSeconds, trace: trace)
-        } catch let e
-            as NetworkError
-        {
+        } catch let e as NetworkError {
             throw B2CError(.configuration, e.description)
         }
         metadata = MetadataProvider(store: store, transport: transport, config: config)
         self.clock = clock
     }
 
+    /// Stops the HTTP clients; call once when done.
     public func shutdown() async { await transport.shutdown() }
 
     /// The client's clock (epoch seconds).
     public func now() -> Int { clock() }
 
-    public func policy(_ name: String) throws -> ClientConfiguration.Policy {
-        if config.tenantType == .externalId {
-            throw B2CError(
-                .usage,
-                "\(config.source) is an External ID tenant: it has no policies (its user flow is attached to the app)",
-                remedy: .leaveOutPolicy(name))
-        }
-        guard let p = config.policy(named: name) else {
-            let known = config.policies.map(\.name) + (config.nativeAuth.map { [$0.name] } ?? [])
-            throw B2CError(.configuration, "the policy '\(name)' is not in \(config.source) (known: \(known.joined(separator: ", ")))")
-        }
-        return p
+    // MARK: the flows
+
+    /// A cached access token with at least `minValid` seconds left, else one refreshed with the account's own refresh
+    /// token (one refresh per account across processes), else `B2CError.Kind.interactionRequired` with the remedy.
+    /// - Parameters:
+    ///   - policyName: the policy (or native-auth name); nil: the default sign-in policy.
+    ///   - selector: the account: email, oid, account id or a unique prefix; nil: the policy's current or only account.
+    ///   - scopes: the resource scopes the token is for.
+    public func acquireTokenSilently(
+        policyName: String?, selector: String?, scopes: [String], minValid: Int = 300, forceRefresh: Bool = false
+    ) async throws -> SilentResult {
+        try await silentToken().run(
+            policyName: policyName, selector: selector, scopes: scopes, minValid: minValid, forceRefresh: forceRefresh)
     }
 
-    /// The default sign-in policy: the first of role signUpSignIn, else signIn.
-    public func defaultPolicy() throws -> ClientConfiguration.Policy {
-        guard let p = config.policies(role: .signUpSignIn).first ?? config.policies(role: .signIn).first else {
-            throw B2CError(
-                .configuration, "\(config.source) has no policy of role signUpSignIn or signIn",
-                remedy: .namePolicy(candidates: config.policies.map(\.name)))
-        }
-        return p
+    /// Signs a person in through the browser (authorization code + PKCE, loopback redirect), with the forgot-password
+    /// detour, and stores the account as the policy's current one.
+    public func signInInteractively(policyName: String?, options: InteractiveOptions, ui: InteractionUI) async throws -> Account {
+        try await interactiveSignIn(ui).run(policyName: policyName, options: options)
     }
 
-    /// Resource scopes for a request: explicit scopes, or an API's, or the first API's.
-    public func resourceScopes(api: String?, scopes: [String]) throws -> [String] {
-        if !scopes.isEmpty { return scopes }
-        if let api {
-            guard let a = config.api(named: api) else {
-                throw B2CError(
-                    .configuration, "no API named '\(api)' in \(config.source) (known: \(config.apis.map(\.name).joined(separator: ", ")))")
-            }
-            return a.scopes
-        }
-        if let first = config.apis.first { return first.scopes }
-        // No API: on B2C a token for the app itself (its client id as the scope, `aud` = the client id), as MSAL's B2C
-        // samples ask; External ID has no such scope, so its sign-in asks for none.
-        return config.tenantType == .b2c ? [config.clientID] : []
+    /// Signs a person in with a password at a policy of role `ropc` (the named one, else the configuration's first).
+    public func signInWithPassword(policyName: String?, username: String, password: String, scopes: [String]) async throws -> Account {
+        try await PasswordSignIn(
+            config: config, store: store, endpoint: tokenEndpoint, metadata: metadata, tokenSets: tokenSets, clock: clock
+        ).run(policyName: policyName, username: username, password: password, scopes: scopes)
     }
 
-    /// The scopes of a token the person asked for: as `resourceScopes`, and none is an error that names the fix.
-    public func tokenScopes(api: String?, scopes: [String]) throws -> [String] {
-        let resource = try resourceScopes(api: api, scopes: scopes)
-        guard resource.isEmpty else { return resource }
-        throw B2CError(
-            .configuration,
-            "\(config.source) names no API, and an External ID tenant gives no token for the app itself: name the scope with "
-                + "--scope (such as api://<API app id>/<scope>), or add the API to \"apis\" (b2c init --api NAME --api-url URL "
-                + "--scope SCOPE)")
+    /// Signs a person in through External ID's native-auth API (password or one-time code, asked of `prompter`).
+    public func signInNative(username: String, mode: NativeMode, scopes: [String], prompter: NativePrompter) async throws -> Account {
+        try await NativeSignIn(
+            config: config, store: store, transport: transport, metadata: metadata, tokenSets: tokenSets, clock: clock,
+            prompter: prompter
+        ).run(username: username, mode: mode, scopes: scopes)
     }
 
-    /// How to sign in to a policy (or the native-auth name) again, as a remedy.
-    public func signInRemedy(policy: String, loginHint: String? = nil) -> Remedy {
-        if let n = config.nativeAuth, n.name.caseInsensitiveCompare(policy) == .orderedSame, config.policy(named: policy) == nil {
-            return .signIn(policy: n.name, method: .native, loginHint: loginHint)
-        }
-        let method: Remedy.SignInMethod
-        switch config.policy(named: policy)?.role {
-        case .ropc?: method = .password
-        case .editProfile?: method = .editProfile
-        case .resetPassword?: method = .resetPassword
-        default: method = .browser
-        }
-        return .signIn(policy: config.policy(named: policy)?.name ?? policy, method: method, loginHint: loginHint)
+    /// Runs the edit-profile policy for the selected person and refreshes their profile everywhere it is shown.
+    public func editProfile(selector: String?, policyName: String?, options: InteractiveOptions, ui: InteractionUI) async throws
+        -> ProfileResult
+    {
+        try await profileFlows(ui).editProfile(selector: selector, policyName: policyName, options: options)
     }
 
-    /// A name under which accounts are held: a policy of the configuration, or the native-auth configuration's name.
-    public struct Target: Sendable {
-        public var name: String
-        public var authority: Authority
-        public var policy: ClientConfiguration.Policy?
-        /// The part of the store this target's accounts live in.
-        public var scope: AccountScope
+    /// Runs the password-reset policy for the selected person; returns the account and the person's other accounts, whose
+    /// tokens the reset revoked.
+    public func resetPassword(
+        selector: String?, policyName: String?, options: InteractiveOptions, ui: InteractionUI
+    ) async throws -> (Account, [Account]) {
+        try await profileFlows(ui).resetPassword(selector: selector, policyName: policyName, options: options)
     }
 
-    /// The policy (or native-auth name) a command acts on; nil means the default sign-in policy. Every command resolves
-    /// its `--policy` here, so a policy and the native-auth name mean the same thing everywhere.
-    public func target(_ name: String?) throws -> Target {
-        if let external = config.externalIdAuthority {
-            // One name for an External ID tenant: its browser and native sign-ins are the same account.
-            if let name, name.caseInsensitiveCompare(external.policy) != .orderedSame,
-                config.nativeAuth.map({ name.caseInsensitiveCompare($0.name) != .orderedSame }) ?? true
-            {
-                _ = try policy(name)
-            }
-            return Target(name: external.policy, authority: external, policy: nil, scope: scope(of: external))
-        }
-        if let name, let n = config.nativeAuthority, n.policy.caseInsensitiveCompare(name) == .orderedSame,
-            config.policy(named: name) == nil
-        {
-            return Target(name: n.policy, authority: n, policy: nil, scope: scope(of: n))
-        }
-        let p = try name.map { try policy($0) } ?? defaultPolicy()
-        let authority = config.authority(for: p)
-        return Target(name: p.name, authority: authority, policy: p, scope: scope(of: authority))
+    /// Forgets accounts locally (`apps`: the app's own tokens; `all`: every account and app token of this configuration;
+    /// shared-device mode: the whole store).
+    public func signOut(policyName: String?, selector: String?, all: Bool, apps: Bool = false) throws -> SignOutOutcome {
+        try SignOut(config: config, store: store).run(policyName: policyName, selector: selector, all: all, apps: apps)
     }
 
-    /// The store scope of an authority of this configuration: its host, the client id, and the tenant GUID when known.
-    public func scope(of authority: Authority) -> AccountScope {
-        AccountScope(environment: authority.hostAndPort, clientID: config.clientID, tenantID: config.tenantID)
+    /// Ends the B2C browser session through a policy's end_session endpoint; false when the browser did not come back.
+    public func endBrowserSession(policyName: String?, ui: InteractionUI, timeoutSeconds: Int = 120) async throws -> Bool {
+        try await BrowserSignOut(config: config, metadata: metadata, clock: clock, ui: ui)
+            .run(policyName: policyName, timeoutSeconds: timeoutSeconds)
     }
 
-    /// Every scope this configuration's accounts can live in (the authority host, and the native-auth host).
-    public var scopes: [AccountScope] {
-        if let external = config.externalIdAuthority {
-            var out = [scope(of: external)]
-            if let n = config.nativeAuthority, !out.contains(scope(of: n)) { out.append(scope(of: n)) }
-            return out
-        }
-        var out = [
-            AccountScope(environment: Authority.hostAndPort(of: config.authorityHost), clientID: config.clientID, tenantID: config.tenantID)
-        ]
-        if let n = config.nativeAuthority, !out.contains(scope(of: n)) { out.append(scope(of: n)) }
-        return out
+    /// The app's own token (client credentials with its secret) for `resource` (`<App ID URI>/.default`).
+    public func acquireAppToken(resource: String, policyName: String?, minValid: Int = 300, forceRefresh: Bool = false) async throws
+        -> AppTokenResult
+    {
+        try await appOnlyToken().run(resource: resource, policyName: policyName, minValid: minValid, forceRefresh: forceRefresh)
+    }
+
+    /// Calls a protected web API with a token acquired silently for its scopes (or the app's own). With `ui`, a call that
+    /// needs a sign-in signs the person in through the browser and is sent again.
+    public func callAPI(_ request: APICallRequest, ui: InteractionUI? = nil) async throws -> APICallResult {
+        try await APICall(
+            config: config, silent: silentToken(), appToken: appOnlyToken(), signIn: ui.map(interactiveSignIn), trace: transport.trace
+        ).run(request)
+    }
+
+    // MARK: building the flows
+
+    var tokenEndpoint: TokenEndpoint {
+        let (config, secrets) = (config, secrets)
+        return TokenEndpoint(
+            transport: transport, clientID: config.clientID,
+            credentials: ClientCredentials(method: config.clientAuthMethod, confidential: config.confidential) {
+                try secrets.secret(for: config)
+            })
+    }
+
+    var tokenSets: TokenSetBuilder { TokenSetBuilder(config: config, metadata: metadata) }
+
+    func silentToken() -> SilentToken {
+        SilentToken(
+            config: config, store: store, endpoint: tokenEndpoint, metadata: metadata, tokenSets: tokenSets, clock: clock,
+            lockTimeoutSeconds: transport.timeoutSeconds)
+    }
+
+    func interactiveSignIn(_ ui: InteractionUI) -> InteractiveSignIn {
+        InteractiveSignIn(config: config, store: store, endpoint: tokenEndpoint, metadata: metadata, tokenSets: tokenSets, clock: clock, ui: ui)
+    }
+
+    func profileFlows(_ ui: InteractionUI) -> ProfileFlows { ProfileFlows(config: config, store: store, signIn: interactiveSignIn(ui)) }
+
+    func appOnlyToken() -> AppOnlyToken {
+        AppOnlyToken(
+            config: config, store: store, endpoint: tokenEndpoint, metadata: metadata, clock: clock,
+            lockTimeoutSeconds: transport.timeoutSeconds)
     }
 }

@@ -182,7 +182,7 @@ import Testing
         var statuses = Rng(state: Self.seed)
         let r = Self.fuzz("native", samples: samples) { data in
             let status = [200, 400, 401, 500, 503].randomElement(using: &statuses)!
-            switch B2CClient.classifyNative(status: status, body: data) {
+            switch NativeAnswer.classify(status: status, body: data) {
             case .notJSON: throw FuzzRejected(kind: "not JSON")
             case .notAnObject: throw FuzzRejected(kind: "JSON, but not an object")
             default: break

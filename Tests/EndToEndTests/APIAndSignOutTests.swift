@@ -1,5 +1,5 @@
 import B2CEmulator
-import B2CKit
+@testable import B2CKit
 import Foundation
 import Hummingbird
 import Logging

@@ -1,5 +1,5 @@
 @testable import B2CEmulator
-import B2CKit
+@testable import B2CKit
 import Foundation
 import Testing
 import _CryptoExtras

@@ -61,7 +61,7 @@ struct CallAPICommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var req = APICallRequest(target: target, api: api)
+        var req = APICallRequest(url: target, api: api)
         req.policy = policy
         req.account = account
         req.app = app
@@ -79,23 +79,13 @@ struct CallAPICommand: AsyncParsableCommand {
         req.allowHosts = allowHost
         req.maxBody = maxBody
         let client = try options.makeClient()
-        let result = try await withClient(client) { c -> APICallResult in
-            do {
-                return try await c.callAPI(req)
-            } catch let e as B2CError where e.kind == .interactionRequired && interactive {
-                guard let recovery = try c.interactiveRecoveryPolicy(policy) else { throw e }
-                writeErr("\(e.message); signing in in the browser (--interactive)")
-                let interrupt = cancelOnInterrupt()
-                defer { interrupt.forEach { $0.cancel() } }
-                let hint = account.flatMap { $0.contains("@") ? $0 : nil }
-                let api = try c.resolveAPICall(req).1
-                let signedIn = try await c.signInInteractively(
-                    policyName: recovery, options: InteractiveOptions(loginHint: hint, scopes: api.scopes),
-                    ui: TerminalUI(openBrowser: true, verbose: options.verbose))
-                req.account = signedIn.id
-                return try await c.callAPI(req)
+        let request = req
+        let result =
+            interactive
+            ? try await withInteractiveClient(client) { c -> APICallResult in
+                try await c.callAPI(request, ui: TerminalUI(openBrowser: true, verbose: options.verbose))
             }
-        }
+            : try await withClient(client) { try await $0.callAPI(request) }
         for n in result.notices { writeErr(n) }
         let type = result.header("Content-Type") ?? "no content type"
         let who =

@@ -51,16 +51,11 @@ struct SignInCommand: AsyncParsableCommand {
         if let username { return try await signInWithoutBrowser(username: username) }
         let client = try options.makeClient()
         let account = try await withInteractiveClient(client) { c -> Account in
-            let p = try c.target(policy)
-            // A B2C configuration's native-auth name has no browser flow; an External ID tenant's one authority has both.
-            guard p.policy != nil || c.config.externalIdAuthority != nil else {
-                throw CLIError(
-                    "\(p.name) is the native-auth configuration; sign in to it with --native --username EMAIL", exitCode: ExitStatus.usage)
-            }
-            let scopes = try c.resourceScopes(api: api, scopes: scope)
-            return try await c.signInInteractively(
-                policyName: p.name,
-                options: InteractiveOptions(prompt: prompt, loginHint: loginHint, port: port, timeoutSeconds: timeout, scopes: scopes),
+            try await c.signInInteractively(
+                policyName: policy,
+                options: InteractiveOptions(
+                    prompt: prompt, loginHint: loginHint, port: port, timeoutSeconds: timeout,
+                    scopes: try c.config.resourceScopes(api: api, scopes: scope)),
                 ui: TerminalUI(openBrowser: !noBrowser, verbose: options.verbose))
         }
         let who = AccountSelection.email(account) ?? account.oid
@@ -74,14 +69,14 @@ extension SignInCommand {
     func signInWithoutBrowser(username: String) async throws {
         let client = try options.makeClient()
         let account = try await withInteractiveClient(client) { c -> Account in
-            let scopes = try c.resourceScopes(api: api, scopes: scope)
+            let scopes = try c.config.resourceScopes(api: api, scopes: scope)
             if native {
                 let mode: NativeMode = passwordStdin ? .password : otpStdin ? .otp : .auto
                 return try await c.signInNative(
                     username: username, mode: mode, scopes: scopes,
                     prompter: TerminalNativePrompter(passwordFromStdin: passwordStdin, codesFromStdin: otpStdin))
             }
-            let p = try c.passwordPolicy(policy)
+            let p = try c.config.passwordPolicy(policy)
             let password = try Prompt.password(fromStdin: passwordStdin, prompt: "Password for \(username): ")
             return try await c.signInWithPassword(policyName: p.name, username: username, password: password, scopes: scopes)
         }

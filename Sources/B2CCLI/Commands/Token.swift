@@ -63,7 +63,7 @@ struct TokenRequest: Equatable {
         if app { return try await runApp(client) }
         let result = try await withClient(client) { c in
             try await c.acquireTokenSilently(
-                policyName: policy, selector: account, scopes: try c.tokenScopes(api: api, scopes: scopes),
+                policyName: policy, selector: account, scopes: try c.config.tokenScopes(api: api, scopes: scopes),
                 minValid: minValid, forceRefresh: forceRefresh)
         }
         if let notice = result.notice { writeErr(notice) }
@@ -93,7 +93,7 @@ struct TokenRequest: Equatable {
     func runApp(_ client: B2CClient) async throws {
         let result = try await withClient(client) { c in
             try await c.acquireAppToken(
-                resource: try c.appResource(api: api, scope: scopes.first), policyName: policy, minValid: minValid,
+                resource: try c.config.appResource(api: api, scope: scopes.first), policyName: policy, minValid: minValid,
                 forceRefresh: forceRefresh)
         }
         if let notice = result.notice { writeErr(notice) }

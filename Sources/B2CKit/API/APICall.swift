@@ -4,7 +4,7 @@ import NIOHTTP1
 /// One call to a protected web API with a token acquired silently for that API's scopes.
 public struct APICallRequest: Sendable {
     /// An absolute URL, a path below the API's base URL (`/hello`), or nil for the API's base URL.
-    public var target: String?
+    public var url: String?
     public var api: String?
     public var policy: String?
     public var account: String?
@@ -19,7 +19,7 @@ public struct APICallRequest: Sendable {
     public var allowHosts: [String] = []
     public var maxRedirects = 5
 
-    public init(target: String?, api: String?) { self.target = target; self.api = api }
+    public init(url: String?, api: String?) { self.url = url; self.api = api }
 }
 
 public struct APICallResult: Sendable {
@@ -36,9 +36,20 @@ public struct APICallResult: Sendable {
     }
 }
 
-extension B2CClient {
+/// One call to a protected web API: the URL checked against the configured APIs, a token acquired silently (or the
+/// app's own), redirects followed with the token only where it may go, one retry on `invalid_token`, and, when there is
+/// someone at the browser, a sign-in when the call needs one.
+struct APICall: Sendable {
+    let config: ClientConfiguration
+    let silent: SilentToken
+    let appToken: AppOnlyToken
+    /// Signs the person in when a call needs it and the caller offered a browser; nil: the call fails instead.
+    let signIn: InteractiveSignIn?
+    /// The `--verbose` trace, for the API's own transport.
+    let trace: (@Sendable (String) -> Void)?
+
     /// Which configured API a URL belongs to: same scheme, host and port, and a path at or below the base URL's path.
-    public func api(covering url: URL) -> ClientConfiguration.API? {
+    func api(covering url: URL) -> ClientConfiguration.API? {
         config.apis.filter { Self.covers($0.baseURL, url) }.max { $0.baseURL.path.count < $1.baseURL.path.count }
     }
 
@@ -81,25 +92,10 @@ extension B2CClient {
     }
 
     /// Resolves the request's URL and API (refusing to send a token where it was not configured to go).
-    /// The policy a browser sign-in may recover a call with when it needs interaction: only a sign-up-or-sign-in or
-    /// sign-in policy signs a person in; a profile, reset, ROPC or native policy cannot stand in for one. Nil: none.
-    public func interactiveRecoveryPolicy(_ policy: String?) throws -> String? {
-        let t = try target(policy)
-        return t.policy?.role == .signUpSignIn || t.policy?.role == .signIn ? t.name : nil
-    }
-
-    public func resolveAPICall(_ req: APICallRequest) throws -> (URL, ClientConfiguration.API) {
-        var named: ClientConfiguration.API?
-        if let name = req.api {
-            guard let a = config.api(named: name) else {
-                throw B2CError(
-                    .configuration, "no API named '\(name)' in \(config.source) (known: \(config.apis.map(\.name).joined(separator: ", ")))"
-                )
-            }
-            named = a
-        }
+    func resolve(_ req: APICallRequest) throws -> (URL, ClientConfiguration.API) {
+        let named = try req.api.map { try config.api($0) }
         let url: URL
-        if let t = req.target, t.contains("://") {
+        if let t = req.url, t.contains("://") {
             guard let u = URL(string: t), let s = u.scheme?.lowercased(), s == "https" || s == "http", u.host != nil else {
                 throw B2CError(.usage, "'\(t)' is not an http(s) URL")
             }
@@ -108,7 +104,7 @@ extension B2CClient {
             guard let base = (named ?? config.apis.first)?.baseURL else {
                 throw B2CError(.configuration, "\(config.source) has no \"apis\"; add one", remedy: .nameAPI)
             }
-            if let t = req.target {
+            if let t = req.url {
                 guard t.hasPrefix("/") else { throw B2CError(.usage, "'\(t)' is neither a URL nor a path starting with '/'") }
                 let basePath = base.path.hasSuffix("/") ? String(base.path.dropLast()) : base.path
                 var c = URLComponents(url: base, resolvingAgainstBaseURL: false)!
@@ -140,14 +136,30 @@ extension B2CClient {
         return (url, api)
     }
 
+    /// Sends the request; when a sign-in is needed and `signIn` is there, signs in at the request's browser policy (a
+    /// sign-up-or-sign-in or sign-in policy: no other can stand in for one) and sends it again as the person signed in.
+    func run(_ req: APICallRequest) async throws -> APICallResult {
+        do {
+            return try await send(req)
+        } catch let e as B2CError where e.kind == .interactionRequired && signIn != nil && !req.app {
+            guard let signIn, let recovery = try config.browserRecoveryPolicy(req.policy) else { throw e }
+            signIn.ui.progress("\(e.message); signing in in the browser")
+            let hint = req.account.flatMap { $0.contains("@") ? $0 : nil }
+            let api = try resolve(req).1
+            let person = try await signIn.run(policyName: recovery, options: InteractiveOptions(loginHint: hint, scopes: api.scopes))
+            var again = req
+            again.account = person.id
+            return try await send(again)
+        }
+    }
+
     /// Gets a token silently for the API's scopes and sends the request. A 401 with `invalid_token` refreshes the token once
     /// and retries. Redirects are followed (at most `maxRedirects`); the token goes only where it may.
-    public func callAPI(_ req: APICallRequest) async throws -> APICallResult {
-        let (url, api) = try resolveAPICall(req)
+    private func send(_ req: APICallRequest) async throws -> APICallResult {
+        let (url, api) = try resolve(req)
         let transport: HTTPTransport
         do {
-            transport = try HTTPTransport(
-                caFile: config.caFile, timeoutSeconds: req.timeoutSeconds, maxBody: req.maxBody, trace: self.transport.trace)
+            transport = try HTTPTransport(caFile: config.caFile, timeoutSeconds: req.timeoutSeconds, maxBody: req.maxBody, trace: trace)
         } catch let e as NetworkError { throw B2CError(.configuration, e.description) }
         defer { Task { await transport.shutdown() } }
         var notices: [String] = []
@@ -155,18 +167,18 @@ extension B2CClient {
         // The person's token for the API's scopes, or the app's own for the API's App ID URI.
         func token(forceRefresh: Bool) async throws -> String {
             if req.app {
-                let resource = try appResource(api: api.name, scope: nil)
-                let t = try await acquireAppToken(resource: resource, policyName: req.policy, minValid: 60, forceRefresh: forceRefresh)
+                let resource = try config.appResource(api: api.name, scope: nil)
+                let t = try await appToken.run(resource: resource, policyName: req.policy, minValid: 60, forceRefresh: forceRefresh)
                 if let notice = t.notice, !notices.contains(notice) { notices.append(notice) }
                 return t.token.secret
             }
-            let t = try await acquireTokenSilently(
+            let t = try await silent.run(
                 policyName: req.policy, selector: req.account, scopes: api.scopes, minValid: 60, forceRefresh: forceRefresh)
             if let notice = t.notice { notices.append(notice) }
             account = t.account
             return t.accessToken.secret
         }
-        var result = try await send(
+        var result = try await exchange(
             req, url: url, api: api, token: try await token(forceRefresh: false), transport: transport, notices: &notices)
         if result.status == 401,
             let challenge = result.headers.first(where: { $0.0.caseInsensitiveCompare("WWW-Authenticate") == .orderedSame })?.1,
@@ -174,7 +186,7 @@ extension B2CClient {
         {
             notices.append("the API refused the token (invalid_token); refreshing it once and retrying")
             let fresh = try await token(forceRefresh: true)
-            result = try await send(req, url: url, api: api, token: fresh, transport: transport, notices: &notices)
+            result = try await exchange(req, url: url, api: api, token: fresh, transport: transport, notices: &notices)
         }
         return APICallResult(
             status: result.status, headers: result.headers, body: result.body, url: result.url, account: account, notices: notices)
@@ -183,7 +195,8 @@ extension B2CClient {
     /// Headers of the caller's that may follow a redirect to another origin.
     static let portableHeaders: Set<String> = ["accept", "accept-language", "content-type", "user-agent"]
 
-    private func send(
+    /// One request and the redirects it leads to, with the token only where it may go.
+    private func exchange(
         _ req: APICallRequest, url start: URL, api: ClientConfiguration.API, token: String, transport: HTTPTransport,
         notices: inout [String]
     ) async throws -> (status: Int, headers: [(String, String)], body: Data, url: URL) {

@@ -5,23 +5,24 @@ import Foundation
 extension B2CClient {
     /// People and their accounts in this configuration's scopes, of one policy (or the native-auth name) when given.
     public func listAccounts(policy: String?) throws -> [ListedPerson] {
-        guard let policy else { return try scopes.flatMap { try AccountSelection.list(store: store, scope: $0, policy: nil) } }
-        let t = try target(policy)
+        guard let policy else { return try config.scopes.flatMap { try AccountSelection.list(store: store, scope: $0, policy: nil) } }
+        let t = try config.resolve(policy: policy)
         return try AccountSelection.list(store: store, scope: t.scope, policy: t.name)
     }
 
     /// This configuration's app-only tokens (the app's own, per resource): listed as an application, not a person.
     public func listApplications() throws -> [AppToken] {
-        try scopes.flatMap { try store.appTokens(scope: $0) }
+        try config.scopes.flatMap { try store.appTokens(scope: $0) }
     }
 
     /// The selected account of a policy and its person, with the notice to show once when the current account was
-    /// signed out elsewhere.
+    /// signed out elsewhere (said once: that choice is then forgotten).
     public func selectedAccount(policy: String?, selector: String?) throws -> (account: Account, person: Identity?, notice: String?) {
-        let t = try target(policy)
+        let t = try config.resolve(policy: policy)
         let sel = try AccountSelection.select(policy: t.name, selector: selector, scope: t.scope, store: store) {
-            signInRemedy(policy: t.name, loginHint: $0)
+            config.signInRemedy(policy: t.name, loginHint: $0)
         }
+        try sel.forgetSignedOutCurrent(in: store)
         return (sel.account, try store.identity(of: sel.account), sel.notice)
     }
 
@@ -33,7 +34,7 @@ extension B2CClient {
     }
 
     /// Every account of this configuration's scopes.
-    public func accountsInScope() throws -> [Account] { try scopes.flatMap { try store.accounts(scope: $0) } }
+    public func accountsInScope() throws -> [Account] { try config.scopes.flatMap { try store.accounts(scope: $0) } }
 
     /// Where the store is.
     public var storePath: String { store.path }
@@ -42,7 +43,7 @@ extension B2CClient {
 
     /// The accounts a password reset left without tokens, with the command-neutral remedy for each.
     public func signInRemedies(for accounts: [Account]) -> [Remedy] {
-        accounts.map { signInRemedy(policy: $0.policy, loginHint: AccountSelection.email($0)) }
+        accounts.map { config.signInRemedy(policy: $0.policy, loginHint: AccountSelection.email($0)) }
     }
 }
 

@@ -67,9 +67,18 @@ public enum AccountSelection {
         public var account: Account
         /// Said once when the policy's current account was removed by another process.
         public var notice: String?
+        /// The policy's current-account choice that names an account no longer there (removed by another process): the
+        /// caller forgets it (`forgetSignedOutCurrent`) once it has said so, so that it is said once.
+        public var signedOutCurrent: (scope: AccountScope, policy: String)? = nil
+
+        /// Forgets a current-account choice whose account is gone (the one write a selection leads to, made by its caller).
+        public func forgetSignedOutCurrent(in store: TokenStore) throws {
+            if let stale = signedOutCurrent { try store.clearCurrent(scope: stale.scope, policy: stale.policy) }
+        }
     }
 
     /// Chooses the account of `policy` within `scope` (DESIGN §5). `signIn` is the remedy when nothing is signed in.
+    /// Reads only: a current-account choice whose account is gone is reported in the result, not cleared.
     public static func select(
         policy: String, selector: String?, scope: AccountScope, store: TokenStore,
         signIn: (_ loginHint: String?) -> Remedy
@@ -112,9 +121,10 @@ public enum AccountSelection {
         if let current = try store.currentAccountID(scope: scope, policy: policy) {
             if let a = candidates.first(where: { $0.id == current }) { return Result(account: a) }
             notice = "the account \(current) has been signed out"
-            try store.clearCurrent(scope: scope, policy: policy)
         }
-        if candidates.count == 1 { return Result(account: candidates[0], notice: notice) }
+        if candidates.count == 1 {
+            return Result(account: candidates[0], notice: notice, signedOutCurrent: notice == nil ? nil : (scope, policy))
+        }
         if candidates.isEmpty {
             throw B2CError(
                 .interactionRequired, (notice.map { $0 + "; " } ?? "") + "no account is signed in under \(policy)", remedy: signIn(nil))

@@ -24,7 +24,7 @@ extension B2CClient {
     public func exportMSALCache(policyName: String?, selector: String?) throws -> (JSONValue, MSALCache.Report) {
         var accounts = try accountsInScope()
         if let policyName {
-            let t = try target(policyName)
+            let t = try config.resolve(policy: policyName)
             accounts = accounts.filter { AccountSelection.matches($0, policy: t.name) }
         }
         if let selector { accounts = AccountSelection.filter(accounts, selector: selector) }

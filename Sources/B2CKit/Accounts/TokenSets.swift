@@ -1,7 +1,13 @@
 import Foundation
 
-extension B2CClient {
-    /// Turns a token response into the set we store, after validating the id token.
+/// Makes the set a flow stores from a token response: the id token validated, the account and person it names, the access
+/// token under the scopes granted; and refuses tokens that are not this configuration's.
+struct TokenSetBuilder: Sendable {
+    let config: ClientConfiguration
+    let metadata: MetadataProvider
+
+    /// Turns a token response into the set we store, after validating the id token; a set that is not this
+    /// configuration's is refused (`checkOwnership`).
     func tokenSet(
         _ r: TokenResponse, authority: Authority, metadata m: OpenIDMetadata, nonce: String?, requestedResource: [String],
         now: Int, previous: Account? = nil
@@ -46,7 +52,9 @@ extension B2CClient {
             let target = AccessToken.target(granted.isEmpty ? requestedResource : granted)
             at = AccessToken(accountID: account.id, target: target, secret: token, expiresOn: expiry, cachedAt: now)
         }
-        return TokenSet(identity: identity, account: account, accessToken: at, refreshToken: r.refreshToken)
+        let set = TokenSet(identity: identity, account: account, accessToken: at, refreshToken: r.refreshToken)
+        try checkOwnership(set, authority: authority)
+        return set
     }
 
     /// Refuses a token set that does not belong to this configuration: an id token or access token whose issuer is not

@@ -83,15 +83,15 @@ extension B2CClient {
 
     /// `--policy`, else the policy the token names (configured or not: the tenant is asked), else the default.
     private func verificationTarget(policyName: String?, claimed: String?) throws -> (String, Authority) {
-        if let external = config.externalIdAuthority { return (try target(policyName).name, external) }
-        if let policyName { let t = try target(policyName); return (t.name, t.authority) }
+        if let external = config.externalIdAuthority { return (try config.resolve(policy: policyName).name, external) }
+        if let policyName { let t = try config.resolve(policy: policyName); return (t.name, t.authority) }
         if let claimed {
             if let p = config.policy(named: claimed) { return (p.name, config.authority(for: p)) }
             if PolicyID.isValid(claimed) {
                 return (claimed, config.authority(for: ClientConfiguration.Policy(name: claimed, role: .signIn)))
             }
         }
-        let t = try target(nil)
+        let t = try config.resolve(policy: nil)
         return (t.name, t.authority)
     }
 

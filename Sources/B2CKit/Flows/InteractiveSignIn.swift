@@ -32,47 +32,50 @@ public struct InteractiveOptions: Sendable {
     }
 }
 
-extension B2CClient {
-    /// Authorization code + PKCE through the system browser and a loopback redirect (DESIGN §7).
-    /// AADB2C90118 (forgot password) runs the reset policy in the same browser session and resumes the sign-in.
-    /// An External ID tenant has no policy: its one authority signs people in (`policyName` is then its name or nil).
-    public func signInInteractively(policyName: String?, options: InteractiveOptions, ui: InteractionUI) async throws -> Account {
-        let target = try self.target(policyName)
+/// Authorization code + PKCE through the system browser and a loopback redirect (DESIGN §7). AADB2C90118 (forgot
+/// password) runs the reset policy in the same browser session and resumes the sign-in.
+struct InteractiveSignIn: Sendable {
+    let config: ClientConfiguration
+    let store: TokenStore
+    let endpoint: TokenEndpoint
+    let metadata: MetadataProvider
+    let tokenSets: TokenSetBuilder
+    let clock: @Sendable () -> Int
+    let ui: InteractionUI
+
+    /// Signs in to a policy; an External ID tenant has no policy: its one authority signs people in (`policyName` is then
+    /// its name or nil). A B2C configuration's native-auth name has no browser flow.
+    func run(policyName: String?, options: InteractiveOptions) async throws -> Account {
+        let target = try config.resolve(policy: policyName)
+        guard target.policy != nil || config.externalIdAuthority != nil else {
+            throw B2CError(
+                .usage, "\(target.name) is the native-auth configuration: it signs people in without a browser",
+                remedy: .signIn(policy: target.name, method: .native, loginHint: options.loginHint))
+        }
         try store.prepareForTokens()  // a store that cannot keep tokens says so before the browser opens
         let deadline = ContinuousClock.now + .seconds(options.timeoutSeconds)
         do {
-            return try await authorizeAndRedeem(target, options: options, deadline: deadline, ui: ui)
-        } catch let e as AuthorizeRedirectError where e.code == "AADB2C90118" {
-            guard let reset = config.policies(role: .resetPassword).first else {
-                throw B2CError(
-                    .failed,
-                    "the user chose \"Forgot your password?\" (AADB2C90118) but \(config.source) has no policy of role resetPassword")
-            }
+            return try await authorizeAndRedeem(target, options: options, deadline: deadline)
+        } catch let e as B2CError where e.tenantCode == "AADB2C90118" {
+            guard let reset = config.policies(role: .resetPassword).first else { throw e }
             ui.progress("Password reset requested: running \(reset.name), then resuming the sign-in to \(target.name).")
-            let resetAccount = try await authorizeAndRedeem(try self.target(reset.name), options: options, deadline: deadline, ui: ui)
-            try forgetRevokedGrants(of: resetAccount)
+            let resetAccount = try await authorizeAndRedeem(try config.resolve(policy: reset.name), options: options, deadline: deadline)
+            try store.forgetRevokedGrants(of: resetAccount)
             var resumed = options
             resumed.prompt = nil
-            return try await authorizeAndRedeem(target, options: resumed, deadline: deadline, ui: ui)
+            return try await authorizeAndRedeem(target, options: resumed, deadline: deadline)
         }
     }
 
-    struct AuthorizeRedirectError: Error {
-        var error: String
-        var description: String
-        var code: String?
-    }
-
     /// One authorize round trip and its code redemption. Nothing is stored unless every check passes.
-    func authorizeAndRedeem(
-        _ target: Target, options: InteractiveOptions, deadline: ContinuousClock.Instant, ui: InteractionUI
-    ) async throws -> Account {
+    func authorizeAndRedeem(_ target: ResolvedPolicy, options: InteractiveOptions, deadline: ContinuousClock.Instant) async throws -> Account {
         let authority = target.authority
         // Fetched afresh: a tenant that does not answer is said now, not after a wait for a browser that cannot get there.
         let meta = try await metadata.metadata(for: authority, now: clock(), refresh: true)
         let request = AuthorizeRequest(
-            clientID: config.clientID, redirectURI: config.redirectURI, scopes: try options.scopes ?? resourceScopes(api: nil, scopes: []),
-            prompt: options.prompt, loginHint: options.loginHint)
+            clientID: config.clientID, redirectURI: config.redirectURI,
+            scopes: try options.scopes ?? config.resourceScopes(api: nil, scopes: []), prompt: options.prompt,
+            loginHint: options.loginHint)
         let listener = try await LoopbackListener.start(
             port: options.port, path: config.redirectURI.path, expectedState: request.state, redirectHost: config.redirectURI.host)
         defer { Task { await listener.stop() } }
@@ -86,14 +89,13 @@ extension B2CClient {
         let remaining = max(0, Int(((deadline - ContinuousClock.now) / .seconds(1)).rounded(.up)))
         await ui.present(url: request.url(endpoint: meta.authorizationEndpoint, redirectURI: redirectURI), purpose: purpose)
         ui.progress("Waiting for the browser to \(purpose) (timeout \(remaining) s; Ctrl-C cancels)…")
-        let reply = try await waitForAnswer(listener, deadline: deadline, ui: ui, timeoutSeconds: options.timeoutSeconds)
+        let reply = try await waitForAnswer(listener, deadline: deadline, timeoutSeconds: options.timeoutSeconds)
         let code = try authorizationCode(from: reply, policy: target.name, loginHint: options.loginHint)
-        let response = try await tokenRequest(
-            meta.tokenEndpoint, request.redemption(code: code, redirectURI: redirectURI),
-            policy: target.name, loginHint: options.loginHint)
-        let set = try await tokenSet(
-            response, authority: authority, metadata: meta, nonce: request.nonce, requestedResource: request.resource,
-            now: clock())
+        let response = try await endpoint.redeem(
+            request.redemption(code: code, redirectURI: redirectURI), at: meta.tokenEndpoint, config: config, policy: target.name,
+            loginHint: options.loginHint)
+        let set = try await tokenSets.tokenSet(
+            response, authority: authority, metadata: meta, nonce: request.nonce, requestedResource: request.resource, now: clock())
         if let expected = options.expectedPerson, expected.tenantID != set.account.tenantID || expected.oid != set.account.oid {
             let who = AccountSelection.email(set.account) ?? set.account.oid
             throw B2CError(
@@ -101,18 +103,16 @@ extension B2CClient {
                 "\(AccountSelection.email(expected) ?? expected.oid) was named, but \(who) signed in to \(target.name); "
                     + "nothing was stored. Sign in as \(AccountSelection.email(expected) ?? expected.oid) in the browser, or name \(who).")
         }
-        try checkOwnership(set, authority: authority)
         try store.save(set, makeCurrent: true, now: clock())
         return set.account
     }
 
     /// The browser's answer (or one the person pasted), until the deadline.
     private func waitForAnswer(
-        _ listener: LoopbackListener, deadline: ContinuousClock.Instant, ui: InteractionUI,
-        timeoutSeconds: Int
+        _ listener: LoopbackListener, deadline: ContinuousClock.Instant, timeoutSeconds: Int
     ) async throws -> [String: String] {
         let pasting = ui.pastedAnswers().map { pasted in
-            Task {
+            Task { [ui] in
                 for await line in pasted {
                     switch listener.deliver(pastedURL: line) {
                     case .accepted, .alreadyAnswered: return
@@ -131,21 +131,12 @@ extension B2CClient {
         return reply
     }
 
-    /// The code of an answer, or its B2C error as what it means.
+    /// The code of an answer, or its error redirect as what it means (`TenantCodes`).
     private func authorizationCode(from reply: [String: String], policy: String, loginHint: String?) throws -> String {
         if let error = reply["error"] {
-            let d = B2CErrorDescription.parse(reply["error_description"] ?? "")
-            switch d.code {
-            case "AADB2C90118": throw AuthorizeRedirectError(error: error, description: d.message, code: d.code)
-            case "AADB2C90091":
-                throw B2CError(.cancelled, "cancelled: the sign-in to \(policy) was cancelled on the page (AADB2C90091)")
-            case "AADB2C90077":
-                throw B2CError(
-                    .interactionRequired, "\(policy) has no browser session for prompt=none (AADB2C90077)",
-                    remedy: signInRemedy(policy: policy, loginHint: loginHint))
-            default:
-                throw B2CError(.failed, "the sign-in to \(policy) failed: \(error)\(d.code.map { " \($0)" } ?? ""): \(d.message)")
-            }
+            throw TenantCodes.redirectError(
+                error: error, description: reply["error_description"] ?? "",
+                context: .init(config: config, policy: policy, loginHint: loginHint, code: error, answer: error, tenantMessage: ""))
         }
         guard let code = reply["code"], !code.isEmpty else {
             throw B2CError(.failed, "the redirect carried neither a code nor an error; nothing was stored")

@@ -17,12 +17,21 @@ public enum NativeMode: String, Sendable {
     case otp
 }
 
-extension B2CClient {
+/// Email + password or email + one-time code through the External ID native-auth API (initiate → challenge → token;
+/// resend = a new challenge; a wrong code is asked again up to a limit).
+struct NativeSignIn: Sendable {
     static let maxCodeAttempts = 3
 
-    /// Email + password or email + one-time code through the External ID native-auth API
-    /// (initiate → challenge → token; resend = a new challenge; a wrong code is asked again up to a limit).
-    public func signInNative(username: String, mode: NativeMode, scopes: [String], prompter: NativePrompter) async throws -> Account {
+    let config: ClientConfiguration
+    let store: TokenStore
+    /// Native auth's own endpoints (initiate, challenge) are not the token endpoint's grants: they go over the transport.
+    let transport: HTTPTransport
+    let metadata: MetadataProvider
+    let tokenSets: TokenSetBuilder
+    let clock: @Sendable () -> Int
+    let prompter: NativePrompter
+
+    func run(username: String, mode: NativeMode, scopes: [String]) async throws -> Account {
         try store.prepareForTokens()
         guard let native = config.nativeAuth, let authority = config.nativeAuthority else {
             throw B2CError(
@@ -41,38 +50,27 @@ extension B2CClient {
                 .configuration, "\(config.source) allows the challenge types \(native.challengeTypes) for native auth, not \(types[0])")
         }
         types.append("redirect")
-        let challengeType = types.joined(separator: " ")
-        let retry = signInRemedy(policy: native.name, loginHint: username)
-
-        var reply = try await nativePost(
+        let d = NativeDialogue(
+            username: username, challengeType: types.joined(separator: " "), scope: ScopeSet.userRequest(scopes), authority: authority,
+            meta: meta, policy: native.name)
+        var reply = try await post(
             authority.endpoint("oauth2/v2.0/initiate"),
-            [("client_id", config.clientID), ("challenge_type", challengeType), ("username", username)],
-            username: username, retry: retry)
-        try nativeRedirectCheck(reply, username: username)
-        reply = try await nativePost(
+            [("client_id", config.clientID), ("challenge_type", d.challengeType), ("username", username)], d)
+        reply = try await post(
             authority.endpoint("oauth2/v2.0/challenge"),
-            [
-                ("client_id", config.clientID), ("challenge_type", challengeType),
-                ("continuation_token", try continuation(reply)),
-            ], username: username, retry: retry)
-        try nativeRedirectCheck(reply, username: username)
-        let scope = ScopeSet.userRequest(scopes)
+            [("client_id", config.clientID), ("challenge_type", d.challengeType), ("continuation_token", try continuation(reply))], d)
         let tokenReply: JSONValue
         switch reply["challenge_type"]?.stringValue {
         case "password":
             let password = try await prompter.password(for: username)
-            tokenReply = try await nativePost(
+            tokenReply = try await post(
                 meta.tokenEndpoint,
                 [
                     ("client_id", config.clientID), ("grant_type", "password"), ("continuation_token", try continuation(reply)),
-                    ("password", password), ("scope", scope), ("username", username), ("client_info", "1"),
-                ], username: username, retry: retry)
+                    ("password", password), ("scope", d.scope), ("username", username), ("client_info", "1"),
+                ], d)
         case "oob":
-            tokenReply = try await codeDialogue(
-                reply,
-                NativeDialogue(
-                    username: username, challengeType: challengeType, scope: scope, authority: authority, meta: meta,
-                    retry: retry), prompter: prompter)
+            tokenReply = try await codeDialogue(reply, d)
         case let other:
             throw B2CError(.failed, "the native-auth challenge answered an unknown challenge_type '\(other ?? "none")'; nothing was stored")
         }
@@ -80,8 +78,8 @@ extension B2CClient {
         do { response = try TokenResponse.parse(Data(tokenReply.serialized().utf8)) } catch let e as ProtocolError {
             throw B2CError(.network, "\(meta.tokenEndpoint.host ?? "the token endpoint"): \(e)")
         }
-        let set = try await tokenSet(response, authority: authority, metadata: meta, nonce: nil, requestedResource: scopes, now: clock())
-        try checkOwnership(set, authority: authority)
+        let set = try await tokenSets.tokenSet(
+            response, authority: authority, metadata: meta, nonce: nil, requestedResource: scopes, now: clock())
         try store.save(set, makeCurrent: true, now: clock())
         return set.account
     }
@@ -93,11 +91,12 @@ extension B2CClient {
         var scope: String
         var authority: Authority
         var meta: OpenIDMetadata
-        var retry: Remedy
+        /// The configuration's native-auth name: where a new sign-in goes.
+        var policy: String
     }
 
     /// The one-time-code part: the code typed (or "resend" for a new one), a wrong code asked again up to a limit.
-    private func codeDialogue(_ reply: JSONValue, _ d: NativeDialogue, prompter: NativePrompter) async throws -> JSONValue {
+    private func codeDialogue(_ reply: JSONValue, _ d: NativeDialogue) async throws -> JSONValue {
         var ct = try continuation(reply)
         var label = reply["challenge_target_label"]?.stringValue ?? d.username
         var length = reply["code_length"]?.lenientInt
@@ -109,11 +108,9 @@ extension B2CClient {
                     sentTo: label, length: length, attempt: attempt, attemptsLeft: Self.maxCodeAttempts - wrong)
             else {
                 // Resend: a new challenge sends a new code and invalidates the previous one.
-                let again = try await nativePost(
+                let again = try await post(
                     d.authority.endpoint("oauth2/v2.0/challenge"),
-                    [("client_id", config.clientID), ("challenge_type", d.challengeType), ("continuation_token", ct)],
-                    username: d.username, retry: d.retry)
-                try nativeRedirectCheck(again, username: d.username)
+                    [("client_id", config.clientID), ("challenge_type", d.challengeType), ("continuation_token", ct)], d)
                 ct = try continuation(again)
                 label = again["challenge_target_label"]?.stringValue ?? label
                 length = again["code_length"]?.lenientInt ?? length
@@ -123,24 +120,22 @@ extension B2CClient {
             }
             attempt += 1
             do {
-                return try await nativePost(
+                return try await post(
                     d.meta.tokenEndpoint,
                     [
                         ("client_id", config.clientID), ("grant_type", "oob"), ("continuation_token", ct), ("oob", code),
                         ("scope", d.scope), ("username", d.username), ("client_info", "1"),
-                    ], username: d.username, retry: d.retry)
+                    ], d)
             } catch let e as NativeWrongCode {
                 wrong += 1
                 if e.final || wrong >= Self.maxCodeAttempts {
                     throw B2CError(
                         .interactionRequired,
                         "the code was wrong \(wrong) time\(wrong == 1 ? "" : "s"); the sign-in was stopped and nothing was stored",
-                        remedy: d.retry)
+                        remedy: config.signInRemedy(policy: d.policy, loginHint: d.username))
                 }
-                prompter.notice(
-                    "that code is not right (\(Self.maxCodeAttempts - wrong) attempt\(Self.maxCodeAttempts - wrong == 1 ? "" : "s") "
-                        + "left); type it again, or 'resend' for a new one"
-                )
+                let left = Self.maxCodeAttempts - wrong
+                prompter.notice("that code is not right (\(left) attempt\(left == 1 ? "" : "s") left); type it again, or 'resend' for a new one")
             }
         }
     }
@@ -154,29 +149,52 @@ extension B2CClient {
         return ct
     }
 
-    private func nativeRedirectCheck(_ reply: JSONValue, username: String) throws {
-        if reply["challenge_type"]?.stringValue == "redirect" {
-            let why = reply["redirect_reason"]?.stringValue.map { " (\($0))" } ?? ""
+    /// POSTs one native-auth step; a refusal becomes the client's error by `TenantCodes`, a wrong code `NativeWrongCode`,
+    /// and a `redirect` challenge (the tenant wants the browser) an error too.
+    private func post(_ url: URL, _ form: [(String, String)], _ d: NativeDialogue) async throws -> JSONValue {
+        try metadata.checkKnown(url, what: "native-auth endpoint")
+        let r: HTTPResult
+        do { r = try await transport.postForm(url, form) } catch let e as NetworkError { throw B2CError(e) }
+        var refusal = TenantCodes.Refusal(
+            config: config, policy: d.policy, loginHint: d.username, code: "", answer: "", tenantMessage: "")
+        switch NativeAnswer.classify(status: r.status, body: r.body) {
+        case .ok(let json):
+            guard json["challenge_type"]?.stringValue == "redirect" else { return json }
+            refusal.code = "redirect"
+            refusal.tenantMessage = json["redirect_reason"]?.stringValue ?? ""
+            throw TenantCodes.error(TenantCodes.rule("redirect", at: .nativeAuth)!, refusal)
+        case .notJSON:
             throw B2CError(
-                .interactionRequired, "the tenant needs the browser to sign in \(username)\(why)",
-                remedy: signInRemedy(policy: try defaultPolicy().name, loginHint: username))
+                .network,
+                "\(url.host ?? "the server") answered HTTP \(r.status) with a body that is not JSON (\(url.path)); try again later")
+        case .notAnObject:
+            throw B2CError(.network, "\(url.host ?? "the server") answered HTTP \(r.status) with JSON that is not an object (\(url.path))")
+        case .wrongCode(let final): throw NativeWrongCode(final: final)
+        case .refused(let error, let suberror, let code, let description, let serverFault):
+            refusal.code = code ?? error
+            refusal.answer = "\(error): \(description)"
+            refusal.tenantMessage = description
+            if let rule = TenantCodes.rule(code, at: .nativeAuth) ?? TenantCodes.rule(error, at: .nativeAuth) {
+                throw TenantCodes.error(rule, refusal)
+            }
+            throw B2CError(
+                serverFault ? .network : .failed,
+                "native auth failed at \(url.path) (HTTP \(r.status)): "
+                    + "\(error.isEmpty ? "no error code" : error)\(suberror.map { "/\($0)" } ?? ""): \(description)")
         }
     }
+}
 
-    /// What one native-auth answer means (reference §8.4), decided from the status and body alone.
-    public enum NativeAnswer: Sendable, Equatable {
-        case ok(JSONValue)
-        case wrongCode(final: Bool)
-        case userNotFound
-        case wrongPassword
-        case expired(String)
-        case refusedClient(error: String, description: String)
-        case other(error: String, suberror: String?, description: String, serverFault: Bool)
-        case notJSON
-        case notAnObject
-    }
+/// What one native-auth answer means (reference §8.4), decided from the status and body alone.
+public enum NativeAnswer: Sendable, Equatable {
+    case ok(JSONValue)
+    case wrongCode(final: Bool)
+    /// A refusal: the OAuth error, its suberror, the first AAD code (`50126`) and the description's first line.
+    case refused(error: String, suberror: String?, code: String?, description: String, serverFault: Bool)
+    case notJSON
+    case notAnObject
 
-    public static func classifyNative(status: Int, body: Data) -> NativeAnswer {
+    public static func classify(status: Int, body: Data) -> NativeAnswer {
         guard let json = try? JSONValue.parse(body) else { return .notJSON }
         guard json.objectValue != nil else { return .notAnObject }
         if status == 200 { return .ok(json) }
@@ -185,51 +203,8 @@ extension B2CClient {
         let codes = json["error_codes"]?.arrayValue?.compactMap(\.lenientInt) ?? []
         let suberror = json["suberror"]?.stringValue
         if error == "invalid_grant" && suberror == "invalid_oob_value" { return .wrongCode(final: codes.contains(50196)) }
-        if error == "user_not_found" || (error == "invalid_grant" && codes.first == 50034) { return .userNotFound }
-        if error == "invalid_grant" && codes.first == 50126 { return .wrongPassword }
-        if error == "expired_token" { return .expired(description) }
-        if ["unsupported_challenge_type", "invalid_client", "unauthorized_client"].contains(error) {
-            return .refusedClient(error: error, description: description)
-        }
-        return .other(error: error, suberror: suberror, description: description, serverFault: status >= 500)
-    }
-
-    /// POSTs one native-auth step and maps its AAD-style errors (reference §8.4) to messages and exit kinds.
-    private func nativePost(_ url: URL, _ form: [(String, String)], username: String, retry: Remedy) async throws -> JSONValue {
-        try metadata.checkKnown(url, what: "native-auth endpoint")
-        let r: HTTPResult
-        do { r = try await transport.postForm(url, form) } catch let e as NetworkError { throw B2CError(e) }
-        switch Self.classifyNative(status: r.status, body: r.body) {
-        case .ok(let json): return json
-        case .notJSON:
-            throw B2CError(
-                .network,
-                "\(url.host ?? "the server") answered HTTP \(r.status) with a body that is not JSON (\(url.path)); try again later")
-        case .notAnObject:
-            throw B2CError(.network, "\(url.host ?? "the server") answered HTTP \(r.status) with JSON that is not an object (\(url.path))")
-        case .wrongCode(let final): throw NativeWrongCode(final: final)
-        case .userNotFound:
-            throw B2CError(
-                .interactionRequired, "there is no account \(username) in this tenant; nothing was stored",
-                remedy: .signUp(policy: config.externalIdAuthority != nil ? nil : try? defaultPolicy().name))
-        case .wrongPassword:
-            throw B2CError(.interactionRequired, "wrong password for \(username); nothing was stored", remedy: retry)
-        case .expired(let description):
-            throw B2CError(
-                .interactionRequired, "the sign-in took too long and its continuation token expired (\(description)); nothing was stored",
-                remedy: retry)
-        case .refusedClient(let error, let description):
-            throw B2CError(
-                .configuration,
-                "the tenant refused this app's native-auth request: \(error): \(description). Check clientId and nativeAuth in "
-                    + "\(config.source)"
-            )
-        case .other(let error, let suberror, let description, let serverFault):
-            throw B2CError(
-                serverFault ? .network : .failed,
-                "native auth failed at \(url.path) (HTTP \(r.status)): "
-                    + "\(error.isEmpty ? "no error code" : error)\(suberror.map { "/\($0)" } ?? ""): \(description)"
-            )
-        }
+        // Only invalid_grant's AAD codes have rows of their own (unknown user, wrong password); other errors go by name.
+        let code = error == "invalid_grant" ? codes.first.map(String.init) : nil
+        return .refused(error: error, suberror: suberror, code: code, description: description, serverFault: status >= 500)
     }
 }

@@ -1,13 +1,18 @@
 import Foundation
 
-extension B2CClient {
+/// Signing out locally: forgetting accounts and app tokens of this configuration's scopes (or, in shared-device mode,
+/// the whole store).
+struct SignOut: Sendable {
+    let config: ClientConfiguration
+    let store: TokenStore
+
     /// Forgets accounts locally. In shared-device mode every account on this device goes (the whole store) and the
     /// browser session must end too; a named account must still exist. Returns what was removed and what else to do.
     /// `apps` forgets only the app's own tokens; `all` forgets them too. The person's own sign-out also forgets the
     /// policies' current-account choices it emptied: the next command has nothing to tell them.
-    public func signOut(policyName: String?, selector: String?, all: Bool, apps: Bool = false) throws -> SignOutOutcome {
+    func run(policyName: String?, selector: String?, all: Bool, apps: Bool = false) throws -> SignOutOutcome {
         if apps {
-            let n = try scopes.reduce(0) { $0 + (try store.removeAppTokens(scope: $1)) }
+            let n = try config.scopes.reduce(0) { $0 + (try store.removeAppTokens(scope: $1)) }
             return SignOutOutcome(removed: [], sharedDevice: false, removedAppTokens: n)
         }
         if config.sharedDevice {
@@ -20,7 +25,7 @@ extension B2CClient {
         }
         let removed = try store.remove(
             try accountsToSignOut(policyName: policyName, selector: selector, all: all), forgetCurrent: true)
-        let appTokens = all ? try scopes.reduce(0) { $0 + (try store.removeAppTokens(scope: $1)) } : 0
+        let appTokens = all ? try config.scopes.reduce(0) { $0 + (try store.removeAppTokens(scope: $1)) } : 0
         return SignOutOutcome(removed: removed, sharedDevice: false, removedAppTokens: appTokens)
     }
 
@@ -28,10 +33,10 @@ extension B2CClient {
     private func accountsToSignOut(policyName: String?, selector: String?, all: Bool) throws -> [Account] {
         if all { return try accountsInScope() }
         if let policyName {
-            let p = try target(policyName)
+            let p = try config.resolve(policy: policyName)
             return [
                 try AccountSelection.select(policy: p.name, selector: selector, scope: p.scope, store: store) {
-                    signInRemedy(policy: p.name, loginHint: $0)
+                    config.signInRemedy(policy: p.name, loginHint: $0)
                 }.account
             ]
         }
@@ -46,17 +51,27 @@ extension B2CClient {
         return matches
     }
 
+    private func accountsInScope() throws -> [Account] { try config.scopes.flatMap { try store.accounts(scope: $0) } }
+}
+
+/// Ending the B2C browser session through a policy's end_session endpoint.
+struct BrowserSignOut: Sendable {
+    let config: ClientConfiguration
+    let metadata: MetadataProvider
+    let clock: @Sendable () -> Int
+    let ui: InteractionUI
+
     /// Ends the B2C browser session through a policy's end_session endpoint: opens it in the browser with the loopback
     /// listener as post_logout_redirect_uri and waits for the browser to come back. Returns false when it does not.
-    public func endBrowserSession(policyName: String?, ui: InteractionUI, timeoutSeconds: Int = 120) async throws -> Bool {
+    func run(policyName: String?, timeoutSeconds: Int = 120) async throws -> Bool {
         // Native-auth and ROPC accounts have no browser session; the default sign-in policy's endpoint ends the tenant's.
-        let target: Target
+        let target: ResolvedPolicy
         if config.externalIdAuthority != nil {
-            target = try self.target(nil)
+            target = try config.resolve(policy: nil)
         } else {
             var policy = policyName.flatMap { config.policy(named: $0) }
-            if policy == nil || policy?.role == .ropc { policy = try defaultPolicy() }
-            target = try self.target(policy!.name)
+            if policy == nil || policy?.role == .ropc { policy = try config.defaultPolicy() }
+            target = try config.resolve(policy: policy!.name)
         }
         let meta = try await metadata.metadata(for: target.authority, now: clock())
         guard let endSession = meta.endSessionEndpoint else {

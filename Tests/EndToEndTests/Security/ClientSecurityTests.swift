@@ -96,7 +96,7 @@ import Testing
         ("https://api.test", "https://api.test/anything/..", true),
     ])
     func encodedDotSegmentsDoNotEscapeTheAPIsPath(base: String, url: String, covered: Bool) {
-        #expect(B2CClient.covers(URL(string: base)!, URL(string: url)!) == covered, "\(url) under \(base)")
+        #expect(APICall.covers(URL(string: base)!, URL(string: url)!) == covered, "\(url) under \(base)")
     }
 
     /// The numbers a hostile token, seed or token endpoint may carry: the extremes of Int64 as strings and numbers,

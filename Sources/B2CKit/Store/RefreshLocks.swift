@@ -1,0 +1,29 @@
+import Crypto
+import Foundation
+
+/// The store's cross-process locks: a refresh (or an app token's fetch) is single-flight across processes. A flow takes
+/// the lock, reads the store again, and asks the tenant only if the token is still needed.
+extension TokenStore {
+    /// Held while one account's refresh runs.
+    func refreshLock(for account: Account, timeoutSeconds: Int) throws -> FileLock {
+        try lock("\(account.environment) \(account.clientID) \(account.id)", timeoutSeconds: timeoutSeconds)
+    }
+
+    /// Held while one app token (per scope and resource) is fetched.
+    func appTokenLock(scope: AccountScope, resource: String, timeoutSeconds: Int) throws -> FileLock {
+        try lock("app \(scope.environment) \(scope.clientID) \(resource.lowercased())", timeoutSeconds: timeoutSeconds)
+    }
+
+    /// A lock file under the store's `locks/` directory, named by a hash of `key`. Bounded by `timeoutSeconds` (the HTTP
+    /// timeout): a holder that is stopped or stuck is named instead of waited on forever.
+    private func lock(_ key: String, timeoutSeconds: Int) throws -> FileLock {
+        let lockDir = directory.appendingPathComponent("locks")
+        try? FileManager.default.createDirectory(at: lockDir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let lockName = Base64URL.encode(Data(SHA256.hash(data: Data(key.utf8)))).prefix(32)
+        do {
+            return try FileLock(path: lockDir.appendingPathComponent("\(lockName).lock").path, timeoutSeconds: Double(timeoutSeconds))
+        } catch let e as LockTimeout {
+            throw B2CError(.network, e.description)
+        }
+    }
+}
