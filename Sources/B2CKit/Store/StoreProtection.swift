@@ -12,7 +12,7 @@ extension TokenStore {
 
     func settings(_ db: Database) throws -> [String: DatabaseValue] {
         var out: [String: DatabaseValue] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT key, value FROM settings") { out[row["key"]] = row["value"] as DatabaseValue }
+        for setting in try SettingRecord.fetchAll(db) { out[setting.key] = setting.value }
         return out
     }
 
@@ -198,7 +198,7 @@ extension TokenStore {
             ("storage", StorageMode.encrypted.rawValue), ("key_source", source.rawValue), ("key_id", StoreCipher.keyID(key)),
             ("store_id", storeID), ("key_check", try StoreCipher(key: key).seal(StoreCipher.checkText, row: "settings\0key_check")),
         ]
-        for (k, v) in values { try db.execute(sql: "INSERT OR REPLACE INTO settings(key, value) VALUES (?, ?)", arguments: [k, v]) }
+        for (k, v) in values { try SettingRecord(key: k, value: v).insert(db, onConflict: .replace) }
     }
 
     /// Switches the store to `mode`: encrypts a plaintext store with a new key, or decrypts an encrypted one and forgets
