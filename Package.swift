@@ -110,6 +110,8 @@ let package = Package(
             dependencies: ["B2CEmulator"],
             path: "Tests/Agent"
         ),
+        // docs/library.md's example program: B2CKit as a library (run by LibraryExampleTests against a local tenant).
+        .executableTarget(name: "b2c-library-example", dependencies: ["B2CKit"], path: "Examples/LibraryExample"),
         // The measuring half of the emulator benchmarks (bench/README.md): the signing bound with the emulator's own RSA
         // code, and a pipeline's worth of concurrent clients.
         .executableTarget(

@@ -5,8 +5,8 @@ import Testing
 /// `b2c token`'s fast path must parse exactly what ArgumentParser parses, or step aside.
 @Suite struct TokenFastPathTests {
     /// ArgumentParser's reading of the same arguments (nil when it refuses them).
-    static func viaArgumentParser(_ args: [String]) -> TokenRequest? {
-        (try? TokenCommand.parse(Array(args.dropFirst())))?.request
+    static func viaArgumentParser(_ args: [String]) -> TokenArguments? {
+        (try? TokenCommand.parse(Array(args.dropFirst())))?.arguments
     }
 
     @Test func theFastPathTakesThePlainFormsAndAgreesWithArgumentParser() {
@@ -18,7 +18,7 @@ import Testing
             ["token", "-o", "header", "--api", "hello"],
         ]
         for args in plain {
-            let fast = TokenRequest.fastParse(args)
+            let fast = TokenArguments.fastParse(args)
             #expect(fast != nil, "\(args) is a plain form")
             #expect(fast == Self.viaArgumentParser(args), "\(args)")
         }
@@ -33,7 +33,7 @@ import Testing
             ["token", "--policy", "a", "--policy", "b"], ["token", "--unknown"], ["token", "extra"], ["token", "--force-refresh=yes"],
             ["token", "--", "x"], ["accounts"], [], ["token", "-vh"],
         ]
-        for args in others { #expect(TokenRequest.fastParse(args) == nil, "\(args)") }
+        for args in others { #expect(TokenArguments.fastParse(args) == nil, "\(args)") }
     }
 
     @Test func randomArgumentListsNeverDisagree() {
@@ -54,7 +54,7 @@ import Testing
                 default: args.append(name + "=" + values.randomElement(using: &rng)!)
                 }
             }
-            guard let fast = TokenRequest.fastParse(args) else { continue }
+            guard let fast = TokenArguments.fastParse(args) else { continue }
             fastCount += 1
             #expect(fast == Self.viaArgumentParser(args), "\(args)")
         }

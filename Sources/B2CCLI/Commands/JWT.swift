@@ -91,7 +91,7 @@ struct JWTVerifyCommand: AsyncParsableCommand {
                         "fetchedAt": result.keysFetchedAt.map { JSONValue($0) } ?? .null, "fromCache": .bool(result.keysFromCache),
                         "tenantUnreachable": result.tenantUnreachable.map { .string($0) } ?? .null,
                     ],
-                    "valid": .bool(result.valid), "policy": .string(result.target), "subject": .string(result.subject.rawValue),
+                    "valid": .bool(result.valid), "policy": .string(result.policy), "subject": .string(result.subject.rawValue),
                     "checks": .array(result.checks.map { ["name": .string($0.name), "ok": .bool($0.ok), "detail": .string($0.detail)] }),
                     "claims": .object(result.claims),
                 ]).serialized(pretty: true))
@@ -101,11 +101,11 @@ struct JWTVerifyCommand: AsyncParsableCommand {
         guard result.valid else {
             let failed = result.checks.filter { !$0.ok }
             throw CLIError(
-                "the token is not valid for \(result.target) (\(result.subject.phrase)): "
+                "the token is not valid for \(result.policy) (\(result.subject.phrase)): "
                     + failed.map { "\($0.name) \($0.detail)" }.joined(separator: "; "),
                 exitCode: ExitStatus.error)
         }
-        writeErr("the token is valid for \(result.target) (\(result.subject.phrase))")
+        writeErr("the token is valid for \(result.policy) (\(result.subject.phrase))")
     }
 }
 

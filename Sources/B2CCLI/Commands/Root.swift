@@ -24,7 +24,7 @@ public struct B2CCommand: AsyncParsableCommand {
         let args = arguments ?? Array(CommandLine.arguments.dropFirst())
         DescriptorLimit.ensure(program: "b2c")
         await runCatching(B2CCommand.self) {
-            if let request = TokenRequest.fastParse(args) {
+            if let request = TokenArguments.fastParse(args) {
                 try await request.run()
                 return
             }

@@ -36,17 +36,17 @@ struct TokenCommand: AsyncParsableCommand {
         }
     }
 
-    var request: TokenRequest {
-        TokenRequest(
+    var arguments: TokenArguments {
+        TokenArguments(
             client: options.settings, policy: policy, account: account, api: api, scopes: scope, minValid: minValid,
             forceRefresh: forceRefresh, format: format ?? output ?? .raw, app: app, decode: decode)
     }
 
-    func run() async throws { try await request.run() }
+    func run() async throws { try await arguments.run() }
 }
 
 /// What `b2c token` was asked, as plain values.
-struct TokenRequest: Equatable {
+struct TokenArguments: Equatable {
     var client = ClientSettings()
     var policy: String?
     var account: String?
@@ -111,9 +111,9 @@ struct TokenRequest: Equatable {
     /// a large share of the whole run (bench/README.md, "token cache hit"). Anything else — help, an unknown or repeated option, a value
     /// that does
     /// not validate, an empty value or one starting with '-' — returns nil, and ArgumentParser parses it and gives its messages.
-    static func fastParse(_ arguments: [String]) -> TokenRequest? {
+    static func fastParse(_ arguments: [String]) -> TokenArguments? {
         guard arguments.first == "token" else { return nil }
-        var r = TokenRequest()
+        var r = TokenArguments()
         var seen: Set<String> = []
         var formatGiven = false
         var i = 1

@@ -22,6 +22,8 @@ public struct APICallRequest: Sendable {
     public init(url: String?, api: String?) { self.url = url; self.api = api }
 }
 
+/// The API's answer: status, headers, body, the URL that answered (after redirects), the person whose token was sent,
+/// and notices (a refresh and retry, headers not carried across a redirect).
 public struct APICallResult: Sendable {
     public var status: Int
     public var headers: [(String, String)]

@@ -44,6 +44,7 @@ public struct Account: Sendable, Equatable {
     public var scope: AccountScope { AccountScope(environment: environment, clientID: clientID) }
 }
 
+/// A cached access token of an account, for one set of scopes (`target`, as MSAL's cache names it).
 public struct AccessToken: Sendable, Equatable {
     public var accountID: String
     public var target: String

@@ -82,6 +82,7 @@ public struct Authority: Sendable, Equatable, Hashable {
     }
 }
 
+/// An authority URL that is not one of B2C's forms, said with what is wrong.
 public struct AuthorityError: Error, CustomStringConvertible, Equatable {
     public let description: String
     public init(_ d: String) { description = d }

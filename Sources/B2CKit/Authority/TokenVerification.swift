@@ -33,7 +33,7 @@ public struct TokenVerification: Sendable {
     }
 
     /// The policy (or External ID authority) the token was checked against.
-    public var target: String
+    public var policy: String
     public var subject: Subject = .person
     /// The key set the signature was checked with: its fetch time, and whether it came from the store's cache.
     public var keysFetchedAt: Int?
@@ -56,7 +56,7 @@ extension B2CClient {
         do { jwt = try JWT.decode(token) } catch { throw B2CError(.failed, "\(error)") }
         let policyClaim = jwt.string("tfp") ?? jwt.string("acr")
         let (name, authority) = try verificationTarget(policyName: policyName, claimed: policyClaim)
-        var result = TokenVerification(target: name, subject: TokenVerification.Subject(jwt), claims: jwt.claims)
+        var result = TokenVerification(policy: name, subject: TokenVerification.Subject(jwt), claims: jwt.claims)
         result.add("token", true, subjectDetail(jwt, result.subject))
         // With the tenant down, the cached documents (of any age) still let a token be checked; the result says so.
         let (meta, discovered) = try await metadata.discovery(for: authority, now: clock(), offline: true)

@@ -1,5 +1,6 @@
 import Foundation
 
+/// The app's own token, whether it came from the cache, and a notice to show once.
 public struct AppTokenResult: Sendable {
     public var token: AppToken
     public var fromCache: Bool

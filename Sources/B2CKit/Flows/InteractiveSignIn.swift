@@ -18,6 +18,8 @@ extension InteractionUI {
     public func pastedAnswerRefused(_ reason: String) { progress(reason) }
 }
 
+/// How a browser sign-in runs: `prompt` and `loginHint` for the authorize request, the loopback port (0: any), the
+/// whole wait, and the scopes (nil: the configuration's first API, or the app itself).
 public struct InteractiveOptions: Sendable {
     public var prompt: String?
     public var loginHint: String?

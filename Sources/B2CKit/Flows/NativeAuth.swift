@@ -10,6 +10,7 @@ public protocol NativePrompter: Sendable {
     func notice(_ text: String)
 }
 
+/// Which credential a native-auth sign-in uses.
 public enum NativeMode: String, Sendable {
     /// Whatever the configuration allows; the tenant picks (password when it can take one).
     case auto

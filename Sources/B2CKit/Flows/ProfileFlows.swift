@@ -1,5 +1,6 @@
 import Foundation
 
+/// What an edit-profile run did: the account of the edit-profile policy, and the person's profile before and after.
 public struct ProfileResult: Sendable {
     public var account: Account
     public var before: Identity?

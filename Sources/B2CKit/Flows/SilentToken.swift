@@ -1,6 +1,8 @@
 import Crypto
 import Foundation
 
+/// A token for a person: the account it is for, the token, whether it came from the cache, and a notice to show once
+/// (the policy's current account was signed out elsewhere; a refresh failed and a still-valid token was served).
 public struct SilentResult: Sendable {
     public var account: Account
     public var accessToken: AccessToken

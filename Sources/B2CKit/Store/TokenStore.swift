@@ -13,6 +13,7 @@ public enum StoreLocation {
     }
 }
 
+/// A failure of the token store (opening, migrating, reading, writing, its key), in plain words with what to do.
 public struct StoreError: Error, CustomStringConvertible {
     public let description: String
     /// A choice to make or a key to give (exit 3), rather than a store that failed.
