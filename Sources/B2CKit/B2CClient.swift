@@ -84,7 +84,9 @@ public final class B2CClient: Sendable {
     }
 
     /// Runs the edit-profile policy for the selected person and refreshes their profile everywhere it is shown.
-    public func editProfile(selector: String?, policyName: String?, options: InteractiveOptions, ui: InteractionUI) async throws
+    public func editProfile(
+        selector: String?, policyName: String?, options: InteractiveOptions, ui: InteractionUI
+    ) async throws
         -> ProfileResult
     {
         try await profileFlows(ui).editProfile(selector: selector, policyName: policyName, options: options)
@@ -111,7 +113,9 @@ public final class B2CClient: Sendable {
     }
 
     /// The app's own token (client credentials with its secret) for `resource` (`<App ID URI>/.default`).
-    public func acquireAppToken(resource: String, policyName: String?, minValid: Int = 300, forceRefresh: Bool = false) async throws
+    public func acquireAppToken(
+        resource: String, policyName: String?, minValid: Int = 300, forceRefresh: Bool = false
+    ) async throws
         -> AppTokenResult
     {
         try await appOnlyToken().run(resource: resource, policyName: policyName, minValid: minValid, forceRefresh: forceRefresh)
@@ -145,7 +149,8 @@ public final class B2CClient: Sendable {
     }
 
     func interactiveSignIn(_ ui: InteractionUI) -> InteractiveSignIn {
-        InteractiveSignIn(config: config, store: store, endpoint: tokenEndpoint, metadata: metadata, tokenSets: tokenSets, clock: clock, ui: ui)
+        InteractiveSignIn(
+            config: config, store: store, endpoint: tokenEndpoint, metadata: metadata, tokenSets: tokenSets, clock: clock, ui: ui)
     }
 
     func profileFlows(_ ui: InteractionUI) -> ProfileFlows { ProfileFlows(config: config, store: store, signIn: interactiveSignIn(ui)) }

@@ -52,7 +52,8 @@ struct TenantCodesTests {
     static let config = try! ClientConfiguration.parse(
         Data(
             """
-            {"tenant": {"name": "contoso.onmicrosoft.com"}, "authorityHost": "https://contoso.b2clogin.com", "knownAuthorities": ["contoso.b2clogin.com"],
+            {"tenant": {"name": "contoso.onmicrosoft.com"}, "authorityHost": "https://contoso.b2clogin.com",
+             "knownAuthorities": ["contoso.b2clogin.com"],
              "clientId": "11111111-1111-1111-1111-111111111111", "redirectUri": "http://localhost",
              "policies": [{"name": "B2C_1_susi", "role": "signUpSignIn"}, {"name": "B2C_1_reset", "role": "resetPassword"}]}
             """.utf8))
@@ -107,7 +108,8 @@ struct TenantCodesTests {
 
     @Test("a code the table does not name: a server fault is a network error, a refusal a failure, both keep the code")
     func unknownCodes() {
-        let context = TenantCodes.Refusal(config: Self.config, policy: "B2C_1_susi", loginHint: nil, code: "", answer: "", tenantMessage: "")
+        let context = TenantCodes.Refusal(
+            config: Self.config, policy: "B2C_1_susi", loginHint: nil, code: "", answer: "", tenantMessage: "")
         let server = TenantCodes.error(
             .refused(Self.oauth(503, "server_error", "AADB2C99999: down"), secretOrigin: nil), context)
         let client = TenantCodes.error(

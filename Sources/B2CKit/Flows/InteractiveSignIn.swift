@@ -70,7 +70,9 @@ struct InteractiveSignIn: Sendable {
     }
 
     /// One authorize round trip and its code redemption. Nothing is stored unless every check passes.
-    func authorizeAndRedeem(_ target: ResolvedPolicy, options: InteractiveOptions, deadline: ContinuousClock.Instant) async throws -> Account {
+    func authorizeAndRedeem(
+        _ target: ResolvedPolicy, options: InteractiveOptions, deadline: ContinuousClock.Instant
+    ) async throws -> Account {
         let authority = target.authority
         // Fetched afresh: a tenant that does not answer is said now, not after a wait for a browser that cannot get there.
         let meta = try await metadata.metadata(for: authority, now: clock(), refresh: true)

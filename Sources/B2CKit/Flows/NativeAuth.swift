@@ -136,7 +136,8 @@ struct NativeSignIn: Sendable {
                         remedy: config.signInRemedy(policy: d.policy, loginHint: d.username))
                 }
                 let left = Self.maxCodeAttempts - wrong
-                prompter.notice("that code is not right (\(left) attempt\(left == 1 ? "" : "s") left); type it again, or 'resend' for a new one")
+                prompter.notice(
+                    "that code is not right (\(left) attempt\(left == 1 ? "" : "s") left); type it again, or 'resend' for a new one")
             }
         }
     }

@@ -53,9 +53,11 @@ struct ProfileFlows: Sendable {
                 throw B2CError(
                     .interactionRequired,
                     "no signed-in account matches '\(selector)'" + (signedIn.isEmpty ? "" : "; signed in:\n\(signedIn)"),
-                    remedy: config.signInRemedy(policy: try config.defaultPolicy().name, loginHint: selector.contains("@") ? selector : nil))
+                    remedy: config.signInRemedy(policy: try config.defaultPolicy().name, loginHint: selector.contains("@") ? selector : nil)
+                )
             }
-            throw B2CError(.usage, "'\(selector)' matches several people:\n" + byPerson(found), remedy: .choosePerson(ambiguousSelector: true))
+            throw B2CError(
+                .usage, "'\(selector)' matches several people:\n" + byPerson(found), remedy: .choosePerson(ambiguousSelector: true))
         }
         if let p = try? config.resolve(policy: nil), let current = try store.currentAccountID(scope: p.scope, policy: p.name),
             let a = all.first(where: { $0.id == current && $0.environment == p.scope.environment })
@@ -64,7 +66,8 @@ struct ProfileFlows: Sendable {
         }
         if people(all).count == 1 { return preferred(all) }
         if all.isEmpty {
-            throw B2CError(.interactionRequired, "no account is signed in", remedy: config.signInRemedy(policy: try config.defaultPolicy().name))
+            throw B2CError(
+                .interactionRequired, "no account is signed in", remedy: config.signInRemedy(policy: try config.defaultPolicy().name))
         }
         throw B2CError(
             .usage, "several people are signed in and none is current:\n" + byPerson(all), remedy: .choosePerson(ambiguousSelector: false))

@@ -81,18 +81,21 @@ enum TenantCodes {
     ]
 
     /// ROPC's refusals.
-    static let passwords: [Rule] = [
-        Rule(code: "AADB2C90225", arrives: [.tokenEndpoint], kind: .interactionRequired, meaning: "wrong password",
-             remedy: .retryPasswordOrBrowser) { r in
-            "\(r.policy) refused the username or password (AADB2C90225: \(r.tenantMessage)); nothing was stored"
-        },
-        Rule(code: "AADB2C99003", arrives: [.tokenEndpoint], kind: .configuration, meaning: "no passwords", remedy: .none) { r in
-            "\(r.policy) does not accept passwords from this app: \(r.answer)"
-        },
-        Rule(code: "AADB2C90057", arrives: [.tokenEndpoint], kind: .configuration, meaning: "no passwords", remedy: .none) { r in
-            "\(r.policy) does not accept passwords from this app: \(r.answer)"
-        },
-    ]
+    static let passwords: [Rule] =
+        [
+            Rule(
+                code: "AADB2C90225", arrives: [.tokenEndpoint], kind: .interactionRequired, meaning: "wrong password",
+                remedy: .retryPasswordOrBrowser
+            ) { r in
+                "\(r.policy) refused the username or password (AADB2C90225: \(r.tenantMessage)); nothing was stored"
+            }
+        ]
+        // The policy (99003) or the app (90057) does not take passwords.
+        + ["AADB2C99003", "AADB2C90057"].map { code in
+            Rule(code: code, arrives: [.tokenEndpoint], kind: .configuration, meaning: "no passwords", remedy: .none) { r in
+                "\(r.policy) does not accept passwords from this app: \(r.answer)"
+            }
+        }
 
     /// Refusals of the app itself (its secret, its type, its permissions), in words that say what to change.
     static let appRegistration: [Rule] = [
@@ -156,27 +159,30 @@ enum TenantCodes {
     ]
 
     /// Native auth's refusals (External ID), keyed by its error or AAD code.
-    static let nativeAuth: [Rule] = [
-        Rule(code: "user_not_found", arrives: [.nativeAuth], kind: .interactionRequired, meaning: "unknown user", remedy: .signUp) { r in
-            "there is no account \(r.loginHint ?? "of that name") in this tenant; nothing was stored"
-        },
-        Rule(code: "50034", arrives: [.nativeAuth], kind: .interactionRequired, meaning: "unknown user", remedy: .signUp) { r in
-            "there is no account \(r.loginHint ?? "of that name") in this tenant; nothing was stored"
-        },
-        Rule(code: "50126", arrives: [.nativeAuth], kind: .interactionRequired, meaning: "wrong password", remedy: .signInAgain) { r in
-            "wrong password for \(r.loginHint ?? "that account"); nothing was stored"
-        },
-        Rule(code: "expired_token", arrives: [.nativeAuth], kind: .interactionRequired, meaning: "too slow", remedy: .signInAgain) { r in
-            "the sign-in took too long and its continuation token expired (\(r.tenantMessage)); nothing was stored"
-        },
-        Rule(code: "redirect", arrives: [.nativeAuth], kind: .interactionRequired, meaning: "browser needed", remedy: .signInInBrowser) {
-            r in
-            "the tenant needs the browser to sign in \(r.loginHint ?? "this person")\(r.tenantMessage.isEmpty ? "" : " (\(r.tenantMessage))")"
-        },
-        nativeClientRule("unsupported_challenge_type"),
-        nativeClientRule("invalid_client"),
-        nativeClientRule("unauthorized_client"),
-    ]
+    static let nativeAuth: [Rule] =
+        // The person is unknown: said as an error of its own, or as invalid_grant with AAD's code 50034.
+        ["user_not_found", "50034"].map { code in
+            Rule(code: code, arrives: [.nativeAuth], kind: .interactionRequired, meaning: "unknown user", remedy: .signUp) { r in
+                "there is no account \(r.loginHint ?? "of that name") in this tenant; nothing was stored"
+            }
+        } + [
+            Rule(code: "50126", arrives: [.nativeAuth], kind: .interactionRequired, meaning: "wrong password", remedy: .signInAgain) { r in
+                "wrong password for \(r.loginHint ?? "that account"); nothing was stored"
+            },
+            Rule(code: "expired_token", arrives: [.nativeAuth], kind: .interactionRequired, meaning: "too slow", remedy: .signInAgain) {
+                r in
+                "the sign-in took too long and its continuation token expired (\(r.tenantMessage)); nothing was stored"
+            },
+            Rule(
+                code: "redirect", arrives: [.nativeAuth], kind: .interactionRequired, meaning: "browser needed", remedy: .signInInBrowser
+            ) { r in
+                let why = r.tenantMessage.isEmpty ? "" : " (\(r.tenantMessage))"
+                return "the tenant needs the browser to sign in \(r.loginHint ?? "this person")\(why)"
+            },
+            nativeClientRule("unsupported_challenge_type"),
+            nativeClientRule("invalid_client"),
+            nativeClientRule("unauthorized_client"),
+        ]
 
     // MARK: lookups
 
