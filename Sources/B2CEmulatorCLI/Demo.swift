@@ -196,7 +196,6 @@ struct DemoCommand: AsyncParsableCommand {
             switch error {
             case let e as B2CError: throw CLIError("step \(step) failed: \(e.description)", exitCode: exitStatus(e.kind))
             case let e as CLIError: throw CLIError("step \(step) failed: \(e.message)", exitCode: e.exitCode)
-            case let e as StoreError: throw CLIError("step \(step) failed: \(e.description)", exitCode: ExitStatus.error)
             default: throw CLIError("step \(step) failed: \(error)", exitCode: ExitStatus.error)
             }
         }

@@ -18,12 +18,43 @@ public struct B2CError: Error, Sendable, CustomStringConvertible {
     public var remedy: Remedy?
     /// The tenant's own code for a refusal (`AADB2C90129`, or the OAuth error when it gave no code), when it answered one.
     public var tenantCode: String?
+    /// No key for the store's tokens can be had in this session (none configured, or the one the store names is out of
+    /// reach): what needs no persistent store (an app-only token) can go on without one.
+    public var isMissingStoreKey = false
 
     public init(_ kind: Kind, _ message: String, remedy: Remedy? = nil) {
         self.kind = kind; self.message = message; self.remedy = remedy
     }
 
     public var description: String { message + (remedy.map { "\n(\($0))" } ?? "") }
+
+    /// A failure of the token store (opening, migrating, reading, writing, its key): a choice to make or a key to give is
+    /// `configuration`, a store that failed is `failed`.
+    static func store(_ message: String, configuration: Bool = false, remedy: Remedy? = nil, missingKey: Bool = false) -> B2CError {
+        var e = B2CError(configuration ? .configuration : .failed, message, remedy: remedy)
+        e.isMissingStoreKey = missingKey
+        return e
+    }
+
+    /// A configuration file that is invalid: its path and what is wrong (with the JSON path inside it).
+    static func invalidConfiguration(_ path: String, _ problem: String, remedy: Remedy? = nil) -> B2CError {
+        B2CError(.configuration, "the configuration '\(path)' is invalid: \(problem)", remedy: remedy)
+    }
+
+    /// A configuration file that could not be read: said with its path and what to do.
+    static func unreadableConfiguration(_ e: LocalFileError) -> B2CError {
+        switch e.problem {
+        case .missing:
+            return B2CError(.configuration, "the configuration '\(e.path)' does not exist", remedy: .createConfiguration(path: e.path))
+        case .directory:
+            let inside = URL(fileURLWithPath: e.path).appendingPathComponent("policies.json").path
+            return B2CError(
+                .configuration,
+                "the configuration '\(e.path)' is a directory, not a configuration file: name the file itself"
+                    + (FileManager.default.fileExists(atPath: inside) ? ", e.g. '\(inside)'" : " (a policies.json)"))
+        case .permissionDenied, .other: return B2CError(.configuration, "the configuration '\(e.path)' \(e.reason)")
+        }
+    }
 }
 
 /// What a person can do about a failure, independent of how it is asked for (a command line, a button).

@@ -149,7 +149,7 @@ import Testing
                 .path
                 == profiles.appendingPathComponent("dev.json").path)
         #expect { try ClientConfiguration.locate(explicit: nil, profile: "prod", environment: env) } throws: { e in
-            (e as? ConfigurationError)?.message.contains("profiles: dev") == true
+            (e as? B2CError).map { $0.kind == .configuration && $0.message.contains("profiles: dev") } == true
         }
     }
 }

@@ -40,7 +40,7 @@ public struct B2CCommand: AsyncParsableCommand {
         }
     }
 
-    /// Runs `body` and exits: 0, or the error's message and exit code (`CLIError`, `StoreError`, `B2CError`, else
+    /// Runs `body` and exits: 0, or the error's message and exit code (`CLIError`, `B2CError`, else
     /// ArgumentParser's own).
     /// Messages start with the root command's name (`b2c:`, `b2c-emulator:`).
     package static func runCatching<Root: ParsableCommand>(_ root: Root.Type, _ body: () async throws -> Void) async -> Never {
@@ -51,9 +51,6 @@ public struct B2CCommand: AsyncParsableCommand {
         } catch let e as CLIError {
             writeErr(e.message)
             Foundation.exit(e.exitCode)
-        } catch let e as StoreError {
-            writeErr(e.description)
-            Foundation.exit(CLIError(e).exitCode)
         } catch let e as B2CError {
             let cli = CLIError(e)
             writeErr(cli.message)

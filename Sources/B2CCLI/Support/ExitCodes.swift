@@ -30,11 +30,6 @@ public struct CLIError: Error, CustomStringConvertible {
     public init(_ message: String, exitCode: Int32) { self.message = message; self.exitCode = exitCode }
     public var description: String { message }
 
-    /// A store failure: a choice to make or a key to give is configuration (3), anything else an error (1).
-    init(_ e: StoreError) {
-        self.init(Self.render(e.description, e.remedy), exitCode: e.isConfiguration ? ExitStatus.configuration : ExitStatus.error)
-    }
-
     /// A library failure in the CLI's words: its message and its remedy as a command line, with its exit code.
     init(_ e: B2CError) {
         self.init(Self.render(e), exitCode: exitStatus(e.kind))

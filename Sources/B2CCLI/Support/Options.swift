@@ -60,9 +60,7 @@ struct ClientSettings: Equatable {
 
     /// Where the configuration is (or the places looked at), with a missing profile as a configuration error.
     func locate() throws -> (path: String?, searched: [String], implicit: Bool) {
-        do { return try ClientConfiguration.locate(explicit: config, profile: profile) } catch let e as ConfigurationError {
-            throw CLIError(CLIError.render(e.description, e.remedy), exitCode: ExitStatus.configuration)
-        }
+        do { return try ClientConfiguration.locate(explicit: config, profile: profile) } catch let e as B2CError { throw CLIError(e) }
     }
 
     func loadConfiguration() throws -> ClientConfiguration {
@@ -123,13 +121,11 @@ struct ClientSettings: Equatable {
 
     /// A configuration load, its errors said as the CLI says them.
     static func parsed(_ load: () throws -> ClientConfiguration) throws -> ClientConfiguration {
-        do { return try load() } catch let e as ConfigurationError {
-            throw CLIError(CLIError.render(e.description, e.remedy), exitCode: ExitStatus.configuration)
-        }
+        do { return try load() } catch let e as B2CError { throw CLIError(e) }
     }
 
     func openStore() throws -> TokenStore {
-        do { return try TokenStore(directory: StoreLocation.directory(), keys: .system()) } catch let e as StoreError { throw CLIError(e) }
+        do { return try TokenStore(directory: StoreLocation.directory(), keys: .system()) } catch let e as B2CError { throw CLIError(e) }
     }
 
     func makeClient() throws -> B2CClient {
@@ -202,9 +198,6 @@ func withClient<T>(_ client: B2CClient, _ body: (B2CClient) async throws -> T) a
         await client.shutdown()
         return result
     } catch let e as B2CError {
-        await client.shutdown()
-        throw CLIError(e)
-    } catch let e as StoreError {
         await client.shutdown()
         throw CLIError(e)
     } catch {

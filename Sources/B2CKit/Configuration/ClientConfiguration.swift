@@ -99,14 +99,14 @@ public struct ClientConfiguration: Sendable, Equatable {
 
     public static func load(path: String) throws -> ClientConfiguration {
         let data: Data
-        do { data = try LocalFile.read(path) } catch { throw ConfigurationError(unreadable: error) }
+        do { data = try LocalFile.read(path) } catch { throw B2CError.unreadableConfiguration(error) }
         return try load(data, path: path)
     }
 
     /// The file's bytes, already read, parsed; errors name the file.
     public static func load(_ data: Data, path: String) throws -> ClientConfiguration {
         do { return try parse(data, source: path) } catch let e as JSONPathError {
-            throw ConfigurationError(path: path, message: "\(e.path) \(e.message)")
+            throw B2CError.invalidConfiguration(path, "\(e.path) \(e.message)")
         }
     }
 
@@ -313,37 +313,5 @@ public struct ClientConfiguration: Sendable, Equatable {
         Authority(
             scheme: authorityHost.scheme?.lowercased() ?? "https", host: authorityHost.host ?? "", port: authorityHost.port,
             tenant: tenantSegment, policy: policy.name, form: authorityForm)
-    }
-}
-
-/// A configuration problem: the file and what is wrong, with its JSON path.
-public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
-    public var path: String
-    public var message: String
-    /// What fixes it, when something does (the CLI says it as a command line).
-    public var remedy: Remedy?
-    /// False when the file could not be read at all (then it is not "invalid", it is missing or unreadable).
-    public var isRead = true
-    public init(path: String, message: String, remedy: Remedy? = nil) { self.path = path; self.message = message; self.remedy = remedy }
-
-    /// A configuration file that could not be read: said with its path and what to do.
-    init(unreadable e: LocalFileError) {
-        path = e.path
-        isRead = false
-        switch e.problem {
-        case .missing:
-            message = "does not exist"
-            remedy = .createConfiguration(path: e.path)
-        case .directory:
-            let inside = URL(fileURLWithPath: e.path).appendingPathComponent("policies.json").path
-            message =
-                "is a directory, not a configuration file: name the file itself"
-                + (FileManager.default.fileExists(atPath: inside) ? ", e.g. '\(inside)'" : " (a policies.json)")
-        case .permissionDenied, .other: message = e.reason
-        }
-    }
-
-    public var description: String {
-        isRead ? "the configuration '\(path)' is invalid: \(message)" : "the configuration '\(path)' \(message)"
     }
 }

@@ -28,14 +28,14 @@ public enum Profiles {
     /// The file of an existing profile, or an error that lists the profiles there are.
     public static func existing(_ name: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String {
         guard isValidName(name) else {
-            throw ConfigurationError(path: name, message: "is not a profile name (letters, digits, _ . -)")
+            throw B2CError(.configuration, "'\(name)' is not a profile name (letters, digits, _ . -)")
         }
         let file = path(of: name, environment: environment)
         guard FileManager.default.fileExists(atPath: file) else {
             let known = names(environment: environment)
-            throw ConfigurationError(
-                path: file,
-                message: "does not exist: there is no profile '\(name)' ("
+            throw B2CError(
+                .configuration,
+                "the configuration '\(file)' does not exist: there is no profile '\(name)' ("
                     + (known.isEmpty ? "no profiles yet" : "profiles: \(known.joined(separator: ", "))") + ")",
                 remedy: known.isEmpty ? .createProfile(name) : nil)
         }

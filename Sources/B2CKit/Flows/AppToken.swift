@@ -22,7 +22,7 @@ struct AppOnlyToken: Sendable {
     /// else a new one, one request at a time per app and resource across processes.
     func run(resource: String, policyName: String?, minValid: Int, forceRefresh: Bool) async throws -> AppTokenResult {
         let target = try config.appPolicy(policyName)
-        do { try store.prepareForTokens() } catch let e as StoreError where e.isMissingKey {
+        do { try store.prepareForTokens() } catch let e as B2CError where e.isMissingStoreKey {
             // An app token can be fetched again with the secret at any time: without a key it is fetched and not kept.
             let token = try await fetchAppToken(target, resource: resource)
             return AppTokenResult(

@@ -8,7 +8,7 @@ public final class FileLock {
     /// Waits for the lock; with `timeoutSeconds`, at most that long, then throws `LockTimeout` naming the holder.
     public init(path: String, timeoutSeconds: Double? = nil) throws {
         fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else { throw StoreError("cannot open the lock file '\(path)': \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw B2CError.store("cannot open the lock file '\(path)': \(String(cString: strerror(errno)))") }
         let deadline = timeoutSeconds.map { Date().addingTimeInterval($0) }
         var pause: UInt32 = 2_000
         while flock(fd, deadline == nil ? LOCK_EX : LOCK_EX | LOCK_NB) != 0 {
@@ -16,7 +16,7 @@ public final class FileLock {
             if failure == EINTR { continue }
             guard failure == EWOULDBLOCK, let deadline else {
                 close(fd)
-                throw StoreError("cannot lock '\(path)': \(String(cString: strerror(failure)))")
+                throw B2CError.store("cannot lock '\(path)': \(String(cString: strerror(failure)))")
             }
             guard Date() < deadline else {
                 let holder = Self.holder(fd)

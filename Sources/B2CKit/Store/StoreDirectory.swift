@@ -15,7 +15,7 @@ enum StoreDirectory {
                 try FileManager.default.createDirectory(
                     at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             } catch {
-                throw StoreError(
+                throw B2CError.store(
                     "cannot create the store directory '\(path)' (\(reason(error))). Set B2C_HOME to a directory of yours that you can "
                         + "write to.", configuration: true)
             }
@@ -41,7 +41,7 @@ enum StoreDirectory {
         if fd >= 0 {
             close(fd)
         } else if errno != EEXIST {
-            throw StoreError(
+            throw B2CError.store(
                 "cannot create the store '\(path)' (\(String(cString: strerror(errno)))). Check that its directory is yours and writable, "
                     + "or set B2C_HOME.", configuration: true)
         }
@@ -61,8 +61,8 @@ enum StoreDirectory {
         }
     }
 
-    static func unusable(_ path: String, _ why: String) -> StoreError {
-        StoreError(
+    static func unusable(_ path: String, _ why: String) -> B2CError {
+        B2CError.store(
             "the store location '\(path)' \(why). Set B2C_HOME to a directory of your own (b2c creates it 0700).", configuration: true)
     }
 

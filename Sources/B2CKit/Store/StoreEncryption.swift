@@ -90,7 +90,7 @@ struct StoreCipher: Sendable {
         case (.string(let text), nil): return text
         case (.blob(let blob), let key?):
             guard blob.count >= 1 + 12 + 16, blob.first == Self.version else {
-                throw StoreError(
+                throw B2CError.store(
                     "a token in the store is not in b2c's encrypted form (\(identity.split(separator: "\0").first ?? "")); sign in again")
             }
             do {
@@ -99,16 +99,16 @@ struct StoreCipher: Sendable {
                     tag: blob.suffix(16))
                 return String(decoding: try AES.GCM.open(box, using: key, authenticating: Self.associatedData(identity)), as: UTF8.self)
             } catch {
-                throw StoreError(
+                throw B2CError.store(
                     "a token in the store does not decrypt for its row (\(identity.split(separator: "\0").first ?? "")): it was moved or "
                         + "altered; it is not served. Sign in again")
             }
         case (.string, _?):
-            throw StoreError("the store is encrypted, but a token in it is in plaintext (it was written by something else); sign in again")
+            throw B2CError.store("the store is encrypted, but a token in it is in plaintext (it was written by something else); sign in again")
         case (.blob, nil):
-            throw StoreError("the store is in plaintext mode, but a token in it is encrypted", remedy: .encryptStore)
+            throw B2CError.store("the store is in plaintext mode, but a token in it is encrypted", remedy: .encryptStore)
         default:
-            throw StoreError("a token column of the store holds neither text nor an encrypted value")
+            throw B2CError.store("a token column of the store holds neither text nor an encrypted value")
         }
     }
 

@@ -60,7 +60,7 @@ extension TokenStore {
     private func existingKey(_ s: [String: DatabaseValue]) throws -> SymmetricKey {
         let status = Self.status(s)
         guard let keyID = status.keyID, let check = s["key_check"] else {
-            throw StoreError("the store '\(path)' says it is encrypted but names no key; move it away and sign in again")
+            throw B2CError.store("the store '\(path)' says it is encrypted but names no key; move it away and sign in again")
         }
         func fits(_ key: SymmetricKey) -> Bool {
             StoreCipher.keyID(key) == keyID && (try? StoreCipher(key: key).open(check, row: "settings\0key_check")) == StoreCipher.checkText
@@ -81,7 +81,7 @@ extension TokenStore {
             case .failure(let e): reasons.append(e.description)
             }
         }
-        throw StoreError(
+        throw B2CError.store(
             "the store '\(path)' is encrypted with a key kept in \(status.source?.place ?? "an unknown place") (key id \(keyID)), which "
                 + "this session cannot get: \(reasons.map { $0.hasSuffix(".") ? String($0.dropLast()) : $0 }.joined(separator: "; ")). "
                 + "\(Self.howToReach(status.source)) Nothing was altered.",
@@ -99,8 +99,8 @@ extension TokenStore {
         }
     }
 
-    static func plaintextWithKey(_ path: String) -> StoreError {
-        StoreError(
+    static func plaintextWithKey(_ path: String) -> B2CError {
+        B2CError.store(
             "the store '\(path)' says its tokens are kept unencrypted, but B2C_STORE_KEY gives a key: b2c never keeps tokens "
                 + "unencrypted while a key is given (a store prepared by someone else could say plaintext). If the plaintext "
                 + "choice was yours, unset B2C_STORE_KEY; otherwise encrypt the store with the key.",
@@ -108,31 +108,31 @@ extension TokenStore {
     }
 
     /// `$B2C_STORE_KEY`: nil when unset; an error when it is not base64 of 32 bytes.
-    func environmentKey() -> Result<SymmetricKey?, StoreError> {
+    func environmentKey() -> Result<SymmetricKey?, B2CError> {
         guard let text = keys.environment["B2C_STORE_KEY"], !text.isEmpty else { return .success(nil) }
         guard let data = Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)), data.count == 32 else {
             return .failure(
-                StoreError(
+                B2CError.store(
                     "B2C_STORE_KEY must be base64 of 32 random bytes (make one with `openssl rand -base64 32`)", configuration: true))
         }
         return .success(SymmetricKey(data: data))
     }
 
     /// The key from the kernel's cache, else from the platform key store (then cached).
-    private func platformKey(storeID: String, keyID: String) -> Result<SymmetricKey?, StoreError> {
+    private func platformKey(storeID: String, keyID: String) -> Result<SymmetricKey?, B2CError> {
         let cacheName = "b2c:store-key:\(storeID):\(keyID)"
         if keys.kernelCache, let data = try? KernelKeyring.read(description: cacheName), data.count == 32 {
             return .success(SymmetricKey(data: data))
         }
         guard let platform = keys.platform else {
-            return .failure(StoreError("this session has no key store (no D-Bus session bus: DBUS_SESSION_BUS_ADDRESS is not set)"))
+            return .failure(B2CError.store("this session has no key store (no D-Bus session bus: DBUS_SESSION_BUS_ADDRESS is not set)"))
         }
         do {
             guard let data = try platform.read(storeID: storeID, keyID: keyID), data.count == 32 else { return .success(nil) }
             if keys.kernelCache { try? KernelKeyring.store(data, description: cacheName, timeoutSeconds: keys.cacheSeconds) }
             return .success(SymmetricKey(data: data))
         } catch {
-            return .failure(StoreError("\(error)"))
+            return .failure(B2CError.store("\(error)"))
         }
     }
 
@@ -162,7 +162,7 @@ extension TokenStore {
         case .success(nil): reasons.append("B2C_STORE_KEY is not set")
         case .failure(let e): throw e
         }
-        throw StoreError(
+        throw B2CError.store(
             "b2c keeps tokens encrypted and this session offers no key for that (\(reasons.joined(separator: "; "))). Choose one: run in a "
                 + "desktop session with GNOME Keyring or KWallet; set B2C_STORE_KEY to a base64 32-byte key from your CI's secret store "
                 + "(`openssl rand -base64 32`).", configuration: true, remedy: .chooseStorage,
@@ -235,22 +235,22 @@ extension TokenStore {
     public func rotateKey(newEnvironmentKey: Data?) throws -> StorageStatus {
         let before = try storageStatus()
         guard before.mode == .encrypted, let source = before.source else {
-            throw StoreError("the store is not encrypted", configuration: true, remedy: .encryptStore)
+            throw B2CError.store("the store is not encrypted", configuration: true, remedy: .encryptStore)
         }
         let old = try cipher()
         let key: SymmetricKey
         switch source {
         case .environment:
             guard let given = newEnvironmentKey else {
-                throw StoreError(
+                throw B2CError.store(
                     "the store's key comes from B2C_STORE_KEY: put the new key in B2C_NEW_STORE_KEY (base64 of 32 bytes) for the "
                         + "rotation, then use it as B2C_STORE_KEY", configuration: true)
             }
             key = SymmetricKey(data: given)
-        case .ephemeral: throw StoreError("a temporary store's key cannot be rotated", configuration: true)
+        case .ephemeral: throw B2CError.store("a temporary store's key cannot be rotated", configuration: true)
         case .secretService, .keychain:
             guard let platform = keys.platform else {
-                throw StoreError("the key store is not reachable from this session", configuration: true)
+                throw B2CError.store("the key store is not reachable from this session", configuration: true)
             }
             key = SymmetricKey(size: .bits256)
             do {
@@ -258,7 +258,7 @@ extension TokenStore {
                     try platform.write(
                         Data($0), storeID: before.storeID, keyID: StoreCipher.keyID(key), label: "b2c token store key (\(directory.path))")
                 }
-            } catch { throw StoreError("\(error)", configuration: true) }
+            } catch { throw B2CError.store("\(error)", configuration: true) }
         }
         let new = StoreCipher(key: key)
         try write { db in

@@ -13,21 +13,6 @@ public enum StoreLocation {
     }
 }
 
-/// A failure of the token store (opening, migrating, reading, writing, its key), in plain words with what to do.
-public struct StoreError: Error, CustomStringConvertible {
-    public let description: String
-    /// A choice to make or a key to give (exit 3), rather than a store that failed.
-    public let isConfiguration: Bool
-    /// What fixes it, when something does (the CLI says it as a command line).
-    public let remedy: Remedy?
-    /// No key for the tokens can be had in this session (none configured, or the one the store names is out of reach):
-    /// what needs no persistent store (an app-only token) goes on without one.
-    public let isMissingKey: Bool
-    public init(_ d: String, configuration: Bool = false, remedy: Remedy? = nil, missingKey: Bool = false) {
-        description = d; isConfiguration = configuration; self.remedy = remedy; isMissingKey = missingKey
-    }
-}
-
 /// The SQLite token store (GRDB, WAL). Directory 0700, files 0600; writes are short immediate transactions.
 ///
 /// One connection per process (a `DatabaseQueue` on a WAL database): a command is one short sequence of reads and
@@ -75,29 +60,29 @@ public final class TokenStore: Sendable {
         } catch let e as DatabaseError where e.resultCode == .SQLITE_NOTADB || e.resultCode == .SQLITE_CORRUPT {
             throw Self.notOurStore(file)
         } catch {
-            throw StoreError("cannot open the store '\(file)': \(error). Check that '\(directory.path)' is writable, or set B2C_HOME.")
+            throw B2CError.store("cannot open the store '\(file)': \(error). Check that '\(directory.path)' is writable, or set B2C_HOME.")
         }
         do {
             // WAL is a property of the file: set once, when the header does not say so yet (bytes 18-19 = 2).
             if header.count < 20 || header[header.startIndex + 18] != 2 || header[header.startIndex + 19] != 2 {
                 let mode = try queue.writeWithoutTransaction { try String.fetchOne($0, sql: "PRAGMA journal_mode = WAL") }
                 guard mode?.lowercased() == "wal" else {
-                    throw StoreError("cannot put the store '\(file)' in WAL mode (journal mode: \(mode ?? "unknown"))")
+                    throw B2CError.store("cannot put the store '\(file)' in WAL mode (journal mode: \(mode ?? "unknown"))")
                 }
             }
             try Self.migrate(queue) {
                 if creationLock == nil { creationLock = try FileLock(path: directory.appendingPathComponent("store.lock").path) }
             }
             creationLock = nil
-        } catch let e as StoreError {
+        } catch let e as B2CError {
             throw e
         } catch let e as DatabaseError where e.resultCode == .SQLITE_NOTADB || e.resultCode == .SQLITE_CORRUPT {
             throw Self.notOurStore(file)
         } catch let e as DatabaseError where e.resultCode == .SQLITE_READONLY || e.resultCode == .SQLITE_CANTOPEN {
-            throw StoreError(
+            throw B2CError.store(
                 "the store '\(file)' is read-only: \(e.message ?? "\(e)"). Check the permissions of '\(directory.path)', or set B2C_HOME.")
         } catch {
-            throw StoreError("cannot prepare the store '\(file)': \(error)")
+            throw B2CError.store("cannot prepare the store '\(file)': \(error)")
         }
     }
 
@@ -133,7 +118,7 @@ public final class TokenStore: Sendable {
             }
             try queue.close()
             if appID != applicationID && !tables.isEmpty {
-                throw StoreError(
+                throw B2CError.store(
                     "'\(file)' is an SQLite database of another application (tables: \(tables.prefix(5).joined(separator: ", "))). Point "
                         + "B2C_HOME elsewhere."
                 )
@@ -141,7 +126,7 @@ public final class TokenStore: Sendable {
         } catch let e as DatabaseError where e.resultCode == .SQLITE_NOTADB || e.resultCode == .SQLITE_CORRUPT {
             throw notOurs
         } catch let e as DatabaseError {
-            throw StoreError(
+            throw B2CError.store(
                 "cannot read the store '\(file)': \(e.message ?? "SQLite error \(e.resultCode.rawValue)"). Try again; if it persists, "
                     + "check '\(file)'."
             )
@@ -159,21 +144,21 @@ public final class TokenStore: Sendable {
     }
 
     /// A file at the store's path that is not our store: refused, never altered.
-    static func notOurStore(_ file: String) -> StoreError {
-        StoreError("'\(file)' is not a b2c store (not an SQLite database or corrupt). Move it away and sign in again.")
+    static func notOurStore(_ file: String) -> B2CError {
+        B2CError.store("'\(file)' is not a b2c store (not an SQLite database or corrupt). Move it away and sign in again.")
     }
 
-    private func storeError(_ e: DatabaseError) -> StoreError {
+    private func storeError(_ e: DatabaseError) -> B2CError {
         let what = "\(e.message ?? "SQLite error") (\(e.resultCode))"
         switch e.resultCode {
         case .SQLITE_READONLY, .SQLITE_CANTOPEN, .SQLITE_PERM, .SQLITE_IOERR:
-            return StoreError("cannot write the store '\(path)': \(what). Check the permissions of '\(directory.path)', or set B2C_HOME.")
+            return B2CError.store("cannot write the store '\(path)': \(what). Check the permissions of '\(directory.path)', or set B2C_HOME.")
         case .SQLITE_BUSY, .SQLITE_LOCKED:
-            return StoreError("the store '\(path)' stayed locked by another b2c for 30 s: \(what). Try again.")
+            return B2CError.store("the store '\(path)' stayed locked by another b2c for 30 s: \(what). Try again.")
         case .SQLITE_CORRUPT, .SQLITE_NOTADB:
-            return StoreError("'\(path)' is damaged: \(what). Move it away and sign in again.")
+            return B2CError.store("'\(path)' is damaged: \(what). Move it away and sign in again.")
         default:
-            return StoreError("the store '\(path)' failed: \(what)")
+            return B2CError.store("the store '\(path)' failed: \(what)")
         }
     }
 
