@@ -2,14 +2,12 @@ import B2CProtocol
 import Foundation
 import Hummingbird
 
-/// An authorize request waiting for the user, kept in the store between pages.
-struct AuthorizeTransaction: Sendable {
-    var id: String
-    var policy: String
-    var tenantSegment: String
-    var origin: String
+/// What the app asked for, as checked: the authorize request's parameters that the pages, the answer and the code carry.
+struct AppRequest: Codable, Sendable {
     var clientId: String
     var redirectUri: String
+    /// The kind of the redirect URI's registration (a code for a web redirect needs the app's secret).
+    var redirectType: EmulatorSeed.RedirectType
     var responseType: [String]
     var responseMode: String
     var scope: String
@@ -20,59 +18,26 @@ struct AuthorizeTransaction: Sendable {
     var prompt: [String]
     var loginHint: String?
     var clientInfo: Bool
+}
+
+/// An authorize request waiting for the user, kept in the store between pages (as JSON, `Codable`). Its app request's
+/// fields read as its own (`tx.scope`).
+@dynamicMemberLookup
+struct AuthorizeTransaction: Codable, Sendable {
+    var id: String
+    var policy: String
+    var tenantSegment: String
+    var origin: String
+    var request: AppRequest
     /// The signed-in user, once known (edit profile after sign-in; reset after the code).
-    var oid: String?
-    var resetEmail: String?
-    var resetCodeHash: String?
-    var resetAttempts: Int = 0
-    /// The kind of the redirect URI's registration (a code for a web redirect needs the app's secret).
-    var redirectType: EmulatorSeed.RedirectType = .publicClient
+    var oid: String? = nil
+    var resetEmail: String? = nil
+    var resetCodeHash: String? = nil
+    var resetAttempts = 0
 
-    var json: JSONValue {
-        var o: [String: JSONValue] = [
-            "id": .string(id), "policy": .string(policy), "tenantSegment": .string(tenantSegment), "origin": .string(origin),
-            "clientId": .string(clientId), "redirectUri": .string(redirectUri), "responseType": JSONValue(responseType),
-            "responseMode": .string(responseMode), "scope": .string(scope), "prompt": JSONValue(prompt),
-            "clientInfo": .bool(clientInfo), "resetAttempts": JSONValue(resetAttempts), "redirectType": .string(redirectType.rawValue),
-        ]
-        let optionals: [(String, String?)] = [
-            ("state", state), ("nonce", nonce), ("codeChallenge", codeChallenge),
-            ("codeChallengeMethod", codeChallengeMethod), ("loginHint", loginHint), ("oid", oid),
-            ("resetEmail", resetEmail), ("resetCodeHash", resetCodeHash),
-        ]
-        for (k, v) in optionals { if let v { o[k] = .string(v) } }
-        return .object(o)
-    }
+    subscript<T>(dynamicMember field: KeyPath<AppRequest, T>) -> T { request[keyPath: field] }
 
-    init(
-        id: String, policy: String, tenantSegment: String, origin: String, clientId: String, redirectUri: String,
-        responseType: [String], responseMode: String, scope: String, state: String?, nonce: String?, codeChallenge: String?,
-        codeChallengeMethod: String?, prompt: [String], loginHint: String?, clientInfo: Bool
-    ) {
-        self.id = id; self.policy = policy; self.tenantSegment = tenantSegment; self.origin = origin; self.clientId = clientId
-        self.redirectUri = redirectUri; self.responseType = responseType; self.responseMode = responseMode; self.scope = scope
-        self.state = state; self.nonce = nonce; self.codeChallenge = codeChallenge; self.codeChallengeMethod = codeChallengeMethod
-        self.prompt = prompt; self.loginHint = loginHint; self.clientInfo = clientInfo
-    }
-
-    init(json: JSONValue) throws {
-        let r = try JSONObjectReader(json)
-        self.init(
-            id: try r.string("id"), policy: try r.string("policy"), tenantSegment: try r.string("tenantSegment"),
-            origin: try r.string("origin"), clientId: try r.string("clientId"), redirectUri: try r.string("redirectUri"),
-            responseType: try r.stringArray("responseType"), responseMode: try r.string("responseMode"),
-            scope: try r.string("scope"), state: try r.optionalString("state"), nonce: try r.optionalString("nonce"),
-            codeChallenge: try r.optionalString("codeChallenge"), codeChallengeMethod: try r.optionalString("codeChallengeMethod"),
-            prompt: try r.stringArray("prompt"), loginHint: try r.optionalString("loginHint"),
-            clientInfo: try r.bool("clientInfo", default: false))
-        oid = try r.optionalString("oid")
-        resetEmail = try r.optionalString("resetEmail")
-        resetCodeHash = try r.optionalString("resetCodeHash")
-        resetAttempts = try r.int("resetAttempts", default: 0) ?? 0
-        redirectType = EmulatorSeed.RedirectType(rawValue: try r.optionalString("redirectType") ?? "") ?? .publicClient
-    }
-
-    var reply: ReplyTo { ReplyTo(redirectUri: redirectUri, mode: responseMode, state: state) }
+    var reply: ReplyTo { ReplyTo(redirectUri: request.redirectUri, mode: request.responseMode, state: request.state) }
 }
 
 /// Where and how a result goes back to the app.
@@ -228,14 +193,13 @@ struct AuthorizeEndpoint: TenantPart {
                 error: "invalid_request", code: "AADB2C90120",
                 message: "Max age must be an integer between '0' and '2147483647' inclusive.")
         }
-        var tx = AuthorizeTransaction(
-            id: Random.token(bytes: 18), policy: policy.id, tenantSegment: authority.tenantSegment, origin: origin,
-            clientId: app.clientId, redirectUri: redirectUri, responseType: responseType, responseMode: responseMode,
-            scope: q["scope"] ?? "", state: q["state"], nonce: q["nonce"], codeChallenge: q["code_challenge"],
-            codeChallengeMethod: challengeMethod, prompt: prompt, loginHint: q["login_hint"],
+        let request = AppRequest(
+            clientId: app.clientId, redirectUri: redirectUri, redirectType: redirect.type, responseType: responseType,
+            responseMode: responseMode, scope: q["scope"] ?? "", state: q["state"], nonce: q["nonce"],
+            codeChallenge: q["code_challenge"], codeChallengeMethod: challengeMethod, prompt: prompt, loginHint: q["login_hint"],
             clientInfo: ["1", "true"].contains(q["client_info"]?.lowercased() ?? ""))
-        tx.redirectType = redirect.type
-        return tx
+        return AuthorizeTransaction(
+            id: Random.token(bytes: 18), policy: policy.id, tenantSegment: authority.tenantSegment, origin: origin, request: request)
     }
 
     /// The PKCE method of a code challenge (S256 or plain), nil without one.
@@ -322,8 +286,9 @@ struct AuthorizeEndpoint: TenantPart {
         if !tx.responseType.contains("token") { implicitScopes.resourceAppId = nil }
         if !tx.responseType.contains("id_token") { implicitScopes.openid = false }
         let issued = try issuer.issue(
-            user: user, policy: policy, app: app, scopes: implicitScopes, nonce: tx.nonce, authTime: authTime,
-            newUser: newUser, origin: tx.origin, clientInfo: false, grant: nil, code: code)
+            Issuance(
+                user: user, policy: policy, app: app, scopes: implicitScopes, nonce: tx.nonce, authTime: authTime, newUser: newUser,
+                origin: tx.origin, code: code))
         let keys = issued.accessToken == nil ? ["id_token"] : ["access_token", "token_type", "expires_in", "scope", "id_token"]
         return keys.compactMap { key in issued.body[key].map { (key, $0.stringValue ?? $0.serialized()) } }
     }

@@ -111,12 +111,11 @@ struct TokenIssuer: TenantPart {
     }
 
     /// Long on purpose: the id token, access token and refresh token of one issuance, and the body that carries them.
-    func issue(
-        user: EmulatorStore.UserRecord, policy: EmulatorSeed.Policy?, app: EmulatorSeed.App, scopes: Scopes, nonce: String?,
-        authTime: Int, newUser: Bool, origin: String, clientInfo: Bool, grant: (id: String, issuedAt: Int)?,
-        rotating oldRefreshToken: String? = nil, includeIDToken: Bool = true, code: String? = nil, client: ClientKind = .publicClient
-    ) throws -> Issued {
-        let policy = bound(policy)
+    func issue(_ r: Issuance) throws -> Issued {
+        let (user, app, scopes, nonce, authTime, newUser, origin) = (r.user, r.app, r.scopes, r.nonce, r.authTime, r.newUser, r.origin)
+        let (clientInfo, grant, oldRefreshToken, includeIDToken, code, client) =
+            (r.clientInfo, r.grant, r.rotating, r.includeIDToken, r.code, r.client)
+        let policy = bound(r.policy)
         let now = clock.now()
         let atLifetime = policy?.accessTokenLifetime ?? 3600
         let idLifetime = policy?.idTokenLifetime ?? 3600
@@ -245,9 +244,10 @@ struct TokenIssuer: TenantPart {
         scopes.openid = true
         scopes.offlineAccess = true
         let issued = try issue(
-            user: user, policy: policy, app: app, scopes: scopes, nonce: nil, authTime: record.authTime, newUser: false,
-            origin: origin, clientInfo: Self.wantsClientInfo(form), grant: (record.grantId, record.grantIssuedAt), rotating: token,
-            client: ClientKind(confidential: record.confidential, spa: record.spa))
+            Issuance(
+                user: user, policy: policy, app: app, scopes: scopes, authTime: record.authTime, origin: origin,
+                clientInfo: Self.wantsClientInfo(form), grant: (record.grantId, record.grantIssuedAt), rotating: token,
+                client: ClientKind(confidential: record.confidential, spa: record.spa)))
         return tokenResponse(issued)
     }
 
@@ -339,4 +339,28 @@ extension TokenIssuer {
                     "expires_on": asNumber(now + lifetime), "resource": .string(api.appId),
                 ], accessToken: token))
     }
+}
+
+/// What one issuance is for: the person, the policy (nil: native auth), the app and scopes, and the sign-in or grant it
+/// continues. Defaults are a first sign-in of a public client with nothing to rotate.
+struct Issuance {
+    var user: EmulatorStore.UserRecord
+    var policy: EmulatorSeed.Policy?
+    var app: EmulatorSeed.App
+    var scopes: TokenIssuer.Scopes
+    var nonce: String? = nil
+    var authTime: Int
+    var newUser = false
+    /// The origin the request came to (the issuer's host unless `--public-url` names one).
+    var origin: String
+    /// The app asked for `client_info`.
+    var clientInfo = false
+    /// The grant a refresh token continues (its id and first issue); nil: a new grant.
+    var grant: (id: String, issuedAt: Int)? = nil
+    /// The refresh token this issuance rotates.
+    var rotating: String? = nil
+    var includeIDToken = true
+    /// The authorization code issued beside (hybrid answers carry its `c_hash`).
+    var code: String? = nil
+    var client: TokenIssuer.ClientKind = .publicClient
 }

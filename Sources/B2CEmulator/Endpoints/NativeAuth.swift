@@ -232,8 +232,9 @@ struct NativeAuthEndpoint: TenantPart {
             }
             try store.endNativeFlow(token)
             let issued = try issuer.issue(
-                user: user, policy: nil, app: app, scopes: try nativeScopes(form, app: app), nonce: nil, authTime: now,
-                newUser: false, origin: origin, clientInfo: TokenIssuer.wantsClientInfo(form), grant: nil)
+                Issuance(
+                    user: user, policy: nil, app: app, scopes: try nativeScopes(form, app: app), authTime: now, origin: origin,
+                    clientInfo: TokenIssuer.wantsClientInfo(form)))
             return issuer.tokenResponse(issued)
         case "refresh_token":
             guard let rt = form["refresh_token"], !rt.isEmpty else { throw aadMissing("refresh_token") }

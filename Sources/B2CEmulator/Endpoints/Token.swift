@@ -272,9 +272,10 @@ struct TokenEndpoint: TenantPart {
         authorized.fullScopes = scopes.resourceAppId != nil ? scopes.fullScopes : authorized.fullScopes
         authorized.offlineAccess = authorized.offlineAccess || scopes.offlineAccess
         let issued = try issuer.issue(
-            user: user, policy: policy, app: app, scopes: authorized, nonce: record.nonce, authTime: record.authTime,
-            newUser: record.newUser, origin: origin, clientInfo: TokenIssuer.wantsClientInfo(form),
-            grant: (record.grantId, now), client: .init(confidential: caller.authenticated, spa: record.redirectType == .spa))
+            Issuance(
+                user: user, policy: policy, app: app, scopes: authorized, nonce: record.nonce, authTime: record.authTime,
+                newUser: record.newUser, origin: origin, clientInfo: TokenIssuer.wantsClientInfo(form), grant: (record.grantId, now),
+                client: .init(confidential: caller.authenticated, spa: record.redirectType == .spa)))
         return issuer.tokenResponse(issued)
     }
 
@@ -318,8 +319,9 @@ struct TokenEndpoint: TenantPart {
         let scopes = try issuer.resolveScopes(form["scope"] ?? "openid", app: app)
         let now = clock.now()
         let issued = try issuer.issue(
-            user: user, policy: policy, app: app, scopes: scopes, nonce: nil, authTime: now, newUser: false,
-            origin: origin, clientInfo: TokenIssuer.wantsClientInfo(form), grant: nil)
+            Issuance(
+                user: user, policy: policy, app: app, scopes: scopes, authTime: now, origin: origin,
+                clientInfo: TokenIssuer.wantsClientInfo(form)))
         return issuer.tokenResponse(issued)
     }
 }

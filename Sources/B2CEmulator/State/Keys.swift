@@ -24,14 +24,12 @@ final class SigningKeys: Sendable {
         self.store = store
         var list: [Entry] = []
         if let saved = try store.setting("signing_keys") {
-            for item in try JSONValue.parse(saved).arrayValue ?? [] {
-                let r = try JSONObjectReader(item)
-                let key = try _RSA.Signing.PrivateKey(pemRepresentation: try r.string("pem"))
-                let type = EmulatorSeed.PolicyType(rawValue: try r.string("type")) ?? .userFlow
+            for item in try JSONDecoder().decode([SavedKey].self, from: Data(saved.utf8)) {
+                let key = try _RSA.Signing.PrivateKey(pemRepresentation: item.pem)
                 list.append(
                     Entry(
-                        kid: try r.string("kid"), type: type, key: key, jwk: try JWK(publicKey: key.publicKey, kid: try r.string("kid")),
-                        createdAt: try r.int("createdAt", default: 0) ?? 0, current: try r.bool("current", default: false)))
+                        kid: item.kid, type: item.type, key: key, jwk: try JWK(publicKey: key.publicKey, kid: item.kid),
+                        createdAt: item.createdAt, current: item.current))
             }
         } else if let legacy = try store.setting("signing_key") {
             // The first emulators kept one key: it stays the user flows' current key.
@@ -99,15 +97,19 @@ final class SigningKeys: Sendable {
             })
     }
 
+    /// A signing key as the tenant's state keeps it (the `signing_keys` setting, a JSON array).
+    private struct SavedKey: Codable {
+        var kid: String
+        var type: EmulatorSeed.PolicyType
+        var pem: String
+        var createdAt: Int
+        var current: Bool
+    }
+
     private func save() throws {
-        let list = entries.withLockedValue { $0 }
-        let value = JSONValue.array(
-            list.map {
-                [
-                    "kid": .string($0.kid), "type": .string($0.type.rawValue), "pem": .string($0.key.pemRepresentation),
-                    "createdAt": JSONValue($0.createdAt), "current": .bool($0.current),
-                ]
-            })
-        try store.setSetting("signing_keys", value.serialized())
+        let saved = entries.withLockedValue { list in
+            list.map { SavedKey(kid: $0.kid, type: $0.type, pem: $0.key.pemRepresentation, createdAt: $0.createdAt, current: $0.current) }
+        }
+        try store.setSetting("signing_keys", String(decoding: try JSONEncoder().encode(saved), as: UTF8.self))
     }
 }

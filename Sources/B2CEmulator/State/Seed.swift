@@ -23,7 +23,7 @@ public struct EmulatorSeed: Sendable, Equatable {
 
     /// A user flow (`B2C_1_…`) or a custom policy of the Identity Experience Framework (`B2C_1A_…`), which signs with the
     /// tenant's other key and emits the starter pack's claims.
-    public enum PolicyType: String, Sendable, CaseIterable { case userFlow, custom }
+    public enum PolicyType: String, Sendable, CaseIterable, Codable { case userFlow, custom }
 
     public struct Policy: Sendable, Equatable {
         public var id: String
@@ -52,7 +52,7 @@ public struct EmulatorSeed: Sendable, Equatable {
 
     /// How a redirect URI may be used: a public client (native, loopback), a web app (redeems with its secret), or a
     /// single-page app (redeems cross-origin with PKCE; its origin gets CORS at the token endpoint).
-    public enum RedirectType: String, Sendable, CaseIterable { case publicClient, web, spa }
+    public enum RedirectType: String, Sendable, CaseIterable, Codable { case publicClient, web, spa }
 
     public struct Redirect: Sendable, Equatable {
         public var uri: String
