@@ -23,18 +23,14 @@ struct DemoCommand: AsyncParsableCommand {
     @Flag(name: .shortAndLong, help: "Trace HTTP requests to stderr (URLs without query values; never tokens, codes or passwords).")
     var verbose = false
 
-    /// Long on purpose: the demo is a script, and its steps read top to bottom in the order they print.
     func run() async throws {
         let fm = FileManager.default
         // A temporary store is encrypted with a key that lives only as long as the demo; a kept one needs a key that
         // outlives it: the key store, or B2C_STORE_KEY.
         let storeKeys: StoreKeySources = keep == nil ? .ephemeral() : .system()
-        let dir: URL
-        if let keep {
-            dir = URL(fileURLWithPath: keep)
-        } else {
-            dir = fm.temporaryDirectory.appendingPathComponent("b2c-demo-\(getpid())-\(Random.token(bytes: 4))")
-        }
+        let dir =
+            keep.map { URL(fileURLWithPath: $0) }
+            ?? fm.temporaryDirectory.appendingPathComponent("b2c-demo-\(getpid())-\(Random.token(bytes: 4))")
         // A kept store without a key to outlive the demo would be a tenant and a configuration with no accounts: say so
         // before anything is created.
         if let keep, !storeKeys.offersKey {
@@ -50,17 +46,53 @@ struct DemoCommand: AsyncParsableCommand {
         }
         defer { if keep == nil { try? fm.removeItem(at: dir) } }
         // Ctrl-C or SIGTERM: say so, remove the temporary tenant (its CA key, the tokens), exit 2.
-        let interrupt = cancelOnInterrupt(message: "cancelled; the demo's temporary tenant was removed") {
+        let interrupt = cancelOnInterrupt(message: "cancelled; the demo's temporary tenant was removed") { [keep] in
             if keep == nil { try? FileManager.default.removeItem(at: dir) }
         }
         defer { interrupt.forEach { $0.cancel() } }
 
-        let realBrowser = browser
-        var step = 0
-        func heading(_ text: String) { step += 1; writeOut("\n[\(step)] \(text)") }
-        func detail(_ text: String) { writeOut("    " + text.replacingOccurrences(of: "\n", with: "\n    ")) }
+        let demo = try await DemoRun.start(in: dir, keys: storeKeys, kept: keep != nil, created: created, command: self)
+        do {
+            try await demo.steps()
+        } catch {
+            // Whatever failed, the HTTP clients and the tenant are shut down before the error is reported.
+            await demo.stop()
+            switch error {
+            case let e as B2CError: throw CLIError("step \(demo.step) failed: \(e.description)", exitCode: exitStatus(e.kind))
+            case let e as CLIError: throw CLIError("step \(demo.step) failed: \(e.message)", exitCode: e.exitCode)
+            default: throw CLIError("step \(demo.step) failed: \(error)", exitCode: ExitStatus.error)
+            }
+        }
+        await demo.stop()
+    }
+}
 
-        // 1. The tenant, in this process.
+/// One run of the demo: the tenant and the client it set up, who is at the browser, and the steps, which read top to
+/// bottom in the order they print.
+final class DemoRun {
+    let emulator: B2CEmulator
+    let server: EmulatorServer
+    let caFile: String
+    let configPath: URL
+    let config: ClientConfiguration
+    let store: TokenStore
+    let client: B2CClient
+    let directory: URL
+    let storeKeys: StoreKeySources
+    let kept: Bool
+    let trace: (@Sendable (String) -> Void)?
+    let realBrowser: Bool
+    let scripted: ScriptedBrowserUI
+    /// A person gets five minutes per page; the scripted agent answers in well under a second, so when it fails (its error
+    /// is printed) the demo stops after 30 s instead of waiting out a person's timeout.
+    var waitSeconds: Int { realBrowser ? 300 : 30 }
+    private(set) var step = 0
+
+    static let alice = (email: "alice@contoso.com", password: "Alice-dev-2026!")
+    static let bob = (email: "bob@contoso.com", password: "Bob-dev-2026!")
+
+    /// The tenant in this process (HTTPS with its own CA), its client configuration, the store and the client.
+    static func start(in dir: URL, keys: StoreKeySources, kept: Bool, created: Bool, command: DemoCommand) async throws -> DemoRun {
         let emulator = try B2CEmulator(seed: .default, store: try EmulatorStore.file(directory: dir.appendingPathComponent("tenant")))
         let tls = try EmulatorTLS.loadOrCreate(in: dir.appendingPathComponent("tenant"))
         let server: EmulatorServer
@@ -69,153 +101,158 @@ struct DemoCommand: AsyncParsableCommand {
         }
         let configPath = dir.appendingPathComponent("policies.json")
         var trace: (@Sendable (String) -> Void)?
-        if verbose { trace = { line in FileHandle.standardError.write(Data("b2c: http \(line)\n".utf8)) } }
-        let config: ClientConfiguration, store: TokenStore, client: B2CClient
+        if command.verbose { trace = { line in FileHandle.standardError.write(Data("b2c: http \(line)\n".utf8)) } }
         do {
             try Data((emulator.clientConfiguration(baseURL: server.baseURL, caFile: tls.caPath.path).serialized(pretty: true) + "\n").utf8)
                 .write(to: configPath, options: .atomic)
-            config = try ClientConfiguration.load(path: configPath.path)
-            store = try TokenStore(directory: dir.appendingPathComponent("store"), keys: storeKeys)
+            let config = try ClientConfiguration.load(path: configPath.path)
+            let store = try TokenStore(directory: dir.appendingPathComponent("store"), keys: keys)
             try store.prepareForTokens()
-            client = try B2CClient(config: config, store: store, trace: trace)
+            return DemoRun(
+                emulator: emulator, server: server, caFile: tls.caPath.path, configPath: configPath, config: config, store: store,
+                client: try B2CClient(config: config, store: store, trace: trace), directory: dir, storeKeys: keys, kept: kept,
+                trace: trace, realBrowser: command.browser)
         } catch {
             await server.stop()
-            if keep != nil && created { try? fm.removeItem(at: dir) }  // a kept directory that holds nothing usable goes
+            if kept && created { try? FileManager.default.removeItem(at: dir) }  // a kept directory that holds nothing usable goes
             throw CLIError("cannot set up the client for the local tenant in '\(dir.path)': \(error)", exitCode: ExitStatus.error)
         }
-        let scripted = ScriptedBrowserUI(caFile: tls.caPath.path, directory: dir)
-        // A person gets five minutes per page; the scripted agent answers in well under a second, so when it fails
-        // (its error is printed) the demo stops after 30 s instead of waiting out a person's timeout.
-        let waitSeconds = realBrowser ? 300 : 30
+    }
 
-        writeOut(
-            "b2c demo: the whole job against the embedded local tenant "
-                + "(\(realBrowser ? "your browser ($BROWSER)" : "a scripted user agent fills the pages"))"
-        )
-        heading("Local tenant \(emulator.tenantName) (\(emulator.tenantID)) at \(server.baseURL), HTTPS with its own CA")
-        detail("policies: \(config.policies.map { "\($0.name) (\($0.role.rawValue))" }.joined(separator: ", "))")
-        detail("client configuration: \(configPath.path)")
-        detail(
-            "token store: \(store.path)"
-                + (keep == nil
-                    ? " (temporary, encrypted with a key that lives only as long as the demo; --keep DIR keeps it)"
-                    : " (encrypted with a key from \((try? store.storageStatus())?.source?.place ?? "the key store"))"))
+    private init(
+        emulator: B2CEmulator, server: EmulatorServer, caFile: String, configPath: URL, config: ClientConfiguration, store: TokenStore,
+        client: B2CClient, directory: URL, storeKeys: StoreKeySources, kept: Bool, trace: (@Sendable (String) -> Void)?,
+        realBrowser: Bool
+    ) {
+        self.emulator = emulator; self.server = server; self.caFile = caFile; self.configPath = configPath; self.config = config
+        self.store = store; self.client = client; self.directory = directory; self.storeKeys = storeKeys; self.kept = kept
+        self.trace = trace; self.realBrowser = realBrowser
+        scripted = ScriptedBrowserUI(caFile: caFile, directory: directory)
+    }
 
-        let alice = (email: "alice@contoso.com", password: "Alice-dev-2026!")
-        let bob = (email: "bob@contoso.com", password: "Bob-dev-2026!")
-        func ui(_ who: (email: String, password: String), jar: String, displayName: String? = nil) -> InteractionUI {
-            if realBrowser {
-                return GuidedBrowserUI(
-                    hint: "sign in as \(who.email) / \(who.password)" + (displayName.map { ", then set the display name to '\($0)'" } ?? "")
-                )
-            }
-            return scripted.persona(ScriptedBrowser.Persona(email: who.email, password: who.password, displayName: displayName), jar: jar)
-        }
-        func describe(_ a: Account) -> String { "account \(a.id) under \(a.policy)" }
-
-        do {
-            heading("alice@contoso.com signs in to B2C_1_susi (authorization code + PKCE, loopback redirect on 127.0.0.1)")
-            let a1 = try await client.signInInteractively(
-                policyName: "B2C_1_susi", options: InteractiveOptions(timeoutSeconds: waitSeconds),
-                ui: ui(alice, jar: "alice"))
-            detail(describe(a1))
-            scripted.showSteps(detail)
-
-            heading("bob@contoso.com signs in to B2C_1_susi (a browser of his own; prompt=login)")
-            let b1 = try await client.signInInteractively(
-                policyName: "B2C_1_susi", options: InteractiveOptions(prompt: "login", timeoutSeconds: waitSeconds),
-                ui: ui(bob, jar: "bob"))
-            detail(describe(b1))
-            let current = try client.selectedAccount(policy: "B2C_1_susi", selector: nil).account
-            detail("B2C_1_susi now has two accounts; the current one is \(current.id == b1.id ? "Bob's (the last sign-in)" : current.id)")
-
-            heading("alice@contoso.com signs in to a second policy, B2C_1_signin: her browser session answers, no password typed")
-            let a2 = try await client.signInInteractively(
-                policyName: "B2C_1_signin", options: InteractiveOptions(loginHint: alice.email, timeoutSeconds: waitSeconds),
-                ui: ui(alice, jar: "alice"))
-            detail(describe(a2) + " (same person: oid \(a2.oid))")
-            scripted.showSteps(detail)
-
-            heading("alice@contoso.com edits her profile (B2C_1_edit_profile)")
-            let edited = try await client.editProfile(
-                selector: alice.email, policyName: nil, options: InteractiveOptions(timeoutSeconds: waitSeconds),
-                ui: ui(alice, jar: "alice", displayName: "Alice Demo"))
-            detail("display name: \(edited.before?.name ?? "-") → \(edited.after?.name ?? "-"), shown under every policy she holds")
-
-            heading("Accounts, per person and per policy")
-            try listAccounts(client, detail)
-
-            heading("The sample API, called with each person's token (acquired silently: no browser)")
-            for who in [alice.email, bob.email] {
-                var req = APICallRequest(url: nil, api: "hello")
-                req.account = who
-                let r = try await client.callAPI(req)
-                detail("GET \(r.url.absoluteString) as \(who) → HTTP \(r.status) \(String(decoding: r.body, as: UTF8.self))")
-            }
-            // Alice's cached token predates her edit; a refresh with B2C_1_susi's own refresh token carries the new name.
-            let refreshed = try await client.acquireTokenSilently(
-                policyName: "B2C_1_susi", selector: alice.email,
-                scopes: config.apis.first?.scopes ?? [], minValid: 300, forceRefresh: true)
-            var again = APICallRequest(url: nil, api: "hello")
-            again.account = alice.email
-            let r = try await client.callAPI(again)
-            detail(
-                "Alice's token was issued before her edit; after a refresh with B2C_1_susi's own refresh token (valid "
-                    + "\(refreshed.accessToken.expiresOn - client.now()) s): HTTP \(r.status) \(String(decoding: r.body, as: UTF8.self))"
-            )
-
-            try await daemonStep(
-                emulator: emulator, baseURL: server.baseURL, caFile: tls.caPath.path, directory: dir, trace: trace, keys: storeKeys,
-                heading,
-                detail)
-
-            heading("bob@contoso.com signs out here and in the browser (end_session)")
-            let removed = try client.signOut(policyName: nil, selector: bob.email, all: false).removed
-            detail("forgot \(removed.map(\.id).joined(separator: ", "))")
-            let ended = try await client.endBrowserSession(
-                policyName: "B2C_1_susi", ui: ui(bob, jar: "bob"), timeoutSeconds: realBrowser ? 120 : 30)
-            detail(
-                ended
-                    ? "the browser session is ended: his next sign-in shows the sign-in page"
-                    : "the browser did not come back from the sign-out page")
-            detail("access tokens already issued stay valid until they expire")
-
-            heading("Accounts afterwards")
-            try listAccounts(client, detail)
-            writeOut("\nDone: \(step) steps against \(server.baseURL).")
-            if keep != nil {
-                writeOut("State kept in \(dir.path). Restart the tenant on the same port and use the kept accounts with:")
-                writeOut("  b2c emulator serve --tls --state \(dir.appendingPathComponent("tenant").path) --port \(server.port)")
-                writeOut("  B2C_CONFIG=\(configPath.path) B2C_HOME=\(dir.appendingPathComponent("store").path) b2c accounts")
-            }
-        } catch {
-            // Whatever failed, the HTTP clients and the tenant are shut down before the error is reported.
-            await scripted.shutdown()
-            await client.shutdown()
-            await server.stop()
-            switch error {
-            case let e as B2CError: throw CLIError("step \(step) failed: \(e.description)", exitCode: exitStatus(e.kind))
-            case let e as CLIError: throw CLIError("step \(step) failed: \(e.message)", exitCode: e.exitCode)
-            default: throw CLIError("step \(step) failed: \(error)", exitCode: ExitStatus.error)
-            }
-        }
+    func stop() async {
         await scripted.shutdown()
         await client.shutdown()
         await server.stop()
     }
 
+    func heading(_ text: String) { step += 1; writeOut("\n[\(step)] \(text)") }
+    func detail(_ text: String) { writeOut("    " + text.replacingOccurrences(of: "\n", with: "\n    ")) }
+    func describe(_ a: Account) -> String { "account \(a.id) under \(a.policy)" }
+
+    /// Who is at the browser: the scripted agent as that person (one cookie jar per person), or you, told whom to sign in as.
+    func ui(_ who: (email: String, password: String), jar: String, displayName: String? = nil) -> InteractionUI {
+        if realBrowser {
+            return GuidedBrowserUI(
+                hint: "sign in as \(who.email) / \(who.password)" + (displayName.map { ", then set the display name to '\($0)'" } ?? ""))
+        }
+        return scripted.persona(ScriptedBrowser.Persona(email: who.email, password: who.password, displayName: displayName), jar: jar)
+    }
+
+    func steps() async throws {
+        writeOut(
+            "b2c demo: the whole job against the embedded local tenant "
+                + "(\(realBrowser ? "your browser ($BROWSER)" : "a scripted user agent fills the pages"))")
+        heading("Local tenant \(emulator.tenantName) (\(emulator.tenantID)) at \(server.baseURL), HTTPS with its own CA")
+        detail("policies: \(config.policies.map { "\($0.name) (\($0.role.rawValue))" }.joined(separator: ", "))")
+        detail("client configuration: \(configPath.path)")
+        detail(
+            "token store: \(store.path)"
+                + (!kept
+                    ? " (temporary, encrypted with a key that lives only as long as the demo; --keep DIR keeps it)"
+                    : " (encrypted with a key from \((try? store.storageStatus())?.source?.place ?? "the key store"))"))
+        try await signIns()
+        try await profileAndAPI()
+        try await daemonStep()
+        try await signOut()
+        writeOut("\nDone: \(step) steps against \(server.baseURL).")
+        if kept {
+            writeOut("State kept in \(directory.path). Restart the tenant on the same port and use the kept accounts with:")
+            writeOut("  b2c emulator serve --tls --state \(directory.appendingPathComponent("tenant").path) --port \(server.port)")
+            writeOut("  B2C_CONFIG=\(configPath.path) B2C_HOME=\(directory.appendingPathComponent("store").path) b2c accounts")
+        }
+    }
+
+    /// Two people under one policy, and one of them under a second policy through her browser session.
+    private func signIns() async throws {
+        let (alice, bob) = (Self.alice, Self.bob)
+        heading("alice@contoso.com signs in to B2C_1_susi (authorization code + PKCE, loopback redirect on 127.0.0.1)")
+        let a1 = try await client.signInInteractively(
+            policyName: "B2C_1_susi", options: InteractiveOptions(timeoutSeconds: waitSeconds), ui: ui(alice, jar: "alice"))
+        detail(describe(a1))
+        scripted.showSteps(detail)
+
+        heading("bob@contoso.com signs in to B2C_1_susi (a browser of his own; prompt=login)")
+        let b1 = try await client.signInInteractively(
+            policyName: "B2C_1_susi", options: InteractiveOptions(prompt: "login", timeoutSeconds: waitSeconds), ui: ui(bob, jar: "bob"))
+        detail(describe(b1))
+        let current = try client.selectedAccount(policy: "B2C_1_susi", selector: nil).account
+        detail("B2C_1_susi now has two accounts; the current one is \(current.id == b1.id ? "Bob's (the last sign-in)" : current.id)")
+
+        heading("alice@contoso.com signs in to a second policy, B2C_1_signin: her browser session answers, no password typed")
+        let a2 = try await client.signInInteractively(
+            policyName: "B2C_1_signin", options: InteractiveOptions(loginHint: alice.email, timeoutSeconds: waitSeconds),
+            ui: ui(alice, jar: "alice"))
+        detail(describe(a2) + " (same person: oid \(a2.oid))")
+        scripted.showSteps(detail)
+    }
+
+    /// Alice edits her profile; the API is called with each person's token, and with Alice's refreshed one.
+    private func profileAndAPI() async throws {
+        let (alice, bob) = (Self.alice, Self.bob)
+        heading("alice@contoso.com edits her profile (B2C_1_edit_profile)")
+        let edited = try await client.editProfile(
+            selector: alice.email, policyName: nil, options: InteractiveOptions(timeoutSeconds: waitSeconds),
+            ui: ui(alice, jar: "alice", displayName: "Alice Demo"))
+        detail("display name: \(edited.before?.name ?? "-") → \(edited.after?.name ?? "-"), shown under every policy she holds")
+
+        heading("Accounts, per person and per policy")
+        try listAccounts()
+
+        heading("The sample API, called with each person's token (acquired silently: no browser)")
+        for who in [alice.email, bob.email] {
+            var req = APICallRequest(url: nil, api: "hello")
+            req.account = who
+            let r = try await client.callAPI(req)
+            detail("GET \(r.url.absoluteString) as \(who) → HTTP \(r.status) \(String(decoding: r.body, as: UTF8.self))")
+        }
+        // Alice's cached token predates her edit; a refresh with B2C_1_susi's own refresh token carries the new name.
+        let refreshed = try await client.acquireTokenSilently(
+            policyName: "B2C_1_susi", selector: alice.email, scopes: config.apis.first?.scopes ?? [], minValid: 300, forceRefresh: true)
+        var again = APICallRequest(url: nil, api: "hello")
+        again.account = alice.email
+        let r = try await client.callAPI(again)
+        detail(
+            "Alice's token was issued before her edit; after a refresh with B2C_1_susi's own refresh token (valid "
+                + "\(refreshed.accessToken.expiresOn - client.now()) s): HTTP \(r.status) \(String(decoding: r.body, as: UTF8.self))")
+    }
+
+    /// Bob signs out here and in the browser.
+    private func signOut() async throws {
+        heading("bob@contoso.com signs out here and in the browser (end_session)")
+        let removed = try client.signOut(policyName: nil, selector: Self.bob.email, all: false).removed
+        detail("forgot \(removed.map(\.id).joined(separator: ", "))")
+        let ended = try await client.endBrowserSession(
+            policyName: "B2C_1_susi", ui: ui(Self.bob, jar: "bob"), timeoutSeconds: realBrowser ? 120 : 30)
+        detail(
+            ended
+                ? "the browser session is ended: his next sign-in shows the sign-in page"
+                : "the browser did not come back from the sign-out page")
+        detail("access tokens already issued stay valid until they expire")
+
+        heading("Accounts afterwards")
+        try listAccounts()
+    }
+
     /// The daemon path: no person, the app's own token (client credentials), its secret from B2C_CLIENT_SECRET as a CI job
     /// gives it (here the daemon's development secret, never printed).
-    func daemonStep(
-        emulator: B2CEmulator, baseURL: String, caFile: String, directory: URL, trace: (@Sendable (String) -> Void)?,
-        keys storeKeys: StoreKeySources, _ heading: (String) -> Void, _ detail: (String) -> Void
-    ) async throws {
+    private func daemonStep() async throws {
         guard let daemon = emulator.seed.apps.first(where: { !$0.applicationPermissions.isEmpty }),
             let secret = daemon.secrets.first?.value
         else { return }
         heading("The daemon app calls the API as itself: an app-only token (client credentials), its secret from B2C_CLIENT_SECRET")
         let path = directory.appendingPathComponent("daemon.json")
-        try Data((emulator.clientConfiguration(baseURL: baseURL, caFile: caFile, app: daemon).serialized(pretty: true) + "\n").utf8)
+        try Data((emulator.clientConfiguration(baseURL: server.baseURL, caFile: caFile, app: daemon).serialized(pretty: true) + "\n").utf8)
             .write(to: path, options: .atomic)
         var environment = ProcessInfo.processInfo.environment
         environment["B2C_CLIENT_SECRET"] = secret
@@ -242,8 +279,8 @@ struct DemoCommand: AsyncParsableCommand {
         }
     }
 
-    func listAccounts(_ c: B2CClient, _ detail: (String) -> Void) throws {
-        detail(Output.peopleTable(try c.listAccounts(policy: nil), now: c.now()))
+    private func listAccounts() throws {
+        detail(Output.peopleTable(try client.listAccounts(policy: nil), now: client.now()))
     }
 }
 

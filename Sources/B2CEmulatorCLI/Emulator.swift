@@ -132,9 +132,47 @@ extension EmulatorCommand {
             adminTokenFile = adminTokenFile ?? value("B2C_EMULATOR_ADMIN_TOKEN_FILE")
         }
 
-        /// Long on purpose: the start sequence of `serve` (seed, state, TLS, listen, configuration out), in order.
+        /// The start sequence of `serve`, in order: seed, state, TLS, request log, admin surface, listen, configuration out.
         func run() async throws {
             let host = self.host ?? "127.0.0.1"
+            let (store, tlsDirectory) = try openState()
+            // An in-memory tenant leaves nothing behind: its CA (and the CA's private key) go when it stops.
+            defer { if state == nil { try? FileManager.default.removeItem(at: tlsDirectory) } }
+            let emulator: B2CEmulator
+            do { emulator = try B2CEmulator(seed: try loadSeed(), store: store) } catch let e as CLIError { throw e } catch {
+                throw CLIError("cannot start the emulator with this state and seed: \(error)", exitCode: ExitStatus.configuration)
+            }
+            emulator.answer(to: hostNames)
+            var tlsMaterial: EmulatorTLS?
+            if tls {
+                do { tlsMaterial = try EmulatorTLS.loadOrCreate(in: tlsDirectory, extraHostNames: [host] + hostNames) } catch {
+                    throw CLIError(
+                        "cannot create the emulator's TLS certificate in '\(tlsDirectory.path)': \(error)", exitCode: ExitStatus.error)
+                }
+            }
+            if let publicUrl, let url = URL(string: publicUrl) { emulator.serve(publicURL: url) }
+            try openAdminSurface(emulator)
+            let server = try await listen(emulator, host: host, tls: tlsMaterial)
+            // What clients use: the public URL when there is one, else the address it listens on.
+            let baseURL = emulator.publicOrigin ?? server.baseURL
+            if let configOut {
+                do { try writeConfiguration(to: configOut, emulator, baseURL: baseURL, caFile: tlsMaterial?.caPath.path) } catch {
+                    await server.stop()
+                    throw error
+                }
+            }
+            let listening = ["0.0.0.0", "::"].contains(host) || emulator.publicOrigin != nil
+            let wildcard = listening ? " (listening on \(host.contains(":") ? "[\(host)]" : host):\(server.port))" : ""
+            var line =
+                "b2c emulator: \(baseURL)\(wildcard) tenant \(emulator.tenantName) (\(emulator.tenantID)); admin "
+                + "\(baseURL)/_admin (\(adminTokenFile == nil ? "loopback only" : "loopback, or with the token"))"
+            if let tlsMaterial { line += "; CA \(tlsMaterial.caPath.path)" }
+            FileHandle.standardOutput.write(Data((line + "\n").utf8))
+            try await server.wait()
+        }
+
+        /// The seed (`--seed`, else the default tenant), as an External ID tenant with `--external-id`.
+        private func loadSeed() throws -> EmulatorSeed {
             var seedValue: EmulatorSeed
             if let seed {
                 let data: Data
@@ -153,68 +191,64 @@ extension EmulatorCommand {
                     "--external-id needs a user flow of kind signUpSignIn in the seed: it is the app's user flow",
                     exitCode: ExitStatus.configuration)
             }
+            return seedValue
+        }
 
-            let store: EmulatorStore
-            let tlsDirectory: URL
+        /// The tenant's state (`--state DIR`, else memory) and where its TLS material lives (a temporary directory then).
+        private func openState() throws -> (EmulatorStore, URL) {
             do {
                 if let state {
                     let dir = URL(fileURLWithPath: state)
-                    store = try EmulatorStore.file(directory: dir)
-                    tlsDirectory = dir
-                } else {
-                    store = try EmulatorStore.inMemory()
-                    tlsDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(
-                        "b2c-emulator-\(getpid())-\(Random.token(bytes: 4))")
+                    return (try EmulatorStore.file(directory: dir), dir)
                 }
+                return (
+                    try EmulatorStore.inMemory(),
+                    FileManager.default.temporaryDirectory.appendingPathComponent("b2c-emulator-\(getpid())-\(Random.token(bytes: 4))")
+                )
             } catch {
                 throw CLIError("cannot open the emulator state in '\(state ?? "memory")': \(error)", exitCode: ExitStatus.error)
             }
-            // An in-memory tenant leaves nothing behind: its CA (and the CA's private key) go when it stops.
-            defer { if state == nil { try? FileManager.default.removeItem(at: tlsDirectory) } }
-            let emulator: B2CEmulator
-            do { emulator = try B2CEmulator(seed: seedValue, store: store) } catch {
-                throw CLIError("cannot start the emulator with this state and seed: \(error)", exitCode: ExitStatus.configuration)
-            }
-            emulator.answer(to: hostNames)
-            var tlsMaterial: EmulatorTLS?
-            if tls {
-                do { tlsMaterial = try EmulatorTLS.loadOrCreate(in: tlsDirectory, extraHostNames: [host] + hostNames) } catch {
-                    throw CLIError(
-                        "cannot create the emulator's TLS certificate in '\(tlsDirectory.path)': \(error)", exitCode: ExitStatus.error)
-                }
-            }
-            var logger: Logger?
+        }
+
+        /// One line per request (`--log-format`), or the framework's log with `--verbose`; nil: quiet.
+        private var requestLogger: Logger? {
             if let logFormat {
                 var l = Logger(label: "b2c.emulator") { _ in RequestLogHandler(format: logFormat) }
                 l.logLevel = .info
-                logger = l
-            } else if verbose {
-                var l = Logger(label: "b2c.emulator")
-                l.logLevel = .info
-                logger = l
+                return l
             }
-            if let publicUrl, let url = URL(string: publicUrl) { emulator.serve(publicURL: url) }
-            if let adminTokenFile {
-                let token = Random.token(bytes: 32)
-                do {
-                    try makeParentDirectories(of: adminTokenFile)
-                    try writeFile(Data((token + "\n").utf8), to: adminTokenFile, mode: 0o600)
-                } catch {
-                    throw CLIError("--admin-token-file: \(error)", exitCode: ExitStatus.error)
-                }
-                emulator.openAdmin(token: token)
-                FileHandle.standardError.write(
-                    Data(
-                        ("b2c-emulator: warning: the admin surface (clock, faults, users, outbox) answers other machines that present the "
-                            + "token in \(adminTokenFile); keep that file to the tests that drive this tenant\n").utf8))
+            guard verbose else { return nil }
+            var l = Logger(label: "b2c.emulator")
+            l.logLevel = .info
+            return l
+        }
+
+        /// `--admin-token-file`: the admin surface answers other machines that present the token written there (0600).
+        private func openAdminSurface(_ emulator: B2CEmulator) throws {
+            guard let adminTokenFile else { return }
+            let token = Random.token(bytes: 32)
+            do {
+                try makeParentDirectories(of: adminTokenFile)
+                try writeFile(Data((token + "\n").utf8), to: adminTokenFile, mode: 0o600)
+            } catch {
+                throw CLIError("--admin-token-file: \(error)", exitCode: ExitStatus.error)
             }
+            emulator.openAdmin(token: token)
+            FileHandle.standardError.write(
+                Data(
+                    ("b2c-emulator: warning: the admin surface (clock, faults, users, outbox) answers other machines that present the "
+                        + "token in \(adminTokenFile); keep that file to the tests that drive this tenant\n").utf8))
+        }
+
+        /// Listens on `--port`, else (with `--state`) the port the tenant served on last, else any free port.
+        private func listen(_ emulator: B2CEmulator, host: String, tls: EmulatorTLS?) async throws -> EmulatorServer {
             // With --state the tenant keeps its port: the issuer names it, and clients keep their accounts per issuer.
             let portFile = state.map { URL(fileURLWithPath: $0).appendingPathComponent("port") }
             let lastPort = port == nil ? portFile.flatMap(Self.lastPort) : nil
             let server: EmulatorServer
             do {
                 server = try await EmulatorServer.start(
-                    emulator, host: host, port: port ?? lastPort ?? 0, tls: tlsMaterial, handleSignals: true, logger: logger)
+                    emulator, host: host, port: port ?? lastPort ?? 0, tls: tls, handleSignals: true, logger: requestLogger)
             } catch let e as EmulatorStartError where e.portInUse && lastPort != nil {
                 throw CLIError(
                     "cannot listen on port \(lastPort ?? 0), where the tenant in '\(state ?? "")' served last: another program holds "
@@ -226,39 +260,31 @@ extension EmulatorCommand {
             if let portFile, server.port != lastPort {
                 try? Data("\(server.port)\n".utf8).write(to: portFile, options: .atomic)
             }
-            // What clients use: the public URL when there is one, else the address it listens on.
-            let baseURL = emulator.publicOrigin ?? server.baseURL
-            if let configOut {
-                var json = emulator.clientConfiguration(baseURL: baseURL, caFile: tlsMaterial?.caPath.path)
-                if let client {
-                    let registration = try await Self.registration(client, of: emulator, server: server)
-                    json = emulator.clientConfiguration(baseURL: baseURL, caFile: tlsMaterial?.caPath.path, app: registration)
-                }
-                if let app {
-                    let registration = try await Self.registration(app, of: emulator, server: server)
-                    json = emulator.appSettings(baseURL: baseURL, app: registration, caFile: tlsMaterial?.caPath.path)
-                }
-                do {
-                    // An app's settings hold its secret: only the owner reads them (written aside, then renamed into place).
-                    try makeParentDirectories(of: configOut)
-                    try writeFile(Data((json.serialized(pretty: true) + "\n").utf8), to: configOut, mode: app == nil ? 0o644 : 0o600)
-                } catch {
-                    await server.stop()
-                    throw CLIError("--config-out: \(error)", exitCode: ExitStatus.error)
-                }
-                // Written by the user's own command, as `b2c init` writes one: b2c may use it from the working directory.
-                if app == nil {
-                    try? ConfigurationTrust(storeDirectory: StoreLocation.directory()).allow(ConfigurationTrust.read(configOut))
-                }
+            return server
+        }
+
+        /// `--config-out`: the client configuration (of `--client`), or an app's settings (`--app`, with its secret: 0600).
+        private func writeConfiguration(to path: String, _ emulator: B2CEmulator, baseURL: String, caFile: String?) throws {
+            var json = emulator.clientConfiguration(baseURL: baseURL, caFile: caFile)
+            if let client {
+                let registration = try Self.registration(client, of: emulator)
+                json = emulator.clientConfiguration(baseURL: baseURL, caFile: caFile, app: registration)
             }
-            let listening = ["0.0.0.0", "::"].contains(host) || emulator.publicOrigin != nil
-            let wildcard = listening ? " (listening on \(host.contains(":") ? "[\(host)]" : host):\(server.port))" : ""
-            var line =
-                "b2c emulator: \(baseURL)\(wildcard) tenant \(emulator.tenantName) (\(emulator.tenantID)); admin "
-                + "\(baseURL)/_admin (\(adminTokenFile == nil ? "loopback only" : "loopback, or with the token"))"
-            if let tlsMaterial { line += "; CA \(tlsMaterial.caPath.path)" }
-            FileHandle.standardOutput.write(Data((line + "\n").utf8))
-            try await server.wait()
+            if let app {
+                let registration = try Self.registration(app, of: emulator)
+                json = emulator.appSettings(baseURL: baseURL, app: registration, caFile: caFile)
+            }
+            do {
+                // An app's settings hold its secret: only the owner reads them (written aside, then renamed into place).
+                try makeParentDirectories(of: path)
+                try writeFile(Data((json.serialized(pretty: true) + "\n").utf8), to: path, mode: app == nil ? 0o644 : 0o600)
+            } catch {
+                throw CLIError("--config-out: \(error)", exitCode: ExitStatus.error)
+            }
+            // Written by the user's own command, as `b2c init` writes one: b2c may use it from the working directory.
+            if app == nil {
+                try? ConfigurationTrust(storeDirectory: StoreLocation.directory()).allow(ConfigurationTrust.read(path))
+            }
         }
 
         /// The port a `--state` tenant served on last, if it recorded one.
@@ -271,9 +297,8 @@ extension EmulatorCommand {
         }
 
         /// The seed's app of that name or client id; none stops the tenant and lists the apps there are.
-        static func registration(_ name: String, of emulator: B2CEmulator, server: EmulatorServer) async throws -> EmulatorSeed.App {
+        static func registration(_ name: String, of emulator: B2CEmulator) throws -> EmulatorSeed.App {
             guard let registration = emulator.app(named: name) else {
-                await server.stop()
                 throw CLIError(
                     "no app '\(name)' in the seed (apps: \(emulator.seed.apps.map(\.name).joined(separator: ", ")))",
                     exitCode: ExitStatus.configuration)

@@ -182,7 +182,7 @@ struct TokenEndpoint: TenantPart {
         return try issuer.appToken(app: caller.app, api: api, roles: roles.map(\.value), policy: policy, origin: origin)
     }
 
-    /// Long on purpose: B2C checks a code redemption in a fixed order, each failure with its own code; the order reads here.
+    /// B2C checks a code redemption in a fixed order, each failure with its own code; the order reads here.
     private func redeemCode(
         _ caller: Caller, policy: EmulatorSeed.Policy, origin: String, log: inout EmulatorStore.LogEntry
     ) throws -> Response {
@@ -239,44 +239,57 @@ struct TokenEndpoint: TenantPart {
                 error: "invalid_request", code: "AADB2C90079",
                 message: "Clients must send a client_secret when redeeming a confidential grant.")
         }
-        if let challenge = record.challenge {
-            guard let verifier = form["code_verifier"], !verifier.isEmpty else {
-                throw OAuthFailure(
-                    error: "invalid_request", code: "AADB2C90183",
-                    message: "The supplied code_verifier is invalid. The request has no code_verifier.")
-            }
-            guard PKCE.isValidVerifier(verifier) else {
-                throw OAuthFailure(error: "invalid_request", code: "AADB2C90183", message: "The supplied code_verifier is invalid.")
-            }
-            let computed = record.challengeMethod == "S256" ? PKCE.s256Challenge(for: verifier) : verifier
-            guard computed == challenge else {
-                throw OAuthFailure(
-                    error: "invalid_grant", code: "AADB2C90182",
-                    message: "The supplied code_verifier does not match associated code_challenge.")
-            }
-        } else if form["code_verifier"] != nil {
-            throw OAuthFailure(
-                error: "invalid_grant", code: "AADB2C90182",
-                message: "A code_verifier was sent but the authorization request had no code_challenge.")
-        }
+        try checkVerifier(form["code_verifier"], of: record)
         guard let user = try store.user(oid: record.oid) else {
             throw OAuthFailure(
                 error: "invalid_grant", code: "AADB2C90128",
                 message: "The account associated with this grant no longer exists. Please reauthenticate and try again.")
         }
-        // The token request may narrow the scopes; without a scope parameter the authorize request's scopes apply.
-        let scopes = try issuer.resolveScopes(form["scope"].flatMap { $0.isEmpty ? nil : $0 } ?? record.scopes, app: app)
-        var authorized = try issuer.resolveScopes(record.scopes, app: app)
-        authorized.resourceAppId = scopes.resourceAppId ?? authorized.resourceAppId
-        authorized.shortScopes = scopes.resourceAppId != nil ? scopes.shortScopes : authorized.shortScopes
-        authorized.fullScopes = scopes.resourceAppId != nil ? scopes.fullScopes : authorized.fullScopes
-        authorized.offlineAccess = authorized.offlineAccess || scopes.offlineAccess
+        let authorized = try grantedScopes(asked: form["scope"], of: record, app: app)
         let issued = try issuer.issue(
             Issuance(
                 user: user, policy: policy, app: app, scopes: authorized, nonce: record.nonce, authTime: record.authTime,
                 newUser: record.newUser, origin: origin, clientInfo: TokenIssuer.wantsClientInfo(form), grant: (record.grantId, now),
                 client: .init(confidential: caller.authenticated, spa: record.redirectType == .spa)))
         return issuer.tokenResponse(issued)
+    }
+
+    /// PKCE: a code issued with a challenge needs the verifier that matches it (S256 or plain); one without takes none.
+    private func checkVerifier(_ verifier: String?, of record: EmulatorStore.CodeRecord) throws {
+        guard let challenge = record.challenge else {
+            if verifier != nil {
+                throw OAuthFailure(
+                    error: "invalid_grant", code: "AADB2C90182",
+                    message: "A code_verifier was sent but the authorization request had no code_challenge.")
+            }
+            return
+        }
+        guard let verifier, !verifier.isEmpty else {
+            throw OAuthFailure(
+                error: "invalid_request", code: "AADB2C90183",
+                message: "The supplied code_verifier is invalid. The request has no code_verifier.")
+        }
+        guard PKCE.isValidVerifier(verifier) else {
+            throw OAuthFailure(error: "invalid_request", code: "AADB2C90183", message: "The supplied code_verifier is invalid.")
+        }
+        let computed = record.challengeMethod == "S256" ? PKCE.s256Challenge(for: verifier) : verifier
+        guard computed == challenge else {
+            throw OAuthFailure(
+                error: "invalid_grant", code: "AADB2C90182", message: "The supplied code_verifier does not match associated code_challenge."
+            )
+        }
+    }
+
+    /// The scopes a code's tokens carry: the token request may narrow the resource; without a scope parameter the authorize
+    /// request's scopes apply, and offline_access asked at either step holds.
+    private func grantedScopes(asked: String?, of record: EmulatorStore.CodeRecord, app: EmulatorSeed.App) throws -> TokenIssuer.Scopes {
+        let scopes = try issuer.resolveScopes(asked.flatMap { $0.isEmpty ? nil : $0 } ?? record.scopes, app: app)
+        var authorized = try issuer.resolveScopes(record.scopes, app: app)
+        authorized.resourceAppId = scopes.resourceAppId ?? authorized.resourceAppId
+        authorized.shortScopes = scopes.resourceAppId != nil ? scopes.shortScopes : authorized.shortScopes
+        authorized.fullScopes = scopes.resourceAppId != nil ? scopes.fullScopes : authorized.fullScopes
+        authorized.offlineAccess = authorized.offlineAccess || scopes.offlineAccess
+        return authorized
     }
 
     private func redeemRefreshToken(

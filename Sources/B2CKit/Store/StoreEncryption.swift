@@ -104,7 +104,8 @@ struct StoreCipher: Sendable {
                         + "altered; it is not served. Sign in again")
             }
         case (.string, _?):
-            throw B2CError.store("the store is encrypted, but a token in it is in plaintext (it was written by something else); sign in again")
+            throw B2CError.store(
+                "the store is encrypted, but a token in it is in plaintext (it was written by something else); sign in again")
         case (.blob, nil):
             throw B2CError.store("the store is in plaintext mode, but a token in it is encrypted", remedy: .encryptStore)
         default:

@@ -152,7 +152,8 @@ public final class TokenStore: Sendable {
         let what = "\(e.message ?? "SQLite error") (\(e.resultCode))"
         switch e.resultCode {
         case .SQLITE_READONLY, .SQLITE_CANTOPEN, .SQLITE_PERM, .SQLITE_IOERR:
-            return B2CError.store("cannot write the store '\(path)': \(what). Check the permissions of '\(directory.path)', or set B2C_HOME.")
+            return B2CError.store(
+                "cannot write the store '\(path)': \(what). Check the permissions of '\(directory.path)', or set B2C_HOME.")
         case .SQLITE_BUSY, .SQLITE_LOCKED:
             return B2CError.store("the store '\(path)' stayed locked by another b2c for 30 s: \(what). Try again.")
         case .SQLITE_CORRUPT, .SQLITE_NOTADB:
