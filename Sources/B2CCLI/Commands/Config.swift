@@ -12,19 +12,6 @@ struct ConfigCommand: AsyncParsableCommand {
 
     static func openStore() throws -> TokenStore { try ClientSettings().openStore() }
 
-    static func describe(_ s: StorageStatus, path: String) -> [[String]] {
-        var rows = [["storage", s.mode?.rawValue ?? "not decided yet (decided when the first token is stored)"]]
-        if let source = s.source { rows.append(["key", "\(source.place) (key id \(s.keyID ?? "?"))"]) }
-        rows.append(["store", path])
-        return rows
-    }
-
-    static func json(_ s: StorageStatus, path: String) -> JSONValue {
-        [
-            "storage": s.mode.map { .string($0.rawValue) } ?? .null, "keySource": s.source.map { .string($0.rawValue) } ?? .null,
-            "keyId": s.keyID.map { .string($0) } ?? .null, "store": .string(path),
-        ]
-    }
 }
 
 struct ConfigGetCommand: ParsableCommand {
@@ -35,10 +22,7 @@ struct ConfigGetCommand: ParsableCommand {
     func run() throws {
         let store = try ConfigCommand.openStore()
         let status = try store.storageStatus()
-        switch output.format {
-        case .json: writeOut(ConfigCommand.json(status, path: store.path).serialized(pretty: true))
-        case .table: writeOut(table(ConfigCommand.describe(status, path: store.path)))
-        }
+        Output.writeStorage(status, path: store.path, format: output.format)
     }
 }
 
@@ -61,7 +45,7 @@ struct ConfigSetCommand: ParsableCommand {
     func run() throws {
         let store = try ConfigCommand.openStore()
         let status = try store.setStorage(StorageMode(rawValue: value)!)
-        writeOut(table(ConfigCommand.describe(status, path: store.path)))
+        Output.writeStorage(status, path: store.path, format: .table)
         if status.mode == .plaintext {
             writeErr("tokens are now stored unencrypted in \(store.path) (readable by anything that can read the file)")
         }
@@ -88,7 +72,7 @@ struct ConfigRotateKeyCommand: ParsableCommand {
             newKey = data
         }
         let status = try store.rotateKey(newEnvironmentKey: newKey)
-        writeOut(table(ConfigCommand.describe(status, path: store.path)))
+        Output.writeStorage(status, path: store.path, format: .table)
         if status.source == .environment { writeErr("the store now needs the new key: set B2C_STORE_KEY to B2C_NEW_STORE_KEY's value") }
     }
 }

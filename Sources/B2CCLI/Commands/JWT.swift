@@ -45,7 +45,7 @@ struct JWTDecodeCommand: ParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func run() throws {
-        try JWTOutput.writeDecoded(try input.read(), format: output.format, now: Int(Date().timeIntervalSince1970))
+        try Output.writeDecodedJWT(try input.read(), format: output.format, now: Int(Date().timeIntervalSince1970))
     }
 }
 
@@ -106,31 +106,5 @@ struct JWTVerifyCommand: AsyncParsableCommand {
                 exitCode: ExitStatus.error)
         }
         writeErr("the token is valid for \(result.policy) (\(result.subject.phrase))")
-    }
-}
-
-/// How a decoded token looks.
-enum JWTOutput {
-    static func writeDecoded(_ token: String, format: OutputFormat, now: Int) throws {
-        let jwt: JWT
-        do { jwt = try JWT.decode(token) } catch { throw CLIError("\(error)", exitCode: ExitStatus.error) }
-        switch format {
-        case .json:
-            writeOut(
-                JSONValue.object(["verified": false, "header": .object(jwt.header), "claims": .object(jwt.claims)]).serialized(pretty: true)
-            )
-        case .table:
-            // The note is a line of its own above the table: as a row it would set the width of the key column.
-            var rows: [[String]] = []
-            for (k, v) in jwt.header.sorted(by: { $0.key < $1.key }) { rows.append(["header \(k)", v.stringValue ?? v.serialized()]) }
-            for (k, v) in jwt.claims.sorted(by: { $0.key < $1.key }) {
-                let time = Output.timeClaims.contains(k) ? v.lenientInt.map { Output.dateAndRelative($0, now: now) } : nil
-                rows.append([k, time ?? v.stringValue ?? v.serialized()])
-            }
-            if let exp = jwt.int("exp") {
-                rows.append(["", exp > now ? "expires \(Output.relative(exp - now))" : "expired \(Output.relative(now - exp, past: true))"])
-            }
-            writeOut("(unverified: decoded only; `b2c jwt verify` checks it)\n" + table(rows))
-        }
     }
 }

@@ -12,7 +12,6 @@ struct TokenCommand: AsyncParsableCommand {
                                                          B2C_CLIENT_SECRET, --client-secret-stdin or clientSecretFile)
               b2c token --decode                         the token's claims instead of the token
             """)
-    enum Format: String, ExpressibleByArgument, CaseIterable { case raw, bearer, header, json }
     @OptionGroup var options: ClientOptions
     @Option(help: "The policy; default: the signUpSignIn policy.") var policy: String?
     @Option(help: "Email, oid, account id or a unique prefix.") var account: String?
@@ -22,8 +21,8 @@ struct TokenCommand: AsyncParsableCommand {
     @Option(parsing: .singleValue, help: "A scope (repeatable); overrides --api.") var scope: [String] = []
     @Option(parsing: .unconditional, help: "Refresh when fewer than this many seconds are left (any integer).") var minValid = 300
     @Flag(help: "Refresh even when the cached token is fresh.") var forceRefresh = false
-    @Option(help: "raw, bearer, header or json.") var format: Format?
-    @Option(name: [.customShort("o"), .long], help: "The same as --format (json for a JSON object).") var output: Format?
+    @Option(help: "raw, bearer, header or json.") var format: TokenFormat?
+    @Option(name: [.customShort("o"), .long], help: "The same as --format (json for a JSON object).") var output: TokenFormat?
 
     func validate() throws {
         if let format, let output, format != output {
@@ -54,7 +53,7 @@ struct TokenArguments: Equatable {
     var scopes: [String] = []
     var minValid = 300
     var forceRefresh = false
-    var format: TokenCommand.Format = .raw
+    var format: TokenFormat = .raw
     var app = false
     var decode = false
 
@@ -78,15 +77,8 @@ struct TokenArguments: Equatable {
 
     /// The token in the asked format (or its claims with `--decode`); `json` adds what identifies it.
     func write(_ secret: String, expiresOn: Int, now: Int, json extra: [String: JSONValue]) throws {
-        if decode { return try JWTOutput.writeDecoded(secret, format: format == .json ? .json : .table, now: now) }
-        switch format {
-        case .raw: writeOut(secret)
-        case .bearer: writeOut("Bearer \(secret)")
-        case .header: writeOut("Authorization: Bearer \(secret)")
-        case .json:
-            let base: [String: JSONValue] = ["accessToken": .string(secret), "tokenType": "Bearer", "expiresOn": JSONValue(expiresOn)]
-            writeOut(JSONValue.object(base.merging(extra) { $1 }).serialized(pretty: true))
-        }
+        if decode { return try Output.writeDecodedJWT(secret, format: format == .json ? .json : .table, now: now) }
+        Output.writeToken(secret, expiresOn: expiresOn, format: format, json: extra)
     }
 
     /// `--app`: the app's own token for `<App ID URI>/.default`.
@@ -164,7 +156,7 @@ struct TokenArguments: Equatable {
                 r.minValid = n
             case "--format", "--output", "-o":
                 // --format and --output (-o) are one setting: given twice, ArgumentParser judges.
-                guard let f = TokenCommand.Format(rawValue: v), !formatGiven else { return nil }
+                guard let f = TokenFormat(rawValue: v), !formatGiven else { return nil }
                 formatGiven = true
                 r.format = f
             default: return nil

@@ -2,6 +2,9 @@ import ArgumentParser
 import B2CKit
 import Foundation
 
+/// How a token itself is printed (`b2c token --format`, `-o`): alone, as a bearer value, as a header line, or as JSON.
+enum TokenFormat: String, ExpressibleByArgument, CaseIterable { case raw, bearer, header, json }
+
 enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
     case table, json
     static var auto: OutputFormat { isatty(STDOUT_FILENO) == 1 ? .table : .json }
@@ -431,6 +434,63 @@ extension Output {
                             let v = verdict(c)
                             return [c.name, c.role, v.status.uppercased() == "OK" ? "OK" : v.status.uppercased(), v.detail]
                         }))
+        }
+    }
+}
+
+extension Output {
+    // MARK: tokens and the store's settings
+
+    /// A token in the asked format; `json` adds what identifies it (`json`'s other keys).
+    static func writeToken(_ secret: String, expiresOn: Int, format: TokenFormat, json extra: [String: JSONValue]) {
+        switch format {
+        case .raw: writeOut(secret)
+        case .bearer: writeOut("Bearer \(secret)")
+        case .header: writeOut("Authorization: Bearer \(secret)")
+        case .json:
+            let base: [String: JSONValue] = ["accessToken": .string(secret), "tokenType": "Bearer", "expiresOn": JSONValue(expiresOn)]
+            writeOut(JSONValue.object(base.merging(extra) { $1 }).serialized(pretty: true))
+        }
+    }
+
+    /// A token decoded (not verified): its header and claims, times as dates, with a note that it was not checked.
+    static func writeDecodedJWT(_ token: String, format: OutputFormat, now: Int) throws {
+        let jwt: JWT
+        do { jwt = try JWT.decode(token) } catch { throw CLIError("\(error)", exitCode: ExitStatus.error) }
+        switch format {
+        case .json:
+            writeOut(
+                JSONValue.object(["verified": false, "header": .object(jwt.header), "claims": .object(jwt.claims)]).serialized(pretty: true)
+            )
+        case .table:
+            // The note is a line of its own above the table: as a row it would set the width of the key column.
+            var rows: [[String]] = []
+            for (k, v) in jwt.header.sorted(by: { $0.key < $1.key }) { rows.append(["header \(k)", v.stringValue ?? v.serialized()]) }
+            for (k, v) in jwt.claims.sorted(by: { $0.key < $1.key }) {
+                let time = Output.timeClaims.contains(k) ? v.lenientInt.map { Output.dateAndRelative($0, now: now) } : nil
+                rows.append([k, time ?? v.stringValue ?? v.serialized()])
+            }
+            if let exp = jwt.int("exp") {
+                rows.append(["", exp > now ? "expires \(Output.relative(exp - now))" : "expired \(Output.relative(now - exp, past: true))"])
+            }
+            writeOut("(unverified: decoded only; `b2c jwt verify` checks it)\n" + table(rows))
+        }
+    }
+
+    /// `b2c config get`: the storage mode, where the key is kept (never the key) and the store's path.
+    static func writeStorage(_ s: StorageStatus, path: String, format: OutputFormat) {
+        switch format {
+        case .json:
+            let json: JSONValue = [
+                "storage": s.mode.map { .string($0.rawValue) } ?? .null, "keySource": s.source.map { .string($0.rawValue) } ?? .null,
+                "keyId": s.keyID.map { .string($0) } ?? .null, "store": .string(path),
+            ]
+            writeOut(json.serialized(pretty: true))
+        case .table:
+            var rows = [["storage", s.mode?.rawValue ?? "not decided yet (decided when the first token is stored)"]]
+            if let source = s.source { rows.append(["key", "\(source.place) (key id \(s.keyID ?? "?"))"]) }
+            rows.append(["store", path])
+            writeOut(table(rows))
         }
     }
 }
