@@ -16,6 +16,8 @@ public final class ScriptedBrowser: @unchecked Sendable {
         case wrongThenRight = "wrong-then-right"
         case cancelSignup = "cancel-signup"
         case cancelResetCode = "cancel-reset-code"
+        /// Types a wrong second-factor code every time (three wrong phone or authenticator codes end the sign-in).
+        case wrongCodes = "wrong-codes"
     }
 
     /// Who is at the keyboard and what they do.
@@ -27,12 +29,18 @@ public final class ScriptedBrowser: @unchecked Sendable {
         public var displayName: String?
         public var givenName: String?
         public var surname: String?
+        /// The number entered when a phone factor is registered (E.164).
+        public var phone: String?
+        /// The authenticator's secret, for a person whose app was registered elsewhere (the seed); one registered in this
+        /// browser is remembered in its jar.
+        public var totpSecret: String?
         public init(
             email: String, password: String, action: Action = .signin, newPassword: String? = nil,
-            displayName: String? = nil, givenName: String? = nil, surname: String? = nil
+            displayName: String? = nil, givenName: String? = nil, surname: String? = nil, phone: String? = nil, totpSecret: String? = nil
         ) {
             self.email = email; self.password = password; self.action = action; self.newPassword = newPassword
-            self.displayName = displayName; self.givenName = givenName; self.surname = surname
+            self.displayName = displayName; self.givenName = givenName; self.surname = surname; self.phone = phone
+            self.totpSecret = totpSecret
         }
     }
 
@@ -116,7 +124,7 @@ public final class ScriptedBrowser: @unchecked Sendable {
         let resetKey = "reset-done:\(persona.email)"
         var page = try await fetch(start)
         var wrongTried = false
-        for _ in 0..<16 {
+        for _ in 0..<24 {
             if page.status == 302 || page.status == 303, let loc = page.location,
                 let next = URL(string: loc, relativeTo: page.url)?.absoluteURL
             {
@@ -141,6 +149,8 @@ public final class ScriptedBrowser: @unchecked Sendable {
                 || (persona.action == .cancelResetCode && onResetCode)
             if cancelHere, let cancel = Self.link(page, "cancel") {
                 page = try await fetch(cancel)
+            } else if let next = try await secondFactor(page, start: start, as: persona) {
+                page = next
             } else if persona.action == .cancelSignup, Self.form(page, "localAccountForm") != nil {
                 guard let signup = Self.link(page, "createAccount") else {
                     throw Failure(description: "no 'Sign up now' link at \(page.url.path)")
@@ -182,6 +192,73 @@ public final class ScriptedBrowser: @unchecked Sendable {
             }
         }
         throw Failure(description: "too many steps without reaching the app")
+    }
+}
+
+extension ScriptedBrowser {
+    /// The second-factor pages (email, phone, authenticator), done as a person with the outbox and an authenticator app
+    /// at hand; nil when `page` is none of them.
+    func secondFactor(_ page: Page, start: URL, as persona: Persona) async throws -> Page? {
+        let wrong = persona.action == .wrongCodes
+        if let f = Self.form(page, "emailVerifyForm") {
+            var fields = f.fields
+            fields["ReadOnlyEmail_ver_input"] = wrong ? "000000" : try await sentCode(page, start: start)
+            return try await fetch(f.action, form: fields)
+        }
+        if page.body.contains("id=\"ReadOnlyEmail_success\""), let f = Self.form(page, "attributeVerification") {
+            return try await fetch(f.action, form: f.fields)
+        }
+        if let f = Self.form(page, "emailSendForm") { return try await fetch(f.action, form: f.fields) }
+        if let f = Self.form(page, "codeVerification") {
+            var fields = f.fields
+            fields["verificationCode"] = wrong ? "000000" : try await sentCode(page, start: start)
+            return try await fetch(f.action, form: fields)
+        }
+        if let f = Self.form(page, "phoneSendForm") {
+            var fields = f.fields
+            fields["channel"] = "sms"
+            if page.body.contains("id=\"number\"") {
+                guard let phone = persona.phone else {
+                    throw Failure(description: "the page asks for a phone number and the persona has none (--phone)")
+                }
+                fields["countryCode"] = ""
+                fields["number"] = phone
+            }
+            return try await fetch(f.action, form: fields)
+        }
+        let key = "totp:\(persona.email.lowercased())"
+        if page.body.contains("id=\"secretKey\""), let f = Self.form(page, "attributeVerification"),
+            let r = page.body.range(of: "id=\"secretKey\">")
+        {
+            lock.withLock { jar[key] = String(page.body[r.upperBound...].prefix { $0 != "<" }) }
+            return try await fetch(f.action, form: f.fields)
+        }
+        if page.body.contains("id=\"otpCode\""), let f = Self.form(page, "attributeVerification") {
+            guard let secret = lock.withLock({ jar[key] }) ?? persona.totpSecret,
+                let code = TOTP.code(secret: secret, at: try await tenantTime(start))
+            else { throw Failure(description: "the page asks for an authenticator code and no secret is known for \(persona.email)") }
+            var fields = f.fields
+            fields["otpCode"] = wrong ? String(((Int(code.prefix(1)) ?? 0) + 1) % 10) + code.dropFirst() : code
+            return try await fetch(f.action, form: fields)
+        }
+        return nil
+    }
+
+    /// The newest code the tenant sent for this page's journey, from its outbox.
+    private func sentCode(_ page: Page, start: URL) async throws -> String {
+        let tx = page.body.range(of: "name=\"tx\" value=\"").map { String(page.body[$0.upperBound...].prefix { $0 != "\"" }) } ?? ""
+        let outbox = try await fetch(URL(string: "/_admin/outbox", relativeTo: start)!.absoluteURL)
+        let messages = (try? JSONValue.parse(outbox.body))?["messages"]?.arrayValue ?? []
+        guard let code = messages.first(where: { $0["journey"]?.stringValue == tx })?["code"]?.stringValue else {
+            throw Failure(description: "no code in the outbox for this sign-in")
+        }
+        return code
+    }
+
+    /// The tenant's clock (its admin clock may be moved), for an authenticator code the tenant accepts.
+    private func tenantTime(_ start: URL) async throws -> Int {
+        let page = try await fetch(URL(string: "/_admin/clock", relativeTo: start)!.absoluteURL)
+        return (try? JSONValue.parse(page.body))?["now"]?.lenientInt ?? Int(Date().timeIntervalSince1970)
     }
 }
 

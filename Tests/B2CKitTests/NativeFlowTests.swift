@@ -19,7 +19,7 @@ struct ScriptedPrompter: NativePrompter {
     func code(sentTo label: String, length: Int?, attempt: Int, attemptsLeft: Int) async throws -> String? {
         let typed = codes[min(attempt - 1, codes.count - 1)]
         guard typed == "OUTBOX" else { return typed }
-        return try tenant.emulator.store.outbox(to: alice.email).last?.code
+        return try tenant.emulator.store.outbox(to: alice.email).first?.code
     }
 
     func codeResent(to label: String, length: Int?) {}

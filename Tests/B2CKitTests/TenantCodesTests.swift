@@ -26,6 +26,7 @@ struct TenantCodesTests {
         ("AADB2C90225", .interactionRequired, "wrong password", .retryPasswordOrBrowser),
         ("AADB2C99003", .configuration, "no passwords", .none),
         ("AADB2C90057", .configuration, "no passwords", .none),
+        ("AADB2C90224", .configuration, "no passwords", .none),
         ("AADB2C90081", .configuration, "wrong secret", .none),
         ("AADB2C90084", .configuration, "public client", .none),
         ("AADB2C90079", .configuration, "secret needed", .provideSecret),

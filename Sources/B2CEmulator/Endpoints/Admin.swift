@@ -17,7 +17,8 @@ struct AdminEndpoint: TenantPart {
         "GET /_admin/users", "POST /_admin/users", "DELETE /_admin/users/{email|oid}", "POST /_admin/users/{email|oid}/revoke",
         "GET /_admin/outbox[?to=email]", "GET /_admin/clock", "POST /_admin/clock {advanceSeconds|offsetSeconds}",
         "GET|POST|DELETE /_admin/faults", "GET|DELETE /_admin/log", "GET /_admin/stats", "GET /_admin/seed", "GET /_admin/keys",
-        "POST /_admin/keys/rotate {policyType}", "POST /_admin/keys/retire {policyType}",
+        "POST /_admin/keys/rotate {policyType}", "POST /_admin/keys/retire {policyType}", "GET|POST /_admin/mfa {fixedCode, unreachable, throttled}",
+        "GET|POST /_admin/users/{email|oid}/mfa {risky, phone, totpSecret, reset}",
     ]
 
     func addRoutes(to group: RouterGroup<EmulatorRequestContext>) {
@@ -47,6 +48,12 @@ struct AdminEndpoint: TenantPart {
             let u = try self.adminUser(context), now = self.clock.now()
             let n = try self.store.revokeGrants(oid: u.oid, now: now)
             return .json(["oid": .string(u.oid), "revokedRefreshTokens": JSONValue(n), "tokensValidFrom": JSONValue(now)])
+        }
+        on("mfa", .get) { _, _ in .json(try Self.knobsJSON(try self.store.mfaKnobs)) }
+        on("mfa", .post) { request, _ in try self.setMFAKnobs(try await Self.adminBody(request)) }
+        on("users/:id/mfa", .get) { _, context in .json(try self.store.mfaState(oid: try self.adminUser(context).oid).json) }
+        on("users/:id/mfa", .post) { request, context in
+            try self.setUserMFA(try self.adminUser(context), try await Self.adminBody(request))
         }
         on("outbox", .get) { request, _ in
             .json(["messages": .array(try self.store.outbox(to: try request.queryParameters()["to"]).map(\.json))])
@@ -139,6 +146,46 @@ struct AdminEndpoint: TenantPart {
         } catch EmulatorStore.UserError.oidTaken {
             throw AdminError(status: 409, message: "a user with oid '\(oid)' already exists")
         }
+    }
+
+    static func knobsJSON(_ k: MFAKnobs) throws -> JSONValue { try JSONValue.parse(JSONEncoder().encode(k)) }
+
+    /// `{"fixedCode": "123456" | null, "unreachable": ["+1…"], "throttled": false}`: replaces the knobs (absent keys reset).
+    private func setMFAKnobs(_ b: JSONObjectReader) throws -> Response {
+        try b.rejectUnknownKeys(allowed: ["fixedCode", "unreachable", "throttled"])
+        var knobs = MFAKnobs()
+        if let code = try b.optionalString("fixedCode") {
+            guard code.count == 6, code.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+                throw AdminError(message: "$.fixedCode must be six digits (or null)")
+            }
+            knobs.fixedCode = code
+        }
+        knobs.unreachable = try b.stringArray("unreachable")
+        for (i, n) in knobs.unreachable.enumerated() where !EmulatorSeed.isE164(n) {
+            throw AdminError(message: "$.unreachable[\(i)] must be E.164, such as +14255550123")
+        }
+        knobs.throttled = try b.bool("throttled", default: false)
+        try store.setMFAKnobs(knobs)
+        return .json(try Self.knobsJSON(knobs))
+    }
+
+    /// `{"risky": true}` marks the user's sign-ins risky (conditional MFA); `phone`/`totpSecret` register a method;
+    /// `"reset": true` forgets the registered ones (the next MFA sign-in enrols again).
+    private func setUserMFA(_ u: EmulatorStore.UserRecord, _ b: JSONObjectReader) throws -> Response {
+        try b.rejectUnknownKeys(allowed: ["risky", "phone", "totpSecret", "reset"])
+        if try b.bool("reset", default: false) { try store.resetMFA(oid: u.oid) }
+        if b.has("risky") { try store.setRisky(oid: u.oid, try b.bool("risky", default: false)) }
+        if let phone = try b.optionalString("phone") {
+            guard EmulatorSeed.isE164(phone) else { throw AdminError(message: "$.phone must be E.164, such as +14255550123") }
+            try store.setPhone(oid: u.oid, phone, enrolled: true)
+        }
+        if let secret = try b.optionalString("totpSecret") {
+            guard let key = Base32.decode(secret), key.count >= 10 else {
+                throw AdminError(message: "$.totpSecret must be base32 of at least 10 bytes")
+            }
+            try store.setTOTP(oid: u.oid, secret: Base32.encode(key), enrolled: true)
+        }
+        return .json(try store.mfaState(oid: u.oid).json)
     }
 
     private func setClock(_ b: JSONObjectReader) throws -> Response {

@@ -34,6 +34,8 @@ struct AuthorizeTransaction: Codable, Sendable {
     var resetEmail: String? = nil
     var resetCodeHash: String? = nil
     var resetAttempts = 0
+    /// The second factor under way, once the first one (password, sign-up) passed.
+    var mfa: PendingMFA? = nil
 
     subscript<T>(dynamicMember field: KeyPath<AppRequest, T>) -> T { request[keyPath: field] }
 
@@ -240,8 +242,10 @@ struct AuthorizeEndpoint: TenantPart {
                 session.map { $0.user.email.caseInsensitiveCompare(h) == .orderedSame || $0.user.oid == h.lowercased() } ?? false
             } ?? true
         let usableSession = (prompt.contains("login") || !hintMatches) ? nil : session
+        // A session that has not done the MFA this policy asks for cannot answer prompt=none: that needs a page.
+        let mfaPending = policy.mfa.map { $0.enforcement == .always } == true && session?.mfa == false
         if prompt.contains("none") {
-            guard let s = session, hintMatches, policy.kind != .resetPassword, policy.kind != .signUp else {
+            guard let s = session, hintMatches, policy.kind != .resetPassword, policy.kind != .signUp, !mfaPending else {
                 throw OAuthFailure(
                     error: "interaction_required", code: "AADB2C90077",
                     message: "User does not have an existing session and request prompt parameter has a value of 'None'.")
@@ -251,7 +255,9 @@ struct AuthorizeEndpoint: TenantPart {
         switch policy.kind {
         case .signUpSignIn, .signIn:
             if let s = usableSession {
-                return try complete(tx, user: s.user, authTime: s.authTime, newUser: false, secure: context.isHTTPS)
+                return try afterFirstFactor(
+                    tx, user: s.user, authTime: s.authTime, newUser: false, secure: context.isHTTPS, newSession: false,
+                    sessionDidMFA: s.mfa, policy: policy)
             }
             try store.saveTransaction(tx, now: clock.now())
             return pages.signInPage(tx, policy: policy)
@@ -328,7 +334,7 @@ struct AuthorizeEndpoint: TenantPart {
     /// The user is known: issue a code (and/or implicit tokens), keep the SSO session, go back to the app.
     func complete(
         _ tx: AuthorizeTransaction, user: EmulatorStore.UserRecord, authTime: Int, newUser: Bool, secure: Bool,
-        newSession: Bool = false
+        newSession: Bool = false, mfa: Bool = false
     ) throws -> Response {
         guard let policy = seed.policy(named: tx.policy), let app = seed.app(clientId: tx.clientId) else {
             throw PageError(code: nil, message: "The tenant configuration changed during sign-in; start again from your app.")
@@ -336,7 +342,7 @@ struct AuthorizeEndpoint: TenantPart {
         let now = clock.now()
         var headers: [(String, String)] = []
         if newSession {
-            let sessionID = try store.createSession(oid: user.oid, now: now)
+            let sessionID = try store.createSession(oid: user.oid, now: now, mfa: mfa)
             headers.append(sessions.cookie(sessionID, secure: secure))
         }
         try store.deleteTransaction(id: tx.id)

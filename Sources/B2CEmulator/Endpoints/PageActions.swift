@@ -35,6 +35,14 @@ extension AuthorizeEndpoint {
             return pages.signInPage(tx, policy: policy)
         case ("signin", "POST"):
             return try signInSubmitted(form, tx, policy: policy, secure: context.isHTTPS)
+        case ("mfasend", "POST"):
+            return try mfaSend(form, &tx, policy: policy)
+        case ("mfaverify", "POST"):
+            return try mfaVerify(form, &tx, policy: policy, request: request, secure: context.isHTTPS)
+        case ("mfacontinue", "POST"):
+            return try mfaContinue(tx, policy: policy, request: request, secure: context.isHTTPS)
+        case ("mfaqr", "GET"):
+            return try mfaQRCode(tx)
         case ("forgot", "GET"):
             try store.deleteTransaction(id: tx.id)
             return redirectError(
@@ -96,7 +104,8 @@ extension AuthorizeEndpoint {
             try store.saveTransaction(tx, now: now)
             return pages.profilePage(tx, policy: policy, user: user, headers: [sessions.cookie(sessionID, secure: secure)])
         }
-        return try complete(tx, user: user, authTime: now, newUser: false, secure: secure, newSession: true)
+        return try afterFirstFactor(
+            tx, user: user, authTime: now, newUser: false, secure: secure, newSession: true, sessionDidMFA: false, policy: policy)
     }
 
     /// The sign-up form: a new user, then back to the app (newUser = true).
@@ -130,7 +139,8 @@ extension AuthorizeEndpoint {
             return pages.signUpPage(
                 tx, policy: policy, error: "A user with the specified ID already exists. Please choose a different one.", form: form)
         }
-        return try complete(tx, user: user, authTime: now, newUser: true, secure: secure, newSession: true)
+        return try afterFirstFactor(
+            tx, user: user, authTime: now, newUser: true, secure: secure, newSession: true, sessionDidMFA: false, policy: policy)
     }
 
     /// "Send verification code": the code goes to the outbox (`GET /_admin/outbox`).

@@ -30,24 +30,24 @@ struct PageRenderer: Sendable {
         """
     }
 
-    private func header(_ title: String) -> String {
+    func header(_ title: String) -> String {
         "<h1>\(HTML.escape(title))</h1><p class=\"tenant\">\(HTML.escape(tenantName)) · b2c emulator</p>"
     }
 
-    private func errorBox(_ message: String?) -> String {
+    func errorBox(_ message: String?) -> String {
         guard let message else { return "" }
         return "<div class=\"error\" id=\"error\" role=\"alert\">\(HTML.escape(message))</div>"
     }
 
-    private func action(_ tx: AuthorizeTransaction, _ name: String) -> String {
+    func action(_ tx: AuthorizeTransaction, _ name: String) -> String {
         "/\(tx.tenantSegment)/\(tx.policy.lowercased())/emulator/\(name)"
     }
 
-    private func link(_ tx: AuthorizeTransaction, _ name: String) -> String {
+    func link(_ tx: AuthorizeTransaction, _ name: String) -> String {
         HTML.escape(action(tx, name) + "?tx=" + FormEncoding.escape(tx.id))
     }
 
-    private func hiddenTx(_ tx: AuthorizeTransaction) -> String {
+    func hiddenTx(_ tx: AuthorizeTransaction) -> String {
         "<input type=\"hidden\" name=\"tx\" value=\"\(HTML.escape(tx.id))\">"
     }
 

@@ -28,8 +28,9 @@ struct Sessions: Sendable {
     func id(in request: Request) -> String? { request.cookies[cookieName]?.value }
 
     /// The signed-in user of this browser, if its cookie names a live session.
-    func current(_ request: Request) throws -> (user: EmulatorStore.UserRecord, authTime: Int)? {
+    /// `mfa`: the session did multifactor authentication.
+    func current(_ request: Request) throws -> (user: EmulatorStore.UserRecord, authTime: Int, mfa: Bool)? {
         guard let id = id(in: request), let s = try store.session(id: id), let user = try store.user(oid: s.oid) else { return nil }
-        return (user, s.authTime)
+        return (user, s.authTime, s.mfa)
     }
 }

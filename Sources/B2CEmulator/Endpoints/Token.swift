@@ -322,6 +322,15 @@ struct TokenEndpoint: TenantPart {
                     + "password credentials (ROPC) policy."
             )
         }
+        // The emulator's choice (B2C's ROPC user flow has no MFA setting): a password alone cannot pass a policy that always
+        // asks for a second factor.
+        if policy.mfa?.enforcement == .always {
+            throw OAuthFailure(
+                error: "invalid_grant", code: "AADB2C90224",
+                message:
+                    "The policy '\(policy.id)' requires multi-factor authentication, which the resource owner password credentials "
+                    + "flow cannot perform. Sign in through the authorization endpoint.")
+        }
         guard let username = form["username"], !username.isEmpty else { throw missing("username") }
         guard let password = form["password"], !password.isEmpty else { throw missing("password") }
         guard let user = try store.checkPassword(email: username, password: password) else {

@@ -82,6 +82,22 @@ public final class EmulatorStore: Sendable {
                     ALTER TABLE refresh_tokens ADD COLUMN spa INTEGER NOT NULL DEFAULT 0;
                     """)
         }
+        // v3: multifactor authentication — a user's registered phone and authenticator, a risky-sign-in mark, whether a
+        // session did MFA, and the outbox's channel, expiry and journey.
+        migrator.registerMigration("v3-mfa") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE users ADD COLUMN phone TEXT;
+                    ALTER TABLE users ADD COLUMN phone_enrolled INTEGER NOT NULL DEFAULT 0;
+                    ALTER TABLE users ADD COLUMN totp_secret TEXT;
+                    ALTER TABLE users ADD COLUMN totp_enrolled INTEGER NOT NULL DEFAULT 0;
+                    ALTER TABLE users ADD COLUMN risky INTEGER NOT NULL DEFAULT 0;
+                    ALTER TABLE sessions ADD COLUMN mfa INTEGER NOT NULL DEFAULT 0;
+                    ALTER TABLE outbox ADD COLUMN channel TEXT NOT NULL DEFAULT 'email';
+                    ALTER TABLE outbox ADD COLUMN expires_at INTEGER;
+                    ALTER TABLE outbox ADD COLUMN journey TEXT;
+                    """)
+        }
         try migrator.migrate(writer)
     }
 
@@ -164,12 +180,15 @@ public final class EmulatorStore: Sendable {
         }
     }
 
-    /// Adds the seed's users that are not there yet (by email); users created at run time are kept.
+    /// Adds the seed's users that are not there yet (by email), with their phone and authenticator; users created at run
+    /// time are kept.
     func seedUsers(_ users: [EmulatorSeed.User], now: Int) throws {
         for u in users where try user(email: u.email) == nil {
             try createUser(
                 oid: u.oid, email: u.email, password: u.password, displayName: u.displayName,
                 givenName: u.givenName, surname: u.surname, now: now)
+            if let phone = u.phone { try setPhone(oid: u.oid, phone, enrolled: u.mfaEnrolled) }
+            if let secret = u.totpSecret { try setTOTP(oid: u.oid, secret: secret, enrolled: u.mfaEnrolled) }
         }
     }
 
@@ -245,22 +264,30 @@ public final class EmulatorStore: Sendable {
 
     // MARK: sessions (SSO cookie)
 
-    func createSession(oid: String, now: Int) throws -> String {
+    /// A new SSO session; `mfa`: the sign-in that made it did multifactor authentication (not asked again in it).
+    func createSession(oid: String, now: Int, mfa: Bool = false) throws -> String {
         let id = Random.token()
         try db.write {
             try $0.execute(
-                sql: "INSERT INTO sessions(id_hash, oid, auth_time, created_at) VALUES (?, ?, ?, ?)",
-                arguments: [Self.hash(id), oid, now, now])
+                sql: "INSERT INTO sessions(id_hash, oid, auth_time, created_at, mfa) VALUES (?, ?, ?, ?, ?)",
+                arguments: [Self.hash(id), oid, now, now, mfa])
         }
         return id
     }
 
-    func session(id: String) throws -> (oid: String, authTime: Int)? {
+    func session(id: String) throws -> (oid: String, authTime: Int, mfa: Bool)? {
         try db.read { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT oid, auth_time FROM sessions WHERE id_hash = ?", arguments: [Self.hash(id)])
+            guard
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT oid, auth_time, mfa FROM sessions WHERE id_hash = ?", arguments: [Self.hash(id)])
             else { return nil }
-            return (row["oid"], row["auth_time"])
+            return (row["oid"], row["auth_time"], row["mfa"])
         }
+    }
+
+    /// The session did multifactor authentication (a later sign-in in it is not asked again).
+    func markSessionMFA(id: String) throws {
+        try db.write { try $0.execute(sql: "UPDATE sessions SET mfa = 1 WHERE id_hash = ?", arguments: [Self.hash(id)]) }
     }
 
     func endSession(id: String) throws {
@@ -385,21 +412,35 @@ public final class EmulatorStore: Sendable {
 
     // MARK: outbox
 
+    /// How a code reached the person: an email, a text message, or a call that reads it out.
+    public enum Channel: String, Sendable, Codable { case email, sms, voice }
+
     public struct Message: Sendable {
         public var id: Int, recipient: String, purpose: String, code: String, createdAt: Int
+        public var channel: Channel = .email
+        public var expiresAt: Int? = nil
+        /// The authorize transaction (or native-auth flow) the code belongs to.
+        public var journey: String? = nil
         var json: JSONValue {
-            [
+            var o: [String: JSONValue] = [
                 "id": JSONValue(id), "to": .string(recipient), "purpose": .string(purpose), "code": .string(code),
-                "sentAt": JSONValue(createdAt),
+                "sentAt": JSONValue(createdAt), "channel": .string(channel.rawValue),
             ]
+            if let expiresAt { o["expiresAt"] = JSONValue(expiresAt) }
+            if let journey { o["journey"] = .string(journey) }
+            return .object(o)
         }
     }
 
-    func send(to recipient: String, purpose: String, code: String, now: Int) throws {
+    func send(
+        to recipient: String, purpose: String, code: String, now: Int, channel: Channel = .email, expiresAt: Int? = nil,
+        journey: String? = nil
+    ) throws {
         try db.write {
             try $0.execute(
-                sql: "INSERT INTO outbox(recipient, purpose, code, created_at) VALUES (?, ?, ?, ?)",
-                arguments: [recipient, purpose, code, now])
+                sql: """
+                    INSERT INTO outbox(recipient, purpose, code, created_at, channel, expires_at, journey) VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """, arguments: [recipient, purpose, code, now, channel.rawValue, expiresAt, journey])
         }
     }
 
@@ -411,7 +452,9 @@ public final class EmulatorStore: Sendable {
                     try Row.fetchAll(db, sql: "SELECT * FROM outbox WHERE recipient = ? ORDER BY id DESC", arguments: [$0])
                 } ?? Row.fetchAll(db, sql: "SELECT * FROM outbox ORDER BY id DESC")
             return rows.map {
-                Message(id: $0["id"], recipient: $0["recipient"], purpose: $0["purpose"], code: $0["code"], createdAt: $0["created_at"])
+                Message(
+                    id: $0["id"], recipient: $0["recipient"], purpose: $0["purpose"], code: $0["code"], createdAt: $0["created_at"],
+                    channel: Channel(rawValue: $0["channel"]) ?? .email, expiresAt: $0["expires_at"], journey: $0["journey"])
             }
         }
     }

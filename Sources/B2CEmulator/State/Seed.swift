@@ -40,8 +40,20 @@ public struct EmulatorSeed: Sendable, Equatable {
         public var slidingWindow: Int?
         /// Legacy responses with numbers as strings (`"expires_in": "3600"`).
         public var numbersAsStrings: Bool
+        /// The user flow's multifactor authentication; nil: off.
+        public var mfa: MFA? = nil
 
         public var lowercasedID: String { id.lowercased() }
+    }
+
+    /// A user flow's multifactor authentication: B2C's "Type of method" and "MFA enforcement" (docs/emulator.md, "MFA").
+    public struct MFA: Sendable, Equatable {
+        /// Email one-time code, phone (SMS or a call that reads the code), or an authenticator app (TOTP).
+        public enum Method: String, Sendable, CaseIterable, Codable { case email, phone, totp }
+        /// Always; only when a sign-in is risky (enrolment is still offered); never.
+        public enum Enforcement: String, Sendable, CaseIterable { case always, conditional, off }
+        public var methods: [Method]
+        public var enforcement: Enforcement
     }
 
     /// An External ID tenant's user flow: what a request without a policy runs.
@@ -120,6 +132,13 @@ public struct EmulatorSeed: Sendable, Equatable {
         public var displayName: String
         public var givenName: String
         public var surname: String
+        /// A phone number (E.164) for phone MFA.
+        public var phone: String? = nil
+        /// An authenticator app's secret (base32), so that a test can compute the user's codes.
+        public var totpSecret: String? = nil
+        /// Whether `phone` and `totpSecret` are registered (default true when given): false makes the first MFA sign-in
+        /// enrol them (the TOTP enrolment then shows this secret).
+        public var mfaEnrolled: Bool = true
     }
 
     public var tenant: Tenant

@@ -15,10 +15,14 @@ extension EmulatorSeed {
             "apis": .array(apis.map(\.json)),
             "users": .array(
                 users.map { u in
-                    .object([
+                    var o: [String: JSONValue] = [
                         "oid": .string(u.oid), "email": .string(u.email), "password": .string(u.password),
                         "displayName": .string(u.displayName), "givenName": .string(u.givenName), "surname": .string(u.surname),
-                    ])
+                    ]
+                    if let phone = u.phone { o["phone"] = .string(phone) }
+                    if let secret = u.totpSecret { o["totpSecret"] = .string(secret) }
+                    if u.phone != nil || u.totpSecret != nil { o["mfaEnrolled"] = .bool(u.mfaEnrolled) }
+                    return .object(o)
                 }),
         ])
     }
@@ -58,10 +62,32 @@ extension EmulatorSeed {
         return seed
     }
 
+    /// A phone number in E.164 (`+` and 7 to 15 digits).
+    static func isE164(_ s: String) -> Bool {
+        s.hasPrefix("+") && (8...16).contains(s.count) && s.dropFirst().allSatisfy(\.isASCII) && s.dropFirst().allSatisfy(\.isNumber)
+            && s.dropFirst().first != "0"
+    }
+
+    private static func phone(_ u: JSONObjectReader) throws -> String? {
+        guard let phone = try u.optionalString("phone") else { return nil }
+        guard isE164(phone) else { throw JSONPathError(path: u.childPath("phone"), message: "must be E.164, such as +14255550123") }
+        return phone
+    }
+
+    private static func totpSecret(_ u: JSONObjectReader) throws -> String? {
+        guard let secret = try u.optionalString("totpSecret") else { return nil }
+        guard let key = Base32.decode(secret), key.count >= 10 else {
+            throw JSONPathError(path: u.childPath("totpSecret"), message: "must be base32 of at least 10 bytes (16 characters)")
+        }
+        return Base32.encode(key)
+    }
+
     private static func parseUsers(_ root: JSONObjectReader) throws -> [User] {
         var users: [User] = []
         for u in try root.objects("users") {
-            try u.rejectUnknownKeys(allowed: ["oid", "email", "password", "displayName", "givenName", "surname"])
+            try u.rejectUnknownKeys(allowed: [
+                "oid", "email", "password", "displayName", "givenName", "surname", "phone", "totpSecret", "mfaEnrolled",
+            ])
             let email = try u.string("email")
             guard isPlausibleEmail(email) else { throw JSONPathError(path: u.childPath("email"), message: "is not an email address") }
             if users.contains(where: { $0.email.caseInsensitiveCompare(email) == .orderedSame }) {
@@ -74,7 +100,8 @@ extension EmulatorSeed {
                     oid: try u.optionalString("oid").map { _ in try guid(u, "oid") } ?? UUID().uuidString.lowercased(),
                     email: email, password: try u.string("password"),
                     displayName: try u.optionalString("displayName") ?? "\(given) \(surname)".trimmingCharacters(in: .whitespaces),
-                    givenName: given, surname: surname))
+                    givenName: given, surname: surname, phone: try phone(u), totpSecret: try totpSecret(u),
+                    mfaEnrolled: try u.bool("mfaEnrolled", default: true)))
         }
         return users
     }
@@ -119,13 +146,14 @@ extension EmulatorSeed.Policy {
             "numbersAsStrings": .bool(numbersAsStrings),
         ]
         o["slidingWindow"] = slidingWindow.map { JSONValue($0) } ?? .null
+        if let mfa { o["mfa"] = ["methods": JSONValue(mfa.methods.map(\.rawValue)), "enforcement": .string(mfa.enforcement.rawValue)] }
         return .object(o)
     }
 
     static func parse(_ p: JSONObjectReader) throws -> Self {
         try p.rejectUnknownKeys(allowed: [
             "id", "kind", "type", "policyClaim", "issuerPattern", "accessTokenLifetime", "idTokenLifetime",
-            "refreshTokenLifetime", "slidingWindow", "numbersAsStrings",
+            "refreshTokenLifetime", "slidingWindow", "numbersAsStrings", "mfa",
         ])
         let id = try p.string("id")
         let typeName = try p.optionalString("type") ?? (id.lowercased().hasPrefix("b2c_1a_") ? "custom" : "userFlow")
@@ -167,7 +195,32 @@ extension EmulatorSeed.Policy {
             id: id, kind: kind, type: type, policyClaim: claim, issuerPattern: issuer,
             accessTokenLifetime: try p.int("accessTokenLifetime", default: 3600, range: 60...86_400)!,
             idTokenLifetime: try p.int("idTokenLifetime", default: 3600, range: 60...86_400)!,
-            refreshTokenLifetime: rtLifetime, slidingWindow: sliding, numbersAsStrings: try p.bool("numbersAsStrings", default: false))
+            refreshTokenLifetime: rtLifetime, slidingWindow: sliding, numbersAsStrings: try p.bool("numbersAsStrings", default: false),
+            mfa: try mfa(p, kind: kind))
+    }
+
+    /// `"mfa": {"methods": ["email" | "phone" | "totp"], "enforcement": "always" | "conditional" | "off"}`.
+    private static func mfa(_ p: JSONObjectReader, kind: EmulatorSeed.PolicyKind) throws -> EmulatorSeed.MFA? {
+        guard let m = try p.object("mfa") else { return nil }
+        try m.rejectUnknownKeys(allowed: ["methods", "enforcement"])
+        let names = try m.stringArray("methods", required: true)
+        var methods: [EmulatorSeed.MFA.Method] = []
+        for (i, name) in names.enumerated() {
+            guard let method = EmulatorSeed.MFA.Method(rawValue: name) else {
+                throw JSONPathError(path: m.childPath("methods") + "[\(i)]", message: "is '\(name)'; expected email, phone or totp")
+            }
+            if !methods.contains(method) { methods.append(method) }
+        }
+        guard !methods.isEmpty else { throw JSONPathError(path: m.childPath("methods"), message: "must name at least one method") }
+        let enforcementName = try m.optionalString("enforcement") ?? "always"
+        guard let enforcement = EmulatorSeed.MFA.Enforcement(rawValue: enforcementName) else {
+            throw JSONPathError(
+                path: m.childPath("enforcement"), message: "is '\(enforcementName)'; expected always, conditional or off")
+        }
+        guard [.signUpSignIn, .signIn, .signUp, .ropc].contains(kind) else {
+            throw JSONPathError(path: p.childPath("mfa"), message: "is for sign-in and sign-up user flows, not \(kind.rawValue)")
+        }
+        return EmulatorSeed.MFA(methods: methods, enforcement: enforcement)
     }
 }
 

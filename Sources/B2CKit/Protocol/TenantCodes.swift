@@ -90,8 +90,8 @@ enum TenantCodes {
                 "\(r.policy) refused the username or password (AADB2C90225: \(r.tenantMessage)); nothing was stored"
             }
         ]
-        // The policy (99003) or the app (90057) does not take passwords.
-        + ["AADB2C99003", "AADB2C90057"].map { code in
+        // The policy (99003; 90224: it asks for MFA) or the app (90057) does not take passwords.
+        + ["AADB2C99003", "AADB2C90057", "AADB2C90224"].map { code in
             Rule(code: code, arrives: [.tokenEndpoint], kind: .configuration, meaning: "no passwords", remedy: .none) { r in
                 "\(r.policy) does not accept passwords from this app: \(r.answer)"
             }

@@ -1,0 +1,221 @@
+import B2CProtocol
+import Foundation
+import Hummingbird
+
+/// A second factor under way: who passed the first one, how, and the code or secret of this step.
+struct PendingMFA: Codable, Sendable {
+    var oid: String
+    var authTime: Int
+    var newUser: Bool
+    /// The first factor was typed on a page (a new SSO session follows), not answered by an SSO session.
+    var newSession: Bool
+    var method: EmulatorSeed.MFA.Method
+    /// The method is being registered (a phone number entered, an authenticator scanned), not only used.
+    var enrolling: Bool
+    /// Phone: the number the code went to; TOTP: the secret being registered.
+    var phone: String? = nil
+    var totpSecret: String? = nil
+    var codeHash: String? = nil
+    var codeExpiresAt: Int? = nil
+    var wrongCodes = 0
+    /// Email: the code was verified; `#continue` goes on.
+    var verified = false
+}
+
+/// Multifactor authentication in a user flow (reference: b2c-journeys.md §1): after the password page or the sign-up
+/// page, the policy's method — an emailed code, a phone (text or call) with enrolment of a number on first use, or an
+/// authenticator app (TOTP) with enrolment by QR code — unless the SSO session already did MFA.
+extension AuthorizeEndpoint {
+    /// Codes live ten minutes (B2C's one-time-password default); three wrong phone or authenticator codes end the
+    /// journey (AADB2C90151), five wrong email codes void the code (a new one can be sent).
+    static let mfaCodeLifetime = 600
+    static let mfaStrikes = 3
+    static let emailStrikes = 5
+
+    /// The first factor passed: the second one when the policy asks for it, else back to the app.
+    func afterFirstFactor(
+        _ tx: AuthorizeTransaction, user: EmulatorStore.UserRecord, authTime: Int, newUser: Bool, secure: Bool, newSession: Bool,
+        sessionDidMFA: Bool, policy: EmulatorSeed.Policy
+    ) throws -> Response {
+        guard let mfa = policy.mfa, mfa.enforcement != .off, !sessionDidMFA else {
+            return try complete(tx, user: user, authTime: authTime, newUser: newUser, secure: secure, newSession: newSession)
+        }
+        let state = try store.mfaState(oid: user.oid)
+        let method = mfa.methods.first { state.enrolled($0) } ?? mfa.methods[0]
+        let enrolled = state.enrolled(method)
+        if mfa.enforcement == .conditional && !state.risky && enrolled {
+            return try complete(tx, user: user, authTime: authTime, newUser: newUser, secure: secure, newSession: newSession)
+        }
+        if mfa.enforcement == .conditional && state.risky && !enrolled {
+            try store.deleteTransaction(id: tx.id)
+            throw PageError(
+                code: nil,
+                message: "Your sign-in was blocked: it needs multi-factor authentication, and no method is registered for your account.",
+                status: 403)
+        }
+        var tx = tx
+        tx.mfa = PendingMFA(
+            oid: user.oid, authTime: authTime, newUser: newUser, newSession: newSession, method: method, enrolling: !enrolled,
+            phone: enrolled ? state.phone : nil,
+            totpSecret: method == .totp && !enrolled ? (state.totpSecret ?? TOTP.newSecret()) : nil)
+        try store.saveTransaction(tx, now: clock.now())
+        return try mfaPage(tx, user: user, policy: policy)
+    }
+
+    /// The page of the pending step as it stands.
+    func mfaPage(_ tx: AuthorizeTransaction, user: EmulatorStore.UserRecord, policy: EmulatorSeed.Policy, error: String? = nil) throws
+        -> Response
+    {
+        guard let m = tx.mfa else { throw PageError(code: nil, message: "There is no multi-factor step in this sign-in.") }
+        switch m.method {
+        case .email: return pages.emailMFAPage(tx, email: user.email, error: error)
+        case .phone: return pages.phoneFactorPage(tx, registered: m.enrolling ? nil : m.phone, error: error)
+        case .totp:
+            if m.enrolling && m.codeHash == nil && !m.verified, let secret = m.totpSecret {
+                return pages.totpEnrolPage(tx, account: user.email, secret: secret, issuer: tenantName)
+            }
+            return pages.totpVerifyPage(tx, error: error)
+        }
+    }
+
+    /// `mfasend`: a code by email, text or call (phone: the number entered at enrolment, else the registered one).
+    func mfaSend(_ form: [String: String], _ tx: inout AuthorizeTransaction, policy: EmulatorSeed.Policy) throws -> Response {
+        guard var m = tx.mfa, let user = try store.user(oid: m.oid) else { throw PageError(code: nil, message: "Sign in first.") }
+        let now = clock.now()
+        let knobs = try store.mfaKnobs
+        let channel: EmulatorStore.Channel
+        let recipient: String
+        switch m.method {
+        case .email:
+            (channel, recipient) = (.email, user.email)
+        case .phone:
+            channel = form["channel"] == "voice" ? .voice : .sms
+            if m.enrolling {
+                let typed = ((form["countryCode"] ?? "") + (form["number"] ?? "")).filter { $0 == "+" || $0.isNumber }
+                guard EmulatorSeed.isE164(typed) else {
+                    return try mfaPage(tx, user: user, policy: policy, error: "The phone number you provided is not valid.")
+                }
+                m.phone = typed
+            }
+            guard let phone = m.phone else { throw PageError(code: "AADB2C90145", message: "No phone number is registered for you.") }
+            recipient = phone
+            if knobs.throttled {
+                return try mfaPage(
+                    tx, user: user, policy: policy, error: "You hit the limit on the number of verification attempts. Try again shortly.")
+            }
+            if knobs.unreachable.contains(phone) {
+                return try mfaPage(tx, user: user, policy: policy, error: "The phone number you provided is unreachable.")
+            }
+        case .totp:
+            // Continue after scanning: the authenticator holds the secret; the next page asks for its code.
+            m.verified = true
+            tx.mfa = m
+            try store.saveTransaction(tx, now: now)
+            return pages.totpVerifyPage(tx)
+        }
+        let code = knobs.fixedCode ?? Random.digits(6)
+        try store.send(
+            to: recipient, purpose: "mfa", code: code, now: now, channel: channel, expiresAt: now + Self.mfaCodeLifetime, journey: tx.id)
+        m.codeHash = EmulatorStore.hash(code)
+        m.codeExpiresAt = now + Self.mfaCodeLifetime
+        m.wrongCodes = 0
+        m.verified = false
+        tx.mfa = m
+        try store.saveTransaction(tx, now: now)
+        return try mfaPage(tx, user: user, policy: policy)
+    }
+
+    /// `mfaverify`: the code typed (email, phone) or the authenticator's (TOTP). Email then shows `#continue`; the others go
+    /// back to the app at once. The last wrong phone or authenticator code ends the journey with AADB2C90151.
+    func mfaVerify(
+        _ form: [String: String], _ tx: inout AuthorizeTransaction, policy: EmulatorSeed.Policy, request: Request, secure: Bool
+    ) throws -> Response {
+        guard var m = tx.mfa, let user = try store.user(oid: m.oid) else { throw PageError(code: nil, message: "Sign in first.") }
+        let now = clock.now()
+        let typed = (form["verificationCode"] ?? form["ReadOnlyEmail_ver_input"] ?? form["otpCode"] ?? "").filter { !$0.isWhitespace }
+        let good: Bool
+        switch m.method {
+        case .totp:
+            let secret = m.enrolling ? m.totpSecret : try store.mfaState(oid: m.oid).totpSecret
+            good = secret.map { TOTP.accepts(typed, secret: $0, at: now) } ?? false
+        case .email, .phone:
+            guard let hash = m.codeHash, let expires = m.codeExpiresAt else {
+                return try mfaPage(tx, user: user, policy: policy, error: "Send a verification code first.")
+            }
+            guard now < expires else {
+                return try mfaPage(tx, user: user, policy: policy, error: "That code is expired. Please request a new code.")
+            }
+            good = typed.count == 6 && EmulatorStore.hash(typed) == hash
+        }
+        guard good else { return try wrongCode(&tx, &m, user: user, policy: policy) }
+        if m.method == .email && !m.verified {
+            m.verified = true
+            tx.mfa = m
+            try store.saveTransaction(tx, now: now)
+            return pages.emailMFAPage(tx, email: user.email, verified: true)
+        }
+        return try mfaDone(tx, m, user: user, request: request, secure: secure)
+    }
+
+    /// `mfacontinue`: email's `#continue` after its code was verified.
+    func mfaContinue(_ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, request: Request, secure: Bool) throws -> Response {
+        guard let m = tx.mfa, let user = try store.user(oid: m.oid) else { throw PageError(code: nil, message: "Sign in first.") }
+        guard m.verified else { return try mfaPage(tx, user: user, policy: policy, error: "Verify the code first.") }
+        return try mfaDone(tx, m, user: user, request: request, secure: secure)
+    }
+
+    /// `mfaqr`: the enrolment's QR code (a PNG of the `otpauth://` URI).
+    func mfaQRCode(_ tx: AuthorizeTransaction) throws -> Response {
+        guard let m = tx.mfa, m.enrolling, let secret = m.totpSecret, let user = try store.user(oid: m.oid) else {
+            throw PageError(code: nil, message: "There is no authenticator to register in this sign-in.", status: 404)
+        }
+        let png = try QRCode(TOTP.uri(secret: secret, account: user.email, issuer: tenantName)).png()
+        return Response(
+            status: .ok, headers: [.contentType: "image/png", .cacheControl: "no-store"], body: .init(byteBuffer: .init(bytes: png)))
+    }
+
+    private func wrongCode(
+        _ tx: inout AuthorizeTransaction, _ m: inout PendingMFA, user: EmulatorStore.UserRecord, policy: EmulatorSeed.Policy
+    ) throws -> Response {
+        m.wrongCodes += 1
+        if m.method == .email {
+            if m.wrongCodes >= Self.emailStrikes { m.codeHash = nil }
+            tx.mfa = m
+            try store.saveTransaction(tx, now: clock.now())
+            return try mfaPage(
+                tx, user: user, policy: policy,
+                error: m.codeHash == nil
+                    ? "You've made too many incorrect attempts. Please try again later." : "That code is incorrect. Please try again.")
+        }
+        guard m.wrongCodes < Self.mfaStrikes else {
+            try store.deleteTransaction(id: tx.id)
+            return redirectError(
+                tx.reply,
+                OAuthFailure(
+                    error: "access_denied", code: "AADB2C90151",
+                    message: "User has exceeded the maximum number for retries for multi-factor authentication."))
+        }
+        tx.mfa = m
+        try store.saveTransaction(tx, now: clock.now())
+        let message =
+            m.method == .phone
+            ? "The verification code you have entered does not match our records. Please try again, or request a new code."
+            : "That code is incorrect. Please try again."
+        return try mfaPage(tx, user: user, policy: policy, error: message)
+    }
+
+    /// The second factor passed: a new method is registered, the session remembers MFA, and the app gets its answer.
+    private func mfaDone(_ tx: AuthorizeTransaction, _ m: PendingMFA, user: EmulatorStore.UserRecord, request: Request, secure: Bool)
+        throws -> Response
+    {
+        if m.enrolling {
+            switch m.method {
+            case .phone: try store.setPhone(oid: m.oid, m.phone, enrolled: true)
+            case .totp: try store.setTOTP(oid: m.oid, secret: m.totpSecret, enrolled: true)
+            case .email: break
+            }
+        }
+        if !m.newSession, let id = sessions.id(in: request) { try store.markSessionMFA(id: id) }
+        return try complete(tx, user: user, authTime: m.authTime, newUser: m.newUser, secure: secure, newSession: m.newSession, mfa: true)
+    }
+}
