@@ -18,6 +18,9 @@ struct BrowserCommand: AsyncParsableCommand {
               BROWSER='b2c-emulator browser --as alice@contoso.com' b2c signin
               BROWSER='b2c-emulator browser --as bob@contoso.com --ca state/ca.pem' b2c signin --prompt login
               BROWSER='b2c-emulator browser --as alice@contoso.com --action cancel' b2c signin     (exits 2: cancelled)
+              BROWSER='b2c-emulator browser --as alice@contoso.com --phone +14255550123' b2c signin --policy B2C_1_susi_mfa
+            A second factor is done as the person would: codes from the tenant's outbox, the authenticator's code from its
+            secret (registered in this browser's jar, the seed's totpSecret, or $B2C_EMULATOR_TOTP_SECRET).
             Exit codes: 0 the answer was delivered; 1 the pages did not go as expected; 3 an unknown person or a bad --seed/--ca.
             """)
 
@@ -31,11 +34,13 @@ struct BrowserCommand: AsyncParsableCommand {
     @Option(
         help: ArgumentHelp(
             "What the person does: signin, cancel, forgot (with $B2C_EMULATOR_NEW_PASSWORD), wrong-then-right, cancel-signup, "
-                + "cancel-reset-code."))
+                + "cancel-reset-code, wrong-codes (every second-factor code wrong)."))
     var action = "signin"
     @Option(help: "On the profile page: the new display name.") var displayName: String?
     @Option(help: "On the profile page: the new given name.") var givenName: String?
     @Option(help: "On the profile page: the new surname.") var surname: String?
+    @Option(help: ArgumentHelp("The number to register when a phone factor is asked for the first time (E.164).", valueName: "number"))
+    var phone: String?
     @Argument(help: "The URL to open (what $BROWSER is given).") var url: String
 
     func run() async throws {
@@ -44,11 +49,15 @@ struct BrowserCommand: AsyncParsableCommand {
         }
         guard let act = ScriptedBrowser.Action(rawValue: action) else {
             throw CLIError(
-                "--action is signin, cancel, forgot, wrong-then-right, cancel-signup or cancel-reset-code; not '\(action)'",
+                "--action is signin, cancel, forgot, wrong-then-right, cancel-signup, cancel-reset-code or wrong-codes; not '\(action)'",
                 exitCode: ExitStatus.usage)
+        }
+        if let phone, !EmulatorSeed.isE164(phone) {
+            throw CLIError("--phone must be E.164, such as +14255550123; not '\(phone)'", exitCode: ExitStatus.usage)
         }
         let environment = ProcessInfo.processInfo.environment
         let password: String
+        var totpSecret = environment["B2C_EMULATOR_TOTP_SECRET"].flatMap { $0.isEmpty ? nil : $0 }
         if let given = environment["B2C_EMULATOR_PASSWORD"], !given.isEmpty {
             password = given
         } else {
@@ -60,6 +69,7 @@ struct BrowserCommand: AsyncParsableCommand {
                     exitCode: ExitStatus.configuration)
             }
             password = user.password
+            totpSecret = totpSecret ?? user.totpSecret
         }
         let newPassword = environment["B2C_EMULATOR_NEW_PASSWORD"].flatMap { $0.isEmpty ? nil : $0 }
         if act == .forgot && newPassword == nil {
@@ -71,7 +81,7 @@ struct BrowserCommand: AsyncParsableCommand {
         }
         let persona = ScriptedBrowser.Persona(
             email: email, password: password, action: act, newPassword: newPassword, displayName: displayName, givenName: givenName,
-            surname: surname)
+            surname: surname, phone: phone, totpSecret: totpSecret)
         do {
             _ = try await browser.run(start, as: persona)
             await browser.shutdown()

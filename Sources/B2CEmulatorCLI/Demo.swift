@@ -162,6 +162,7 @@ final class DemoRun {
                     ? " (temporary, encrypted with a key that lives only as long as the demo; --keep DIR keeps it)"
                     : " (encrypted with a key from \((try? store.storageStatus())?.source?.place ?? "the key store"))"))
         try await signIns()
+        try await secondFactor()
         try await profileAndAPI()
         try await daemonStep()
         try await signOut()
@@ -195,6 +196,20 @@ final class DemoRun {
             ui: ui(alice, jar: "alice"))
         detail(describe(a2) + " (same person: oid \(a2.oid))")
         scripted.showSteps(detail)
+    }
+
+    /// A policy with MFA: her browser session answers the password, and an emailed code is the second factor.
+    private func secondFactor() async throws {
+        heading("alice@contoso.com signs in to B2C_1_susi_mfa: after the password step, a code sent by email (MFA)")
+        if realBrowser { detail("the code is in the tenant's outbox: \(server.baseURL)/_admin/outbox") }
+        let a = try await client.signInInteractively(
+            policyName: "B2C_1_susi_mfa", options: InteractiveOptions(loginHint: Self.alice.email, timeoutSeconds: waitSeconds),
+            ui: ui(Self.alice, jar: "alice"))
+        detail(describe(a))
+        scripted.showSteps(detail)
+        if let sent = try emulator.store.outbox(to: Self.alice.email).first(where: { $0.purpose == "mfa" }) {
+            detail("the outbox: an \(sent.channel.rawValue) to \(sent.recipient) (GET /_admin/outbox shows its code)")
+        }
     }
 
     /// Alice edits her profile; the API is called with each person's token, and with Alice's refreshed one.

@@ -23,7 +23,8 @@ import Testing
         ropc.id = "B2C_1_ROPC_mfa"
         ropc.mfa = .init(methods: [.email], enforcement: .always)
         s.policies += [
-            flow("B2C_1_mfa_email", [.email], .always), flow("B2C_1_mfa_phone", [.phone], .always), flow("B2C_1_mfa_totp", [.totp], .always),
+            flow("B2C_1_mfa_email", [.email], .always), flow("B2C_1_mfa_phone", [.phone], .always),
+            flow("B2C_1_mfa_totp", [.totp], .always),
             flow("B2C_1_mfa_cond", [.phone], .conditional), ropc,
         ]
         let b = s.users.firstIndex { $0.email == bob.email }!
@@ -54,7 +55,8 @@ import Testing
             #expect(message["expiresAt"]?.lenientInt == (message["sentAt"]?.lenientInt ?? 0) + 600)
             let code = try #require(message["code"]?.stringValue)
             #expect(code.count == 6 && code.allSatisfy(\.isNumber))
-            let wrong = try await b.submit(sent, form: "emailVerifyForm", ["ReadOnlyEmail_ver_input": code == "000000" ? "111111" : "000000"])
+            let wrong = try await b.submit(
+                sent, form: "emailVerifyForm", ["ReadOnlyEmail_ver_input": code == "000000" ? "111111" : "000000"])
             #expect(wrong.body.contains("That code is incorrect. Please try again."))
             let verified = try await b.submit(wrong, form: "emailVerifyForm", ["ReadOnlyEmail_ver_input": code])
             #expect(verified.body.contains("E-mail address verified. You can now continue."))
@@ -123,11 +125,14 @@ import Testing
         try await TestTenant.with(seed: Self.seed) { t in
             let b = Browser(t)
             let enrol = try await b.signIn(policy: "B2C_1_mfa_totp", email: alice.email, password: alice.password)
-            let secret = try #require(enrol.body.range(of: "id=\"secretKey\">").map { String(enrol.body[$0.upperBound...].prefix { $0 != "<" }) })
+            let secret = try #require(
+                enrol.body.range(of: "id=\"secretKey\">").map { String(enrol.body[$0.upperBound...].prefix { $0 != "<" }) })
             #expect(enrol.body.contains("Still having trouble?") && enrol.body.contains("id=\"qrCode\""))
-            let qr = try await b.get(try #require(enrol.body.range(of: "id=\"qrCode\" src=\"").map {
-                PageParser.unescape(String(enrol.body[$0.upperBound...].prefix { $0 != "\"" }))
-            }))
+            let qr = try await b.get(
+                try #require(
+                    enrol.body.range(of: "id=\"qrCode\" src=\"").map {
+                        PageParser.unescape(String(enrol.body[$0.upperBound...].prefix { $0 != "\"" }))
+                    }))
             #expect(qr.status == 200 && qr.headers.first(name: "content-type") == "image/png" && qr.body.utf8.count > 100)
             let verify = try await b.submit(enrol, form: "attributeVerification", [:])
             #expect(verify.body.contains("id=\"otpCode\""))
@@ -209,10 +214,16 @@ import Testing
             do { _ = try EmulatorSeed.parse(Data(json.utf8)) } catch { return error }
             return nil
         }
-        #expect(parse(#"{"id": "B2C_1_x", "kind": "signUpSignIn", "mfa": {"methods": ["email", "totp"], "enforcement": "conditional"}}"#) == nil)
-        #expect("\(parse(#"{"id": "B2C_1_x", "kind": "signUpSignIn", "mfa": {"methods": ["fax"]}}"#)!)".contains("$.policies[0].mfa.methods[0]"))
+        #expect(
+            parse(#"{"id": "B2C_1_x", "kind": "signUpSignIn", "mfa": {"methods": ["email", "totp"], "enforcement": "conditional"}}"#) == nil
+        )
+        #expect(
+            "\(parse(#"{"id": "B2C_1_x", "kind": "signUpSignIn", "mfa": {"methods": ["fax"]}}"#)!)".contains("$.policies[0].mfa.methods[0]")
+        )
         #expect("\(parse(#"{"id": "B2C_1_x", "kind": "editProfile", "mfa": {"methods": ["email"]}}"#)!)".contains("$.policies[0].mfa"))
-        #expect("\(parse(#"{"id": "B2C_1_x", "kind": "signIn", "mfa": {"methods": ["email"], "enforcement": "maybe"}}"#)!)".contains("enforcement"))
+        #expect(
+            "\(parse(#"{"id": "B2C_1_x", "kind": "signIn", "mfa": {"methods": ["email"], "enforcement": "maybe"}}"#)!)".contains(
+                "enforcement"))
         let users = #"[{"email": "a@b.com", "password": "x", "phone": "4255550100"}]"#
         #expect("\(parse(#"{"id": "B2C_1_x", "kind": "signIn"}"#, users: users)!)".contains("$.users[0].phone"))
     }

@@ -37,8 +37,10 @@ import Testing
     }
 
     /// RFC 6238 appendix B (SHA-1, the 20-byte ASCII secret "12345678901234567890"), six digits.
-    @Test(arguments: [(59, "287082"), (1_111_111_109, "081804"), (1_111_111_111, "050471"), (1_234_567_890, "005924"),
-                      (2_000_000_000, "279037"), (20_000_000_000, "353130")])
+    @Test(arguments: [
+        (59, "287082"), (1_111_111_109, "081804"), (1_111_111_111, "050471"), (1_234_567_890, "005924"),
+        (2_000_000_000, "279037"), (20_000_000_000, "353130"),
+    ])
     func rfc6238TestVectors(_ time: Int, _ code: String) {
         let secret = Base32.encode(Data("12345678901234567890".utf8))
         #expect(TOTP.code(secret: secret, at: time) == code)

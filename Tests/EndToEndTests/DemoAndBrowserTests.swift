@@ -23,11 +23,13 @@ import Testing
             "a scripted user agent fills the pages", "alice@contoso.com signs in to B2C_1_susi", "bob@contoso.com signs in to B2C_1_susi",
             "signs in to a second policy, B2C_1_signin", "display name: Alice Example → Alice Demo",
             "as bob@contoso.com → HTTP 200 {\"name\":\"Bob Example\"}", "HTTP 200 {\"name\":\"Alice Demo\"}",
-            "the browser session is ended", "as the app 7c2f1d3b", "Done: 10 steps",
+            "the browser session is ended", "as the app 7c2f1d3b", "Done: 11 steps",
+            "signs in to B2C_1_susi_mfa: after the password step, a code sent by email (MFA)",
+            "the outbox: an email to alice@contoso.com",
         ] {
             #expect(r.stdout.contains(line), "missing '\(line)' in:\n\(r.stdout)")
         }
-        // The kept store is a normal store: the CLI reads it; Bob is gone, Alice holds three policies.
+        // The kept store is a normal store: the CLI reads it; Bob is gone, Alice holds four policies.
         env["B2C_CONFIG"] = keep.appendingPathComponent("policies.json").path
         env["B2C_HOME"] = keep.appendingPathComponent("store").path
         let accounts = try await run(b2cBinary, ["accounts", "--output", "json"], environment: env)
@@ -35,7 +37,7 @@ import Testing
         #expect(people.count == 1 && people[0]["name"] == "Alice Demo")
         #expect(
             people[0]["accounts"]?.arrayValue?.compactMap { $0["policy"]?.stringValue }.sorted() == [
-                "B2C_1_edit_profile", "B2C_1_signin", "B2C_1_susi",
+                "B2C_1_edit_profile", "B2C_1_signin", "B2C_1_susi", "B2C_1_susi_mfa",
             ])
         #expect(!r.stdout.contains("eyJ"), "no token is printed")
 

@@ -17,7 +17,8 @@ struct AdminEndpoint: TenantPart {
         "GET /_admin/users", "POST /_admin/users", "DELETE /_admin/users/{email|oid}", "POST /_admin/users/{email|oid}/revoke",
         "GET /_admin/outbox[?to=email]", "GET /_admin/clock", "POST /_admin/clock {advanceSeconds|offsetSeconds}",
         "GET|POST|DELETE /_admin/faults", "GET|DELETE /_admin/log", "GET /_admin/stats", "GET /_admin/seed", "GET /_admin/keys",
-        "POST /_admin/keys/rotate {policyType}", "POST /_admin/keys/retire {policyType}", "GET|POST /_admin/mfa {fixedCode, unreachable, throttled}",
+        "POST /_admin/keys/rotate {policyType}", "POST /_admin/keys/retire {policyType}",
+        "GET|POST /_admin/mfa {fixedCode, unreachable, throttled}",
         "GET|POST /_admin/users/{email|oid}/mfa {risky, phone, totpSecret, reset}",
     ]
 

@@ -63,7 +63,9 @@ extension AuthorizeEndpoint {
     }
 
     /// The page of the pending step as it stands.
-    func mfaPage(_ tx: AuthorizeTransaction, user: EmulatorStore.UserRecord, policy: EmulatorSeed.Policy, error: String? = nil) throws
+    func mfaPage(
+        _ tx: AuthorizeTransaction, user: EmulatorStore.UserRecord, policy: EmulatorSeed.Policy, error: String? = nil
+    ) throws
         -> Response
     {
         guard let m = tx.mfa else { throw PageError(code: nil, message: "There is no multi-factor step in this sign-in.") }
@@ -205,7 +207,9 @@ extension AuthorizeEndpoint {
     }
 
     /// The second factor passed: a new method is registered, the session remembers MFA, and the app gets its answer.
-    private func mfaDone(_ tx: AuthorizeTransaction, _ m: PendingMFA, user: EmulatorStore.UserRecord, request: Request, secure: Bool)
+    private func mfaDone(
+        _ tx: AuthorizeTransaction, _ m: PendingMFA, user: EmulatorStore.UserRecord, request: Request, secure: Bool
+    )
         throws -> Response
     {
         if m.enrolling {

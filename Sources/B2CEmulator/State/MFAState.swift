@@ -66,7 +66,8 @@ extension EmulatorStore {
     /// re-register MFA").
     func resetMFA(oid: String) throws {
         try db.write {
-            try $0.execute(sql: "UPDATE users SET phone_enrolled = 0, totp_secret = NULL, totp_enrolled = 0 WHERE oid = ?", arguments: [oid])
+            try $0.execute(
+                sql: "UPDATE users SET phone_enrolled = 0, totp_secret = NULL, totp_enrolled = 0 WHERE oid = ?", arguments: [oid])
         }
     }
 

@@ -15,7 +15,9 @@ struct QRCode {
         (108, 16, [27, 27, 27, 27]), (124, 18, [31, 31, 31, 31]), (154, 22, [38, 38, 39, 39]), (182, 22, [36, 36, 36, 37, 37]),
         (216, 26, [43, 43, 43, 43, 44]),
     ]
-    private static let alignment: [[Int]] = [[], [6, 18], [6, 22], [6, 26], [6, 30], [6, 34], [6, 22, 38], [6, 24, 42], [6, 26, 46], [6, 28, 50]]
+    private static let alignment: [[Int]] = [
+        [], [6, 18], [6, 22], [6, 26], [6, 30], [6, 34], [6, 22, 38], [6, 24, 42], [6, 26, 46], [6, 28, 50],
+    ]
     private static let versionInfo: [Int: Int] = [7: 0x07C94, 8: 0x085BC, 9: 0x09A99, 10: 0x0A4D3]
 
     struct TooLong: Error {}
@@ -47,7 +49,9 @@ struct QRCode {
     private static func codewords(_ bytes: [UInt8], version: Int) -> [UInt8] {
         let spec = levelM[version - 1]
         var bits: [Bool] = []
-        func append(_ value: Int, _ count: Int) { for i in stride(from: count - 1, through: 0, by: -1) { bits.append(value >> i & 1 == 1) } }
+        func append(_ value: Int, _ count: Int) {
+            for i in stride(from: count - 1, through: 0, by: -1) { bits.append(value >> i & 1 == 1) }
+        }
         append(0b0100, 4)
         append(bytes.count, version < 10 ? 8 : 16)
         for b in bytes { append(Int(b), 8) }

@@ -54,6 +54,8 @@ public struct EmulatorSeed: Sendable, Equatable {
         public enum Enforcement: String, Sendable, CaseIterable { case always, conditional, off }
         public var methods: [Method]
         public var enforcement: Enforcement
+
+        public init(methods: [Method], enforcement: Enforcement) { self.methods = methods; self.enforcement = enforcement }
     }
 
     /// An External ID tenant's user flow: what a request without a policy runs.
@@ -193,6 +195,10 @@ public struct EmulatorSeed: Sendable, Equatable {
                 policy("B2C_1_reset", .resetPassword),
                 policy("B2C_1_ROPC_Auth", .ropc),
                 policy("B2C_1A_signup_signin", .signUpSignIn, type: .custom),
+                // Sign-up or sign-in with an emailed code after the password, every time.
+                {
+                    var p = policy("B2C_1_susi_mfa", .signUpSignIn); p.mfa = MFA(methods: [.email], enforcement: .always); return p
+                }(),
             ],
             apps: [
                 App(

@@ -63,7 +63,7 @@ extension EmulatorSeed {
     }
 
     /// A phone number in E.164 (`+` and 7 to 15 digits).
-    static func isE164(_ s: String) -> Bool {
+    public static func isE164(_ s: String) -> Bool {
         s.hasPrefix("+") && (8...16).contains(s.count) && s.dropFirst().allSatisfy(\.isASCII) && s.dropFirst().allSatisfy(\.isNumber)
             && s.dropFirst().first != "0"
     }

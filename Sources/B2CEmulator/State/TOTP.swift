@@ -35,7 +35,8 @@ enum TOTP {
         let message = withUnsafeBytes(of: counter.bigEndian) { Data($0) }
         let mac = Array(HMAC<Insecure.SHA1>.authenticationCode(for: message, using: SymmetricKey(data: key)))
         let offset = Int(mac[mac.count - 1] & 0x0F)
-        let value = (UInt32(mac[offset] & 0x7F) << 24) | UInt32(mac[offset + 1]) << 16 | UInt32(mac[offset + 2]) << 8 | UInt32(mac[offset + 3])
+        let value =
+            (UInt32(mac[offset] & 0x7F) << 24) | UInt32(mac[offset + 1]) << 16 | UInt32(mac[offset + 2]) << 8 | UInt32(mac[offset + 3])
         let text = String(value % 1_000_000)
         return String(repeating: "0", count: digits - text.count) + text
     }
