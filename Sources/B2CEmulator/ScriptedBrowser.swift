@@ -141,6 +141,14 @@ public final class ScriptedBrowser: @unchecked Sendable {
             guard page.status == 200 else {
                 throw Failure(description: "unexpected HTTP \(page.status) at \(page.url.path): \(page.body.prefix(300))")
             }
+            // A form_post answer: the page a browser submits on its own, to the app.
+            if let answer = Self.form(page, "hiddenform"), answer.action.host != start.host || answer.action.port != start.port {
+                guard deliver else { return answer.action }
+                _ = try await fetch(answer.action, form: answer.fields)
+                steps[steps.count - 1] = "the answer to the app (form_post) at \(answer.action.host ?? ""):\(answer.action.port ?? 0)"
+                saveJar()
+                return answer.action
+            }
             let resetDone = lock.withLock { jar[resetKey] != nil }
             let onSignup = page.body.contains("id=\"reenterPassword\"") && page.body.contains("id=\"displayName\"")
             let onResetCode = page.body.contains("id=\"verificationCode\"")

@@ -201,13 +201,13 @@ func run(_ executable: URL, _ args: [String], environment: [String: String] = [:
 /// Third-party Python clients (from PyPI, in a venv `Tests/interop/run.sh` makes) against the TLS emulator.
 @Suite(.serialized) struct PythonInteropTests {
     /// Runs one script of `Tests/interop/` against a fresh TLS tenant and returns its last line as JSON.
-    static func interop(_ script: String) async throws -> JSONValue {
+    static func interop(_ script: String, _ extra: [String] = []) async throws -> JSONValue {
         var output = JSONValue.null
         try await TestTenant.with(tls: true) { t in
             let ca = FileManager.default.temporaryDirectory.appendingPathComponent("b2c-interop-ca-\(UUID().uuidString).pem")
             defer { try? FileManager.default.removeItem(at: ca) }
             try Data(try #require(t.server.tls?.caCertificatePEM).utf8).write(to: ca)
-            let r = try run(packageRoot.appendingPathComponent("Tests/interop/run.sh"), [script, t.base, ca.path])
+            let r = try run(packageRoot.appendingPathComponent("Tests/interop/run.sh"), [script, t.base, ca.path] + extra)
             #expect(r.status == 0, "\(script) failed:\n\(r.stdout)\n\(r.stderr.suffix(3000))")
             output = try JSONValue.parse(Data((r.stdout.split(separator: "\n").last.map(String.init) ?? "{}").utf8))
         }
@@ -222,6 +222,17 @@ func run(_ executable: URL, _ args: [String], environment: [String: String] = [:
         #expect(result["refreshed"] == true)
         #expect(result["crossPolicyRefresh"] == "AADB2C90088")
         #expect(result["pyjwtVerified"] == 5, "PyJWT verified every id and access token against the policy's JWKS")
+    }
+
+    /// msal's own interactive flow (its loopback listener, Python's `webbrowser` with the scripted agent as `$BROWSER`)
+    /// through the default tenant's MFA user flow: the password, then the emailed code; PyJWT verifies the tokens.
+    @Test func msalPythonInteractiveSignInWithMFA() async throws {
+        let build =
+            ProcessInfo.processInfo.environment["B2C_BUILD_DIR"].map { URL(fileURLWithPath: $0) }
+            ?? packageRoot.appendingPathComponent(".build/debug")
+        let result = try await Self.interop("msal_mfa_interactive.py", [build.appendingPathComponent("b2c-test-agent").path])
+        #expect(result["account"]?.stringValue == "\(alice.oid)-b2c_1_susi_mfa.\(tenantID)")
+        #expect(result["tfp"] == "B2C_1_susi_mfa" && result["mfaCodes"] == 1)
     }
 
     /// msal's `ConfidentialClientApplication`: a daemon's client credentials (cached), a web app's code and refresh with

@@ -17,7 +17,11 @@ Environment:
   B2C_CHROMIUM_PROFILE     profile directory (required); used as Chromium's --user-data-dir. The agent
                            keeps its own files (NSS db, lock, markers) in its `.b2c-agent` subdirectory.
   B2C_AGENT_CA             PEM file of the emulator's CA (needed for an https emulator).
-  B2C_AGENT_ACTION         signin (default) | forgot | edit-profile | cancel | logout
+  B2C_AGENT_ACTION         signin (default) | forgot | edit-profile | cancel | logout | wrong-codes (every
+                           second-factor code wrong)
+  B2C_AGENT_PHONE          the number (E.164) to register when the phone factor page asks for one
+  B2C_AGENT_QR_CHECK       if set, the authenticator's QR code as Chromium shows it is decoded with zbarimg and must
+                           hold the secret shown under "Still having trouble?"
   B2C_AGENT_EMAIL, B2C_AGENT_PASSWORD    the account to sign in with
   B2C_AGENT_NEW_PASSWORD   the password set by `forgot`; once set, later sign-ins of that email with the
                            `forgot` action use it (a marker in the profile remembers the reset)
@@ -52,7 +56,7 @@ from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 
 ENV = os.environ
-ACTIONS = ("signin", "forgot", "edit-profile", "cancel", "logout")
+ACTIONS = ("signin", "forgot", "edit-profile", "cancel", "logout", "wrong-codes")
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]", "::1")
 
 
@@ -289,16 +293,29 @@ def at_loopback(url, start):
 
 
 def verification_code(emulator_origin, email, ca_path):
-    """The newest code the emulator "sent" to this address: GET /_admin/outbox?to=EMAIL.
+    """The newest code the emulator "sent" to this address or number: GET /_admin/outbox?to=EMAIL.
     The CA is passed explicitly, so global settings such as REQUESTS_CA_BUNDLE play no part."""
     context = ssl.create_default_context(cafile=ca_path) if ca_path else ssl.create_default_context()
-    url = f"{emulator_origin}/_admin/outbox?to={urllib.parse.quote(email)}"
+    url = f"{emulator_origin}/_admin/outbox?to={urllib.parse.quote(email, safe='')}"
     with urllib.request.urlopen(url, context=context, timeout=10) as response:
         messages = json.load(response).get("messages", [])
     if not messages:
         raise AgentError(f"the emulator's outbox has no message for {email}")
     newest = max(messages, key=lambda m: (m.get("createdAt", 0), m.get("id", 0)))
     return str(newest["code"])
+
+
+def totp_code(secret, now=None):
+    """RFC 6238 (SHA-1, 30 s, six digits), as an authenticator app computes it from the secret it was given."""
+    import base64
+    import hmac
+    import struct
+    key = base64.b32decode(secret.upper() + "=" * (-len(secret) % 8))
+    counter = int((now if now is not None else time.time()) // 30)
+    mac = hmac.new(key, struct.pack(">Q", counter), "sha1").digest()
+    offset = mac[-1] & 0x0F
+    value = struct.unpack(">I", mac[offset:offset + 4])[0] & 0x7FFFFFFF
+    return f"{value % 1000000:06d}"
 
 
 # MARK: - acting like a person
@@ -362,6 +379,8 @@ class Agent:
         if self.action == "cancel" and find(d, "cancel") is not None:
             log(f"cancelling on {page_name(d)}")
             click(d, "cancel")
+        elif self.second_factor():
+            pass
         elif find(d, "localAccountForm") is not None:
             self.sign_in()
         elif find(d, "sendCode") is not None:
@@ -379,6 +398,79 @@ class Agent:
         else:
             return False
         return True
+
+    def outbox_code(self, to):
+        parts = urllib.parse.urlsplit(self.driver.current_url)
+        if self.action == "wrong-codes":
+            return "000000"
+        return verification_code(f"{parts.scheme}://{parts.netloc}", to, ENV.get("B2C_AGENT_CA"))
+
+    def second_factor(self):
+        """The MFA pages, by B2C's element ids (email, phone, authenticator); False when this is none of them."""
+        d = self.driver
+        if find(d, "ReadOnlyEmail_success") is not None and find(d, "continue") is not None:
+            log("email verified: continuing")
+            click(d, "continue")
+        elif find(d, "ReadOnlyEmail_ver_input") is not None:
+            log("MFA by email: entering the code from the outbox")
+            type_into(d, "ReadOnlyEmail_ver_input", self.outbox_code(self.email))
+            click(d, "ReadOnlyEmail_ver_but_verify")
+        elif find(d, "ReadOnlyEmail_ver_but_send") is not None:
+            log("MFA by email: sending the code")
+            click(d, "ReadOnlyEmail_ver_but_send")
+        elif find(d, "verifyCode") is not None and find(d, "verificationCode") is not None:
+            sent_to = find(d, "codeSentTo").text.rsplit(" ", 1)[-1].rstrip(".")
+            log(f"MFA by phone: entering the code sent to {sent_to}")
+            type_into(d, "verificationCode", self.outbox_code(sent_to))
+            click(d, "verifyCode")
+        elif find(d, "verifyPhone") is not None and find(d, "sendCode") is not None:
+            if find(d, "number") is not None:
+                phone = ENV.get("B2C_AGENT_PHONE", "")
+                if not phone:
+                    raise AgentError("the phone factor page asks for a number and B2C_AGENT_PHONE is not set")
+                codes = [o.get_attribute("value") for o in d.find_elements(By.CSS_SELECTOR, "#countryCode option")]
+                country = max((c for c in codes if phone.startswith(c)), key=len, default=None)
+                if country is None:
+                    raise AgentError(f"no country code of the page fits {phone}")
+                d.find_element(By.CSS_SELECTOR, f"#countryCode option[value='{country}']").click()
+                type_into(d, "number", phone[len(country):])
+                log(f"MFA by phone: registering {phone}, code by text message")
+            else:
+                log("MFA by phone: a code by text message to the number on record")
+            click(d, "sendCode")
+        elif find(d, "secretKey") is not None:
+            secret = find(d, "secretKey").get_attribute("textContent").strip()
+            if ENV.get("B2C_AGENT_QR_CHECK"):
+                self.check_qr_code(secret)
+            with open(self.profile.marker("totp", self.email), "w") as f:
+                f.write(secret + "\n")
+            log("MFA by authenticator app: registered its secret ('Still having trouble?')")
+            click(d, "continue")
+        elif find(d, "otpCode") is not None:
+            marker = self.profile.marker("totp", self.email)
+            if not os.path.exists(marker):
+                raise AgentError(f"an authenticator code is asked and no secret was registered for {self.email}")
+            code = totp_code(open(marker).read().strip())
+            if self.action == "wrong-codes":
+                code = f"{(int(code[0]) + 1) % 10}{code[1:]}"
+            log("MFA by authenticator app: entering its code")
+            type_into(d, "otpCode", code)
+            click(d, "continue")
+        else:
+            return False
+        return True
+
+    def check_qr_code(self, secret):
+        """The QR code as Chromium draws it, decoded by zbarimg: it must carry this secret."""
+        shot = os.path.join(self.profile.agent_dir, "qr.png")
+        with open(shot, "wb") as f:
+            f.write(find(self.driver, "qrCode").screenshot_as_png)
+        decoded = subprocess.run(["zbarimg", "--raw", "-q", shot], capture_output=True, text=True)
+        uri = decoded.stdout.strip()
+        query = urllib.parse.parse_qs(urllib.parse.urlsplit(uri).query)
+        if not uri.startswith("otpauth://totp/") or query.get("secret") != [secret]:
+            raise AgentError(f"the QR code reads {uri!r}, not an otpauth URI with the secret shown")
+        log("the QR code, decoded from Chromium's rendering, carries the secret shown")
 
     def sign_in(self):
         d = self.driver

@@ -55,7 +55,17 @@ trap 'exit 130' INT TERM
 
 # The emulator prints one line when it is ready:
 # "b2c emulator: https://127.0.0.1:PORT tenant ...; admin ...; CA /path/ca.pem"
-"$b2c" emulator serve --tls --state "$tmp/state" --config-out "$B2C_CONFIG" --port 0 >"$tmp/emulator.out" 2>"$tmp/emulator.err" &
+# The default tenant, with two more user flows: MFA by phone and by an authenticator app.
+"$b2c" emulator default-seed >"$tmp/default-seed.json" || { echo "not ok - b2c emulator default-seed"; exit 1; }
+python3 - "$tmp/default-seed.json" "$tmp/seed.json" <<'PY'
+import json, sys
+seed = json.load(open(sys.argv[1]))
+for name, method in (("B2C_1_susi_phone", "phone"), ("B2C_1_susi_totp", "totp")):
+    seed["policies"].append({"id": name, "kind": "signUpSignIn", "mfa": {"methods": [method], "enforcement": "always"}})
+json.dump(seed, open(sys.argv[2], "w"))
+PY
+"$b2c" emulator serve --tls --seed "$tmp/seed.json" --state "$tmp/state" --config-out "$B2C_CONFIG" --port 0 \
+  >"$tmp/emulator.out" 2>"$tmp/emulator.err" &
 emulator_pid=$!
 base= ca=
 for _ in $(seq 1 200); do
@@ -181,6 +191,56 @@ if [ $status -eq 2 ]; then
   ok "(d) cancel on the sign-in page: b2c signin exits 2"
 else
   not_ok "(d) cancel on the sign-in page: b2c signin exits 2 (got $status)" "$tmp/d-cancel.err"
+fi
+
+# (e) MFA by email: after her password, alice sends herself a code, types it from the outbox, and continues.
+B2C_AGENT_ACTION=signin B2C_AGENT_EMAIL=alice@contoso.com B2C_AGENT_PASSWORD='Alice-dev-2026!' \
+  b2c_run e-mfa-email signin --policy B2C_1_susi_mfa --prompt login --timeout 90 --verbose
+status=$?
+if [ $status -eq 0 ] && grep -q 'Signed in as alice@contoso.com under B2C_1_susi_mfa' "$tmp/e-mfa-email.out" \
+  && grep -q 'MFA by email: entering the code' "$tmp/e-mfa-email.err"; then
+  ok "(e) MFA by email (#ReadOnlyEmail_ver_but_send, #ReadOnlyEmail_ver_input, #ReadOnlyEmail_ver_but_verify, #continue)"
+else
+  not_ok "(e) MFA by email (exit $status)" "$tmp/e-mfa-email.err"
+fi
+
+# (f) MFA by phone: bob registers a number (#countryCode, #number, #sendCode), then the code by text (#verificationCode,
+# #verifyCode); the next sign-in uses the number on record.
+B2C_AGENT_ACTION=signin B2C_AGENT_EMAIL=bob@contoso.com B2C_AGENT_PASSWORD='Bob-new-2026!x' B2C_AGENT_PHONE=+14255550123 \
+  b2c_run f-phone signin --policy B2C_1_susi_phone --prompt login --timeout 90 --verbose
+status=$?
+B2C_AGENT_ACTION=signin B2C_AGENT_EMAIL=bob@contoso.com B2C_AGENT_PASSWORD='Bob-new-2026!x' \
+  b2c_run f-phone-again signin --policy B2C_1_susi_phone --prompt login --timeout 90 --verbose
+again=$?
+if [ $status -eq 0 ] && [ $again -eq 0 ] && grep -q 'registering +14255550123' "$tmp/f-phone.err" \
+  && grep -q 'number on record' "$tmp/f-phone-again.err"; then
+  ok "(f) MFA by phone: a number registered on first use, then the number on record"
+else
+  not_ok "(f) MFA by phone (exit $status, then $again)" "$tmp/f-phone.err"
+fi
+
+# (g) MFA by authenticator app: the QR code as Chromium draws it decodes (zbarimg) to the secret shown; then its codes.
+if command -v zbarimg >/dev/null 2>&1; then qr=1; else qr=; echo "# zbarimg missing (zbar-tools): the QR code is not decoded"; fi
+B2C_AGENT_ACTION=signin B2C_AGENT_EMAIL=alice@contoso.com B2C_AGENT_PASSWORD='Alice-dev-2026!' B2C_AGENT_QR_CHECK=$qr \
+  b2c_run g-totp signin --policy B2C_1_susi_totp --prompt login --timeout 90 --verbose
+status=$?
+B2C_AGENT_ACTION=signin B2C_AGENT_EMAIL=alice@contoso.com B2C_AGENT_PASSWORD='Alice-dev-2026!' \
+  b2c_run g-totp-again signin --policy B2C_1_susi_totp --prompt login --timeout 90 --verbose
+again=$?
+if [ $status -eq 0 ] && [ $again -eq 0 ] && { [ -z "$qr" ] || grep -q "decoded from Chromium's rendering" "$tmp/g-totp.err"; }; then
+  ok "(g) MFA by authenticator app: registered by its QR code's secret, then asked for its code"
+else
+  not_ok "(g) MFA by authenticator app (exit $status, then $again)" "$tmp/g-totp.err"
+fi
+
+# (h) three wrong codes: the tenant ends the sign-in (AADB2C90151) and b2c says so.
+B2C_AGENT_ACTION=wrong-codes B2C_AGENT_EMAIL=bob@contoso.com B2C_AGENT_PASSWORD='Bob-new-2026!x' \
+  b2c_run h-wrong signin --policy B2C_1_susi_phone --prompt login --timeout 90
+status=$?
+if [ $status -eq 1 ] && grep -q 'AADB2C90151' "$tmp/h-wrong.err"; then
+  ok "(h) three wrong phone codes: b2c signin exits 1 with AADB2C90151"
+else
+  not_ok "(h) three wrong phone codes: exit 1 with AADB2C90151 (got $status)" "$tmp/h-wrong.err"
 fi
 
 echo "# $([ $failed -eq 0 ] && echo 'all passed' || echo "$failed failed") in $(($(date +%s) - started)) s"

@@ -127,7 +127,7 @@ extension PageRenderer {
                     \(header("Set up your authenticator app"))
                     <p class="intro">Scan the QR code with an authenticator app (Microsoft Authenticator, or any app that supports
                     TOTP), then select Continue.</p>
-                    <div id="totpQrCodeControl"><img id="qrCode" src="\(link(tx, "mfaqr"))" alt="QR code" width="180" height="180"
+                    <div id="totpQrCodeControl"><img id="qrCode" src="\(link(tx, "mfaqr"))" alt="QR code"
                     data-uri="\(HTML.escape(uri))"></div>
                     <details id="authenticatorInfoControl"><summary>Still having trouble?</summary>
                     <p>Account Name: <span id="totpIdentifier">\(HTML.escape(issuer)):\(HTML.escape(account))</span></p>
