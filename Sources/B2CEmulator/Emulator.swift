@@ -34,6 +34,7 @@ public final class B2CEmulator: Sendable {
     let sampleAPI: SampleAPI
     let userInfo: UserInfoEndpoint
     let admin: AdminEndpoint
+    let identityProviders: MockIdentityProviders
 
     public init(seed: EmulatorSeed = .default, store: EmulatorStore) throws {
         self.seed = seed
@@ -55,6 +56,7 @@ public final class B2CEmulator: Sendable {
         nativeAuth = NativeAuthEndpoint(seed: seed, store: store, clock: clock, issuer: issuer)
         logout = LogoutEndpoint(seed: seed, store: store, sessions: sessions, pages: pages)
         admin = AdminEndpoint(seed: seed, store: store, clock: clock, faults: faults, keys: keys)
+        identityProviders = MockIdentityProviders(store: store, clock: clock, tenantName: seed.tenant.name, pages: pages)
         let served = servedHosts, issuer = issuer
         let trusted: @Sendable () -> Set<String> = { Self.trustedIssuers(seed: seed, served: served, issuer: issuer) }
         sampleAPI = SampleAPI(seed: seed, clock: clock, keys: keys, trustedIssuers: trusted)

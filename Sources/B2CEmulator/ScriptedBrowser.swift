@@ -34,6 +34,9 @@ public final class ScriptedBrowser: @unchecked Sendable {
         /// The authenticator's secret, for a person whose app was registered elsewhere (the seed); one registered in this
         /// browser is remembered in its jar.
         public var totpSecret: String?
+        /// Signs in with this social provider (`google`, `facebook`, …) instead of a local account: its button, then its
+        /// (mock) page as `email`.
+        public var idp: String?
         public init(
             email: String, password: String, action: Action = .signin, newPassword: String? = nil,
             displayName: String? = nil, givenName: String? = nil, surname: String? = nil, phone: String? = nil, totpSecret: String? = nil
@@ -141,13 +144,30 @@ public final class ScriptedBrowser: @unchecked Sendable {
             guard page.status == 200 else {
                 throw Failure(description: "unexpected HTTP \(page.status) at \(page.url.path): \(page.body.prefix(300))")
             }
-            // A form_post answer: the page a browser submits on its own, to the app.
-            if let answer = Self.form(page, "hiddenform"), answer.action.host != start.host || answer.action.port != start.port {
+            // A form_post answer: the page a browser submits on its own — to the app, or (an identity provider's) to the tenant.
+            if let answer = Self.form(page, "hiddenform") {
+                if answer.action.host == start.host && answer.action.port == start.port {
+                    page = try await fetch(answer.action, form: answer.fields)
+                    continue
+                }
                 guard deliver else { return answer.action }
                 _ = try await fetch(answer.action, form: answer.fields)
                 steps[steps.count - 1] = "the answer to the app (form_post) at \(answer.action.host ?? ""):\(answer.action.port ?? 0)"
                 saveJar()
                 return answer.action
+            }
+            if let idp = persona.idp, let f = Self.form(page, "idp_\(idp)") {
+                page = try await fetch(f.action, form: f.fields)
+                continue
+            }
+            if let f = Self.form(page, "idpSignIn") {
+                var fields = f.fields
+                fields["email"] = persona.email
+                if let v = persona.displayName { fields["name"] = v }
+                if let v = persona.givenName { fields["givenName"] = v }
+                if let v = persona.surname { fields["surname"] = v }
+                page = try await fetch(f.action, form: fields)
+                continue
             }
             let resetDone = lock.withLock { jar[resetKey] != nil }
             let onSignup = page.body.contains("id=\"reenterPassword\"") && page.body.contains("id=\"displayName\"")

@@ -19,6 +19,7 @@ struct BrowserCommand: AsyncParsableCommand {
               BROWSER='b2c-emulator browser --as bob@contoso.com --ca state/ca.pem' b2c signin --prompt login
               BROWSER='b2c-emulator browser --as alice@contoso.com --action cancel' b2c signin     (exits 2: cancelled)
               BROWSER='b2c-emulator browser --as alice@contoso.com --phone +14255550123' b2c signin --policy B2C_1_susi_mfa
+              BROWSER='b2c-emulator browser --as carol@gmail.com --idp google' b2c signin --policy B2C_1_susi_social
             A second factor is done as the person would: codes from the tenant's outbox, the authenticator's code from its
             secret (registered in this browser's jar, the seed's totpSecret, or $B2C_EMULATOR_TOTP_SECRET).
             Exit codes: 0 the answer was delivered; 1 the pages did not go as expected; 3 an unknown person or a bad --seed/--ca.
@@ -41,6 +42,11 @@ struct BrowserCommand: AsyncParsableCommand {
     @Option(help: "On the profile page: the new surname.") var surname: String?
     @Option(help: ArgumentHelp("The number to register when a phone factor is asked for the first time (E.164).", valueName: "number"))
     var phone: String?
+    @Option(
+        help: ArgumentHelp(
+            "Sign in with this social provider of the page (google, facebook, microsoft, …) as --as; no password needed.",
+            valueName: "provider"))
+    var idp: String?
     @Argument(help: "The URL to open (what $BROWSER is given).") var url: String
 
     func run() async throws {
@@ -58,8 +64,14 @@ struct BrowserCommand: AsyncParsableCommand {
         let environment = ProcessInfo.processInfo.environment
         let password: String
         var totpSecret = environment["B2C_EMULATOR_TOTP_SECRET"].flatMap { $0.isEmpty ? nil : $0 }
+        if let idp, EmulatorSeed.IdentityProvider(rawValue: idp) == nil || idp == "local" {
+            let social = EmulatorSeed.IdentityProvider.allCases.filter { $0 != .local }.map(\.rawValue)
+            throw CLIError("--idp is one of \(social.joined(separator: ", ")); not '\(idp)'", exitCode: ExitStatus.usage)
+        }
         if let given = environment["B2C_EMULATOR_PASSWORD"], !given.isEmpty {
             password = given
+        } else if idp != nil {
+            password = ""  // the provider's page asks for none
         } else {
             let users = try Self.seed(seed).users
             guard let user = users.first(where: { $0.email.caseInsensitiveCompare(email) == .orderedSame }) else {
@@ -79,9 +91,10 @@ struct BrowserCommand: AsyncParsableCommand {
         do { browser = try ScriptedBrowser(caFile: ca, jarPath: jar) } catch {
             throw CLIError("cannot read the CA file '\(ca ?? "")': it must be a PEM certificate", exitCode: ExitStatus.configuration)
         }
-        let persona = ScriptedBrowser.Persona(
+        var persona = ScriptedBrowser.Persona(
             email: email, password: password, action: act, newPassword: newPassword, displayName: displayName, givenName: givenName,
             surname: surname, phone: phone, totpSecret: totpSecret)
+        persona.idp = idp
         do {
             _ = try await browser.run(start, as: persona)
             await browser.shutdown()

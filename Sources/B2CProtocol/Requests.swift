@@ -19,6 +19,10 @@ public struct AuthorizeRequest: Sendable {
     public let resource: [String]
     public let prompt: String?
     public let loginHint: String?
+    /// Skips the tenant's sign-in page straight to one identity provider (`facebook.com`, `google.com`, …).
+    public var domainHint: String?
+    /// The page language the app asks for (`fr`, `en-GB fr`).
+    public var uiLocales: String?
     public let state: String
     public let nonce: String
     let pkce: PKCE
@@ -48,6 +52,8 @@ public struct AuthorizeRequest: Sendable {
         ]
         if let prompt { params.append(("prompt", prompt)) }
         if let loginHint { params.append(("login_hint", loginHint)) }
+        if let domainHint { params.append(("domain_hint", domainHint)) }
+        if let uiLocales { params.append(("ui_locales", uiLocales)) }
         return endpoint.appendingQuery(params)
     }
 

@@ -159,7 +159,7 @@ func run(_ executable: URL, _ args: [String], environment: [String: String] = [:
         let base = try #require(config["authorityHost"]?.stringValue)
         #expect(line.contains(base))
         #expect(config["caFile"]?.stringValue == caPath && config["clientId"]?.stringValue == clientID)
-        #expect(config["policies"]?.arrayValue?.count == 7)
+        #expect(config["policies"]?.arrayValue?.count == 8)
 
         // Trust the printed CA and fetch discovery over HTTPS.
         let r = try run(

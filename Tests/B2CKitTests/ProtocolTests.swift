@@ -158,7 +158,7 @@ import _CryptoExtras
         #expect(
             EmulatorSeed.default.policies.map(\.id) == [
                 "B2C_1_susi", "B2C_1_signin", "B2C_1_edit_profile", "B2C_1_reset", "B2C_1_ROPC_Auth", "B2C_1A_signup_signin",
-                "B2C_1_susi_mfa",
+                "B2C_1_susi_mfa", "B2C_1_susi_social",
             ])
     }
 

@@ -53,7 +53,7 @@ func storeSnapshot(_ w: World) async throws -> String {
             #expect(missing.status == 3 && missing.stderr.contains("does not exist"))
             #expect(!FileManager.default.fileExists(atPath: w.home.path), "a bad configuration never creates or touches the store")
             let policies = try await w.b2c(["policies", "--output", "json"])
-            #expect(policies.status == 0 && policies.json["policies"]?.arrayValue?.count == 7)
+            #expect(policies.status == 0 && policies.json["policies"]?.arrayValue?.count == 8)
             #expect(
                 policies.json["policies"]?.arrayValue?.first?["authority"]?.stringValue
                     == "\(w.server.baseURL)/contoso.onmicrosoft.com/B2C_1_susi")

@@ -18,6 +18,8 @@ struct SignInCommand: AsyncParsableCommand {
     @Option(help: "The policy (user flow) to sign in to; default: the signUpSignIn policy.") var policy: String?
     @Option(help: "login, select_account, consent or none.") var prompt: String?
     @Option(help: "Pre-fill the sign-in name.") var loginHint: String?
+    @Option(help: "Go straight to one identity provider (domain_hint), such as facebook.com.") var domainHint: String?
+    @Option(help: "The language of the tenant's pages (ui_locales), such as fr or 'fr en'.") var uiLocales: String?
     @Flag(help: "Print the URL only; do not start a browser.") var noBrowser = false
     @Option(help: "Port of the loopback redirect listener (0 = any free port).") var port = 0
     @Option(help: "Seconds to wait for the browser, in all (the forgot-password detour included).") var timeout = 300
@@ -35,8 +37,14 @@ struct SignInCommand: AsyncParsableCommand {
         if native && username == nil { throw ValidationError("--native needs --username EMAIL.") }
         if passwordStdin && otpStdin { throw ValidationError("--password-stdin and --otp-stdin exclude each other; give one.") }
         if otpStdin && !native { throw ValidationError("--otp-stdin is for native auth; add --native.") }
-        if (passwordStdin || username != nil) && (prompt != nil || noBrowser || loginHint != nil) {
-            throw ValidationError("--prompt, --login-hint and --no-browser are for the browser sign-in, not with --username.")
+        if (passwordStdin || username != nil) && (prompt != nil || noBrowser || loginHint != nil || domainHint != nil || uiLocales != nil) {
+            throw ValidationError(
+                "--prompt, --login-hint, --domain-hint, --ui-locales and --no-browser are for the browser sign-in, not with --username.")
+        }
+        for (name, value) in [("--domain-hint", domainHint), ("--ui-locales", uiLocales)] {
+            if let value, value.isEmpty || value.contains(where: { $0.isNewline || $0 == "&" || $0 == "#" }) {
+                throw ValidationError("\(name) '\(value)' is not a hint: give a domain or language tags.")
+            }
         }
         if passwordStdin && username == nil { throw ValidationError("--password-stdin needs --username.") }
         if native && policy != nil { throw ValidationError("--native signs in with the configuration's nativeAuth; drop --policy.") }
@@ -51,11 +59,14 @@ struct SignInCommand: AsyncParsableCommand {
         if let username { return try await signInWithoutBrowser(username: username) }
         let client = try options.makeClient()
         let account = try await withInteractiveClient(client) { c -> Account in
-            try await c.signInInteractively(
+            var opts = InteractiveOptions(
+                prompt: prompt, loginHint: loginHint, port: port, timeoutSeconds: timeout,
+                scopes: try c.config.resourceScopes(api: api, scopes: scope))
+            opts.domainHint = domainHint
+            opts.uiLocales = uiLocales
+            return try await c.signInInteractively(
                 policyName: policy,
-                options: InteractiveOptions(
-                    prompt: prompt, loginHint: loginHint, port: port, timeoutSeconds: timeout,
-                    scopes: try c.config.resourceScopes(api: api, scopes: scope)),
+                options: opts,
                 ui: TerminalUI(openBrowser: !noBrowser, verbose: options.verbose))
         }
         let who = AccountSelection.email(account) ?? account.oid

@@ -20,6 +20,7 @@ struct AdminEndpoint: TenantPart {
         "POST /_admin/keys/rotate {policyType}", "POST /_admin/keys/retire {policyType}",
         "GET|POST /_admin/mfa {fixedCode, unreachable, throttled}",
         "GET|POST /_admin/users/{email|oid}/mfa {risky, phone, totpSecret, reset}",
+        "GET|POST|DELETE /_admin/idp/{provider}/next {sub, email, name, givenName, surname} | {error, errorDescription}",
     ]
 
     func addRoutes(to group: RouterGroup<EmulatorRequestContext>) {
@@ -55,6 +56,18 @@ struct AdminEndpoint: TenantPart {
         on("users/:id/mfa", .get) { _, context in .json(try self.store.mfaState(oid: try self.adminUser(context).oid).json) }
         on("users/:id/mfa", .post) { request, context in
             try self.setUserMFA(try self.adminUser(context), try await Self.adminBody(request))
+        }
+        on("idp/:name/next", .get) { _, context in
+            .json(try Self.answerJSON(try self.store.nextIdPAnswer(try Self.provider(context))))
+        }
+        on("idp/:name/next", .post) { request, context in
+            let answer = try Self.idpAnswer(try await Self.adminBody(request))
+            try self.store.setNextIdPAnswer(try Self.provider(context), answer)
+            return .json(try Self.answerJSON(answer), status: 201)
+        }
+        on("idp/:name/next", .delete) { _, context in
+            try self.store.setNextIdPAnswer(try Self.provider(context), nil)
+            return .empty(204)
         }
         on("outbox", .get) { request, _ in
             .json(["messages": .array(try self.store.outbox(to: try request.queryParameters()["to"]).map(\.json))])
@@ -150,6 +163,33 @@ struct AdminEndpoint: TenantPart {
     }
 
     static func knobsJSON(_ k: MFAKnobs) throws -> JSONValue { try JSONValue.parse(JSONEncoder().encode(k)) }
+
+    static func provider(_ context: EmulatorRequestContext) throws -> EmulatorSeed.IdentityProvider {
+        let name = context.parameters.get("name") ?? ""
+        guard let p = EmulatorSeed.IdentityProvider(rawValue: name), p != .local else {
+            let known = EmulatorSeed.IdentityProvider.allCases.filter { $0 != .local }.map(\.rawValue).joined(separator: ", ")
+            throw AdminError(status: 404, message: "no identity provider '\(name)' (providers: \(known))")
+        }
+        return p
+    }
+
+    static func answerJSON(_ a: IdPAnswer?) throws -> JSONValue {
+        guard let a else { return ["next": .null] }
+        return ["next": try JSONValue.parse(JSONEncoder().encode(a))]
+    }
+
+    /// `{"sub", "email", "name"?, "givenName"?, "surname"?}` or `{"error": "access_denied", "errorDescription"?}`.
+    static func idpAnswer(_ b: JSONObjectReader) throws -> IdPAnswer {
+        try b.rejectUnknownKeys(allowed: ["sub", "email", "name", "givenName", "surname", "error", "errorDescription"])
+        if let error = try b.optionalString("error") {
+            return IdPAnswer(error: error, errorDescription: try b.optionalString("errorDescription"))
+        }
+        let email = try b.string("email")
+        guard EmulatorSeed.isPlausibleEmail(email) else { throw AdminError(message: "$.email is not an email address") }
+        return IdPAnswer(
+            subject: try b.optionalString("sub"), email: email, name: try b.optionalString("name"),
+            givenName: try b.optionalString("givenName"), surname: try b.optionalString("surname"))
+    }
 
     /// `{"fixedCode": "123456" | null, "unreachable": ["+1…"], "throttled": false}`: replaces the knobs (absent keys reset).
     private func setMFAKnobs(_ b: JSONObjectReader) throws -> Response {

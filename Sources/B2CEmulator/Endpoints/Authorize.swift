@@ -18,6 +18,8 @@ struct AppRequest: Codable, Sendable {
     var prompt: [String]
     var loginHint: String?
     var clientInfo: Bool
+    /// `domain_hint`: straight to the identity provider it names.
+    var domainHint: String? = nil
 }
 
 /// An authorize request waiting for the user, kept in the store between pages (as JSON, `Codable`). Its app request's
@@ -36,6 +38,8 @@ struct AuthorizeTransaction: Codable, Sendable {
     var resetAttempts = 0
     /// The second factor under way, once the first one (password, sign-up) passed.
     var mfa: PendingMFA? = nil
+    /// A first-time federated person, between the identity provider's answer and the social sign-up page.
+    var federated: FederatedIdentity? = nil
 
     subscript<T>(dynamicMember field: KeyPath<AppRequest, T>) -> T { request[keyPath: field] }
 
@@ -199,7 +203,7 @@ struct AuthorizeEndpoint: TenantPart {
             clientId: app.clientId, redirectUri: redirectUri, redirectType: redirect.type, responseType: responseType,
             responseMode: responseMode, scope: q["scope"] ?? "", state: q["state"], nonce: q["nonce"],
             codeChallenge: q["code_challenge"], codeChallengeMethod: challengeMethod, prompt: prompt, loginHint: q["login_hint"],
-            clientInfo: ["1", "true"].contains(q["client_info"]?.lowercased() ?? ""))
+            clientInfo: ["1", "true"].contains(q["client_info"]?.lowercased() ?? ""), domainHint: q["domain_hint"])
         return AuthorizeTransaction(
             id: Random.token(bytes: 18), policy: policy.id, tenantSegment: authority.tenantSegment, origin: origin, request: request)
     }
@@ -251,6 +255,12 @@ struct AuthorizeEndpoint: TenantPart {
                     message: "User does not have an existing session and request prompt parameter has a value of 'None'.")
             }
             return try complete(tx, user: s.user, authTime: s.authTime, newUser: false, secure: context.isHTTPS)
+        }
+        // domain_hint: a provider of this policy's page is asked at once (an unknown hint shows the page, as B2C appears to).
+        if let hint = tx.domainHint, let provider = EmulatorSeed.IdentityProvider.hinted(hint),
+            policy.identityProviders.contains(provider), usableSession == nil
+        {
+            return try federate(tx, to: provider, origin: context.origin)
         }
         switch policy.kind {
         case .signUpSignIn, .signIn:

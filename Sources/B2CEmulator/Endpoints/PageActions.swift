@@ -35,6 +35,10 @@ extension AuthorizeEndpoint {
             return pages.signInPage(tx, policy: policy)
         case ("signin", "POST"):
             return try signInSubmitted(form, tx, policy: policy, secure: context.isHTTPS)
+        case ("idp", "POST"):
+            return try providerChosen(form, tx, policy: policy, origin: context.origin)
+        case ("socialsignup", "POST"):
+            return try socialSignUpSubmitted(form, tx, policy: policy, secure: context.isHTTPS)
         case ("mfasend", "POST"):
             return try mfaSend(form, &tx, policy: policy)
         case ("mfaverify", "POST"):

@@ -59,22 +59,31 @@ struct PageRenderer: Sendable {
         let signUp =
             policy.kind == .signUpSignIn
             ? "<span>Don't have an account? <a id=\"createAccount\" href=\"\(link(tx, "signup"))\">Sign up now</a></span>" : "<span></span>"
+        let local =
+            policy.identityProviders.contains(.local)
+            ? """
+            \(errorBox(error))
+            <form id="localAccountForm" method="post" action="\(HTML.escape(action(tx, "signin")))">
+            \(hiddenTx(tx))
+            <label for="logonIdentifier">Email Address</label>
+            <input type="email" id="logonIdentifier" name="logonIdentifier" value="\(value)" autocomplete="username" autofocus>
+            <label for="password">Password</label>
+            <input type="password" id="password" name="password" autocomplete="current-password">
+            <div class="links"><a id="forgotPassword" href="\(link(tx, "forgot"))">Forgot your password?</a></div>
+            <button type="submit" id="next" name="next" value="next">Sign in</button>
+            </form>
+            """ : errorBox(error)
         return .html(
             page(
                 title: "Sign in",
                 body: """
+                    <div id="api" data-name="Unified">
                     \(header("Sign in"))
-                    \(errorBox(error))
-                    <form id="localAccountForm" method="post" action="\(HTML.escape(action(tx, "signin")))">
-                    \(hiddenTx(tx))
-                    <label for="logonIdentifier">Email Address</label>
-                    <input type="email" id="logonIdentifier" name="logonIdentifier" value="\(value)" autocomplete="username" autofocus>
-                    <label for="password">Password</label>
-                    <input type="password" id="password" name="password" autocomplete="current-password">
-                    <div class="links"><a id="forgotPassword" href="\(link(tx, "forgot"))">Forgot your password?</a></div>
-                    <button type="submit" id="next" name="next" value="next">Sign in</button>
-                    </form>
-                    <div class="links">\(signUp)<a id="cancel" href="\(link(tx, "cancel"))">Cancel</a></div>
+                    \(socialButtons(tx, policy: policy))
+                    \(local)
+                    <div class="links">\(policy.identityProviders.contains(.local) ? signUp : "<span></span>")\
+                    <a id="cancel" href="\(link(tx, "cancel"))">Cancel</a></div>
+                    </div>
                     """), headers: headers)
     }
 

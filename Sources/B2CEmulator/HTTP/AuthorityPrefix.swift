@@ -33,7 +33,9 @@ struct AuthorityPrefixMiddleware: RouterMiddleware {
     let emulator: B2CEmulator
     let scheme: String
 
-    static let fixed: [String: String] = ["_admin": "admin", "hello": "hello", "public": "hello", "common": "any", "health": "health"]
+    static let fixed: [String: String] = [
+        "_admin": "admin", "hello": "hello", "public": "hello", "common": "any", "health": "health", "_idp": "idp",
+    ]
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
@@ -95,6 +97,7 @@ struct AuthorityPrefixMiddleware: RouterMiddleware {
         case "oauth2/v2.0/initiate": "initiate"
         case "oauth2/v2.0/challenge": "challenge"
         case "openid/v2.0/userinfo": "userinfo"
+        case "oauth2/authresp": "pages"
         default: endpoint.hasPrefix("emulator/") ? "pages" : "any"
         }
     }

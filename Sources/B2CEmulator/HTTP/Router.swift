@@ -72,6 +72,10 @@ extension B2CEmulator {
         }
         on("/_b2c/oauth2/v2.0/initiate", any) { request, _ in try await self.nativeAuth.initiate(request) }
         on("/_b2c/oauth2/v2.0/challenge", any) { request, _ in try await self.nativeAuth.challenge(request) }
+        on("/_b2c/oauth2/authresp", [.get, .post]) { request, context in try await self.authorize.providerAnswered(request, context) }
+        on("/_idp/:name/authorize", [.get, .post]) { request, context in
+            try await self.identityProviders.authorize(request, context, name: context.parameters.get("name") ?? "")
+        }
         on("/_b2c/emulator/:page", [.get, .post]) { request, context in
             try await self.authorize.page(context.parameters.get("page") ?? "", request, context, policy: try Self.policy(context))
         }

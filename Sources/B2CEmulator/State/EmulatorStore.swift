@@ -98,6 +98,17 @@ public final class EmulatorStore: Sendable {
                     ALTER TABLE outbox ADD COLUMN journey TEXT;
                     """)
         }
+        // v4: federated sign-in — the identity provider of a user who signed up through one, each federated identity
+        // (issuer and subject) with its user, and the mock identity providers' codes.
+        migrator.registerMigration("v4-federation") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE users ADD COLUMN idp TEXT;
+                    CREATE TABLE federated_identities(
+                        issuer TEXT NOT NULL, subject TEXT NOT NULL, oid TEXT NOT NULL, PRIMARY KEY (issuer, subject));
+                    CREATE TABLE idp_codes(hash TEXT PRIMARY KEY, identity TEXT NOT NULL, created_at INTEGER NOT NULL);
+                    """)
+        }
         try migrator.migrate(writer)
     }
 
@@ -135,19 +146,23 @@ public final class EmulatorStore: Sendable {
         public var surname: String
         public var createdAt: Int
         public var tokensValidFrom: Int
+        /// The identity provider a federated user signs in with (its domain, the tokens' `idp`); nil for a local account.
+        public var idp: String? = nil
 
         var json: JSONValue {
-            [
+            var o: [String: JSONValue] = [
                 "oid": .string(oid), "email": .string(email), "displayName": .string(displayName), "givenName": .string(givenName),
                 "surname": .string(surname), "createdAt": JSONValue(createdAt), "tokensValidFrom": JSONValue(tokensValidFrom),
             ]
+            if let idp { o["identityProvider"] = .string(idp) }
+            return .object(o)
         }
     }
 
     private static func user(_ row: Row) -> UserRecord {
         UserRecord(
             oid: row["oid"], email: row["email"], displayName: row["display_name"], givenName: row["given_name"],
-            surname: row["surname"], createdAt: row["created_at"], tokensValidFrom: row["tokens_valid_from"])
+            surname: row["surname"], createdAt: row["created_at"], tokensValidFrom: row["tokens_valid_from"], idp: row["idp"])
     }
 
     static func passwordHash(_ password: String, salt: Data) -> Data {

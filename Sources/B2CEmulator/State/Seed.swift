@@ -42,8 +42,66 @@ public struct EmulatorSeed: Sendable, Equatable {
         public var numbersAsStrings: Bool
         /// The user flow's multifactor authentication; nil: off.
         public var mfa: MFA? = nil
+        /// The identity providers of the sign-in page: local accounts and the built-in social providers, in order.
+        public var identityProviders: [IdentityProvider] = [.local]
 
         public var lowercasedID: String { id.lowercased() }
+    }
+
+    /// A way to sign in on a user flow's page: local accounts, or a social provider the tenant serves as a mock identity
+    /// provider on its own address (docs/emulator.md, "Federated sign-in").
+    public enum IdentityProvider: String, Sendable, CaseIterable, Codable {
+        case local, google, facebook, microsoft, apple, github, amazon, linkedin, twitter
+
+        /// The claims-exchange id of its button on the unified page (B2C's element id).
+        public var exchangeID: String {
+            switch self {
+            case .local: "SignInWithLogonEmailExchange"
+            case .google: "GoogleExchange"
+            case .facebook: "FacebookExchange"
+            case .microsoft: "MicrosoftAccountExchange"
+            case .apple: "AppleExchange"
+            case .github: "GitHubExchange"
+            case .amazon: "AmazonExchange"
+            case .linkedin: "LinkedInExchange"
+            case .twitter: "TwitterExchange"
+            }
+        }
+
+        /// The domain `domain_hint` names it by, and the tokens' `idp` claim.
+        public var domain: String {
+            switch self {
+            case .local: "local"
+            case .google: "google.com"
+            case .facebook: "facebook.com"
+            case .microsoft: "live.com"
+            case .apple: "appleid.apple.com"
+            case .github: "github.com"
+            case .amazon: "amazon.com"
+            case .linkedin: "linkedin.com"
+            case .twitter: "twitter.com"
+            }
+        }
+
+        public var label: String {
+            switch self {
+            case .local: "Local account"
+            case .google: "Google"
+            case .facebook: "Facebook"
+            case .microsoft: "Microsoft"
+            case .apple: "Apple"
+            case .github: "GitHub"
+            case .amazon: "Amazon"
+            case .linkedin: "LinkedIn"
+            case .twitter: "Twitter"
+            }
+        }
+
+        /// The provider a `domain_hint` names: its domain or its name.
+        public static func hinted(_ hint: String) -> IdentityProvider? {
+            let h = hint.lowercased()
+            return allCases.first { $0 != .local && ($0.domain == h || $0.rawValue == h) }
+        }
     }
 
     /// A user flow's multifactor authentication: B2C's "Type of method" and "MFA enforcement" (docs/emulator.md, "MFA").
@@ -197,7 +255,15 @@ public struct EmulatorSeed: Sendable, Equatable {
                 policy("B2C_1A_signup_signin", .signUpSignIn, type: .custom),
                 // Sign-up or sign-in with an emailed code after the password, every time.
                 {
-                    var p = policy("B2C_1_susi_mfa", .signUpSignIn); p.mfa = MFA(methods: [.email], enforcement: .always); return p
+                    var p = policy("B2C_1_susi_mfa", .signUpSignIn)
+                    p.mfa = MFA(methods: [.email], enforcement: .always)
+                    return p
+                }(),
+                // Sign-up or sign-in with local accounts or a social provider (the tenant's mock providers).
+                {
+                    var p = policy("B2C_1_susi_social", .signUpSignIn)
+                    p.identityProviders = [.local, .google, .facebook, .microsoft, .apple]
+                    return p
                 }(),
             ],
             apps: [

@@ -147,13 +147,14 @@ extension EmulatorSeed.Policy {
         ]
         o["slidingWindow"] = slidingWindow.map { JSONValue($0) } ?? .null
         if let mfa { o["mfa"] = ["methods": JSONValue(mfa.methods.map(\.rawValue)), "enforcement": .string(mfa.enforcement.rawValue)] }
+        if identityProviders != [.local] { o["identityProviders"] = JSONValue(identityProviders.map(\.rawValue)) }
         return .object(o)
     }
 
     static func parse(_ p: JSONObjectReader) throws -> Self {
         try p.rejectUnknownKeys(allowed: [
             "id", "kind", "type", "policyClaim", "issuerPattern", "accessTokenLifetime", "idTokenLifetime",
-            "refreshTokenLifetime", "slidingWindow", "numbersAsStrings", "mfa",
+            "refreshTokenLifetime", "slidingWindow", "numbersAsStrings", "mfa", "identityProviders",
         ])
         let id = try p.string("id")
         let typeName = try p.optionalString("type") ?? (id.lowercased().hasPrefix("b2c_1a_") ? "custom" : "userFlow")
@@ -196,7 +197,38 @@ extension EmulatorSeed.Policy {
             accessTokenLifetime: try p.int("accessTokenLifetime", default: 3600, range: 60...86_400)!,
             idTokenLifetime: try p.int("idTokenLifetime", default: 3600, range: 60...86_400)!,
             refreshTokenLifetime: rtLifetime, slidingWindow: sliding, numbersAsStrings: try p.bool("numbersAsStrings", default: false),
-            mfa: try mfa(p, kind: kind))
+            mfa: try mfa(p, kind: kind), identityProviders: try identityProviders(p, kind: kind))
+    }
+
+    /// `"identityProviders": ["local", "google", …]`: the sign-in page's providers (default: local accounts only).
+    private static func identityProviders(_ p: JSONObjectReader, kind: EmulatorSeed.PolicyKind) throws -> [EmulatorSeed.IdentityProvider] {
+        guard p.has("identityProviders") else { return [.local] }
+        guard let items = p.raw("identityProviders")?.arrayValue else {
+            throw JSONPathError(path: p.childPath("identityProviders"), message: "must be an array of provider names")
+        }
+        var out: [EmulatorSeed.IdentityProvider] = []
+        for (i, item) in items.enumerated() {
+            let path = p.childPath("identityProviders") + "[\(i)]"
+            guard let name = item.stringValue else {
+                throw JSONPathError(
+                    path: path,
+                    message: "is an object: OpenID Connect and SAML providers are not served by this version of the emulator; "
+                        + "use a built-in provider (\(EmulatorSeed.IdentityProvider.allCases.map(\.rawValue).joined(separator: ", ")))")
+            }
+            guard let provider = EmulatorSeed.IdentityProvider(rawValue: name) else {
+                throw JSONPathError(
+                    path: path,
+                    message:
+                        "is '\(name)'; expected one of \(EmulatorSeed.IdentityProvider.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            if !out.contains(provider) { out.append(provider) }
+        }
+        guard !out.isEmpty else { throw JSONPathError(path: p.childPath("identityProviders"), message: "must name at least one provider") }
+        guard out == [.local] || [.signUpSignIn, .signIn, .signUp].contains(kind) else {
+            throw JSONPathError(
+                path: p.childPath("identityProviders"), message: "is for sign-in and sign-up user flows, not \(kind.rawValue)")
+        }
+        return out
     }
 
     /// `"mfa": {"methods": ["email" | "phone" | "totp"], "enforcement": "always" | "conditional" | "off"}`.

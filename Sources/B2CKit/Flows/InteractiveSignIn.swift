@@ -29,6 +29,10 @@ public struct InteractiveOptions: Sendable {
     public var scopes: [String]?
     /// The person who must come back from the browser (edit profile names one); anyone else is refused.
     public var expectedPerson: Account?
+    /// `domain_hint`: straight to one identity provider.
+    public var domainHint: String?
+    /// `ui_locales`: the language of the tenant's pages.
+    public var uiLocales: String?
     public init(prompt: String? = nil, loginHint: String? = nil, port: Int = 0, timeoutSeconds: Int = 300, scopes: [String]? = nil) {
         self.prompt = prompt; self.loginHint = loginHint; self.port = port; self.timeoutSeconds = timeoutSeconds; self.scopes = scopes
     }
@@ -76,10 +80,12 @@ struct InteractiveSignIn: Sendable {
         let authority = target.authority
         // Fetched afresh: a tenant that does not answer is said now, not after a wait for a browser that cannot get there.
         let meta = try await metadata.metadata(for: authority, now: clock(), refresh: true)
-        let request = AuthorizeRequest(
+        var request = AuthorizeRequest(
             clientID: config.clientID, redirectURI: config.redirectURI,
             scopes: try options.scopes ?? config.resourceScopes(api: nil, scopes: []), prompt: options.prompt,
             loginHint: options.loginHint)
+        request.domainHint = options.domainHint
+        request.uiLocales = options.uiLocales
         let listener = try await LoopbackListener.start(
             port: options.port, path: config.redirectURI.path, expectedState: request.state, redirectHost: config.redirectURI.host)
         defer { Task { await listener.stop() } }

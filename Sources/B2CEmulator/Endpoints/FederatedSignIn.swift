@@ -1,0 +1,165 @@
+import B2CProtocol
+import Foundation
+import Hummingbird
+
+/// Federated sign-in (reference: b2c-journeys.md §2): a provider's button on the unified page (or `domain_hint`) sends the
+/// browser to the provider — here the tenant's own mock provider — which answers at `/{tenant}/oauth2/authresp`. A
+/// returning person (same provider and subject) goes on at once; a first-time one gets the social sign-up page, pre-filled
+/// from the provider's claims, and becomes a user whose tokens carry `idp` (and `newUser` the first time).
+extension AuthorizeEndpoint {
+    /// To the provider's authorize page, with this tenant's `authresp` as the redirect URI and the transaction as state.
+    func federate(_ tx: AuthorizeTransaction, to provider: EmulatorSeed.IdentityProvider, origin: String) throws -> Response {
+        try store.saveTransaction(tx, now: clock.now())
+        let params: [(String, String)] =
+            [
+                ("client_id", "b2c-\(tenantID)"), ("response_type", "code"), ("response_mode", "form_post"),
+                ("redirect_uri", "\(origin)/\(tx.tenantSegment)/oauth2/authresp"), ("scope", "openid email profile"), ("state", tx.id),
+                ("nonce", Random.token(bytes: 12)),
+            ] + (tx.loginHint.map { [("login_hint", $0)] } ?? [])
+        return .redirect("\(origin)/_idp/\(provider.rawValue)/authorize?" + FormEncoding.encode(params))
+    }
+
+    /// `idp` (a provider's button): the provider must be one of the policy's.
+    func providerChosen(
+        _ form: [String: String], _ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, origin: String
+    ) throws
+        -> Response
+    {
+        guard let provider = EmulatorSeed.IdentityProvider(rawValue: form["provider"] ?? ""), provider != .local,
+            policy.identityProviders.contains(provider)
+        else {
+            throw PageError(code: "AADB2C90051", message: "No suitable claims providers were found.")
+        }
+        return try federate(tx, to: provider, origin: origin)
+    }
+
+    /// `/{tenant}/oauth2/authresp`: the provider's answer (code or error) for the transaction named by `state`.
+    func providerAnswered(_ req: Request, _ context: EmulatorRequestContext) async throws -> Response {
+        var request = req
+        let q = try await request.queryAndForm()
+        guard let state = q["state"], var tx = try store.transaction(id: state, now: clock.now()),
+            let policy = seed.policy(named: tx.policy)
+        else {
+            throw PageError(
+                code: "AADB2C90208",
+                message: "This sign-in page has expired or was already used. Go back to your application and start again.")
+        }
+        if let error = q["error"] {
+            try store.deleteTransaction(id: tx.id)
+            return redirectError(
+                tx.reply,
+                OAuthFailure(
+                    error: "access_denied", code: "AADB2C90273",
+                    message: "An invalid response was received : 'Error: \(error),Error Description: \(q["error_description"] ?? "")'"))
+        }
+        guard let code = q["code"], let identity = try store.redeemIdPCode(code, now: clock.now()) else {
+            throw PageError(code: "AADB2C90273", message: "An invalid response was received : 'the identity provider's code is not valid'")
+        }
+        if let user = try store.federatedUser(identity) {
+            return try afterFirstFactor(
+                tx, user: user, authTime: clock.now(), newUser: false, secure: context.isHTTPS, newSession: true, sessionDidMFA: false,
+                policy: policy)
+        }
+        tx.federated = identity
+        try store.saveTransaction(tx, now: clock.now())
+        return pages.socialSignUpPage(tx, identity: identity)
+    }
+
+    /// `socialsignup`: the first-time federated person's page, then a new user linked to the identity.
+    func socialSignUpSubmitted(
+        _ form: [String: String], _ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, secure: Bool
+    ) throws
+        -> Response
+    {
+        guard let identity = tx.federated else { throw PageError(code: nil, message: "Sign in with your identity provider first.") }
+        let given = (form["givenName"] ?? "").trimmingCharacters(in: .whitespaces)
+        let surname = (form["surname"] ?? "").trimmingCharacters(in: .whitespaces)
+        let display = (form["displayName"] ?? "").trimmingCharacters(in: .whitespaces)
+        guard !display.isEmpty else {
+            return pages.socialSignUpPage(tx, identity: identity, error: "Display Name is required.", form: form)
+        }
+        let user: EmulatorStore.UserRecord
+        do {
+            user = try store.createFederatedUser(identity, displayName: display, givenName: given, surname: surname, now: clock.now())
+        } catch EmulatorStore.UserError.emailTaken {
+            return pages.socialSignUpPage(
+                tx, identity: identity, error: "A user with the specified ID already exists. Please choose a different one.", form: form)
+        }
+        return try afterFirstFactor(
+            tx, user: user, authTime: clock.now(), newUser: true, secure: secure, newSession: true, sessionDidMFA: false, policy: policy)
+    }
+}
+
+/// The built-in social providers, served by the tenant on its own address as mock identity providers: an authorize page
+/// where a test picks or types the person (or the answer queued over the admin surface, given at once), answering with a
+/// code — or an error — to the tenant's `authresp`.
+struct MockIdentityProviders: Sendable {
+    let store: EmulatorStore
+    let clock: EmulatorClock
+    let tenantName: String
+    let pages: PageRenderer
+
+    func authorize(_ req: Request, _ context: EmulatorRequestContext, name: String) async throws -> Response {
+        var request = req
+        let q = try await request.queryAndForm()
+        guard let provider = EmulatorSeed.IdentityProvider(rawValue: name), provider != .local else {
+            throw PageError(code: nil, message: "There is no identity provider '\(name)' here.", status: 404)
+        }
+        // Only this tenant's authresp takes the answer: the mock provider answers nobody else.
+        guard let redirect = q["redirect_uri"], let state = q["state"], let u = URL(string: redirect),
+            u.path.hasSuffix("/oauth2/authresp"), Self.origin(u) == context.origin
+        else {
+            throw PageError(code: nil, message: "The request to the identity provider names no redirect_uri of this tenant, or no state.")
+        }
+        var answer = try store.takeNextIdPAnswer(provider)
+        if req.method == .post, q["answer"] != nil {
+            answer =
+                q["answer"] == "cancel"
+                ? IdPAnswer(error: "access_denied", errorDescription: "The user cancelled at \(provider.label).")
+                : IdPAnswer(
+                    subject: q["sub"]?.nilIfEmpty, email: q["email"], name: q["name"]?.nilIfEmpty, givenName: q["givenName"]?.nilIfEmpty,
+                    surname: q["surname"]?.nilIfEmpty)
+        }
+        guard let answer else {
+            return pages.mockProviderPage(provider, redirectURI: redirect, state: state, loginHint: q["login_hint"])
+        }
+        return try respond(answer, provider: provider, redirectURI: redirect, state: state)
+    }
+
+    private func respond(_ a: IdPAnswer, provider: EmulatorSeed.IdentityProvider, redirectURI: String, state: String) throws -> Response {
+        var params = [("state", state)]
+        let now = clock.now()
+        if let error = a.error {
+            params += [("error", error), ("error_description", a.errorDescription ?? error)]
+            store.log(.init(at: now, endpoint: "idp", grantType: provider.rawValue, policy: "", clientId: "", oid: nil, outcome: error))
+        } else {
+            guard let email = a.email, EmulatorSeed.isPlausibleEmail(email) else {
+                throw PageError(code: nil, message: "The identity provider needs the person's email address.")
+            }
+            let identity = FederatedIdentity(
+                provider: provider, subject: a.subject ?? EmulatorStore.derivedGUID("\(provider.rawValue):\(email.lowercased())"),
+                email: email, name: a.name, givenName: a.givenName, surname: a.surname)
+            let code = Random.token(bytes: 24)
+            try store.saveIdPCode(code, identity, now: now)
+            params.append(("code", code))
+            store.log(.init(at: now, endpoint: "idp", grantType: provider.rawValue, policy: "", clientId: "", oid: nil, outcome: "ok"))
+        }
+        let inputs = params.map { "<input type=\"hidden\" name=\"\(HTML.escape($0.0))\" value=\"\(HTML.escape($0.1))\">" }.joined()
+        return .html(
+            """
+            <!DOCTYPE html><html><head><title>Working...</title></head><body>
+            <form method="post" name="hiddenform" action="\(HTML.escape(redirectURI))">\(inputs)
+            <noscript><p>Script is disabled. Click Continue to go back to the tenant.</p></noscript>
+            <button type="submit" id="continue">Continue</button></form>
+            <script>document.forms[0].submit();</script></body></html>
+            """)
+    }
+}
+
+extension MockIdentityProviders {
+    /// `scheme://host[:port]` of a URL, as a request's origin names it.
+    static func origin(_ u: URL) -> String {
+        let host = (u.host ?? "").contains(":") ? "[\(u.host ?? "")]" : (u.host ?? "")
+        return "\(u.scheme ?? "")://\(host)" + (u.port.map { ":\($0)" } ?? "")
+    }
+}

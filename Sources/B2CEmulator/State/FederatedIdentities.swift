@@ -1,0 +1,98 @@
+import B2CProtocol
+import Foundation
+import GRDB
+
+/// A person as a (mock) identity provider answers: who, by which provider.
+struct FederatedIdentity: Codable, Sendable, Equatable {
+    var provider: EmulatorSeed.IdentityProvider
+    var subject: String
+    var email: String
+    var name: String?
+    var givenName: String?
+    var surname: String?
+}
+
+/// What a mock identity provider answers next (`POST /_admin/idp/{name}/next`): a person, or an error such as
+/// `access_denied` (the person cancelled at the provider).
+struct IdPAnswer: Codable, Sendable, Equatable {
+    var subject: String?
+    var email: String?
+    var name: String?
+    var givenName: String?
+    var surname: String?
+    var error: String?
+    var errorDescription: String?
+}
+
+extension EmulatorStore {
+    /// The answer queued for a provider, taken (each answers one sign-in).
+    func takeNextIdPAnswer(_ provider: EmulatorSeed.IdentityProvider) throws -> IdPAnswer? {
+        let key = "idp_next:\(provider.rawValue)"
+        return try db.write { db in
+            guard let text = try String.fetchOne(db, sql: "SELECT value FROM settings WHERE key = ?", arguments: [key]) else { return nil }
+            try db.execute(sql: "DELETE FROM settings WHERE key = ?", arguments: [key])
+            return try? JSONDecoder().decode(IdPAnswer.self, from: Data(text.utf8))
+        }
+    }
+
+    func nextIdPAnswer(_ provider: EmulatorSeed.IdentityProvider) throws -> IdPAnswer? {
+        try setting("idp_next:\(provider.rawValue)").flatMap { try? JSONDecoder().decode(IdPAnswer.self, from: Data($0.utf8)) }
+    }
+
+    func setNextIdPAnswer(_ provider: EmulatorSeed.IdentityProvider, _ answer: IdPAnswer?) throws {
+        let key = "idp_next:\(provider.rawValue)"
+        guard let answer else {
+            try db.write { try $0.execute(sql: "DELETE FROM settings WHERE key = ?", arguments: [key]) }
+            return
+        }
+        try setSetting(key, String(decoding: try JSONEncoder().encode(answer), as: UTF8.self))
+    }
+
+    /// A code the mock provider hands the tenant for a person (single use, 10 minutes).
+    func saveIdPCode(_ code: String, _ identity: FederatedIdentity, now: Int) throws {
+        let json = String(decoding: try JSONEncoder().encode(identity), as: UTF8.self)
+        try db.write {
+            try $0.execute(
+                sql: "INSERT INTO idp_codes(hash, identity, created_at) VALUES (?, ?, ?)", arguments: [Self.hash(code), json, now])
+        }
+    }
+
+    func redeemIdPCode(_ code: String, now: Int) throws -> FederatedIdentity? {
+        try db.write { db in
+            guard
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT identity, created_at FROM idp_codes WHERE hash = ?", arguments: [Self.hash(code)])
+            else { return nil }
+            try db.execute(sql: "DELETE FROM idp_codes WHERE hash = ?", arguments: [Self.hash(code)])
+            guard (row["created_at"] as Int) + 600 > now else { return nil }
+            return try? JSONDecoder().decode(FederatedIdentity.self, from: Data((row["identity"] as String).utf8))
+        }
+    }
+
+    /// The user a federated identity signed up as (same provider and subject), if any.
+    func federatedUser(_ identity: FederatedIdentity) throws -> UserRecord? {
+        let oid = try db.read {
+            try String.fetchOne(
+                $0, sql: "SELECT oid FROM federated_identities WHERE issuer = ? AND subject = ?",
+                arguments: [identity.provider.domain, identity.subject])
+        }
+        return try oid.flatMap { try user(oid: $0) }
+    }
+
+    /// A new user for a federated identity: no password of their own (they sign in at their provider), the provider kept.
+    func createFederatedUser(
+        _ identity: FederatedIdentity, displayName: String, givenName: String, surname: String, now: Int
+    ) throws -> UserRecord {
+        var user = try createUser(
+            email: identity.email, password: Random.token(bytes: 32), displayName: displayName, givenName: givenName, surname: surname,
+            now: now)
+        try db.write { db in
+            try db.execute(sql: "UPDATE users SET idp = ? WHERE oid = ?", arguments: [identity.provider.domain, user.oid])
+            try db.execute(
+                sql: "INSERT INTO federated_identities(issuer, subject, oid) VALUES (?, ?, ?)",
+                arguments: [identity.provider.domain, identity.subject, user.oid])
+        }
+        user.idp = identity.provider.domain
+        return user
+    }
+}

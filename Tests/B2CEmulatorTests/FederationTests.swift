@@ -1,0 +1,135 @@
+import B2CKit
+import Foundation
+import Testing
+
+@testable import B2CEmulator
+
+/// Federated sign-in through the tenant's mock providers, by B2C's element ids (reference: b2c-journeys.md §2).
+@Suite struct FederationTests {
+    static let policy = "B2C_1_susi_social"
+    static let carol = "carol@gmail.com"
+
+    /// The redirect answer's tokens (after the code is redeemed).
+    static func redeem(_ t: TestTenant, _ answer: TestResponse, pkce: PKCE) async throws -> [String: JSONValue] {
+        let code = try #require(answer.redirectParams["code"], "no code in \(answer.location ?? answer.body.prefix(400).description)")
+        let tok = try await t.token(policy, redeemForm(code: code, verifier: pkce.verifier))
+        #expect(tok.status == 200, "\(tok.body)")
+        return try claims(tok.json["id_token"]?.stringValue)
+    }
+
+    /// Follows the mock provider's pages with a person typed on its page; returns the page after the tenant's authresp.
+    static func providerPage(_ b: Browser, _ page: TestResponse, email: String, name: String? = nil) async throws -> TestResponse {
+        let idp = try await b.get(try #require(page.location, "not sent to the provider: \(page.status)"))
+        #expect(idp.status == 200 && idp.body.contains("id=\"idpSignIn\""))
+        let answer = try await b.submit(idp, form: "idpSignIn", ["email": email, "name": name ?? ""])
+        return try await b.submit(answer, form: "hiddenform", [:])
+    }
+
+    @Test func theUnifiedPageShowsOneButtonPerProviderWithB2CsIds() async throws {
+        try await TestTenant.with { t in
+            let page = try await Browser(t).get(authorizeURL(policy: Self.policy))
+            #expect(page.body.contains("data-name=\"Unified\"") && page.body.contains("class=\"social\""))
+            for id in ["GoogleExchange", "FacebookExchange", "MicrosoftAccountExchange", "AppleExchange"] {
+                #expect(page.body.contains("class=\"accountButton") && page.body.contains("id=\"\(id)\""), "\(id)")
+            }
+            #expect(page.body.contains("id=\"localAccountForm\""), "local accounts stay")
+            let plain = try await Browser(t).get(authorizeURL(policy: "B2C_1_susi"))
+            #expect(!plain.body.contains("accountButton"))
+        }
+    }
+
+    @Test func aFirstTimePersonSignsUpPrefilledAndAReturningOneGoesStraightOn() async throws {
+        try await TestTenant.with { t in
+            let b = Browser(t)
+            let pkce = PKCE()
+            let page = try await b.get(authorizeURL(policy: Self.policy, pkce: pkce))
+            let chosen = try await b.submit(page, form: "idp_google", [:])
+            #expect(chosen.status == 302 && chosen.location?.contains("/_idp/google/authorize?") == true)
+            #expect(
+                chosen.location?.contains("redirect_uri=\(FormEncoding.escape(t.base + "/contoso.onmicrosoft.com/oauth2/authresp"))")
+                    == true)
+            let signup = try await Self.providerPage(b, chosen, email: Self.carol, name: "Carol Gee")
+            #expect(signup.body.contains("Signed in with Google as") && signup.body.contains("value=\"Carol Gee\""))
+            let done = try await b.submit(signup, form: "attributeVerification", ["givenName": "Carol", "surname": "Gee"])
+            let first = try await Self.redeem(t, done, pkce: pkce)
+            #expect(first["idp"] == "google.com" && first["newUser"] == true && first["emails"] == [.string(Self.carol)])
+            #expect(first["given_name"] == "Carol" && first["tfp"] == .string(Self.policy))
+            // Returning (a fresh browser): the provider answers, no sign-up page, the same person, not new.
+            let c = Browser(t)
+            let pkce2 = PKCE()
+            let again = try await c.submit(try await c.get(authorizeURL(policy: Self.policy, pkce: pkce2)), form: "idp_google", [:])
+            let back = try await Self.providerPage(c, again, email: Self.carol)
+            let second = try await Self.redeem(t, back, pkce: pkce2)
+            #expect(second["oid"] == first["oid"] && second["newUser"] == nil && second["idp"] == "google.com")
+            let users = try await t.admin(.GET, "/users").json["users"]?.arrayValue ?? []
+            #expect(users.contains { $0["email"] == .string(Self.carol) && $0["identityProvider"] == "google.com" })
+        }
+    }
+
+    @Test func domainHintSkipsThePageAndAQueuedAnswerComesAtOnce() async throws {
+        try await TestTenant.with { t in
+            let queued = try await t.admin(.POST, "/idp/facebook/next", ["sub": "fb-1", "email": "dan@example.com", "name": "Dan"])
+            #expect(queued.status == 201)
+            let b = Browser(t)
+            let pkce = PKCE()
+            let start = try await b.get(authorizeURL(policy: Self.policy, pkce: pkce, extra: ["domain_hint": "facebook.com"]))
+            #expect(start.status == 302 && start.location?.contains("/_idp/facebook/authorize?") == true)
+            let answered = try await b.get(try #require(start.location))
+            #expect(answered.body.contains("name=\"hiddenform\""), "answered at once, no page")
+            let signup = try await b.submit(answered, form: "hiddenform", [:])
+            let done = try await b.submit(signup, form: "attributeVerification", [:])
+            #expect(try await Self.redeem(t, done, pkce: pkce)["idp"] == "facebook.com")
+            #expect(try await t.admin(.GET, "/idp/facebook/next").json["next"] == .null, "an answer is used once")
+            let log = try await t.admin(.GET, "/log").json["requests"]?.arrayValue ?? []
+            #expect(log.contains { $0["endpoint"] == "idp" && $0["grantType"] == "facebook" && $0["outcome"] == "ok" })
+            // An unknown hint shows the page.
+            let unknown = try await Browser(t).get(authorizeURL(policy: Self.policy, extra: ["domain_hint": "example.org"]))
+            #expect(unknown.status == 200 && unknown.body.contains("GoogleExchange"))
+        }
+    }
+
+    @Test func cancelAtTheProviderIs90273ToTheApp() async throws {
+        try await TestTenant.with { t in
+            _ = try await t.admin(.POST, "/idp/google/next", ["error": "access_denied", "errorDescription": "Permissions error"])
+            let b = Browser(t)
+            let chosen = try await b.submit(try await b.get(authorizeURL(policy: Self.policy)), form: "idp_google", [:])
+            let answered = try await b.get(try #require(chosen.location))
+            let back = try await b.submit(answered, form: "hiddenform", [:])
+            #expect(back.redirectParams["error"] == "access_denied")
+            #expect(
+                back.redirectParams["error_description"]?.hasPrefix(
+                    "AADB2C90273: An invalid response was received : 'Error: access_denied,Error Description: Permissions error'") == true)
+            // The provider's own Cancel button does the same.
+            let c = Browser(t)
+            let again = try await c.submit(try await c.get(authorizeURL(policy: Self.policy)), form: "idp_google", [:])
+            let page = try await c.get(try #require(again.location))
+            let cancelled = try await c.submit(try await c.submit(page, form: "idpCancel", [:]), form: "hiddenform", [:])
+            #expect(cancelled.redirectParams["error_description"]?.hasPrefix("AADB2C90273") == true)
+        }
+    }
+
+    @Test func theProviderAnswersOnlyThisTenantsAuthresp() async throws {
+        try await TestTenant.with { t in
+            let r = try await t.get("/_idp/google/authorize?redirect_uri=https%3A%2F%2Fevil.example%2Foauth2%2Fauthresp&state=x")
+            #expect(r.status == 400)
+            #expect(try await t.admin(.POST, "/idp/local/next", ["email": "a@b.c"]).status == 404)
+        }
+    }
+
+    @Test func theSeedSaysWhatIsWrongWithProviders() throws {
+        func parse(_ providers: String, kind: String = "signUpSignIn") -> String? {
+            let json = """
+                {"tenant": {"name": "contoso.onmicrosoft.com", "id": "\(tenantID)"},
+                 "policies": [{"id": "B2C_1_x", "kind": "\(kind)", "identityProviders": \(providers)}],
+                 "apps": [{"clientId": "\(clientID)", "redirectUris": ["http://localhost"]}]}
+                """
+            do { _ = try EmulatorSeed.parse(Data(json.utf8)) } catch { return "\(error)" }
+            return nil
+        }
+        #expect(parse(#"["google", "local"]"#) == nil)
+        #expect(parse(#"["myspace"]"#)?.contains("$.policies[0].identityProviders[0]") == true)
+        #expect(parse(#"[{"type": "oidc"}]"#)?.contains("not served by this version") == true)
+        #expect(parse(#"[]"#)?.contains("at least one") == true)
+        #expect(parse(#"["google"]"#, kind: "editProfile")?.contains("not editProfile") == true)
+    }
+}
