@@ -20,6 +20,8 @@ Environment:
   B2C_AGENT_ACTION         signin (default) | forgot | edit-profile | cancel | logout | wrong-codes (every
                            second-factor code wrong)
   B2C_AGENT_PHONE          the number (E.164) to register when the phone factor page asks for one
+  B2C_AGENT_IDP_BUTTON     the id of a social provider's button to press on the sign-in page (GoogleExchange, …); the
+                           provider's page is then filled with B2C_AGENT_EMAIL and B2C_AGENT_DISPLAY_NAME
   B2C_AGENT_QR_CHECK       if set, the authenticator's QR code as Chromium shows it is decoded with zbarimg and must
                            hold the secret shown under "Still having trouble?"
   B2C_AGENT_EMAIL, B2C_AGENT_PASSWORD    the account to sign in with
@@ -381,6 +383,15 @@ class Agent:
             click(d, "cancel")
         elif self.second_factor():
             pass
+        elif ENV.get("B2C_AGENT_IDP_BUTTON") and find(d, ENV["B2C_AGENT_IDP_BUTTON"]) is not None:
+            log(f"pressing #{ENV['B2C_AGENT_IDP_BUTTON']}")
+            click(d, ENV["B2C_AGENT_IDP_BUTTON"])
+        elif find(d, "idpSignIn") is not None:
+            log(f"at the identity provider: signing in as {self.email}")
+            type_into(d, "email", self.email)
+            if ENV.get("B2C_AGENT_DISPLAY_NAME"):
+                type_into(d, "name", ENV["B2C_AGENT_DISPLAY_NAME"])
+            click(d, "next")
         elif find(d, "localAccountForm") is not None:
             self.sign_in()
         elif find(d, "sendCode") is not None:

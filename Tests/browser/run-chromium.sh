@@ -60,7 +60,7 @@ trap 'exit 130' INT TERM
 python3 - "$tmp/default-seed.json" "$tmp/seed.json" <<'PY'
 import json, sys
 seed = json.load(open(sys.argv[1]))
-for name, method in (("B2C_1_susi_phone", "phone"), ("B2C_1_susi_totp", "totp")):
+for name, method in (("B2C_1_susi_phone", "phone"), ("B2C_1_susi_totp", "totp")):  # B2C_1_susi_social is the default's
     seed["policies"].append({"id": name, "kind": "signUpSignIn", "mfa": {"methods": [method], "enforcement": "always"}})
 json.dump(seed, open(sys.argv[2], "w"))
 PY
@@ -241,6 +241,22 @@ if [ $status -eq 1 ] && grep -q 'AADB2C90151' "$tmp/h-wrong.err"; then
   ok "(h) three wrong phone codes: b2c signin exits 1 with AADB2C90151"
 else
   not_ok "(h) three wrong phone codes: exit 1 with AADB2C90151 (got $status)" "$tmp/h-wrong.err"
+fi
+
+# (i) federation: #GoogleExchange on the unified page, the (mock) provider's page, the social sign-up page; then the
+# returning person goes straight through.
+B2C_AGENT_ACTION=signin B2C_AGENT_EMAIL=carol@gmail.com B2C_AGENT_IDP_BUTTON=GoogleExchange B2C_AGENT_DISPLAY_NAME='Carol Gee' \
+  b2c_run i-social signin --policy B2C_1_susi_social --prompt login --timeout 90 --verbose
+status=$?
+B2C_AGENT_ACTION=signin B2C_AGENT_EMAIL=carol@gmail.com B2C_AGENT_IDP_BUTTON=GoogleExchange \
+  b2c_run i-social-again signin --policy B2C_1_susi_social --prompt login --timeout 90 --verbose
+again=$?
+"$b2c" whoami --policy B2C_1_susi_social --output json >"$tmp/i-who.json" 2>/dev/null
+if [ $status -eq 0 ] && [ $again -eq 0 ] && grep -Eq '"identityProvider" ?: ?"google.com"' "$tmp/i-who.json" \
+  && grep -q 'submitting the profile' "$tmp/i-social.err" && ! grep -q 'submitting the profile' "$tmp/i-social-again.err"; then
+  ok "(i) federation: #GoogleExchange, the provider's page, the social sign-up page once; idp google.com"
+else
+  not_ok "(i) federation (exit $status, then $again)" "$tmp/i-social.err"
 fi
 
 echo "# $([ $failed -eq 0 ] && echo 'all passed' || echo "$failed failed") in $(($(date +%s) - started)) s"

@@ -213,6 +213,7 @@ package enum Output {
             [
                 "accountId": .string(a.accountID), "policy": .string(a.policy), "current": .bool(a.current),
                 "refreshToken": .bool(a.hasRefreshToken), "refreshRefused": a.refreshRefused.map { .string($0) } ?? .null,
+                "identityProvider": a.identityProvider.map { .string($0) } ?? .null,
                 "accessTokens": .array(
                     a.accessTokens.map {
                         [
@@ -239,7 +240,8 @@ package enum Output {
             if id.name != nil, let email = id.email { labels.append("<\(email)>") }
             for (i, a) in person.accounts.enumerated() {
                 rows.append([
-                    i < labels.count ? labels[i] : "", a.policy + (a.current ? " *" : ""), shortID(a.accountID),
+                    i < labels.count ? labels[i] : "", a.policy + (a.identityProvider.map { " (\($0))" } ?? "") + (a.current ? " *" : ""),
+                    shortID(a.accountID),
                     tokenState(a, now: now), a.hasRefreshToken ? a.refreshRefused ?? "yes" : "no",
                 ])
             }
@@ -269,6 +271,7 @@ package enum Output {
             writeOut(
                 JSONValue.object([
                     "accountId": .string(a.id), "policy": .string(a.policy), "authority": .string(a.authority),
+                    "identityProvider": a.claims["idp"]?.stringValue.map { .string($0) } ?? .null,
                     "person": [
                         "tenantId": .string(a.tenantID), "oid": .string(a.oid), "name": person?.name.map { .string($0) } ?? .null,
                         "givenName": person?.givenName.map { .string($0) } ?? .null,
@@ -281,6 +284,7 @@ package enum Output {
             var rows = [
                 ["account", a.id], ["policy", a.policy], ["person", "\(person?.name ?? "-") <\(person?.email ?? a.oid)>"],
                 ["given / family name", "\(person?.givenName ?? "-") / \(person?.familyName ?? "-")"],
+                ["identity provider", a.claims["idp"]?.stringValue ?? "local account"],
             ]
             // The claims are those of this policy's id token as issued; the person's profile above is the latest seen under any policy.
             for (k, v) in (a.claims.objectValue ?? [:]).sorted(by: { $0.key < $1.key }) {

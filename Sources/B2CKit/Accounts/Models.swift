@@ -85,6 +85,9 @@ public struct ListedAccount: Sendable {
     /// What the tenant answered the last refresh when it refused it ("revoked", "expired", …); nil when the last refresh
     /// worked or none was tried. The refresh token is kept (the next refresh asks again), but it is not usable as it is.
     public var refreshRefused: String? = nil
+    /// The identity provider a federated account signed in with (its id token's `idp`, such as `google.com`); nil for a
+    /// local account.
+    public var identityProvider: String? = nil
     public var accessTokens: [TokenState]
 }
 

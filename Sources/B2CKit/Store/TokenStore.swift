@@ -341,7 +341,9 @@ public final class TokenStore: Sendable {
                         json_valid(a.claims) AND (json_type(a.claims, '$.tfp') IS NOT NULL OR json_type(a.claims, '$.acr') IS NOT NULL)
                             AS has_policy_claim,
                         c.account_id IS NOT NULL AS is_current, r.account_id IS NOT NULL AS has_refresh_token, t.target, t.expires_on,
-                        a.environment, a.client_id, r.refused
+                        a.environment, a.client_id, r.refused,
+                        CASE WHEN json_valid(a.claims) AND json_type(a.claims, '$.idp') = 'text' THEN json_extract(a.claims, '$.idp') END
+                            AS idp
                     FROM accounts a JOIN identities i ON i.environment = a.environment AND i.client_id = a.client_id
                         AND i.tenant_id = a.tenant_id AND i.oid = a.oid
                     LEFT JOIN current_accounts c ON c.environment = a.environment AND c.client_id = a.client_id AND c.policy = a.policy
@@ -375,7 +377,7 @@ public final class TokenStore: Sendable {
                         ListedAccount(
                             accountID: accountID, tenantID: tenantID, oid: oid, policy: row[7],
                             claimPolicy: row[8], hasPolicyClaim: row[9], current: row[10],
-                            hasRefreshToken: row[11], refreshRefused: row[16], accessTokens: []))
+                            hasRefreshToken: row[11], refreshRefused: row[16], identityProvider: row[17], accessTokens: []))
                 }
                 if let target: String = row[12] {
                     let last = people.count - 1
