@@ -163,6 +163,7 @@ final class DemoRun {
                     : " (encrypted with a key from \((try? store.storageStatus())?.source?.place ?? "the key store"))"))
         try await signIns()
         try await secondFactor()
+        try await federated()
         try await profileAndAPI()
         try await daemonStep()
         try await signOut()
@@ -210,6 +211,24 @@ final class DemoRun {
         if let sent = try emulator.store.outbox(to: Self.alice.email).first(where: { $0.purpose == "mfa" }) {
             detail("the outbox: an \(sent.channel.rawValue) to \(sent.recipient) (GET /_admin/outbox shows its code)")
         }
+    }
+
+    /// A person with no local account signs up through a social provider (the tenant's mock Google).
+    private func federated() async throws {
+        heading("carol@gmail.com signs up with Google at B2C_1_susi_social (the tenant's mock provider; idp in her tokens)")
+        let carol: (email: String, password: String) = ("carol@gmail.com", "")
+        let persona: InteractionUI
+        if realBrowser {
+            persona = GuidedBrowserUI(hint: "choose Google and sign in there as \(carol.email), then complete the profile")
+        } else {
+            var p = ScriptedBrowser.Persona(email: carol.email, password: "", displayName: "Carol Gee")
+            p.idp = "google"
+            persona = scripted.persona(p, jar: "carol")
+        }
+        let c = try await client.signInInteractively(
+            policyName: "B2C_1_susi_social", options: InteractiveOptions(timeoutSeconds: waitSeconds), ui: persona)
+        detail(describe(c) + " · identity provider \(c.claims["idp"]?.stringValue ?? "?")" + (c.claims["newUser"] == true ? ", new user" : ""))
+        scripted.showSteps(detail)
     }
 
     /// Alice edits her profile; the API is called with each person's token, and with Alice's refreshed one.

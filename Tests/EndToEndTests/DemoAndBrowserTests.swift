@@ -23,20 +23,21 @@ import Testing
             "a scripted user agent fills the pages", "alice@contoso.com signs in to B2C_1_susi", "bob@contoso.com signs in to B2C_1_susi",
             "signs in to a second policy, B2C_1_signin", "display name: Alice Example → Alice Demo",
             "as bob@contoso.com → HTTP 200 {\"name\":\"Bob Example\"}", "HTTP 200 {\"name\":\"Alice Demo\"}",
-            "the browser session is ended", "as the app 7c2f1d3b", "Done: 11 steps",
+            "the browser session is ended", "as the app 7c2f1d3b", "Done: 12 steps",
+            "carol@gmail.com signs up with Google at B2C_1_susi_social", "identity provider google.com, new user",
             "signs in to B2C_1_susi_mfa: after the password step, a code sent by email (MFA)",
             "the outbox: an email to alice@contoso.com",
         ] {
             #expect(r.stdout.contains(line), "missing '\(line)' in:\n\(r.stdout)")
         }
-        // The kept store is a normal store: the CLI reads it; Bob is gone, Alice holds four policies.
+        // The kept store is a normal store: the CLI reads it; Bob is gone, Alice holds four policies, Carol one.
         env["B2C_CONFIG"] = keep.appendingPathComponent("policies.json").path
         env["B2C_HOME"] = keep.appendingPathComponent("store").path
         let accounts = try await run(b2cBinary, ["accounts", "--output", "json"], environment: env)
         let people = try #require(accounts.json["people"]?.arrayValue)
-        #expect(people.count == 1 && people[0]["name"] == "Alice Demo")
+        #expect(people.count == 2 && people.contains { $0["name"] == "Alice Demo" } && people.contains { $0["name"] == "Carol Gee" })
         #expect(
-            people[0]["accounts"]?.arrayValue?.compactMap { $0["policy"]?.stringValue }.sorted() == [
+            people.first { $0["name"] == "Alice Demo" }?["accounts"]?.arrayValue?.compactMap { $0["policy"]?.stringValue }.sorted() == [
                 "B2C_1_edit_profile", "B2C_1_signin", "B2C_1_susi", "B2C_1_susi_mfa",
             ])
         #expect(!r.stdout.contains("eyJ"), "no token is printed")
@@ -50,7 +51,8 @@ import Testing
     }
 
     /// Headless Chromium (Debian chromium + chromium-driver, selenium in a venv) as $BROWSER against the TLS emulator:
-    /// sign-in, the forgot-password detour, edit-profile and cancel (Tests/browser/run-chromium.sh).
+    /// sign-in, the forgot-password detour, edit-profile, cancel, MFA by email, phone and authenticator app (three wrong codes
+    /// too), and federation through a social provider, by B2C's element ids (Tests/browser/run-chromium.sh).
     @Test func realChromiumSignsInResetsAndEditsTheProfile() async throws {
         var env = ProcessInfo.processInfo.environment
         for k in env.keys where k.hasPrefix("B2C_") { env[k] = nil }
