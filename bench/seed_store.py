@@ -4,7 +4,7 @@
 The store must have been created by `b2c` (schema, application_id and GRDB migration in place) and hold
 at least one account from a real sign-in: that account is the template. Every synthetic row mirrors it:
 
-  identities      (tenant_id, oid) with name, given/family name and email
+  identities      (environment, client_id, tenant_id, oid) with name, given/family name and email
   accounts        account_id = <oid>-<policy lower-cased>.<tenant id> (the template's host and client id), the template's authority with the
                   policy swapped in, an id token of the same shape and size, claims JSON with tfp (or acr),
                   oid, sub, name and emails
@@ -129,13 +129,14 @@ def main() -> int:
         oid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
         email = f"user{i:06d}@bench.contoso.com"
         name = f"Bench User{i:06d}"
-        identities.append((tenant, oid, name, "Bench", f"User{i:06d}", email, now))
+        identities.append((environment, client_id, tenant, oid, name, "Bench", f"User{i:06d}", email, now))
         for p in policies:
             add_account(oid, email, name, p)
 
     db.execute("BEGIN IMMEDIATE")
-    db.executemany("INSERT INTO identities(tenant_id, oid, name, given_name, family_name, email, updated_at) VALUES (?,?,?,?,?,?,?)",
-                   identities)
+    # Identities are kept per scope (environment and client id), as accounts are (store migration v5).
+    db.executemany("INSERT INTO identities(environment, client_id, tenant_id, oid, name, given_name, family_name, email, updated_at) "
+                   "VALUES (?,?,?,?,?,?,?,?,?)", identities)
     db.executemany("INSERT INTO accounts(environment, client_id, account_id, tenant_id, oid, policy, authority, id_token, claims, "
                    "created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)", accounts)
     db.executemany("INSERT INTO access_tokens(environment, client_id, account_id, target, secret, expires_on, cached_at) "
