@@ -37,6 +37,8 @@ public final class ScriptedBrowser: @unchecked Sendable {
         /// Signs in with this social provider (`google`, `facebook`, …) instead of a local account: its button, then its
         /// (mock) page as `email`.
         public var idp: String?
+        /// Checks "Keep me signed in" on the sign-in page.
+        public var keepSignedIn = false
         public init(
             email: String, password: String, action: Action = .signin, newPassword: String? = nil,
             displayName: String? = nil, givenName: String? = nil, surname: String? = nil, phone: String? = nil, totpSecret: String? = nil
@@ -195,6 +197,7 @@ public final class ScriptedBrowser: @unchecked Sendable {
                 fields["logonIdentifier"] = persona.email
                 let password = resetDone ? (persona.newPassword ?? persona.password) : persona.password
                 fields["password"] = persona.action == .wrongThenRight && !wrongTried ? "definitely-wrong" : password
+                if persona.keepSignedIn && page.body.contains("id=\"rememberMe\"") { fields["rememberMe"] = "true" }
                 wrongTried = true
                 page = try await fetch(f.action, form: fields)
             } else if let f = Self.form(page, "attributeVerification") {
@@ -301,6 +304,8 @@ public enum PageParser {
         var fields: [String: String] = [:]
         for tag in html.components(separatedBy: "<input").dropFirst() {
             let t = Substring(tag.prefix { $0 != ">" })
+            // A browser sends a checkbox only when it is checked.
+            if attribute("type", t) == "checkbox" && !t.contains(" checked") { continue }
             if let name = attribute("name", t) { fields[name] = attribute("value", t) ?? "" }
         }
         guard let action = attribute("action", html) else { return nil }

@@ -47,6 +47,8 @@ struct BrowserCommand: AsyncParsableCommand {
             "Sign in with this social provider of the page (google, facebook, microsoft, …) as --as; no password needed.",
             valueName: "provider"))
     var idp: String?
+    @Flag(help: "Check \"Keep me signed in\" on the sign-in page (a policy with kmsi): the tenant's session outlives the browser.")
+    var keepSignedIn = false
     @Argument(help: "The URL to open (what $BROWSER is given).") var url: String
 
     func run() async throws {
@@ -95,6 +97,7 @@ struct BrowserCommand: AsyncParsableCommand {
             email: email, password: password, action: act, newPassword: newPassword, displayName: displayName, givenName: givenName,
             surname: surname, phone: phone, totpSecret: totpSecret)
         persona.idp = idp
+        persona.keepSignedIn = keepSignedIn
         do {
             _ = try await browser.run(start, as: persona)
             await browser.shutdown()

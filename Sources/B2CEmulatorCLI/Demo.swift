@@ -227,7 +227,8 @@ final class DemoRun {
         }
         let c = try await client.signInInteractively(
             policyName: "B2C_1_susi_social", options: InteractiveOptions(timeoutSeconds: waitSeconds), ui: persona)
-        detail(describe(c) + " · identity provider \(c.claims["idp"]?.stringValue ?? "?")" + (c.claims["newUser"] == true ? ", new user" : ""))
+        let provider = c.claims["idp"]?.stringValue ?? "?"
+        detail(describe(c) + " · identity provider \(provider)" + (c.claims["newUser"] == true ? ", new user" : ""))
         scripted.showSteps(detail)
     }
 

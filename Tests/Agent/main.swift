@@ -4,7 +4,7 @@
 // Environment: B2C_AGENT_EMAIL, B2C_AGENT_PASSWORD, B2C_AGENT_CA (PEM), B2C_AGENT_JAR (file),
 // B2C_AGENT_ACTION = signin (default) | cancel | forgot | wrong-then-right | cancel-signup | cancel-reset-code | wrong-codes,
 // B2C_AGENT_PHONE (the number a phone factor registers), B2C_AGENT_TOTP_SECRET (an authenticator registered elsewhere),
-// B2C_AGENT_IDP (sign in with this social provider of the page, as B2C_AGENT_EMAIL),
+// B2C_AGENT_IDP (sign in with this social provider of the page, as B2C_AGENT_EMAIL), B2C_AGENT_KEEP_SIGNED_IN=1,
 // B2C_AGENT_DISPLAY_NAME / _GIVEN_NAME / _SURNAME (edit profile), B2C_AGENT_NEW_PASSWORD (reset),
 // B2C_AGENT_RECORD (a file to which the delivered redirect URL is appended: the secrets test looks for its code),
 // B2C_AGENT_DELIVER=0 (stop before the answer reaches the app and print its URL on stdout, as a person would copy it).
@@ -26,6 +26,7 @@ var persona = ScriptedBrowser.Persona(
     givenName: env["B2C_AGENT_GIVEN_NAME"], surname: env["B2C_AGENT_SURNAME"], phone: env["B2C_AGENT_PHONE"],
     totpSecret: env["B2C_AGENT_TOTP_SECRET"])
 persona.idp = env["B2C_AGENT_IDP"]
+persona.keepSignedIn = env["B2C_AGENT_KEEP_SIGNED_IN"] == "1"
 // The HTTP client is always shut down before the process ends (a client dropped without it traps), and a failure is one
 // line on stderr with exit 1.
 let browser: ScriptedBrowser

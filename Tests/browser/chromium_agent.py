@@ -20,6 +20,7 @@ Environment:
   B2C_AGENT_ACTION         signin (default) | forgot | edit-profile | cancel | logout | wrong-codes (every
                            second-factor code wrong)
   B2C_AGENT_PHONE          the number (E.164) to register when the phone factor page asks for one
+  B2C_AGENT_REMEMBER_ME    if set, "Keep me signed in" (#rememberMe) is checked on the sign-in page
   B2C_AGENT_IDP_BUTTON     the id of a social provider's button to press on the sign-in page (GoogleExchange, …); the
                            provider's page is then filled with B2C_AGENT_EMAIL and B2C_AGENT_DISPLAY_NAME
   B2C_AGENT_QR_CHECK       if set, the authenticator's QR code as Chromium shows it is decoded with zbarimg and must
@@ -218,7 +219,21 @@ class Browser:
         if not pid or not self._is_ours(int(pid)):
             return False
         pid = int(pid)
-        os.killpg(pid, signal.SIGTERM)  # Chromium leads its own process group (start_new_session)
+        # Closed as a person closes it (Browser.close over DevTools), so that it writes its cookie store to disk first: a
+        # persistent cookie ("Keep me signed in") must survive the restart, a session cookie must not.
+        port = self.devtools_port()
+        if port is not None:
+            try:
+                driver = self.attach(port)
+                driver.execute_cdp_cmd("Browser.close", {})
+            except (AgentError, WebDriverException):
+                pass
+            for _ in range(100):
+                if not self._is_ours(pid):
+                    break
+                time.sleep(0.05)
+        if self._is_ours(pid):
+            os.killpg(pid, signal.SIGTERM)  # Chromium leads its own process group (start_new_session)
         for _ in range(100):
             if not self._is_ours(pid):
                 break
@@ -498,6 +513,9 @@ class Agent:
         log(f"signing in as {self.email}" + (" with the new password" if use_new else ""))
         type_into(d, "logonIdentifier", self.email)
         type_into(d, "password", password)
+        if ENV.get("B2C_AGENT_REMEMBER_ME"):
+            log("checking 'Keep me signed in'")
+            click(d, "rememberMe")
         click(d, "next")
         self.signins_submitted += 1
 

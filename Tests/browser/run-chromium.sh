@@ -62,6 +62,7 @@ import json, sys
 seed = json.load(open(sys.argv[1]))
 for name, method in (("B2C_1_susi_phone", "phone"), ("B2C_1_susi_totp", "totp")):  # B2C_1_susi_social is the default's
     seed["policies"].append({"id": name, "kind": "signUpSignIn", "mfa": {"methods": [method], "enforcement": "always"}})
+seed["policies"].append({"id": "B2C_1_kmsi", "kind": "signUpSignIn", "kmsi": {"enabled": True, "days": 30}})
 json.dump(seed, open(sys.argv[2], "w"))
 PY
 "$b2c" emulator serve --tls --seed "$tmp/seed.json" --state "$tmp/state" --config-out "$B2C_CONFIG" --port 0 \
@@ -257,6 +258,26 @@ if [ $status -eq 0 ] && [ $again -eq 0 ] && grep -Eq '"identityProvider" ?: ?"go
   ok "(i) federation: #GoogleExchange, the provider's page, the social sign-up page once; idp google.com"
 else
   not_ok "(i) federation (exit $status, then $again)" "$tmp/i-social.err"
+fi
+
+# (j) Keep me signed in across a browser restart: checked, the tenant's persistent cookie answers the next sign-in after
+# Chromium restarts (no page); unchecked, the browser-session cookie is gone with the browser and the page comes back.
+kmsi_run() {  # NAME [REMEMBER [PROMPT]]: a sign-in at B2C_1_kmsi by bob, then a restart of Chromium
+  B2C_AGENT_ACTION=signin B2C_AGENT_EMAIL=bob@contoso.com B2C_AGENT_PASSWORD='Bob-new-2026!x' B2C_AGENT_REMEMBER_ME=${2:-} \
+    b2c_run "$1" signin --policy B2C_1_kmsi --timeout 90 --verbose ${3:+--prompt "$3"}
+  local status=$?
+  "$venv/bin/python" "$here/chromium_agent.py" --shutdown 2>/dev/null
+  return $status
+}
+kmsi_run j-kmsi-checked 1 login && kmsi_run j-kmsi-after && a=0 || a=1
+grep -q "checking 'Keep me signed in'" "$tmp/j-kmsi-checked.err" && ! grep -q 'signing in as' "$tmp/j-kmsi-after.err" || a=1
+B2C_AGENT_ACTION=signin B2C_AGENT_EMAIL=bob@contoso.com B2C_AGENT_PASSWORD='Bob-new-2026!x' \
+  b2c_run j-plain signin --policy B2C_1_kmsi --prompt login --timeout 90 --verbose && "$venv/bin/python" "$here/chromium_agent.py" --shutdown 2>/dev/null
+kmsi_run j-plain-after && grep -q 'signing in as' "$tmp/j-plain-after.err" && b=0 || b=1
+if [ $a -eq 0 ] && [ $b -eq 0 ]; then
+  ok "(j) keep me signed in: the session survives a browser restart only when #rememberMe was checked"
+else
+  not_ok "(j) keep me signed in across a browser restart (checked: $a, unchecked: $b)" "$tmp/j-kmsi-after.err"
 fi
 
 echo "# $([ $failed -eq 0 ] && echo 'all passed' || echo "$failed failed") in $(($(date +%s) - started)) s"

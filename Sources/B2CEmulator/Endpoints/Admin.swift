@@ -21,6 +21,7 @@ struct AdminEndpoint: TenantPart {
         "GET|POST /_admin/mfa {fixedCode, unreachable, throttled}",
         "GET|POST /_admin/users/{email|oid}/mfa {risky, phone, totpSecret, reset}",
         "GET|POST|DELETE /_admin/idp/{provider}/next {sub, email, name, givenName, surname} | {error, errorDescription}",
+        "GET /_admin/sessions", "DELETE /_admin/sessions[?user=email|oid]",
     ]
 
     func addRoutes(to group: RouterGroup<EmulatorRequestContext>) {
@@ -56,6 +57,26 @@ struct AdminEndpoint: TenantPart {
         on("users/:id/mfa", .get) { _, context in .json(try self.store.mfaState(oid: try self.adminUser(context).oid).json) }
         on("users/:id/mfa", .post) { request, context in
             try self.setUserMFA(try self.adminUser(context), try await Self.adminBody(request))
+        }
+        on("sessions", .get) { _, _ in
+            let now = self.clock.now()
+            return .json([
+                "now": JSONValue(now),
+                "sessions": .array(
+                    try self.store.sessions().map { s in
+                        var o = s.json.objectValue ?? [:]
+                        o["live"] = .bool(s.expiresAt.map { $0 > now } ?? true)
+                        return .object(o)
+                    }),
+            ])
+        }
+        on("sessions", .delete) { request, _ in
+            let who = try request.queryParameters()["user"]
+            let oid = try who.map { id -> String in
+                guard let u = try self.store.user(identifier: id) else { throw AdminError(status: 404, message: "no user '\(id)'") }
+                return u.oid
+            }
+            return .json(["ended": JSONValue(try self.store.endSessions(oid: oid))])
         }
         on("idp/:name/next", .get) { _, context in
             .json(try Self.answerJSON(try self.store.nextIdPAnswer(try Self.provider(context))))

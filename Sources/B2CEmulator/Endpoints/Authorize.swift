@@ -40,6 +40,8 @@ struct AuthorizeTransaction: Codable, Sendable {
     var mfa: PendingMFA? = nil
     /// A first-time federated person, between the identity provider's answer and the social sign-up page.
     var federated: FederatedIdentity? = nil
+    /// "Keep me signed in" was checked on the sign-in page.
+    var rememberMe = false
 
     subscript<T>(dynamicMember field: KeyPath<AppRequest, T>) -> T { request[keyPath: field] }
 
@@ -240,7 +242,7 @@ struct AuthorizeEndpoint: TenantPart {
     {
         var tx = tx
         let prompt = tx.prompt
-        let session = try sessions.current(req)
+        let session = try sessions.current(req, for: (policy, tx.clientId), now: clock.now())
         let hintMatches =
             tx.loginHint.map { h in
                 session.map { $0.user.email.caseInsensitiveCompare(h) == .orderedSame || $0.user.oid == h.lowercased() } ?? false
@@ -352,8 +354,13 @@ struct AuthorizeEndpoint: TenantPart {
         let now = clock.now()
         var headers: [(String, String)] = []
         if newSession {
-            let sessionID = try store.createSession(oid: user.oid, now: now, mfa: mfa)
-            headers.append(sessions.cookie(sessionID, secure: secure))
+            // "Keep me signed in" (local accounts): a persistent session of the policy's days; else the browser's own, for the
+            // policy's lifetime on the tenant clock.
+            let keep = tx.rememberMe && user.idp == nil ? policy.session.kmsiDays.map { $0 * 86_400 } : nil
+            let sessionID = try store.createSession(
+                oid: user.oid, now: now, mfa: mfa, expiresAt: now + (keep ?? policy.session.lifetimeMinutes * 60), persistent: keep != nil,
+                clientID: app.clientId, policy: policy.id)
+            headers.append(sessions.cookie(sessionID, secure: secure, keepSeconds: keep))
         }
         try store.deleteTransaction(id: tx.id)
         let scopes: TokenIssuer.Scopes

@@ -70,7 +70,7 @@ extension AuthorizeEndpoint {
                 givenName: (form["givenName"] ?? "").trimmingCharacters(in: .whitespaces),
                 surname: (form["surname"] ?? "").trimmingCharacters(in: .whitespaces))
             let updated = try store.user(oid: oid) ?? user
-            let authTime = try sessions.current(request)?.authTime ?? now
+            let authTime = try sessions.current(request, now: now)?.authTime ?? now
             return try complete(tx, user: updated, authTime: authTime, newUser: false, secure: context.isHTTPS)
         case ("reset", "POST") where policy.kind == .resetPassword, ("resend", "GET") where policy.kind == .resetPassword:
             let email = name == "resend" ? (tx.resetEmail ?? "") : (form["email"] ?? "").trimmingCharacters(in: .whitespaces)
@@ -102,11 +102,16 @@ extension AuthorizeEndpoint {
         guard let user = try store.checkPassword(email: email, password: password) else {
             return pages.signInPage(tx, policy: policy, error: "Your password is incorrect.", email: email)
         }
+        tx.rememberMe = policy.session.kmsiDays != nil && ["true", "on"].contains(form["rememberMe"]?.lowercased() ?? "")
         if policy.kind == .editProfile {
-            let sessionID = try store.createSession(oid: user.oid, now: now)
+            let keep = tx.rememberMe ? policy.session.kmsiDays.map { $0 * 86_400 } : nil
+            let sessionID = try store.createSession(
+                oid: user.oid, now: now, expiresAt: now + (keep ?? policy.session.lifetimeMinutes * 60), persistent: keep != nil,
+                clientID: tx.clientId, policy: policy.id)
             tx.oid = user.oid
             try store.saveTransaction(tx, now: now)
-            return pages.profilePage(tx, policy: policy, user: user, headers: [sessions.cookie(sessionID, secure: secure)])
+            return pages.profilePage(
+                tx, policy: policy, user: user, headers: [sessions.cookie(sessionID, secure: secure, keepSeconds: keep)])
         }
         return try afterFirstFactor(
             tx, user: user, authTime: now, newUser: false, secure: secure, newSession: true, sessionDidMFA: false, policy: policy)

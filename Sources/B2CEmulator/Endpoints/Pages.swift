@@ -70,6 +70,10 @@ struct PageRenderer: Sendable {
             <label for="password">Password</label>
             <input type="password" id="password" name="password" autocomplete="current-password">
             <div class="links"><a id="forgotPassword" href="\(link(tx, "forgot"))">Forgot your password?</a></div>
+            \(policy.session.kmsiDays == nil ? "" : """
+                <div class="rememberMe"><input type="checkbox" id="rememberMe" name="rememberMe" value="true">\
+                <label for="rememberMe">Keep me signed in</label></div>
+                """)
             <button type="submit" id="next" name="next" value="next">Sign in</button>
             </form>
             """ : errorBox(error)

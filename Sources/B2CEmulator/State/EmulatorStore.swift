@@ -109,6 +109,17 @@ public final class EmulatorStore: Sendable {
                     CREATE TABLE idp_codes(hash TEXT PRIMARY KEY, identity TEXT NOT NULL, created_at INTEGER NOT NULL);
                     """)
         }
+        // v5: session behaviour — when a session ends (nil: with the browser's own session, under the tenant clock's
+        // lifetime), whether "Keep me signed in" made it persistent, and the app and user flow that made it (SSO scope).
+        migrator.registerMigration("v5-sessions") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE sessions ADD COLUMN expires_at INTEGER;
+                    ALTER TABLE sessions ADD COLUMN persistent INTEGER NOT NULL DEFAULT 0;
+                    ALTER TABLE sessions ADD COLUMN client_id TEXT;
+                    ALTER TABLE sessions ADD COLUMN policy TEXT;
+                    """)
+        }
         try migrator.migrate(writer)
     }
 
@@ -279,24 +290,66 @@ public final class EmulatorStore: Sendable {
 
     // MARK: sessions (SSO cookie)
 
+    /// An SSO session as stored: whose, since when, until when, and what made it.
+    public struct SessionRecord: Sendable {
+        public var oid: String, authTime: Int, createdAt: Int, mfa: Bool
+        /// When it ends on the tenant clock; nil: never on its own (sessions of the first releases).
+        public var expiresAt: Int?
+        /// "Keep me signed in": a persistent cookie.
+        public var persistent: Bool
+        public var clientID: String?, policy: String?
+        var json: JSONValue {
+            [
+                "oid": .string(oid), "authTime": JSONValue(authTime), "createdAt": JSONValue(createdAt), "mfa": .bool(mfa),
+                "expiresAt": expiresAt.map { JSONValue($0) } ?? .null, "keepMeSignedIn": .bool(persistent),
+                "clientId": clientID.map { .string($0) } ?? .null, "policy": policy.map { .string($0) } ?? .null,
+            ]
+        }
+        static func from(_ row: Row) -> SessionRecord {
+            SessionRecord(
+                oid: row["oid"], authTime: row["auth_time"], createdAt: row["created_at"], mfa: row["mfa"], expiresAt: row["expires_at"],
+                persistent: row["persistent"], clientID: row["client_id"], policy: row["policy"])
+        }
+    }
+
     /// A new SSO session; `mfa`: the sign-in that made it did multifactor authentication (not asked again in it).
-    func createSession(oid: String, now: Int, mfa: Bool = false) throws -> String {
+    func createSession(
+        oid: String, now: Int, mfa: Bool = false, expiresAt: Int? = nil, persistent: Bool = false, clientID: String? = nil,
+        policy: String? = nil
+    ) throws -> String {
         let id = Random.token()
         try db.write {
             try $0.execute(
-                sql: "INSERT INTO sessions(id_hash, oid, auth_time, created_at, mfa) VALUES (?, ?, ?, ?, ?)",
-                arguments: [Self.hash(id), oid, now, now, mfa])
+                sql: """
+                    INSERT INTO sessions(id_hash, oid, auth_time, created_at, mfa, expires_at, persistent, client_id, policy)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """, arguments: [Self.hash(id), oid, now, now, mfa, expiresAt, persistent, clientID, policy?.lowercased()])
         }
         return id
     }
 
-    func session(id: String) throws -> (oid: String, authTime: Int, mfa: Bool)? {
+    func session(id: String) throws -> SessionRecord? {
         try db.read { db in
-            guard
-                let row = try Row.fetchOne(
-                    db, sql: "SELECT oid, auth_time, mfa FROM sessions WHERE id_hash = ?", arguments: [Self.hash(id)])
-            else { return nil }
-            return (row["oid"], row["auth_time"], row["mfa"])
+            try Row.fetchOne(db, sql: "SELECT * FROM sessions WHERE id_hash = ?", arguments: [Self.hash(id)]).map(SessionRecord.from)
+        }
+    }
+
+    /// A rolling session's new end, each time it answers.
+    func extendSession(id: String, until: Int) throws {
+        try db.write { try $0.execute(sql: "UPDATE sessions SET expires_at = ? WHERE id_hash = ?", arguments: [until, Self.hash(id)]) }
+    }
+
+    /// Every session (the admin surface), newest first.
+    public func sessions() throws -> [SessionRecord] {
+        try db.read { try Row.fetchAll($0, sql: "SELECT * FROM sessions ORDER BY created_at DESC, rowid DESC").map(SessionRecord.from) }
+    }
+
+    /// Ends every session, or one person's. Returns how many.
+    @discardableResult
+    public func endSessions(oid: String?) throws -> Int {
+        try db.write { db in
+            try db.execute(sql: "DELETE FROM sessions WHERE ?1 IS NULL OR oid = ?1", arguments: [oid])
+            return db.changesCount
         }
     }
 

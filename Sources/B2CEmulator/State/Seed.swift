@@ -44,8 +44,26 @@ public struct EmulatorSeed: Sendable, Equatable {
         public var mfa: MFA? = nil
         /// The identity providers of the sign-in page: local accounts and the built-in social providers, in order.
         public var identityProviders: [IdentityProvider] = [.local]
+        /// Session behaviour: the SSO session's lifetime and scope, and "Keep me signed in".
+        public var session = SessionSettings()
 
         public var lowercasedID: String { id.lowercased() }
+    }
+
+    /// A user flow's session behaviour (B2C's "Session behavior" properties).
+    public struct SessionSettings: Sendable, Equatable {
+        /// Which sign-ins an SSO session answers: every app and user flow of the tenant, one app's, one user flow's, or none
+        /// (the whole flow every time).
+        public enum Scope: String, Sendable, CaseIterable { case tenant, application, policy, suppressed }
+        /// "Web app session lifetime" in minutes (15–1440).
+        public var lifetimeMinutes = 1440
+        /// Rolling (extended each time the session answers) or absolute.
+        public var rolling = true
+        public var scope: Scope = .tenant
+        /// "Keep me signed in" (the `.rememberMe` checkbox) and how many days it keeps the session (1–90); nil: off.
+        public var kmsiDays: Int? = nil
+
+        public init() {}
     }
 
     /// A way to sign in on a user flow's page: local accounts, or a social provider the tenant serves as a mock identity

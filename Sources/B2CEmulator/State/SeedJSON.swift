@@ -148,13 +148,20 @@ extension EmulatorSeed.Policy {
         o["slidingWindow"] = slidingWindow.map { JSONValue($0) } ?? .null
         if let mfa { o["mfa"] = ["methods": JSONValue(mfa.methods.map(\.rawValue)), "enforcement": .string(mfa.enforcement.rawValue)] }
         if identityProviders != [.local] { o["identityProviders"] = JSONValue(identityProviders.map(\.rawValue)) }
+        if session != EmulatorSeed.SessionSettings() {
+            o["session"] = [
+                "lifetimeMinutes": JSONValue(session.lifetimeMinutes), "timeout": .string(session.rolling ? "rolling" : "absolute"),
+                "sso": .string(session.scope.rawValue),
+            ]
+            if let days = session.kmsiDays { o["kmsi"] = ["enabled": true, "days": JSONValue(days)] }
+        }
         return .object(o)
     }
 
     static func parse(_ p: JSONObjectReader) throws -> Self {
         try p.rejectUnknownKeys(allowed: [
             "id", "kind", "type", "policyClaim", "issuerPattern", "accessTokenLifetime", "idTokenLifetime",
-            "refreshTokenLifetime", "slidingWindow", "numbersAsStrings", "mfa", "identityProviders",
+            "refreshTokenLifetime", "slidingWindow", "numbersAsStrings", "mfa", "identityProviders", "session", "kmsi",
         ])
         let id = try p.string("id")
         let typeName = try p.optionalString("type") ?? (id.lowercased().hasPrefix("b2c_1a_") ? "custom" : "userFlow")
@@ -197,7 +204,37 @@ extension EmulatorSeed.Policy {
             accessTokenLifetime: try p.int("accessTokenLifetime", default: 3600, range: 60...86_400)!,
             idTokenLifetime: try p.int("idTokenLifetime", default: 3600, range: 60...86_400)!,
             refreshTokenLifetime: rtLifetime, slidingWindow: sliding, numbersAsStrings: try p.bool("numbersAsStrings", default: false),
-            mfa: try mfa(p, kind: kind), identityProviders: try identityProviders(p, kind: kind))
+            mfa: try mfa(p, kind: kind), identityProviders: try identityProviders(p, kind: kind), session: try session(p, kind: kind))
+    }
+
+    /// `"session": {"lifetimeMinutes": 15–1440, "timeout": "rolling" | "absolute", "sso": "tenant" | "application" | "policy" |
+    /// "suppressed"}` and `"kmsi": {"enabled": true, "days": 1–90}`.
+    private static func session(_ p: JSONObjectReader, kind: EmulatorSeed.PolicyKind) throws -> EmulatorSeed.SessionSettings {
+        var s = EmulatorSeed.SessionSettings()
+        if let o = try p.object("session") {
+            try o.rejectUnknownKeys(allowed: ["lifetimeMinutes", "timeout", "sso"])
+            s.lifetimeMinutes = try o.int("lifetimeMinutes", default: 1440, range: 15...1440)!
+            let timeout = try o.optionalString("timeout") ?? "rolling"
+            guard ["rolling", "absolute"].contains(timeout) else {
+                throw JSONPathError(path: o.childPath("timeout"), message: "is '\(timeout)'; expected rolling or absolute")
+            }
+            s.rolling = timeout == "rolling"
+            let scope = try o.optionalString("sso") ?? "tenant"
+            guard let sc = EmulatorSeed.SessionSettings.Scope(rawValue: scope) else {
+                throw JSONPathError(path: o.childPath("sso"), message: "is '\(scope)'; expected tenant, application, policy or suppressed")
+            }
+            s.scope = sc
+        }
+        if let k = try p.object("kmsi") {
+            try k.rejectUnknownKeys(allowed: ["enabled", "days"])
+            if try k.bool("enabled", default: true) {
+                guard [.signUpSignIn, .signIn, .editProfile].contains(kind) else {
+                    throw JSONPathError(path: p.childPath("kmsi"), message: "is for sign-in, sign-up-or-sign-in and profile user flows")
+                }
+                s.kmsiDays = try k.int("days", default: 30, range: 1...90)!
+            }
+        }
+        return s
     }
 
     /// `"identityProviders": ["local", "google", …]`: the sign-in page's providers (default: local accounts only).
