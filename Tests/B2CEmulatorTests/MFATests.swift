@@ -114,6 +114,12 @@ import Testing
             }
             #expect(page.redirectParams["error"] == "access_denied")
             #expect(page.redirectParams["error_description"]?.hasPrefix("AADB2C90151: ") == true)
+            let events = (try await t.admin(.GET, "/log").json["requests"]?.arrayValue ?? []).filter { $0["endpoint"] == "mfa" }
+            #expect(
+                events.compactMap { $0["outcome"]?.stringValue } == [
+                    "sent sms", "wrong code", "wrong code", "wrong code", "too many wrong codes",
+                ],
+                "\(events)")
             let c = Browser(t)
             let mfa = try await c.signIn(policy: "B2C_1_mfa_phone", email: bob.email, password: bob.password)
             let cancelled = try await c.follow(mfa, link: "cancel")

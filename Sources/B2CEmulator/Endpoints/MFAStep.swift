@@ -32,6 +32,14 @@ extension AuthorizeEndpoint {
     static let mfaStrikes = 3
     static let emailStrikes = 5
 
+    /// An MFA event in the request log (`GET /_admin/log`: endpoint `mfa`, the method, what happened).
+    func logMFA(_ m: PendingMFA, _ tx: AuthorizeTransaction, _ outcome: String) {
+        store.log(
+            .init(
+                at: clock.now(), endpoint: "mfa", grantType: m.method.rawValue, policy: tx.policy.lowercased(), clientId: tx.clientId,
+                oid: m.oid, outcome: outcome))
+    }
+
     /// The first factor passed: the second one when the policy asks for it, else back to the app.
     func afterFirstFactor(
         _ tx: AuthorizeTransaction, user: EmulatorStore.UserRecord, authTime: Int, newUser: Bool, secure: Bool, newSession: Bool,
@@ -48,6 +56,10 @@ extension AuthorizeEndpoint {
         }
         if mfa.enforcement == .conditional && state.risky && !enrolled {
             try store.deleteTransaction(id: tx.id)
+            store.log(
+                .init(
+                    at: clock.now(), endpoint: "mfa", grantType: method.rawValue, policy: tx.policy.lowercased(), clientId: tx.clientId,
+                    oid: user.oid, outcome: "blocked"))
             throw PageError(
                 code: nil,
                 message: "Your sign-in was blocked: it needs multi-factor authentication, and no method is registered for your account.",
@@ -118,6 +130,7 @@ extension AuthorizeEndpoint {
         let code = knobs.fixedCode ?? Random.digits(6)
         try store.send(
             to: recipient, purpose: "mfa", code: code, now: now, channel: channel, expiresAt: now + Self.mfaCodeLifetime, journey: tx.id)
+        logMFA(m, tx, "sent \(channel.rawValue)")
         m.codeHash = EmulatorStore.hash(code)
         m.codeExpiresAt = now + Self.mfaCodeLifetime
         m.wrongCodes = 0
@@ -149,7 +162,11 @@ extension AuthorizeEndpoint {
             }
             good = typed.count == 6 && EmulatorStore.hash(typed) == hash
         }
-        guard good else { return try wrongCode(&tx, &m, user: user, policy: policy) }
+        guard good else {
+            logMFA(m, tx, "wrong code")
+            return try wrongCode(&tx, &m, user: user, policy: policy)
+        }
+        logMFA(m, tx, m.enrolling ? "verified, registered" : "verified")
         if m.method == .email && !m.verified {
             m.verified = true
             tx.mfa = m
@@ -191,6 +208,7 @@ extension AuthorizeEndpoint {
         }
         guard m.wrongCodes < Self.mfaStrikes else {
             try store.deleteTransaction(id: tx.id)
+            logMFA(m, tx, "too many wrong codes")
             return redirectError(
                 tx.reply,
                 OAuthFailure(
