@@ -168,6 +168,38 @@ struct FlowTests {
         }
     }
 
+    @Test("a password reset signs the person in with the new password and drops the tokens of their other accounts")
+    func resetPassword() async throws {
+        try await LocalTenant.with { t in
+            let ropc = try await t.signInWithPassword()
+            var resetting = alice
+            resetting.newPassword = "Alice-reset-2026!"
+            let ui = try t.browser(resetting)
+            let (account, others) = try await t.withClient {
+                try await $0.resetPassword(selector: alice.email, policyName: nil, options: InteractiveOptions(timeoutSeconds: 20), ui: ui)
+            }
+            #expect(account.policy == "B2C_1_reset" && account.oid == ropc.oid)
+            #expect(others.map(\.id) == [ropc.id], "the ROPC account keeps its place but not its revoked tokens")
+            let e = try await #require(throws: B2CError.self) { try await t.silently() }
+            #expect(e.kind == .interactionRequired)
+            try await t.signInWithPassword(.init(email: alice.email, password: "Alice-reset-2026!"))
+        }
+    }
+
+    @Test("ending the browser session: the tenant's session is gone, the next sign-in shows the page")
+    func browserSignOut() async throws {
+        try await LocalTenant.with { t in
+            let ui = try t.browser(alice)
+            try await t.withClient {
+                _ = try await $0.signInInteractively(policyName: nil, options: InteractiveOptions(timeoutSeconds: 20), ui: ui)
+            }
+            #expect(try t.emulator.store.sessions().count == 1)
+            let ended = try await t.withClient { try await $0.endBrowserSession(policyName: "B2C_1_ROPC_Auth", ui: ui, timeoutSeconds: 20) }
+            #expect(ended, "an ROPC policy has no browser session: the default policy's end_session ends the tenant's")
+            #expect(try t.emulator.store.sessions().isEmpty)
+        }
+    }
+
     @Test("sign-out forgets the person's accounts; the next silent request needs a sign-in")
     func signOut() async throws {
         try await LocalTenant.with { t in
