@@ -27,7 +27,7 @@ struct PendingMFA: Codable, Sendable {
 /// authenticator app (TOTP) with enrolment by QR code — unless the SSO session already did MFA.
 extension AuthorizeEndpoint {
     /// Codes live ten minutes (B2C's one-time-password default); three wrong phone or authenticator codes end the
-    /// journey (AADB2C90151), five wrong email codes void the code (a new one can be sent).
+    /// journey (AADB2C90151), five wrong email codes too (AADB2C90157, the self-asserted page's retry cap).
     static let mfaCodeLifetime = 600
     static let mfaStrikes = 3
     static let emailStrikes = 5
@@ -197,14 +197,21 @@ extension AuthorizeEndpoint {
         _ tx: inout AuthorizeTransaction, _ m: inout PendingMFA, user: EmulatorStore.UserRecord, policy: EmulatorSeed.Policy
     ) throws -> Response {
         m.wrongCodes += 1
+        // Email is a self-asserted page: its retry cap ends the journey with AADB2C90157; phone and authenticator codes with
+        // AADB2C90151.
+        if m.method == .email && m.wrongCodes >= Self.emailStrikes {
+            try store.deleteTransaction(id: tx.id)
+            logMFA(m, tx, "too many wrong codes")
+            return redirectError(
+                tx.reply,
+                OAuthFailure(
+                    error: "access_denied", code: "AADB2C90157",
+                    message: "User has exceeded the maximum number for retries for a self-asserted step."))
+        }
         if m.method == .email {
-            if m.wrongCodes >= Self.emailStrikes { m.codeHash = nil }
             tx.mfa = m
             try store.saveTransaction(tx, now: clock.now())
-            return try mfaPage(
-                tx, user: user, policy: policy,
-                error: m.codeHash == nil
-                    ? "You've made too many incorrect attempts. Please try again later." : "That code is incorrect. Please try again.")
+            return try mfaPage(tx, user: user, policy: policy, error: "That code is incorrect. Please try again.")
         }
         guard m.wrongCodes < Self.mfaStrikes else {
             try store.deleteTransaction(id: tx.id)
