@@ -48,7 +48,7 @@ public final class B2CEmulator: Sendable {
             servedHosts.withLockedValue { $0.formUnion(list.compactMap(\.stringValue)) }
         }
         issuer = TokenIssuer(seed: seed, store: store, clock: clock, keys: keys)
-        pages = PageRenderer(tenantName: seed.tenant.name, clock: clock)
+        pages = PageRenderer(tenantName: seed.tenant.name, clock: clock, seed: seed)
         let sessions = Sessions(store: store, tenantID: seed.tenant.id)
         discovery = DiscoveryEndpoint(seed: seed, issuer: issuer, pages: pages)
         authorize = AuthorizeEndpoint(seed: seed, store: store, clock: clock, issuer: issuer, pages: pages, sessions: sessions)

@@ -375,6 +375,8 @@ class Agent:
             if self.driver.execute_script("return document.readyState") != "complete":
                 time.sleep(0.1)
                 continue
+            if first_page:
+                log(f"page language {self.driver.execute_script('return document.documentElement.lang')}")
             if first_page and self.screenshot:
                 self.take_screenshot()
             first_page = False

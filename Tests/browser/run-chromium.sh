@@ -280,5 +280,16 @@ else
   not_ok "(j) keep me signed in across a browser restart (checked: $a, unchecked: $b)" "$tmp/j-kmsi-after.err"
 fi
 
+# (k) languages: --ui-locales fr gives the French page (the agent works by element ids, so it signs in all the same);
+# without it, Chromium's Accept-Language (en-US here) gives English.
+B2C_AGENT_ACTION=signin B2C_AGENT_EMAIL=alice@contoso.com B2C_AGENT_PASSWORD='Alice-dev-2026!' \
+  b2c_run k-fr signin --prompt login --ui-locales fr --timeout 90 --verbose
+status=$?
+if [ $status -eq 0 ] && grep -q 'page language fr' "$tmp/k-fr.err" && grep -q 'page language en' "$tmp/j-plain.err"; then
+  ok "(k) ui_locales=fr: <html lang=\"fr\">, signed in by element ids; Chromium's own language gives English"
+else
+  not_ok "(k) ui_locales=fr (exit $status)" "$tmp/k-fr.err"
+fi
+
 echo "# $([ $failed -eq 0 ] && echo 'all passed' || echo "$failed failed") in $(($(date +%s) - started)) s"
 [ $failed -eq 0 ]

@@ -20,6 +20,8 @@ struct AppRequest: Codable, Sendable {
     var clientInfo: Bool
     /// `domain_hint`: straight to the identity provider it names.
     var domainHint: String? = nil
+    /// The pages' language, resolved once from `ui_locales`, the browser's `Accept-Language` and the user flow's languages.
+    var language = "en"
 }
 
 /// An authorize request waiting for the user, kept in the store between pages (as JSON, `Codable`). Its app request's
@@ -123,9 +125,11 @@ struct AuthorizeEndpoint: TenantPart {
             reply.mode = mode
         }
         do {
-            let tx = try authorizeTransaction(
+            var tx = try authorizeTransaction(
                 q, app: app, redirect: (redirectUri, registration.type), responseMode: reply.mode, policy: policy,
                 authority: authority, origin: context.origin)
+            tx.request.language = PageStrings.resolve(
+                uiLocales: q["ui_locales"], acceptLanguage: req.headers[.acceptLanguage], settings: policy.languages)
             return try startJourney(tx, req, context, policy: policy)
         } catch let f as OAuthFailure {
             return redirectError(reply, f)

@@ -76,14 +76,14 @@ extension AuthorizeEndpoint {
         let surname = (form["surname"] ?? "").trimmingCharacters(in: .whitespaces)
         let display = (form["displayName"] ?? "").trimmingCharacters(in: .whitespaces)
         guard !display.isEmpty else {
-            return pages.socialSignUpPage(tx, identity: identity, error: "Display Name is required.", form: form)
+            return pages.socialSignUpPage(tx, identity: identity, error: pages.strings(tx)["required_displayName"], form: form)
         }
         let user: EmulatorStore.UserRecord
         do {
             user = try store.createFederatedUser(identity, displayName: display, givenName: given, surname: surname, now: clock.now())
         } catch EmulatorStore.UserError.emailTaken {
             return pages.socialSignUpPage(
-                tx, identity: identity, error: "A user with the specified ID already exists. Please choose a different one.", form: form)
+                tx, identity: identity, error: pages.strings(tx)["UserMessageIfClaimsPrincipalAlreadyExists"], form: form)
         }
         return try afterFirstFactor(
             tx, user: user, authTime: clock.now(), newUser: true, secure: secure, newSession: true, sessionDidMFA: false, policy: policy)

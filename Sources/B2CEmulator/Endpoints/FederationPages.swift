@@ -10,6 +10,7 @@ extension PageRenderer {
     func socialButtons(_ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy) -> String {
         let providers = policy.identityProviders.filter { $0 != .local }
         guard !providers.isEmpty else { return "" }
+        let t = strings(tx)
         let buttons = providers.enumerated().map { i, p in
             """
             <div><form id="idp_\(p.rawValue)" method="post" action="\(HTML.escape(action(tx, "idp")))">\(hiddenTx(tx))\
@@ -18,9 +19,10 @@ extension PageRenderer {
             </button></form></div>
             """
         }.joined(separator: "\n")
-        let divider = policy.identityProviders.contains(.local) ? "<div class=\"divider\"><h2>OR</h2></div>" : ""
+        let divider =
+            policy.identityProviders.contains(.local) ? "<div class=\"divider\"><h2>\(HTML.escape(t["divider_title"]))</h2></div>" : ""
         return """
-            <div class="social" role="form"><div class="intro"><h2>Sign in with your social account</h2></div>
+            <div class="social" role="form"><div class="intro"><h2>\(HTML.escape(t["social_intro"]))</h2></div>
             <div class="options">
             \(buttons)
             </div></div>
@@ -61,28 +63,29 @@ extension PageRenderer {
     func socialSignUpPage(
         _ tx: AuthorizeTransaction, identity: FederatedIdentity, error: String? = nil, form: [String: String] = [:]
     ) -> Response {
+        let t = strings(tx)
         func v(_ key: String, _ fallback: String?) -> String { HTML.escape(form[key] ?? fallback ?? "") }
         let display = identity.name ?? [identity.givenName, identity.surname].compactMap { $0 }.joined(separator: " ").nilIfEmpty
         return .html(
             page(
-                title: "Sign up",
+                title: t["social_signup_heading"],
                 body: """
                     <div id="api" data-name="SelfAsserted">
-                    \(header("Complete your profile"))
+                    \(header(t["social_signup_heading"]))
                     <p class="intro">Signed in with \(HTML.escape(identity.provider.label)) as
                     <strong id="signedInAs">\(HTML.escape(identity.email))</strong>.</p>
                     \(errorBox(error))
                     <form id="attributeVerification" method="post" action="\(HTML.escape(action(tx, "socialsignup")))">\(hiddenTx(tx))
-                    <label for="displayName">Display Name</label>
+                    <label for="displayName">\(HTML.escape(t["displayName_label"]))</label>
                     <input type="text" id="displayName" name="displayName" value="\(v("displayName", display))">
-                    <label for="givenName">Given Name</label>
+                    <label for="givenName">\(HTML.escape(t["givenName_label"]))</label>
                     <input type="text" id="givenName" name="givenName" value="\(v("givenName", identity.givenName))">
-                    <label for="surname">Surname</label>
+                    <label for="surname">\(HTML.escape(t["surname_label"]))</label>
                     <input type="text" id="surname" name="surname" value="\(v("surname", identity.surname))">
-                    <button type="submit" id="continue">Continue</button>
+                    <button type="submit" id="continue">\(HTML.escape(t["button_continue_generic"]))</button>
                     </form>
-                    <div class="links"><span></span><a id="cancel" href="\(link(tx, "cancel"))">Cancel</a></div>
+                    <div class="links"><span></span><a id="cancel" href="\(link(tx, "cancel"))">\(HTML.escape(t["cancel"]))</a></div>
                     </div>
-                    """))
+                    """, lang: t.language))
     }
 }

@@ -107,7 +107,7 @@ extension AuthorizeEndpoint {
             if m.enrolling {
                 let typed = ((form["countryCode"] ?? "") + (form["number"] ?? "")).filter { $0 == "+" || $0.isNumber }
                 guard EmulatorSeed.isE164(typed) else {
-                    return try mfaPage(tx, user: user, policy: policy, error: "The phone number you provided is not valid.")
+                    return try mfaPage(tx, user: user, policy: policy, error: pages.strings(tx)["error_invalid_number"])
                 }
                 m.phone = typed
             }
@@ -115,10 +115,10 @@ extension AuthorizeEndpoint {
             recipient = phone
             if knobs.throttled {
                 return try mfaPage(
-                    tx, user: user, policy: policy, error: "You hit the limit on the number of verification attempts. Try again shortly.")
+                    tx, user: user, policy: policy, error: pages.strings(tx)["error_throttled"])
             }
             if knobs.unreachable.contains(phone) {
-                return try mfaPage(tx, user: user, policy: policy, error: "The phone number you provided is unreachable.")
+                return try mfaPage(tx, user: user, policy: policy, error: pages.strings(tx)["error_448"])
             }
         case .totp:
             // Continue after scanning: the authenticator holds the secret; the next page asks for its code.
@@ -158,7 +158,7 @@ extension AuthorizeEndpoint {
                 return try mfaPage(tx, user: user, policy: policy, error: "Send a verification code first.")
             }
             guard now < expires else {
-                return try mfaPage(tx, user: user, policy: policy, error: "That code is expired. Please request a new code.")
+                return try mfaPage(tx, user: user, policy: policy, error: pages.strings(tx)["ver_fail_code_expired"])
             }
             good = typed.count == 6 && EmulatorStore.hash(typed) == hash
         }
@@ -211,7 +211,7 @@ extension AuthorizeEndpoint {
         if m.method == .email {
             tx.mfa = m
             try store.saveTransaction(tx, now: clock.now())
-            return try mfaPage(tx, user: user, policy: policy, error: "That code is incorrect. Please try again.")
+            return try mfaPage(tx, user: user, policy: policy, error: pages.strings(tx)["ver_fail_retry"])
         }
         guard m.wrongCodes < Self.mfaStrikes else {
             try store.deleteTransaction(id: tx.id)
@@ -226,8 +226,8 @@ extension AuthorizeEndpoint {
         try store.saveTransaction(tx, now: clock.now())
         let message =
             m.method == .phone
-            ? "The verification code you have entered does not match our records. Please try again, or request a new code."
-            : "That code is incorrect. Please try again."
+            ? pages.strings(tx)["error_incorrect_code"]
+            : pages.strings(tx)["ver_fail_retry"]
         return try mfaPage(tx, user: user, policy: policy, error: message)
     }
 

@@ -94,13 +94,13 @@ extension AuthorizeEndpoint {
         let email = (form["logonIdentifier"] ?? "").trimmingCharacters(in: .whitespaces)
         let password = form["password"] ?? ""
         guard !email.isEmpty, !password.isEmpty else {
-            return pages.signInPage(tx, policy: policy, error: "Please enter your email address and your password.", email: email)
+            return pages.signInPage(tx, policy: policy, error: pages.strings(tx)["requiredField_credentials"], email: email)
         }
         guard try store.user(email: email) != nil else {
-            return pages.signInPage(tx, policy: policy, error: "We can't seem to find your account.", email: email)
+            return pages.signInPage(tx, policy: policy, error: pages.strings(tx)["UserMessageIfClaimsPrincipalDoesNotExist"], email: email)
         }
         guard let user = try store.checkPassword(email: email, password: password) else {
-            return pages.signInPage(tx, policy: policy, error: "Your password is incorrect.", email: email)
+            return pages.signInPage(tx, policy: policy, error: pages.strings(tx)["UserMessageIfInvalidPassword"], email: email)
         }
         tx.rememberMe = policy.session.kmsiDays != nil && ["true", "on"].contains(form["rememberMe"]?.lowercased() ?? "")
         if policy.kind == .editProfile {
@@ -127,14 +127,11 @@ extension AuthorizeEndpoint {
         let email = (form["email"] ?? "").trimmingCharacters(in: .whitespaces)
         let pw = form["newPassword"] ?? ""
         guard EmulatorSeed.isPlausibleEmail(email) else {
-            return pages.signUpPage(tx, policy: policy, error: "Please enter a valid email address.", form: form)
+            return pages.signUpPage(tx, policy: policy, error: pages.strings(tx)["error_invalid_email"], form: form)
         }
         if let problem = Self.passwordProblem(pw) { return pages.signUpPage(tx, policy: policy, error: problem, form: form) }
         guard pw == form["reenterPassword"] else {
-            return pages.signUpPage(
-                tx, policy: policy,
-                error: "The password entry fields do not match. Please enter the same password in both fields and try again.",
-                form: form)
+            return pages.signUpPage(tx, policy: policy, error: pages.strings(tx)["error_passwordEntryMismatch"], form: form)
         }
         let given = (form["givenName"] ?? "").trimmingCharacters(in: .whitespaces)
         let surname = (form["surname"] ?? "").trimmingCharacters(in: .whitespaces)
@@ -146,7 +143,7 @@ extension AuthorizeEndpoint {
             user = try store.createUser(email: email, password: pw, displayName: display, givenName: given, surname: surname, now: now)
         } catch EmulatorStore.UserError.emailTaken {
             return pages.signUpPage(
-                tx, policy: policy, error: "A user with the specified ID already exists. Please choose a different one.", form: form)
+                tx, policy: policy, error: pages.strings(tx)["UserMessageIfClaimsPrincipalAlreadyExists"], form: form)
         }
         return try afterFirstFactor(
             tx, user: user, authTime: now, newUser: true, secure: secure, newSession: true, sessionDidMFA: false, policy: policy)

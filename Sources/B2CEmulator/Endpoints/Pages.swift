@@ -7,11 +7,17 @@ import Hummingbird
 struct PageRenderer: Sendable {
     let tenantName: String
     let clock: EmulatorClock
+    let seed: EmulatorSeed
 
-    func page(title: String, body: String) -> String {
+    /// The words of a transaction's pages: its language, with its user flow's overrides.
+    func strings(_ tx: AuthorizeTransaction) -> PageStrings {
+        PageStrings(language: tx.language, overrides: seed.policy(named: tx.policy)?.languages.overrides[tx.language] ?? [:])
+    }
+
+    func page(title: String, body: String, lang: String = "en") -> String {
         """
         <!DOCTYPE html>
-        <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+        <html lang="\(HTML.escape(lang))"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
         <title>\(HTML.escape(title))</title>
         <style>
         body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;background:#f3f4f6;margin:0;color:#1f2937}
@@ -55,68 +61,76 @@ struct PageRenderer: Sendable {
         _ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, error: String? = nil, email: String? = nil,
         headers: [(String, String)] = []
     ) -> Response {
+        let t = strings(tx)
         let value = HTML.escape(email ?? tx.loginHint ?? "")
         let signUp =
             policy.kind == .signUpSignIn
-            ? "<span>Don't have an account? <a id=\"createAccount\" href=\"\(link(tx, "signup"))\">Sign up now</a></span>" : "<span></span>"
+            ? "<span>\(HTML.escape(t["createaccount_intro"])) <a id=\"createAccount\" href=\"\(link(tx, "signup"))\">"
+                + "\(HTML.escape(t["createaccount_one_link"]))</a></span>" : "<span></span>"
+        let rememberMe =
+            policy.session.kmsiDays == nil
+            ? ""
+            : "<div class=\"rememberMe\"><input type=\"checkbox\" id=\"rememberMe\" name=\"rememberMe\" value=\"true\">"
+                + "<label for=\"rememberMe\">\(HTML.escape(t["remember_me"]))</label></div>"
         let local =
             policy.identityProviders.contains(.local)
             ? """
             \(errorBox(error))
             <form id="localAccountForm" method="post" action="\(HTML.escape(action(tx, "signin")))">
             \(hiddenTx(tx))
-            <label for="logonIdentifier">Email Address</label>
+            <label for="logonIdentifier">\(HTML.escape(t["logonIdentifier_label"]))</label>
             <input type="email" id="logonIdentifier" name="logonIdentifier" value="\(value)" autocomplete="username" autofocus>
-            <label for="password">Password</label>
+            <label for="password">\(HTML.escape(t["password_label"]))</label>
             <input type="password" id="password" name="password" autocomplete="current-password">
-            <div class="links"><a id="forgotPassword" href="\(link(tx, "forgot"))">Forgot your password?</a></div>
-            \(policy.session.kmsiDays == nil ? "" : """
-                <div class="rememberMe"><input type="checkbox" id="rememberMe" name="rememberMe" value="true">\
-                <label for="rememberMe">Keep me signed in</label></div>
-                """)
-            <button type="submit" id="next" name="next" value="next">Sign in</button>
+            <div class="links"><a id="forgotPassword" href="\(link(tx, "forgot"))">\(HTML.escape(t["forgotpassword_link"]))</a></div>
+            \(rememberMe)
+            <button type="submit" id="next" name="next" value="next">\(HTML.escape(t["button_signin"]))</button>
             </form>
             """ : errorBox(error)
         return .html(
             page(
-                title: "Sign in",
+                title: t["heading"],
                 body: """
                     <div id="api" data-name="Unified">
-                    \(header("Sign in"))
+                    \(header(t["heading"]))
                     \(socialButtons(tx, policy: policy))
                     \(local)
                     <div class="links">\(policy.identityProviders.contains(.local) ? signUp : "<span></span>")\
-                    <a id="cancel" href="\(link(tx, "cancel"))">Cancel</a></div>
+                    <a id="cancel" href="\(link(tx, "cancel"))">\(HTML.escape(t["cancel"]))</a></div>
                     </div>
-                    """), headers: headers)
+                    """, lang: t.language), headers: headers)
     }
 
     func signUpPage(_ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, error: String? = nil, form: [String: String] = [:]) -> Response
     {
+        let t = strings(tx)
         func v(_ k: String) -> String { HTML.escape(form[k] ?? "") }
+        func label(_ id: String) -> String { "<label for=\"\(id)\">\(HTML.escape(t["\(id)_label"]))</label>" }
         return .html(
             page(
-                title: "Sign up",
+                title: t["signup_heading"],
                 body: """
-                    \(header("Create your account"))
+                    <div id="api" data-name="SelfAsserted">
+                    \(header(t["signup_heading"]))
                     \(errorBox(error))
                     <form id="attributeVerification" method="post" action="\(HTML.escape(action(tx, "signup")))">
                     \(hiddenTx(tx))
-                    <label for="email">Email Address</label>
+                    \(label("email"))
                     <input type="email" id="email" name="email" value="\(v("email"))" autocomplete="email">
-                    <label for="newPassword">New Password</label>
+                    \(label("newPassword"))
                     <input type="password" id="newPassword" name="newPassword" autocomplete="new-password">
-                    <label for="reenterPassword">Confirm New Password</label>
+                    \(label("reenterPassword"))
                     <input type="password" id="reenterPassword" name="reenterPassword" autocomplete="new-password">
-                    <label for="displayName">Display Name</label>
+                    \(label("displayName"))
                     <input type="text" id="displayName" name="displayName" value="\(v("displayName"))">
-                    <label for="givenName">Given Name</label><input type="text" id="givenName" name="givenName" value="\(v("givenName"))">
-                    <label for="surname">Surname</label><input type="text" id="surname" name="surname" value="\(v("surname"))">
-                    <button type="submit" id="continue" name="continue" value="continue">Create</button>
+                    \(label("givenName"))<input type="text" id="givenName" name="givenName" value="\(v("givenName"))">
+                    \(label("surname"))<input type="text" id="surname" name="surname" value="\(v("surname"))">
+                    <button type="submit" id="continue" name="continue" value="continue">\(HTML.escape(t["button_continue"]))</button>
                     </form>
-                    <div class="links"><span></span><a id="cancel" href="\(link(tx, "cancel"))">Cancel</a></div>
-                    <p class="note">Passwords: 8–64 characters with at least three of lower case, upper case, digits and symbols.</p>
-                    """))
+                    <div class="links"><span></span><a id="cancel" href="\(link(tx, "cancel"))">\(HTML.escape(t["cancel"]))</a></div>
+                    <p class="note">\(HTML.escape(t["password_help"]))</p>
+                    </div>
+                    """, lang: t.language))
     }
 
     func profilePage(

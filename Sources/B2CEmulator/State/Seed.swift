@@ -46,6 +46,8 @@ public struct EmulatorSeed: Sendable, Equatable {
         public var identityProviders: [IdentityProvider] = [.local]
         /// Session behaviour: the SSO session's lifetime and scope, and "Keep me signed in".
         public var session = SessionSettings()
+        /// The pages' languages and the user flow's string overrides.
+        public var languages = Languages()
 
         public var lowercasedID: String { id.lowercased() }
     }

@@ -161,7 +161,7 @@ extension EmulatorSeed.Policy {
     static func parse(_ p: JSONObjectReader) throws -> Self {
         try p.rejectUnknownKeys(allowed: [
             "id", "kind", "type", "policyClaim", "issuerPattern", "accessTokenLifetime", "idTokenLifetime",
-            "refreshTokenLifetime", "slidingWindow", "numbersAsStrings", "mfa", "identityProviders", "session", "kmsi",
+            "refreshTokenLifetime", "slidingWindow", "numbersAsStrings", "mfa", "identityProviders", "session", "kmsi", "languages",
         ])
         let id = try p.string("id")
         let typeName = try p.optionalString("type") ?? (id.lowercased().hasPrefix("b2c_1a_") ? "custom" : "userFlow")
@@ -204,7 +204,34 @@ extension EmulatorSeed.Policy {
             accessTokenLifetime: try p.int("accessTokenLifetime", default: 3600, range: 60...86_400)!,
             idTokenLifetime: try p.int("idTokenLifetime", default: 3600, range: 60...86_400)!,
             refreshTokenLifetime: rtLifetime, slidingWindow: sliding, numbersAsStrings: try p.bool("numbersAsStrings", default: false),
-            mfa: try mfa(p, kind: kind), identityProviders: try identityProviders(p, kind: kind), session: try session(p, kind: kind))
+            mfa: try mfa(p, kind: kind), identityProviders: try identityProviders(p, kind: kind), session: try session(p, kind: kind),
+            languages: try languages(p))
+    }
+
+    /// `"languages": {"default": "en", "enabled": ["en", "fr", …], "overrides": {"fr": <B2C's user-flow JSON>}}`: an
+    /// override file's `LocalizedStrings` entries with `"Override": true` replace the string of their `StringId`.
+    private static func languages(_ p: JSONObjectReader) throws -> EmulatorSeed.Languages {
+        var l = EmulatorSeed.Languages()
+        guard let o = try p.object("languages") else { return l }
+        try o.rejectUnknownKeys(allowed: ["default", "enabled", "overrides"])
+        if o.has("enabled") { l.enabled = try o.stringArray("enabled") }
+        l.defaultLanguage = try o.optionalString("default") ?? l.enabled.first ?? "en"
+        guard !l.enabled.isEmpty else { throw JSONPathError(path: o.childPath("enabled"), message: "must name at least one language") }
+        if !l.enabled.contains(l.defaultLanguage) { l.enabled.insert(l.defaultLanguage, at: 0) }
+        for tag in l.enabled + [l.defaultLanguage]
+        where tag.range(of: #"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"#, options: .regularExpression) == nil {
+            throw JSONPathError(path: o.childPath("enabled"), message: "'\(tag)' is not a language tag such as fr or pt-br")
+        }
+        guard let overrides = try o.object("overrides") else { return l }
+        for tag in l.enabled {
+            guard let file = try overrides.object(tag) else { continue }
+            var strings: [String: String] = [:]
+            for entry in try file.objects("LocalizedStrings") where try entry.bool("Override", default: false) {
+                strings[try entry.string("StringId")] = try entry.string("Value")
+            }
+            l.overrides[tag] = strings
+        }
+        return l
     }
 
     /// `"session": {"lifetimeMinutes": 15–1440, "timeout": "rolling" | "absolute", "sso": "tenant" | "application" | "policy" |
