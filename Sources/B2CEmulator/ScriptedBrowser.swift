@@ -18,6 +18,9 @@ public final class ScriptedBrowser: @unchecked Sendable {
         case cancelResetCode = "cancel-reset-code"
         /// Types a wrong second-factor code every time (three wrong phone or authenticator codes end the sign-in).
         case wrongCodes = "wrong-codes"
+        /// Follows "Sign up now" and creates the account: the email verified with the code from the outbox, the password,
+        /// the names and `attributes`.
+        case signup
     }
 
     /// Who is at the keyboard and what they do.
@@ -39,6 +42,8 @@ public final class ScriptedBrowser: @unchecked Sendable {
         public var idp: String?
         /// Checks "Keep me signed in" on the sign-in page.
         public var keepSignedIn = false
+        /// What the sign-up page asks beyond the names (`city`, `extension_LoyaltyId`, …; a Boolean as "true").
+        public var attributes: [String: String] = [:]
         public init(
             email: String, password: String, action: Action = .signin, newPassword: String? = nil,
             displayName: String? = nil, givenName: String? = nil, surname: String? = nil, phone: String? = nil, totpSecret: String? = nil
@@ -158,6 +163,10 @@ public final class ScriptedBrowser: @unchecked Sendable {
                 saveJar()
                 return answer.action
             }
+            if persona.action == .signup, let next = try await signUp(page, start: start, as: persona) {
+                page = next
+                continue
+            }
             if let idp = persona.idp, let f = Self.form(page, "idp_\(idp)") {
                 page = try await fetch(f.action, form: f.fields)
                 continue
@@ -172,7 +181,7 @@ public final class ScriptedBrowser: @unchecked Sendable {
                 continue
             }
             let resetDone = lock.withLock { jar[resetKey] != nil }
-            let onSignup = page.body.contains("id=\"reenterPassword\"") && page.body.contains("id=\"displayName\"")
+            let onSignup = page.body.contains("id=\"reenterPassword\"") && Self.form(page, "attributeVerification") != nil
             let onResetCode = page.body.contains("id=\"verificationCode\"")
             let cancelHere =
                 persona.action == .cancel || (persona.action == .cancelSignup && onSignup)
@@ -273,6 +282,37 @@ extension ScriptedBrowser {
             return try await fetch(f.action, form: fields)
         }
         return nil
+    }
+
+    /// The sign-up journey: "Sign up now" on the sign-in page, then the sign-up page's steps (send the code, type it,
+    /// create); nil when `page` is neither.
+    func signUp(_ page: Page, start: URL, as persona: Persona) async throws -> Page? {
+        if Self.form(page, "localAccountForm") != nil, let link = Self.link(page, "createAccount") { return try await fetch(link) }
+        guard page.body.contains("id=\"reenterPassword\""), !page.body.contains("id=\"verificationCode\""),
+            let f = Self.form(page, "attributeVerification")
+        else { return nil }
+        if let error = page.body.range(of: "id=\"error\" role=\"alert\">") {
+            // The page refused what was typed (a taken address, a weak password, a required attribute): say so and stop.
+            let message = page.body[error.upperBound...].prefix { $0 != "<" }
+            throw Failure(description: "the sign-up page says: \(PageParser.unescape(String(message)))")
+        }
+        var fields = f.fields
+        fields["email"] = persona.email
+        if page.body.contains("id=\"email_ver_but_send\"") {
+            fields["step"] = "send"
+        } else if page.body.contains("id=\"email_ver_input\"") {
+            fields["step"] = "verify"
+            fields["email_ver_input"] = try await sentCode(page, start: start)
+        } else {
+            fields["step"] = "create"
+            fields["newPassword"] = persona.password
+            fields["reenterPassword"] = persona.password
+            if let v = persona.displayName { fields["displayName"] = v }
+            if let v = persona.givenName { fields["givenName"] = v }
+            if let v = persona.surname { fields["surname"] = v }
+            for (k, v) in persona.attributes { fields[k] = v }
+        }
+        return try await fetch(f.action, form: fields)
     }
 
     /// The newest code the tenant sent for this page's journey, from its outbox.

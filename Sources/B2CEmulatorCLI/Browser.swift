@@ -20,8 +20,12 @@ struct BrowserCommand: AsyncParsableCommand {
               BROWSER='b2c-emulator browser --as alice@contoso.com --action cancel' b2c signin     (exits 2: cancelled)
               BROWSER='b2c-emulator browser --as alice@contoso.com --phone +14255550123' b2c signin --policy B2C_1_susi_mfa
               BROWSER='b2c-emulator browser --as carol@gmail.com --idp google' b2c signin --policy B2C_1_susi_social
+              B2C_EMULATOR_PASSWORD='Dana-2026-pw!' BROWSER='b2c-emulator browser --as dana@contoso.com --action signup \
+                --given-name Dana --surname Diaz' b2c signin
             A second factor is done as the person would: codes from the tenant's outbox, the authenticator's code from its
             secret (registered in this browser's jar, the seed's totpSecret, or $B2C_EMULATOR_TOTP_SECRET).
+            --action signup creates the account on the sign-up page: the email verified with the code from the outbox, the
+            password from $B2C_EMULATOR_PASSWORD, the names, and the user flow's other attributes from --attribute name=value.
             Exit codes: 0 the answer was delivered; 1 the pages did not go as expected; 3 an unknown person or a bad --seed/--ca.
             """)
 
@@ -35,11 +39,17 @@ struct BrowserCommand: AsyncParsableCommand {
     @Option(
         help: ArgumentHelp(
             "What the person does: signin, cancel, forgot (with $B2C_EMULATOR_NEW_PASSWORD), wrong-then-right, cancel-signup, "
-                + "cancel-reset-code, wrong-codes (every second-factor code wrong)."))
+                + "cancel-reset-code, wrong-codes (every second-factor code wrong), signup (with $B2C_EMULATOR_PASSWORD)."))
     var action = "signin"
-    @Option(help: "On the profile page: the new display name.") var displayName: String?
-    @Option(help: "On the profile page: the new given name.") var givenName: String?
-    @Option(help: "On the profile page: the new surname.") var surname: String?
+    @Option(help: "On the profile or sign-up page: the (new) display name.") var displayName: String?
+    @Option(help: "On the profile or sign-up page: the (new) given name.") var givenName: String?
+    @Option(help: "On the profile or sign-up page: the (new) surname.") var surname: String?
+    @Option(
+        name: .customLong("attribute"),
+        help: ArgumentHelp(
+            "On the sign-up page: an attribute of the user flow (city=Lyon, extension_LoyaltyId=L-1); repeatable.",
+            valueName: "name=value"))
+    var attributes: [String] = []
     @Option(help: ArgumentHelp("The number to register when a phone factor is asked for the first time (E.164).", valueName: "number"))
     var phone: String?
     @Option(
@@ -57,11 +67,19 @@ struct BrowserCommand: AsyncParsableCommand {
         }
         guard let act = ScriptedBrowser.Action(rawValue: action) else {
             throw CLIError(
-                "--action is signin, cancel, forgot, wrong-then-right, cancel-signup, cancel-reset-code or wrong-codes; not '\(action)'",
+                "--action is signin, cancel, forgot, wrong-then-right, cancel-signup, cancel-reset-code, wrong-codes or signup; "
+                    + "not '\(action)'",
                 exitCode: ExitStatus.usage)
         }
         if let phone, !EmulatorSeed.isE164(phone) {
             throw CLIError("--phone must be E.164, such as +14255550123; not '\(phone)'", exitCode: ExitStatus.usage)
+        }
+        var collected: [String: String] = [:]
+        for pair in attributes {
+            guard let eq = pair.firstIndex(of: "="), eq != pair.startIndex else {
+                throw CLIError("--attribute is name=value, such as city=Lyon; not '\(pair)'", exitCode: ExitStatus.usage)
+            }
+            collected[String(pair[..<eq])] = String(pair[pair.index(after: eq)...])
         }
         let environment = ProcessInfo.processInfo.environment
         let password: String
@@ -74,6 +92,8 @@ struct BrowserCommand: AsyncParsableCommand {
             password = given
         } else if idp != nil {
             password = ""  // the provider's page asks for none
+        } else if act == .signup {
+            throw CLIError("--action signup chooses a password: give it in B2C_EMULATOR_PASSWORD", exitCode: ExitStatus.usage)
         } else {
             let users = try Self.seed(seed).users
             guard let user = users.first(where: { $0.email.caseInsensitiveCompare(email) == .orderedSame }) else {
@@ -98,6 +118,7 @@ struct BrowserCommand: AsyncParsableCommand {
             surname: surname, phone: phone, totpSecret: totpSecret)
         persona.idp = idp
         persona.keepSignedIn = keepSignedIn
+        persona.attributes = collected
         do {
             _ = try await browser.run(start, as: persona)
             await browser.shutdown()

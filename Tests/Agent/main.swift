@@ -2,10 +2,11 @@
 // ScriptedBrowser (also behind `b2c demo`); this wrapper reads the persona from the environment.
 //
 // Environment: B2C_AGENT_EMAIL, B2C_AGENT_PASSWORD, B2C_AGENT_CA (PEM), B2C_AGENT_JAR (file),
-// B2C_AGENT_ACTION = signin (default) | cancel | forgot | wrong-then-right | cancel-signup | cancel-reset-code | wrong-codes,
+// B2C_AGENT_ACTION = signin (default) | cancel | forgot | wrong-then-right | cancel-signup | cancel-reset-code | wrong-codes | signup,
 // B2C_AGENT_PHONE (the number a phone factor registers), B2C_AGENT_TOTP_SECRET (an authenticator registered elsewhere),
 // B2C_AGENT_IDP (sign in with this social provider of the page, as B2C_AGENT_EMAIL), B2C_AGENT_KEEP_SIGNED_IN=1,
-// B2C_AGENT_DISPLAY_NAME / _GIVEN_NAME / _SURNAME (edit profile), B2C_AGENT_NEW_PASSWORD (reset),
+// B2C_AGENT_DISPLAY_NAME / _GIVEN_NAME / _SURNAME (edit profile, sign-up), B2C_AGENT_NEW_PASSWORD (reset),
+// B2C_AGENT_ATTRIBUTES (sign-up: name=value pairs separated by ';'),
 // B2C_AGENT_RECORD (a file to which the delivered redirect URL is appended: the secrets test looks for its code),
 // B2C_AGENT_DELIVER=0 (stop before the answer reaches the app and print its URL on stdout, as a person would copy it).
 import B2CEmulator
@@ -18,7 +19,7 @@ func fail(_ message: String) -> Never {
 }
 guard CommandLine.arguments.count >= 2, let start = URL(string: CommandLine.arguments[1]) else { fail("usage: b2c-test-agent URL") }
 guard let action = ScriptedBrowser.Action(rawValue: env["B2C_AGENT_ACTION"] ?? "signin") else {
-    fail("B2C_AGENT_ACTION must be signin, cancel, forgot, wrong-then-right, cancel-signup, cancel-reset-code or wrong-codes")
+    fail("B2C_AGENT_ACTION must be signin, cancel, forgot, wrong-then-right, cancel-signup, cancel-reset-code, wrong-codes or signup")
 }
 var persona = ScriptedBrowser.Persona(
     email: env["B2C_AGENT_EMAIL"] ?? "", password: env["B2C_AGENT_PASSWORD"] ?? "", action: action,
@@ -27,6 +28,10 @@ var persona = ScriptedBrowser.Persona(
     totpSecret: env["B2C_AGENT_TOTP_SECRET"])
 persona.idp = env["B2C_AGENT_IDP"]
 persona.keepSignedIn = env["B2C_AGENT_KEEP_SIGNED_IN"] == "1"
+for pair in (env["B2C_AGENT_ATTRIBUTES"] ?? "").split(separator: ";") {
+    let kv = pair.split(separator: "=", maxSplits: 1)
+    if kv.count == 2 { persona.attributes[String(kv[0])] = String(kv[1]) }
+}
 // The HTTP client is always shut down before the process ends (a client dropped without it traps), and a failure is one
 // line on stderr with exit 1.
 let browser: ScriptedBrowser

@@ -34,6 +34,28 @@ import Testing
         }
     }
 
+    @Test func aNewPersonSignsUpWithAVerifiedEmailAndIsSignedIn() async throws {
+        try await World.with { w in
+            let dana = (email: "dana@contoso.com", password: "Dana-2026-pw!", oid: "")
+            let up = try await w.b2c(
+                ["signin"], as: dana,
+                extra: ["B2C_AGENT_ACTION": "signup", "B2C_AGENT_GIVEN_NAME": "Dana", "B2C_AGENT_SURNAME": "Diaz"])
+            #expect(up.status == 0, "\(up.stderr)")
+            #expect(up.stdout.contains("Signed in as dana@contoso.com under B2C_1_susi"), "\(up.stdout)")
+            let who = try await w.b2c(["whoami", "--output", "json"])
+            #expect(who.json["person"]?["name"] == "Dana Diaz", "\(who.stdout)")
+            // The code went to Dana's inbox (the outbox), and she can sign in with the new password.
+            let sent = try await w.admin("GET", "/outbox?to=dana@contoso.com")["messages"]?.arrayValue ?? []
+            #expect(sent.first?["purpose"] == "signup")
+            #expect(try await w.b2c(["signin", "--prompt", "login"], as: dana, jar: "fresh").status == 0)
+            // The same address again: the page refuses it after verification, and b2c stores nothing new.
+            let again = try await w.b2c(
+                ["signin", "--prompt", "login", "--timeout", "5"], as: dana, jar: "other",
+                extra: ["B2C_AGENT_ACTION": "signup"])
+            #expect(again.status != 0)
+        }
+    }
+
     @Test func cancelOnEachPageExitsTwoAndStoresNothing() async throws {
         try await World.with { w in
             #expect(try await w.b2c(["signin"], as: alice, jar: "alice").status == 0)

@@ -18,7 +18,9 @@ Environment:
                            keeps its own files (NSS db, lock, markers) in its `.b2c-agent` subdirectory.
   B2C_AGENT_CA             PEM file of the emulator's CA (needed for an https emulator).
   B2C_AGENT_ACTION         signin (default) | forgot | edit-profile | cancel | logout | wrong-codes (every
-                           second-factor code wrong)
+                           second-factor code wrong) | signup (follows "Sign up now": the email verified with the
+                           code from the outbox, B2C_AGENT_PASSWORD chosen, the names and B2C_AGENT_ATTRIBUTES)
+  B2C_AGENT_ATTRIBUTES     sign-up attributes as name=value pairs separated by ';' (a checkbox is checked for "true")
   B2C_AGENT_PHONE          the number (E.164) to register when the phone factor page asks for one
   B2C_AGENT_REMEMBER_ME    if set, "Keep me signed in" (#rememberMe) is checked on the sign-in page
   B2C_AGENT_IDP_BUTTON     the id of a social provider's button to press on the sign-in page (GoogleExchange, …); the
@@ -59,7 +61,7 @@ from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 
 ENV = os.environ
-ACTIONS = ("signin", "forgot", "edit-profile", "cancel", "logout", "wrong-codes")
+ACTIONS = ("signin", "forgot", "edit-profile", "cancel", "logout", "wrong-codes", "signup")
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]", "::1")
 
 
@@ -417,6 +419,8 @@ class Agent:
             click(d, "sendCode")
         elif find(d, "verificationCode") is not None:
             self.enter_code_and_new_password()
+        elif self.action == "signup" and find(d, "attributeVerification") is not None and find(d, "reenterPassword") is not None:
+            self.sign_up()
         elif find(d, "attributeVerification") is not None and find(d, "newPassword") is not None:
             raise AgentError("the sign-up page appeared; this agent does not create accounts")
         elif find(d, "attributeVerification") is not None and find(d, "displayName") is not None:
@@ -508,6 +512,10 @@ class Agent:
             log("clicking 'Forgot your password?'")
             click(d, "forgotPassword")
             return
+        if self.action == "signup":
+            log("clicking 'Sign up now'")
+            click(d, "createAccount")
+            return
         if self.signins_submitted > 0:
             raise AgentError(f"the sign-in was refused: {error_text(d) or 'the sign-in page came back'}")
         use_new = self.action == "forgot" and reset_done
@@ -538,6 +546,42 @@ class Agent:
         # The next sign-in of this account (the resumed one, in the next invocation) uses the new password.
         with open(self.profile.marker("reset-done", self.email), "w") as f:
             f.write("1\n")
+
+    def sign_up(self):
+        """The sign-up page by B2C's ids: send the code, type it from the outbox, then the password and attributes."""
+        d = self.driver
+        if error_text(d):
+            raise AgentError(f"the sign-up was refused: {error_text(d)}")
+        if find(d, "email_ver_but_send") is not None:
+            log(f"sign-up: sending a verification code to {self.email}")
+            type_into(d, "email", self.email)
+            click(d, "email_ver_but_send")
+        elif find(d, "email_ver_input") is not None:
+            log("sign-up: entering the code from the outbox")
+            type_into(d, "email_ver_input", self.outbox_code(self.email))
+            click(d, "email_ver_but_verify")
+        else:
+            if find(d, "email_success") is None:
+                type_into(d, "email", self.email)  # a user flow without verification
+            password = ENV.get("B2C_AGENT_PASSWORD", "")
+            type_into(d, "newPassword", password)
+            type_into(d, "reenterPassword", password)
+            values = {"displayName": ENV.get("B2C_AGENT_DISPLAY_NAME"), "givenName": ENV.get("B2C_AGENT_GIVEN_NAME"),
+                      "surname": ENV.get("B2C_AGENT_SURNAME")}
+            for pair in filter(None, ENV.get("B2C_AGENT_ATTRIBUTES", "").split(";")):
+                name, _, value = pair.partition("=")
+                values[name] = value
+            for name, value in values.items():
+                element = find(d, name)
+                if value is None or element is None:
+                    continue
+                if element.get_attribute("type") == "checkbox":
+                    if (value == "true") != element.is_selected():
+                        element.click()
+                else:
+                    type_into(d, name, value)
+            log(f"sign-up: creating the account ({', '.join(k for k, v in values.items() if v is not None)})")
+            click(d, "continue")
 
     def edit_profile(self):
         d = self.driver

@@ -63,6 +63,9 @@ seed = json.load(open(sys.argv[1]))
 for name, method in (("B2C_1_susi_phone", "phone"), ("B2C_1_susi_totp", "totp")):  # B2C_1_susi_social is the default's
     seed["policies"].append({"id": name, "kind": "signUpSignIn", "mfa": {"methods": [method], "enforcement": "always"}})
 seed["policies"].append({"id": "B2C_1_kmsi", "kind": "signUpSignIn", "kmsi": {"enabled": True, "days": 30}})
+seed["policies"].append({"id": "B2C_1_loyalty", "kind": "signUpSignIn", "attributes": [
+    "givenName", "surname", {"name": "extension_LoyaltyId", "type": "String", "required": True, "label": "Loyalty number"},
+    {"name": "extension_Newsletter", "type": "Boolean", "label": "Send me news"}]})
 json.dump(seed, open(sys.argv[2], "w"))
 PY
 "$b2c" emulator serve --tls --seed "$tmp/seed.json" --state "$tmp/state" --config-out "$B2C_CONFIG" --port 0 \
@@ -289,6 +292,20 @@ if [ $status -eq 0 ] && grep -q 'page language fr' "$tmp/k-fr.err" && grep -q 'p
   ok "(k) ui_locales=fr: <html lang=\"fr\">, signed in by element ids; Chromium's own language gives English"
 else
   not_ok "(k) ui_locales=fr (exit $status)" "$tmp/k-fr.err"
+fi
+
+# (l) sign-up with email verification and a custom attribute: "Sign up now", the code from the outbox, the password, a
+# required extension_LoyaltyId and a checkbox; the id token carries both extension claims.
+B2C_AGENT_ACTION=signup B2C_AGENT_EMAIL=erin@contoso.com B2C_AGENT_PASSWORD='Erin-dev-2026!' B2C_AGENT_GIVEN_NAME=Erin \
+  B2C_AGENT_SURNAME=Ek B2C_AGENT_ATTRIBUTES='extension_LoyaltyId=L-77;extension_Newsletter=true' \
+  b2c_run l-signup signin --policy B2C_1_loyalty --prompt login --timeout 90 --verbose
+status=$?
+claims=$("$b2c" whoami --policy B2C_1_loyalty --output json 2>/dev/null)
+if [ $status -eq 0 ] && grep -q 'sign-up: entering the code from the outbox' "$tmp/l-signup.err" \
+  && grep -q '"extension_LoyaltyId" *: *"L-77"' <<<"$claims" && grep -q '"extension_Newsletter" *: *true' <<<"$claims"; then
+  ok "(l) sign-up in Chromium: email verified with the outbox's code, extension attributes in the id token (b2c whoami)"
+else
+  not_ok "(l) sign-up with verification and a custom attribute (exit $status) $(grep -o "\"extension_[A-Za-z]*\" *: *[^,]*" <<<"$claims" | tr "\n" " ")" "$tmp/l-signup.err"
 fi
 
 echo "# $([ $failed -eq 0 ] && echo 'all passed' || echo "$failed failed") in $(($(date +%s) - started)) s"

@@ -44,6 +44,11 @@ struct AuthorizeTransaction: Codable, Sendable {
     var federated: FederatedIdentity? = nil
     /// "Keep me signed in" was checked on the sign-in page.
     var rememberMe = false
+    /// Sign-up's email verification: the address the code went to, the code, and the address verified.
+    var signUpEmail: String? = nil
+    var signUpCodeHash: String? = nil
+    var signUpCodeExpiresAt: Int? = nil
+    var verifiedEmail: String? = nil
 
     subscript<T>(dynamicMember field: KeyPath<AppRequest, T>) -> T { request[keyPath: field] }
 

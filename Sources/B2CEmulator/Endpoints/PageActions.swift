@@ -123,30 +123,109 @@ extension AuthorizeEndpoint {
     ) throws
         -> Response
     {
+        var tx = tx
+        let t = pages.strings(tx)
         let now = clock.now()
         let email = (form["email"] ?? "").trimmingCharacters(in: .whitespaces)
-        let pw = form["newPassword"] ?? ""
-        guard EmulatorSeed.isPlausibleEmail(email) else {
-            return pages.signUpPage(tx, policy: policy, error: pages.strings(tx)["error_invalid_email"], form: form)
+        switch form["step"] ?? "create" {
+        case "send", "verify", "edit": return try verifySignUpEmail(form, &tx, email: email, policy: policy)
+        default: break
         }
+        guard EmulatorSeed.isPlausibleEmail(email) else {
+            return pages.signUpPage(tx, policy: policy, error: t["error_invalid_email"], form: form)
+        }
+        if policy.emailVerification && tx.verifiedEmail?.lowercased() != email.lowercased() {
+            return pages.signUpPage(tx, policy: policy, error: t["UserMessageIfClaimNotVerified"], form: form)
+        }
+        let pw = form["newPassword"] ?? ""
         if let problem = Self.passwordProblem(pw) { return pages.signUpPage(tx, policy: policy, error: problem, form: form) }
         guard pw == form["reenterPassword"] else {
-            return pages.signUpPage(tx, policy: policy, error: pages.strings(tx)["error_passwordEntryMismatch"], form: form)
+            return pages.signUpPage(tx, policy: policy, error: t["error_passwordEntryMismatch"], form: form)
+        }
+        let collected: [String: JSONValue]
+        do { collected = try Self.collectedAttributes(form, policy: policy) } catch let e as AttributeProblem {
+            return pages.signUpPage(tx, policy: policy, error: "\(e.label): \(t[e.stringID])", form: form)
         }
         let given = (form["givenName"] ?? "").trimmingCharacters(in: .whitespaces)
         let surname = (form["surname"] ?? "").trimmingCharacters(in: .whitespaces)
         var display = (form["displayName"] ?? "").trimmingCharacters(in: .whitespaces)
         if display.isEmpty { display = "\(given) \(surname)".trimmingCharacters(in: .whitespaces) }
         if display.isEmpty { display = email }
-        let user: EmulatorStore.UserRecord
+        var user: EmulatorStore.UserRecord
         do {
             user = try store.createUser(email: email, password: pw, displayName: display, givenName: given, surname: surname, now: now)
         } catch EmulatorStore.UserError.emailTaken {
-            return pages.signUpPage(
-                tx, policy: policy, error: pages.strings(tx)["UserMessageIfClaimsPrincipalAlreadyExists"], form: form)
+            return pages.signUpPage(tx, policy: policy, error: t["UserMessageIfClaimsPrincipalAlreadyExists"], form: form)
+        }
+        if !collected.isEmpty {
+            try store.setAttributes(oid: user.oid, collected)
+            user.attributes = collected
         }
         return try afterFirstFactor(
             tx, user: user, authTime: now, newUser: true, secure: secure, newSession: true, sessionDidMFA: false, policy: policy)
+    }
+
+    /// The sign-up page's email verification: send a code (to the outbox), verify it, or change the address.
+    private func verifySignUpEmail(
+        _ form: [String: String], _ tx: inout AuthorizeTransaction, email: String, policy: EmulatorSeed.Policy
+    ) throws -> Response {
+        let t = pages.strings(tx)
+        let now = clock.now()
+        switch form["step"] {
+        case "send":
+            guard EmulatorSeed.isPlausibleEmail(email) else {
+                return pages.signUpPage(tx, policy: policy, error: t["error_invalid_email"], form: form)
+            }
+            let code = try store.mfaKnobs.fixedCode ?? Random.digits(6)
+            try store.send(
+                to: email, purpose: "signup", code: code, now: now, expiresAt: now + Self.mfaCodeLifetime, journey: tx.id)
+            (tx.signUpEmail, tx.signUpCodeHash, tx.signUpCodeExpiresAt, tx.verifiedEmail) =
+                (email, EmulatorStore.hash(code), now + Self.mfaCodeLifetime, nil)
+        case "verify":
+            let typed = (form["email_ver_input"] ?? "").filter { !$0.isWhitespace }
+            guard let hash = tx.signUpCodeHash, tx.signUpEmail?.lowercased() == email.lowercased() else {
+                return pages.signUpPage(tx, policy: policy, error: t["ver_fail_retry"], form: form)
+            }
+            guard now < (tx.signUpCodeExpiresAt ?? 0) else {
+                return pages.signUpPage(tx, policy: policy, error: t["ver_fail_code_expired"], form: form)
+            }
+            guard EmulatorStore.hash(typed) == hash else {
+                return pages.signUpPage(tx, policy: policy, error: t["ver_fail_retry"], form: form)
+            }
+            (tx.verifiedEmail, tx.signUpCodeHash) = (email, nil)
+        default:  // edit: another address, verified anew
+            (tx.verifiedEmail, tx.signUpCodeHash, tx.signUpEmail) = (nil, nil, nil)
+        }
+        try store.saveTransaction(tx, now: now)
+        return pages.signUpPage(tx, policy: policy, form: form)
+    }
+
+    struct AttributeProblem: Error {
+        var label: String
+        /// The page string that says what is wrong (`required_field`, `error_fieldIncorrect`).
+        var stringID: String
+    }
+
+    /// The attributes of the page beyond the names, typed as the user flow declares them; a required one missing or an
+    /// Int that is not one is a problem the page shows.
+    static func collectedAttributes(_ form: [String: String], policy: EmulatorSeed.Policy) throws -> [String: JSONValue] {
+        var out: [String: JSONValue] = [:]
+        for a in policy.attributes {
+            let value = (form[a.name] ?? "").trimmingCharacters(in: .whitespaces)
+            if a.required && (a.kind == .boolean ? value != "true" : value.isEmpty) {
+                throw AttributeProblem(label: a.label, stringID: "required_field")
+            }
+            if ["displayName", "givenName", "surname"].contains(a.name) { continue }
+            switch a.kind {
+            case .string where !value.isEmpty: out[a.name] = .string(value)
+            case .int where !value.isEmpty:
+                guard let n = Int(value) else { throw AttributeProblem(label: a.label, stringID: "error_fieldIncorrect") }
+                out[a.name] = JSONValue(n)
+            case .boolean: out[a.name] = .bool(value == "true")
+            default: break
+            }
+        }
+        return out
     }
 
     /// "Send verification code": the code goes to the outbox (`GET /_admin/outbox`).

@@ -71,7 +71,9 @@ struct PageStrings: Sendable {
         "ver_input": "Verification code",
         "ver_info_msg": "Verification code has been sent to your inbox. Please copy it to the input box below.",
         "ver_success_msg": "E-mail address verified. You can now continue.", "ver_fail_retry": "That code is incorrect. Please try again.",
-        "ver_fail_code_expired": "That code is expired. Please request a new code.",
+        "ver_fail_code_expired": "That code is expired. Please request a new code.", "ver_but_edit": "Change e-mail",
+        "UserMessageIfClaimNotVerified": "Claim not verified: Email Address", "required_field": "This information is required.",
+        "error_fieldIncorrect": "One or more fields are filled out incorrectly. Please check your entries and try again.",
         // The phone factor (api.phonefactor).
         "phone_heading": "Verify your phone",
         "intro_entry_mixed": "Enter a number below that we can send a code via SMS or phone to authenticate you.",
@@ -118,7 +120,10 @@ struct PageStrings: Sendable {
         "ver_input": "Code de vérification",
         "ver_info_msg": "Un code de vérification a été envoyé dans votre boîte de réception. Copiez-le dans la zone ci-dessous.",
         "ver_success_msg": "Adresse e-mail vérifiée. Vous pouvez continuer.", "ver_fail_retry": "Ce code est incorrect. Réessayez.",
-        "ver_fail_code_expired": "Ce code a expiré. Demandez un nouveau code.",
+        "ver_fail_code_expired": "Ce code a expiré. Demandez un nouveau code.", "ver_but_edit": "Modifier l'adresse e-mail",
+        "UserMessageIfClaimNotVerified": "Revendication non vérifiée : adresse e-mail",
+        "required_field": "Cette information est obligatoire.",
+        "error_fieldIncorrect": "Un ou plusieurs champs sont mal renseignés. Vérifiez vos saisies et réessayez.",
         "phone_heading": "Vérifiez votre téléphone",
         "intro_entry_mixed":
             "Saisissez ci-dessous un numéro auquel nous pouvons envoyer un code par SMS ou par appel pour vous authentifier.",

@@ -101,11 +101,56 @@ struct PageRenderer: Sendable {
                     """, lang: t.language), headers: headers)
     }
 
+    /// The local sign-up page, built from the user flow's attributes (claim ids as element ids) with B2C's email
+    /// verification widget (`email_ver_but_send`, `email_ver_input`, `email_ver_but_verify`, `email_ver_but_resend`,
+    /// `email_success`, `email_ver_but_edit`). Its buttons post the one form with a `step`: no JavaScript needed.
     func signUpPage(_ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, error: String? = nil, form: [String: String] = [:]) -> Response
     {
         let t = strings(tx)
         func v(_ k: String) -> String { HTML.escape(form[k] ?? "") }
         func label(_ id: String) -> String { "<label for=\"\(id)\">\(HTML.escape(t["\(id)_label"]))</label>" }
+        let verified = tx.verifiedEmail != nil && tx.verifiedEmail?.lowercased() == (form["email"] ?? tx.verifiedEmail)?.lowercased()
+        let sent = tx.signUpCodeHash != nil && !verified
+        var widget = ""
+        if policy.emailVerification {
+            if verified {
+                widget = """
+                    <div id="email_success" class="verificationSuccessText">\(HTML.escape(t["ver_success_msg"]))</div>
+                    <button type="submit" name="step" value="edit" id="email_ver_but_edit" formnovalidate class="editButton">\(
+                        HTML.escape(t["ver_but_edit"]))</button>
+                    """
+            } else if sent {
+                widget = """
+                    <div id="email_info" class="verificationInfoText">\(HTML.escape(t["ver_info_msg"]))</div>
+                    <label id="email_ver_input_label" for="email_ver_input">\(HTML.escape(t["ver_input"]))</label>
+                    <input type="text" id="email_ver_input" name="email_ver_input" maxlength="6" inputmode="numeric"
+                        autocomplete="one-time-code">
+                    <button type="submit" name="step" value="verify" id="email_ver_but_verify" formnovalidate class="verifyButton">\(
+                        HTML.escape(t["ver_but_verify"]))</button>
+                    <button type="submit" name="step" value="send" id="email_ver_but_resend" formnovalidate class="sendButton">\(
+                        HTML.escape(t["ver_but_resend"]))</button>
+                    """
+            } else {
+                widget = """
+                    <button type="submit" name="step" value="send" id="email_ver_but_send" formnovalidate class="sendButton">\(
+                        HTML.escape(t["ver_but_send"]))</button>
+                    """
+            }
+        }
+        let attributes = policy.attributes.map { a -> String in
+            let text = a.isCustom ? a.label : (t["\(a.name)_label"] == "\(a.name)_label" ? a.label : t["\(a.name)_label"])
+            let required = a.required ? " required" : ""
+            let input: String
+            switch a.kind {
+            case .boolean:
+                input =
+                    "<input type=\"checkbox\" id=\"\(a.name)\" name=\"\(a.name)\" value=\"true\""
+                    + (form[a.name] == "true" ? " checked>" : ">")
+            case .int: input = "<input type=\"number\" id=\"\(a.name)\" name=\"\(a.name)\" value=\"\(v(a.name))\"\(required)>"
+            case .string: input = "<input type=\"text\" id=\"\(a.name)\" name=\"\(a.name)\" value=\"\(v(a.name))\"\(required)>"
+            }
+            return "<li class=\"\(a.name)_li\"><label for=\"\(a.name)\">\(HTML.escape(text))</label>\(input)</li>"
+        }.joined(separator: "\n")
         return .html(
             page(
                 title: t["signup_heading"],
@@ -115,17 +160,17 @@ struct PageRenderer: Sendable {
                     \(errorBox(error))
                     <form id="attributeVerification" method="post" action="\(HTML.escape(action(tx, "signup")))">
                     \(hiddenTx(tx))
-                    \(label("email"))
-                    <input type="email" id="email" name="email" value="\(v("email"))" autocomplete="email">
-                    \(label("newPassword"))
-                    <input type="password" id="newPassword" name="newPassword" autocomplete="new-password">
-                    \(label("reenterPassword"))
-                    <input type="password" id="reenterPassword" name="reenterPassword" autocomplete="new-password">
-                    \(label("displayName"))
-                    <input type="text" id="displayName" name="displayName" value="\(v("displayName"))">
-                    \(label("givenName"))<input type="text" id="givenName" name="givenName" value="\(v("givenName"))">
-                    \(label("surname"))<input type="text" id="surname" name="surname" value="\(v("surname"))">
-                    <button type="submit" id="continue" name="continue" value="continue">\(HTML.escape(t["button_continue"]))</button>
+                    <div id="attributeList"><ul>
+                    <li class="email_li">\(label("email"))
+                    <input type="email" id="email" name="email" value="\(v("email"))" autocomplete="email"\(verified ? " readonly" : "")>
+                    \(widget)</li>
+                    <li class="newPassword_li">\(label("newPassword"))
+                    <input type="password" id="newPassword" name="newPassword" autocomplete="new-password"></li>
+                    <li class="reenterPassword_li">\(label("reenterPassword"))
+                    <input type="password" id="reenterPassword" name="reenterPassword" autocomplete="new-password"></li>
+                    \(attributes)
+                    </ul></div>
+                    <button type="submit" name="step" value="create" id="continue">\(HTML.escape(t["button_continue"]))</button>
                     </form>
                     <div class="links"><span></span><a id="cancel" href="\(link(tx, "cancel"))">\(HTML.escape(t["cancel"]))</a></div>
                     <p class="note">\(HTML.escape(t["password_help"]))</p>

@@ -120,6 +120,8 @@ public final class EmulatorStore: Sendable {
                     ALTER TABLE sessions ADD COLUMN policy TEXT;
                     """)
         }
+        // v6: the attributes a sign-up page collected beyond the names (JSON).
+        migrator.registerMigration("v6-attributes") { db in try db.execute(sql: "ALTER TABLE users ADD COLUMN attributes TEXT") }
         try migrator.migrate(writer)
     }
 
@@ -159,6 +161,9 @@ public final class EmulatorStore: Sendable {
         public var tokensValidFrom: Int
         /// The identity provider a federated user signs in with (its domain, the tokens' `idp`); nil for a local account.
         public var idp: String? = nil
+        /// What the sign-up page collected beyond the names (built-in attributes such as `city`, custom `extension_<Name>`),
+        /// typed: the tokens carry them as they are.
+        public var attributes: [String: JSONValue] = [:]
 
         var json: JSONValue {
             var o: [String: JSONValue] = [
@@ -166,6 +171,7 @@ public final class EmulatorStore: Sendable {
                 "surname": .string(surname), "createdAt": JSONValue(createdAt), "tokensValidFrom": JSONValue(tokensValidFrom),
             ]
             if let idp { o["identityProvider"] = .string(idp) }
+            if !attributes.isEmpty { o["attributes"] = .object(attributes) }
             return .object(o)
         }
     }
@@ -173,7 +179,8 @@ public final class EmulatorStore: Sendable {
     private static func user(_ row: Row) -> UserRecord {
         UserRecord(
             oid: row["oid"], email: row["email"], displayName: row["display_name"], givenName: row["given_name"],
-            surname: row["surname"], createdAt: row["created_at"], tokensValidFrom: row["tokens_valid_from"], idp: row["idp"])
+            surname: row["surname"], createdAt: row["created_at"], tokensValidFrom: row["tokens_valid_from"], idp: row["idp"],
+            attributes: (row["attributes"] as String?).flatMap { try? JSONValue.parse(Data($0.utf8)).objectValue } ?? [:])
     }
 
     static func passwordHash(_ password: String, salt: Data) -> Data {
@@ -203,6 +210,14 @@ public final class EmulatorStore: Sendable {
             return UserRecord(
                 oid: oid, email: email, displayName: displayName, givenName: givenName, surname: surname,
                 createdAt: now, tokensValidFrom: 0)
+        }
+    }
+
+    /// Keeps what a sign-up page collected beyond the names.
+    func setAttributes(oid: String, _ attributes: [String: JSONValue]) throws {
+        try db.write {
+            try $0.execute(
+                sql: "UPDATE users SET attributes = ? WHERE oid = ?", arguments: [JSONValue.object(attributes).serialized(), oid])
         }
     }
 

@@ -48,8 +48,30 @@ public struct EmulatorSeed: Sendable, Equatable {
         public var session = SessionSettings()
         /// The pages' languages and the user flow's string overrides.
         public var languages = Languages()
+        /// Sign-up: the email is verified with a code before the account is made (B2C's default).
+        public var emailVerification = true
+        /// The attributes the sign-up page collects (and the tokens carry), in order.
+        public var attributes: [Attribute] = Attribute.defaults
 
         public var lowercasedID: String { id.lowercased() }
+    }
+
+    /// A user attribute a sign-up page collects: a built-in one (`city`, `country`, …) or a custom `extension_<Name>`.
+    public struct Attribute: Sendable, Equatable, Codable {
+        public enum Kind: String, Sendable, Codable, CaseIterable { case string = "String", boolean = "Boolean", int = "Int" }
+        /// The claim id: the page's element id and the tokens' claim name.
+        public var name: String
+        public var kind: Kind = .string
+        public var required = false
+        public var label: String
+
+        public static let builtIn: [String: String] = [
+            "displayName": "Display Name", "givenName": "Given Name", "surname": "Surname", "city": "City",
+            "country": "Country/Region", "jobTitle": "Job Title", "postalCode": "Postal Code", "state": "State/Province",
+            "streetAddress": "Street Address",
+        ]
+        public static let defaults = ["displayName", "givenName", "surname"].map { Attribute(name: $0, label: builtIn[$0]!) }
+        public var isCustom: Bool { name.hasPrefix("extension_") }
     }
 
     /// A user flow's session behaviour (B2C's "Session behavior" properties).

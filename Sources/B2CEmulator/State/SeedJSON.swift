@@ -148,6 +148,16 @@ extension EmulatorSeed.Policy {
         o["slidingWindow"] = slidingWindow.map { JSONValue($0) } ?? .null
         if let mfa { o["mfa"] = ["methods": JSONValue(mfa.methods.map(\.rawValue)), "enforcement": .string(mfa.enforcement.rawValue)] }
         if identityProviders != [.local] { o["identityProviders"] = JSONValue(identityProviders.map(\.rawValue)) }
+        if !emailVerification { o["emailVerification"] = false }
+        if attributes != EmulatorSeed.Attribute.defaults {
+            o["attributes"] = .array(
+                attributes.map {
+                    [
+                        "name": .string($0.name), "type": .string($0.kind.rawValue), "required": .bool($0.required),
+                        "label": .string($0.label),
+                    ]
+                })
+        }
         if session != EmulatorSeed.SessionSettings() {
             o["session"] = [
                 "lifetimeMinutes": JSONValue(session.lifetimeMinutes), "timeout": .string(session.rolling ? "rolling" : "absolute"),
@@ -162,6 +172,7 @@ extension EmulatorSeed.Policy {
         try p.rejectUnknownKeys(allowed: [
             "id", "kind", "type", "policyClaim", "issuerPattern", "accessTokenLifetime", "idTokenLifetime",
             "refreshTokenLifetime", "slidingWindow", "numbersAsStrings", "mfa", "identityProviders", "session", "kmsi", "languages",
+            "emailVerification", "attributes",
         ])
         let id = try p.string("id")
         let typeName = try p.optionalString("type") ?? (id.lowercased().hasPrefix("b2c_1a_") ? "custom" : "userFlow")
@@ -205,7 +216,48 @@ extension EmulatorSeed.Policy {
             idTokenLifetime: try p.int("idTokenLifetime", default: 3600, range: 60...86_400)!,
             refreshTokenLifetime: rtLifetime, slidingWindow: sliding, numbersAsStrings: try p.bool("numbersAsStrings", default: false),
             mfa: try mfa(p, kind: kind), identityProviders: try identityProviders(p, kind: kind), session: try session(p, kind: kind),
-            languages: try languages(p))
+            languages: try languages(p), emailVerification: try p.bool("emailVerification", default: true),
+            attributes: try attributes(p))
+    }
+
+    /// `"attributes": ["city", {"name": "extension_LoyaltyId", "type": "String" | "Boolean" | "Int", "required": true,
+    /// "label": "Loyalty number"}]`: what the sign-up page collects (default: displayName, givenName, surname).
+    private static func attributes(_ p: JSONObjectReader) throws -> [EmulatorSeed.Attribute] {
+        guard let items = p.raw("attributes") else { return EmulatorSeed.Attribute.defaults }
+        guard let list = items.arrayValue else { throw JSONPathError(path: p.childPath("attributes"), message: "must be an array") }
+        var out: [EmulatorSeed.Attribute] = []
+        for (i, item) in list.enumerated() {
+            let path = p.childPath("attributes") + "[\(i)]"
+            if let name = item.stringValue {
+                guard let label = EmulatorSeed.Attribute.builtIn[name] else {
+                    throw JSONPathError(
+                        path: path,
+                        message:
+                            "is '\(name)': a built-in attribute is one of "
+                            + "\(EmulatorSeed.Attribute.builtIn.keys.sorted().joined(separator: ", ")); "
+                            + "a custom one is an object {\"name\": \"extension_<Name>\", \"type\": …}")
+                }
+                out.append(.init(name: name, label: label))
+                continue
+            }
+            let o = try JSONObjectReader(item, path: path)
+            try o.rejectUnknownKeys(allowed: ["name", "type", "required", "label"])
+            let name = try o.string("name")
+            let builtIn = EmulatorSeed.Attribute.builtIn[name]
+            guard builtIn != nil || name.range(of: #"^extension_[A-Za-z][A-Za-z0-9_]*$"#, options: .regularExpression) != nil else {
+                throw JSONPathError(path: o.childPath("name"), message: "'\(name)' is neither built-in nor extension_<Name>")
+            }
+            let typeName = try o.optionalString("type") ?? "String"
+            guard let kind = EmulatorSeed.Attribute.Kind(rawValue: typeName), builtIn == nil || kind == .string else {
+                throw JSONPathError(
+                    path: o.childPath("type"), message: "is '\(typeName)'; expected String, Boolean or Int (built-ins are String)")
+            }
+            out.append(
+                .init(
+                    name: name, kind: kind, required: try o.bool("required", default: false),
+                    label: try o.optionalString("label") ?? builtIn ?? String(name.dropFirst("extension_".count))))
+        }
+        return out
     }
 
     /// `"languages": {"default": "en", "enabled": ["en", "fr", …], "overrides": {"fr": <B2C's user-flow JSON>}}`: an

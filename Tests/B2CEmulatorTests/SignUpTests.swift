@@ -1,0 +1,166 @@
+import B2CKit
+import Foundation
+import Testing
+
+@testable import B2CEmulator
+
+/// Sign-up as B2C's user flows do it (reference: b2c-journeys.md §3): the email verified with a code from the outbox
+/// before the account is made, B2C's widget ids, and the user flow's attributes — built-in and `extension_<Name>` —
+/// collected, checked and carried in the tokens.
+@Suite struct SignUpTests {
+    /// "Send verification code", then the code from the outbox, on the sign-up page `form`; returns the page saying the
+    /// address is verified.
+    static func verify(_ t: TestTenant, _ b: Browser, _ form: TestResponse, email: String) async throws -> TestResponse {
+        let sent = try await b.submit(form, form: "attributeVerification", ["email": email, "step": "send"])
+        #expect(sent.body.contains("id=\"email_ver_input\"") && sent.body.contains("id=\"email_ver_but_resend\""))
+        let messages = try await t.admin(.GET, "/outbox").json["messages"]?.arrayValue ?? []
+        let message = try #require(messages.first { $0["to"]?.stringValue == email && $0["purpose"]?.stringValue == "signup" })
+        let verified = try await b.submit(
+            sent, form: "attributeVerification", ["email": email, "step": "verify", "email_ver_input": message["code"]?.stringValue ?? ""])
+        #expect(verified.body.contains("id=\"email_success\"") && verified.body.contains("id=\"email_ver_but_edit\""))
+        return verified
+    }
+
+    static var seed: EmulatorSeed {
+        var s = EmulatorSeed.default
+        var p = s.policy(named: "B2C_1_susi")!
+        p.id = "B2C_1_loyalty"
+        p.attributes = [
+            .init(name: "givenName", required: true, label: "Given Name"), .init(name: "city", label: "City"),
+            .init(name: "extension_LoyaltyId", required: true, label: "Loyalty number"),
+            .init(name: "extension_Newsletter", kind: .boolean, label: "Send me news"),
+            .init(name: "extension_Age", kind: .int, label: "Age"),
+        ]
+        var quick = s.policy(named: "B2C_1_susi")!
+        quick.id = "B2C_1_unverified"
+        quick.emailVerification = false
+        s.policies += [p, quick]
+        return s
+    }
+
+    static let codeLifetime = AuthorizeEndpoint.mfaCodeLifetime
+
+    static func signUpPage(_ b: Browser, policy: String, pkce: PKCE = PKCE()) async throws -> TestResponse {
+        let page = try await b.get(authorizeURL(policy: policy, pkce: pkce))
+        return try await b.follow(page, link: "createAccount")
+    }
+
+    @Test func anUnverifiedEmailIsRefusedAndAWrongCodeSaysSo() async throws {
+        try await TestTenant.with { t in
+            let b = Browser(t)
+            let form = try await Self.signUpPage(b, policy: "B2C_1_susi")
+            #expect(form.body.contains("id=\"email_ver_but_send\"") && !form.body.contains("id=\"email_ver_input\""))
+            let fields = ["email": "erin@contoso.com", "newPassword": "Erin-2026-pw", "reenterPassword": "Erin-2026-pw", "step": "create"]
+            let refused = try await b.submit(form, form: "attributeVerification", fields)
+            #expect(refused.status == 200 && refused.body.contains("Claim not verified: Email Address"))
+            let sent = try await b.submit(refused, form: "attributeVerification", ["email": "erin@contoso.com", "step": "send"])
+            let wrong = try await b.submit(
+                sent, form: "attributeVerification", ["email": "erin@contoso.com", "step": "verify", "email_ver_input": "000000"])
+            #expect(wrong.body.contains("That code is incorrect."))
+            // Verified for one address, then another typed in: that one is not verified.
+            let verified = try await Self.verify(t, b, wrong, email: "erin@contoso.com")
+            var other = fields
+            other["email"] = "mallory@contoso.com"
+            let swapped = try await b.submit(verified, form: "attributeVerification", other)
+            #expect(swapped.body.contains("Claim not verified"))
+            let users = try await t.admin(.GET, "/users")
+            #expect(!users.body.contains("erin@contoso.com") && !users.body.contains("mallory@contoso.com"), "nothing created")
+            // "Change e-mail" starts over.
+            let edited = try await b.submit(verified, form: "attributeVerification", ["email": "erin@contoso.com", "step": "edit"])
+            #expect(edited.body.contains("id=\"email_ver_but_send\""))
+        }
+    }
+
+    @Test func anExpiredCodeAsksForANewOne() async throws {
+        try await TestTenant.with { t in
+            let b = Browser(t)
+            let form = try await Self.signUpPage(b, policy: "B2C_1_susi")
+            let sent = try await b.submit(form, form: "attributeVerification", ["email": "fay@contoso.com", "step": "send"])
+            let code = try #require((try await t.admin(.GET, "/outbox").json["messages"]?.arrayValue)?.first?["code"]?.stringValue)
+            try await t.advanceClock(Self.codeLifetime + 60)
+            let late = try await b.submit(
+                sent, form: "attributeVerification", ["email": "fay@contoso.com", "step": "verify", "email_ver_input": code])
+            #expect(late.body.contains("That code is expired."))
+        }
+    }
+
+    @Test func anExistingAccountIsRefusedAfterVerification() async throws {
+        try await TestTenant.with { t in
+            let b = Browser(t)
+            let verified = try await Self.verify(t, b, try await Self.signUpPage(b, policy: "B2C_1_susi"), email: alice.email)
+            let taken = try await b.submit(
+                verified, form: "attributeVerification",
+                ["email": alice.email, "newPassword": "Alice-2026-new", "reenterPassword": "Alice-2026-new", "step": "create"])
+            #expect(taken.body.contains("already exists"))
+        }
+    }
+
+    @Test func theUserFlowsAttributesAreCollectedCheckedAndInTheTokens() async throws {
+        try await TestTenant.with(seed: Self.seed) { t in
+            let b = Browser(t)
+            let pkce = PKCE()
+            let form = try await Self.signUpPage(b, policy: "B2C_1_loyalty", pkce: pkce)
+            for id in ["givenName", "city", "extension_LoyaltyId", "extension_Newsletter", "extension_Age"] {
+                #expect(form.body.contains("id=\"\(id)\""), "the claim id is the element id: \(id)")
+            }
+            #expect(!form.body.contains("id=\"surname\""), "only the user flow's attributes")
+            let verified = try await Self.verify(t, b, form, email: "gus@contoso.com")
+            var fields = ["email": "gus@contoso.com", "newPassword": "Gus-2026-pw!", "reenterPassword": "Gus-2026-pw!", "step": "create"]
+            fields["givenName"] = "Gus"
+            let missing = try await b.submit(verified, form: "attributeVerification", fields)
+            #expect(missing.body.contains("Loyalty number: This information is required."))
+            fields["extension_LoyaltyId"] = "L-4242"
+            fields["extension_Age"] = "forty"
+            let notANumber = try await b.submit(missing, form: "attributeVerification", fields)
+            #expect(notANumber.body.contains("Age: One or more fields"))
+            fields["extension_Age"] = "41"
+            fields["extension_Newsletter"] = "true"
+            fields["city"] = "Lyon"
+            let done = try await b.submit(notANumber, form: "attributeVerification", fields)
+            let code = try #require(done.redirectParams["code"], "\(done.body.prefix(400))")
+            let tok = try await t.token("B2C_1_loyalty", redeemForm(code: code, verifier: pkce.verifier))
+            let c = try claims(tok.json["id_token"]?.stringValue)
+            #expect(c["extension_LoyaltyId"] == "L-4242" && c["extension_Age"] == 41 && c["extension_Newsletter"] == true)
+            #expect(c["city"] == "Lyon" && c["given_name"] == "Gus" && c["newUser"] == true)
+            // Later sign-ins carry them too: they are the account's, not the sign-up's.
+            let later = PKCE()
+            let again = try await Browser(t).signIn(
+                policy: "B2C_1_loyalty", email: "gus@contoso.com", password: "Gus-2026-pw!", pkce: later)
+            let tok2 = try await t.token(
+                "B2C_1_loyalty", redeemForm(code: try #require(again.redirectParams["code"]), verifier: later.verifier))
+            let c2 = try claims(tok2.json["id_token"]?.stringValue)
+            #expect(c2["extension_LoyaltyId"] == "L-4242" && c2["newUser"] == nil)
+        }
+    }
+
+    @Test func aUserFlowWithoutVerificationCreatesAtOnce() async throws {
+        try await TestTenant.with(seed: Self.seed) { t in
+            let b = Browser(t)
+            let form = try await Self.signUpPage(b, policy: "B2C_1_unverified")
+            #expect(!form.body.contains("email_ver_but_send"))
+            let done = try await b.submit(
+                form, form: "attributeVerification",
+                ["email": "hal@contoso.com", "newPassword": "Hal-2026-pw!", "reenterPassword": "Hal-2026-pw!", "step": "create"])
+            #expect(done.redirectParams["code"] != nil, "\(done.body.prefix(400))")
+        }
+    }
+
+    @Test func theSeedReadsAttributes() throws {
+        func parse(_ extra: String) throws -> EmulatorSeed.Policy {
+            let json = """
+                {"tenant": {"name": "contoso.onmicrosoft.com", "id": "\(tenantID)"},
+                 "policies": [{"id": "B2C_1_x", "kind": "signUpSignIn"\(extra)}],
+                 "apps": [{"clientId": "\(clientID)", "redirectUris": ["http://localhost"]}]}
+                """
+            return try EmulatorSeed.parse(Data(json.utf8)).policies[0]
+        }
+        let p = try parse(
+            #", "emailVerification": false, "attributes": ["city", {"name": "extension_Tier", "type": "Int", "required": true}]"#)
+        #expect(!p.emailVerification && p.attributes.map(\.name) == ["city", "extension_Tier"])
+        #expect(p.attributes[1].kind == .int && p.attributes[1].required && p.attributes[1].label == "Tier")
+        #expect(try parse("").attributes == EmulatorSeed.Attribute.defaults)
+        #expect(throws: JSONPathError.self) { try parse(#", "attributes": ["shoeSize"]"#) }
+        #expect(throws: JSONPathError.self) { try parse(#", "attributes": [{"name": "extension_X", "type": "Float"}]"#) }
+        #expect(throws: JSONPathError.self) { try parse(#", "attributes": [{"name": "city", "type": "Int"}]"#) }
+    }
+}
