@@ -34,7 +34,13 @@ import Testing
         var quick = s.policy(named: "B2C_1_susi")!
         quick.id = "B2C_1_unverified"
         quick.emailVerification = false
-        s.policies += [p, quick]
+        var edit = s.policy(named: "B2C_1_edit_profile")!
+        edit.id = "B2C_1_edit_loyalty"
+        edit.attributes = [
+            .init(name: "extension_LoyaltyId", required: true, label: "Loyalty number"),
+            .init(name: "extension_Newsletter", kind: .boolean, label: "Send me news"),
+        ]
+        s.policies += [p, quick, edit]
         return s
     }
 
@@ -130,6 +136,30 @@ import Testing
                 "B2C_1_loyalty", redeemForm(code: try #require(again.redirectParams["code"]), verifier: later.verifier))
             let c2 = try claims(tok2.json["id_token"]?.stringValue)
             #expect(c2["extension_LoyaltyId"] == "L-4242" && c2["newUser"] == nil)
+        }
+    }
+
+    @Test func theProfilePageEditsTheUserFlowsAttributes() async throws {
+        try await TestTenant.with(seed: Self.seed) { t in
+            let b = Browser(t)
+            _ = try await b.signIn(email: alice.email, password: alice.password)
+            let page = try await b.get(authorizeURL(policy: "B2C_1_edit_loyalty"))
+            #expect(
+                page.body.contains("id=\"extension_LoyaltyId\"") && page.body.contains("id=\"displayName\""), "\(page.body.prefix(300))")
+            let missing = try await b.submit(page, form: "attributeVerification", [:])
+            #expect(missing.body.contains("Loyalty number: This information is required."))
+            let pkce = PKCE()
+            let again = try await b.get(authorizeURL(policy: "B2C_1_edit_loyalty", pkce: pkce))
+            let done = try await b.submit(
+                again, form: "attributeVerification", ["extension_LoyaltyId": "L-9", "extension_Newsletter": "true"])
+            let tok = try await t.token(
+                "B2C_1_edit_loyalty",
+                redeemForm(code: try #require(done.redirectParams["code"], "\(done.body.prefix(300))"), verifier: pkce.verifier))
+            let c = try claims(tok.json["id_token"]?.stringValue)
+            #expect(c["extension_LoyaltyId"] == "L-9" && c["extension_Newsletter"] == true && c["name"] == "Alice Example")
+            // The next visit shows what is stored.
+            let shown = try await b.get(authorizeURL(policy: "B2C_1_edit_loyalty"))
+            #expect(shown.body.contains("value=\"L-9\"") && shown.body.contains("value=\"true\" checked>"))
         }
     }
 

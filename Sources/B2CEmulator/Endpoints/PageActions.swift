@@ -65,6 +65,11 @@ extension AuthorizeEndpoint {
             guard policy.kind == .editProfile, let oid = tx.oid, let user = try store.user(oid: oid) else { break }
             let display = (form["displayName"] ?? "").trimmingCharacters(in: .whitespaces)
             guard !display.isEmpty else { return pages.profilePage(tx, policy: policy, user: user, error: "Display Name is required.") }
+            let collected: [String: JSONValue]
+            do { collected = try Self.collectedAttributes(form, policy: policy) } catch let e as AttributeProblem {
+                return pages.profilePage(tx, policy: policy, user: user, error: "\(e.label): \(pages.strings(tx)[e.stringID])")
+            }
+            if !collected.isEmpty { try store.setAttributes(oid: oid, user.attributes.merging(collected) { _, new in new }) }
             try store.updateProfile(
                 oid: oid, displayName: display,
                 givenName: (form["givenName"] ?? "").trimmingCharacters(in: .whitespaces),
@@ -215,7 +220,7 @@ extension AuthorizeEndpoint {
             if a.required && (a.kind == .boolean ? value != "true" : value.isEmpty) {
                 throw AttributeProblem(label: a.label, stringID: "required_field")
             }
-            if ["displayName", "givenName", "surname"].contains(a.name) { continue }
+            if EmulatorSeed.Attribute.names.contains(a.name) { continue }
             switch a.kind {
             case .string where !value.isEmpty: out[a.name] = .string(value)
             case .int where !value.isEmpty:

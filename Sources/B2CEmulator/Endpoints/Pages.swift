@@ -137,20 +137,7 @@ struct PageRenderer: Sendable {
                     """
             }
         }
-        let attributes = policy.attributes.map { a -> String in
-            let text = a.isCustom ? a.label : (t["\(a.name)_label"] == "\(a.name)_label" ? a.label : t["\(a.name)_label"])
-            let required = a.required ? " required" : ""
-            let input: String
-            switch a.kind {
-            case .boolean:
-                input =
-                    "<input type=\"checkbox\" id=\"\(a.name)\" name=\"\(a.name)\" value=\"true\""
-                    + (form[a.name] == "true" ? " checked>" : ">")
-            case .int: input = "<input type=\"number\" id=\"\(a.name)\" name=\"\(a.name)\" value=\"\(v(a.name))\"\(required)>"
-            case .string: input = "<input type=\"text\" id=\"\(a.name)\" name=\"\(a.name)\" value=\"\(v(a.name))\"\(required)>"
-            }
-            return "<li class=\"\(a.name)_li\"><label for=\"\(a.name)\">\(HTML.escape(text))</label>\(input)</li>"
-        }.joined(separator: "\n")
+        let attributes = attributeItems(policy.attributes, values: form, strings: t)
         return .html(
             page(
                 title: t["signup_heading"],
@@ -178,6 +165,26 @@ struct PageRenderer: Sendable {
                     """, lang: t.language))
     }
 
+    /// The `<li>` of each attribute, its claim id as element id and field name; `values` fills them (a checkbox is
+    /// checked for "true").
+    func attributeItems(_ list: [EmulatorSeed.Attribute], values: [String: String], strings t: PageStrings) -> String {
+        list.map { a -> String in
+            let text = a.isCustom ? a.label : (t["\(a.name)_label"] == "\(a.name)_label" ? a.label : t["\(a.name)_label"])
+            let required = a.required ? " required" : ""
+            let value = HTML.escape(values[a.name] ?? "")
+            let input: String
+            switch a.kind {
+            case .boolean:
+                input =
+                    "<input type=\"checkbox\" id=\"\(a.name)\" name=\"\(a.name)\" value=\"true\""
+                    + (values[a.name] == "true" ? " checked>" : ">")
+            case .int: input = "<input type=\"number\" id=\"\(a.name)\" name=\"\(a.name)\" value=\"\(value)\"\(required)>"
+            case .string: input = "<input type=\"text\" id=\"\(a.name)\" name=\"\(a.name)\" value=\"\(value)\"\(required)>"
+            }
+            return "<li class=\"\(a.name)_li\"><label for=\"\(a.name)\">\(HTML.escape(text))</label>\(input)</li>"
+        }.joined(separator: "\n")
+    }
+
     func profilePage(
         _ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, user: EmulatorStore.UserRecord, error: String? = nil,
         headers: [(String, String)] = []
@@ -196,6 +203,8 @@ struct PageRenderer: Sendable {
                     <label for="givenName">Given Name</label>
                     <input type="text" id="givenName" name="givenName" value="\(HTML.escape(user.givenName))">
                     <label for="surname">Surname</label><input type="text" id="surname" name="surname" value="\(HTML.escape(user.surname))">
+                    <ul>\(attributeItems(policy.attributes.filter { !EmulatorSeed.Attribute.names.contains($0.name) },
+                        values: user.attributes.compactMapValues(\.formValue), strings: strings(tx)))</ul>
                     <button type="submit" id="continue" name="continue" value="continue">Continue</button>
                     </form>
                     <div class="links"><span></span><a id="cancel" href="\(link(tx, "cancel"))">Cancel</a></div>
@@ -256,5 +265,17 @@ struct PageRenderer: Sendable {
                     <p class="note">Correlation ID: \(UUID().uuidString.lowercased())<br>Timestamp:
                     \(B2CErrorDescription.timestampString(clock.date))</p>
                     """), status: e.status, headers: headers)
+    }
+}
+
+extension JSONValue {
+    /// A stored attribute as a page's field shows it ("true", "41", "Lyon").
+    fileprivate var formValue: String? {
+        switch self {
+        case .string(let s): s
+        case .bool(let b): b ? "true" : "false"
+        case .number(let n): n == n.rounded() ? String(Int(n)) : String(n)
+        default: nil
+        }
     }
 }

@@ -72,6 +72,8 @@ public struct EmulatorSeed: Sendable, Equatable {
         ]
         public static let defaults = ["displayName", "givenName", "surname"].map { Attribute(name: $0, label: builtIn[$0]!) }
         public var isCustom: Bool { name.hasPrefix("extension_") }
+        /// The names every profile has (the user's record), as opposed to the attributes kept beside it.
+        public static let names: Set<String> = ["displayName", "givenName", "surname"]
     }
 
     /// A user flow's session behaviour (B2C's "Session behavior" properties).
