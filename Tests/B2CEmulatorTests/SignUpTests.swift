@@ -40,7 +40,10 @@ import Testing
             .init(name: "extension_LoyaltyId", required: true, label: "Loyalty number"),
             .init(name: "extension_Newsletter", kind: .boolean, label: "Send me news"),
         ]
-        s.policies += [p, quick, edit]
+        var narrow = s.policy(named: "B2C_1_susi")!
+        narrow.id = "B2C_1_narrow"
+        narrow.applicationClaims = ["extension_LoyaltyId"]
+        s.policies += [p, quick, edit, narrow]
         return s
     }
 
@@ -136,6 +139,14 @@ import Testing
                 "B2C_1_loyalty", redeemForm(code: try #require(again.redirectParams["code"]), verifier: later.verifier))
             let c2 = try claims(tok2.json["id_token"]?.stringValue)
             #expect(c2["extension_LoyaltyId"] == "L-4242" && c2["newUser"] == nil)
+            // A user flow whose application claims name one attribute carries that one only.
+            let narrow = PKCE()
+            let other = try await Browser(t).signIn(
+                policy: "B2C_1_narrow", email: "gus@contoso.com", password: "Gus-2026-pw!", pkce: narrow)
+            let tok3 = try await t.token(
+                "B2C_1_narrow", redeemForm(code: try #require(other.redirectParams["code"]), verifier: narrow.verifier))
+            let c3 = try claims(tok3.json["id_token"]?.stringValue)
+            #expect(c3["extension_LoyaltyId"] == "L-4242" && c3["city"] == nil && c3["extension_Age"] == nil)
         }
     }
 
@@ -188,7 +199,9 @@ import Testing
             #", "emailVerification": false, "attributes": ["city", {"name": "extension_Tier", "type": "Int", "required": true}]"#)
         #expect(!p.emailVerification && p.attributes.map(\.name) == ["city", "extension_Tier"])
         #expect(p.attributes[1].kind == .int && p.attributes[1].required && p.attributes[1].label == "Tier")
-        #expect(try parse("").attributes == EmulatorSeed.Attribute.defaults)
+        #expect(try parse("").attributes == EmulatorSeed.Attribute.defaults && parse("").applicationClaims == nil)
+        #expect(try parse(#", "applicationClaims": ["city"]"#).applicationClaims == ["city"])
+        #expect(throws: JSONPathError.self) { try parse(#", "applicationClaims": "city""#) }
         #expect(throws: JSONPathError.self) { try parse(#", "attributes": ["shoeSize"]"#) }
         #expect(throws: JSONPathError.self) { try parse(#", "attributes": [{"name": "extension_X", "type": "Float"}]"#) }
         #expect(throws: JSONPathError.self) { try parse(#", "attributes": [{"name": "city", "type": "Int"}]"#) }

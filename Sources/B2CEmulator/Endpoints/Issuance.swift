@@ -213,7 +213,7 @@ struct TokenIssuer: TenantPart {
         if let policy { c[policy.policyClaim] = .string(policy.policyClaim == "acr" ? policy.lowercasedID : policy.id) }
         if newUser { c["newUser"] = true }
         if let idp = user.idp { c["idp"] = .string(idp) }
-        for (name, value) in user.attributes where c[name] == nil { c[name] = value }
+        for (name, value) in user.attributes where c[name] == nil && policy?.applicationClaims?.contains(name) ?? true { c[name] = value }
         if let nonce { c["nonce"] = .string(nonce) }
         return c
     }

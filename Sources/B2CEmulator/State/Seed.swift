@@ -52,6 +52,9 @@ public struct EmulatorSeed: Sendable, Equatable {
         public var emailVerification = true
         /// The attributes the sign-up page collects (and the tokens carry), in order.
         public var attributes: [Attribute] = Attribute.defaults
+        /// B2C's "application claims": which stored attributes (beyond the standard claims) this user flow's tokens carry;
+        /// nil means every one.
+        public var applicationClaims: [String]?
 
         public var lowercasedID: String { id.lowercased() }
     }

@@ -149,6 +149,7 @@ extension EmulatorSeed.Policy {
         if let mfa { o["mfa"] = ["methods": JSONValue(mfa.methods.map(\.rawValue)), "enforcement": .string(mfa.enforcement.rawValue)] }
         if identityProviders != [.local] { o["identityProviders"] = JSONValue(identityProviders.map(\.rawValue)) }
         if !emailVerification { o["emailVerification"] = false }
+        if let applicationClaims { o["applicationClaims"] = JSONValue(applicationClaims) }
         if attributes != EmulatorSeed.Attribute.defaults {
             o["attributes"] = .array(
                 attributes.map {
@@ -172,7 +173,7 @@ extension EmulatorSeed.Policy {
         try p.rejectUnknownKeys(allowed: [
             "id", "kind", "type", "policyClaim", "issuerPattern", "accessTokenLifetime", "idTokenLifetime",
             "refreshTokenLifetime", "slidingWindow", "numbersAsStrings", "mfa", "identityProviders", "session", "kmsi", "languages",
-            "emailVerification", "attributes",
+            "emailVerification", "attributes", "applicationClaims",
         ])
         let id = try p.string("id")
         let typeName = try p.optionalString("type") ?? (id.lowercased().hasPrefix("b2c_1a_") ? "custom" : "userFlow")
@@ -217,7 +218,16 @@ extension EmulatorSeed.Policy {
             refreshTokenLifetime: rtLifetime, slidingWindow: sliding, numbersAsStrings: try p.bool("numbersAsStrings", default: false),
             mfa: try mfa(p, kind: kind), identityProviders: try identityProviders(p, kind: kind), session: try session(p, kind: kind),
             languages: try languages(p), emailVerification: try p.bool("emailVerification", default: true),
-            attributes: try attributes(p))
+            attributes: try attributes(p), applicationClaims: try applicationClaims(p))
+    }
+
+    /// `"applicationClaims": ["city", "extension_LoyaltyId"]`: the stored attributes this user flow's tokens carry.
+    private static func applicationClaims(_ p: JSONObjectReader) throws -> [String]? {
+        guard let items = p.raw("applicationClaims") else { return nil }
+        guard let names = items.arrayValue?.compactMap(\.stringValue), names.count == items.arrayValue?.count else {
+            throw JSONPathError(path: p.childPath("applicationClaims"), message: "must be an array of attribute names")
+        }
+        return names
     }
 
     /// `"attributes": ["city", {"name": "extension_LoyaltyId", "type": "String" | "Boolean" | "Int", "required": true,
