@@ -56,6 +56,29 @@ import Testing
         }
     }
 
+    @Test func theProfileAndResetPagesSpeakFrenchToo() async throws {
+        try await TestTenant.with { t in
+            let b = Browser(t)
+            _ = try await b.signIn(email: alice.email, password: alice.password)
+            let profile = try await b.get(authorizeURL(policy: "B2C_1_edit_profile", extra: ["ui_locales": "fr"]))
+            #expect(profile.body.contains("<html lang=\"fr\">") && profile.body.contains("Modifiez votre profil"))
+            #expect(profile.body.contains(">Prénom</label>") && profile.body.contains("id=\"givenName\""))
+            let empty = try await b.submit(profile, form: "attributeVerification", ["displayName": " "])
+            #expect(empty.body.contains("Le nom d&#39;affichage est obligatoire."))
+
+            let reset = try await b.get(authorizeURL(policy: "B2C_1_reset", extra: ["ui_locales": "fr"]))
+            #expect(reset.body.contains("<html lang=\"fr\">") && reset.body.contains("Réinitialisez votre mot de passe"))
+            let unknown = try await b.submit(reset, form: "attributeVerification", ["email": "nobody@contoso.com"])
+            #expect(unknown.body.contains("Aucun compte n&#39;a été trouvé"))
+            let sent = try await b.submit(unknown, form: "attributeVerification", ["email": bob.email])
+            #expect(sent.body.contains("Un code de vérification a été envoyé à"))
+            let code = try #require((try await t.admin(.GET, "/outbox").json["messages"]?.arrayValue)?.first?["code"]?.stringValue)
+            let weak = try await b.submit(
+                sent, form: "attributeVerification", ["verificationCode": code, "newPassword": "short", "reenterPassword": "short"])
+            #expect(weak.body.contains("entre 8 et 64 caractères"))
+        }
+    }
+
     @Test func aUserFlowsOverridesReplaceItsStrings() async throws {
         try await TestTenant.with(seed: Self.seed) { t in
             let fr = try await Self.page(t, policy: "B2C_1_custom_words", uiLocales: "fr")

@@ -6,13 +6,14 @@ import Hummingbird
 /// element ids of B2C's own pages so that browser automation written for B2C works here.
 /// What the pages send back: each step of the user journeys (sign-in, sign-up, edit profile, reset with an emailed code).
 extension AuthorizeEndpoint {
+    /// The string id of what is wrong with a new password (B2C's default rules), or nil.
     static func passwordProblem(_ p: String) -> String? {
-        guard (8...64).contains(p.count) else { return "The password must be between 8 and 64 characters." }
+        guard (8...64).contains(p.count) else { return "password_length" }
         let classes = [
             p.contains(where: \.isLowercase), p.contains(where: \.isUppercase), p.contains(where: \.isNumber),
             p.contains(where: { !$0.isLetter && !$0.isNumber }),
         ].filter { $0 }.count
-        return classes >= 3 ? nil : "The password must have at least 3 of: a lowercase letter, an uppercase letter, a digit, a symbol."
+        return classes >= 3 ? nil : "password_classes"
     }
 
     // MARK: page actions
@@ -64,7 +65,9 @@ extension AuthorizeEndpoint {
         case ("profile", "POST"):
             guard policy.kind == .editProfile, let oid = tx.oid, let user = try store.user(oid: oid) else { break }
             let display = (form["displayName"] ?? "").trimmingCharacters(in: .whitespaces)
-            guard !display.isEmpty else { return pages.profilePage(tx, policy: policy, user: user, error: "Display Name is required.") }
+            guard !display.isEmpty else {
+                return pages.profilePage(tx, policy: policy, user: user, error: pages.strings(tx)["error_displayName_required"])
+            }
             let collected: [String: JSONValue]
             do { collected = try Self.collectedAttributes(form, policy: policy) } catch let e as AttributeProblem {
                 return pages.profilePage(tx, policy: policy, user: user, error: "\(e.label): \(pages.strings(tx)[e.stringID])")
@@ -143,7 +146,7 @@ extension AuthorizeEndpoint {
             return pages.signUpPage(tx, policy: policy, error: t["UserMessageIfClaimNotVerified"], form: form)
         }
         let pw = form["newPassword"] ?? ""
-        if let problem = Self.passwordProblem(pw) { return pages.signUpPage(tx, policy: policy, error: problem, form: form) }
+        if let problem = Self.passwordProblem(pw) { return pages.signUpPage(tx, policy: policy, error: t[problem], form: form) }
         guard pw == form["reenterPassword"] else {
             return pages.signUpPage(tx, policy: policy, error: t["error_passwordEntryMismatch"], form: form)
         }
@@ -237,7 +240,7 @@ extension AuthorizeEndpoint {
     private func resetCodeRequested(email: String, _ tx: inout AuthorizeTransaction, policy: EmulatorSeed.Policy) throws -> Response {
         let now = clock.now()
         guard let user = try store.user(email: email) else {
-            return pages.resetEmailPage(tx, policy: policy, error: "An account could not be found for the provided user ID.")
+            return pages.resetEmailPage(tx, policy: policy, error: pages.strings(tx)["reset_account_not_found"])
         }
         let code = Random.digits(6)
         try store.send(to: user.email, purpose: "password_reset", code: code, now: now)
@@ -255,6 +258,7 @@ extension AuthorizeEndpoint {
         throws -> Response
     {
         let now = clock.now()
+        let t = pages.strings(tx)
         guard let email = tx.resetEmail, let expected = tx.resetCodeHash, let user = try store.user(email: email) else {
             throw PageError(code: nil, message: "Send a verification code first.")
         }
@@ -263,18 +267,13 @@ extension AuthorizeEndpoint {
             tx.resetAttempts += 1
             if tx.resetAttempts >= 3 { tx.resetCodeHash = nil }
             try store.saveTransaction(tx, now: now)
-            let message =
-                tx.resetAttempts >= 3
-                ? "You've made too many incorrect attempts. Please send a new code."
-                : "The verification code you have entered does not match our records. Please try again, or request a new code."
+            let message = t[tx.resetAttempts >= 3 ? "reset_too_many_attempts" : "reset_code_mismatch"]
             return pages.resetVerifyPage(tx, policy: policy, error: message)
         }
         let pw = form["newPassword"] ?? ""
-        if let problem = Self.passwordProblem(pw) { return pages.resetVerifyPage(tx, policy: policy, error: problem) }
+        if let problem = Self.passwordProblem(pw) { return pages.resetVerifyPage(tx, policy: policy, error: t[problem]) }
         guard pw == form["reenterPassword"] else {
-            return pages.resetVerifyPage(
-                tx, policy: policy,
-                error: "The password entry fields do not match. Please enter the same password in both fields and try again.")
+            return pages.resetVerifyPage(tx, policy: policy, error: t["error_passwordEntryMismatch"])
         }
         try store.setPassword(oid: user.oid, password: pw, now: now)
         return try complete(tx, user: user, authTime: now, newUser: false, secure: secure, newSession: true)

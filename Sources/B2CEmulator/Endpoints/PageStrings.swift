@@ -48,6 +48,17 @@ struct PageStrings: Sendable {
     static let catalog: [String: [String: String]] = ["en": english, "fr": french]
 
     static let english: [String: String] = [
+        // Edit profile and password reset (the emulator's ids where B2C's are not documented).
+        "profile_title": "Edit profile", "profile_heading": "Edit your profile", "signed_in_as": "Signed in as",
+        "error_displayName_required": "Display Name is required.", "reset_title": "Reset password",
+        "reset_heading": "Reset your password", "reset_code_sent": "A verification code has been sent to",
+        "reset_outbox_note": "In the emulator it is in the outbox", "resend_code": "Send a new code",
+        "reset_account_not_found": "An account could not be found for the provided user ID.",
+        "reset_too_many_attempts": "You've made too many incorrect attempts. Please send a new code.",
+        "reset_code_mismatch":
+            "The verification code you have entered does not match our records. Please try again, or request a new code.",
+        "password_length": "The password must be between 8 and 64 characters.",
+        "password_classes": "The password must have at least 3 of: a lowercase letter, an uppercase letter, a digit, a symbol.",
         // Unified sign-up or sign-in (api.signuporsignin).
         "heading": "Sign in", "social_intro": "Sign in with your social account", "divider_title": "OR",
         "local_intro_email": "Sign in with your email address", "logonIdentifier_label": "Email Address",
@@ -95,6 +106,16 @@ struct PageStrings: Sendable {
     ]
 
     static let french: [String: String] = [
+        "profile_title": "Modifier le profil", "profile_heading": "Modifiez votre profil", "signed_in_as": "Connecté en tant que",
+        "error_displayName_required": "Le nom d'affichage est obligatoire.", "reset_title": "Réinitialiser le mot de passe",
+        "reset_heading": "Réinitialisez votre mot de passe", "reset_code_sent": "Un code de vérification a été envoyé à",
+        "reset_outbox_note": "Dans l'émulateur, il est dans la boîte d'envoi", "resend_code": "Envoyer un nouveau code",
+        "reset_account_not_found": "Aucun compte n'a été trouvé pour cet identifiant.",
+        "reset_too_many_attempts": "Trop de tentatives incorrectes. Envoyez un nouveau code.",
+        "reset_code_mismatch": "Ce code de vérification ne correspond pas. Réessayez ou demandez un nouveau code.",
+        "password_length": "Le mot de passe doit comporter entre 8 et 64 caractères.",
+        "password_classes":
+            "Le mot de passe doit contenir au moins 3 éléments parmi : une minuscule, une majuscule, un chiffre, un symbole.",
         "heading": "Connexion", "social_intro": "Connectez-vous avec votre compte de réseau social", "divider_title": "OU",
         "local_intro_email": "Connectez-vous avec votre adresse e-mail", "logonIdentifier_label": "Adresse e-mail",
         "password_label": "Mot de passe", "forgotpassword_link": "Mot de passe oublié ?", "button_signin": "Se connecter",

@@ -189,68 +189,75 @@ struct PageRenderer: Sendable {
         _ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, user: EmulatorStore.UserRecord, error: String? = nil,
         headers: [(String, String)] = []
     ) -> Response {
-        .html(
+        let t = strings(tx)
+        func field(_ id: String, _ value: String) -> String {
+            "<label for=\"\(id)\">\(HTML.escape(t["\(id)_label"]))</label>"
+                + "<input type=\"text\" id=\"\(id)\" name=\"\(id)\" value=\"\(HTML.escape(value))\">"
+        }
+        let others = policy.attributes.filter { !EmulatorSeed.Attribute.names.contains($0.name) }
+        return .html(
             page(
-                title: "Edit profile",
+                title: t["profile_title"],
                 body: """
-                    \(header("Edit your profile"))
-                    <p>Signed in as <strong id="signedInAs">\(HTML.escape(user.email))</strong></p>
+                    \(header(t["profile_heading"]))
+                    <p>\(HTML.escape(t["signed_in_as"])) <strong id="signedInAs">\(HTML.escape(user.email))</strong></p>
                     \(errorBox(error))
                     <form id="attributeVerification" method="post" action="\(HTML.escape(action(tx, "profile")))">
                     \(hiddenTx(tx))
-                    <label for="displayName">Display Name</label>
-                    <input type="text" id="displayName" name="displayName" value="\(HTML.escape(user.displayName))">
-                    <label for="givenName">Given Name</label>
-                    <input type="text" id="givenName" name="givenName" value="\(HTML.escape(user.givenName))">
-                    <label for="surname">Surname</label><input type="text" id="surname" name="surname" value="\(HTML.escape(user.surname))">
-                    <ul>\(attributeItems(policy.attributes.filter { !EmulatorSeed.Attribute.names.contains($0.name) },
-                        values: user.attributes.compactMapValues(\.formValue), strings: strings(tx)))</ul>
-                    <button type="submit" id="continue" name="continue" value="continue">Continue</button>
+                    \(field("displayName", user.displayName))
+                    \(field("givenName", user.givenName))
+                    \(field("surname", user.surname))
+                    <ul>\(attributeItems(others, values: user.attributes.compactMapValues(\.formValue), strings: t))</ul>
+                    <button type="submit" id="continue" name="continue" value="continue">\(
+                        HTML.escape(t["button_continue_generic"]))</button>
                     </form>
-                    <div class="links"><span></span><a id="cancel" href="\(link(tx, "cancel"))">Cancel</a></div>
-                    """), headers: headers)
+                    <div class="links"><span></span><a id="cancel" href="\(link(tx, "cancel"))">\(HTML.escape(t["cancel"]))</a></div>
+                    """, lang: t.language), headers: headers)
     }
 
     func resetEmailPage(_ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, error: String? = nil) -> Response {
-        .html(
+        let t = strings(tx)
+        return .html(
             page(
-                title: "Reset password",
+                title: t["reset_title"],
                 body: """
-                    \(header("Reset your password"))
+                    \(header(t["reset_heading"]))
                     \(errorBox(error))
                     <form id="attributeVerification" method="post" action="\(HTML.escape(action(tx, "reset")))">
                     \(hiddenTx(tx))
-                    <label for="email">Email Address</label>
+                    <label for="email">\(HTML.escape(t["email_label"]))</label>
                     <input type="email" id="email" name="email" value="\(HTML.escape(tx.resetEmail ?? tx.loginHint ?? ""))"
                     autocomplete="email">
-                    <button type="submit" id="sendCode" name="sendCode" value="sendCode">Send verification code</button>
+                    <button type="submit" id="sendCode" name="sendCode" value="sendCode">\(HTML.escape(t["ver_but_send"]))</button>
                     </form>
-                    <div class="links"><span></span><a id="cancel" href="\(link(tx, "cancel"))">Cancel</a></div>
-                    """))
+                    <div class="links"><span></span><a id="cancel" href="\(link(tx, "cancel"))">\(HTML.escape(t["cancel"]))</a></div>
+                    """, lang: t.language))
     }
 
     func resetVerifyPage(_ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, error: String? = nil) -> Response {
-        .html(
+        let t = strings(tx)
+        return .html(
             page(
-                title: "Reset password",
+                title: t["reset_title"],
                 body: """
-                    \(header("Reset your password"))
-                    <p>A verification code has been sent to <strong id="codeSentTo">\(HTML.escape(tx.resetEmail ?? ""))</strong>. In the
-                    emulator it is in the outbox (<code>GET /_admin/outbox</code>).</p>
+                    \(header(t["reset_heading"]))
+                    <p>\(HTML.escape(t["reset_code_sent"])) <strong id="codeSentTo">\(HTML.escape(tx.resetEmail ?? ""))</strong>.
+                    \(HTML.escape(t["reset_outbox_note"])) (<code>GET /_admin/outbox</code>).</p>
                     \(errorBox(error))
                     <form id="attributeVerification" method="post" action="\(HTML.escape(action(tx, "resetverify")))">
                     \(hiddenTx(tx))
-                    <label for="verificationCode">Verification code</label>
+                    <label for="verificationCode">\(HTML.escape(t["ver_input"]))</label>
                     <input type="text" id="verificationCode" name="verificationCode" autocomplete="one-time-code" inputmode="numeric">
-                    <label for="newPassword">New Password</label>
+                    <label for="newPassword">\(HTML.escape(t["newPassword_label"]))</label>
                     <input type="password" id="newPassword" name="newPassword" autocomplete="new-password">
-                    <label for="reenterPassword">Confirm New Password</label>
+                    <label for="reenterPassword">\(HTML.escape(t["reenterPassword_label"]))</label>
                     <input type="password" id="reenterPassword" name="reenterPassword" autocomplete="new-password">
-                    <button type="submit" id="continue" name="continue" value="continue">Continue</button>
+                    <button type="submit" id="continue" name="continue" value="continue">\(
+                        HTML.escape(t["button_continue_generic"]))</button>
                     </form>
-                    <div class="links"><a id="resendCode" href="\(link(tx, "resend"))">Send a new code</a>
-                    <a id="cancel" href="\(link(tx, "cancel"))">Cancel</a></div>
-                    """))
+                    <div class="links"><a id="resendCode" href="\(link(tx, "resend"))">\(HTML.escape(t["resend_code"]))</a>
+                    <a id="cancel" href="\(link(tx, "cancel"))">\(HTML.escape(t["cancel"]))</a></div>
+                    """, lang: t.language))
     }
 
     func errorPage(_ e: PageError, headers: [(String, String)] = []) -> Response {
