@@ -288,8 +288,8 @@ extension ScriptedBrowser {
     /// create); nil when `page` is neither.
     func signUp(_ page: Page, start: URL, as persona: Persona) async throws -> Page? {
         if Self.form(page, "localAccountForm") != nil, let link = Self.link(page, "createAccount") { return try await fetch(link) }
-        guard page.body.contains("id=\"reenterPassword\""), !page.body.contains("id=\"verificationCode\""),
-            let f = Self.form(page, "attributeVerification")
+        guard page.body.contains("id=\"reenterPassword\""), let f = Self.form(page, "attributeVerification"),
+            f.action.path.hasSuffix("/signup")
         else { return nil }
         if let error = page.body.range(of: "id=\"error\" role=\"alert\">") {
             // The page refused what was typed (a taken address, a weak password, a required attribute): say so and stop.
@@ -298,11 +298,15 @@ extension ScriptedBrowser {
         }
         var fields = f.fields
         fields["email"] = persona.email
-        if page.body.contains("id=\"email_ver_but_send\"") {
+        // B2C's classic widget (`email_ver_*`) or its display control (`emailVerificationControl_but_*`, `#verificationCode`).
+        if page.body.contains("id=\"email_ver_but_send\"") || page.body.contains("id=\"emailVerificationControl_but_send_code\"") {
             fields["step"] = "send"
         } else if page.body.contains("id=\"email_ver_input\"") {
             fields["step"] = "verify"
             fields["email_ver_input"] = try await sentCode(page, start: start)
+        } else if page.body.contains("id=\"emailVerificationControl_but_verify_code\"") {
+            fields["step"] = "verify"
+            fields["verificationCode"] = try await sentCode(page, start: start)
         } else {
             fields["step"] = "create"
             fields["newPassword"] = persona.password

@@ -33,7 +33,7 @@ import Testing
         ]
         var quick = s.policy(named: "B2C_1_susi")!
         quick.id = "B2C_1_unverified"
-        quick.emailVerification = false
+        quick.emailVerification = .off
         var edit = s.policy(named: "B2C_1_edit_profile")!
         edit.id = "B2C_1_edit_loyalty"
         edit.attributes = [
@@ -43,7 +43,10 @@ import Testing
         var narrow = s.policy(named: "B2C_1_susi")!
         narrow.id = "B2C_1_narrow"
         narrow.applicationClaims = ["extension_LoyaltyId"]
-        s.policies += [p, quick, edit, narrow]
+        var control = s.policy(named: "B2C_1_susi")!
+        control.id = "B2C_1_display_control"
+        control.emailVerification = .displayControl
+        s.policies += [p, quick, edit, narrow, control]
         return s
     }
 
@@ -174,6 +177,45 @@ import Testing
         }
     }
 
+    @Test func theDisplayControlVariantUsesItsOwnIds() async throws {
+        try await TestTenant.with(seed: Self.seed) { t in
+            let b = Browser(t)
+            let form = try await Self.signUpPage(b, policy: "B2C_1_display_control")
+            #expect(form.body.contains("id=\"emailVerificationControl_but_send_code\"") && !form.body.contains("email_ver_but_send"))
+            let sent = try await b.submit(form, form: "attributeVerification", ["email": "ivy@contoso.com", "step": "send"])
+            #expect(
+                sent.body.contains("id=\"verificationCode\"") && sent.body.contains("id=\"emailVerificationControl_but_send_new_code\""))
+            let code = try #require((try await t.admin(.GET, "/outbox").json["messages"]?.arrayValue)?.first?["code"]?.stringValue)
+            let wrong = try await b.submit(
+                sent, form: "attributeVerification", ["email": "ivy@contoso.com", "step": "verify", "verificationCode": "000000"])
+            #expect(wrong.body.contains("That code is incorrect."))
+            let verified = try await b.submit(
+                wrong, form: "attributeVerification", ["email": "ivy@contoso.com", "step": "verify", "verificationCode": code])
+            #expect(
+                verified.body.contains("id=\"emailVerificationControl_success_message\"")
+                    && verified.body.contains("id=\"emailVerificationControl_but_change_claims\""))
+            let done = try await b.submit(
+                verified, form: "attributeVerification",
+                ["email": "ivy@contoso.com", "newPassword": "Ivy-2026-pw!", "reenterPassword": "Ivy-2026-pw!", "step": "create"])
+            #expect(done.redirectParams["code"] != nil, "\(done.body.prefix(400))")
+        }
+    }
+
+    /// The scripted browser (the demo's and `b2c-emulator browser`'s) signs up through either widget.
+    @Test(arguments: ["B2C_1_susi", "B2C_1_display_control"])
+    func theScriptedBrowserSignsUpThroughEitherWidget(_ policy: String) async throws {
+        try await TestTenant.with(seed: Self.seed) { t in
+            let browser = try ScriptedBrowser(caFile: nil)
+            var jo = ScriptedBrowser.Persona(email: "jo@contoso.com", password: "Jo-2026-pw!x", action: .signup)
+            jo.givenName = "Jo"
+            let answer = try await browser.run(URL(string: t.base + authorizeURL(policy: policy))!, as: jo, deliver: false)
+            await browser.shutdown()
+            #expect(answer.query?.contains("code=") == true, "\(answer)")
+            let users = try await t.admin(.GET, "/users")
+            #expect(users.body.contains("jo@contoso.com"))
+        }
+    }
+
     @Test func aUserFlowWithoutVerificationCreatesAtOnce() async throws {
         try await TestTenant.with(seed: Self.seed) { t in
             let b = Browser(t)
@@ -197,7 +239,10 @@ import Testing
         }
         let p = try parse(
             #", "emailVerification": false, "attributes": ["city", {"name": "extension_Tier", "type": "Int", "required": true}]"#)
-        #expect(!p.emailVerification && p.attributes.map(\.name) == ["city", "extension_Tier"])
+        #expect(p.emailVerification == .off && p.attributes.map(\.name) == ["city", "extension_Tier"])
+        #expect(try parse(#", "emailVerification": "displayControl""#).emailVerification == .displayControl)
+        #expect(try parse("").emailVerification == .classic)
+        #expect(throws: JSONPathError.self) { try parse(#", "emailVerification": "sms""#) }
         #expect(p.attributes[1].kind == .int && p.attributes[1].required && p.attributes[1].label == "Tier")
         #expect(try parse("").attributes == EmulatorSeed.Attribute.defaults && parse("").applicationClaims == nil)
         #expect(try parse(#", "applicationClaims": ["city"]"#).applicationClaims == ["city"])

@@ -413,14 +413,14 @@ class Agent:
             click(d, "next")
         elif find(d, "localAccountForm") is not None:
             self.sign_in()
+        elif self.action == "signup" and self.on_sign_up_page():
+            self.sign_up()
         elif find(d, "sendCode") is not None:
             log("password reset: asking for a verification code")
             type_into(d, "email", self.email)
             click(d, "sendCode")
         elif find(d, "verificationCode") is not None:
             self.enter_code_and_new_password()
-        elif self.action == "signup" and find(d, "attributeVerification") is not None and find(d, "reenterPassword") is not None:
-            self.sign_up()
         elif find(d, "attributeVerification") is not None and find(d, "newPassword") is not None:
             raise AgentError("the sign-up page appeared; this agent does not create accounts")
         elif find(d, "attributeVerification") is not None and find(d, "displayName") is not None:
@@ -547,21 +547,31 @@ class Agent:
         with open(self.profile.marker("reset-done", self.email), "w") as f:
             f.write("1\n")
 
+    def on_sign_up_page(self):
+        form = find(self.driver, "attributeVerification")
+        return form is not None and (form.get_attribute("action") or "").endswith("/signup")
+
     def sign_up(self):
         """The sign-up page by B2C's ids: send the code, type it from the outbox, then the password and attributes."""
         d = self.driver
         if error_text(d):
             raise AgentError(f"the sign-up was refused: {error_text(d)}")
-        if find(d, "email_ver_but_send") is not None:
-            log(f"sign-up: sending a verification code to {self.email}")
+        # B2C's classic widget (email_ver_*) or its display control (emailVerificationControl_but_*, #verificationCode).
+        send = next((i for i in ("email_ver_but_send", "emailVerificationControl_but_send_code") if find(d, i) is not None), None)
+        if send is not None:
+            log(f"sign-up: sending a verification code to {self.email} (#{send})")
             type_into(d, "email", self.email)
-            click(d, "email_ver_but_send")
+            click(d, send)
         elif find(d, "email_ver_input") is not None:
             log("sign-up: entering the code from the outbox")
             type_into(d, "email_ver_input", self.outbox_code(self.email))
             click(d, "email_ver_but_verify")
+        elif find(d, "emailVerificationControl_but_verify_code") is not None:
+            log("sign-up: entering the code from the outbox (#verificationCode)")
+            type_into(d, "verificationCode", self.outbox_code(self.email))
+            click(d, "emailVerificationControl_but_verify_code")
         else:
-            if find(d, "email_success") is None:
+            if find(d, "email_success") is None and find(d, "emailVerificationControl_success_message") is None:
                 type_into(d, "email", self.email)  # a user flow without verification
             password = ENV.get("B2C_AGENT_PASSWORD", "")
             type_into(d, "newPassword", password)

@@ -66,6 +66,7 @@ seed["policies"].append({"id": "B2C_1_kmsi", "kind": "signUpSignIn", "kmsi": {"e
 seed["policies"].append({"id": "B2C_1_loyalty", "kind": "signUpSignIn", "attributes": [
     "givenName", "surname", {"name": "extension_LoyaltyId", "type": "String", "required": True, "label": "Loyalty number"},
     {"name": "extension_Newsletter", "type": "Boolean", "label": "Send me news"}]})
+seed["policies"].append({"id": "B2C_1_signup_dc", "kind": "signUpSignIn", "emailVerification": "displayControl"})
 json.dump(seed, open(sys.argv[2], "w"))
 PY
 "$b2c" emulator serve --tls --seed "$tmp/seed.json" --state "$tmp/state" --config-out "$B2C_CONFIG" --port 0 \
@@ -306,6 +307,19 @@ if [ $status -eq 0 ] && grep -q 'sign-up: entering the code from the outbox' "$t
   ok "(l) sign-up in Chromium: email verified with the outbox's code, extension attributes in the id token (b2c whoami)"
 else
   not_ok "(l) sign-up with verification and a custom attribute (exit $status) $(grep -o "\"extension_[A-Za-z]*\" *: *[^,]*" <<<"$claims" | tr "\n" " ")" "$tmp/l-signup.err"
+fi
+
+# (m) the display-control variant: #emailVerificationControl_but_send_code, #verificationCode,
+# #emailVerificationControl_but_verify_code, then the account.
+B2C_AGENT_ACTION=signup B2C_AGENT_EMAIL=frank@contoso.com B2C_AGENT_PASSWORD='Frank-dev-2026!' B2C_AGENT_DISPLAY_NAME='Frank F' \
+  b2c_run m-signup signin --policy B2C_1_signup_dc --prompt login --timeout 90 --verbose
+status=$?
+if [ $status -eq 0 ] && grep -q 'emailVerificationControl_but_send_code' "$tmp/m-signup.err" \
+  && grep -q 'entering the code from the outbox (#verificationCode)' "$tmp/m-signup.err" \
+  && why=$(account_check frank@contoso.com B2C_1_signup_dc 2>&1); then
+  ok "(m) sign-up through the display control (#emailVerificationControl_but_*, #verificationCode)"
+else
+  not_ok "(m) sign-up through the display control (exit $status) ${why:-}" "$tmp/m-signup.err"
 fi
 
 echo "# $([ $failed -eq 0 ] && echo 'all passed' || echo "$failed failed") in $(($(date +%s) - started)) s"

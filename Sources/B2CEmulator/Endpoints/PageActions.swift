@@ -142,7 +142,7 @@ extension AuthorizeEndpoint {
         guard EmulatorSeed.isPlausibleEmail(email) else {
             return pages.signUpPage(tx, policy: policy, error: t["error_invalid_email"], form: form)
         }
-        if policy.emailVerification && tx.verifiedEmail?.lowercased() != email.lowercased() {
+        if policy.emailVerification != .off && tx.verifiedEmail?.lowercased() != email.lowercased() {
             return pages.signUpPage(tx, policy: policy, error: t["UserMessageIfClaimNotVerified"], form: form)
         }
         let pw = form["newPassword"] ?? ""
@@ -190,7 +190,7 @@ extension AuthorizeEndpoint {
             (tx.signUpEmail, tx.signUpCodeHash, tx.signUpCodeExpiresAt, tx.verifiedEmail) =
                 (email, EmulatorStore.hash(code), now + Self.mfaCodeLifetime, nil)
         case "verify":
-            let typed = (form["email_ver_input"] ?? "").filter { !$0.isWhitespace }
+            let typed = (form["email_ver_input"] ?? form["verificationCode"] ?? "").filter { !$0.isWhitespace }
             guard let hash = tx.signUpCodeHash, tx.signUpEmail?.lowercased() == email.lowercased() else {
                 return pages.signUpPage(tx, policy: policy, error: t["ver_fail_retry"], form: form)
             }

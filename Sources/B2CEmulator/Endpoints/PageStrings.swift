@@ -48,6 +48,9 @@ struct PageStrings: Sendable {
     static let catalog: [String: [String: String]] = ["en": english, "fr": french]
 
     static let english: [String: String] = [
+        "verification_control_but_send_code": "Send Code", "verification_control_but_verify_code": "Verify Code",
+        "verification_control_but_send_new_code": "Send New Code", "verification_control_but_change_claims": "Change",
+        "verification_control_code_sent": "Verification code has been sent. Please copy it to the input box below.",
         // Edit profile and password reset (the emulator's ids where B2C's are not documented).
         "profile_title": "Edit profile", "profile_heading": "Edit your profile", "signed_in_as": "Signed in as",
         "error_displayName_required": "Display Name is required.", "reset_title": "Reset password",
@@ -106,6 +109,9 @@ struct PageStrings: Sendable {
     ]
 
     static let french: [String: String] = [
+        "verification_control_but_send_code": "Envoyer le code", "verification_control_but_verify_code": "Vérifier le code",
+        "verification_control_but_send_new_code": "Envoyer un nouveau code", "verification_control_but_change_claims": "Modifier",
+        "verification_control_code_sent": "Le code de vérification a été envoyé. Copiez-le dans la zone ci-dessous.",
         "profile_title": "Modifier le profil", "profile_heading": "Modifiez votre profil", "signed_in_as": "Connecté en tant que",
         "error_displayName_required": "Le nom d'affichage est obligatoire.", "reset_title": "Réinitialiser le mot de passe",
         "reset_heading": "Réinitialisez votre mot de passe", "reset_code_sent": "Un code de vérification a été envoyé à",

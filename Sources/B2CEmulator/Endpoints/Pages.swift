@@ -111,32 +111,7 @@ struct PageRenderer: Sendable {
         func label(_ id: String) -> String { "<label for=\"\(id)\">\(HTML.escape(t["\(id)_label"]))</label>" }
         let verified = tx.verifiedEmail != nil && tx.verifiedEmail?.lowercased() == (form["email"] ?? tx.verifiedEmail)?.lowercased()
         let sent = tx.signUpCodeHash != nil && !verified
-        var widget = ""
-        if policy.emailVerification {
-            if verified {
-                widget = """
-                    <div id="email_success" class="verificationSuccessText">\(HTML.escape(t["ver_success_msg"]))</div>
-                    <button type="submit" name="step" value="edit" id="email_ver_but_edit" formnovalidate class="editButton">\(
-                        HTML.escape(t["ver_but_edit"]))</button>
-                    """
-            } else if sent {
-                widget = """
-                    <div id="email_info" class="verificationInfoText">\(HTML.escape(t["ver_info_msg"]))</div>
-                    <label id="email_ver_input_label" for="email_ver_input">\(HTML.escape(t["ver_input"]))</label>
-                    <input type="text" id="email_ver_input" name="email_ver_input" maxlength="6" inputmode="numeric"
-                        autocomplete="one-time-code">
-                    <button type="submit" name="step" value="verify" id="email_ver_but_verify" formnovalidate class="verifyButton">\(
-                        HTML.escape(t["ver_but_verify"]))</button>
-                    <button type="submit" name="step" value="send" id="email_ver_but_resend" formnovalidate class="sendButton">\(
-                        HTML.escape(t["ver_but_resend"]))</button>
-                    """
-            } else {
-                widget = """
-                    <button type="submit" name="step" value="send" id="email_ver_but_send" formnovalidate class="sendButton">\(
-                        HTML.escape(t["ver_but_send"]))</button>
-                    """
-            }
-        }
+        let widget = verificationWidget(policy.emailVerification, verified: verified, sent: sent, strings: t)
         let attributes = attributeItems(policy.attributes, values: form, strings: t)
         return .html(
             page(
@@ -163,6 +138,58 @@ struct PageRenderer: Sendable {
                     <p class="note">\(HTML.escape(t["password_help"]))</p>
                     </div>
                     """, lang: t.language))
+    }
+
+    /// The email verification controls beside `#email`, in B2C's classic form (`email_ver_*`) or as its display control
+    /// (`emailVerificationControl_but_*`, code in `#verificationCode`). Each button posts the form with its `step`.
+    func verificationWidget(_ kind: EmulatorSeed.EmailVerification, verified: Bool, sent: Bool, strings t: PageStrings) -> String {
+        func button(_ step: String, _ id: String, _ css: String, _ text: String) -> String {
+            "<button type=\"submit\" name=\"step\" value=\"\(step)\" id=\"\(id)\" formnovalidate class=\"\(css)\">"
+                + "\(HTML.escape(t[text]))</button>"
+        }
+        func input(_ id: String) -> String {
+            "<label id=\"\(id)_label\" for=\"\(id)\">\(HTML.escape(t["ver_input"]))</label>"
+                + "<input type=\"text\" id=\"\(id)\" name=\"\(id)\" maxlength=\"6\" inputmode=\"numeric\" autocomplete=\"one-time-code\">"
+        }
+        func text(_ id: String?, _ css: String, _ string: String) -> String {
+            "<div\(id.map { " id=\"\($0)\"" } ?? "") class=\"\(css)\">\(HTML.escape(t[string]))</div>"
+        }
+        let control = "emailVerificationControl"
+        let parts: [String]
+        switch (kind, verified, sent) {
+        case (.off, _, _): return ""
+        case (.classic, true, _):
+            parts = [
+                text("email_success", "verificationSuccessText", "ver_success_msg"),
+                button("edit", "email_ver_but_edit", "editButton", "ver_but_edit"),
+            ]
+        case (.classic, false, true):
+            parts = [
+                text("email_info", "verificationInfoText", "ver_info_msg"), input("email_ver_input"),
+                button("verify", "email_ver_but_verify", "verifyButton", "ver_but_verify"),
+                button("send", "email_ver_but_resend", "sendButton", "ver_but_resend"),
+            ]
+        case (.classic, false, false): parts = [button("send", "email_ver_but_send", "sendButton", "ver_but_send")]
+        case (.displayControl, true, _):
+            parts = [
+                "<div class=\"verificationControlContent\">",
+                text("\(control)_success_message", "verificationSuccessText", "ver_success_msg"),
+                button("edit", "\(control)_but_change_claims", "changeClaims", "verification_control_but_change_claims"), "</div>",
+            ]
+        case (.displayControl, false, true):
+            parts = [
+                "<div class=\"verificationControlContent\">", text(nil, "verificationInfoText", "verification_control_code_sent"),
+                input("verificationCode"),
+                button("verify", "\(control)_but_verify_code", "verifyCode", "verification_control_but_verify_code"),
+                button("send", "\(control)_but_send_new_code", "sendNewCode", "verification_control_but_send_new_code"), "</div>",
+            ]
+        case (.displayControl, false, false):
+            parts = [
+                "<div class=\"verificationControlContent\">",
+                button("send", "\(control)_but_send_code", "sendCode", "verification_control_but_send_code"), "</div>",
+            ]
+        }
+        return parts.joined(separator: "\n")
     }
 
     /// The `<li>` of each attribute, its claim id as element id and field name; `values` fills them (a checkbox is

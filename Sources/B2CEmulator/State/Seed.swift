@@ -48,8 +48,8 @@ public struct EmulatorSeed: Sendable, Equatable {
         public var session = SessionSettings()
         /// The pages' languages and the user flow's string overrides.
         public var languages = Languages()
-        /// Sign-up: the email is verified with a code before the account is made (B2C's default).
-        public var emailVerification = true
+        /// Sign-up: how the email is verified with a code before the account is made (B2C's classic widget by default).
+        public var emailVerification = EmailVerification.classic
         /// The attributes the sign-up page collects (and the tokens carry), in order.
         public var attributes: [Attribute] = Attribute.defaults
         /// B2C's "application claims": which stored attributes (beyond the standard claims) this user flow's tokens carry;
@@ -57,6 +57,12 @@ public struct EmulatorSeed: Sendable, Equatable {
         public var applicationClaims: [String]?
 
         public var lowercasedID: String { id.lowercased() }
+    }
+
+    /// The sign-up page's email verification: none, B2C's classic widget (`email_ver_*` ids), or the display control of
+    /// page layouts 2.0 and custom policies (`emailVerificationControl_but_*` ids, code in `#verificationCode`).
+    public enum EmailVerification: String, Sendable, Equatable, Codable {
+        case off, classic, displayControl
     }
 
     /// A user attribute a sign-up page collects: a built-in one (`city`, `country`, …) or a custom `extension_<Name>`.

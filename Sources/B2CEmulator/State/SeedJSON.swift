@@ -148,7 +148,9 @@ extension EmulatorSeed.Policy {
         o["slidingWindow"] = slidingWindow.map { JSONValue($0) } ?? .null
         if let mfa { o["mfa"] = ["methods": JSONValue(mfa.methods.map(\.rawValue)), "enforcement": .string(mfa.enforcement.rawValue)] }
         if identityProviders != [.local] { o["identityProviders"] = JSONValue(identityProviders.map(\.rawValue)) }
-        if !emailVerification { o["emailVerification"] = false }
+        if emailVerification != .classic {
+            o["emailVerification"] = emailVerification == .off ? false : .string(emailVerification.rawValue)
+        }
         if let applicationClaims { o["applicationClaims"] = JSONValue(applicationClaims) }
         if attributes != EmulatorSeed.Attribute.defaults {
             o["attributes"] = .array(
@@ -217,8 +219,19 @@ extension EmulatorSeed.Policy {
             idTokenLifetime: try p.int("idTokenLifetime", default: 3600, range: 60...86_400)!,
             refreshTokenLifetime: rtLifetime, slidingWindow: sliding, numbersAsStrings: try p.bool("numbersAsStrings", default: false),
             mfa: try mfa(p, kind: kind), identityProviders: try identityProviders(p, kind: kind), session: try session(p, kind: kind),
-            languages: try languages(p), emailVerification: try p.bool("emailVerification", default: true),
+            languages: try languages(p), emailVerification: try emailVerification(p),
             attributes: try attributes(p), applicationClaims: try applicationClaims(p))
+    }
+
+    /// `"emailVerification": true | false | "classic" | "displayControl"` (true is the classic widget).
+    private static func emailVerification(_ p: JSONObjectReader) throws -> EmulatorSeed.EmailVerification {
+        switch p.raw("emailVerification") {
+        case nil, .bool(true)?, .string("classic")?: return .classic
+        case .bool(false)?: return .off
+        case .string("displayControl")?: return .displayControl
+        default:
+            throw JSONPathError(path: p.childPath("emailVerification"), message: "must be true, false, \"classic\" or \"displayControl\"")
+        }
     }
 
     /// `"applicationClaims": ["city", "extension_LoyaltyId"]`: the stored attributes this user flow's tokens carry.
