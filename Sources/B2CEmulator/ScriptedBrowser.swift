@@ -116,6 +116,12 @@ public final class ScriptedBrowser: @unchecked Sendable {
         return Page(status: Int(res.status.code), location: res.headers.first(name: "location"), body: body, url: url)
     }
 
+    /// A step between the tenant and an OpenID Connect provider on another origin (another tenant): the provider's
+    /// authorize endpoint, or the tenant's `authresp` its answer goes to — not the app's redirect URI.
+    static func isIdentityProviderStep(_ url: URL) -> Bool {
+        url.path.hasSuffix("/oauth2/v2.0/authorize") || url.path.hasSuffix("/oauth2/authresp")
+    }
+
     static func form(_ page: Page, _ id: String) -> (action: URL, fields: [String: String])? {
         guard let f = PageParser.form(id, in: page.body), let action = URL(string: f.action, relativeTo: page.url) else { return nil }
         return (action.absoluteURL, f.fields)
@@ -138,7 +144,7 @@ public final class ScriptedBrowser: @unchecked Sendable {
             if page.status == 302 || page.status == 303, let loc = page.location,
                 let next = URL(string: loc, relativeTo: page.url)?.absoluteURL
             {
-                if next.host != start.host || next.port != start.port {
+                if next.host != start.host || next.port != start.port, !Self.isIdentityProviderStep(next) {
                     guard deliver else { return next }
                     _ = try await fetch(next)  // the app's loopback listener receives the answer
                     steps[steps.count - 1] = "the answer to the app at \(next.host ?? ""):\(next.port ?? 0)"
@@ -153,7 +159,7 @@ public final class ScriptedBrowser: @unchecked Sendable {
             }
             // A form_post answer: the page a browser submits on its own — to the app, or (an identity provider's) to the tenant.
             if let answer = Self.form(page, "hiddenform") {
-                if answer.action.host == start.host && answer.action.port == start.port {
+                if (answer.action.host == start.host && answer.action.port == start.port) || Self.isIdentityProviderStep(answer.action) {
                     page = try await fetch(answer.action, form: answer.fields)
                     continue
                 }

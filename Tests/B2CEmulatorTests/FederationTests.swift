@@ -128,8 +128,116 @@ import Testing
         }
         #expect(parse(#"["google", "local"]"#) == nil)
         #expect(parse(#"["myspace"]"#)?.contains("$.policies[0].identityProviders[0]") == true)
-        #expect(parse(#"[{"type": "oidc"}]"#)?.contains("not served by this version") == true)
+        #expect(parse(#"[{"type": "saml"}]"#)?.contains("SAML providers are not served by this version") == true)
+        #expect(parse(#"[{"type": "oidc"}]"#)?.contains("$.policies[0].identityProviders[0].id") == true)
         #expect(parse(#"[]"#)?.contains("at least one") == true)
         #expect(parse(#"["google"]"#, kind: "editProfile")?.contains("not editProfile") == true)
+    }
+
+    /// A generic OpenID Connect provider: the tenant is a real relying party of another tenant (code flow, PKCE, its id
+    /// token checked against its JWKS). First time: the social sign-up page, `newUser`, `idp` = the provider's issuer;
+    /// the second time the same person goes straight on.
+    @Test func anOpenIDConnectProviderIsAnotherTenant() async throws {
+        var upstreamSeed = EmulatorSeed.default
+        upstreamSeed.users = [
+            .init(
+                oid: "0c0c0000-5eed-4c0c-8000-000000000c0c", email: "uma@upstream.test", password: "Uma-dev-2026!", displayName: "Uma Up",
+                givenName: "Uma", surname: "Up")
+        ]
+        let app = upstreamSeed.apps.firstIndex { $0.clientId == EmulatorSeed.defaultWebAppID }!
+        upstreamSeed.apps[app].redirects.append(.init(uri: "http://127.0.0.1/contoso.onmicrosoft.com/oauth2/authresp", type: .web))
+        try await TestTenant.with(seed: upstreamSeed) { upstream in
+            var seed = EmulatorSeed.default
+            var p = seed.policy(named: "B2C_1_susi")!
+            p.id = "B2C_1_oidc"
+            p.oidcProviders = [
+                .init(
+                    id: "Upstream", name: "Upstream tenant",
+                    discovery: upstream.base + "/contoso.onmicrosoft.com/B2C_1_susi/v2.0/.well-known/openid-configuration",
+                    clientId: EmulatorSeed.defaultWebAppID, clientSecret: EmulatorSeed.defaultWebAppSecret, domainHint: "upstream.test")
+            ]
+            seed.policies.append(p)
+            try await TestTenant.with(seed: seed) { t in
+                let page = try await t.get(authorizeURL(policy: "B2C_1_oidc"))
+                #expect(page.body.contains("id=\"UpstreamExchange\"") && page.body.contains(">Upstream tenant</button>"))
+                let browser = try ScriptedBrowser(caFile: nil)
+                var uma = ScriptedBrowser.Persona(email: "uma@upstream.test", password: "Uma-dev-2026!")
+                uma.idp = "Upstream"
+                let pkce = PKCE()
+                let answer = try await browser.run(
+                    URL(string: t.base + authorizeURL(policy: "B2C_1_oidc", pkce: pkce))!, as: uma, deliver: false)
+                await browser.shutdown()
+                let code = try #require(
+                    URLComponents(url: answer, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "code" }?.value)
+                let c = try claims(
+                    try await t.token("B2C_1_oidc", redeemForm(code: code, verifier: pkce.verifier)).json["id_token"]?.stringValue)
+                #expect(c["idp"] == .string(upstream.base + "/\(tenantID)/v2.0/"), "\(c)")
+                #expect(c["newUser"] == true && c["emails"] == ["uma@upstream.test"] && c["name"] == "Uma Up")
+                // The upstream tenant saw a PKCE code flow from the web app.
+                #expect(
+                    try upstream.emulator.store.tokenLog().contains {
+                        $0.grantType == "authorization_code" && $0.clientId == EmulatorSeed.defaultWebAppID
+                    })
+                // Returning, by domain_hint, in a new browser: no page of this tenant is shown, and no newUser.
+                let again = try ScriptedBrowser(caFile: nil)
+                let pkce2 = PKCE()
+                let second = try await again.run(
+                    URL(string: t.base + authorizeURL(policy: "B2C_1_oidc", pkce: pkce2, extra: ["domain_hint": "upstream.test"]))!,
+                    as: uma,
+                    deliver: false)
+                await again.shutdown()
+                let code2 = try #require(
+                    URLComponents(url: second, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "code" }?.value)
+                let c2 = try claims(
+                    try await t.token("B2C_1_oidc", redeemForm(code: code2, verifier: pkce2.verifier)).json["id_token"]?.stringValue)
+                #expect(c2["newUser"] == nil && c2["oid"] == c["oid"])
+                // A forged code for a pending sign-in: the provider's token endpoint refuses it, and so does the tenant.
+                let b = Browser(t)
+                let chosen = try await b.submit(try await b.get(authorizeURL(policy: "B2C_1_oidc")), form: "idp_Upstream", [:])
+                #expect(chosen.location?.hasPrefix(upstream.base + "/contoso.onmicrosoft.com/b2c_1_susi/oauth2/v2.0/authorize?") == true)
+                #expect(chosen.redirectParams["code_challenge_method"] == "S256" && chosen.redirectParams["nonce"] != nil)
+                let forged = try await b.tenant.post(
+                    "/contoso.onmicrosoft.com/oauth2/authresp", ["state": chosen.redirectParams["state"] ?? "", "code": "forged"])
+                #expect(forged.body.contains("AADB2C90273") && forged.body.contains("refused the code"), "\(forged.body.prefix(400))")
+            }
+        }
+    }
+
+    @Test func aProviderThatCannotBeReachedIsSaidOnThePage() async throws {
+        var seed = EmulatorSeed.default
+        var p = seed.policy(named: "B2C_1_susi")!
+        p.id = "B2C_1_oidc"
+        p.oidcProviders = [.init(id: "Gone", name: "Gone", discovery: "http://127.0.0.1:9/.well-known/openid-configuration", clientId: "x")]
+        seed.policies.append(p)
+        try await TestTenant.with(seed: seed) { t in
+            let b = Browser(t)
+            let page = try await b.get(authorizeURL(policy: "B2C_1_oidc"))
+            let r = try await b.submit(page, form: "idp_Gone", [:])
+            #expect(r.body.contains("AADB2C90273") && r.body.contains("could not be reached"), "\(r.body.prefix(500))")
+        }
+    }
+
+    @Test func theSeedReadsOpenIDConnectProviders() throws {
+        func parse(_ providers: String) throws -> EmulatorSeed.Policy {
+            let json = """
+                {"tenant": {"name": "contoso.onmicrosoft.com", "id": "\(tenantID)"},
+                 "policies": [{"id": "B2C_1_x", "kind": "signUpSignIn", "identityProviders": \(providers)}],
+                 "apps": [{"clientId": "\(clientID)", "redirectUris": ["http://localhost"]}]}
+                """
+            return try EmulatorSeed.parse(Data(json.utf8)).policies[0]
+        }
+        let p = try parse(
+            #"["local", {"type": "oidc", "id": "Corp", "discovery": "https://idp.example/.well-known/openid-configuration", "#
+                + #""clientId": "c1"}]"#
+        )
+        #expect(
+            p.identityProviders == [.local] && p.oidcProviders.first?.exchangeID == "CorpExchange" && p.oidcProviders.first?.name == "Corp")
+        var whole = EmulatorSeed.default
+        whole.policies.append(p)
+        let reread = try EmulatorSeed.parse(Data(whole.json.serialized().utf8))
+        #expect(reread.policy(named: "B2C_1_x")?.oidcProviders == p.oidcProviders, "the seed round-trips")
+        #expect(throws: JSONPathError.self) { try parse(#"[{"type": "saml", "id": "S"}]"#) }
+        #expect(throws: JSONPathError.self) { try parse(#"[{"type": "oidc", "id": "C", "discovery": "ftp://x", "clientId": "c"}]"#) }
+        #expect(throws: JSONPathError.self) { try parse(#"[{"type": "oidc", "id": "C", "discovery": "https://x/"}]"#) }
     }
 }

@@ -42,6 +42,8 @@ struct AuthorizeTransaction: Codable, Sendable {
     var mfa: PendingMFA? = nil
     /// A first-time federated person, between the identity provider's answer and the social sign-up page.
     var federated: FederatedIdentity? = nil
+    /// An OpenID Connect provider's sign-in under way (its PKCE verifier and nonce).
+    var oidc: OIDCPending? = nil
     /// "Keep me signed in" was checked on the sign-in page.
     var rememberMe = false
     /// Sign-up's email verification: the address the code went to, the code, and the address verified.
@@ -135,7 +137,7 @@ struct AuthorizeEndpoint: TenantPart {
                 authority: authority, origin: context.origin)
             tx.request.language = PageStrings.resolve(
                 uiLocales: q["ui_locales"], acceptLanguage: req.headers[.acceptLanguage], settings: policy.languages)
-            return try startJourney(tx, req, context, policy: policy)
+            return try await startJourney(tx, req, context, policy: policy)
         } catch let f as OAuthFailure {
             return redirectError(reply, f)
         }
@@ -247,7 +249,7 @@ struct AuthorizeEndpoint: TenantPart {
     private func startJourney(
         _ tx: AuthorizeTransaction, _ req: Request, _ context: EmulatorRequestContext, policy: EmulatorSeed.Policy
     )
-        throws -> Response
+        async throws -> Response
     {
         var tx = tx
         let prompt = tx.prompt
@@ -272,6 +274,11 @@ struct AuthorizeEndpoint: TenantPart {
             policy.identityProviders.contains(provider), usableSession == nil
         {
             return try federate(tx, to: provider, origin: context.origin)
+        }
+        if let hint = tx.domainHint?.lowercased(), usableSession == nil,
+            let provider = policy.oidcProviders.first(where: { $0.domainHint?.lowercased() == hint || $0.id.lowercased() == hint })
+        {
+            return try await federate(tx, to: provider, origin: context.origin)
         }
         switch policy.kind {
         case .signUpSignIn, .signIn:

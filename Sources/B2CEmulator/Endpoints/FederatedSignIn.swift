@@ -19,12 +19,34 @@ extension AuthorizeEndpoint {
         return .redirect("\(origin)/_idp/\(provider.rawValue)/authorize?" + FormEncoding.encode(params))
     }
 
+    /// To an OpenID Connect provider's authorize endpoint (from its discovery document), with PKCE and a nonce kept in the
+    /// transaction.
+    func federate(_ tx: AuthorizeTransaction, to provider: EmulatorSeed.OIDCProvider, origin: String) async throws -> Response {
+        var tx = tx
+        let discovery: OIDCRelyingParty.Discovery
+        do { discovery = try await OIDCRelyingParty.discovery(provider) } catch let e as OIDCRelyingParty.Failure {
+            throw PageError(code: "AADB2C90273", message: "An invalid response was received : '\(e.reason)'")
+        }
+        let pending = OIDCPending(providerID: provider.id, verifier: PKCE().verifier, nonce: Random.token(bytes: 16))
+        tx.oidc = pending
+        try store.saveTransaction(tx, now: clock.now())
+        store.log(
+            .init(at: clock.now(), endpoint: "idp", grantType: provider.id, policy: tx.policy, clientId: "", oid: nil, outcome: "sent"))
+        return .redirect(
+            OIDCRelyingParty.authorizeURL(
+                provider, discovery, redirectURI: "\(origin)/\(tx.tenantSegment)/oauth2/authresp", state: tx.id, pending: pending,
+                loginHint: tx.loginHint))
+    }
+
     /// `idp` (a provider's button): the provider must be one of the policy's.
     func providerChosen(
         _ form: [String: String], _ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, origin: String
-    ) throws
+    ) async throws
         -> Response
     {
+        if let oidc = policy.oidcProviders.first(where: { $0.id == form["provider"] }) {
+            return try await federate(tx, to: oidc, origin: origin)
+        }
         guard let provider = EmulatorSeed.IdentityProvider(rawValue: form["provider"] ?? ""), provider != .local,
             policy.identityProviders.contains(provider)
         else {
@@ -52,8 +74,27 @@ extension AuthorizeEndpoint {
                     error: "access_denied", code: "AADB2C90273",
                     message: "An invalid response was received : 'Error: \(error),Error Description: \(q["error_description"] ?? "")'"))
         }
-        guard let code = q["code"], let identity = try store.redeemIdPCode(code, now: clock.now()) else {
-            throw PageError(code: "AADB2C90273", message: "An invalid response was received : 'the identity provider's code is not valid'")
+        let identity: FederatedIdentity
+        if let pending = tx.oidc, let provider = policy.oidcProviders.first(where: { $0.id == pending.providerID }) {
+            do {
+                identity = try await OIDCRelyingParty.redeem(
+                    code: q["code"] ?? "", provider, pending: pending, redirectURI: "\(context.origin)/\(tx.tenantSegment)/oauth2/authresp")
+            } catch let e as OIDCRelyingParty.Failure {
+                store.log(
+                    .init(
+                        at: clock.now(), endpoint: "idp", grantType: provider.id, policy: tx.policy, clientId: "", oid: nil,
+                        outcome: "invalid"))
+                throw PageError(code: "AADB2C90273", message: "An invalid response was received : '\(e.reason)'")
+            }
+            tx.oidc = nil
+            store.log(
+                .init(at: clock.now(), endpoint: "idp", grantType: provider.id, policy: tx.policy, clientId: "", oid: nil, outcome: "ok"))
+        } else {
+            guard let code = q["code"], let mock = try store.redeemIdPCode(code, now: clock.now()) else {
+                throw PageError(
+                    code: "AADB2C90273", message: "An invalid response was received : 'the identity provider's code is not valid'")
+            }
+            identity = mock
         }
         if let user = try store.federatedUser(identity) {
             return try afterFirstFactor(

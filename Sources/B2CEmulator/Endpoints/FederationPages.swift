@@ -8,15 +8,17 @@ import Hummingbird
 extension PageRenderer {
     /// The unified page's social part: a form per provider (plain HTML: the button posts without JavaScript).
     func socialButtons(_ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy) -> String {
-        let providers = policy.identityProviders.filter { $0 != .local }
+        let providers =
+            policy.identityProviders.filter { $0 != .local }.map { (id: $0.rawValue, exchange: $0.exchangeID, label: $0.label) }
+            + policy.oidcProviders.map { (id: $0.id, exchange: $0.exchangeID, label: $0.name) }
         guard !providers.isEmpty else { return "" }
         let t = strings(tx)
         let buttons = providers.enumerated().map { i, p in
             """
-            <div><form id="idp_\(p.rawValue)" method="post" action="\(HTML.escape(action(tx, "idp")))">\(hiddenTx(tx))\
-            <input type="hidden" name="provider" value="\(p.rawValue)">\
-            <button type="submit" class="accountButton\(i == 0 ? " firstButton" : "")" id="\(p.exchangeID)">\(HTML.escape(p.label))\
-            </button></form></div>
+            <div><form id="idp_\(HTML.escape(p.id))" method="post" action="\(HTML.escape(action(tx, "idp")))">\(hiddenTx(tx))\
+            <input type="hidden" name="provider" value="\(HTML.escape(p.id))">\
+            <button type="submit" class="accountButton\(i == 0 ? " firstButton" : "")" id="\(HTML.escape(p.exchange))">\(
+                HTML.escape(p.label))</button></form></div>
             """
         }.joined(separator: "\n")
         let divider =
@@ -72,7 +74,7 @@ extension PageRenderer {
                 body: """
                     <div id="api" data-name="SelfAsserted">
                     \(header(t["social_signup_heading"]))
-                    <p class="intro">Signed in with \(HTML.escape(identity.provider.label)) as
+                    <p class="intro">Signed in with \(HTML.escape(identity.label)) as
                     <strong id="signedInAs">\(HTML.escape(identity.email))</strong>.</p>
                     \(errorBox(error))
                     <form id="attributeVerification" method="post" action="\(HTML.escape(action(tx, "socialsignup")))">\(hiddenTx(tx))

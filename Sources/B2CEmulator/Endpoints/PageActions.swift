@@ -37,7 +37,7 @@ extension AuthorizeEndpoint {
         case ("signin", "POST"):
             return try signInSubmitted(form, tx, policy: policy, secure: context.isHTTPS)
         case ("idp", "POST"):
-            return try providerChosen(form, tx, policy: policy, origin: context.origin)
+            return try await providerChosen(form, tx, policy: policy, origin: context.origin)
         case ("socialsignup", "POST"):
             return try socialSignUpSubmitted(form, tx, policy: policy, secure: context.isHTTPS)
         case ("mfasend", "POST"):

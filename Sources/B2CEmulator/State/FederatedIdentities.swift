@@ -4,12 +4,20 @@ import GRDB
 
 /// A person as a (mock) identity provider answers: who, by which provider.
 struct FederatedIdentity: Codable, Sendable, Equatable {
-    var provider: EmulatorSeed.IdentityProvider
+    /// A built-in (mock) provider; nil for an OpenID Connect provider, named by `issuer`.
+    var provider: EmulatorSeed.IdentityProvider?
+    /// An OpenID Connect provider's issuer (the tokens' `idp`) and display name.
+    var issuer: String? = nil
+    var providerName: String? = nil
     var subject: String
     var email: String
     var name: String?
     var givenName: String?
     var surname: String?
+
+    /// The tokens' `idp`: the built-in provider's domain or the OpenID Connect provider's issuer.
+    var idp: String { issuer ?? provider?.domain ?? "" }
+    var label: String { providerName ?? provider?.label ?? idp }
 }
 
 /// What a mock identity provider answers next (`POST /_admin/idp/{name}/next`): a person, or an error such as
@@ -74,7 +82,7 @@ extension EmulatorStore {
         let oid = try db.read {
             try String.fetchOne(
                 $0, sql: "SELECT oid FROM federated_identities WHERE issuer = ? AND subject = ?",
-                arguments: [identity.provider.domain, identity.subject])
+                arguments: [identity.idp, identity.subject])
         }
         return try oid.flatMap { try user(oid: $0) }
     }
@@ -87,12 +95,12 @@ extension EmulatorStore {
             email: identity.email, password: Random.token(bytes: 32), displayName: displayName, givenName: givenName, surname: surname,
             now: now)
         try db.write { db in
-            try db.execute(sql: "UPDATE users SET idp = ? WHERE oid = ?", arguments: [identity.provider.domain, user.oid])
+            try db.execute(sql: "UPDATE users SET idp = ? WHERE oid = ?", arguments: [identity.idp, user.oid])
             try db.execute(
                 sql: "INSERT INTO federated_identities(issuer, subject, oid) VALUES (?, ?, ?)",
-                arguments: [identity.provider.domain, identity.subject, user.oid])
+                arguments: [identity.idp, identity.subject, user.oid])
         }
-        user.idp = identity.provider.domain
+        user.idp = identity.idp
         return user
     }
 }

@@ -44,6 +44,8 @@ public struct EmulatorSeed: Sendable, Equatable {
         public var mfa: MFA? = nil
         /// The identity providers of the sign-in page: local accounts and the built-in social providers, in order.
         public var identityProviders: [IdentityProvider] = [.local]
+        /// OpenID Connect providers of the sign-in page, after the built-in ones: the tenant is their relying party.
+        public var oidcProviders: [OIDCProvider] = []
         /// Session behaviour: the SSO session's lifetime and scope, and "Keep me signed in".
         public var session = SessionSettings()
         /// The pages' languages and the user flow's string overrides.
@@ -57,6 +59,23 @@ public struct EmulatorSeed: Sendable, Equatable {
         public var applicationClaims: [String]?
 
         public var lowercasedID: String { id.lowercased() }
+    }
+
+    /// An OpenID Connect identity provider (another tenant, Keycloak, a corporate IdP): the tenant signs in there with the
+    /// code flow and PKCE, and validates the id token against the provider's keys.
+    public struct OIDCProvider: Sendable, Equatable {
+        /// Its id: the button is `#<id>Exchange`, its form `idp_<id>`.
+        public var id: String
+        public var name: String
+        /// The provider's `.well-known/openid-configuration` URL.
+        public var discovery: String
+        public var clientId: String
+        public var clientSecret: String?
+        public var scope = "openid profile email"
+        /// The `domain_hint` that goes straight to it.
+        public var domainHint: String?
+
+        public var exchangeID: String { id.hasSuffix("Exchange") ? id : "\(id)Exchange" }
     }
 
     /// The sign-up page's email verification: none, B2C's classic widget (`email_ver_*` ids), or the display control of

@@ -147,7 +147,19 @@ extension EmulatorSeed.Policy {
         ]
         o["slidingWindow"] = slidingWindow.map { JSONValue($0) } ?? .null
         if let mfa { o["mfa"] = ["methods": JSONValue(mfa.methods.map(\.rawValue)), "enforcement": .string(mfa.enforcement.rawValue)] }
-        if identityProviders != [.local] { o["identityProviders"] = JSONValue(identityProviders.map(\.rawValue)) }
+        if identityProviders != [.local] || !oidcProviders.isEmpty {
+            o["identityProviders"] = .array(
+                identityProviders.map { .string($0.rawValue) }
+                    + oidcProviders.map {
+                        var e: [String: JSONValue] = [
+                            "type": "oidc", "id": .string($0.id), "name": .string($0.name), "discovery": .string($0.discovery),
+                            "clientId": .string($0.clientId), "scope": .string($0.scope),
+                        ]
+                        if let secret = $0.clientSecret { e["clientSecret"] = .string(secret) }
+                        if let hint = $0.domainHint { e["domainHint"] = .string(hint) }
+                        return .object(e)
+                    })
+        }
         if emailVerification != .classic {
             o["emailVerification"] = emailVerification == .off ? false : .string(emailVerification.rawValue)
         }
@@ -218,7 +230,8 @@ extension EmulatorSeed.Policy {
             accessTokenLifetime: try p.int("accessTokenLifetime", default: 3600, range: 60...86_400)!,
             idTokenLifetime: try p.int("idTokenLifetime", default: 3600, range: 60...86_400)!,
             refreshTokenLifetime: rtLifetime, slidingWindow: sliding, numbersAsStrings: try p.bool("numbersAsStrings", default: false),
-            mfa: try mfa(p, kind: kind), identityProviders: try identityProviders(p, kind: kind), session: try session(p, kind: kind),
+            mfa: try mfa(p, kind: kind), identityProviders: try identityProviders(p, kind: kind), oidcProviders: try oidcProviders(p),
+            session: try session(p, kind: kind),
             languages: try languages(p), emailVerification: try emailVerification(p),
             attributes: try attributes(p), applicationClaims: try applicationClaims(p))
     }
@@ -349,10 +362,12 @@ extension EmulatorSeed.Policy {
         for (i, item) in items.enumerated() {
             let path = p.childPath("identityProviders") + "[\(i)]"
             guard let name = item.stringValue else {
+                if item["type"]?.stringValue == "oidc" { continue }  // read by `oidcProviders`
                 throw JSONPathError(
                     path: path,
-                    message: "is an object: OpenID Connect and SAML providers are not served by this version of the emulator; "
-                        + "use a built-in provider (\(EmulatorSeed.IdentityProvider.allCases.map(\.rawValue).joined(separator: ", ")))")
+                    message: "is an object that is not {\"type\": \"oidc\", …}: SAML providers are not served by this version of the "
+                        + "emulator; use an OpenID Connect one or a built-in provider "
+                        + "(\(EmulatorSeed.IdentityProvider.allCases.map(\.rawValue).joined(separator: ", ")))")
             }
             guard let provider = EmulatorSeed.IdentityProvider(rawValue: name) else {
                 throw JSONPathError(
@@ -362,10 +377,37 @@ extension EmulatorSeed.Policy {
             }
             if !out.contains(provider) { out.append(provider) }
         }
-        guard !out.isEmpty else { throw JSONPathError(path: p.childPath("identityProviders"), message: "must name at least one provider") }
-        guard out == [.local] || [.signUpSignIn, .signIn, .signUp].contains(kind) else {
+        let others = items.contains { $0.objectValue != nil }
+        guard !out.isEmpty || others else {
+            throw JSONPathError(path: p.childPath("identityProviders"), message: "must name at least one provider")
+        }
+        guard (out == [.local] && !others) || [.signUpSignIn, .signIn, .signUp].contains(kind) else {
             throw JSONPathError(
                 path: p.childPath("identityProviders"), message: "is for sign-in and sign-up user flows, not \(kind.rawValue)")
+        }
+        return out
+    }
+
+    /// The `{"type": "oidc", "id", "name", "discovery", "clientId", "clientSecret"?, "scope"?, "domainHint"?}` entries of
+    /// `identityProviders`.
+    private static func oidcProviders(_ p: JSONObjectReader) throws -> [EmulatorSeed.OIDCProvider] {
+        var out: [EmulatorSeed.OIDCProvider] = []
+        for (i, item) in (p.raw("identityProviders")?.arrayValue ?? []).enumerated() where item.objectValue != nil {
+            let o = try JSONObjectReader(item, path: p.childPath("identityProviders") + "[\(i)]")
+            try o.rejectUnknownKeys(allowed: ["type", "id", "name", "discovery", "clientId", "clientSecret", "scope", "domainHint"])
+            let id = try o.string("id")
+            guard id.range(of: #"^[A-Za-z][A-Za-z0-9_-]{0,63}$"#, options: .regularExpression) != nil else {
+                throw JSONPathError(path: o.childPath("id"), message: "'\(id)' must be letters, digits, '-' or '_', starting with a letter")
+            }
+            let discovery = try o.string("discovery")
+            guard let u = URL(string: discovery), ["http", "https"].contains(u.scheme ?? ""), u.host != nil else {
+                throw JSONPathError(path: o.childPath("discovery"), message: "'\(discovery)' is not an http(s) URL")
+            }
+            out.append(
+                .init(
+                    id: id, name: try o.optionalString("name") ?? id, discovery: discovery, clientId: try o.string("clientId"),
+                    clientSecret: try o.optionalString("clientSecret"), scope: try o.optionalString("scope") ?? "openid profile email",
+                    domainHint: try o.optionalString("domainHint")))
         }
         return out
     }
