@@ -54,7 +54,8 @@ struct BrowserCommand: AsyncParsableCommand {
     var phone: String?
     @Option(
         help: ArgumentHelp(
-            "Sign in with this social provider of the page (google, facebook, microsoft, …) as --as; no password needed.",
+            "Sign in with this provider of the page as --as: a built-in one (google, facebook, microsoft, …; no password needed) "
+                + "or an OpenID Connect provider's id (its page asks for $B2C_EMULATOR_PASSWORD).",
             valueName: "provider"))
     var idp: String?
     @Flag(help: "Check \"Keep me signed in\" on the sign-in page (a policy with kmsi): the tenant's session outlives the browser.")
@@ -84,13 +85,18 @@ struct BrowserCommand: AsyncParsableCommand {
         let environment = ProcessInfo.processInfo.environment
         let password: String
         var totpSecret = environment["B2C_EMULATOR_TOTP_SECRET"].flatMap { $0.isEmpty ? nil : $0 }
-        if let idp, EmulatorSeed.IdentityProvider(rawValue: idp) == nil || idp == "local" {
+        let builtIn = idp.flatMap(EmulatorSeed.IdentityProvider.init(rawValue:))
+        if let idp,
+            builtIn == .local || (builtIn == nil && idp.range(of: #"^[A-Za-z][A-Za-z0-9_-]{0,63}$"#, options: .regularExpression) == nil)
+        {
             let social = EmulatorSeed.IdentityProvider.allCases.filter { $0 != .local }.map(\.rawValue)
-            throw CLIError("--idp is one of \(social.joined(separator: ", ")); not '\(idp)'", exitCode: ExitStatus.usage)
+            throw CLIError(
+                "--idp is one of \(social.joined(separator: ", ")) or the id of an OpenID Connect provider of the seed; not '\(idp)'",
+                exitCode: ExitStatus.usage)
         }
         if let given = environment["B2C_EMULATOR_PASSWORD"], !given.isEmpty {
             password = given
-        } else if idp != nil {
+        } else if builtIn != nil {
             password = ""  // the provider's page asks for none
         } else if act == .signup {
             throw CLIError("--action signup chooses a password: give it in B2C_EMULATOR_PASSWORD", exitCode: ExitStatus.usage)

@@ -305,10 +305,12 @@ def error_text(driver):
 
 def at_loopback(url, start):
     """True when the browser is on b2c's redirect listener: plain http on a loopback host, and not the
-    emulator itself (which may also run on 127.0.0.1)."""
+    emulator itself (which may also run on 127.0.0.1), nor another tenant the emulator federates with (an
+    OpenID Connect provider on loopback: its pages live under /<tenant>/<policy>/...)."""
     parts = urllib.parse.urlsplit(url)
     return (parts.scheme == "http" and parts.hostname in LOOPBACK_HOSTS
-            and parts.netloc != urllib.parse.urlsplit(start).netloc)
+            and parts.netloc != urllib.parse.urlsplit(start).netloc
+            and "/oauth2/" not in parts.path and "/emulator/" not in parts.path)
 
 
 def verification_code(emulator_origin, email, ca_path):

@@ -48,6 +48,7 @@ cleanup() {
   # The agent's --shutdown waits for an agent still at work, then stops the Chromium it started.
   [ -d "$B2C_CHROMIUM_PROFILE" ] && "$venv/bin/python" "$here/chromium_agent.py" --shutdown 2>/dev/null
   if [ -n "$emulator_pid" ]; then kill "$emulator_pid" 2>/dev/null; wait "$emulator_pid" 2>/dev/null; fi
+  if [ -n "${upstream_pid:-}" ]; then kill "$upstream_pid" 2>/dev/null; wait "$upstream_pid" 2>/dev/null; fi
   if [ "${B2C_KEEP_TMP:-}" = 1 ]; then echo "# kept $tmp"; else rm -rf "$tmp"; fi
 }
 trap cleanup EXIT
@@ -57,9 +58,36 @@ trap 'exit 130' INT TERM
 # "b2c emulator: https://127.0.0.1:PORT tenant ...; admin ...; CA /path/ca.pem"
 # The default tenant, with two more user flows: MFA by phone and by an authenticator app.
 "$b2c" emulator default-seed >"$tmp/default-seed.json" || { echo "not ok - b2c emulator default-seed"; exit 1; }
-python3 - "$tmp/default-seed.json" "$tmp/seed.json" <<'PY'
+# A second tenant, on plain http, is an OpenID Connect provider of the first (step n): its web app may answer to the
+# first tenant's authresp, on a port chosen now.
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+python3 - "$tmp/default-seed.json" "$tmp/upstream-seed.json" "$port" <<'PY'
 import json, sys
 seed = json.load(open(sys.argv[1]))
+seed["users"] = [{"oid": "0c0c0000-5eed-4c0c-8000-000000000c0c", "email": "uma@upstream.test", "password": "Uma-dev-2026!",
+                  "displayName": "Uma Up", "givenName": "Uma", "surname": "Up"}]
+for app in seed["apps"]:
+    if app.get("name") == "web-app":
+        app["redirectUris"].append({"uri": f"https://127.0.0.1:{sys.argv[3]}/contoso.onmicrosoft.com/oauth2/authresp", "type": "web"})
+json.dump(seed, open(sys.argv[2], "w"))
+PY
+"$b2c" emulator serve --seed "$tmp/upstream-seed.json" --state "$tmp/upstream-state" --port 0 \
+  >"$tmp/upstream.out" 2>"$tmp/upstream.err" &
+upstream_pid=$!
+upstream=
+for _ in $(seq 1 200); do
+  upstream=$(sed -n 's/^b2c emulator: \(http:[^ ]*\) .*/\1/p' "$tmp/upstream.out" 2>/dev/null | head -n 1)
+  [ -n "$upstream" ] && break
+  sleep 0.1
+done
+python3 - "$tmp/default-seed.json" "$tmp/seed.json" "$upstream" <<'PY'
+import json, sys
+seed = json.load(open(sys.argv[1]))
+web = next(a for a in seed["apps"] if a.get("name") == "web-app")
+seed["policies"].append({"id": "B2C_1_oidc", "kind": "signUpSignIn", "identityProviders": ["local", {
+    "type": "oidc", "id": "Upstream", "name": "Upstream tenant", "domainHint": "upstream.test",
+    "discovery": sys.argv[3] + "/contoso.onmicrosoft.com/B2C_1_susi/v2.0/.well-known/openid-configuration",
+    "clientId": web["clientId"], "clientSecret": web["secrets"][0]["value"]}]})
 for name, method in (("B2C_1_susi_phone", "phone"), ("B2C_1_susi_totp", "totp")):  # B2C_1_susi_social is the default's
     seed["policies"].append({"id": name, "kind": "signUpSignIn", "mfa": {"methods": [method], "enforcement": "always"}})
 seed["policies"].append({"id": "B2C_1_kmsi", "kind": "signUpSignIn", "kmsi": {"enabled": True, "days": 30}})
@@ -69,7 +97,7 @@ seed["policies"].append({"id": "B2C_1_loyalty", "kind": "signUpSignIn", "attribu
 seed["policies"].append({"id": "B2C_1_signup_dc", "kind": "signUpSignIn", "emailVerification": "displayControl"})
 json.dump(seed, open(sys.argv[2], "w"))
 PY
-"$b2c" emulator serve --tls --seed "$tmp/seed.json" --state "$tmp/state" --config-out "$B2C_CONFIG" --port 0 \
+"$b2c" emulator serve --tls --seed "$tmp/seed.json" --state "$tmp/state" --config-out "$B2C_CONFIG" --port "$port" \
   >"$tmp/emulator.out" 2>"$tmp/emulator.err" &
 emulator_pid=$!
 base= ca=
@@ -320,6 +348,23 @@ if [ $status -eq 0 ] && grep -q 'emailVerificationControl_but_send_code' "$tmp/m
   ok "(m) sign-up through the display control (#emailVerificationControl_but_*, #verificationCode)"
 else
   not_ok "(m) sign-up through the display control (exit $status) ${why:-}" "$tmp/m-signup.err"
+fi
+
+# (n) a second b2c-emulator as a generic OpenID Connect provider: #UpstreamExchange, the other tenant's sign-in page, back
+# through authresp (the first tenant redeems the code and checks the id token), the social sign-up page the first time;
+# returning, by domain_hint, straight on. idp is the other tenant's issuer.
+B2C_AGENT_IDP_BUTTON=UpstreamExchange B2C_AGENT_EMAIL=uma@upstream.test B2C_AGENT_PASSWORD='Uma-dev-2026!' \
+  b2c_run n-oidc signin --policy B2C_1_oidc --prompt login --timeout 90 --verbose
+status=$?
+idp=$("$b2c" whoami --policy B2C_1_oidc --output json 2>/dev/null | python3 -c 'import json, sys; print(json.load(sys.stdin)["identityProvider"])' 2>/dev/null)
+B2C_AGENT_EMAIL=uma@upstream.test B2C_AGENT_PASSWORD='Uma-dev-2026!' \
+  b2c_run n-oidc-again signin --policy B2C_1_oidc --prompt login --domain-hint upstream.test --timeout 90 --verbose
+again=$?
+if [ $status -eq 0 ] && [ $again -eq 0 ] && [ "$idp" = "$upstream/8f2c6d4e-1a3b-4c5d-9e7f-0a1b2c3d4e5f/v2.0/" ] \
+  && grep -q "pressing #UpstreamExchange" "$tmp/n-oidc.err" && grep -q "signing in as uma@upstream.test" "$tmp/n-oidc.err"; then
+  ok "(n) a second b2c-emulator as an OpenID Connect provider: first time and returning (domain_hint); idp is its issuer"
+else
+  not_ok "(n) OpenID Connect provider (exit $status, then $again; idp '$idp')" "$tmp/n-oidc.err"
 fi
 
 echo "# $([ $failed -eq 0 ] && echo 'all passed' || echo "$failed failed") in $(($(date +%s) - started)) s"
