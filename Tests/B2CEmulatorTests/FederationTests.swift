@@ -118,12 +118,7 @@ import Testing
 
     @Test func theSeedSaysWhatIsWrongWithProviders() throws {
         func parse(_ providers: String, kind: String = "signUpSignIn") -> String? {
-            let json = """
-                {"tenant": {"name": "contoso.onmicrosoft.com", "id": "\(tenantID)"},
-                 "policies": [{"id": "B2C_1_x", "kind": "\(kind)", "identityProviders": \(providers)}],
-                 "apps": [{"clientId": "\(clientID)", "redirectUris": ["http://localhost"]}]}
-                """
-            do { _ = try EmulatorSeed.parse(Data(json.utf8)) } catch { return "\(error)" }
+            do { _ = try parsePolicySeed("\"identityProviders\": \(providers)", kind: kind) } catch { return "\(error)" }
             return nil
         }
         #expect(parse(#"["google", "local"]"#) == nil)
@@ -219,12 +214,7 @@ import Testing
 
     @Test func theSeedReadsOpenIDConnectProviders() throws {
         func parse(_ providers: String) throws -> EmulatorSeed.Policy {
-            let json = """
-                {"tenant": {"name": "contoso.onmicrosoft.com", "id": "\(tenantID)"},
-                 "policies": [{"id": "B2C_1_x", "kind": "signUpSignIn", "identityProviders": \(providers)}],
-                 "apps": [{"clientId": "\(clientID)", "redirectUris": ["http://localhost"]}]}
-                """
-            return try EmulatorSeed.parse(Data(json.utf8)).policies[0]
+            try parsePolicySeed("\"identityProviders\": \(providers)")
         }
         let p = try parse(
             #"["local", {"type": "oidc", "id": "Corp", "discovery": "https://idp.example/.well-known/openid-configuration", "#

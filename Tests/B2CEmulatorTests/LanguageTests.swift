@@ -90,12 +90,7 @@ import Testing
 
     @Test func theSeedReadsB2CsOverrideFormat() throws {
         func parse(_ languages: String) throws -> EmulatorSeed.Languages {
-            let json = """
-                {"tenant": {"name": "contoso.onmicrosoft.com", "id": "\(tenantID)"},
-                 "policies": [{"id": "B2C_1_x", "kind": "signUpSignIn", "languages": \(languages)}],
-                 "apps": [{"clientId": "\(clientID)", "redirectUris": ["http://localhost"]}]}
-                """
-            return try EmulatorSeed.parse(Data(json.utf8)).policies[0].languages
+            try parsePolicySeed("\"languages\": \(languages)").languages
         }
         let l = try parse(
             #"{"default": "fr", "enabled": ["en", "fr"], "overrides": {"fr": {"LocalizedStrings": ["#

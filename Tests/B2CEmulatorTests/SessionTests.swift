@@ -114,12 +114,7 @@ import Testing
 
     @Test func theSeedSaysWhatIsWrongWithSessionSettings() {
         func parse(_ extra: String, kind: String = "signUpSignIn") -> String? {
-            let json = """
-                {"tenant": {"name": "contoso.onmicrosoft.com", "id": "\(tenantID)"},
-                 "policies": [{"id": "B2C_1_x", "kind": "\(kind)", \(extra)}],
-                 "apps": [{"clientId": "\(clientID)", "redirectUris": ["http://localhost"]}]}
-                """
-            do { _ = try EmulatorSeed.parse(Data(json.utf8)) } catch { return "\(error)" }
+            do { _ = try parsePolicySeed(extra, kind: kind) } catch { return "\(error)" }
             return nil
         }
         #expect(

@@ -230,12 +230,7 @@ import Testing
 
     @Test func theSeedReadsAttributes() throws {
         func parse(_ extra: String) throws -> EmulatorSeed.Policy {
-            let json = """
-                {"tenant": {"name": "contoso.onmicrosoft.com", "id": "\(tenantID)"},
-                 "policies": [{"id": "B2C_1_x", "kind": "signUpSignIn"\(extra)}],
-                 "apps": [{"clientId": "\(clientID)", "redirectUris": ["http://localhost"]}]}
-                """
-            return try EmulatorSeed.parse(Data(json.utf8)).policies[0]
+            try parsePolicySeed(extra.hasPrefix(", ") ? String(extra.dropFirst(2)) : extra)
         }
         let p = try parse(
             #", "emailVerification": false, "attributes": ["city", {"name": "extension_Tier", "type": "Int", "required": true}]"#)

@@ -243,3 +243,14 @@ func temporaryDirectory() -> URL {
     try? FileManager.default.createDirectory(at: u, withIntermediateDirectories: true)
     return u
 }
+
+/// The policy `B2C_1_x` of `kind`, with `members` (JSON members after its id and kind), read from a seed of it and one
+/// app: for the seed parser's tests.
+func parsePolicySeed(_ members: String, kind: String = "signUpSignIn") throws -> EmulatorSeed.Policy {
+    let json = """
+        {"tenant": {"name": "contoso.onmicrosoft.com", "id": "\(tenantID)"},
+         "policies": [{"id": "B2C_1_x", "kind": "\(kind)"\(members.isEmpty ? "" : ", " + members)}],
+         "apps": [{"clientId": "\(clientID)", "redirectUris": ["http://localhost"]}]}
+        """
+    return try EmulatorSeed.parse(Data(json.utf8)).policies[0]
+}
