@@ -145,11 +145,13 @@ import Testing
             var seed = EmulatorSeed.default
             var p = seed.policy(named: "B2C_1_susi")!
             p.id = "B2C_1_oidc"
+            p.applicationClaims = ["idp_access_token"]
             p.oidcProviders = [
                 .init(
                     id: "Upstream", name: "Upstream tenant",
                     discovery: upstream.base + "/contoso.onmicrosoft.com/B2C_1_susi/v2.0/.well-known/openid-configuration",
-                    clientId: EmulatorSeed.defaultWebAppID, clientSecret: EmulatorSeed.defaultWebAppSecret, domainHint: "upstream.test")
+                    clientId: EmulatorSeed.defaultWebAppID, clientSecret: EmulatorSeed.defaultWebAppSecret,
+                    scope: "openid https://contoso.onmicrosoft.com/helloapi/demo.read", domainHint: "upstream.test")
             ]
             seed.policies.append(p)
             try await TestTenant.with(seed: seed) { t in
@@ -168,6 +170,9 @@ import Testing
                     try await t.token("B2C_1_oidc", redeemForm(code: code, verifier: pkce.verifier)).json["id_token"]?.stringValue)
                 #expect(c["idp"] == .string(upstream.base + "/\(tenantID)/v2.0/"), "\(c)")
                 #expect(c["newUser"] == true && c["emails"] == ["uma@upstream.test"] && c["name"] == "Uma Up")
+                // The application claims ask for the provider's access token: the upstream tenant's own token.
+                let passed = try #require(c["idp_access_token"]?.stringValue.flatMap(JWT.payload(of:)), "\(c)")
+                #expect(passed["iss"] == .string(upstream.base + "/\(tenantID)/v2.0/") && passed["sub"] != nil)
                 // The upstream tenant saw a PKCE code flow from the web app.
                 #expect(
                     try upstream.emulator.store.tokenLog().contains {

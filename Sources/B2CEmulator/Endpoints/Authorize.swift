@@ -44,6 +44,8 @@ struct AuthorizeTransaction: Codable, Sendable {
     var federated: FederatedIdentity? = nil
     /// An OpenID Connect provider's sign-in under way (its PKCE verifier and nonce).
     var oidc: OIDCPending? = nil
+    /// The provider's access token of a federated sign-in, for the `idp_access_token` claim.
+    var idpAccessToken: String? = nil
     /// "Keep me signed in" was checked on the sign-in page.
     var rememberMe = false
     /// Sign-up's email verification: the address the code went to, the code, and the address verified.
@@ -322,7 +324,7 @@ struct AuthorizeEndpoint: TenantPart {
         let issued = try issuer.issue(
             Issuance(
                 user: user, policy: policy, app: app, scopes: implicitScopes, nonce: tx.nonce, authTime: authTime, newUser: newUser,
-                origin: tx.origin, code: code))
+                origin: tx.origin, code: code, idpAccessToken: tx.idpAccessToken))
         let keys = issued.accessToken == nil ? ["id_token"] : ["access_token", "token_type", "expires_in", "scope", "id_token"]
         return keys.compactMap { key in issued.body[key].map { (key, $0.stringValue ?? $0.serialized()) } }
     }
@@ -393,7 +395,7 @@ struct AuthorizeEndpoint: TenantPart {
                     scopes: tx.scope, nonce: tx.nonce, challenge: tx.codeChallenge,
                     challengeMethod: tx.codeChallengeMethod, oid: user.oid, authTime: authTime,
                     newUser: newUser, createdAt: now, redeemedAt: nil, grantId: UUID().uuidString.lowercased(),
-                    redirectType: tx.redirectType))
+                    redirectType: tx.redirectType, idpAccessToken: tx.idpAccessToken))
             params.append(("code", newCode))
         }
         if tx.responseType.contains("token") || tx.responseType.contains("id_token") {

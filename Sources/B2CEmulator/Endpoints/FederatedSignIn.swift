@@ -96,6 +96,8 @@ extension AuthorizeEndpoint {
             }
             identity = mock
         }
+        // A mock provider's access token is made up (opaque); an OpenID Connect provider's is its own, when it sent one.
+        tx.idpAccessToken = identity.accessToken ?? identity.provider.map { "mock-\($0.rawValue)-" + Random.token(bytes: 24) }
         if let user = try store.federatedUser(identity) {
             return try afterFirstFactor(
                 tx, user: user, authTime: clock.now(), newUser: false, secure: context.isHTTPS, newSession: true, sessionDidMFA: false,

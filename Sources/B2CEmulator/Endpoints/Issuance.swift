@@ -119,7 +119,10 @@ struct TokenIssuer: TenantPart {
         let now = clock.now()
         let atLifetime = policy?.accessTokenLifetime ?? 3600
         let idLifetime = policy?.idTokenLifetime ?? 3600
-        let common = userClaims(user, policy: policy, authTime: authTime, newUser: newUser, nonce: nonce, origin: origin, now: now)
+        var common = userClaims(user, policy: policy, authTime: authTime, newUser: newUser, nonce: nonce, origin: origin, now: now)
+        if let token = r.idpAccessToken, policy?.applicationClaims?.contains("idp_access_token") == true {
+            common["idp_access_token"] = .string(token)
+        }
         let signer = try keys.current(policy?.type ?? .userFlow)
         var accessToken: String?
         if let resource = scopes.resourceAppId {
@@ -365,4 +368,6 @@ struct Issuance {
     /// The authorization code issued beside (hybrid answers carry its `c_hash`).
     var code: String? = nil
     var client: TokenIssuer.ClientKind = .publicClient
+    /// A federated sign-in's provider access token (`idp_access_token`, when the user flow's application claims name it).
+    var idpAccessToken: String? = nil
 }

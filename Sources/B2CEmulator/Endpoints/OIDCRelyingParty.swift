@@ -87,7 +87,8 @@ enum OIDCRelyingParty {
         }
         return FederatedIdentity(
             provider: nil, issuer: d.issuer, providerName: p.name, subject: subject, email: email, name: jwt.string("name"),
-            givenName: jwt.string("given_name"), surname: jwt.string("family_name"))
+            givenName: jwt.string("given_name"), surname: jwt.string("family_name"),
+            accessToken: answer.json?["access_token"]?.stringValue)
     }
 
     private static func fetchJSON(_ url: String, what: String) async throws -> JSONValue {

@@ -122,6 +122,10 @@ public final class EmulatorStore: Sendable {
         }
         // v6: the attributes a sign-up page collected beyond the names (JSON).
         migrator.registerMigration("v6-attributes") { db in try db.execute(sql: "ALTER TABLE users ADD COLUMN attributes TEXT") }
+        // v7: the identity provider's access token a federated sign-in's code carries (the `idp_access_token` claim).
+        migrator.registerMigration("v7-idp-access-token") { db in
+            try db.execute(sql: "ALTER TABLE codes ADD COLUMN idp_access_token TEXT")
+        }
         try migrator.migrate(writer)
     }
 
@@ -408,6 +412,8 @@ public final class EmulatorStore: Sendable {
         var challenge: String?, challengeMethod: String?, oid: String, authTime: Int, newUser: Bool
         var createdAt: Int, redeemedAt: Int?, grantId: String
         var redirectType: EmulatorSeed.RedirectType = .publicClient
+        /// A federated sign-in's provider access token, for a user flow whose application claims name `idp_access_token`.
+        var idpAccessToken: String? = nil
     }
 
     func saveCode(_ code: String, _ r: CodeRecord) throws {
@@ -415,12 +421,13 @@ public final class EmulatorStore: Sendable {
             try $0.execute(
                 sql: """
                     INSERT INTO codes(hash, client_id, redirect_uri, policy, scopes, nonce, challenge, challenge_method, oid,
-                                      auth_time, new_user, created_at, grant_id, redirect_type)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                      auth_time, new_user, created_at, grant_id, redirect_type, idp_access_token)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
                     Self.hash(code), r.clientId, r.redirectUri, r.policy, r.scopes, r.nonce, r.challenge,
                     r.challengeMethod, r.oid, r.authTime, r.newUser, r.createdAt, r.grantId, r.redirectType.rawValue,
+                    r.idpAccessToken,
                 ])
         }
     }
@@ -439,7 +446,8 @@ public final class EmulatorStore: Sendable {
                 scopes: row["scopes"], nonce: row["nonce"], challenge: row["challenge"],
                 challengeMethod: row["challenge_method"], oid: row["oid"], authTime: row["auth_time"],
                 newUser: row["new_user"], createdAt: row["created_at"], redeemedAt: row["redeemed_at"],
-                grantId: row["grant_id"], redirectType: EmulatorSeed.RedirectType(rawValue: row["redirect_type"]) ?? .publicClient)
+                grantId: row["grant_id"], redirectType: EmulatorSeed.RedirectType(rawValue: row["redirect_type"]) ?? .publicClient,
+                idpAccessToken: row["idp_access_token"])
             if r.redeemedAt != nil {
                 try db.execute(sql: "UPDATE refresh_tokens SET revoked = 1 WHERE grant_id = ?", arguments: [r.grantId])
                 return .replayed(r)

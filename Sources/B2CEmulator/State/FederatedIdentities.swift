@@ -14,6 +14,8 @@ struct FederatedIdentity: Codable, Sendable, Equatable {
     var name: String?
     var givenName: String?
     var surname: String?
+    /// The provider's access token (an OpenID Connect provider's; a mock provider makes one up).
+    var accessToken: String? = nil
 
     /// The tokens' `idp`: the built-in provider's domain or the OpenID Connect provider's issuer.
     var idp: String { issuer ?? provider?.domain ?? "" }
