@@ -157,15 +157,10 @@ import Testing
             try await TestTenant.with(seed: seed) { t in
                 let page = try await t.get(authorizeURL(policy: "B2C_1_oidc"))
                 #expect(page.body.contains("id=\"UpstreamExchange\"") && page.body.contains(">Upstream tenant</button>"))
-                let browser = try ScriptedBrowser(caFile: nil)
                 var uma = ScriptedBrowser.Persona(email: "uma@upstream.test", password: "Uma-dev-2026!")
                 uma.idp = "Upstream"
                 let pkce = PKCE()
-                let answer = try await browser.run(
-                    URL(string: t.base + authorizeURL(policy: "B2C_1_oidc", pkce: pkce))!, as: uma, deliver: false)
-                await browser.shutdown()
-                let code = try #require(
-                    URLComponents(url: answer, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "code" }?.value)
+                let code = try await scriptedCode(t.base + authorizeURL(policy: "B2C_1_oidc", pkce: pkce), as: uma)
                 let c = try claims(
                     try await t.token("B2C_1_oidc", redeemForm(code: code, verifier: pkce.verifier)).json["id_token"]?.stringValue)
                 #expect(c["idp"] == .string(upstream.base + "/\(tenantID)/v2.0/"), "\(c)")
@@ -179,15 +174,9 @@ import Testing
                         $0.grantType == "authorization_code" && $0.clientId == EmulatorSeed.defaultWebAppID
                     })
                 // Returning, by domain_hint, in a new browser: no page of this tenant is shown, and no newUser.
-                let again = try ScriptedBrowser(caFile: nil)
                 let pkce2 = PKCE()
-                let second = try await again.run(
-                    URL(string: t.base + authorizeURL(policy: "B2C_1_oidc", pkce: pkce2, extra: ["domain_hint": "upstream.test"]))!,
-                    as: uma,
-                    deliver: false)
-                await again.shutdown()
-                let code2 = try #require(
-                    URLComponents(url: second, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "code" }?.value)
+                let code2 = try await scriptedCode(
+                    t.base + authorizeURL(policy: "B2C_1_oidc", pkce: pkce2, extra: ["domain_hint": "upstream.test"]), as: uma)
                 let c2 = try claims(
                     try await t.token("B2C_1_oidc", redeemForm(code: code2, verifier: pkce2.verifier)).json["id_token"]?.stringValue)
                 #expect(c2["newUser"] == nil && c2["oid"] == c["oid"])
@@ -199,6 +188,50 @@ import Testing
                 let forged = try await b.tenant.post(
                     "/contoso.onmicrosoft.com/oauth2/authresp", ["state": chosen.redirectParams["state"] ?? "", "code": "forged"])
                 #expect(forged.body.contains("AADB2C90273") && forged.body.contains("refused the code"), "\(forged.body.prefix(400))")
+            }
+        }
+    }
+
+    /// A provider whose certificate a private CA signed (here a `--tls` tenant): trusted with the provider's `caFile`,
+    /// refused without it.
+    @Test func aProviderWithAPrivateCAIsTrustedThroughItsCAFile() async throws {
+        var upstreamSeed = EmulatorSeed.default
+        upstreamSeed.users = [
+            .init(
+                oid: "0c0c0000-5eed-4c0c-8000-000000000c0c", email: "uma@upstream.test", password: "Uma-dev-2026!", displayName: "Uma Up",
+                givenName: "Uma", surname: "Up")
+        ]
+        let app = upstreamSeed.apps.firstIndex { $0.clientId == EmulatorSeed.defaultWebAppID }!
+        upstreamSeed.apps[app].redirects.append(.init(uri: "http://127.0.0.1/contoso.onmicrosoft.com/oauth2/authresp", type: .web))
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("b2c-oidc-ca-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try await TestTenant.with(tls: true, seed: upstreamSeed, stateDirectory: dir) { upstream in
+            let ca = dir.appendingPathComponent("ca.pem").path
+            var seed = EmulatorSeed.default
+            for (id, caFile) in [("B2C_1_trusting", Optional(ca)), ("B2C_1_untrusting", nil)] {
+                var p = seed.policy(named: "B2C_1_susi")!
+                p.id = id
+                p.identityProviders = []
+                p.oidcProviders = [
+                    .init(
+                        id: "Upstream", name: "Upstream tenant",
+                        discovery: upstream.base + "/contoso.onmicrosoft.com/B2C_1_susi/v2.0/.well-known/openid-configuration",
+                        clientId: EmulatorSeed.defaultWebAppID, clientSecret: EmulatorSeed.defaultWebAppSecret, caFile: caFile)
+                ]
+                seed.policies.append(p)
+            }
+            try await TestTenant.with(seed: seed) { t in
+                let b = Browser(t)
+                let refused = try await b.submit(try await b.get(authorizeURL(policy: "B2C_1_untrusting")), form: "idp_Upstream", [:])
+                #expect(
+                    refused.body.contains("AADB2C90273") && refused.body.contains("could not be reached"), "\(refused.body.prefix(300))")
+                var uma = ScriptedBrowser.Persona(email: "uma@upstream.test", password: "Uma-dev-2026!")
+                uma.idp = "Upstream"
+                let pkce = PKCE()
+                let code = try await scriptedCode(t.base + authorizeURL(policy: "B2C_1_trusting", pkce: pkce), as: uma, caFile: ca)
+                let c = try claims(
+                    try await t.token("B2C_1_trusting", redeemForm(code: code, verifier: pkce.verifier)).json["id_token"]?.stringValue)
+                #expect(c["idp"] == .string(upstream.base + "/\(tenantID)/v2.0/"), "\(c)")
             }
         }
     }

@@ -254,3 +254,17 @@ func parsePolicySeed(_ members: String, kind: String = "signUpSignIn") throws ->
         """
     return try EmulatorSeed.parse(Data(json.utf8)).policies[0]
 }
+
+/// The scripted browser's walk from `url` as `persona` to the app's redirect (not delivered), shut down however it ends;
+/// the code of the answer.
+func scriptedCode(_ url: String, as persona: ScriptedBrowser.Persona, caFile: String? = nil) async throws -> String {
+    let browser = try ScriptedBrowser(caFile: caFile)
+    let answer: URL
+    do { answer = try await browser.run(URL(string: url)!, as: persona, deliver: false) } catch {
+        await browser.shutdown()
+        throw error
+    }
+    await browser.shutdown()
+    return try #require(
+        URLComponents(url: answer, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "code" }?.value, "\(answer)")
+}

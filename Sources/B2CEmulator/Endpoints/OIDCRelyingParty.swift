@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import B2CProtocol
 import Foundation
 import NIOCore
+import NIOSSL
 
 /// An OpenID Connect sign-in the tenant started at a provider: which provider, and the PKCE verifier and nonce it must see
 /// again.
@@ -26,7 +27,7 @@ enum OIDCRelyingParty {
     }
 
     static func discovery(_ p: EmulatorSeed.OIDCProvider) async throws -> Discovery {
-        let d = try await fetchJSON(p.discovery, what: "its discovery document")
+        let d = try await fetchJSON(p.discovery, what: "its discovery document", p)
         guard let issuer = d["issuer"]?.stringValue, let authorize = d["authorization_endpoint"]?.stringValue,
             let token = d["token_endpoint"]?.stringValue, let jwks = d["jwks_uri"]?.stringValue
         else {
@@ -62,13 +63,13 @@ enum OIDCRelyingParty {
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
         request.body = .bytes(ByteBuffer(string: FormEncoding.encode(form)))
-        let answer = try await send(request, what: "its token endpoint")
+        let answer = try await send(request, what: "its token endpoint", p)
         guard answer.status == 200, let idToken = answer.json?["id_token"]?.stringValue else {
             let error = answer.json?["error_description"]?.stringValue ?? answer.json?["error"]?.stringValue ?? "HTTP \(answer.status)"
             throw Failure(reason: "\(p.name) refused the code: \(error.prefix(200))")
         }
         let keys: JWKSet
-        do { keys = try JWKSet.parse(Data(try await fetchJSON(d.jwksURI, what: "its keys").serialized().utf8)) } catch let e as Failure {
+        do { keys = try JWKSet.parse(Data(try await fetchJSON(d.jwksURI, what: "its keys", p).serialized().utf8)) } catch let e as Failure {
             throw e
         } catch { throw Failure(reason: "the keys of \(p.name) (\(d.jwksURI)) are not a JWK set") }
         let jwt: JWT
@@ -91,19 +92,34 @@ enum OIDCRelyingParty {
             accessToken: answer.json?["access_token"]?.stringValue)
     }
 
-    private static func fetchJSON(_ url: String, what: String) async throws -> JSONValue {
-        let r = try await send(HTTPClientRequest(url: url), what: what)
+    private static func fetchJSON(_ url: String, what: String, _ p: EmulatorSeed.OIDCProvider) async throws -> JSONValue {
+        let r = try await send(HTTPClientRequest(url: url), what: what, p)
         guard r.status == 200, let json = r.json else { throw Failure(reason: "\(url) (\(what)) answered HTTP \(r.status), not JSON") }
         return json
     }
 
-    private static func send(_ request: HTTPClientRequest, what: String) async throws -> (status: Int, json: JSONValue?) {
-        do {
-            let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
-            let body = try await response.body.collect(upTo: 1 << 20)
-            return (Int(response.status.code), try? JSONValue.parse(Data(buffer: body)))
-        } catch {
-            throw Failure(reason: "the identity provider could not be reached at \(request.url) (\(what))")
+    /// One request to the provider: trusting the system's roots, and the provider's `caFile` beside them when it has one.
+    private static func send(
+        _ request: HTTPClientRequest, what: String, _ p: EmulatorSeed.OIDCProvider
+    ) async throws -> (status: Int, json: JSONValue?) {
+        var owned: HTTPClient?
+        if let caFile = p.caFile {
+            guard FileManager.default.isReadableFile(atPath: caFile) else {
+                throw Failure(reason: "the CA file of \(p.name), '\(caFile)', cannot be read")
+            }
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.additionalTrustRoots = [.file(caFile)]
+            owned = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls))
         }
+        let outcome: Result<(status: Int, json: JSONValue?), Error>
+        do {
+            let response = try await (owned ?? HTTPClient.shared).execute(request, timeout: .seconds(10))
+            let body = try await response.body.collect(upTo: 1 << 20)
+            outcome = .success((Int(response.status.code), try? JSONValue.parse(Data(buffer: body))))
+        } catch {
+            outcome = .failure(Failure(reason: "the identity provider could not be reached at \(request.url) (\(what))"))
+        }
+        try? await owned?.shutdown()
+        return try outcome.get()
     }
 }

@@ -74,6 +74,9 @@ public struct EmulatorSeed: Sendable, Equatable {
         public var scope = "openid profile email"
         /// The `domain_hint` that goes straight to it.
         public var domainHint: String?
+        /// A PEM file of the CA that signed the provider's certificate, trusted beside the system's (a private CA, a
+        /// `--tls` emulator).
+        public var caFile: String?
 
         public var exchangeID: String { id.hasSuffix("Exchange") ? id : "\(id)Exchange" }
     }

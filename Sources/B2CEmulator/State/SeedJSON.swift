@@ -157,6 +157,7 @@ extension EmulatorSeed.Policy {
                         ]
                         if let secret = $0.clientSecret { e["clientSecret"] = .string(secret) }
                         if let hint = $0.domainHint { e["domainHint"] = .string(hint) }
+                        if let ca = $0.caFile { e["caFile"] = .string(ca) }
                         return .object(e)
                     })
         }
@@ -394,7 +395,9 @@ extension EmulatorSeed.Policy {
         var out: [EmulatorSeed.OIDCProvider] = []
         for (i, item) in (p.raw("identityProviders")?.arrayValue ?? []).enumerated() where item.objectValue != nil {
             let o = try JSONObjectReader(item, path: p.childPath("identityProviders") + "[\(i)]")
-            try o.rejectUnknownKeys(allowed: ["type", "id", "name", "discovery", "clientId", "clientSecret", "scope", "domainHint"])
+            try o.rejectUnknownKeys(allowed: [
+                "type", "id", "name", "discovery", "clientId", "clientSecret", "scope", "domainHint", "caFile",
+            ])
             let id = try o.string("id")
             guard id.range(of: #"^[A-Za-z][A-Za-z0-9_-]{0,63}$"#, options: .regularExpression) != nil else {
                 throw JSONPathError(path: o.childPath("id"), message: "'\(id)' must be letters, digits, '-' or '_', starting with a letter")
@@ -407,7 +410,7 @@ extension EmulatorSeed.Policy {
                 .init(
                     id: id, name: try o.optionalString("name") ?? id, discovery: discovery, clientId: try o.string("clientId"),
                     clientSecret: try o.optionalString("clientSecret"), scope: try o.optionalString("scope") ?? "openid profile email",
-                    domainHint: try o.optionalString("domainHint")))
+                    domainHint: try o.optionalString("domainHint"), caFile: try o.optionalString("caFile")))
         }
         return out
     }
