@@ -129,18 +129,25 @@ import Testing
         #expect(parse(#"["google"]"#, kind: "editProfile")?.contains("not editProfile") == true)
     }
 
-    /// A generic OpenID Connect provider: the tenant is a real relying party of another tenant (code flow, PKCE, its id
-    /// token checked against its JWKS). First time: the social sign-up page, `newUser`, `idp` = the provider's issuer;
-    /// the second time the same person goes straight on.
-    @Test func anOpenIDConnectProviderIsAnotherTenant() async throws {
-        var upstreamSeed = EmulatorSeed.default
-        upstreamSeed.users = [
+    /// The tenant an OpenID Connect test federates with: one person (Uma, unknown to the first tenant) and a web app that
+    /// may answer to any loopback tenant's `authresp`.
+    static var upstreamSeed: EmulatorSeed {
+        var seed = EmulatorSeed.default
+        seed.users = [
             .init(
                 oid: "0c0c0000-5eed-4c0c-8000-000000000c0c", email: "uma@upstream.test", password: "Uma-dev-2026!", displayName: "Uma Up",
                 givenName: "Uma", surname: "Up")
         ]
-        let app = upstreamSeed.apps.firstIndex { $0.clientId == EmulatorSeed.defaultWebAppID }!
-        upstreamSeed.apps[app].redirects.append(.init(uri: "http://127.0.0.1/contoso.onmicrosoft.com/oauth2/authresp", type: .web))
+        let app = seed.apps.firstIndex { $0.clientId == EmulatorSeed.defaultWebAppID }!
+        seed.apps[app].redirects.append(.init(uri: "http://127.0.0.1/contoso.onmicrosoft.com/oauth2/authresp", type: .web))
+        return seed
+    }
+
+    /// A generic OpenID Connect provider: the tenant is a real relying party of another tenant (code flow, PKCE, its id
+    /// token checked against its JWKS). First time: the social sign-up page, `newUser`, `idp` = the provider's issuer;
+    /// the second time the same person goes straight on.
+    @Test func anOpenIDConnectProviderIsAnotherTenant() async throws {
+        let upstreamSeed = Self.upstreamSeed
         try await TestTenant.with(seed: upstreamSeed) { upstream in
             var seed = EmulatorSeed.default
             var p = seed.policy(named: "B2C_1_susi")!
@@ -195,14 +202,7 @@ import Testing
     /// A provider whose certificate a private CA signed (here a `--tls` tenant): trusted with the provider's `caFile`,
     /// refused without it.
     @Test func aProviderWithAPrivateCAIsTrustedThroughItsCAFile() async throws {
-        var upstreamSeed = EmulatorSeed.default
-        upstreamSeed.users = [
-            .init(
-                oid: "0c0c0000-5eed-4c0c-8000-000000000c0c", email: "uma@upstream.test", password: "Uma-dev-2026!", displayName: "Uma Up",
-                givenName: "Uma", surname: "Up")
-        ]
-        let app = upstreamSeed.apps.firstIndex { $0.clientId == EmulatorSeed.defaultWebAppID }!
-        upstreamSeed.apps[app].redirects.append(.init(uri: "http://127.0.0.1/contoso.onmicrosoft.com/oauth2/authresp", type: .web))
+        let upstreamSeed = Self.upstreamSeed
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("b2c-oidc-ca-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: dir) }
         try await TestTenant.with(tls: true, seed: upstreamSeed, stateDirectory: dir) { upstream in
