@@ -114,8 +114,9 @@ def main() -> int:
         return account_id
 
     # The template person's missing policies.
-    have = {p.lower() for (p,) in db.execute("SELECT policy FROM accounts WHERE environment = ? AND client_id = ? AND tenant_id = ? AND oid = ?",
-                                             (environment, client_id, tenant, t_oid))}
+    have = {p.lower() for (p,) in db.execute(
+        "SELECT policy FROM accounts WHERE environment = ? AND client_id = ? AND tenant_id = ? AND oid = ?",
+        (environment, client_id, tenant, t_oid))}
     t_email = (t_claims.get("emails") or [t_claims.get("email", "template@example.com")])[0]
     t_name = t_claims.get("name", "Template Person")
     current = {}
@@ -146,7 +147,8 @@ def main() -> int:
                    [(environment, client_id, p, a) for p, a in current.items()])
     db.execute("COMMIT")
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    counts = {t: db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("identities", "accounts", "access_tokens", "refresh_tokens")}
+    tables = ("identities", "accounts", "access_tokens", "refresh_tokens")
+    counts = {t: db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}
     db.close()
     print("seeded: " + ", ".join(f"{k} {v}" for k, v in counts.items()), file=sys.stderr)
     return 0

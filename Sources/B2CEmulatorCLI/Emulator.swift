@@ -116,7 +116,9 @@ extension EmulatorCommand {
             func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
             host = host ?? value("B2C_EMULATOR_HOST")
             if port == nil, let text = value("B2C_EMULATOR_PORT") {
-                guard let n = Int(text) else { throw ValidationError("B2C_EMULATOR_PORT must be a port number (0–65535), not '\(text)'.") }
+                guard let n = Int(text) else {
+                    throw ValidationError("B2C_EMULATOR_PORT must be a port number (0–65535), not '\(text)'.")
+                }
                 port = n
             }
             if logFormat == nil, let text = value("B2C_EMULATOR_LOG_FORMAT") {

@@ -167,14 +167,17 @@ why=
 B2C_AGENT_ACTION=signin B2C_AGENT_EMAIL=alice@contoso.com B2C_AGENT_PASSWORD='Alice-dev-2026!' B2C_CHROMIUM_SCREENSHOT="$shot" \
   b2c_run a-signin signin --timeout 90
 status=$?
-if [ $status -eq 0 ] && grep -q 'Signed in as alice@contoso.com under B2C_1_susi' "$tmp/a-signin.out" && why=$(account_check alice@contoso.com B2C_1_susi 2>&1); then
+if [ $status -eq 0 ] && grep -q 'Signed in as alice@contoso.com under B2C_1_susi' "$tmp/a-signin.out" \
+  && why=$(account_check alice@contoso.com B2C_1_susi 2>&1); then
   ok "(a) alice signs in with Chromium; b2c accounts lists her under B2C_1_susi"
 else
   not_ok "(a) alice signs in with Chromium (exit $status) ${why:-}" "$tmp/a-signin.err"
 fi
 if head -c 8 "$shot" 2>/dev/null | grep -q PNG; then
   ok "(a) screenshot of the emulator's sign-in page taken"
-  if [ -n "$screenshot_out" ]; then mkdir -p "$(dirname "$screenshot_out")" && cp "$shot" "$screenshot_out" && chmod 644 "$screenshot_out"; fi
+  if [ -n "$screenshot_out" ]; then
+    mkdir -p "$(dirname "$screenshot_out")" && cp "$shot" "$screenshot_out" && chmod 644 "$screenshot_out"
+  fi
 else
   not_ok "(a) screenshot of the emulator's sign-in page taken" "$tmp/a-signin.err"
 fi
@@ -185,7 +188,8 @@ B2C_AGENT_ACTION=forgot B2C_AGENT_EMAIL=bob@contoso.com B2C_AGENT_PASSWORD='Bob-
   b2c_run b-forgot signin --prompt login --timeout 90
 status=$?
 if [ $status -eq 0 ] && grep -q 'Password reset requested' "$tmp/b-forgot.err" \
-  && grep -q 'Signed in as bob@contoso.com under B2C_1_susi' "$tmp/b-forgot.out" && why=$(account_check bob@contoso.com B2C_1_susi 2>&1); then
+  && grep -q 'Signed in as bob@contoso.com under B2C_1_susi' "$tmp/b-forgot.out" \
+  && why=$(account_check bob@contoso.com B2C_1_susi 2>&1); then
   ok "(b) bob: forgot password -> reset with an emailed code -> resumed sign-in, in one b2c signin"
 else
   not_ok "(b) bob: forgot password -> reset -> resumed sign-in (exit $status) ${why:-}" "$tmp/b-forgot.err"
@@ -207,7 +211,8 @@ else
   extra=()
   grep -q -- '--timeout' "$tmp/edit-help.out" && extra=(--timeout 90)
   why=
-  B2C_AGENT_ACTION=edit-profile B2C_AGENT_EMAIL=alice@contoso.com B2C_AGENT_PASSWORD='Alice-dev-2026!' B2C_AGENT_DISPLAY_NAME='Alice Chromium' \
+  B2C_AGENT_ACTION=edit-profile B2C_AGENT_EMAIL=alice@contoso.com B2C_AGENT_PASSWORD='Alice-dev-2026!' \
+  B2C_AGENT_DISPLAY_NAME='Alice Chromium' \
     b2c_run c-edit edit-profile --account alice@contoso.com "${extra[@]}"
   status=$?
   if [ $status -eq 0 ] && why=$(account_check alice@contoso.com B2C_1_susi 'Alice Chromium' 2>&1); then
@@ -304,7 +309,8 @@ kmsi_run() {  # NAME [REMEMBER [PROMPT]]: a sign-in at B2C_1_kmsi by bob, then a
 kmsi_run j-kmsi-checked 1 login && kmsi_run j-kmsi-after && a=0 || a=1
 grep -q "checking 'Keep me signed in'" "$tmp/j-kmsi-checked.err" && ! grep -q 'signing in as' "$tmp/j-kmsi-after.err" || a=1
 B2C_AGENT_ACTION=signin B2C_AGENT_EMAIL=bob@contoso.com B2C_AGENT_PASSWORD='Bob-new-2026!x' \
-  b2c_run j-plain signin --policy B2C_1_kmsi --prompt login --timeout 90 --verbose && "$venv/bin/python" "$here/chromium_agent.py" --shutdown 2>/dev/null
+  b2c_run j-plain signin --policy B2C_1_kmsi --prompt login --timeout 90 --verbose \
+  && "$venv/bin/python" "$here/chromium_agent.py" --shutdown 2>/dev/null
 kmsi_run j-plain-after && grep -q 'signing in as' "$tmp/j-plain-after.err" && b=0 || b=1
 if [ $a -eq 0 ] && [ $b -eq 0 ]; then
   ok "(j) keep me signed in: the session survives a browser restart only when #rememberMe was checked"
@@ -334,7 +340,8 @@ if [ $status -eq 0 ] && grep -q 'sign-up: entering the code from the outbox' "$t
   && grep -q '"extension_LoyaltyId" *: *"L-77"' <<<"$claims" && grep -q '"extension_Newsletter" *: *true' <<<"$claims"; then
   ok "(l) sign-up in Chromium: email verified with the outbox's code, extension attributes in the id token (b2c whoami)"
 else
-  not_ok "(l) sign-up with verification and a custom attribute (exit $status) $(grep -o "\"extension_[A-Za-z]*\" *: *[^,]*" <<<"$claims" | tr "\n" " ")" "$tmp/l-signup.err"
+  seen=$(grep -o "\"extension_[A-Za-z]*\" *: *[^,]*" <<<"$claims" | tr "\n" " ")
+  not_ok "(l) sign-up with verification and a custom attribute (exit $status) $seen" "$tmp/l-signup.err"
 fi
 
 # (m) the display-control variant: #emailVerificationControl_but_send_code, #verificationCode,
@@ -356,7 +363,8 @@ fi
 B2C_AGENT_IDP_BUTTON=UpstreamExchange B2C_AGENT_EMAIL=uma@upstream.test B2C_AGENT_PASSWORD='Uma-dev-2026!' \
   b2c_run n-oidc signin --policy B2C_1_oidc --prompt login --timeout 90 --verbose
 status=$?
-idp=$("$b2c" whoami --policy B2C_1_oidc --output json 2>/dev/null | python3 -c 'import json, sys; print(json.load(sys.stdin)["identityProvider"])' 2>/dev/null)
+idp=$("$b2c" whoami --policy B2C_1_oidc --output json 2>/dev/null \
+  | python3 -c 'import json, sys; print(json.load(sys.stdin)["identityProvider"])' 2>/dev/null)
 B2C_AGENT_EMAIL=uma@upstream.test B2C_AGENT_PASSWORD='Uma-dev-2026!' \
   b2c_run n-oidc-again signin --policy B2C_1_oidc --prompt login --domain-hint upstream.test --timeout 90 --verbose
 again=$?
