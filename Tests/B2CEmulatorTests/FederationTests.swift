@@ -10,7 +10,7 @@ import Testing
     static let carol = "carol@gmail.com"
 
     /// The redirect answer's tokens (after the code is redeemed).
-    static func redeem(_ t: TestTenant, _ answer: TestResponse, pkce: PKCE) async throws -> [String: JSONValue] {
+    static func redeem(_ t: TestTenant, _ answer: TestResponse, pkce: PKCE, policy: String = policy) async throws -> [String: JSONValue] {
         let code = try #require(answer.redirectParams["code"], "no code in \(answer.location ?? answer.body.prefix(400).description)")
         let tok = try await t.token(policy, redeemForm(code: code, verifier: pkce.verifier))
         #expect(tok.status == 200, "\(tok.body)")
@@ -63,6 +63,29 @@ import Testing
             #expect(second["oid"] == first["oid"] && second["newUser"] == nil && second["idp"] == "google.com")
             let users = try await t.admin(.GET, "/users").json["users"]?.arrayValue ?? []
             #expect(users.contains { $0["email"] == .string(Self.carol) && $0["identityProvider"] == "google.com" })
+        }
+    }
+
+    /// `idp_access_token` only where the user flow's application claims name it; a mock provider's is made up.
+    @Test func theProvidersAccessTokenOnlyWhenTheApplicationClaimsAskForIt() async throws {
+        var seed = EmulatorSeed.default
+        var p = seed.policy(named: Self.policy)!
+        p.id = "B2C_1_social_token"
+        p.applicationClaims = ["idp_access_token"]
+        seed.policies.append(p)
+        try await TestTenant.with(seed: seed) { t in
+            for (policy, wanted) in [("B2C_1_social_token", true), (Self.policy, false)] {
+                _ = try await t.admin(.POST, "/idp/facebook/next", ["sub": "fb-9", "email": "eve@example.com", "name": "Eve"])
+                let b = Browser(t)
+                let pkce = PKCE()
+                let start = try await b.get(authorizeURL(policy: policy, pkce: pkce, extra: ["domain_hint": "facebook.com"]))
+                var page = try await b.submit(try await b.get(try #require(start.location)), form: "hiddenform", [:])
+                if page.form("attributeVerification") != nil { page = try await b.submit(page, form: "attributeVerification", [:]) }
+                let token = try await Self.redeem(t, page, pkce: pkce, policy: policy)["idp_access_token"]
+                #expect(
+                    wanted ? token?.stringValue?.hasPrefix("mock-facebook-") == true : token == nil,
+                    "\(policy): \(String(describing: token))")
+            }
         }
     }
 

@@ -27,14 +27,15 @@ extension AuthorizeEndpoint {
         do { discovery = try await OIDCRelyingParty.discovery(provider) } catch let e as OIDCRelyingParty.Failure {
             throw PageError(code: "AADB2C90273", message: "An invalid response was received : '\(e.reason)'")
         }
-        let pending = OIDCPending(providerID: provider.id, verifier: PKCE().verifier, nonce: Random.token(bytes: 16))
+        let pending = OIDCPending(
+            providerID: provider.id, discovery: discovery, verifier: PKCE().verifier, nonce: Random.token(bytes: 16))
         tx.oidc = pending
         try store.saveTransaction(tx, now: clock.now())
         store.log(
             .init(at: clock.now(), endpoint: "idp", grantType: provider.id, policy: tx.policy, clientId: "", oid: nil, outcome: "sent"))
         return .redirect(
             OIDCRelyingParty.authorizeURL(
-                provider, discovery, redirectURI: "\(origin)/\(tx.tenantSegment)/oauth2/authresp", state: tx.id, pending: pending,
+                provider, redirectURI: "\(origin)/\(tx.tenantSegment)/oauth2/authresp", state: tx.id, pending: pending,
                 loginHint: tx.loginHint))
     }
 

@@ -4,10 +4,11 @@ import Foundation
 import NIOCore
 import NIOSSL
 
-/// An OpenID Connect sign-in the tenant started at a provider: which provider, and the PKCE verifier and nonce it must see
-/// again.
+/// An OpenID Connect sign-in the tenant started at a provider: which provider, its discovery document as read when the
+/// sign-in began (the redemption uses it, not a second fetch), and the PKCE verifier and nonce it must see again.
 struct OIDCPending: Codable, Sendable, Equatable {
     var providerID: String
+    var discovery: OIDCRelyingParty.Discovery
     var verifier: String
     var nonce: String
 }
@@ -19,7 +20,7 @@ enum OIDCRelyingParty {
     /// What went wrong with the provider, in words for the page (`AADB2C90273`).
     struct Failure: Error { var reason: String }
 
-    struct Discovery {
+    struct Discovery: Codable, Sendable, Equatable {
         var issuer: String
         var authorizationEndpoint: String
         var tokenEndpoint: String
@@ -38,8 +39,9 @@ enum OIDCRelyingParty {
 
     /// Where the browser goes: the provider's authorize endpoint, answering by form_post to the tenant's `authresp`.
     static func authorizeURL(
-        _ p: EmulatorSeed.OIDCProvider, _ d: Discovery, redirectURI: String, state: String, pending: OIDCPending, loginHint: String?
+        _ p: EmulatorSeed.OIDCProvider, redirectURI: String, state: String, pending: OIDCPending, loginHint: String?
     ) -> String {
+        let d = pending.discovery
         let params: [(String, String)] =
             [
                 ("client_id", p.clientId), ("response_type", "code"), ("response_mode", "form_post"), ("redirect_uri", redirectURI),
@@ -53,7 +55,7 @@ enum OIDCRelyingParty {
     static func redeem(
         code: String, _ p: EmulatorSeed.OIDCProvider, pending: OIDCPending, redirectURI: String
     ) async throws -> FederatedIdentity {
-        let d = try await discovery(p)
+        let d = pending.discovery
         var form = [
             ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI), ("client_id", p.clientId),
             ("code_verifier", pending.verifier),
