@@ -42,7 +42,9 @@ home=$tmp/home
 mkdir -p "$home"
 env -i HOME="$home" PATH="$bin:/usr/bin:/bin" TMPDIR="$tmp" "$bin/b2c" demo >"$tmp/demo.out" 2>"$tmp/demo.err" \
     || { cat "$tmp/demo.err" >&2; fail "the installed b2c demo failed"; }
-grep -q "Done: 10 steps" "$tmp/demo.out" || { cat "$tmp/demo.out" >&2; fail "the installed b2c demo did not finish its 10 steps"; }
+# The number of steps is the one the README's sample output shows, so a new step updates one place.
+done_line=$(grep -oE '^Done: [0-9]+ steps' "$ROOT/README.md") || fail "README.md shows no 'Done: N steps' line"
+grep -q "^$done_line against" "$tmp/demo.out" || { cat "$tmp/demo.out" >&2; fail "the installed b2c demo did not print '$done_line'"; }
 step "installed b2c demo: $(grep 'Done:' "$tmp/demo.out")"
 
 # Without a configuration, b2c names `b2c init` and the example the package installs (a file that is there).
