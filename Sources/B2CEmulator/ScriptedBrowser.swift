@@ -116,14 +116,23 @@ public final class ScriptedBrowser: @unchecked Sendable {
         return Page(status: Int(res.status.code), location: res.headers.first(name: "location"), body: body, url: url)
     }
 
-    /// A step between the tenant and an OpenID Connect provider on another origin (another tenant): the provider's
-    /// authorize endpoint, or the tenant's `authresp` its answer goes to — not the app's redirect URI.
+    /// A step between the tenant and an identity provider on another origin: an OpenID Connect provider's authorize
+    /// endpoint or a SAML provider's single sign-on service, or the tenant's `authresp` or assertion consumer its answer
+    /// goes to — not the app's redirect URI.
     static func isIdentityProviderStep(_ url: URL) -> Bool {
         url.path.hasSuffix("/oauth2/v2.0/authorize") || url.path.hasSuffix("/oauth2/authresp")
+            || url.path.hasSuffix("/samlp/sso/assertionconsumer") || (url.query ?? "").contains("SAMLRequest=")
     }
 
     static func form(_ page: Page, _ id: String) -> (action: URL, fields: [String: String])? {
         guard let f = PageParser.form(id, in: page.body), let action = URL(string: f.action, relativeTo: page.url) else { return nil }
+        return (action.absoluteURL, f.fields)
+    }
+
+    static func samlAnswer(_ page: Page) -> (action: URL, fields: [String: String])? {
+        guard let f = PageParser.samlResponseForm(in: page.body), let action = URL(string: f.action, relativeTo: page.url) else {
+            return nil
+        }
         return (action.absoluteURL, f.fields)
     }
 
@@ -158,7 +167,7 @@ public final class ScriptedBrowser: @unchecked Sendable {
                 throw Failure(description: "unexpected HTTP \(page.status) at \(page.url.path): \(page.body.prefix(300))")
             }
             // A form_post answer: the page a browser submits on its own — to the app, or (an identity provider's) to the tenant.
-            if let answer = Self.form(page, "hiddenform") {
+            if let answer = Self.form(page, "hiddenform") ?? Self.samlAnswer(page) {
                 if (answer.action.host == start.host && answer.action.port == start.port) || Self.isIdentityProviderStep(answer.action) {
                     page = try await fetch(answer.action, form: answer.fields)
                     continue
@@ -348,7 +357,17 @@ extension ScriptedBrowser {
 public enum PageParser {
     public static func form(_ id: String, in body: String) -> (action: String, fields: [String: String])? {
         guard let start = body.range(of: "<form id=\"\(id)\"") ?? body.range(of: "<form method=\"post\" name=\"\(id)\"") else { return nil }
-        let rest = body[start.lowerBound...]
+        return form(at: start.lowerBound, in: body)
+    }
+
+    /// A SAML identity provider's answer: the page's form carrying `SAMLResponse` (its attributes in any order).
+    static func samlResponseForm(in body: String) -> (action: String, fields: [String: String])? {
+        guard body.contains("name=\"SAMLResponse\""), let start = body.range(of: "<form") else { return nil }
+        return form(at: start.lowerBound, in: body).flatMap { $0.fields["SAMLResponse"] == nil ? nil : $0 }
+    }
+
+    private static func form(at start: String.Index, in body: String) -> (action: String, fields: [String: String])? {
+        let rest = body[start...]
         guard let end = rest.range(of: "</form>") else { return nil }
         let html = rest[..<end.upperBound]
         var fields: [String: String] = [:]

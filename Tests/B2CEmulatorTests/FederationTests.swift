@@ -146,7 +146,7 @@ import Testing
         }
         #expect(parse(#"["google", "local"]"#) == nil)
         #expect(parse(#"["myspace"]"#)?.contains("$.policies[0].identityProviders[0]") == true)
-        #expect(parse(#"[{"type": "saml"}]"#)?.contains("SAML providers are not served by this version") == true)
+        #expect(parse(#"[{"type": "saml", "id": "S"}]"#)?.contains("$.policies[0].identityProviders[0].metadata") == true)
         #expect(parse(#"[{"type": "oidc"}]"#)?.contains("$.policies[0].identityProviders[0].id") == true)
         #expect(parse(#"[]"#)?.contains("at least one") == true)
         #expect(parse(#"["google"]"#, kind: "editProfile")?.contains("not editProfile") == true)

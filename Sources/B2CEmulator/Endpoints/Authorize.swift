@@ -44,6 +44,8 @@ struct AuthorizeTransaction: Codable, Sendable {
     var federated: FederatedIdentity? = nil
     /// An OpenID Connect provider's sign-in under way (its PKCE verifier and nonce).
     var oidc: OIDCPending? = nil
+    /// A SAML provider's sign-in under way (its metadata and the request's ID).
+    var saml: SAMLPending? = nil
     /// The provider's access token of a federated sign-in, for the `idp_access_token` claim.
     var idpAccessToken: String? = nil
     /// "Keep me signed in" was checked on the sign-in page.
@@ -281,6 +283,11 @@ struct AuthorizeEndpoint: TenantPart {
             let provider = policy.oidcProviders.first(where: { $0.domainHint?.lowercased() == hint || $0.id.lowercased() == hint })
         {
             return try await federate(tx, to: provider, origin: context.origin)
+        }
+        if let hint = tx.domainHint?.lowercased(), usableSession == nil,
+            let provider = policy.samlProviders.first(where: { $0.domainHint?.lowercased() == hint || $0.id.lowercased() == hint })
+        {
+            return try await federate(tx, to: provider, origin: context.origin, policy: policy)
         }
         switch policy.kind {
         case .signUpSignIn, .signIn:

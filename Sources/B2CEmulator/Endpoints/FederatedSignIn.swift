@@ -48,6 +48,9 @@ extension AuthorizeEndpoint {
         if let oidc = policy.oidcProviders.first(where: { $0.id == form["provider"] }) {
             return try await federate(tx, to: oidc, origin: origin)
         }
+        if let saml = policy.samlProviders.first(where: { $0.id == form["provider"] }) {
+            return try await federate(tx, to: saml, origin: origin, policy: policy)
+        }
         guard let provider = EmulatorSeed.IdentityProvider(rawValue: form["provider"] ?? ""), provider != .local,
             policy.identityProviders.contains(provider)
         else {
@@ -99,9 +102,20 @@ extension AuthorizeEndpoint {
         }
         // A mock provider's access token is made up (opaque); an OpenID Connect provider's is its own, when it sent one.
         tx.idpAccessToken = identity.accessToken ?? identity.provider.map { "mock-\($0.rawValue)-" + Random.token(bytes: 24) }
+        return try federated(identity, tx, policy: policy, secure: context.isHTTPS)
+    }
+
+    /// The provider vouched for `identity`: a returning person goes on at once, a first-time one gets the social sign-up
+    /// page.
+    func federated(
+        _ identity: FederatedIdentity, _ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, secure: Bool
+    ) throws
+        -> Response
+    {
+        var tx = tx
         if let user = try store.federatedUser(identity) {
             return try afterFirstFactor(
-                tx, user: user, authTime: clock.now(), newUser: false, secure: context.isHTTPS, newSession: true, sessionDidMFA: false,
+                tx, user: user, authTime: clock.now(), newUser: false, secure: secure, newSession: true, sessionDidMFA: false,
                 policy: policy)
         }
         tx.federated = identity

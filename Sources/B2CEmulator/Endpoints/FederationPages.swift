@@ -11,6 +11,7 @@ extension PageRenderer {
         let providers =
             policy.identityProviders.filter { $0 != .local }.map { (id: $0.rawValue, exchange: $0.exchangeID, label: $0.label) }
             + policy.oidcProviders.map { (id: $0.id, exchange: $0.exchangeID, label: $0.name) }
+            + policy.samlProviders.map { (id: $0.id, exchange: $0.exchangeID, label: $0.name) }
         guard !providers.isEmpty else { return "" }
         let t = strings(tx)
         let buttons = providers.enumerated().map { i, p in

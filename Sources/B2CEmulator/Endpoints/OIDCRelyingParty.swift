@@ -17,8 +17,7 @@ struct OIDCPending: Codable, Sendable, Equatable {
 /// provider's discovery document — another `b2c-emulator`, Keycloak, a corporate IdP — and its id token checked (signature
 /// against its JWKS, issuer, audience, expiry, nonce) before the person is taken as the provider says.
 enum OIDCRelyingParty {
-    /// What went wrong with the provider, in words for the page (`AADB2C90273`).
-    struct Failure: Error { var reason: String }
+    typealias Failure = FederationFailure
 
     struct Discovery: Codable, Sendable, Equatable {
         var issuer: String
@@ -65,7 +64,7 @@ enum OIDCRelyingParty {
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
         request.body = .bytes(ByteBuffer(string: FormEncoding.encode(form)))
-        let answer = try await send(request, what: "its token endpoint", p)
+        let answer = try await ProviderHTTP.send(request, what: "its token endpoint", name: p.name, caFile: p.caFile)
         guard answer.status == 200, let idToken = answer.json?["id_token"]?.stringValue else {
             let error = answer.json?["error_description"]?.stringValue ?? answer.json?["error"]?.stringValue ?? "HTTP \(answer.status)"
             throw Failure(reason: "\(p.name) refused the code: \(error.prefix(200))")
@@ -95,31 +94,37 @@ enum OIDCRelyingParty {
     }
 
     private static func fetchJSON(_ url: String, what: String, _ p: EmulatorSeed.OIDCProvider) async throws -> JSONValue {
-        let r = try await send(HTTPClientRequest(url: url), what: what, p)
+        let r = try await ProviderHTTP.send(HTTPClientRequest(url: url), what: what, name: p.name, caFile: p.caFile)
         guard r.status == 200, let json = r.json else { throw Failure(reason: "\(url) (\(what)) answered HTTP \(r.status), not JSON") }
         return json
     }
+}
 
-    /// One request to the provider: trusting the system's roots, and the provider's `caFile` beside them when it has one.
-    private static func send(
-        _ request: HTTPClientRequest, what: String, _ p: EmulatorSeed.OIDCProvider
-    ) async throws -> (status: Int, json: JSONValue?) {
+/// What went wrong with an identity provider (OpenID Connect or SAML), in words for the page (`AADB2C90273`).
+struct FederationFailure: Error { var reason: String }
+
+/// One request from the tenant to an identity provider: trusting the system's roots, and the provider's `caFile` beside
+/// them when it has one; a body of at most 1 MiB.
+enum ProviderHTTP {
+    static func send(
+        _ request: HTTPClientRequest, what: String, name: String, caFile: String?
+    ) async throws -> (status: Int, body: Data, json: JSONValue?) {
         var owned: HTTPClient?
-        if let caFile = p.caFile {
+        if let caFile {
             guard FileManager.default.isReadableFile(atPath: caFile) else {
-                throw Failure(reason: "the CA file of \(p.name), '\(caFile)', cannot be read")
+                throw FederationFailure(reason: "the CA file of \(name), '\(caFile)', cannot be read")
             }
             var tls = TLSConfiguration.makeClientConfiguration()
             tls.additionalTrustRoots = [.file(caFile)]
             owned = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls))
         }
-        let outcome: Result<(status: Int, json: JSONValue?), Error>
+        let outcome: Result<(status: Int, body: Data, json: JSONValue?), Error>
         do {
             let response = try await (owned ?? HTTPClient.shared).execute(request, timeout: .seconds(10))
-            let body = try await response.body.collect(upTo: 1 << 20)
-            outcome = .success((Int(response.status.code), try? JSONValue.parse(Data(buffer: body))))
+            let body = Data(buffer: try await response.body.collect(upTo: 1 << 20))
+            outcome = .success((Int(response.status.code), body, try? JSONValue.parse(body)))
         } catch {
-            outcome = .failure(Failure(reason: "the identity provider could not be reached at \(request.url) (\(what))"))
+            outcome = .failure(FederationFailure(reason: "the identity provider could not be reached at \(request.url) (\(what))"))
         }
         try? await owned?.shutdown()
         return try outcome.get()

@@ -97,7 +97,8 @@ struct AuthorityPrefixMiddleware: RouterMiddleware {
         case "oauth2/v2.0/initiate": "initiate"
         case "oauth2/v2.0/challenge": "challenge"
         case "openid/v2.0/userinfo": "userinfo"
-        case "oauth2/authresp": "pages"
+        case "oauth2/authresp", "samlp/sso/assertionconsumer": "pages"
+        case "samlp/metadata": "discovery"
         default: endpoint.hasPrefix("emulator/") ? "pages" : "any"
         }
     }

@@ -73,6 +73,12 @@ extension B2CEmulator {
         on("/_b2c/oauth2/v2.0/initiate", any) { request, _ in try await self.nativeAuth.initiate(request) }
         on("/_b2c/oauth2/v2.0/challenge", any) { request, _ in try await self.nativeAuth.challenge(request) }
         on("/_b2c/oauth2/authresp", [.get, .post]) { request, context in try await self.authorize.providerAnswered(request, context) }
+        on("/_b2c/samlp/sso/assertionconsumer", [.post]) { request, context in
+            try await self.authorize.samlAnswered(request, context, policy: try Self.policy(context))
+        }
+        on("/_b2c/samlp/metadata", [.get]) { request, context in
+            try self.authorize.samlMetadata(request, context, authority: try Self.authority(context), policy: try Self.policy(context))
+        }
         on("/_idp/:name/authorize", [.get, .post]) { request, context in
             try await self.identityProviders.authorize(request, context, name: context.parameters.get("name") ?? "")
         }

@@ -46,6 +46,8 @@ public struct EmulatorSeed: Sendable, Equatable {
         public var identityProviders: [IdentityProvider] = [.local]
         /// OpenID Connect providers of the sign-in page, after the built-in ones: the tenant is their relying party.
         public var oidcProviders: [OIDCProvider] = []
+        /// SAML 2.0 providers of the sign-in page, after the OpenID Connect ones: the tenant is their service provider.
+        public var samlProviders: [SAMLProvider] = []
         /// Session behaviour: the SSO session's lifetime and scope, and "Keep me signed in".
         public var session = SessionSettings()
         /// The pages' languages and the user flow's string overrides.
@@ -76,6 +78,22 @@ public struct EmulatorSeed: Sendable, Equatable {
         public var domainHint: String?
         /// A PEM file of the CA that signed the provider's certificate, trusted beside the system's (a private CA, a
         /// `--tls` emulator).
+        public var caFile: String?
+
+        public var exchangeID: String { id.hasSuffix("Exchange") ? id : "\(id)Exchange" }
+    }
+
+    /// A SAML 2.0 identity provider (AD FS, Shibboleth, a corporate IdP): the tenant sends it an `AuthnRequest` and takes
+    /// its signed answer at the policy's assertion consumer service, checked against the certificate its metadata names.
+    public struct SAMLProvider: Sendable, Equatable {
+        /// Its id: the button is `#<id>Exchange`, its form `idp_<id>`, and it is the `idptp` of the tenant's SP metadata.
+        public var id: String
+        public var name: String
+        /// The provider's metadata (an `EntityDescriptor` with an `IDPSSODescriptor`): an http(s) URL or a file path.
+        public var metadata: String
+        /// The `domain_hint` that goes straight to it.
+        public var domainHint: String?
+        /// A PEM file of the CA that signed the metadata host's certificate, trusted beside the system's.
         public var caFile: String?
 
         public var exchangeID: String { id.hasSuffix("Exchange") ? id : "\(id)Exchange" }

@@ -147,7 +147,7 @@ extension EmulatorSeed.Policy {
         ]
         o["slidingWindow"] = slidingWindow.map { JSONValue($0) } ?? .null
         if let mfa { o["mfa"] = ["methods": JSONValue(mfa.methods.map(\.rawValue)), "enforcement": .string(mfa.enforcement.rawValue)] }
-        if identityProviders != [.local] || !oidcProviders.isEmpty {
+        if identityProviders != [.local] || !oidcProviders.isEmpty || !samlProviders.isEmpty {
             o["identityProviders"] = .array(
                 identityProviders.map { .string($0.rawValue) }
                     + oidcProviders.map {
@@ -156,6 +156,14 @@ extension EmulatorSeed.Policy {
                             "clientId": .string($0.clientId), "scope": .string($0.scope),
                         ]
                         if let secret = $0.clientSecret { e["clientSecret"] = .string(secret) }
+                        if let hint = $0.domainHint { e["domainHint"] = .string(hint) }
+                        if let ca = $0.caFile { e["caFile"] = .string(ca) }
+                        return .object(e)
+                    }
+                    + samlProviders.map {
+                        var e: [String: JSONValue] = [
+                            "type": "saml", "id": .string($0.id), "name": .string($0.name), "metadata": .string($0.metadata),
+                        ]
                         if let hint = $0.domainHint { e["domainHint"] = .string(hint) }
                         if let ca = $0.caFile { e["caFile"] = .string(ca) }
                         return .object(e)
@@ -232,6 +240,7 @@ extension EmulatorSeed.Policy {
             idTokenLifetime: try p.int("idTokenLifetime", default: 3600, range: 60...86_400)!,
             refreshTokenLifetime: rtLifetime, slidingWindow: sliding, numbersAsStrings: try p.bool("numbersAsStrings", default: false),
             mfa: try mfa(p, kind: kind), identityProviders: try identityProviders(p, kind: kind), oidcProviders: try oidcProviders(p),
+            samlProviders: try samlProviders(p),
             session: try session(p, kind: kind),
             languages: try languages(p), emailVerification: try emailVerification(p),
             attributes: try attributes(p), applicationClaims: try applicationClaims(p))
@@ -363,12 +372,12 @@ extension EmulatorSeed.Policy {
         for (i, item) in items.enumerated() {
             let path = p.childPath("identityProviders") + "[\(i)]"
             guard let name = item.stringValue else {
-                if item["type"]?.stringValue == "oidc" { continue }  // read by `oidcProviders`
+                if ["oidc", "saml"].contains(item["type"]?.stringValue) { continue }  // read by `oidcProviders`, `samlProviders`
                 throw JSONPathError(
                     path: path,
-                    message: "is an object that is not {\"type\": \"oidc\", …}: SAML providers are not served by this version of the "
-                        + "emulator; use an OpenID Connect one or a built-in provider "
-                        + "(\(EmulatorSeed.IdentityProvider.allCases.map(\.rawValue).joined(separator: ", ")))")
+                    message: "is neither a provider name "
+                        + "(\(EmulatorSeed.IdentityProvider.allCases.map(\.rawValue).joined(separator: ", "))) nor an object whose "
+                        + "\"type\" is \"oidc\" or \"saml\"")
             }
             guard let provider = EmulatorSeed.IdentityProvider(rawValue: name) else {
                 throw JSONPathError(
@@ -393,15 +402,12 @@ extension EmulatorSeed.Policy {
     /// `identityProviders`.
     private static func oidcProviders(_ p: JSONObjectReader) throws -> [EmulatorSeed.OIDCProvider] {
         var out: [EmulatorSeed.OIDCProvider] = []
-        for (i, item) in (p.raw("identityProviders")?.arrayValue ?? []).enumerated() where item.objectValue != nil {
+        for (i, item) in (p.raw("identityProviders")?.arrayValue ?? []).enumerated() where item["type"]?.stringValue == "oidc" {
             let o = try JSONObjectReader(item, path: p.childPath("identityProviders") + "[\(i)]")
             try o.rejectUnknownKeys(allowed: [
                 "type", "id", "name", "discovery", "clientId", "clientSecret", "scope", "domainHint", "caFile",
             ])
-            let id = try o.string("id")
-            guard id.range(of: #"^[A-Za-z][A-Za-z0-9_-]{0,63}$"#, options: .regularExpression) != nil else {
-                throw JSONPathError(path: o.childPath("id"), message: "'\(id)' must be letters, digits, '-' or '_', starting with a letter")
-            }
+            let id = try providerID(o)
             let discovery = try o.string("discovery")
             guard let u = URL(string: discovery), ["http", "https"].contains(u.scheme ?? ""), u.host != nil else {
                 throw JSONPathError(path: o.childPath("discovery"), message: "'\(discovery)' is not an http(s) URL")
@@ -413,6 +419,43 @@ extension EmulatorSeed.Policy {
                     domainHint: try o.optionalString("domainHint"), caFile: try o.optionalString("caFile")))
         }
         return out
+    }
+
+    /// The `{"type": "saml", "id", "name"?, "metadata", "domainHint"?, "caFile"?}` entries of `identityProviders`.
+    private static func samlProviders(_ p: JSONObjectReader) throws -> [EmulatorSeed.SAMLProvider] {
+        var out: [EmulatorSeed.SAMLProvider] = []
+        var ids = Set<String>()
+        for (i, item) in (p.raw("identityProviders")?.arrayValue ?? []).enumerated() where item.objectValue != nil {
+            let o = try JSONObjectReader(item, path: p.childPath("identityProviders") + "[\(i)]")
+            let id = try providerID(o)
+            guard ids.insert(id.lowercased()).inserted else {
+                throw JSONPathError(path: o.childPath("id"), message: "'\(id)' names another provider of this policy too")
+            }
+            guard item["type"]?.stringValue == "saml" else { continue }
+            try o.rejectUnknownKeys(allowed: ["type", "id", "name", "metadata", "domainHint", "caFile"])
+            let metadata = try o.string("metadata")
+            if let u = URL(string: metadata), let scheme = u.scheme, scheme.count > 1 {
+                guard ["http", "https"].contains(scheme), u.host != nil else {
+                    throw JSONPathError(path: o.childPath("metadata"), message: "'\(metadata)' is neither an http(s) URL nor a file path")
+                }
+            } else if !FileManager.default.isReadableFile(atPath: metadata) {
+                throw JSONPathError(path: o.childPath("metadata"), message: "the file '\(metadata)' cannot be read")
+            }
+            out.append(
+                .init(
+                    id: id, name: try o.optionalString("name") ?? id, metadata: metadata, domainHint: try o.optionalString("domainHint"),
+                    caFile: try o.optionalString("caFile")))
+        }
+        return out
+    }
+
+    /// A provider's `id`: it names a button and a form field, so letters, digits, '-' and '_'.
+    private static func providerID(_ o: JSONObjectReader) throws -> String {
+        let id = try o.string("id")
+        guard id.range(of: #"^[A-Za-z][A-Za-z0-9_-]{0,63}$"#, options: .regularExpression) != nil else {
+            throw JSONPathError(path: o.childPath("id"), message: "'\(id)' must be letters, digits, '-' or '_', starting with a letter")
+        }
+        return id
     }
 
     /// `"mfa": {"methods": ["email" | "phone" | "totp"], "enforcement": "always" | "conditional" | "off"}`.

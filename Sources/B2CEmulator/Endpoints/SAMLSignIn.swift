@@ -1,0 +1,111 @@
+import B2CProtocol
+import Foundation
+import Hummingbird
+
+/// Sign-in with a SAML 2.0 identity provider (reference: b2c-journeys.md §2.3): the provider's button (or `domain_hint`)
+/// sends an `AuthnRequest` with the transaction as `RelayState`; the answer comes back by HTTP-POST to
+/// `/{tenant}/{policy}/samlp/sso/assertionconsumer`, and the tenant publishes what an IdP administrator imports at
+/// `/{tenant}/{policy}/samlp/metadata?idptp={provider id}`.
+extension AuthorizeEndpoint {
+    func federate(
+        _ tx: AuthorizeTransaction, to provider: EmulatorSeed.SAMLProvider, origin: String, policy: EmulatorSeed.Policy
+    ) async throws -> Response {
+        var tx = tx
+        let metadata: SAMLRelyingParty.IdPMetadata
+        do { metadata = try await SAMLRelyingParty.metadata(provider) } catch let e as FederationFailure {
+            throw PageError(code: "AADB2C90273", message: "An invalid response was received : '\(e.reason)'")
+        }
+        let pending = SAMLPending(providerID: provider.id, requestID: "_" + Random.token(bytes: 16), metadata: metadata)
+        tx.saml = pending
+        try store.saveTransaction(tx, now: clock.now())
+        store.log(
+            .init(at: clock.now(), endpoint: "idp", grantType: provider.id, policy: tx.policy, clientId: "", oid: nil, outcome: "sent"))
+        let sp = serviceProvider(origin: origin, tenantSegment: tx.tenantSegment, policy: policy)
+        let request = SAMLRelyingParty.authnRequest(
+            id: pending.requestID, sp: sp, destination: metadata.singleSignOnURL, at: clock.date)
+        guard metadata.usesPostBinding else {
+            let query = FormEncoding.encode([("SAMLRequest", SAMLRelyingParty.redirectEncoded(request)), ("RelayState", tx.id)])
+            return .redirect(metadata.singleSignOnURL + (metadata.singleSignOnURL.contains("?") ? "&" : "?") + query)
+        }
+        return autoPost(
+            to: metadata.singleSignOnURL, [("SAMLRequest", Data(request.utf8).base64EncodedString()), ("RelayState", tx.id)])
+    }
+
+    /// `POST /{tenant}/{policy}/samlp/sso/assertionconsumer`: the provider's `SAMLResponse` for the transaction named by
+    /// `RelayState`.
+    func samlAnswered(_ req: Request, _ context: EmulatorRequestContext, policy: EmulatorSeed.Policy) async throws -> Response {
+        var request = req
+        let form = try await request.queryAndForm()
+        guard req.method == .post, let relay = form["RelayState"], var tx = try store.transaction(id: relay, now: clock.now()),
+            tx.policy.lowercased() == policy.lowercasedID, let pending = tx.saml,
+            let provider = policy.samlProviders.first(where: { $0.id == pending.providerID })
+        else {
+            throw PageError(
+                code: "AADB2C90208",
+                message: "This sign-in page has expired or was already used. Go back to your application and start again.")
+        }
+        tx.saml = nil
+        try store.saveTransaction(tx, now: clock.now())  // one answer per request: a replayed one finds nothing under way
+        let sp = serviceProvider(origin: context.origin, tenantSegment: tx.tenantSegment, policy: policy)
+        let identity: FederatedIdentity
+        do {
+            identity = try SAMLRelyingParty.identity(
+                samlResponse: form["SAMLResponse"] ?? "", provider: provider, pending: pending, sp: sp, now: clock.now())
+        } catch let no as SAMLRelyingParty.StatusFailure {
+            try store.deleteTransaction(id: tx.id)
+            logIdP(provider, tx, outcome: "refused")
+            return redirectError(
+                tx.reply,
+                OAuthFailure(
+                    error: "access_denied", code: "AADB2C90273",
+                    message: "An invalid response was received : 'Error: \(no.status),Error Description: \(no.message)'"))
+        } catch let e as FederationFailure {
+            logIdP(provider, tx, outcome: "invalid")
+            throw PageError(code: "AADB2C90273", message: "An invalid response was received : '\(e.reason)'")
+        }
+        logIdP(provider, tx, outcome: "ok")
+        return try federated(identity, tx, policy: policy, secure: context.isHTTPS)
+    }
+
+    /// `GET /{tenant}/{policy}/samlp/metadata?idptp={provider id}`: the service provider as the IdP is to know it.
+    func samlMetadata(
+        _ req: Request, _ context: EmulatorRequestContext, authority: AuthorityRef, policy: EmulatorSeed.Policy
+    ) throws
+        -> Response
+    {
+        let id = (try? req.queryParameters())?["idptp"] ?? ""
+        guard policy.samlProviders.contains(where: { $0.id == id }) else {
+            let known = policy.samlProviders.map(\.id).joined(separator: ", ")
+            return .text(
+                "The policy \(policy.id) has no SAML identity provider '\(id)'"
+                    + (known.isEmpty ? "." : "; name one of \(known) in ?idptp=.") + "\n",
+                status: 404)
+        }
+        let sp = serviceProvider(origin: context.origin, tenantSegment: authority.tenantSegment, policy: policy)
+        return Response(
+            status: .ok, headers: [.contentType: "application/samlmetadata+xml; charset=utf-8"],
+            body: .init(byteBuffer: .init(string: SAMLRelyingParty.serviceProviderMetadata(sp))))
+    }
+
+    func serviceProvider(origin: String, tenantSegment: String, policy: EmulatorSeed.Policy) -> SAMLRelyingParty.ServiceProvider {
+        .init(origin: origin, tenantName: tenantName, tenantSegment: tenantSegment, policy: policy)
+    }
+
+    private func logIdP(_ provider: EmulatorSeed.SAMLProvider, _ tx: AuthorizeTransaction, outcome: String) {
+        store.log(
+            .init(at: clock.now(), endpoint: "idp", grantType: provider.id, policy: tx.policy, clientId: "", oid: nil, outcome: outcome))
+    }
+
+    /// A page that posts its fields at once (the HTTP-POST binding), with a button for a browser without JavaScript.
+    private func autoPost(to url: String, _ fields: [(String, String)]) -> Response {
+        let inputs = fields.map { "<input type=\"hidden\" name=\"\(HTML.escape($0.0))\" value=\"\(HTML.escape($0.1))\">" }.joined()
+        return .html(
+            """
+            <!DOCTYPE html><html><head><title>Working...</title></head><body>
+            <form method="post" name="hiddenform" action="\(HTML.escape(url))">\(inputs)
+            <noscript><p>Script is disabled. Click Continue to go on to the identity provider.</p></noscript>
+            <button type="submit" id="continue">Continue</button></form>
+            <script>document.forms[0].submit();</script></body></html>
+            """)
+    }
+}

@@ -1,0 +1,298 @@
+import AsyncHTTPClient
+import B2CProtocol
+import Foundation
+import X509
+import _CryptoExtras
+
+/// A SAML sign-in the tenant started at a provider: which provider, its metadata as read when the sign-in began (the
+/// answer is checked against it, not a second fetch), and the `ID` of the `AuthnRequest` the answer must be in response to.
+struct SAMLPending: Codable, Sendable, Equatable {
+    var providerID: String
+    var requestID: String
+    var metadata: SAMLRelyingParty.IdPMetadata
+}
+
+/// The tenant as a SAML 2.0 service provider (reference: b2c-journeys.md §2.3): an `AuthnRequest` by the HTTP-Redirect
+/// binding (HTTP-POST when that is all the provider offers), the answer by HTTP-POST at the policy's assertion consumer
+/// service, and the assertion taken only when a signature by a certificate of the provider's metadata covers it, it is
+/// addressed to this tenant, in response to this request, and within its validity.
+enum SAMLRelyingParty {
+    typealias Failure = FederationFailure
+
+    static let protocolNS = "urn:oasis:names:tc:SAML:2.0:protocol"
+    static let assertionNS = "urn:oasis:names:tc:SAML:2.0:assertion"
+    static let metadataNS = "urn:oasis:names:tc:SAML:2.0:metadata"
+    static let redirectBinding = "urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect"
+    static let postBinding = "urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST"
+    /// How far the tenant's clock and the provider's may disagree.
+    static let skew = 300
+
+    struct IdPMetadata: Codable, Sendable, Equatable {
+        var entityID: String
+        var singleSignOnURL: String
+        var usesPostBinding: Bool
+        /// The signing certificates (base64 DER).
+        var certificates: [String]
+    }
+
+    /// The service provider's names for one policy: its entity id (the `Issuer` of requests, the `Audience` answers must
+    /// name) and its assertion consumer service.
+    struct ServiceProvider {
+        var entityID: String
+        var assertionConsumer: String
+
+        init(origin: String, tenantName: String, tenantSegment: String, policy: EmulatorSeed.Policy) {
+            entityID = "\(origin)/\(tenantName)/\(policy.id)"
+            assertionConsumer = "\(origin)/\(tenantSegment)/\(policy.lowercasedID)/samlp/sso/assertionconsumer"
+        }
+    }
+
+    // MARK: Metadata
+
+    static func metadata(_ p: EmulatorSeed.SAMLProvider) async throws -> IdPMetadata {
+        let data: Data
+        if let u = URL(string: p.metadata), ["http", "https"].contains(u.scheme ?? "") {
+            let r = try await ProviderHTTP.send(HTTPClientRequest(url: p.metadata), what: "its metadata", name: p.name, caFile: p.caFile)
+            guard r.status == 200 else { throw Failure(reason: "\(p.metadata) (the metadata of \(p.name)) answered HTTP \(r.status)") }
+            data = r.body
+        } else {
+            guard let d = FileManager.default.contents(atPath: p.metadata) else {
+                throw Failure(reason: "the metadata file of \(p.name), '\(p.metadata)', cannot be read")
+            }
+            data = d
+        }
+        do { return try parseMetadata(data) } catch let e as XMLElement.ParseError {
+            throw Failure(reason: "the metadata of \(p.name) is not XML: \(e)")
+        }
+    }
+
+    static func parseMetadata(_ data: Data) throws -> IdPMetadata {
+        let root = try XMLElement.parse(data)
+        let entity =
+            root.localName == "EntityDescriptor" && root.namespaceURI == metadataNS
+            ? root : root.children("EntityDescriptor", in: metadataNS).first
+        guard let entity, let entityID = entity.attribute("entityID"), let idp = entity.child("IDPSSODescriptor", in: metadataNS)
+        else { throw Failure(reason: "the metadata has no EntityDescriptor with an entityID and an IDPSSODescriptor") }
+        let services = idp.children("SingleSignOnService", in: metadataNS)
+        guard
+            let service = services.first(where: { $0.attribute("Binding") == redirectBinding })
+                ?? services.first(where: { $0.attribute("Binding") == postBinding }),
+            let location = service.attribute("Location")
+        else { throw Failure(reason: "the metadata names no SingleSignOnService with the HTTP-Redirect or HTTP-POST binding") }
+        let certificates = idp.children("KeyDescriptor", in: metadataNS)
+            .filter { ($0.attribute("use") ?? "signing") == "signing" }
+            .flatMap { $0.descendants.filter { $0.localName == "X509Certificate" && $0.namespaceURI == XMLSignature.dsig } }
+            .compactMap { XMLSignature.base64($0.text)?.base64EncodedString() }
+        guard !certificates.isEmpty else { throw Failure(reason: "the metadata names no signing certificate (KeyDescriptor)") }
+        return IdPMetadata(
+            entityID: entityID, singleSignOnURL: location, usesPostBinding: service.attribute("Binding") == postBinding,
+            certificates: certificates)
+    }
+
+    /// The tenant's own metadata for one provider (`samlp/metadata?idptp=`): what an IdP administrator imports.
+    static func serviceProviderMetadata(_ sp: ServiceProvider) -> String {
+        """
+        <?xml version="1.0" encoding="utf-8"?>
+        <EntityDescriptor xmlns="\(metadataNS)" entityID="\(HTML.escape(sp.entityID))">
+          <SPSSODescriptor AuthnRequestsSigned="false" WantAssertionsSigned="true" \
+        protocolSupportEnumeration="\(protocolNS)">
+            <NameIDFormat>urn:oasis:names:tc:SAML:1.1:nameid-format:unspecified</NameIDFormat>
+            <NameIDFormat>urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress</NameIDFormat>
+            <NameIDFormat>urn:oasis:names:tc:SAML:2.0:nameid-format:persistent</NameIDFormat>
+            <AssertionConsumerService Binding="\(postBinding)" Location="\(HTML.escape(sp.assertionConsumer))" index="0" \
+        isDefault="true"/>
+          </SPSSODescriptor>
+        </EntityDescriptor>
+
+        """
+    }
+
+    // MARK: The request
+
+    static func authnRequest(id: String, sp: ServiceProvider, destination: String, at instant: Date) -> String {
+        "<samlp:AuthnRequest xmlns:samlp=\"\(protocolNS)\" xmlns:saml=\"\(assertionNS)\" ID=\"\(id)\" Version=\"2.0\" "
+            + "IssueInstant=\"\(timestamp(instant))\" Destination=\"\(HTML.escape(destination))\" "
+            + "AssertionConsumerServiceURL=\"\(HTML.escape(sp.assertionConsumer))\" ProtocolBinding=\"\(postBinding)\">"
+            + "<saml:Issuer>\(HTML.escape(sp.entityID))</saml:Issuer>"
+            + "<samlp:NameIDPolicy AllowCreate=\"true\"/></samlp:AuthnRequest>"
+    }
+
+    /// The HTTP-Redirect binding's `SAMLRequest`: the request DEFLATE-encoded (in stored blocks, which every inflater
+    /// reads), then base64.
+    static func redirectEncoded(_ xml: String) -> String {
+        var out: [UInt8] = []
+        let bytes = Array(xml.utf8)
+        var offset = 0
+        repeat {
+            let count = min(65_535, bytes.count - offset)
+            let final = offset + count == bytes.count
+            out.append(final ? 1 : 0)
+            out += [UInt8(count & 0xFF), UInt8(count >> 8), UInt8(~count & 0xFF), UInt8((~count >> 8) & 0xFF)]
+            out += bytes[offset..<(offset + count)]
+            offset += count
+        } while offset < bytes.count
+        return Data(out).base64EncodedString()
+    }
+
+    // MARK: The answer
+
+    /// The person a `SAMLResponse` names, once everything about it holds; a `StatusFailure` when the provider said no.
+    static func identity(
+        samlResponse: String, provider p: EmulatorSeed.SAMLProvider, pending: SAMLPending, sp: ServiceProvider, now: Int
+    ) throws -> FederatedIdentity {
+        guard let data = XMLSignature.base64(samlResponse) else { throw Failure(reason: "SAMLResponse is not base64") }
+        let response: XMLElement
+        do { response = try XMLElement.parse(data) } catch { throw Failure(reason: "the SAML response of \(p.name) is not XML: \(error)") }
+        guard response.localName == "Response", response.namespaceURI == protocolNS else {
+            throw Failure(reason: "the answer of \(p.name) is a <\(response.localName)>, not a SAML Response")
+        }
+        let md = pending.metadata
+        guard response.attribute("InResponseTo") == pending.requestID else {
+            throw Failure(reason: "the SAML response of \(p.name) does not answer this sign-in's request (InResponseTo)")
+        }
+        if let destination = response.attribute("Destination"), destination != sp.assertionConsumer {
+            throw Failure(reason: "the SAML response of \(p.name) is addressed to \(destination), not \(sp.assertionConsumer)")
+        }
+        if let issuer = response.child("Issuer", in: assertionNS)?.text, issuer != md.entityID {
+            throw Failure(reason: "the SAML response comes from \(issuer), not \(md.entityID)")
+        }
+        let status = response.child("Status", in: protocolNS)
+        let code = status?.child("StatusCode", in: protocolNS)?.attribute("Value")
+        guard code == "urn:oasis:names:tc:SAML:2.0:status:Success" else {
+            let detail = status?.child("StatusCode", in: protocolNS)?.child("StatusCode", in: protocolNS)?.attribute("Value")
+            throw StatusFailure(
+                status: [code, detail].compactMap { $0?.components(separatedBy: ":").last }.joined(separator: "/"),
+                message: status?.child("StatusMessage", in: protocolNS)?.text ?? "")
+        }
+        guard response.children("EncryptedAssertion", in: assertionNS).isEmpty else {
+            throw Failure(reason: "\(p.name) encrypted its assertion; the emulator takes signed, unencrypted assertions only")
+        }
+        let assertions = response.children("Assertion", in: assertionNS)
+        guard assertions.count == 1, let assertion = assertions.first else {
+            throw Failure(reason: "the SAML response of \(p.name) carries \(assertions.count) assertions; exactly one is taken")
+        }
+        try verifySignatures(response: response, assertion: assertion, metadata: md, name: p.name)
+        return try person(in: assertion, provider: p, pending: pending, sp: sp, now: now)
+    }
+
+    /// The provider said no (`StatusCode` other than Success): the app hears of it as of an OpenID Connect error.
+    struct StatusFailure: Error {
+        var status: String
+        var message: String
+    }
+
+    /// At least one of the response and the assertion is signed, and every signature present is valid.
+    private static func verifySignatures(response: XMLElement, assertion: XMLElement, metadata md: IdPMetadata, name: String) throws {
+        let keys = try md.certificates.map { b64 -> _RSA.Signing.PublicKey in
+            guard let der = Data(base64Encoded: b64), let certificate = try? Certificate(derEncoded: Array(der)),
+                let key = _RSA.Signing.PublicKey(certificate.publicKey)
+            else { throw Failure(reason: "a signing certificate in the metadata of \(name) is not an RSA certificate") }
+            return key
+        }
+        let signed = [(response, try XMLSignature.signature(of: response)), (assertion, try XMLSignature.signature(of: assertion))]
+            .compactMap { element, signature in signature.map { (element, $0) } }
+        guard !signed.isEmpty else { throw Failure(reason: "neither the SAML response of \(name) nor its assertion is signed") }
+        for (element, signature) in signed {
+            do { try XMLSignature.verify(element, signature: signature, keys: keys) } catch let e as XMLSignature.Failure {
+                throw Failure(reason: "the signature of the SAML \(element.localName.lowercased()) of \(name) does not hold: \(e)")
+            }
+        }
+    }
+
+    private static func person(
+        in assertion: XMLElement, provider p: EmulatorSeed.SAMLProvider, pending: SAMLPending, sp: ServiceProvider, now: Int
+    ) throws -> FederatedIdentity {
+        guard assertion.child("Issuer", in: assertionNS)?.text == pending.metadata.entityID else {
+            throw Failure(reason: "the assertion was issued by someone other than \(pending.metadata.entityID)")
+        }
+        let subject = assertion.child("Subject", in: assertionNS)
+        guard let nameID = subject?.child("NameID", in: assertionNS), !nameID.text.isEmpty else {
+            throw Failure(reason: "the assertion of \(p.name) names nobody (no Subject/NameID)")
+        }
+        let confirmations = subject?.children("SubjectConfirmation", in: assertionNS) ?? []
+        guard
+            let bearer = confirmations.first(where: { $0.attribute("Method") == "urn:oasis:names:tc:SAML:2.0:cm:bearer" })?
+                .child("SubjectConfirmationData", in: assertionNS)
+        else { throw Failure(reason: "the assertion of \(p.name) has no bearer SubjectConfirmation") }
+        if let recipient = bearer.attribute("Recipient"), recipient != sp.assertionConsumer {
+            throw Failure(reason: "the assertion of \(p.name) is for \(recipient), not \(sp.assertionConsumer)")
+        }
+        if let answered = bearer.attribute("InResponseTo"), answered != pending.requestID {
+            throw Failure(reason: "the assertion of \(p.name) answers another request")
+        }
+        try checkTime(notOnOrAfter: bearer.attribute("NotOnOrAfter"), notBefore: nil, now: now, what: "subject confirmation")
+        let conditions = assertion.child("Conditions", in: assertionNS)
+        try checkTime(
+            notOnOrAfter: conditions?.attribute("NotOnOrAfter"), notBefore: conditions?.attribute("NotBefore"), now: now, what: "assertion")
+        let restrictions = conditions?.children("AudienceRestriction", in: assertionNS) ?? []
+        for r in restrictions where !r.children("Audience", in: assertionNS).contains(where: { $0.text == sp.entityID }) {
+            throw Failure(reason: "the assertion of \(p.name) is for another audience, not \(sp.entityID)")
+        }
+        let attributes = self.attributes(assertion)
+        let emailFormat = nameID.attribute("Format") == "urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress"
+        guard let email = attributes.first(of: Claim.email) ?? (emailFormat ? nameID.text : nil), EmulatorSeed.isPlausibleEmail(email)
+        else { throw Failure(reason: "the assertion of \(p.name) has no email address (an email attribute or an emailAddress NameID)") }
+        return FederatedIdentity(
+            provider: nil, issuer: pending.metadata.entityID, providerName: p.name, subject: nameID.text, email: email,
+            name: attributes.first(of: Claim.name), givenName: attributes.first(of: Claim.givenName),
+            surname: attributes.first(of: Claim.surname))
+    }
+
+    private static func checkTime(notOnOrAfter: String?, notBefore: String?, now: Int, what: String) throws {
+        if let s = notOnOrAfter {
+            guard let t = date(s) else { throw Failure(reason: "the \(what)'s NotOnOrAfter '\(s)' is not a SAML time") }
+            guard now < Int(t.timeIntervalSince1970) + skew else { throw Failure(reason: "the \(what) expired at \(s)") }
+        }
+        if let s = notBefore {
+            guard let t = date(s) else { throw Failure(reason: "the \(what)'s NotBefore '\(s)' is not a SAML time") }
+            guard now >= Int(t.timeIntervalSince1970) - skew else { throw Failure(reason: "the \(what) is not valid before \(s)") }
+        }
+    }
+
+    /// The names a claim goes by in SAML attribute statements: WS-Federation claim URIs (AD FS, Entra ID), LDAP names and
+    /// their OIDs (Shibboleth), and the plain words.
+    enum Claim {
+        static let email = [
+            "http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress", "urn:oid:0.9.2342.19200300.100.1.3", "email", "mail",
+            "emailaddress",
+        ]
+        static let givenName = ["http://schemas.xmlsoap.org/ws/2005/05/identity/claims/givenname", "urn:oid:2.5.4.42", "givenName"]
+        static let surname = ["http://schemas.xmlsoap.org/ws/2005/05/identity/claims/surname", "urn:oid:2.5.4.4", "sn", "surname"]
+        static let name = [
+            "http://schemas.microsoft.com/identity/claims/displayname", "urn:oid:2.16.840.1.113730.3.1.241", "displayName",
+            "http://schemas.xmlsoap.org/ws/2005/05/identity/claims/name", "name",
+        ]
+    }
+
+    private static func attributes(_ assertion: XMLElement) -> [String: String] {
+        var out: [String: String] = [:]
+        for statement in assertion.children("AttributeStatement", in: assertionNS) {
+            for a in statement.children("Attribute", in: assertionNS) {
+                guard let name = a.attribute("Name"), let value = a.children("AttributeValue", in: assertionNS).first?.text,
+                    !value.isEmpty, out[name.lowercased()] == nil
+                else { continue }
+                out[name.lowercased()] = value
+            }
+        }
+        return out
+    }
+
+    // MARK: Time
+
+    static func timestamp(_ d: Date) -> String {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime]
+        return f.string(from: d)
+    }
+
+    /// An `xs:dateTime` as SAML writes it, fractional seconds of any length (AD FS writes seven digits) ignored.
+    static func date(_ s: String) -> Date? {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime]
+        return f.date(from: s.replacingOccurrences(of: #"\.\d+"#, with: "", options: .regularExpression))
+    }
+}
+
+extension [String: String] {
+    fileprivate func first(of names: [String]) -> String? { names.lazy.compactMap { self[$0.lowercased()] }.first }
+}
