@@ -4,17 +4,16 @@ import Testing
 
 @testable import B2CEmulator
 
-/// A SAML 2.0 identity provider in a process of its own (`Tests/interop/saml_idp.py`: lxml, and signxml for XML
-/// signatures), on an ephemeral loopback port; `mode` says how its next answers are made.
-final class SAMLTestIdP: Sendable {
+/// A test service in a Python process of its own (`Tests/interop/<script>` in the interop venv), on ephemeral loopback
+/// ports: what it printed first (one JSON line) says where it listens.
+final class PythonService: Sendable {
     let process: Process
-    let base: String
-    let entityID: String
+    let started: JSONValue
 
-    init() throws {
+    init(_ script: String, _ arguments: [String] = []) throws {
         let p = Process()
         p.executableURL = packageRoot.appendingPathComponent("Tests/interop/run.sh")
-        p.arguments = ["saml_idp.py"]
+        p.arguments = [script] + arguments
         let out = Pipe()
         p.standardOutput = out
         try p.run()
@@ -24,13 +23,12 @@ final class SAMLTestIdP: Sendable {
             guard !chunk.isEmpty else { break }
             line += chunk
         }
-        guard let json = try? JSONValue.parse(line), let base = json["base"]?.stringValue, let entity = json["entityID"]?.stringValue else {
+        guard let json = try? JSONValue.parse(line), json.objectValue != nil else {
             p.terminate()
-            throw ScriptedBrowser.Failure(description: "the SAML test IdP did not start: \(String(decoding: line, as: UTF8.self))")
+            throw ScriptedBrowser.Failure(description: "\(script) did not start: \(String(decoding: line, as: UTF8.self))")
         }
         process = p
-        self.base = base
-        entityID = entity
+        started = json
     }
 
     /// SIGKILL: the test process ignores SIGTERM (the in-process tenants' service lifecycle), and so do its children.
@@ -38,6 +36,22 @@ final class SAMLTestIdP: Sendable {
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }
+}
+
+/// A SAML 2.0 identity provider (`Tests/interop/saml_idp.py`: lxml, and signxml for XML signatures); `mode` says how its
+/// next answers are made.
+final class SAMLTestIdP: Sendable {
+    let service: PythonService
+    let base: String
+    let entityID: String
+
+    init() throws {
+        service = try PythonService("saml_idp.py")
+        base = service.started["base"]?.stringValue ?? ""
+        entityID = service.started["entityID"]?.stringValue ?? ""
+    }
+
+    func stop() { service.stop() }
 
     func mode(_ t: TestTenant, _ name: String, email: String? = nil) async throws {
         let r = try await t.get(base + "/mode?name=\(name)" + (email.map { "&email=\($0)" } ?? ""))
@@ -139,6 +153,24 @@ final class SAMLTestIdP: Sendable {
             #expect(denied.redirectParams["error"] == "access_denied", "\(denied.status) \(denied.body.prefix(300))")
             #expect(denied.redirectParams["error_description"]?.contains("AADB2C90273") == true)
             #expect(denied.redirectParams["error_description"]?.contains("Responder/AuthnFailed") == true)
+            // A signed assertion carried into another sign-in, its (unsigned) response rewritten to answer the new request:
+            // the assertion's own confirmation names the old request.
+            try await idp.mode(t, "sign-assertion")
+            _ = try await Self.answer(t)
+            let captured = try #require(try await t.get(idp.base + "/last").json["samlResponse"]?.stringValue)
+            let oldRequest = try #require(try await t.get(idp.base + "/last").json["id"]?.stringValue)
+            let b = Browser(t)
+            let chosen = try await b.submit(try await b.get(authorizeURL(policy: Self.policy)), form: "idp_ContosoSAML", [:])
+            let idpPage = try await t.get(try #require(chosen.location))
+            let fresh = try #require(PageParser.samlResponseForm(in: idpPage.body))
+            let newRequest = try #require(try await t.get(idp.base + "/last").json["id"]?.stringValue)
+            let xml = String(decoding: try #require(Data(base64Encoded: captured)), as: UTF8.self)
+            var forged = fresh.fields
+            forged["SAMLResponse"] = Data(Self.onlyResponseRewritten(xml, old: oldRequest, new: newRequest).utf8).base64EncodedString()
+            let carried = try await t.post(fresh.action, forged)
+            #expect(
+                carried.body.contains("AADB2C90273") && carried.body.contains("does not answer this sign-in"), "\(carried.body.prefix(500))"
+            )
         }
     }
 
@@ -158,6 +190,13 @@ final class SAMLTestIdP: Sendable {
             let r = try await t.post(form.action, form.fields)
             #expect(r.body.contains("id=\"attributeVerification\""), "\(r.body.prefix(400))")
         }
+    }
+
+    /// The captured response with only its own `InResponseTo` (the `samlp:Response` start tag) pointed at another request.
+    static func onlyResponseRewritten(_ xml: String, old: String, new: String) -> String {
+        guard let start = xml.range(of: "<samlp:Response"), let end = xml[start.upperBound...].range(of: ">") else { return xml }
+        let tag = String(xml[start.lowerBound..<end.upperBound]).replacingOccurrences(of: old, with: new)
+        return xml.replacingCharacters(in: start.lowerBound..<end.upperBound, with: tag)
     }
 
     @Test func aProviderWhoseMetadataCannotBeReadIsSaidOnThePage() async throws {
@@ -193,6 +232,7 @@ final class SAMLTestIdP: Sendable {
         }
         #expect(refusal(#"{"type": "saml", "id": "A", "metadata": "/nonexistent/md.xml"}"#)?.contains("cannot be read") == true)
         #expect(refusal(#"{"type": "saml", "id": "A", "metadata": "ftp://x/md"}"#)?.contains("neither an http(s) URL") == true)
+        #expect(refusal(#"{"type": "saml", "id": "A", "metadata": "http://idp.example/md"}"#)?.contains("must be https") == true)
         #expect(refusal(#"{"type": "saml", "id": "A", "metadata": "https://x/md", "cert": "x"}"#)?.contains("cert") == true)
         #expect(refusal(#"{"type": "ws-fed", "id": "A"}"#)?.contains("\"oidc\" or \"saml\"") == true)
         #expect(
@@ -231,12 +271,15 @@ final class SAMLTestIdP: Sendable {
             try Self.c14n("<a t=\"x&#9;y\n&quot;&lt;&gt;\">1 &lt; 2 &amp;&amp; 3 > 2<![CDATA[<&>]]><!-- gone --><?pi data?></a>")
                 == "<a t=\"x&#x9;y &quot;&lt;>\">1 &lt; 2 &amp;&amp; 3 &gt; 2&lt;&amp;&gt;<?pi data?></a>")
         #expect(try Self.c14n("<a>\r\nline\rtwo</a>") == "<a>\nline\ntwo</a>")
+        #expect(try Self.c14n("<a><?pi    d  e?><?empty   ?></a>") == "<a><?pi d  e?><?empty?></a>")
     }
 
     @Test func documentsSAMLNeverCarriesAreRefused() {
         for (xml, words) in [
             (#"<!DOCTYPE a [<!ENTITY x SYSTEM "file:///etc/passwd">]><a>&x;</a>"#, "DTD"), ("<a><b></a>", "closes"),
             ("<p:a/>", "not declared"), ("<a>&unknown;</a>", "predefines"), ("<a x='1' x='2'/>", "twice"), ("<a/><b/>", "after"),
+            ("<?>", "not closed"), ("<a><?></a>", "not closed"), ("<a>&#0;</a>", "predefines"), ("<a>&#+65;</a>", "predefines"),
+            ("<a>&#x1;</a>", "predefines"),
         ] {
             #expect(throws: XMLElement.ParseError.self, "\(xml)") { try XMLElement.parse(Data(xml.utf8)) }
             #expect((try? XMLElement.parse(Data(xml.utf8))) == nil)

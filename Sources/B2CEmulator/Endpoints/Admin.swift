@@ -21,7 +21,7 @@ struct AdminEndpoint: TenantPart {
         "GET|POST /_admin/mfa {fixedCode, unreachable, throttled}",
         "GET|POST /_admin/users/{email|oid}/mfa {risky, phone, totpSecret, reset}",
         "GET|POST|DELETE /_admin/idp/{provider}/next {sub, email, name, givenName, surname} | {error, errorDescription}",
-        "GET /_admin/sessions", "DELETE /_admin/sessions[?user=email|oid]",
+        "GET /_admin/sessions", "DELETE /_admin/sessions[?user=email|oid]", "GET|DELETE /_admin/callouts[?step=name]",
     ]
 
     func addRoutes(to group: RouterGroup<EmulatorRequestContext>) {
@@ -88,6 +88,14 @@ struct AdminEndpoint: TenantPart {
         }
         on("idp/:name/next", .delete) { _, context in
             try self.store.setNextIdPAnswer(try Self.provider(context), nil)
+            return .empty(204)
+        }
+        on("callouts", .get) { request, _ in
+            let step = try request.queryParameters()["step"]
+            return .json(["callouts": .array(self.store.callouts.all.filter { step == nil || $0.step == step }.map(\.json))])
+        }
+        on("callouts", .delete) { _, _ in
+            self.store.callouts.clear()
             return .empty(204)
         }
         on("outbox", .get) { request, _ in

@@ -271,7 +271,7 @@ struct AuthorizeEndpoint: TenantPart {
                     error: "interaction_required", code: "AADB2C90077",
                     message: "User does not have an existing session and request prompt parameter has a value of 'None'.")
             }
-            return try complete(tx, user: s.user, authTime: s.authTime, newUser: false, secure: context.isHTTPS)
+            return try await complete(tx, user: s.user, authTime: s.authTime, newUser: false, secure: context.isHTTPS)
         }
         // domain_hint: a provider of this policy's page is asked at once (an unknown hint shows the page, as B2C appears to).
         if let hint = tx.domainHint, let provider = EmulatorSeed.IdentityProvider.hinted(hint),
@@ -292,7 +292,7 @@ struct AuthorizeEndpoint: TenantPart {
         switch policy.kind {
         case .signUpSignIn, .signIn:
             if let s = usableSession {
-                return try afterFirstFactor(
+                return try await afterFirstFactor(
                     tx, user: s.user, authTime: s.authTime, newUser: false, secure: context.isHTTPS, newSession: false,
                     sessionDidMFA: s.mfa, policy: policy)
             }
@@ -322,7 +322,7 @@ struct AuthorizeEndpoint: TenantPart {
     /// the id token beside it carries `at_hash`.
     private func frontChannelTokens(
         _ tx: AuthorizeTransaction, user: EmulatorStore.UserRecord, authTime: Int, newUser: Bool, policy: EmulatorSeed.Policy,
-        app: EmulatorSeed.App, scopes: TokenIssuer.Scopes, code: String?
+        app: EmulatorSeed.App, scopes: TokenIssuer.Scopes, code: String?, extraClaims: [String: JSONValue]
     ) throws -> [(String, String)] {
         var implicitScopes = scopes
         implicitScopes.offlineAccess = false
@@ -331,7 +331,7 @@ struct AuthorizeEndpoint: TenantPart {
         let issued = try issuer.issue(
             Issuance(
                 user: user, policy: policy, app: app, scopes: implicitScopes, nonce: tx.nonce, authTime: authTime, newUser: newUser,
-                origin: tx.origin, code: code, idpAccessToken: tx.idpAccessToken))
+                origin: tx.origin, code: code, idpAccessToken: tx.idpAccessToken, extraClaims: extraClaims))
         let keys = issued.accessToken == nil ? ["id_token"] : ["access_token", "token_type", "expires_in", "scope", "id_token"]
         return keys.compactMap { key in issued.body[key].map { (key, $0.stringValue ?? $0.serialized()) } }
     }
@@ -372,10 +372,12 @@ struct AuthorizeEndpoint: TenantPart {
     func complete(
         _ tx: AuthorizeTransaction, user: EmulatorStore.UserRecord, authTime: Int, newUser: Bool, secure: Bool,
         newSession: Bool = false, mfa: Bool = false
-    ) throws -> Response {
+    ) async throws -> Response {
         guard let policy = seed.policy(named: tx.policy), let app = seed.app(clientId: tx.clientId) else {
             throw PageError(code: nil, message: "The tenant configuration changed during sign-in; start again from your app.")
         }
+        // "Before sending the token": the connector's claims go into this sign-in's tokens (not into later refreshes).
+        let extraClaims = try await preTokenClaims(tx, user: user, policy: policy)
         let now = clock.now()
         var headers: [(String, String)] = []
         if newSession {
@@ -402,13 +404,13 @@ struct AuthorizeEndpoint: TenantPart {
                     scopes: tx.scope, nonce: tx.nonce, challenge: tx.codeChallenge,
                     challengeMethod: tx.codeChallengeMethod, oid: user.oid, authTime: authTime,
                     newUser: newUser, createdAt: now, redeemedAt: nil, grantId: UUID().uuidString.lowercased(),
-                    redirectType: tx.redirectType, idpAccessToken: tx.idpAccessToken))
+                    redirectType: tx.redirectType, idpAccessToken: tx.idpAccessToken, extraClaims: extraClaims))
             params.append(("code", newCode))
         }
         if tx.responseType.contains("token") || tx.responseType.contains("id_token") {
             params += try frontChannelTokens(
                 tx, user: user, authTime: authTime, newUser: newUser, policy: policy, app: app, scopes: scopes,
-                code: code)
+                code: code, extraClaims: extraClaims)
         }
         if let state = tx.state { params.append(("state", state)) }
         if tx.clientInfo { params.append(("client_info", ClientInfo(uid: "\(user.oid)-\(policy.lowercasedID)", utid: tenantID).encoded)) }

@@ -102,21 +102,34 @@ extension AuthorizeEndpoint {
         }
         // A mock provider's access token is made up (opaque); an OpenID Connect provider's is its own, when it sent one.
         tx.idpAccessToken = identity.accessToken ?? identity.provider.map { "mock-\($0.rawValue)-" + Random.token(bytes: 24) }
-        return try federated(identity, tx, policy: policy, secure: context.isHTTPS)
+        return try await federated(identity, tx, policy: policy, secure: context.isHTTPS)
     }
 
     /// The provider vouched for `identity`: a returning person goes on at once, a first-time one gets the social sign-up
     /// page.
     func federated(
         _ identity: FederatedIdentity, _ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, secure: Bool
-    ) throws
+    ) async throws
         -> Response
     {
         var tx = tx
         if let user = try store.federatedUser(identity) {
-            return try afterFirstFactor(
+            return try await afterFirstFactor(
                 tx, user: user, authTime: clock.now(), newUser: false, secure: secure, newSession: true, sessionDidMFA: false,
                 policy: policy)
+        }
+        // "After federating with an identity provider during sign-up": the connector may stop here or pre-fill the page.
+        var identity = identity
+        let claims = connectorClaims(
+            email: identity.email, identity: identity, displayName: identity.name, givenName: identity.givenName,
+            surname: identity.surname, attributes: [:])
+        switch try await callConnector(.postFederationSignup, policy: policy, tx: tx, claims: claims) {
+        case .block(let message): return try blockPage(tx, message: message)
+        case .validationError: throw PageError(code: "AADB2C90261", message: "ValidationError is not an answer of this step.")
+        case .proceed(let returned):
+            identity.name = returned["displayName"]?.stringValue ?? identity.name
+            identity.givenName = returned["givenName"]?.stringValue ?? identity.givenName
+            identity.surname = returned["surname"]?.stringValue ?? identity.surname
         }
         tx.federated = identity
         try store.saveTransaction(tx, now: clock.now())
@@ -126,24 +139,37 @@ extension AuthorizeEndpoint {
     /// `socialsignup`: the first-time federated person's page, then a new user linked to the identity.
     func socialSignUpSubmitted(
         _ form: [String: String], _ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, secure: Bool
-    ) throws
+    ) async throws
         -> Response
     {
         guard let identity = tx.federated else { throw PageError(code: nil, message: "Sign in with your identity provider first.") }
-        let given = (form["givenName"] ?? "").trimmingCharacters(in: .whitespaces)
-        let surname = (form["surname"] ?? "").trimmingCharacters(in: .whitespaces)
-        let display = (form["displayName"] ?? "").trimmingCharacters(in: .whitespaces)
+        var given = (form["givenName"] ?? "").trimmingCharacters(in: .whitespaces)
+        var surname = (form["surname"] ?? "").trimmingCharacters(in: .whitespaces)
+        var display = (form["displayName"] ?? "").trimmingCharacters(in: .whitespaces)
         guard !display.isEmpty else {
             return pages.socialSignUpPage(tx, identity: identity, error: pages.strings(tx)["required_displayName"], form: form)
         }
-        let user: EmulatorStore.UserRecord
+        var attributes: [String: JSONValue] = [:]
+        let claims = connectorClaims(
+            email: identity.email, identity: identity, displayName: display, givenName: given, surname: surname, attributes: [:])
+        switch try await callConnector(.postAttributeCollection, policy: policy, tx: tx, claims: claims) {
+        case .block(let message): return try blockPage(tx, message: message)
+        case .validationError(let message): return pages.socialSignUpPage(tx, identity: identity, error: message, form: form)
+        case .proceed(let returned):
+            Self.apply(returned, policy: policy, displayName: &display, givenName: &given, surname: &surname, attributes: &attributes)
+        }
+        var user: EmulatorStore.UserRecord
         do {
             user = try store.createFederatedUser(identity, displayName: display, givenName: given, surname: surname, now: clock.now())
         } catch EmulatorStore.UserError.emailTaken {
             return pages.socialSignUpPage(
                 tx, identity: identity, error: pages.strings(tx)["UserMessageIfClaimsPrincipalAlreadyExists"], form: form)
         }
-        return try afterFirstFactor(
+        if !attributes.isEmpty {
+            try store.setAttributes(oid: user.oid, attributes)
+            user.attributes = attributes
+        }
+        return try await afterFirstFactor(
             tx, user: user, authTime: clock.now(), newUser: true, secure: secure, newSession: true, sessionDidMFA: false, policy: policy)
     }
 }

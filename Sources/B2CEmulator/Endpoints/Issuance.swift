@@ -110,6 +110,12 @@ struct TokenIssuer: TenantPart {
         static let publicClient = ClientKind()
     }
 
+    /// Claims no API connector may set: they say who issued the token, to whom, for whom and when.
+    static let protocolClaims: Set<String> = [
+        "iss", "sub", "aud", "exp", "nbf", "iat", "oid", "tid", "tfp", "acr", "ver", "nonce", "auth_time", "azp", "scp", "roles",
+        "idp", "emails", "c_hash", "at_hash", "newUser",
+    ]
+
     /// Long on purpose: the id token, access token and refresh token of one issuance, and the body that carries them.
     func issue(_ r: Issuance) throws -> Issued {
         let (user, app, scopes, nonce, authTime, newUser, origin) = (r.user, r.app, r.scopes, r.nonce, r.authTime, r.newUser, r.origin)
@@ -123,6 +129,7 @@ struct TokenIssuer: TenantPart {
         if let token = r.idpAccessToken, policy?.applicationClaims?.contains("idp_access_token") == true {
             common["idp_access_token"] = .string(token)
         }
+        for (name, value) in r.extraClaims where !Self.protocolClaims.contains(name) { common[name] = value }
         let signer = try keys.current(policy?.type ?? .userFlow)
         var accessToken: String?
         if let resource = scopes.resourceAppId {
@@ -370,4 +377,6 @@ struct Issuance {
     var client: TokenIssuer.ClientKind = .publicClient
     /// A federated sign-in's provider access token (`idp_access_token`, when the user flow's application claims name it).
     var idpAccessToken: String? = nil
+    /// Claims an API connector returned before the token ("Continue"), as token claim names.
+    var extraClaims: [String: JSONValue] = [:]
 }

@@ -44,15 +44,15 @@ extension AuthorizeEndpoint {
     func afterFirstFactor(
         _ tx: AuthorizeTransaction, user: EmulatorStore.UserRecord, authTime: Int, newUser: Bool, secure: Bool, newSession: Bool,
         sessionDidMFA: Bool, policy: EmulatorSeed.Policy
-    ) throws -> Response {
+    ) async throws -> Response {
         guard let mfa = policy.mfa, mfa.enforcement != .off, !sessionDidMFA else {
-            return try complete(tx, user: user, authTime: authTime, newUser: newUser, secure: secure, newSession: newSession)
+            return try await complete(tx, user: user, authTime: authTime, newUser: newUser, secure: secure, newSession: newSession)
         }
         let state = try store.mfaState(oid: user.oid)
         let method = mfa.methods.first { state.enrolled($0) } ?? mfa.methods[0]
         let enrolled = state.enrolled(method)
         if mfa.enforcement == .conditional && !state.risky && enrolled {
-            return try complete(tx, user: user, authTime: authTime, newUser: newUser, secure: secure, newSession: newSession)
+            return try await complete(tx, user: user, authTime: authTime, newUser: newUser, secure: secure, newSession: newSession)
         }
         if mfa.enforcement == .conditional && state.risky && !enrolled {
             try store.deleteTransaction(id: tx.id)
@@ -144,7 +144,7 @@ extension AuthorizeEndpoint {
     /// back to the app at once. The last wrong phone or authenticator code ends the journey with AADB2C90151.
     func mfaVerify(
         _ form: [String: String], _ tx: inout AuthorizeTransaction, policy: EmulatorSeed.Policy, request: Request, secure: Bool
-    ) throws -> Response {
+    ) async throws -> Response {
         guard var m = tx.mfa, let user = try store.user(oid: m.oid) else { throw PageError(code: nil, message: "Sign in first.") }
         let now = clock.now()
         let typed = (form["verificationCode"] ?? form["ReadOnlyEmail_ver_input"] ?? form["otpCode"] ?? "").filter { !$0.isWhitespace }
@@ -173,14 +173,14 @@ extension AuthorizeEndpoint {
             try store.saveTransaction(tx, now: now)
             return pages.emailMFAPage(tx, email: user.email, verified: true)
         }
-        return try mfaDone(tx, m, user: user, request: request, secure: secure)
+        return try await mfaDone(tx, m, user: user, request: request, secure: secure)
     }
 
     /// `mfacontinue`: email's `#continue` after its code was verified.
-    func mfaContinue(_ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, request: Request, secure: Bool) throws -> Response {
+    func mfaContinue(_ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, request: Request, secure: Bool) async throws -> Response {
         guard let m = tx.mfa, let user = try store.user(oid: m.oid) else { throw PageError(code: nil, message: "Sign in first.") }
         guard m.verified else { return try mfaPage(tx, user: user, policy: policy, error: "Verify the code first.") }
-        return try mfaDone(tx, m, user: user, request: request, secure: secure)
+        return try await mfaDone(tx, m, user: user, request: request, secure: secure)
     }
 
     /// `mfaqr`: the enrolment's QR code (a PNG of the `otpauth://` URI).
@@ -235,7 +235,7 @@ extension AuthorizeEndpoint {
     private func mfaDone(
         _ tx: AuthorizeTransaction, _ m: PendingMFA, user: EmulatorStore.UserRecord, request: Request, secure: Bool
     )
-        throws -> Response
+        async throws -> Response
     {
         if m.enrolling {
             switch m.method {
@@ -245,6 +245,7 @@ extension AuthorizeEndpoint {
             }
         }
         if !m.newSession, let id = sessions.id(in: request) { try store.markSessionMFA(id: id) }
-        return try complete(tx, user: user, authTime: m.authTime, newUser: m.newUser, secure: secure, newSession: m.newSession, mfa: true)
+        return try await complete(
+            tx, user: user, authTime: m.authTime, newUser: m.newUser, secure: secure, newSession: m.newSession, mfa: true)
     }
 }

@@ -35,17 +35,17 @@ extension AuthorizeEndpoint {
         case ("signin", "GET"):
             return pages.signInPage(tx, policy: policy)
         case ("signin", "POST"):
-            return try signInSubmitted(form, tx, policy: policy, secure: context.isHTTPS)
+            return try await signInSubmitted(form, tx, policy: policy, secure: context.isHTTPS)
         case ("idp", "POST"):
             return try await providerChosen(form, tx, policy: policy, origin: context.origin)
         case ("socialsignup", "POST"):
-            return try socialSignUpSubmitted(form, tx, policy: policy, secure: context.isHTTPS)
+            return try await socialSignUpSubmitted(form, tx, policy: policy, secure: context.isHTTPS)
         case ("mfasend", "POST"):
             return try mfaSend(form, &tx, policy: policy)
         case ("mfaverify", "POST"):
-            return try mfaVerify(form, &tx, policy: policy, request: request, secure: context.isHTTPS)
+            return try await mfaVerify(form, &tx, policy: policy, request: request, secure: context.isHTTPS)
         case ("mfacontinue", "POST"):
-            return try mfaContinue(tx, policy: policy, request: request, secure: context.isHTTPS)
+            return try await mfaContinue(tx, policy: policy, request: request, secure: context.isHTTPS)
         case ("mfaqr", "GET"):
             return try mfaQRCode(tx)
         case ("forgot", "GET"):
@@ -61,7 +61,7 @@ extension AuthorizeEndpoint {
         case ("signup", "GET") where signsUp:
             return pages.signUpPage(tx, policy: policy)
         case ("signup", "POST") where signsUp:
-            return try signUpSubmitted(form, tx, policy: policy, secure: context.isHTTPS)
+            return try await signUpSubmitted(form, tx, policy: policy, secure: context.isHTTPS)
         case ("profile", "POST"):
             guard policy.kind == .editProfile, let oid = tx.oid, let user = try store.user(oid: oid) else { break }
             let display = (form["displayName"] ?? "").trimmingCharacters(in: .whitespaces)
@@ -79,12 +79,12 @@ extension AuthorizeEndpoint {
                 surname: (form["surname"] ?? "").trimmingCharacters(in: .whitespaces))
             let updated = try store.user(oid: oid) ?? user
             let authTime = try sessions.current(request, now: now)?.authTime ?? now
-            return try complete(tx, user: updated, authTime: authTime, newUser: false, secure: context.isHTTPS)
+            return try await complete(tx, user: updated, authTime: authTime, newUser: false, secure: context.isHTTPS)
         case ("reset", "POST") where policy.kind == .resetPassword, ("resend", "GET") where policy.kind == .resetPassword:
             let email = name == "resend" ? (tx.resetEmail ?? "") : (form["email"] ?? "").trimmingCharacters(in: .whitespaces)
             return try resetCodeRequested(email: email, &tx, policy: policy)
         case ("resetverify", "POST") where policy.kind == .resetPassword:
-            return try resetCodeEntered(form, &tx, policy: policy, secure: context.isHTTPS)
+            return try await resetCodeEntered(form, &tx, policy: policy, secure: context.isHTTPS)
         default:
             break
         }
@@ -94,7 +94,7 @@ extension AuthorizeEndpoint {
     /// The sign-in form: the password checked, then the edit-profile page (edit profile signs in first) or back to the app.
     private func signInSubmitted(
         _ form: [String: String], _ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, secure: Bool
-    ) throws
+    ) async throws
         -> Response
     {
         var tx = tx
@@ -121,14 +121,14 @@ extension AuthorizeEndpoint {
             return pages.profilePage(
                 tx, policy: policy, user: user, headers: [sessions.cookie(sessionID, secure: secure, keepSeconds: keep)])
         }
-        return try afterFirstFactor(
+        return try await afterFirstFactor(
             tx, user: user, authTime: now, newUser: false, secure: secure, newSession: true, sessionDidMFA: false, policy: policy)
     }
 
     /// The sign-up form: a new user, then back to the app (newUser = true).
     private func signUpSubmitted(
         _ form: [String: String], _ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, secure: Bool
-    ) throws
+    ) async throws
         -> Response
     {
         var tx = tx
@@ -150,13 +150,22 @@ extension AuthorizeEndpoint {
         guard pw == form["reenterPassword"] else {
             return pages.signUpPage(tx, policy: policy, error: t["error_passwordEntryMismatch"], form: form)
         }
-        let collected: [String: JSONValue]
+        var collected: [String: JSONValue]
         do { collected = try Self.collectedAttributes(form, policy: policy) } catch let e as AttributeProblem {
             return pages.signUpPage(tx, policy: policy, error: "\(e.label): \(t[e.stringID])", form: form)
         }
-        let given = (form["givenName"] ?? "").trimmingCharacters(in: .whitespaces)
-        let surname = (form["surname"] ?? "").trimmingCharacters(in: .whitespaces)
+        var given = (form["givenName"] ?? "").trimmingCharacters(in: .whitespaces)
+        var surname = (form["surname"] ?? "").trimmingCharacters(in: .whitespaces)
         var display = (form["displayName"] ?? "").trimmingCharacters(in: .whitespaces)
+        // "Before creating the user": the connector may stop the sign-up, send the page back, or override what was typed.
+        let claims = connectorClaims(
+            email: email, identity: nil, displayName: display, givenName: given, surname: surname, attributes: collected)
+        switch try await callConnector(.postAttributeCollection, policy: policy, tx: tx, claims: claims) {
+        case .block(let message): return try blockPage(tx, message: message)
+        case .validationError(let message): return pages.signUpPage(tx, policy: policy, error: message, form: form)
+        case .proceed(let returned):
+            Self.apply(returned, policy: policy, displayName: &display, givenName: &given, surname: &surname, attributes: &collected)
+        }
         if display.isEmpty { display = "\(given) \(surname)".trimmingCharacters(in: .whitespaces) }
         if display.isEmpty { display = email }
         var user: EmulatorStore.UserRecord
@@ -169,7 +178,7 @@ extension AuthorizeEndpoint {
             try store.setAttributes(oid: user.oid, collected)
             user.attributes = collected
         }
-        return try afterFirstFactor(
+        return try await afterFirstFactor(
             tx, user: user, authTime: now, newUser: true, secure: secure, newSession: true, sessionDidMFA: false, policy: policy)
     }
 
@@ -206,6 +215,29 @@ extension AuthorizeEndpoint {
         }
         try store.saveTransaction(tx, now: now)
         return pages.signUpPage(tx, policy: policy, form: form)
+    }
+
+    /// A connector's `Continue` claims over what the page collected: the names and the user flow's attributes (never the
+    /// email, as B2C's contract says), each of the attribute's type.
+    static func apply(
+        _ claims: [String: JSONValue], policy: EmulatorSeed.Policy, displayName: inout String, givenName: inout String,
+        surname: inout String, attributes: inout [String: JSONValue]
+    ) {
+        for (name, value) in claims {
+            switch name {
+            case "displayName": displayName = value.stringValue ?? displayName
+            case "givenName": givenName = value.stringValue ?? givenName
+            case "surname": surname = value.stringValue ?? surname
+            default:
+                guard let a = policy.attributes.first(where: { $0.name == name }), !EmulatorSeed.Attribute.names.contains(name) else {
+                    continue
+                }
+                switch (a.kind, value) {
+                case (.string, .string), (.boolean, .bool), (.int, .number): attributes[name] = value
+                default: continue
+                }
+            }
+        }
     }
 
     struct AttributeProblem: Error {
@@ -255,7 +287,7 @@ extension AuthorizeEndpoint {
     private func resetCodeEntered(
         _ form: [String: String], _ tx: inout AuthorizeTransaction, policy: EmulatorSeed.Policy, secure: Bool
     )
-        throws -> Response
+        async throws -> Response
     {
         let now = clock.now()
         let t = pages.strings(tx)
@@ -276,6 +308,6 @@ extension AuthorizeEndpoint {
             return pages.resetVerifyPage(tx, policy: policy, error: t["error_passwordEntryMismatch"])
         }
         try store.setPassword(oid: user.oid, password: pw, now: now)
-        return try complete(tx, user: user, authTime: now, newUser: false, secure: secure, newSession: true)
+        return try await complete(tx, user: user, authTime: now, newUser: false, secure: secure, newSession: true)
     }
 }

@@ -49,8 +49,13 @@ extension AuthorizeEndpoint {
         let sp = serviceProvider(origin: context.origin, tenantSegment: tx.tenantSegment, policy: policy)
         let identity: FederatedIdentity
         do {
-            identity = try SAMLRelyingParty.identity(
+            let answer = try SAMLRelyingParty.identity(
                 samlResponse: form["SAMLResponse"] ?? "", provider: provider, pending: pending, sp: sp, now: clock.now())
+            // An assertion is taken once, whichever sign-in it is carried into, until it expires.
+            guard
+                store.firstUse(ofAssertion: "\(pending.metadata.entityID) \(answer.assertionID)", until: answer.expiresAt, now: clock.now())
+            else { throw FederationFailure(reason: "this assertion of \(provider.name) was already used") }
+            identity = answer.identity
         } catch let no as SAMLRelyingParty.StatusFailure {
             try store.deleteTransaction(id: tx.id)
             logIdP(provider, tx, outcome: "refused")
@@ -64,7 +69,7 @@ extension AuthorizeEndpoint {
             throw PageError(code: "AADB2C90273", message: "An invalid response was received : '\(e.reason)'")
         }
         logIdP(provider, tx, outcome: "ok")
-        return try federated(identity, tx, policy: policy, secure: context.isHTTPS)
+        return try await federated(identity, tx, policy: policy, secure: context.isHTTPS)
     }
 
     /// `GET /{tenant}/{policy}/samlp/metadata?idptp={provider id}`: the service provider as the IdP is to know it.

@@ -250,7 +250,8 @@ struct TokenEndpoint: TenantPart {
             Issuance(
                 user: user, policy: policy, app: app, scopes: authorized, nonce: record.nonce, authTime: record.authTime,
                 newUser: record.newUser, origin: origin, clientInfo: TokenIssuer.wantsClientInfo(form), grant: (record.grantId, now),
-                client: .init(confidential: caller.authenticated, spa: record.redirectType == .spa), idpAccessToken: record.idpAccessToken))
+                client: .init(confidential: caller.authenticated, spa: record.redirectType == .spa), idpAccessToken: record.idpAccessToken,
+                extraClaims: record.extraClaims))
         return issuer.tokenResponse(issued)
     }
 

@@ -40,7 +40,11 @@ enum ExclusiveC14N {
             case .element(let c) where c === excluding: continue
             case .element(let c): render(c, rendered: rendered, excluding: excluding, inclusive: inclusive, into: &out)
             case .text(let t): out += escapeText(t)
-            case .instruction(let body): out += "<?" + body + "?>"
+            case .instruction(let body):
+                // The target, then (when there is any) one space and the data without its leading whitespace.
+                let target = body.prefix { !$0.isWhitespace }
+                let data = body.dropFirst(target.count).drop { $0.isWhitespace }
+                out += "<?" + target + (data.isEmpty ? "" : " " + data) + "?>"
             }
         }
         out += "</" + e.qualifiedName + ">"

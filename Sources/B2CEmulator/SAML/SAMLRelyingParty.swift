@@ -139,7 +139,7 @@ enum SAMLRelyingParty {
     /// The person a `SAMLResponse` names, once everything about it holds; a `StatusFailure` when the provider said no.
     static func identity(
         samlResponse: String, provider p: EmulatorSeed.SAMLProvider, pending: SAMLPending, sp: ServiceProvider, now: Int
-    ) throws -> FederatedIdentity {
+    ) throws -> (identity: FederatedIdentity, assertionID: String, expiresAt: Int) {
         guard let data = XMLSignature.base64(samlResponse) else { throw Failure(reason: "SAMLResponse is not base64") }
         let response: XMLElement
         do { response = try XMLElement.parse(data) } catch { throw Failure(reason: "the SAML response of \(p.name) is not XML: \(error)") }
@@ -162,7 +162,7 @@ enum SAMLRelyingParty {
             let detail = status?.child("StatusCode", in: protocolNS)?.child("StatusCode", in: protocolNS)?.attribute("Value")
             throw StatusFailure(
                 status: [code, detail].compactMap { $0?.components(separatedBy: ":").last }.joined(separator: "/"),
-                message: status?.child("StatusMessage", in: protocolNS)?.text ?? "")
+                message: String((status?.child("StatusMessage", in: protocolNS)?.text ?? "").prefix(200)))
         }
         guard response.children("EncryptedAssertion", in: assertionNS).isEmpty else {
             throw Failure(reason: "\(p.name) encrypted its assertion; the emulator takes signed, unencrypted assertions only")
@@ -172,7 +172,10 @@ enum SAMLRelyingParty {
             throw Failure(reason: "the SAML response of \(p.name) carries \(assertions.count) assertions; exactly one is taken")
         }
         try verifySignatures(response: response, assertion: assertion, metadata: md, name: p.name)
-        return try person(in: assertion, provider: p, pending: pending, sp: sp, now: now)
+        let identity = try person(in: assertion, provider: p, pending: pending, sp: sp, now: now)
+        guard let id = assertion.attribute("ID") else { throw Failure(reason: "the assertion of \(p.name) has no ID") }
+        let until = assertion.descendants.compactMap { $0.attribute("NotOnOrAfter").flatMap(date) }.map { Int($0.timeIntervalSince1970) }
+        return (identity, id, (until.max() ?? now) + skew)
     }
 
     /// The provider said no (`StatusCode` other than Success): the app hears of it as of an OpenID Connect error.
@@ -183,12 +186,12 @@ enum SAMLRelyingParty {
 
     /// At least one of the response and the assertion is signed, and every signature present is valid.
     private static func verifySignatures(response: XMLElement, assertion: XMLElement, metadata md: IdPMetadata, name: String) throws {
-        let keys = try md.certificates.map { b64 -> _RSA.Signing.PublicKey in
-            guard let der = Data(base64Encoded: b64), let certificate = try? Certificate(derEncoded: Array(der)),
-                let key = _RSA.Signing.PublicKey(certificate.publicKey)
-            else { throw Failure(reason: "a signing certificate in the metadata of \(name) is not an RSA certificate") }
-            return key
+        // Certificates that are not RSA (or not certificates) cannot have made an RSA signature: only the others count.
+        let keys = md.certificates.compactMap { b64 -> _RSA.Signing.PublicKey? in
+            guard let der = Data(base64Encoded: b64), let certificate = try? Certificate(derEncoded: Array(der)) else { return nil }
+            return _RSA.Signing.PublicKey(certificate.publicKey)
         }
+        guard !keys.isEmpty else { throw Failure(reason: "the metadata of \(name) names no RSA signing certificate") }
         let signed = [(response, try XMLSignature.signature(of: response)), (assertion, try XMLSignature.signature(of: assertion))]
             .compactMap { element, signature in signature.map { (element, $0) } }
         guard !signed.isEmpty else { throw Failure(reason: "neither the SAML response of \(name) nor its assertion is signed") }
@@ -214,17 +217,25 @@ enum SAMLRelyingParty {
             let bearer = confirmations.first(where: { $0.attribute("Method") == "urn:oasis:names:tc:SAML:2.0:cm:bearer" })?
                 .child("SubjectConfirmationData", in: assertionNS)
         else { throw Failure(reason: "the assertion of \(p.name) has no bearer SubjectConfirmation") }
-        if let recipient = bearer.attribute("Recipient"), recipient != sp.assertionConsumer {
-            throw Failure(reason: "the assertion of \(p.name) is for \(recipient), not \(sp.assertionConsumer)")
+        // The Web SSO profile's bearer rules (SAML profiles §4.1.4.2–3): the signed assertion itself says where it goes, to
+        // which request it answers and until when — so a signed assertion cannot be carried into another sign-in.
+        guard bearer.attribute("Recipient") == sp.assertionConsumer else {
+            throw Failure(
+                reason: "the assertion of \(p.name) is for \(bearer.attribute("Recipient") ?? "no Recipient"), not \(sp.assertionConsumer)")
         }
-        if let answered = bearer.attribute("InResponseTo"), answered != pending.requestID {
-            throw Failure(reason: "the assertion of \(p.name) answers another request")
+        guard bearer.attribute("InResponseTo") == pending.requestID else {
+            throw Failure(
+                reason: "the assertion of \(p.name) does not answer this sign-in's request (SubjectConfirmationData InResponseTo)")
+        }
+        guard bearer.attribute("NotOnOrAfter") != nil else {
+            throw Failure(reason: "the assertion of \(p.name) has no NotOnOrAfter in its SubjectConfirmationData")
         }
         try checkTime(notOnOrAfter: bearer.attribute("NotOnOrAfter"), notBefore: nil, now: now, what: "subject confirmation")
         let conditions = assertion.child("Conditions", in: assertionNS)
         try checkTime(
             notOnOrAfter: conditions?.attribute("NotOnOrAfter"), notBefore: conditions?.attribute("NotBefore"), now: now, what: "assertion")
         let restrictions = conditions?.children("AudienceRestriction", in: assertionNS) ?? []
+        guard !restrictions.isEmpty else { throw Failure(reason: "the assertion of \(p.name) names no audience (AudienceRestriction)") }
         for r in restrictions where !r.children("Audience", in: assertionNS).contains(where: { $0.text == sp.entityID }) {
             throw Failure(reason: "the assertion of \(p.name) is for another audience, not \(sp.entityID)")
         }

@@ -150,6 +150,7 @@ private struct XMLParserState {
         i += 1  // <
         let name = try self.name()
         var raw: [(String, String)] = []
+        var seen = Set<[UInt8]>()
         while true {
             let hadSpace = skipWhitespace()
             guard i < bytes.count else { throw ParseError(description: "the start tag of <\(name)> is not closed") }
@@ -160,9 +161,10 @@ private struct XMLParserState {
             guard take("=") else { throw ParseError(description: "the attribute \(attribute) of <\(name)> has no value") }
             skipWhitespace()
             let value = try attributeValue()
-            guard !raw.contains(where: { $0.0 == attribute }) else {
+            guard seen.insert(Array(attribute.utf8)).inserted else {
                 throw ParseError(description: "<\(name)> has the attribute \(attribute) twice")
             }
+            guard raw.count < 256 else { throw ParseError(description: "<\(name)> has more than 256 attributes") }
             raw.append((attribute, value))
         }
         let (prefix, local) = split(name)
@@ -204,7 +206,7 @@ private struct XMLParserState {
                 i += 2
                 let name = try self.name()
                 skipWhitespace()
-                guard name == e.qualifiedName, take(">") else {
+                guard name.utf8.elementsEqual(e.qualifiedName.utf8), take(">") else {
                     throw ParseError(description: "</\(name)> closes <\(e.qualifiedName)>")
                 }
                 flush()
@@ -270,9 +272,13 @@ private struct XMLParserState {
         case "quot": return "\""
         case "apos": return "'"
         default:
+            let digits = body.hasPrefix("#x") ? body.dropFirst(2) : body.dropFirst()
             let scalar: UInt32? =
-                body.hasPrefix("#x") ? UInt32(body.dropFirst(2), radix: 16) : body.hasPrefix("#") ? UInt32(body.dropFirst()) : nil
-            guard let scalar, let u = Unicode.Scalar(scalar) else {
+                !body.hasPrefix("#") || digits.isEmpty || !digits.allSatisfy(\.isHexDigit)
+                ? nil
+                : body.hasPrefix("#x") ? UInt32(digits, radix: 16) : UInt32(digits)
+            // XML 1.0's Char: tab, newline, carriage return and from space up; no NUL or other control character.
+            guard let scalar, scalar == 9 || scalar == 10 || scalar == 13 || scalar >= 32, let u = Unicode.Scalar(scalar) else {
                 throw ParseError(description: "the reference &\(body); is not one XML predefines")
             }
             return String(Character(u))
@@ -281,7 +287,7 @@ private struct XMLParserState {
 
     private mutating func instruction() throws -> String {
         let start = i + 2
-        guard let end = find("?>") else { throw ParseError(description: "a processing instruction is not closed") }
+        guard let end = find("?>", from: start) else { throw ParseError(description: "a processing instruction is not closed") }
         i = end + 2
         return String(decoding: bytes[start..<end], as: UTF8.self)
     }

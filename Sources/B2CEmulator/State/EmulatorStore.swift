@@ -3,11 +3,23 @@ import Crypto
 import _CryptoExtras
 import Foundation
 import GRDB
+import NIOConcurrencyHelpers
 
 /// The emulator's mutable state in SQLite: users, sessions, pending sign-in transactions, authorization
 /// codes, refresh-token grants, the outbox of emailed codes, native-auth flows and its signing key.
 /// Secrets (codes, refresh tokens, session ids, continuation tokens) are stored only as SHA-256 hashes.
 public final class EmulatorStore: Sendable {
+    /// The journey's calls to the developer's code (API connectors, authentication extensions), for `GET /_admin/callouts`.
+    let callouts = CalloutLog()
+    /// SAML assertions already taken (issuer and ID → until when they could be presented), so none is taken twice.
+    private let usedAssertions = NIOLockedValueBox<[String: Int]>([:])
+
+    func firstUse(ofAssertion key: String, until: Int, now: Int) -> Bool {
+        usedAssertions.withLockedValue { used in
+            used = used.filter { $0.value > now }
+            return used.updateValue(until, forKey: key) == nil
+        }
+    }
     let db: any DatabaseWriter
 
     public static func inMemory() throws -> EmulatorStore {
@@ -126,6 +138,8 @@ public final class EmulatorStore: Sendable {
         migrator.registerMigration("v7-idp-access-token") { db in
             try db.execute(sql: "ALTER TABLE codes ADD COLUMN idp_access_token TEXT")
         }
+        // v8: the claims an API connector added before the token (JSON), carried by the code to its tokens.
+        migrator.registerMigration("v8-code-extra-claims") { db in try db.execute(sql: "ALTER TABLE codes ADD COLUMN extra_claims TEXT") }
         try migrator.migrate(writer)
     }
 
@@ -414,6 +428,8 @@ public final class EmulatorStore: Sendable {
         var redirectType: EmulatorSeed.RedirectType = .publicClient
         /// A federated sign-in's provider access token, for a user flow whose application claims name `idp_access_token`.
         var idpAccessToken: String? = nil
+        /// Claims the user flow's "before sending the token" API connector returned.
+        var extraClaims: [String: JSONValue] = [:]
     }
 
     func saveCode(_ code: String, _ r: CodeRecord) throws {
@@ -421,13 +437,13 @@ public final class EmulatorStore: Sendable {
             try $0.execute(
                 sql: """
                     INSERT INTO codes(hash, client_id, redirect_uri, policy, scopes, nonce, challenge, challenge_method, oid,
-                                      auth_time, new_user, created_at, grant_id, redirect_type, idp_access_token)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                      auth_time, new_user, created_at, grant_id, redirect_type, idp_access_token, extra_claims)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
                     Self.hash(code), r.clientId, r.redirectUri, r.policy, r.scopes, r.nonce, r.challenge,
                     r.challengeMethod, r.oid, r.authTime, r.newUser, r.createdAt, r.grantId, r.redirectType.rawValue,
-                    r.idpAccessToken,
+                    r.idpAccessToken, r.extraClaims.isEmpty ? nil : JSONValue.object(r.extraClaims).serialized(),
                 ])
         }
     }
@@ -447,7 +463,8 @@ public final class EmulatorStore: Sendable {
                 challengeMethod: row["challenge_method"], oid: row["oid"], authTime: row["auth_time"],
                 newUser: row["new_user"], createdAt: row["created_at"], redeemedAt: row["redeemed_at"],
                 grantId: row["grant_id"], redirectType: EmulatorSeed.RedirectType(rawValue: row["redirect_type"]) ?? .publicClient,
-                idpAccessToken: row["idp_access_token"])
+                idpAccessToken: row["idp_access_token"],
+                extraClaims: (row["extra_claims"] as String?).flatMap { try? JSONValue.parse($0).objectValue } ?? [:])
             if r.redeemedAt != nil {
                 try db.execute(sql: "UPDATE refresh_tokens SET revoked = 1 WHERE grant_id = ?", arguments: [r.grantId])
                 return .replayed(r)

@@ -89,6 +89,14 @@ extension EmulatorStore {
         return try oid.flatMap { try user(oid: $0) }
     }
 
+    /// A federated user's identity (provider and subject), as API connectors describe the person.
+    func federatedIdentity(oid: String) throws -> (issuer: String, subject: String)? {
+        try db.read {
+            try Row.fetchOne($0, sql: "SELECT issuer, subject FROM federated_identities WHERE oid = ? LIMIT 1", arguments: [oid])
+                .map { ($0["issuer"], $0["subject"]) }
+        }
+    }
+
     /// A new user for a federated identity: no password of their own (they sign in at their provider), the provider kept.
     func createFederatedUser(
         _ identity: FederatedIdentity, displayName: String, givenName: String, surname: String, now: Int

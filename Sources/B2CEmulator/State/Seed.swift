@@ -15,6 +15,11 @@ public struct EmulatorSeed: Sendable, Equatable {
         /// An Entra External ID tenant: no policy in its URLs (the first sign-up-or-sign-in user flow is the app's), v2.0
         /// tokens (`tid`, `preferred_username`, no `tfp`), AAD-style errors from native authentication.
         public var externalId = false
+        /// The appId of the tenant's `b2c-extensions-app`: API connectors name custom attributes
+        /// `extension_<this appId without hyphens>_<Name>`. Default: a GUID derived from the tenant id.
+        public var extensionsAppId: String?
+
+        public var extensionsAppIdOrDefault: String { extensionsAppId ?? EmulatorStore.derivedGUID("b2c-extensions-app:\(id)") }
     }
 
     /// What a policy does, in the client configuration's words (`signUpSignIn`, `resetPassword`, …; the first seeds'
@@ -59,6 +64,8 @@ public struct EmulatorSeed: Sendable, Equatable {
         /// B2C's "application claims": which stored attributes (beyond the standard claims) this user flow's tokens carry;
         /// nil means every one.
         public var applicationClaims: [String]?
+        /// The user flow's API connectors (sign-up part only, as in B2C).
+        public var apiConnectors = APIConnectors()
 
         public var lowercasedID: String { id.lowercased() }
     }
@@ -81,6 +88,51 @@ public struct EmulatorSeed: Sendable, Equatable {
         public var caFile: String?
 
         public var exchangeID: String { id.hasSuffix("Exchange") ? id : "\(id)Exchange" }
+    }
+
+    /// B2C's API connectors of one user flow: the developer's endpoint at up to three steps.
+    public struct APIConnectors: Sendable, Equatable {
+        public enum Step: String, Sendable, CaseIterable {
+            case postFederationSignup, postAttributeCollection, preTokenIssuance
+            /// The `step` value of the request body (B2C's own spelling; the token step as its documented sample body).
+            public var bodyName: String {
+                switch self {
+                case .postFederationSignup: "PostFederationSignup"
+                case .postAttributeCollection: "PostAttributeCollection"
+                case .preTokenIssuance: "PreTokenApplicationClaims"
+                }
+            }
+        }
+        public var postFederationSignup: APIConnector?
+        public var postAttributeCollection: APIConnector?
+        public var preTokenIssuance: APIConnector?
+
+        public subscript(step: Step) -> APIConnector? {
+            switch step {
+            case .postFederationSignup: postFederationSignup
+            case .postAttributeCollection: postAttributeCollection
+            case .preTokenIssuance: preTokenIssuance
+            }
+        }
+
+        public var isEmpty: Bool { Step.allCases.allSatisfy { self[$0] == nil } }
+    }
+
+    /// One API connector: where the tenant POSTs, with which credentials, and how long it waits for each attempt.
+    public struct APIConnector: Sendable, Equatable {
+        public enum Auth: Sendable, Equatable {
+            case none
+            case basic(username: String, password: String)
+            /// A TLS client certificate and its key (PEM files).
+            case certificate(certificateFile: String, keyFile: String)
+            case bearer(token: String)
+        }
+        public var url: String
+        public var auth: Auth = .none
+        /// Seconds per attempt; B2C waits 20, then tries once more.
+        public var timeoutSeconds = 20
+        /// A PEM file of the CA of an `https` endpoint's certificate, trusted beside the system's.
+        public var caFile: String?
     }
 
     /// A SAML 2.0 identity provider (AD FS, Shibboleth, a corporate IdP): the tenant sends it an `AuthnRequest` and takes

@@ -6,10 +6,13 @@ import Foundation
 extension EmulatorSeed {
     public var json: JSONValue {
         .object([
-            "tenant": .object([
-                "name": .string(tenant.name), "id": .string(tenant.id), "hostAliases": JSONValue(tenant.hostAliases),
-                "appTokenPolicyClaim": .bool(tenant.appTokenPolicyClaim), "tenantType": .string(tenant.externalId ? "externalId" : "b2c"),
-            ]),
+            "tenant": .object(
+                [
+                    "name": .string(tenant.name), "id": .string(tenant.id), "hostAliases": JSONValue(tenant.hostAliases),
+                    "appTokenPolicyClaim": .bool(tenant.appTokenPolicyClaim),
+                    "tenantType": .string(tenant.externalId ? "externalId" : "b2c"),
+                    "extensionsAppId": tenant.extensionsAppId.map { .string($0) } ?? .null,
+                ].filter { $0.value != .null }),
             "policies": .array(policies.map(\.json)),
             "apps": .array(apps.map(\.json)),
             "apis": .array(apis.map(\.json)),
@@ -31,7 +34,7 @@ extension EmulatorSeed {
         let root = try JSONObjectReader(JSONValue.parse(data))
         try root.rejectUnknownKeys(allowed: ["tenant", "policies", "apps", "apis", "users", "$schema", "description"])
         guard let t = try root.object("tenant") else { throw JSONPathError(path: "$.tenant", message: "is required (an object)") }
-        try t.rejectUnknownKeys(allowed: ["name", "id", "hostAliases", "appTokenPolicyClaim", "tenantType"])
+        try t.rejectUnknownKeys(allowed: ["name", "id", "hostAliases", "appTokenPolicyClaim", "tenantType", "extensionsAppId"])
         var tenant = Tenant(
             name: try t.string("name"), id: try guid(t, "id"), hostAliases: try t.stringArray("hostAliases"),
             appTokenPolicyClaim: try t.bool("appTokenPolicyClaim", default: true))
@@ -40,6 +43,7 @@ extension EmulatorSeed {
             throw JSONPathError(path: t.childPath("tenantType"), message: "is '\(type)'; expected b2c or externalId")
         }
         tenant.externalId = type == "externalId"
+        if t.has("extensionsAppId") { tenant.extensionsAppId = try guid(t, "extensionsAppId") }
         guard tenant.name.contains("."), !tenant.name.contains("/") else {
             throw JSONPathError(path: t.childPath("name"), message: "must be a domain such as contoso.onmicrosoft.com")
         }
@@ -173,6 +177,11 @@ extension EmulatorSeed.Policy {
             o["emailVerification"] = emailVerification == .off ? false : .string(emailVerification.rawValue)
         }
         if let applicationClaims { o["applicationClaims"] = JSONValue(applicationClaims) }
+        if !apiConnectors.isEmpty {
+            var connectors: [String: JSONValue] = [:]
+            for step in EmulatorSeed.APIConnectors.Step.allCases { if let c = apiConnectors[step] { connectors[step.rawValue] = c.json } }
+            o["apiConnectors"] = .object(connectors)
+        }
         if attributes != EmulatorSeed.Attribute.defaults {
             o["attributes"] = .array(
                 attributes.map {
@@ -196,7 +205,7 @@ extension EmulatorSeed.Policy {
         try p.rejectUnknownKeys(allowed: [
             "id", "kind", "type", "policyClaim", "issuerPattern", "accessTokenLifetime", "idTokenLifetime",
             "refreshTokenLifetime", "slidingWindow", "numbersAsStrings", "mfa", "identityProviders", "session", "kmsi", "languages",
-            "emailVerification", "attributes", "applicationClaims",
+            "emailVerification", "attributes", "applicationClaims", "apiConnectors",
         ])
         let id = try p.string("id")
         let typeName = try p.optionalString("type") ?? (id.lowercased().hasPrefix("b2c_1a_") ? "custom" : "userFlow")
@@ -243,7 +252,7 @@ extension EmulatorSeed.Policy {
             samlProviders: try samlProviders(p),
             session: try session(p, kind: kind),
             languages: try languages(p), emailVerification: try emailVerification(p),
-            attributes: try attributes(p), applicationClaims: try applicationClaims(p))
+            attributes: try attributes(p), applicationClaims: try applicationClaims(p), apiConnectors: try apiConnectors(p, kind: kind))
     }
 
     /// `"emailVerification": true | false | "classic" | "displayControl"` (true is the classic widget).
@@ -255,6 +264,55 @@ extension EmulatorSeed.Policy {
         default:
             throw JSONPathError(path: p.childPath("emailVerification"), message: "must be true, false, \"classic\" or \"displayControl\"")
         }
+    }
+
+    /// `"apiConnectors": {"postFederationSignup" | "postAttributeCollection" | "preTokenIssuance": {"url", "auth"?,
+    /// "timeoutSeconds"?, "caFile"?}}`, for sign-up user flows only (B2C's rule).
+    private static func apiConnectors(_ p: JSONObjectReader, kind: EmulatorSeed.PolicyKind) throws -> EmulatorSeed.APIConnectors {
+        guard let o = try p.object("apiConnectors") else { return .init() }
+        try o.rejectUnknownKeys(allowed: Set(EmulatorSeed.APIConnectors.Step.allCases.map(\.rawValue)))
+        guard [.signUpSignIn, .signUp].contains(kind) else {
+            throw JSONPathError(
+                path: p.childPath("apiConnectors"), message: "is for sign-up and sign-in or sign-up user flows, not \(kind.rawValue)")
+        }
+        var out = EmulatorSeed.APIConnectors()
+        for step in EmulatorSeed.APIConnectors.Step.allCases {
+            guard let c = try o.object(step.rawValue) else { continue }
+            try c.rejectUnknownKeys(allowed: ["url", "auth", "timeoutSeconds", "caFile"])
+            let url = try c.string("url")
+            guard let u = URL(string: url), ["http", "https"].contains(u.scheme ?? ""), u.host != nil else {
+                throw JSONPathError(path: c.childPath("url"), message: "'\(url)' is not an http(s) URL")
+            }
+            var connector = EmulatorSeed.APIConnector(
+                url: url, timeoutSeconds: try c.int("timeoutSeconds", default: 20, range: 1...60)!, caFile: try c.optionalString("caFile"))
+            if let a = try c.object("auth") {
+                let type = try a.string("type")
+                switch type {
+                case "basic":
+                    try a.rejectUnknownKeys(allowed: ["type", "username", "password"])
+                    connector.auth = .basic(username: try a.string("username"), password: try a.string("password"))
+                case "certificate":
+                    try a.rejectUnknownKeys(allowed: ["type", "certificateFile", "keyFile"])
+                    connector.auth = .certificate(certificateFile: try a.string("certificateFile"), keyFile: try a.string("keyFile"))
+                    guard u.scheme == "https" else {
+                        throw JSONPathError(path: c.childPath("url"), message: "must be https for certificate authentication")
+                    }
+                case "bearer":
+                    try a.rejectUnknownKeys(allowed: ["type", "token"])
+                    connector.auth = .bearer(token: try a.string("token"))
+                case "none":
+                    try a.rejectUnknownKeys(allowed: ["type"])
+                default:
+                    throw JSONPathError(path: a.childPath("type"), message: "is '\(type)'; expected basic, certificate, bearer or none")
+                }
+            }
+            switch step {
+            case .postFederationSignup: out.postFederationSignup = connector
+            case .postAttributeCollection: out.postAttributeCollection = connector
+            case .preTokenIssuance: out.preTokenIssuance = connector
+            }
+        }
+        return out
     }
 
     /// `"applicationClaims": ["city", "extension_LoyaltyId"]`: the stored attributes this user flow's tokens carry.
@@ -435,8 +493,14 @@ extension EmulatorSeed.Policy {
             try o.rejectUnknownKeys(allowed: ["type", "id", "name", "metadata", "domainHint", "caFile"])
             let metadata = try o.string("metadata")
             if let u = URL(string: metadata), let scheme = u.scheme, scheme.count > 1 {
-                guard ["http", "https"].contains(scheme), u.host != nil else {
+                guard ["http", "https"].contains(scheme), let host = u.host else {
                     throw JSONPathError(path: o.childPath("metadata"), message: "'\(metadata)' is neither an http(s) URL nor a file path")
+                }
+                // The metadata names the keys the tenant trusts: over the network only with TLS (plain http on loopback).
+                guard scheme == "https" || ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host.lowercased()) else {
+                    throw JSONPathError(
+                        path: o.childPath("metadata"),
+                        message: "'\(metadata)' must be https (it names the keys the tenant trusts), or a file")
                 }
             } else if !FileManager.default.isReadableFile(atPath: metadata) {
                 throw JSONPathError(path: o.childPath("metadata"), message: "the file '\(metadata)' cannot be read")
@@ -614,5 +678,20 @@ extension EmulatorSeed.App {
             }
             return EmulatorSeed.Secret(hash: hash, expiresAt: expires)
         }
+    }
+}
+
+extension EmulatorSeed.APIConnector {
+    var json: JSONValue {
+        var o: [String: JSONValue] = ["url": .string(url), "timeoutSeconds": JSONValue(timeoutSeconds)]
+        switch auth {
+        case .none: break
+        case .basic(let user, let password): o["auth"] = ["type": "basic", "username": .string(user), "password": .string(password)]
+        case .certificate(let cert, let key):
+            o["auth"] = ["type": "certificate", "certificateFile": .string(cert), "keyFile": .string(key)]
+        case .bearer(let token): o["auth"] = ["type": "bearer", "token": .string(token)]
+        }
+        if let caFile { o["caFile"] = .string(caFile) }
+        return .object(o)
     }
 }
