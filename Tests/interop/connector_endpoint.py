@@ -8,6 +8,8 @@ Prints one JSON line {"http", "https", "ca", "clientCert", "clientKey"} once bot
   POST /_answers  [{"status", "body" (JSON, or a string sent as is), "delayMs", "contentType"}]: queued answers, one
                   per call (an empty queue answers {"version": "1.0.0", "action": "Continue"})
   GET /_requests  JSON: every call received (path, authorization, body, client certificate's CN)
+  POST /extension/...?aud=APPID  an authentication extension's call: its bearer token is verified with PyJWT against the
+                  keys of the discovery document of the token's own issuer (audience APPID, azp the authentication events app)
   POST anything else: a connector call
 """
 import datetime
@@ -18,6 +20,8 @@ import ssl
 import sys
 import threading
 import time
+import urllib.parse
+import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from cryptography import x509
@@ -27,6 +31,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 BASIC = "Basic " + __import__("base64").b64encode(b"connector:s3cret-Passw0rd").decode()
 BEARER = "Bearer static-connector-token"
+EVENTS_APP = "99045fe1-7639-4a75-9d4a-577b6ca3810f"
 answers = []
 requests = []
 lock = threading.Lock()
@@ -66,6 +71,23 @@ def certificates(directory):
     return paths
 
 
+def verify_callout_token(authorization, audience):
+    """What an extension's own code checks: signature (the issuer's JWKS), audience, azp, expiry."""
+    import jwt
+    try:
+        token = (authorization or "").removeprefix("Bearer ")
+        issuer = jwt.decode(token, options={"verify_signature": False})["iss"]
+        with urllib.request.urlopen(issuer.rstrip("/") + "/.well-known/openid-configuration") as r:
+            jwks_uri = json.load(r)["jwks_uri"]
+        key = jwt.PyJWKClient(jwks_uri).get_signing_key_from_jwt(token)
+        claims = jwt.decode(token, key.key, algorithms=["RS256"], audience=audience, issuer=issuer)
+        if claims.get("azp") != EVENTS_APP:
+            return {"valid": False, "error": "azp is " + str(claims.get("azp"))}
+        return {"valid": True, "iss": claims["iss"], "aud": claims["aud"], "azp": claims["azp"], "idtyp": claims.get("idtyp")}
+    except Exception as e:  # the test reads why
+        return {"valid": False, "error": repr(e)}
+
+
 class Handler(BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
@@ -95,9 +117,13 @@ class Handler(BaseHTTPRequestHandler):
             peer = self.connection.getpeercert()
             cn = dict(x[0] for x in peer.get("subject", ())).get("commonName") if peer else None
         authorization = self.headers.get("Authorization")
+        url = urllib.parse.urlsplit(self.path)
+        token = None
+        if url.path.startswith("/extension/"):
+            token = verify_callout_token(authorization, dict(urllib.parse.parse_qsl(url.query)).get("aud"))
         with lock:
             requests.append({"path": self.path, "authorization": authorization, "contentType": self.headers.get("Content-Type"),
-                             "body": json.loads(body or b"null"), "clientCN": cn})
+                             "body": json.loads(body or b"null"), "clientCN": cn, "token": token})
             answer = answers.pop(0) if answers else {"status": 200, "body": {"version": "1.0.0", "action": "Continue"}}
         if self.path.startswith("/basic/") and authorization != BASIC:
             return self.send(401, json.dumps({"error": "wrong Basic credentials"}))

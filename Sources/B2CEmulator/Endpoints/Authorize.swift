@@ -300,7 +300,7 @@ struct AuthorizeEndpoint: TenantPart {
             return pages.signInPage(tx, policy: policy)
         case .signUp:
             try store.saveTransaction(tx, now: clock.now())
-            return pages.signUpPage(tx, policy: policy)
+            return try await signUpPageStarting(tx, policy: policy)
         case .editProfile:
             if let s = usableSession {
                 tx.oid = s.user.oid
@@ -377,7 +377,14 @@ struct AuthorizeEndpoint: TenantPart {
             throw PageError(code: nil, message: "The tenant configuration changed during sign-in; start again from your app.")
         }
         // "Before sending the token": the connector's claims go into this sign-in's tokens (not into later refreshes).
-        let extraClaims = try await preTokenClaims(tx, user: user, policy: policy)
+        var extraClaims = try await preTokenClaims(tx, user: user, policy: policy)
+        // External ID's OnTokenIssuanceStart: a failure sends the app an error, and no token is minted.
+        switch await tokenIssuanceClaims(tx, user: user) {
+        case .success(let claims): extraClaims.merge(claims) { _, new in new }
+        case .failure(let f):
+            try store.deleteTransaction(id: tx.id)
+            return redirectError(tx.reply, OAuthFailure(error: "server_error", code: "AADSTS\(f.code)", message: f.pageError.message))
+        }
         let now = clock.now()
         var headers: [(String, String)] = []
         if newSession {

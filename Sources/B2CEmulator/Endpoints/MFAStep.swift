@@ -93,7 +93,7 @@ extension AuthorizeEndpoint {
     }
 
     /// `mfasend`: a code by email, text or call (phone: the number entered at enrolment, else the registered one).
-    func mfaSend(_ form: [String: String], _ tx: inout AuthorizeTransaction, policy: EmulatorSeed.Policy) throws -> Response {
+    func mfaSend(_ form: [String: String], _ tx: inout AuthorizeTransaction, policy: EmulatorSeed.Policy) async throws -> Response {
         guard var m = tx.mfa, let user = try store.user(oid: m.oid) else { throw PageError(code: nil, message: "Sign in first.") }
         let now = clock.now()
         let knobs = try store.mfaKnobs
@@ -128,8 +128,13 @@ extension AuthorizeEndpoint {
             return pages.totpVerifyPage(tx)
         }
         let code = knobs.fixedCode ?? Random.digits(6)
-        try store.send(
-            to: recipient, purpose: "mfa", code: code, now: now, channel: channel, expiresAt: now + Self.mfaCodeLifetime, journey: tx.id)
+        if channel == .email {
+            try await sendEmailCode(to: recipient, purpose: "mfa", code: code, now: now, expiresAt: now + Self.mfaCodeLifetime, tx: tx)
+        } else {
+            try store.send(
+                to: recipient, purpose: "mfa", code: code, now: now, channel: channel, expiresAt: now + Self.mfaCodeLifetime, journey: tx.id
+            )
+        }
         logMFA(m, tx, "sent \(channel.rawValue)")
         m.codeHash = EmulatorStore.hash(code)
         m.codeExpiresAt = now + Self.mfaCodeLifetime

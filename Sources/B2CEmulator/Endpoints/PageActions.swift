@@ -41,7 +41,7 @@ extension AuthorizeEndpoint {
         case ("socialsignup", "POST"):
             return try await socialSignUpSubmitted(form, tx, policy: policy, secure: context.isHTTPS)
         case ("mfasend", "POST"):
-            return try mfaSend(form, &tx, policy: policy)
+            return try await mfaSend(form, &tx, policy: policy)
         case ("mfaverify", "POST"):
             return try await mfaVerify(form, &tx, policy: policy, request: request, secure: context.isHTTPS)
         case ("mfacontinue", "POST"):
@@ -59,7 +59,7 @@ extension AuthorizeEndpoint {
                 OAuthFailure(
                     error: "access_denied", code: "AADB2C90091", message: "The user has cancelled entering self-asserted information."))
         case ("signup", "GET") where signsUp:
-            return pages.signUpPage(tx, policy: policy)
+            return try await signUpPageStarting(tx, policy: policy)
         case ("signup", "POST") where signsUp:
             return try await signUpSubmitted(form, tx, policy: policy, secure: context.isHTTPS)
         case ("profile", "POST"):
@@ -82,7 +82,7 @@ extension AuthorizeEndpoint {
             return try await complete(tx, user: updated, authTime: authTime, newUser: false, secure: context.isHTTPS)
         case ("reset", "POST") where policy.kind == .resetPassword, ("resend", "GET") where policy.kind == .resetPassword:
             let email = name == "resend" ? (tx.resetEmail ?? "") : (form["email"] ?? "").trimmingCharacters(in: .whitespaces)
-            return try resetCodeRequested(email: email, &tx, policy: policy)
+            return try await resetCodeRequested(email: email, &tx, policy: policy)
         case ("resetverify", "POST") where policy.kind == .resetPassword:
             return try await resetCodeEntered(form, &tx, policy: policy, secure: context.isHTTPS)
         default:
@@ -136,7 +136,7 @@ extension AuthorizeEndpoint {
         let now = clock.now()
         let email = (form["email"] ?? "").trimmingCharacters(in: .whitespaces)
         switch form["step"] ?? "create" {
-        case "send", "verify", "edit": return try verifySignUpEmail(form, &tx, email: email, policy: policy)
+        case "send", "verify", "edit": return try await verifySignUpEmail(form, &tx, email: email, policy: policy)
         default: break
         }
         guard EmulatorSeed.isPlausibleEmail(email) else {
@@ -166,6 +166,34 @@ extension AuthorizeEndpoint {
         case .proceed(let returned):
             Self.apply(returned, policy: policy, displayName: &display, givenName: &given, surname: &surname, attributes: &collected)
         }
+        // External ID's OnAttributeCollectionSubmit: the extension may change values, send the page back, or stop here.
+        if let ext = authenticationExtension(.onAttributeCollectionSubmit, clientId: tx.clientId), seed.tenant.externalId {
+            let info = userSignUpInfo(
+                email: email, names: ["displayName": display, "givenName": given, "surname": surname], attributes: collected,
+                policy: policy)
+            let action: [String: JSONValue]
+            switch await callExtension(ext, tx: tx, data: ["userSignUpInfo": info]) {
+            case .failure(let f): throw f.pageError
+            case .success(let a): action = a
+            }
+            switch action["@odata.type"]?.stringValue ?? "" {
+            case "microsoft.graph.attributeCollectionSubmit.showBlockPage":
+                return try blockPage(tx, message: action["message"]?.stringValue ?? "")
+            case "microsoft.graph.attributeCollectionSubmit.showValidationError":
+                let fields = (action["attributeErrors"]?.objectValue ?? [:]).sorted { $0.key < $1.key }.map { name, text in
+                    let attribute = storedAttributeName(name)
+                    let label = policy.attributes.first { $0.name == attribute }?.label ?? attribute
+                    return "\(label): \(text.stringValue ?? "")"
+                }
+                let message = ([action["message"]?.stringValue ?? ""] + fields).filter { !$0.isEmpty }.joined(separator: " ")
+                return pages.signUpPage(tx, policy: policy, error: message, form: form)
+            case "microsoft.graph.attributeCollectionSubmit.modifyAttributeValues":
+                var changed: [String: JSONValue] = [:]
+                for (name, value) in action["attributes"]?.objectValue ?? [:] { changed[storedAttributeName(name)] = value }
+                Self.apply(changed, policy: policy, displayName: &display, givenName: &given, surname: &surname, attributes: &collected)
+            default: break
+            }
+        }
         if display.isEmpty { display = "\(given) \(surname)".trimmingCharacters(in: .whitespaces) }
         if display.isEmpty { display = email }
         var user: EmulatorStore.UserRecord
@@ -185,7 +213,7 @@ extension AuthorizeEndpoint {
     /// The sign-up page's email verification: send a code (to the outbox), verify it, or change the address.
     private func verifySignUpEmail(
         _ form: [String: String], _ tx: inout AuthorizeTransaction, email: String, policy: EmulatorSeed.Policy
-    ) throws -> Response {
+    ) async throws -> Response {
         let t = pages.strings(tx)
         let now = clock.now()
         switch form["step"] {
@@ -194,8 +222,7 @@ extension AuthorizeEndpoint {
                 return pages.signUpPage(tx, policy: policy, error: t["error_invalid_email"], form: form)
             }
             let code = try store.mfaKnobs.fixedCode ?? Random.digits(6)
-            try store.send(
-                to: email, purpose: "signup", code: code, now: now, expiresAt: now + Self.mfaCodeLifetime, journey: tx.id)
+            try await sendEmailCode(to: email, purpose: "signup", code: code, now: now, expiresAt: now + Self.mfaCodeLifetime, tx: tx)
             (tx.signUpEmail, tx.signUpCodeHash, tx.signUpCodeExpiresAt, tx.verifiedEmail) =
                 (email, EmulatorStore.hash(code), now + Self.mfaCodeLifetime, nil)
         case "verify":
@@ -215,6 +242,37 @@ extension AuthorizeEndpoint {
         }
         try store.saveTransaction(tx, now: now)
         return pages.signUpPage(tx, policy: policy, form: form)
+    }
+
+    /// The sign-up page as it first shows: in an External ID tenant, after OnAttributeCollectionStart (pre-filled values,
+    /// or a block page).
+    func signUpPageStarting(_ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy) async throws -> Response {
+        guard seed.tenant.externalId, let ext = authenticationExtension(.onAttributeCollectionStart, clientId: tx.clientId) else {
+            return pages.signUpPage(tx, policy: policy)
+        }
+        let info = userSignUpInfo(email: "", names: [:], attributes: [:], policy: policy)
+        let action: [String: JSONValue]
+        switch await callExtension(ext, tx: tx, data: ["userSignUpInfo": info]) {
+        case .failure(let f): throw f.pageError
+        case .success(let a): action = a
+        }
+        switch action["@odata.type"]?.stringValue ?? "" {
+        case "microsoft.graph.attributeCollectionStart.showBlockPage":
+            return try blockPage(tx, message: action["message"]?.stringValue ?? "")
+        case "microsoft.graph.attributeCollectionStart.setPrefillValues":
+            var form: [String: String] = [:]
+            for (name, value) in action["inputs"]?.objectValue ?? [:] {
+                form[storedAttributeName(name)] =
+                    switch value {
+                    case .bool(let b): b ? "true" : "false"
+                    case .number(let n): n == n.rounded() ? String(Int(n)) : String(n)
+                    default: value.stringValue ?? ""
+                    }
+            }
+            return pages.signUpPage(tx, policy: policy, form: form)
+        default:
+            return pages.signUpPage(tx, policy: policy)
+        }
     }
 
     /// A connector's `Continue` claims over what the page collected: the names and the user flow's attributes (never the
@@ -269,13 +327,17 @@ extension AuthorizeEndpoint {
     }
 
     /// "Send verification code": the code goes to the outbox (`GET /_admin/outbox`).
-    private func resetCodeRequested(email: String, _ tx: inout AuthorizeTransaction, policy: EmulatorSeed.Policy) throws -> Response {
+    private func resetCodeRequested(
+        email: String, _ tx: inout AuthorizeTransaction, policy: EmulatorSeed.Policy
+    ) async throws
+        -> Response
+    {
         let now = clock.now()
         guard let user = try store.user(email: email) else {
             return pages.resetEmailPage(tx, policy: policy, error: pages.strings(tx)["reset_account_not_found"])
         }
         let code = Random.digits(6)
-        try store.send(to: user.email, purpose: "password_reset", code: code, now: now)
+        try await sendEmailCode(to: user.email, purpose: "password_reset", code: code, now: now, tx: tx)
         tx.resetEmail = user.email
         tx.resetCodeHash = EmulatorStore.hash(code)
         tx.resetAttempts = 0

@@ -351,6 +351,32 @@ public struct EmulatorSeed: Sendable, Equatable {
     public var apps: [App]
     public var apis: [API]
     public var users: [User]
+    /// An External ID tenant's custom authentication extensions (Entra's event listeners, flattened).
+    public var authenticationExtensions: [AuthenticationExtension] = []
+
+    /// A custom authentication extension of Entra External ID: at an event of the journey the tenant POSTs Microsoft's
+    /// envelope to the developer's endpoint, with a bearer token the tenant issues for `appId`.
+    public struct AuthenticationExtension: Sendable, Equatable {
+        public enum Event: String, Sendable, CaseIterable {
+            case onTokenIssuanceStart, onAttributeCollectionStart, onAttributeCollectionSubmit, onOtpSend
+        }
+        public var event: Event
+        public var url: String
+        /// The extension's app registration: the callout token's audience.
+        public var appId: String
+        /// The apps whose sign-ins trigger it (empty: every app).
+        public var clientIds: [String] = []
+        /// Token issuance: the claims of the answer that go into tokens (the app's claims-mapping policy; case-sensitive).
+        public var claims: [String] = []
+        /// Entra's `timeoutInMilliseconds` (200–2000, default 1000) and `maximumRetries` (0 or 1, default 1).
+        public var timeoutMs = 1000
+        public var maximumRetries = 1
+        /// A PEM file of the CA of an `https` endpoint's certificate, trusted beside the system's.
+        public var caFile: String?
+
+        /// Its `customAuthenticationExtensionId` (stable for the same event and URL).
+        public var id: String { EmulatorStore.derivedGUID("custom-extension:\(event.rawValue):\(url)") }
+    }
 
     public func policy(named name: String) -> Policy? {
         policies.first { $0.id.caseInsensitiveCompare(name) == .orderedSame }

@@ -14,6 +14,7 @@ extension EmulatorSeed {
                     "extensionsAppId": tenant.extensionsAppId.map { .string($0) } ?? .null,
                 ].filter { $0.value != .null }),
             "policies": .array(policies.map(\.json)),
+            "authenticationExtensions": .array(authenticationExtensions.map(\.json)),
             "apps": .array(apps.map(\.json)),
             "apis": .array(apis.map(\.json)),
             "users": .array(
@@ -32,7 +33,9 @@ extension EmulatorSeed {
 
     public static func parse(_ data: Data) throws -> EmulatorSeed {
         let root = try JSONObjectReader(JSONValue.parse(data))
-        try root.rejectUnknownKeys(allowed: ["tenant", "policies", "apps", "apis", "users", "$schema", "description"])
+        try root.rejectUnknownKeys(allowed: [
+            "tenant", "policies", "apps", "apis", "users", "authenticationExtensions", "$schema", "description",
+        ])
         guard let t = try root.object("tenant") else { throw JSONPathError(path: "$.tenant", message: "is required (an object)") }
         try t.rejectUnknownKeys(allowed: ["name", "id", "hostAliases", "appTokenPolicyClaim", "tenantType", "extensionsAppId"])
         var tenant = Tenant(
@@ -56,9 +59,15 @@ extension EmulatorSeed {
             }
             policies.append(policy)
         }
-        let seed = EmulatorSeed(
+        var seed = EmulatorSeed(
             tenant: tenant, policies: policies, apps: try root.objects("apps", required: true).map { try App.parse($0, apis: apis) },
             apis: apis, users: try parseUsers(root))
+        seed.authenticationExtensions = try root.objects("authenticationExtensions").map(AuthenticationExtension.parse)
+        if !seed.authenticationExtensions.isEmpty && !tenant.externalId {
+            throw JSONPathError(
+                path: "$.authenticationExtensions",
+                message: "are Entra External ID's (tenant.tenantType \"externalId\"); a B2C user flow has apiConnectors instead")
+        }
         if tenant.externalId && seed.externalIdFlow == nil {
             throw JSONPathError(
                 path: "$.policies", message: "needs a userFlow of kind signUpSignIn in an External ID tenant: it is the app's user flow")
@@ -691,6 +700,37 @@ extension EmulatorSeed.APIConnector {
             o["auth"] = ["type": "certificate", "certificateFile": .string(cert), "keyFile": .string(key)]
         case .bearer(let token): o["auth"] = ["type": "bearer", "token": .string(token)]
         }
+        if let caFile { o["caFile"] = .string(caFile) }
+        return .object(o)
+    }
+}
+
+extension EmulatorSeed.AuthenticationExtension {
+    static func parse(_ o: JSONObjectReader) throws -> Self {
+        try o.rejectUnknownKeys(allowed: ["event", "url", "appId", "clientIds", "claims", "timeoutMs", "maximumRetries", "caFile"])
+        let name = try o.string("event")
+        guard let event = Event.allCases.first(where: { $0.rawValue.lowercased() == name.lowercased() }) else {
+            throw JSONPathError(
+                path: o.childPath("event"), message: "is '\(name)'; expected \(Event.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        let url = try o.string("url")
+        guard let u = URL(string: url), let scheme = u.scheme, let host = u.host,
+            scheme == "https" || (scheme == "http" && ["127.0.0.1", "localhost", "::1"].contains(host.lowercased()))
+        else {
+            throw JSONPathError(
+                path: o.childPath("url"), message: "'\(url)' must be an https URL (Entra's rule; plain http only on loopback)")
+        }
+        return Self(
+            event: event, url: url, appId: try EmulatorSeed.guid(o, "appId"), clientIds: try o.stringArray("clientIds"),
+            claims: try o.stringArray("claims"), timeoutMs: try o.int("timeoutMs", default: 1000, range: 200...2000)!,
+            maximumRetries: try o.int("maximumRetries", default: 1, range: 0...1)!, caFile: try o.optionalString("caFile"))
+    }
+
+    var json: JSONValue {
+        var o: [String: JSONValue] = [
+            "event": .string(event.rawValue), "url": .string(url), "appId": .string(appId), "clientIds": JSONValue(clientIds),
+            "claims": JSONValue(claims), "timeoutMs": JSONValue(timeoutMs), "maximumRetries": JSONValue(maximumRetries),
+        ]
         if let caFile { o["caFile"] = .string(caFile) }
         return .object(o)
     }

@@ -1,0 +1,207 @@
+import B2CKit
+import Foundation
+import Testing
+
+@testable import B2CEmulator
+
+/// Entra External ID's custom authentication extensions (reference: b2c-journeys.md §4) against a real local endpoint
+/// that verifies each callout's bearer token with PyJWT, as extension code does.
+@Suite(.serialized) struct AuthenticationExtensionTests {
+    static let appID = "7d3f9a1c-2b4e-4c6d-8e0f-1a2b3c4d5e6f"
+
+    static func seed(
+        _ e: ConnectorEndpoint, events: [EmulatorSeed.AuthenticationExtension.Event], timeoutMs: Int = 1000
+    )
+        -> EmulatorSeed
+    {
+        var seed = EmulatorSeed.default
+        seed.tenant.externalId = true
+        seed.tenant.extensionsAppId = APIConnectorTests.appID
+        var p = seed.policies[seed.policies.firstIndex { $0.id == "B2C_1_susi" }!]
+        p.attributes += [.init(name: "city", label: "City"), .init(name: "extension_LoyaltyId", label: "Loyalty id")]
+        seed.policies[seed.policies.firstIndex { $0.id == "B2C_1_susi" }!] = p
+        seed.authenticationExtensions = events.map { event in
+            .init(
+                event: event, url: e.http + "/extension/\(event.rawValue)?aud=\(appID)", appId: appID,
+                claims: event == .onTokenIssuanceStart ? ["loyaltyTier", "CustomRoles", "sub"] : [], timeoutMs: timeoutMs)
+        }
+        return seed
+    }
+
+    static func action(_ event: String, _ type: String, _ payload: [String: JSONValue] = [:]) -> JSONValue {
+        var action = payload
+        action["@odata.type"] = .string(type)
+        return [
+            "body": ["data": ["@odata.type": .string("microsoft.graph.\(event)ResponseData"), "actions": [.object(action)]]]
+        ]
+    }
+
+    @Test func aSignUpThroughEveryEventWithTheirActions() async throws {
+        let e = try ConnectorEndpoint()
+        defer { e.stop() }
+        let seed = Self.seed(e, events: [.onAttributeCollectionStart, .onOtpSend, .onAttributeCollectionSubmit, .onTokenIssuanceStart])
+        try await TestTenant.with(seed: seed) { t in
+            try await e.queue(
+                t,
+                [
+                    Self.action(
+                        "onAttributeCollectionStart", "microsoft.graph.attributeCollectionStart.setPrefillValues",
+                        [
+                            "inputs": [
+                                "city": "Lyon",
+                                "extension_\(APIConnectorTests.appID.replacingOccurrences(of: "-", with: ""))_LoyaltyId": "L-1",
+                            ]
+                        ]),
+                    Self.action("OnOtpSend", "microsoft.graph.OtpSend.continueWithDefaultBehavior"),
+                    Self.action(
+                        "onAttributeCollectionSubmit", "microsoft.graph.attributeCollectionSubmit.showValidationError",
+                        [
+                            "message": "Please fix the below errors to proceed.",
+                            "attributeErrors": ["city": "City cannot contain any numbers"],
+                        ]),
+                    Self.action(
+                        "onAttributeCollectionSubmit", "microsoft.graph.attributeCollectionSubmit.modifyAttributeValues",
+                        ["attributes": ["displayName": "Nina (modified)"]]),
+                    Self.action(
+                        "onTokenIssuanceStart", "microsoft.graph.tokenIssuanceStart.provideClaimsForToken",
+                        ["claims": ["loyaltyTier": "gold", "CustomRoles": ["Writer", "Editor"], "unmapped": "x", "sub": "forged"]]),
+                ])
+            let b = Browser(t)
+            let pkce = PKCE()
+            let page = try await b.follow(try await b.get(authorizeURL(pkce: pkce)), link: "createAccount")
+            #expect(page.body.contains("value=\"Lyon\"") && page.body.contains("value=\"L-1\""), "pre-filled: \(page.body.prefix(300))")
+            let verified = try await SignUpTests.verify(t, b, page, email: "nina@contoso.com")
+            var fields = APIConnectorTests.fields
+            fields["city"] = "Lyon 3"
+            let refused = try await b.submit(verified, form: "attributeVerification", fields)
+            #expect(
+                refused.body.contains("Please fix the below errors to proceed.")
+                    && refused.body.contains("City: City cannot contain any numbers"))
+            let answer = try await b.submit(refused, form: "attributeVerification", fields)
+            let code = try #require(answer.redirectParams["code"], "\(answer.status) \(answer.body.prefix(400))")
+            let c = try claims(
+                try await t.token("B2C_1_susi", redeemForm(code: code, verifier: pkce.verifier)).json["id_token"]?.stringValue)
+            #expect(c["name"] == "Nina (modified)" && c["loyaltyTier"] == "gold" && c["CustomRoles"] == ["Writer", "Editor"], "\(c)")
+            #expect(c["unmapped"] == nil && c["sub"] != "forged", "only the mapped claims, never a protocol claim: \(c)")
+            // Each callout carried a token of this tenant for the extension's app, which PyJWT verified.
+            let calls = try await e.received(t)
+            #expect(calls.count == 5)
+            for call in calls {
+                #expect(call["token"]?["valid"] == true && call["token"]?["azp"] == "99045fe1-7639-4a75-9d4a-577b6ca3810f", "\(call)")
+                #expect(call["token"]?["aud"] == .string(Self.appID) && call["token"]?["idtyp"] == "app")
+            }
+            let types = calls.map { $0["body"]?["type"]?.stringValue ?? "" }
+            #expect(
+                types
+                    == [
+                        "attributeCollectionStart", "emailOtpSend", "attributeCollectionSubmit", "attributeCollectionSubmit",
+                        "tokenIssuanceStart",
+                    ]
+                    .map { "microsoft.graph.authenticationEvent.\($0)" })
+            let otp = try #require(calls[1]["body"]?["data"]?["otpContext"])
+            let sentCode = try await t.latestCode(to: "nina@contoso.com")
+            #expect(otp["identifier"] == "nina@contoso.com" && otp["oneTimeCode"] == .string(sentCode))
+            let submitted = try #require(calls[2]["body"]?["data"]?["userSignUpInfo"]?["attributes"])
+            #expect(submitted["city"]?["value"] == "Lyon 3" && submitted["city"]?["attributeType"] == "builtIn")
+            #expect(submitted["givenName"]?["@odata.type"] == "microsoft.graph.stringDirectoryAttributeValue")
+            #expect(calls[4]["body"]?["data"]?["authenticationContext"]?["user"]?["mail"] == "nina@contoso.com")
+            #expect(calls[4]["body"]?["source"] == .string("/tenants/\(tenantID)/applications/\(clientID)"))
+        }
+    }
+
+    @Test func everyWayATokenIssuanceAnswerIsWrongEndsWithEntrasCode() async throws {
+        let e = try ConnectorEndpoint()
+        defer { e.stop() }
+        try await TestTenant.with(seed: Self.seed(e, events: [.onTokenIssuanceStart], timeoutMs: 300)) { t in
+            let ok = Self.action(
+                "onTokenIssuanceStart", "microsoft.graph.tokenIssuanceStart.provideClaimsForToken", ["claims": ["loyaltyTier": "gold"]])
+            var twoActions = ok
+            twoActions = [
+                "body": [
+                    "data": [
+                        "@odata.type": "microsoft.graph.onTokenIssuanceStartResponseData",
+                        "actions": .array(
+                            (ok["body"]?["data"]?["actions"]?.arrayValue ?? []) + (ok["body"]?["data"]?["actions"]?.arrayValue ?? [])),
+                    ]
+                ]
+            ]
+            let big = Self.action(
+                "onTokenIssuanceStart", "microsoft.graph.tokenIssuanceStart.provideClaimsForToken",
+                ["claims": ["loyaltyTier": .string(String(repeating: "x", count: 4000))]])
+            let cases: [(JSONValue, String)] = [
+                (["status": 500, "body": ok["body"]!], "AADSTS1003002"),
+                (["body": ok["body"]!, "contentType": "text/plain"], "AADSTS1003006"),
+                (["body": ""], "AADSTS1003009"),
+                (twoActions, "AADSTS1003010"),
+                (Self.action("onTokenIssuanceStart", "microsoft.graph.tokenIssuanceStart.provideSomethingElse"), "AADSTS1003012"),
+                (Self.action("onTokenIssuanceStart", "microsoft.graph.tokenIssuanceStart.provideClaimsForToken"), "AADSTS1003007"),
+                (big, "AADSTS1003025"),
+                (Self.action("onAttributeCollectionStart", "microsoft.graph.tokenIssuanceStart.provideClaimsForToken"), "AADSTS1003003"),
+            ]
+            for (answer, code) in cases {
+                try await e.queue(t, [answer])
+                let r = try await Browser(t).signIn(email: alice.email, password: alice.password)
+                #expect(r.redirectParams["error"] == "server_error", "\(code): \(r.status) \(r.location ?? "")")
+                #expect(r.redirectParams["error_description"]?.contains(code) == true, "\(code): \(r.redirectParams)")
+            }
+            try await e.queue(t, [["delayMs": 600], ["delayMs": 600]])
+            let late = try await Browser(t).signIn(email: alice.email, password: alice.password)
+            #expect(late.redirectParams["error_description"]?.contains("AADSTS1003005") == true, "\(late.redirectParams)")
+            let last = try #require(try await t.admin(.GET, "/callouts").json["callouts"]?.arrayValue?.last)
+            #expect(last["attempts"] == 2 && last["outcome"] == "1003005" && last["kind"] == "authenticationExtension")
+            // A good answer after all that: the claim is in the token.
+            try await e.queue(t, [ok])
+            let pkce = PKCE()
+            let good = try await Browser(t).signIn(email: alice.email, password: alice.password, pkce: pkce)
+            let code = try #require(good.redirectParams["code"])
+            let c = try claims(
+                try await t.token("B2C_1_susi", redeemForm(code: code, verifier: pkce.verifier)).json["id_token"]?.stringValue)
+            #expect(c["loyaltyTier"] == "gold")
+        }
+    }
+
+    @Test func blockPagesAtTheAttributePage() async throws {
+        let e = try ConnectorEndpoint()
+        defer { e.stop() }
+        try await TestTenant.with(seed: Self.seed(e, events: [.onAttributeCollectionStart])) { t in
+            try await e.queue(
+                t,
+                [
+                    Self.action(
+                        "onAttributeCollectionStart", "microsoft.graph.attributeCollectionStart.showBlockPage", ["message": "Closed."])
+                ])
+            let b = Browser(t)
+            let page = try await b.follow(try await b.get(authorizeURL()), link: "createAccount")
+            #expect(
+                page.body.contains("id=\"claimVerificationServerError\"") && page.body.contains("Closed.") && !page.body.contains("<form"))
+        }
+    }
+
+    @Test func theSeedReadsExtensions() throws {
+        func refusal(_ ext: String, tenantType: String = "externalId") -> String? {
+            let json = """
+                {"tenant": {"name": "contoso.onmicrosoft.com", "id": "\(tenantID)", "tenantType": "\(tenantType)"},
+                 "policies": [{"id": "B2C_1_x", "kind": "signUpSignIn"}],
+                 "apps": [{"clientId": "\(clientID)", "redirectUris": ["http://localhost"]}],
+                 "authenticationExtensions": [\(ext)]}
+                """
+            do {
+                _ = try EmulatorSeed.parse(Data(json.utf8))
+                return nil
+            } catch { return "\(error)" }
+        }
+        let good = #"{"event": "onTokenIssuanceStart", "url": "https://api.contoso.test/claims", "appId": "\#(Self.appID)"}"#
+        #expect(refusal(good) == nil)
+        #expect(refusal(good, tenantType: "b2c")?.contains("apiConnectors instead") == true)
+        #expect(refusal(#"{"event": "onSignIn", "url": "https://x/y", "appId": "\#(Self.appID)"}"#)?.contains("onSignIn") == true)
+        #expect(
+            refusal(#"{"event": "onOtpSend", "url": "http://api.contoso.test/x", "appId": "\#(Self.appID)"}"#)?.contains("https") == true)
+        #expect(
+            refusal(#"{"event": "onOtpSend", "url": "https://x/y", "appId": "\#(Self.appID)", "timeoutMs": 5000}"#)?.contains("timeoutMs")
+                == true)
+        var seed = EmulatorSeed.default
+        seed.tenant.externalId = true
+        seed.authenticationExtensions = [.init(event: .onOtpSend, url: "http://127.0.0.1:9/otp", appId: Self.appID, maximumRetries: 0)]
+        #expect(try EmulatorSeed.parse(Data(seed.json.serialized().utf8)).authenticationExtensions == seed.authenticationExtensions)
+    }
+}
