@@ -9,10 +9,40 @@ struct EmulatorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "emulator",
         abstract: "A local Azure AD B2C tenant for development and tests.",
-        subcommands: [Serve.self, DefaultSeed.self, BrowserCommand.self, HealthCommand.self])
+        subcommands: [Serve.self, DefaultSeed.self, BrowserCommand.self, HealthCommand.self, PageCommand.self])
 }
 
 extension EmulatorCommand {
+    /// `b2c-emulator page`: a policy's page in its layout, offline, for whoever designs the layout.
+    struct PageCommand: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "page",
+            abstract: "Print a policy's page (unifiedssp, selfasserted, multifactor, globalexception) inside a page layout.",
+            discussion: """
+                Renders offline, with a sample sign-in: the tenant's page of that type put into the layout's first empty
+                <div id="api"></div>, the layout's head and CSS kept, its scripts taken out unless the policy enables
+                JavaScript. --layout (a file, an http(s) URL, or classic, oceanBlue, slateGray) overrides the policy's
+                pageLayouts. Exit codes: 0 the page was printed; 3 an unknown policy or page type, a bad --seed, or a
+                layout that cannot be read or has no empty <div id="api">.
+                """)
+
+        @Argument(help: "The policy, such as B2C_1_susi.") var policy: String
+        @Argument(help: "The page type: unifiedssp, selfasserted, multifactor or globalexception (error).") var pageType: String
+        @Option(help: ArgumentHelp("The layout: a file, an http(s) URL, or classic, oceanBlue, slateGray.", valueName: "layout"))
+        var layout: String?
+        @Option(help: ArgumentHelp("The seed whose policy to render (default: the built-in seed).", valueName: "file")) var seed: String?
+        @Option(help: "The page's language (its ui_locales).") var language = "en"
+
+        func run() async throws {
+            let seedValue = try BrowserCommand.seed(seed)
+            do {
+                print(try await PagePreview.render(seed: seedValue, policy: policy, pageType: pageType, layout: layout, language: language))
+            } catch let e as PagePreview.Failure {
+                throw CLIError(e.description, exitCode: ExitStatus.configuration)
+            }
+        }
+    }
+
     struct DefaultSeed: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "default-seed",

@@ -8,6 +8,7 @@ Prints one JSON line {"http", "https", "ca", "clientCert", "clientKey"} once bot
   POST /_answers  [{"status", "body" (JSON, or a string sent as is), "delayMs", "contentType"}]: queued answers, one
                   per call (an empty queue answers {"version": "1.0.0", "action": "Continue"})
   GET /_requests  JSON: every call received (path, authorization, body, client certificate's CN)
+  GET /layout/... a page layout template that names its own path (and, under /layout/cors/, allows the request's Origin)
   POST /extension/...?aud=APPID  an authentication extension's call: its bearer token is verified with PyJWT against the
                   keys of the discovery document of the token's own issuer (audience APPID, azp the authentication events app)
   POST anything else: a connector call
@@ -104,6 +105,19 @@ class Handler(BaseHTTPRequestHandler):
         if self.path == "/_requests":
             with lock:
                 return self.send(200, json.dumps(requests))
+        if self.path.startswith("/layout/") and "missing" not in self.path:
+            page = ('<!DOCTYPE html><html lang="de"><head><title>Contoso layout</title>'
+                    '<link rel="stylesheet" href="https://cdn.contoso.test/site.css">'
+                    '<script src="https://cdn.contoso.test/app.js"></script></head><body>'
+                    f'<header id="brand" data-path="{self.path}">Contoso</header><iframe src="https://ads.test"></iframe>'
+                    '<div id="api" role="main" class="contoso-panel"></div></body></html>').encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            if self.path.startswith("/layout/cors/") and self.headers.get("Origin"):
+                self.send_header("Access-Control-Allow-Origin", self.headers["Origin"])
+            self.send_header("Content-Length", str(len(page)))
+            self.end_headers()
+            return self.wfile.write(page)
         self.send(404, "{}")
 
     def do_POST(self):

@@ -293,11 +293,13 @@ struct PageRenderer: Sendable {
             page(
                 title: "Error",
                 body: """
+                    <div id="api" class="error-page-content" data-name="GlobalException">
                     <h1>Sorry, but we're having trouble signing you in.</h1>
                     <p class="tenant">\(HTML.escape(tenantName)) · b2c emulator</p>
                     <div class="error" id="error" role="alert">\(HTML.escape(text))</div>
                     <p class="note">Correlation ID: \(UUID().uuidString.lowercased())<br>Timestamp:
                     \(B2CErrorDescription.timestampString(clock.date))</p>
+                    </div>
                     """), status: e.status, headers: headers)
     }
 }

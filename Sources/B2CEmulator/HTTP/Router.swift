@@ -15,6 +15,7 @@ extension B2CEmulator {
     /// Every route of the tenant. Paths below an authority arrive as `/_b2c/<endpoint>` (see `AuthorityPrefixMiddleware`).
     func router() -> Router<EmulatorRequestContext> {
         let router = Router(context: EmulatorRequestContext.self)
+        router.middlewares.add(PageLayoutMiddleware(emulator: self))
         router.middlewares.add(ErrorMiddleware(emulator: self))
         router.middlewares.add(FaultMiddleware(emulator: self))
         let any: [HTTPRequest.Method] = [.get, .post, .put, .delete, .patch, .head, .options]

@@ -66,6 +66,8 @@ public struct EmulatorSeed: Sendable, Equatable {
         public var applicationClaims: [String]?
         /// The user flow's API connectors (sign-up part only, as in B2C).
         public var apiConnectors = APIConnectors()
+        /// Custom page layouts: the developer's HTML around the tenant's pages.
+        public var pageLayouts = PageLayouts()
 
         public var lowercasedID: String { id.lowercased() }
     }
@@ -116,6 +118,35 @@ public struct EmulatorSeed: Sendable, Equatable {
         }
 
         public var isEmpty: Bool { Step.allCases.allSatisfy { self[$0] == nil } }
+    }
+
+    /// A user flow's custom page layouts (B2C's "Use custom page content" with a "Custom page URI", or a custom policy's
+    /// content definitions): per page type, where the template is and which page contract it follows.
+    public struct PageLayouts: Sendable, Equatable {
+        public enum PageType: String, Sendable, CaseIterable {
+            case unifiedssp, selfasserted, multifactor, globalexception
+
+            /// The page contract the emulator's pages follow when the seed names none (B2C's starter pack's versions).
+            public var defaultDataUri: String {
+                let version = ["unifiedssp": "2.1.5", "selfasserted": "2.1.7", "multifactor": "1.2.5", "globalexception": "1.2.1"]
+                return "urn:com:microsoft:aad:b2c:elements:contract:\(rawValue):\(version[rawValue]!)"
+            }
+        }
+
+        public struct Page: Sendable, Equatable {
+            /// An http(s) URL, a file path, or a built-in layout: `classic`, `oceanBlue`, `slateGray`.
+            public var loadUri: String
+            /// `urn:com:microsoft:aad:b2c:elements[:contract]:<page>:<version>`; JavaScript needs a `contract` one.
+            public var dataUri: String
+        }
+
+        public var pages: [PageType: Page] = [:]
+        /// "Enable JavaScript enforcing page layout": the template's scripts stay (on pages with a contract data URI).
+        public var javascript = false
+        /// Check the template host's CORS answer (`Access-Control-Allow-Origin` for the tenant's origin) like a browser.
+        public var strictCors = false
+
+        public var isEmpty: Bool { pages.isEmpty }
     }
 
     /// One API connector: where the tenant POSTs, with which credentials, and how long it waits for each attempt.

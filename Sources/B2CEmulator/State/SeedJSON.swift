@@ -186,6 +186,13 @@ extension EmulatorSeed.Policy {
             o["emailVerification"] = emailVerification == .off ? false : .string(emailVerification.rawValue)
         }
         if let applicationClaims { o["applicationClaims"] = JSONValue(applicationClaims) }
+        if !pageLayouts.isEmpty {
+            var layouts: [String: JSONValue] = ["javascript": .bool(pageLayouts.javascript), "strictCors": .bool(pageLayouts.strictCors)]
+            for (type, page) in pageLayouts.pages {
+                layouts[type.rawValue] = ["loadUri": .string(page.loadUri), "dataUri": .string(page.dataUri)]
+            }
+            o["pageLayouts"] = .object(layouts)
+        }
         if !apiConnectors.isEmpty {
             var connectors: [String: JSONValue] = [:]
             for step in EmulatorSeed.APIConnectors.Step.allCases { if let c = apiConnectors[step] { connectors[step.rawValue] = c.json } }
@@ -214,7 +221,7 @@ extension EmulatorSeed.Policy {
         try p.rejectUnknownKeys(allowed: [
             "id", "kind", "type", "policyClaim", "issuerPattern", "accessTokenLifetime", "idTokenLifetime",
             "refreshTokenLifetime", "slidingWindow", "numbersAsStrings", "mfa", "identityProviders", "session", "kmsi", "languages",
-            "emailVerification", "attributes", "applicationClaims", "apiConnectors",
+            "emailVerification", "attributes", "applicationClaims", "apiConnectors", "pageLayouts",
         ])
         let id = try p.string("id")
         let typeName = try p.optionalString("type") ?? (id.lowercased().hasPrefix("b2c_1a_") ? "custom" : "userFlow")
@@ -261,7 +268,8 @@ extension EmulatorSeed.Policy {
             samlProviders: try samlProviders(p),
             session: try session(p, kind: kind),
             languages: try languages(p), emailVerification: try emailVerification(p),
-            attributes: try attributes(p), applicationClaims: try applicationClaims(p), apiConnectors: try apiConnectors(p, kind: kind))
+            attributes: try attributes(p), applicationClaims: try applicationClaims(p), apiConnectors: try apiConnectors(p, kind: kind),
+            pageLayouts: try pageLayouts(p))
     }
 
     /// `"emailVerification": true | false | "classic" | "displayControl"` (true is the classic widget).
@@ -320,6 +328,53 @@ extension EmulatorSeed.Policy {
             case .postAttributeCollection: out.postAttributeCollection = connector
             case .preTokenIssuance: out.preTokenIssuance = connector
             }
+        }
+        return out
+    }
+
+    /// `"pageLayouts": {"unifiedssp": "URL | file | classic | oceanBlue | slateGray" or {"loadUri", "dataUri"}, …,
+    /// "javascript"?: Bool, "strictCors"?: Bool}` (`error` is another name of `globalexception`).
+    private static func pageLayouts(_ p: JSONObjectReader) throws -> EmulatorSeed.PageLayouts {
+        guard let o = try p.object("pageLayouts") else { return .init() }
+        typealias PageType = EmulatorSeed.PageLayouts.PageType
+        try o.rejectUnknownKeys(allowed: Set(PageType.allCases.map(\.rawValue) + ["error", "javascript", "strictCors"]))
+        var out = EmulatorSeed.PageLayouts(
+            javascript: try o.bool("javascript", default: false), strictCors: try o.bool("strictCors", default: false))
+        for key in PageType.allCases.map(\.rawValue) + ["error"] where o.has(key) {
+            let type = PageType(rawValue: key) ?? .globalexception
+            var page = EmulatorSeed.PageLayouts.Page(loadUri: "", dataUri: type.defaultDataUri)
+            if let uri = o.raw(key)?.stringValue {
+                page.loadUri = uri
+            } else if let entry = try o.object(key) {
+                try entry.rejectUnknownKeys(allowed: ["loadUri", "dataUri"])
+                page.loadUri = try entry.string("loadUri")
+                page.dataUri = try entry.optionalString("dataUri") ?? page.dataUri
+                let parts = page.dataUri.split(separator: ":").map(String.init)
+                guard page.dataUri.hasPrefix("urn:com:microsoft:aad:b2c:elements:"),
+                    parts.count == 8 || (parts.count == 9 && parts[6] == "contract"),
+                    parts[parts.count - 2] == type.rawValue
+                else {
+                    throw JSONPathError(
+                        path: entry.childPath("dataUri"),
+                        message: "'\(page.dataUri)' is not urn:com:microsoft:aad:b2c:elements[:contract]:\(type.rawValue):<version>")
+                }
+            } else {
+                throw JSONPathError(
+                    path: o.childPath(key), message: "must be a URL, a file, a built-in layout or {\"loadUri\", \"dataUri\"}")
+            }
+            let builtIn = PageLayoutTemplates.builtIn.keys.contains(page.loadUri)
+            if !builtIn {
+                if let u = URL(string: page.loadUri), let scheme = u.scheme, scheme.count > 1 {
+                    guard ["http", "https"].contains(scheme), u.host != nil else {
+                        throw JSONPathError(path: o.childPath(key), message: "'\(page.loadUri)' is neither an http(s) URL nor a file path")
+                    }
+                } else if !FileManager.default.isReadableFile(atPath: page.loadUri) {
+                    throw JSONPathError(
+                        path: o.childPath(key),
+                        message: "the file '\(page.loadUri)' cannot be read (built-in layouts: classic, oceanBlue, slateGray)")
+                }
+            }
+            out.pages[type] = page
         }
         return out
     }
