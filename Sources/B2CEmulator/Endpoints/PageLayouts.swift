@@ -203,7 +203,7 @@ struct PageLayoutMiddleware: RouterMiddleware {
         let box: NIOLockedValueBox<ByteBuffer>
         mutating func write(_ buffer: ByteBuffer) async throws {
             var b = buffer
-            box.withLockedValue { $0.writeBuffer(&b) }
+            _ = box.withLockedValue { $0.writeBuffer(&b) }
         }
         consuming func finish(_ trailingHeaders: HTTPFields?) async throws {}
     }
