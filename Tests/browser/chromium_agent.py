@@ -21,6 +21,9 @@ Environment:
                            second-factor code wrong) | signup (follows "Sign up now": the email verified with the
                            code from the outbox, B2C_AGENT_PASSWORD chosen, the names and B2C_AGENT_ATTRIBUTES)
   B2C_AGENT_ATTRIBUTES     sign-up attributes as name=value pairs separated by ';' (a checkbox is checked for "true")
+  B2C_AGENT_CORRECTED_ATTRIBUTES   when the sign-up page comes back with a message (#claimVerificationServerError: a
+                           validation error, an API connector's), these pairs replace B2C_AGENT_ATTRIBUTES' and it is sent
+                           again, once
   B2C_AGENT_PHONE          the number (E.164) to register when the phone factor page asks for one
   B2C_AGENT_REMEMBER_ME    if set, "Keep me signed in" (#rememberMe) is checked on the sign-in page
   B2C_AGENT_IDP_BUTTON     the id of a social provider's button to press on the sign-in page (GoogleExchange, …); the
@@ -380,7 +383,8 @@ class Agent:
                 time.sleep(0.1)
                 continue
             if first_page:
-                log(f"page language {self.driver.execute_script('return document.documentElement.lang')}")
+                log(f"page language {self.driver.execute_script('return document.documentElement.lang')}, "
+                    f"title '{self.driver.title}'")
             if first_page and self.screenshot:
                 self.take_screenshot()
             first_page = False
@@ -429,6 +433,8 @@ class Agent:
             self.edit_profile()
         elif error_text(d):
             raise AgentError(f"the emulator shows an error: {error_text(d)}")
+        elif find(d, "claimVerificationServerError") is not None and not d.find_elements(By.TAG_NAME, "form"):
+            raise AgentError(f"blocked: {find(d, 'claimVerificationServerError').text.strip()}")
         else:
             return False
         return True
@@ -556,7 +562,11 @@ class Agent:
     def sign_up(self):
         """The sign-up page by B2C's ids: send the code, type it from the outbox, then the password and attributes."""
         d = self.driver
-        if error_text(d):
+        server_message = find(d, "claimVerificationServerError")
+        if server_message is not None and ENV.get("B2C_AGENT_CORRECTED_ATTRIBUTES") and not getattr(self, "corrected", False):
+            log(f"sign-up: the page says '{server_message.text.strip()}'; correcting the attributes")
+            self.corrected = True
+        elif error_text(d):
             raise AgentError(f"the sign-up was refused: {error_text(d)}")
         # B2C's classic widget (email_ver_*) or its display control (emailVerificationControl_but_*, #verificationCode).
         send = next((i for i in ("email_ver_but_send", "emailVerificationControl_but_send_code") if find(d, i) is not None), None)
@@ -580,7 +590,8 @@ class Agent:
             type_into(d, "reenterPassword", password)
             values = {"displayName": ENV.get("B2C_AGENT_DISPLAY_NAME"), "givenName": ENV.get("B2C_AGENT_GIVEN_NAME"),
                       "surname": ENV.get("B2C_AGENT_SURNAME")}
-            for pair in filter(None, ENV.get("B2C_AGENT_ATTRIBUTES", "").split(";")):
+            pairs = ENV.get("B2C_AGENT_CORRECTED_ATTRIBUTES" if getattr(self, "corrected", False) else "B2C_AGENT_ATTRIBUTES", "")
+            for pair in filter(None, pairs.split(";")):
                 name, _, value = pair.partition("=")
                 values[name] = value
             for name, value in values.items():

@@ -49,6 +49,7 @@ cleanup() {
   [ -d "$B2C_CHROMIUM_PROFILE" ] && "$venv/bin/python" "$here/chromium_agent.py" --shutdown 2>/dev/null
   if [ -n "$emulator_pid" ]; then kill "$emulator_pid" 2>/dev/null; wait "$emulator_pid" 2>/dev/null; fi
   if [ -n "${upstream_pid:-}" ]; then kill "$upstream_pid" 2>/dev/null; wait "$upstream_pid" 2>/dev/null; fi
+  if [ -n "${hooks_pid:-}" ]; then kill "$hooks_pid" 2>/dev/null; wait "$hooks_pid" 2>/dev/null; fi
   if [ "${B2C_KEEP_TMP:-}" = 1 ]; then echo "# kept $tmp"; else rm -rf "$tmp"; fi
 }
 trap cleanup EXIT
@@ -80,7 +81,51 @@ for _ in $(seq 1 200); do
   [ -n "$upstream" ] && break
   sleep 0.1
 done
-python3 - "$tmp/default-seed.json" "$tmp/seed.json" "$upstream" <<'PY'
+# The developer's code in the journey (step o): an API connector endpoint and a page layout host, in Python's standard
+# library, on a port chosen now.
+hooks_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+cat >"$tmp/hooks.py" <<'PY'
+import json, sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+LAYOUT = ('<!DOCTYPE html><html><head><title>Contoso hooks layout</title></head>'
+          '<body><header id="contoso-brand">Contoso</header><div id="api" role="main"></div></body></html>')
+
+
+class Hooks(BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+    def reply(self, status, body, content_type="application/json"):
+        data = (body if isinstance(body, str) else json.dumps(body)).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self):
+        self.reply(200, LAYOUT, "text/html") if self.path == "/layout.html" else self.reply(404, {})
+
+    def do_POST(self):
+        claims = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if claims["step"] != "PostAttributeCollection":
+            return self.reply(200, {"version": "1.0.0", "action": "Continue", "extension_Tier": "gold"})
+        if claims["email"].startswith("blocked"):
+            return self.reply(200, {"version": "1.0.0", "action": "ShowBlockPage",
+                                    "userMessage": "Sign-ups from this address are closed."})
+        loyalty = next((v for k, v in claims.items() if k.endswith("_LoyaltyId")), "")
+        if not loyalty.startswith("L-"):
+            return self.reply(400, {"version": "1.0.0", "status": 400, "action": "ValidationError",
+                                    "userMessage": "Loyalty numbers start with L-."})
+        self.reply(200, {"version": "1.0.0", "action": "Continue"})
+
+
+ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Hooks).serve_forever()
+PY
+python3 "$tmp/hooks.py" "$hooks_port" 2>"$tmp/hooks.err" &
+hooks_pid=$!
+python3 - "$tmp/default-seed.json" "$tmp/seed.json" "$upstream" "http://127.0.0.1:$hooks_port" <<'PY'
 import json, sys
 seed = json.load(open(sys.argv[1]))
 web = next(a for a in seed["apps"] if a.get("name") == "web-app")
@@ -95,6 +140,11 @@ seed["policies"].append({"id": "B2C_1_loyalty", "kind": "signUpSignIn", "attribu
     "givenName", "surname", {"name": "extension_LoyaltyId", "type": "String", "required": True, "label": "Loyalty number"},
     {"name": "extension_Newsletter", "type": "Boolean", "label": "Send me news"}]})
 seed["policies"].append({"id": "B2C_1_signup_dc", "kind": "signUpSignIn", "emailVerification": "displayControl"})
+hooks = sys.argv[4]
+seed["policies"].append({"id": "B2C_1_hooks", "kind": "signUpSignIn", "emailVerification": False, "attributes": [
+    "givenName", "surname", {"name": "extension_LoyaltyId", "type": "String", "required": True, "label": "Loyalty number"}],
+    "apiConnectors": {"postAttributeCollection": {"url": hooks + "/attributes"}, "preTokenIssuance": {"url": hooks + "/token"}},
+    "pageLayouts": {"unifiedssp": hooks + "/layout.html", "selfasserted": hooks + "/layout.html"}})
 json.dump(seed, open(sys.argv[2], "w"))
 PY
 "$b2c" emulator serve --tls --seed "$tmp/seed.json" --state "$tmp/state" --config-out "$B2C_CONFIG" --port "$port" \
@@ -373,6 +423,30 @@ if [ $status -eq 0 ] && [ $again -eq 0 ] && [ "$idp" = "$upstream/8f2c6d4e-1a3b-
   ok "(n) a second b2c-emulator as an OpenID Connect provider: first time and returning (domain_hint); idp is its issuer"
 else
   not_ok "(n) OpenID Connect provider (exit $status, then $again; idp '$idp')" "$tmp/n-oidc.err"
+fi
+
+# (o) the developer's code in the journey, on the developer's page layout: the API connector refuses gina's loyalty number
+# (ValidationError, shown in #claimVerificationServerError), she corrects it, the account is made, and the token
+# connector's claim is in her tokens; a blocked address ends on the block page.
+B2C_AGENT_ACTION=signup B2C_AGENT_EMAIL=gina@contoso.com B2C_AGENT_PASSWORD='Gina-dev-2026!' B2C_AGENT_GIVEN_NAME=Gina \
+  B2C_AGENT_SURNAME=Gee B2C_AGENT_ATTRIBUTES='extension_LoyaltyId=X-1' B2C_AGENT_CORRECTED_ATTRIBUTES='extension_LoyaltyId=L-9' \
+  b2c_run o-hooks signin --policy B2C_1_hooks --prompt login --timeout 90 --verbose
+status=$?
+claims=$("$b2c" whoami --policy B2C_1_hooks --output json 2>/dev/null)
+if [ $status -eq 0 ] && grep -q "title 'Contoso hooks layout'" "$tmp/o-hooks.err" \
+  && grep -q "the page says 'Loyalty numbers start with L-.'; correcting" "$tmp/o-hooks.err" \
+  && grep -q '"extension_Tier" *: *"gold"' <<<"$claims" && grep -q '"extension_LoyaltyId" *: *"L-9"' <<<"$claims"; then
+  ok "(o) on a custom layout: a connector's validation error corrected, then its token claim (extension_Tier) in the tokens"
+else
+  not_ok "(o) API connectors on a custom layout (exit $status)" "$tmp/o-hooks.err"
+fi
+B2C_AGENT_ACTION=signup B2C_AGENT_EMAIL=blocked@contoso.com B2C_AGENT_PASSWORD='Blocked-dev-2026!' \
+  B2C_AGENT_ATTRIBUTES='extension_LoyaltyId=L-1' b2c_run o-blocked signin --policy B2C_1_hooks --prompt login --timeout 15 --verbose
+status=$?
+if [ $status -ne 0 ] && grep -q 'blocked: Sign-ups from this address are closed.' "$tmp/o-blocked.err"; then
+  ok "(o) a connector's ShowBlockPage: the block page's message in #claimVerificationServerError, no way on"
+else
+  not_ok "(o) a connector's block page (exit $status)" "$tmp/o-blocked.err"
 fi
 
 echo "# $([ $failed -eq 0 ] && echo 'all passed' || echo "$failed failed") in $(($(date +%s) - started)) s"

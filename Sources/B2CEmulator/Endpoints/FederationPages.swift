@@ -77,7 +77,7 @@ extension PageRenderer {
                     \(header(t["social_signup_heading"]))
                     <p class="intro">Signed in with \(HTML.escape(identity.label)) as
                     <strong id="signedInAs">\(HTML.escape(identity.email))</strong>.</p>
-                    \(errorBox(error))
+                    \(pageLevelError(error))
                     <form id="attributeVerification" method="post" action="\(HTML.escape(action(tx, "socialsignup")))">\(hiddenTx(tx))
                     <label for="displayName">\(HTML.escape(t["displayName_label"]))</label>
                     <input type="text" id="displayName" name="displayName" value="\(v("displayName", display))">

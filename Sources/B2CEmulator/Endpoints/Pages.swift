@@ -45,6 +45,13 @@ struct PageRenderer: Sendable {
         return "<div class=\"error\" id=\"error\" role=\"alert\">\(HTML.escape(message))</div>"
     }
 
+    /// A self-asserted page's server message (a validation error, an API connector's `userMessage`): in B2C's page-level
+    /// slot, `#claimVerificationServerError`, around the emulator's `#error`.
+    func pageLevelError(_ message: String?) -> String {
+        guard message != nil else { return "" }
+        return "<div class=\"error pageLevel\" id=\"claimVerificationServerError\" aria-hidden=\"false\">\(errorBox(message))</div>"
+    }
+
     func action(_ tx: AuthorizeTransaction, _ name: String) -> String {
         "/\(tx.tenantSegment)/\(tx.policy.lowercased())/emulator/\(name)"
     }
@@ -119,7 +126,7 @@ struct PageRenderer: Sendable {
                 body: """
                     <div id="api" data-name="SelfAsserted">
                     \(header(t["signup_heading"]))
-                    \(errorBox(error))
+                    \(pageLevelError(error))
                     <form id="attributeVerification" method="post" action="\(HTML.escape(action(tx, "signup")))">
                     \(hiddenTx(tx))
                     <div id="attributeList"><ul>
