@@ -160,6 +160,32 @@ import Testing
         }
     }
 
+    /// Native authentication's email code goes to OnOtpSend too (and to the outbox); an answer over 1 MiB is 1003024.
+    @Test func nativeAuthenticationsCodeGoesToTheExtension() async throws {
+        let e = try ConnectorEndpoint()
+        defer { e.stop() }
+        try await TestTenant.with(seed: Self.seed(e, events: [.onOtpSend])) { t in
+            let base = "/contoso.onmicrosoft.com/oauth2/v2.0"
+            func challenge() async throws -> TestResponse {
+                let start = try await t.post(
+                    "\(base)/initiate", ["client_id": clientID, "challenge_type": "oob redirect", "username": alice.email])
+                let token = try #require(start.json["continuation_token"]?.stringValue, "\(start.body)")
+                return try await t.post(
+                    "\(base)/challenge", ["client_id": clientID, "challenge_type": "oob redirect", "continuation_token": token])
+            }
+            try await e.queue(t, [Self.action("OnOtpSend", "microsoft.graph.OtpSend.continueWithDefaultBehavior")])
+            let sent = try await challenge()
+            #expect(sent.json["challenge_type"] == "oob", "\(sent.body)")
+            let call = try #require(try await e.received(t).last)
+            let code = try await t.latestCode(to: alice.email)
+            #expect(call["body"]?["data"]?["otpContext"]?["oneTimeCode"] == .string(code) && code.count == 8)
+            #expect(call["body"]?["data"]?["authenticationContext"]?["requestType"] == "signIn" && call["token"]?["valid"] == true)
+            try await e.queue(t, [["body": .string(String(repeating: "x", count: 1_100_000))]])
+            let refused = try await challenge()
+            #expect(refused.status >= 400 && refused.body.contains("AADSTS1003024"), "\(refused.status) \(refused.body.prefix(300))")
+        }
+    }
+
     @Test func blockPagesAtTheAttributePage() async throws {
         let e = try ConnectorEndpoint()
         defer { e.stop() }

@@ -57,6 +57,8 @@ enum CalloutHTTP {
 
     enum Failure: Error {
         case timedOut
+        /// The answer was larger than the 1 MiB the tenant reads.
+        case tooLarge
         case unreachable(String)
         case misconfigured(String)
     }
@@ -91,6 +93,9 @@ enum CalloutHTTP {
                     contentType: response.headers.first(name: "content-type"), body: data)
             } catch let e as HTTPClientError where e == .deadlineExceeded || e == .readTimeout || e == .connectTimeout {
                 last = .timedOut
+            } catch is NIOTooManyBytesError {
+                last = .tooLarge
+                break  // an answer came: no retry
             } catch {
                 last = .unreachable(String(describing: error).prefix(200).description)
             }

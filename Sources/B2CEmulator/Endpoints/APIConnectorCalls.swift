@@ -139,6 +139,8 @@ extension AuthorizeEndpoint {
                     + "Restful service URL: \(c.url)")
         case .unreachable:
             PageError(code: "AADB2C90075", message: "The API connector of step '\(step.bodyName)' could not be reached at \(c.url).")
+        case .tooLarge:
+            PageError(code: "AADB2C90075", message: "The API connector of step '\(step.bodyName)' answered more than 1 MiB.")
         case .misconfigured(let why):
             PageError(code: "AADB2C90075", message: "The API connector of step '\(step.bodyName)' is misconfigured: \(why).")
         }

@@ -7,22 +7,48 @@ import NIOCore
 /// tenant POSTs Microsoft's envelope to the developer's endpoint with a bearer token of its own issuer (`azp` the
 /// authentication events app, `aud` the extension's app), and holds the answer to Entra's contract — HTTP 200,
 /// `application/json`, the event's response type, exactly one known action — failing with the 1003xxx code Entra logs.
-extension AuthorizeEndpoint {
+/// What went wrong, as Entra's sign-in logs code it (1003002 InvalidHTTPStatus, 1003005 TimedOut, …).
+struct ExtensionFailure: Error {
+    var code: Int
+    var name: String
+    var detail: String
+
+    var pageError: PageError {
+        PageError(code: "AADSTS\(code)", message: "The custom authentication extension failed: \(name). \(detail)")
+    }
+}
+
+/// The parts of the tenant that call the developer's code during a journey (the browser's pages, native authentication).
+protocol JourneyCallouts: TenantPart {
+    var store: EmulatorStore { get }
+    var clock: EmulatorClock { get }
+    var issuer: TokenIssuer { get }
+}
+
+/// Who a callout is about: the app, the page's language, the origin the client used (the callout token's issuer), and the
+/// journey (its correlation id).
+struct CalloutContext {
+    var clientId: String
+    var language: String
+    var origin: String
+    var journeyID: String
+    var policy: String
+}
+
+extension AuthorizeTransaction {
+    var callout: CalloutContext {
+        .init(clientId: request.clientId, language: request.language, origin: origin, journeyID: id, policy: policy)
+    }
+}
+
+extension AuthorizeEndpoint: JourneyCallouts {}
+extension NativeAuthEndpoint: JourneyCallouts {}
+
+extension JourneyCallouts {
     typealias ExtensionEvent = EmulatorSeed.AuthenticationExtension.Event
 
     /// The "Azure AD authentication events" app: the callout token's `azp`.
-    static let authenticationEventsApp = "99045fe1-7639-4a75-9d4a-577b6ca3810f"
-
-    /// What went wrong, as Entra's sign-in logs code it (1003002 InvalidHTTPStatus, 1003005 TimedOut, …).
-    struct ExtensionFailure: Error {
-        var code: Int
-        var name: String
-        var detail: String
-
-        var pageError: PageError {
-            PageError(code: "AADSTS\(code)", message: "The custom authentication extension failed: \(name). \(detail)")
-        }
-    }
+    static var authenticationEventsApp: String { "99045fe1-7639-4a75-9d4a-577b6ca3810f" }
 
     func authenticationExtension(_ event: ExtensionEvent, clientId: String) -> EmulatorSeed.AuthenticationExtension? {
         seed.authenticationExtensions.first { $0.event == event && ($0.clientIds.isEmpty || $0.clientIds.contains(clientId)) }
@@ -30,7 +56,7 @@ extension AuthorizeEndpoint {
 
     /// Calls `ext` with the event's envelope (`data` beyond the common fields) and returns its one action.
     func callExtension(
-        _ ext: EmulatorSeed.AuthenticationExtension, tx: AuthorizeTransaction, data extra: [String: JSONValue], user: JSONValue? = nil,
+        _ ext: EmulatorSeed.AuthenticationExtension, tx: CalloutContext, data extra: [String: JSONValue], user: JSONValue? = nil,
         requestType: String? = nil
     ) async -> Result<[String: JSONValue], ExtensionFailure> {
         let app = seed.app(clientId: tx.clientId)
@@ -39,7 +65,7 @@ extension AuthorizeEndpoint {
             "appDisplayName": .string(app?.name ?? tx.clientId), "displayName": .string(app?.name ?? tx.clientId),
         ]
         var context: [String: JSONValue] = [
-            "correlationId": .string(EmulatorStore.derivedGUID("correlation:\(tx.id)")),
+            "correlationId": .string(EmulatorStore.derivedGUID("correlation:\(tx.journeyID)")),
             "client": ["ip": "127.0.0.1", "locale": .string(tx.language), "market": .string(tx.language)],
             "protocol": "OAUTH2.0", "clientServicePrincipal": principal, "resourceServicePrincipal": principal,
         ]
@@ -69,6 +95,8 @@ extension AuthorizeEndpoint {
             switch outcome.answer {
             case .failure(.timedOut):
                 result = .failure(.init(code: 1_003_005, name: "TimedOut", detail: "No answer within \(ext.timeoutMs) ms."))
+            case .failure(.tooLarge):
+                result = .failure(.init(code: 1_003_024, name: "ResponseSizeExceeded", detail: "The answer is larger than 1 MiB."))
             case .failure(let other):
                 result = .failure(.init(code: 1_003_027, name: "ConnectionError", detail: "\(ext.url) could not be reached: \(other)."))
             case .success(let answer):
@@ -199,7 +227,7 @@ extension AuthorizeEndpoint {
             "userType": "Member",
             "createdDateTime": .string(ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double(user.createdAt)))),
         ]
-        return await callExtension(ext, tx: tx, data: [:], user: person).map { action in
+        return await callExtension(ext, tx: tx.callout, data: [:], user: person).map { action in
             let provided = action["claims"]?.objectValue ?? [:]
             return provided.filter { ext.claims.contains($0.key) && !TokenIssuer.protocolClaims.contains($0.key) }
         }
@@ -208,16 +236,17 @@ extension AuthorizeEndpoint {
     /// An email code: to the outbox, and in an External ID tenant with an OnOtpSend extension, to the developer's endpoint
     /// too (Entra's custom email provider) — a failure there is the page's error, the code unsent.
     func sendEmailCode(
-        to email: String, purpose: String, code: String, now: Int, expiresAt: Int? = nil, tx: AuthorizeTransaction
+        to email: String, purpose: String, code: String, now: Int, expiresAt: Int? = nil, tx: CalloutContext
     ) async throws {
         if seed.tenant.externalId, let ext = authenticationExtension(.onOtpSend, clientId: tx.clientId) {
-            let requestType = ["signup": "signUp", "mfa": "mfa", "password_reset": "passwordReset"][purpose] ?? purpose
+            let requestType =
+                ["signup": "signUp", "mfa": "mfa", "password_reset": "passwordReset", "native_signin": "signIn"][purpose] ?? purpose
             let context: JSONValue = ["identifier": .string(email), "oneTimeCode": .string(code)]
             if case .failure(let f) = await callExtension(ext, tx: tx, data: ["otpContext": context], requestType: requestType) {
                 throw f.pageError
             }
         }
-        try store.send(to: email, purpose: purpose, code: code, now: now, expiresAt: expiresAt, journey: tx.id)
+        try store.send(to: email, purpose: purpose, code: code, now: now, expiresAt: expiresAt, journey: tx.journeyID)
     }
 
     /// `userSignUpInfo` of the attribute events: the page's values typed as Graph's directory attribute values.

@@ -129,7 +129,8 @@ extension AuthorizeEndpoint {
         }
         let code = knobs.fixedCode ?? Random.digits(6)
         if channel == .email {
-            try await sendEmailCode(to: recipient, purpose: "mfa", code: code, now: now, expiresAt: now + Self.mfaCodeLifetime, tx: tx)
+            try await sendEmailCode(
+                to: recipient, purpose: "mfa", code: code, now: now, expiresAt: now + Self.mfaCodeLifetime, tx: tx.callout)
         } else {
             try store.send(
                 to: recipient, purpose: "mfa", code: code, now: now, channel: channel, expiresAt: now + Self.mfaCodeLifetime, journey: tx.id

@@ -110,7 +110,7 @@ struct NativeAuthEndpoint: TenantPart {
 
     /// Picks the challenge: password when the client can take one, else an emailed code. Calling it again
     /// in the code stage sends a new code and invalidates the previous one (resend).
-    func challenge(_ req: Request) async throws -> Response {
+    func challenge(_ req: Request, origin: String) async throws -> Response {
         let (form, app) = try await nativeClient(req)
         let (token, flow) = try self.flow(form, app: app)
         let types = try form["challenge_type"].map { try challengeTypes($0) } ?? flow.challengeTypes.split(separator: " ").map(String.init)
@@ -128,7 +128,14 @@ struct NativeAuthEndpoint: TenantPart {
         }
         if types.contains("oob") {
             let code = Random.digits(Self.otpLength)
-            try store.send(to: user.email, purpose: "native_signin", code: code, now: now)
+            // An External ID tenant's OnOtpSend extension gets the code too (Entra's custom email provider).
+            let context = CalloutContext(
+                clientId: app.clientId, language: "en", origin: origin, journeyID: token, policy: seed.externalIdFlow?.id ?? "")
+            do { try await sendEmailCode(to: user.email, purpose: "native_signin", code: code, now: now, tx: context) } catch let e
+                as PageError
+            {
+                throw AADFailure(error: "server_error", description: "\(e.code ?? ""): \(e.message)", codes: [])
+            }
             var next = flow
             next.stage = "oob"
             next.otpHash = EmulatorStore.hash(code)

@@ -172,7 +172,7 @@ extension AuthorizeEndpoint {
                 email: email, names: ["displayName": display, "givenName": given, "surname": surname], attributes: collected,
                 policy: policy)
             let action: [String: JSONValue]
-            switch await callExtension(ext, tx: tx, data: ["userSignUpInfo": info]) {
+            switch await callExtension(ext, tx: tx.callout, data: ["userSignUpInfo": info]) {
             case .failure(let f): throw f.pageError
             case .success(let a): action = a
             }
@@ -222,7 +222,8 @@ extension AuthorizeEndpoint {
                 return pages.signUpPage(tx, policy: policy, error: t["error_invalid_email"], form: form)
             }
             let code = try store.mfaKnobs.fixedCode ?? Random.digits(6)
-            try await sendEmailCode(to: email, purpose: "signup", code: code, now: now, expiresAt: now + Self.mfaCodeLifetime, tx: tx)
+            try await sendEmailCode(
+                to: email, purpose: "signup", code: code, now: now, expiresAt: now + Self.mfaCodeLifetime, tx: tx.callout)
             (tx.signUpEmail, tx.signUpCodeHash, tx.signUpCodeExpiresAt, tx.verifiedEmail) =
                 (email, EmulatorStore.hash(code), now + Self.mfaCodeLifetime, nil)
         case "verify":
@@ -252,7 +253,7 @@ extension AuthorizeEndpoint {
         }
         let info = userSignUpInfo(email: "", names: [:], attributes: [:], policy: policy)
         let action: [String: JSONValue]
-        switch await callExtension(ext, tx: tx, data: ["userSignUpInfo": info]) {
+        switch await callExtension(ext, tx: tx.callout, data: ["userSignUpInfo": info]) {
         case .failure(let f): throw f.pageError
         case .success(let a): action = a
         }
@@ -337,7 +338,7 @@ extension AuthorizeEndpoint {
             return pages.resetEmailPage(tx, policy: policy, error: pages.strings(tx)["reset_account_not_found"])
         }
         let code = Random.digits(6)
-        try await sendEmailCode(to: user.email, purpose: "password_reset", code: code, now: now, tx: tx)
+        try await sendEmailCode(to: user.email, purpose: "password_reset", code: code, now: now, tx: tx.callout)
         tx.resetEmail = user.email
         tx.resetCodeHash = EmulatorStore.hash(code)
         tx.resetAttempts = 0

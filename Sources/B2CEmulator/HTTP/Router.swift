@@ -72,7 +72,7 @@ extension B2CEmulator {
             try self.userInfo.userInfo(request, policy: try Self.policy(context))
         }
         on("/_b2c/oauth2/v2.0/initiate", any) { request, _ in try await self.nativeAuth.initiate(request) }
-        on("/_b2c/oauth2/v2.0/challenge", any) { request, _ in try await self.nativeAuth.challenge(request) }
+        on("/_b2c/oauth2/v2.0/challenge", any) { request, context in try await self.nativeAuth.challenge(request, origin: context.origin) }
         on("/_b2c/oauth2/authresp", [.get, .post]) { request, context in try await self.authorize.providerAnswered(request, context) }
         on("/_b2c/samlp/sso/assertionconsumer", [.post]) { request, context in
             try await self.authorize.samlAnswered(request, context, policy: try Self.policy(context))
