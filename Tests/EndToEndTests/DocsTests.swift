@@ -108,8 +108,10 @@ import Testing
         let out = try FileHandle(forWritingTo: log)
         defer { try? out.close() }
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/bin/bash")
-        p.arguments = [script.path]
+        // A terminal's signals: this test process ignores SIGTERM (its in-process tenants' service lifecycle) and a child
+        // would inherit that, so a block's `kill %1` would not stop a Python server it started.
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["--default-signal=TERM,INT,HUP", "/bin/bash", script.path]
         p.environment = environment
         p.currentDirectoryURL = directory
         p.standardInput = FileHandle.nullDevice

@@ -49,7 +49,7 @@ cleanup() {
   [ -d "$B2C_CHROMIUM_PROFILE" ] && "$venv/bin/python" "$here/chromium_agent.py" --shutdown 2>/dev/null
   if [ -n "$emulator_pid" ]; then kill "$emulator_pid" 2>/dev/null; wait "$emulator_pid" 2>/dev/null; fi
   if [ -n "${upstream_pid:-}" ]; then kill "$upstream_pid" 2>/dev/null; wait "$upstream_pid" 2>/dev/null; fi
-  if [ -n "${hooks_pid:-}" ]; then kill "$hooks_pid" 2>/dev/null; wait "$hooks_pid" 2>/dev/null; fi
+  if [ -n "${hooks_pid:-}" ]; then kill -KILL "$hooks_pid" 2>/dev/null; wait "$hooks_pid" 2>/dev/null; fi
   if [ "${B2C_KEEP_TMP:-}" = 1 ]; then echo "# kept $tmp"; else rm -rf "$tmp"; fi
 }
 trap cleanup EXIT
@@ -85,9 +85,10 @@ done
 # library, on a port chosen now.
 hooks_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 cat >"$tmp/hooks.py" <<'PY'
-import json, sys
+import json, signal, sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the test runner hands SIGTERM down ignored; cleanup's kill must stop it
 LAYOUT = ('<!DOCTYPE html><html><head><title>Contoso hooks layout</title></head>'
           '<body><header id="contoso-brand">Contoso</header><div id="api" role="main"></div></body></html>')
 
