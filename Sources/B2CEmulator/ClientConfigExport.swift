@@ -41,6 +41,9 @@ extension B2CEmulator {
             // No policies: the tenant's user flow is attached to the app, and no URL names it.
             o["tenantType"] = "externalId"
             o["policies"] = nil
+            // Microsoft Graph, as the tenant serves it for the signed-in person.
+            o["apis"] = .array(
+                (o["apis"]?.arrayValue ?? []) + [["name": "graph", "baseUrl": .string(baseURL + "/graph/v1.0"), "scopes": ["User.Read"]]])
         }
         if let caFile { o["caFile"] = .string(caFile) }
         return .object(o)

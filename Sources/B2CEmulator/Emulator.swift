@@ -32,6 +32,7 @@ public final class B2CEmulator: Sendable {
     let nativeAuth: NativeAuthEndpoint
     let logout: LogoutEndpoint
     let sampleAPI: SampleAPI
+    let graph: GraphEndpoint
     let userInfo: UserInfoEndpoint
     let admin: AdminEndpoint
     let identityProviders: MockIdentityProviders
@@ -57,10 +58,23 @@ public final class B2CEmulator: Sendable {
         logout = LogoutEndpoint(seed: seed, store: store, sessions: sessions, pages: pages)
         admin = AdminEndpoint(seed: seed, store: store, clock: clock, faults: faults, keys: keys)
         identityProviders = MockIdentityProviders(store: store, clock: clock, tenantName: seed.tenant.name, pages: pages)
-        let served = servedHosts, issuer = issuer
-        let trusted: @Sendable () -> Set<String> = { Self.trustedIssuers(seed: seed, served: served, issuer: issuer) }
+        let served = servedHosts, issuer = issuer, names = hostNames
+        // The hosts served so far, and the origin of the token's own issuer when the tenant answers to its name (a tenant
+        // behind `--host-name contoso.b2clogin.com`: its tokens name that host, on whatever port the client used).
+        let trusted: @Sendable (String?) -> Set<String> = { iss in
+            var out = Self.trustedIssuers(seed: seed, served: served, issuer: issuer)
+            if let iss, let u = URL(string: iss), let scheme = u.scheme, ["http", "https"].contains(scheme), let host = u.host,
+                HostHeader.isAddress(HostHeader.name(of: host)) || names.withLockedValue({ $0.contains(host.lowercased()) })
+            {
+                let origin = "\(scheme)://\(host.contains(":") ? "[\(host)]" : host)" + (u.port.map { ":\($0)" } ?? "")
+                out.insert(issuer.issuer(origin: origin, policy: nil))
+                for p in seed.policies { out.insert(issuer.issuer(origin: origin, policy: p)) }
+            }
+            return out
+        }
         sampleAPI = SampleAPI(seed: seed, clock: clock, keys: keys, trustedIssuers: trusted)
         userInfo = UserInfoEndpoint(seed: seed, store: store, clock: clock, keys: keys, trustedIssuers: trusted)
+        graph = GraphEndpoint(seed: seed, store: store, clock: clock, keys: keys, trustedIssuers: trusted)
         answer(to: seed.tenant.hostAliases)
     }
 

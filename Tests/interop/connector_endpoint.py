@@ -72,15 +72,20 @@ def certificates(directory):
     return paths
 
 
+jwks_clients = {}
+
+
 def verify_callout_token(authorization, audience):
-    """What an extension's own code checks: signature (the issuer's JWKS), audience, azp, expiry."""
+    """What an extension's own code checks: signature (the issuer's JWKS, fetched once per issuer as a real extension
+    caches it), audience, azp, expiry."""
     import jwt
     try:
         token = (authorization or "").removeprefix("Bearer ")
         issuer = jwt.decode(token, options={"verify_signature": False})["iss"]
-        with urllib.request.urlopen(issuer.rstrip("/") + "/.well-known/openid-configuration") as r:
-            jwks_uri = json.load(r)["jwks_uri"]
-        key = jwt.PyJWKClient(jwks_uri).get_signing_key_from_jwt(token)
+        if issuer not in jwks_clients:
+            with urllib.request.urlopen(issuer.rstrip("/") + "/.well-known/openid-configuration", timeout=10) as r:
+                jwks_clients[issuer] = jwt.PyJWKClient(json.load(r)["jwks_uri"])
+        key = jwks_clients[issuer].get_signing_key_from_jwt(token)
         claims = jwt.decode(token, key.key, algorithms=["RS256"], audience=audience, issuer=issuer)
         if claims.get("azp") != EVENTS_APP:
             return {"valid": False, "error": "azp is " + str(claims.get("azp"))}

@@ -30,6 +30,10 @@ struct CallAPICommand: AsyncParsableCommand {
         [String] = []
     @Flag(help: "When a sign-in is needed, sign in in the browser and carry on.") var interactive = false
     @Option(help: "The largest response body to accept, in bytes.") var maxBody = 10 * 1024 * 1024
+    @Option(
+        name: [.customShort("o"), .long],
+        help: "table or json: how a Microsoft Graph user (/me) is printed (default: table on a terminal, json otherwise).")
+    var output: OutputFormat?
 
     func validate() throws {
         guard (1...3600).contains(timeout) else { throw ValidationError("--timeout must be between 1 and 3600 seconds.") }
@@ -92,7 +96,11 @@ struct CallAPICommand: AsyncParsableCommand {
             result.account.map { "as \(AccountSelection.email($0) ?? $0.oid), \($0.policy)" } ?? "as the app \(client.config.clientID)"
         writeErr("HTTP \(result.status) · \(type) · \(result.body.count) bytes · \(result.url.absoluteString) (\(who))")
         if type.lowercased().contains("json"), let json = try? JSONValue.parse(result.body) {
-            writeOut(json.serialized(pretty: true))
+            if (output ?? .auto) == .table, let user = Self.graphUser(json) {
+                writeOut(table([["PROPERTY", "VALUE"]] + user))
+            } else {
+                writeOut(json.serialized(pretty: true))
+            }
         } else if !result.body.isEmpty {
             FileHandle.standardOutput.write(result.body)
             if result.body.last != UInt8(ascii: "\n"), isatty(STDOUT_FILENO) == 1 { FileHandle.standardOutput.write(Data("\n".utf8)) }
@@ -101,6 +109,26 @@ struct CallAPICommand: AsyncParsableCommand {
         case 200..<300: return
         case 500...: throw CLIError("the API answered HTTP \(result.status)", exitCode: ExitStatus.network)
         default: throw CLIError("the API answered HTTP \(result.status)", exitCode: ExitStatus.error)
+        }
+    }
+
+    /// A Microsoft Graph user (`/me`, `/users/{id}`) as rows of its properties that have a value, in Graph's order.
+    static func graphUser(_ json: JSONValue) -> [[String]]? {
+        guard let o = json.objectValue, let context = o["@odata.context"]?.stringValue, context.contains("#users") else { return nil }
+        let order = [
+            "displayName", "givenName", "surname", "mail", "userPrincipalName", "id", "jobTitle", "mobilePhone", "businessPhones",
+            "officeLocation", "preferredLanguage", "city", "state", "country", "postalCode", "streetAddress", "createdDateTime",
+        ]
+        let names = order.filter { o[$0] != nil } + o.keys.filter { !order.contains($0) && !$0.hasPrefix("@") }.sorted()
+        return names.compactMap { name -> [String]? in
+            switch o[name] {
+            case .string(let s)?: return [name, s]
+            case .array(let items)? where !items.isEmpty:
+                return [name, items.map { $0.stringValue ?? $0.serialized() }.joined(separator: ", ")]
+            case .number?, .bool?: return [name, o[name]!.serialized()]
+            case .object(let inner)? where !inner.isEmpty: return [name, o[name]!.serialized()]
+            default: return nil
+            }
         }
     }
 }

@@ -57,6 +57,10 @@ struct TokenIssuer: TenantPart {
                 var short: String?
                 if item.caseInsensitiveCompare(app.clientId) == .orderedSame {
                     appId = app.clientId
+                } else if seed.tenant.externalId, let name = GraphEndpoint.scope(item) {
+                    // Microsoft Graph's delegated User.Read (granted to every app registration) and User.ReadWrite.
+                    appId = GraphEndpoint.appId
+                    short = name
                 } else if let api = seed.apis.first(where: { item.hasPrefix($0.identifierUri + "/") }),
                     case let name = String(item.dropFirst(api.identifierUri.count + 1)), api.scopes.contains(name)
                 {
@@ -336,8 +340,16 @@ extension TokenIssuer {
             "iss": .string(issuer(origin: origin, policy: bound(policy))), "iat": JSONValue(now), "nbf": JSONValue(now),
             "exp": JSONValue(now + lifetime),
             "aud": .string(api.appId), "azp": .string(app.clientId), "azpacr": "1", "sub": .string(app.servicePrincipalId),
-            "oid": .string(app.servicePrincipalId), "tid": .string(tenantID), "ver": "2.0", "scp": .string(roles.joined(separator: " ")),
+            "oid": .string(app.servicePrincipalId), "tid": .string(tenantID), "ver": "2.0",
         ]
+        // Application permissions: Entra (an External ID tenant) puts them in `roles` and marks the token `idtyp: app`; B2C's
+        // client credentials put them in `scp` (reference §13.2).
+        if seed.tenant.externalId {
+            c["roles"] = JSONValue(roles)
+            c["idtyp"] = "app"
+        } else {
+            c["scp"] = .string(roles.joined(separator: " "))
+        }
         if seed.tenant.appTokenPolicyClaim && !seed.tenant.externalId {
             c[policy.policyClaim] = .string(policy.policyClaim == "acr" ? policy.lowercasedID : policy.id)
         }

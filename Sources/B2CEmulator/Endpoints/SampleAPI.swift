@@ -10,7 +10,7 @@ struct SampleAPI: TenantPart {
     let clock: EmulatorClock
     let keys: SigningKeys
     /// The issuers whose tokens are accepted (every host the emulator has served under).
-    let trustedIssuers: @Sendable () -> Set<String>
+    let trustedIssuers: @Sendable (String?) -> Set<String>
 
     static let corsHeaders = [
         ("Access-Control-Allow-Origin", "*"),
@@ -29,13 +29,22 @@ struct SampleAPI: TenantPart {
         do {
             jwt = try JWT.decode(token)
             try jwt.verifySignature(with: try keySet(for: jwt))
-            try jwt.validateClaims(issuers: trustedIssuers(), audience: api.appId, now: clock.now())
+            try jwt.validateClaims(issuers: trustedIssuers(jwt.string("iss")), audience: api.appId, now: clock.now())
         } catch {
             return unauthorized(api, "\(error)")
         }
         let granted = Set((jwt.string("scp") ?? "").split(separator: " ").map(String.init))
+        // An app-only token: Entra's (`idtyp: app`, permissions in `roles`) or B2C's (permissions in `scp`, no person).
+        let roles = jwt.claims["roles"]?.arrayValue.map { Set($0.compactMap(\.stringValue)) }
         let appRoles = Set(api.appRoles.filter { $0.allowedMemberTypes.contains("Application") }.map(\.value))
-        let isAppToken = jwt.claims["name"] == nil && jwt.string("azp") != nil && !granted.isDisjoint(with: appRoles)
+        let permissions = roles ?? granted
+        let isAppToken =
+            jwt.string("idtyp") == "app" || (jwt.claims["name"] == nil && jwt.string("azp") != nil && !granted.isDisjoint(with: appRoles))
+        if isAppToken, permissions.isDisjoint(with: appRoles) {
+            return .json(
+                ["error": "insufficient_scope", "error_description": "The app-only token holds none of the API's app roles."], status: 403,
+                headers: Self.corsHeaders)
+        }
         if let required = api.requiredScope, !granted.contains(required), !isAppToken {
             return .json(
                 ["error": "insufficient_scope"], status: 403,
@@ -44,7 +53,7 @@ struct SampleAPI: TenantPart {
         }
         if isAppToken {
             return .json(
-                ["name": .null, "application": .string(jwt.string("azp") ?? ""), "roles": JSONValue(granted.sorted())],
+                ["name": .null, "application": .string(jwt.string("azp") ?? ""), "roles": JSONValue(permissions.sorted())],
                 headers: Self.corsHeaders)
         }
         return .json(["name": jwt.claims["name"] ?? .null], headers: Self.corsHeaders)

@@ -9,7 +9,7 @@ struct UserInfoEndpoint: TenantPart {
     let store: EmulatorStore
     let clock: EmulatorClock
     let keys: SigningKeys
-    let trustedIssuers: @Sendable () -> Set<String>
+    let trustedIssuers: @Sendable (String?) -> Set<String>
 
     func userInfo(_ req: Request, policy: EmulatorSeed.Policy) throws -> Response {
         guard policy.type == .custom else {
@@ -36,7 +36,7 @@ struct UserInfoEndpoint: TenantPart {
         do {
             jwt = try JWT.decode(String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces))
             try jwt.verifySignature(with: try keys.jwks(.custom))
-            guard let iss = jwt.string("iss"), trustedIssuers().contains(iss) else {
+            guard let iss = jwt.string("iss"), trustedIssuers(iss).contains(iss) else {
                 return refused("the token's issuer is not this tenant's")
             }
             guard let exp = jwt.int("exp"), clock.now() < exp else { return refused("the token has expired") }

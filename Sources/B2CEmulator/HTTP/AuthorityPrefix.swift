@@ -34,7 +34,7 @@ struct AuthorityPrefixMiddleware: RouterMiddleware {
     let scheme: String
 
     static let fixed: [String: String] = [
-        "_admin": "admin", "hello": "hello", "public": "hello", "common": "any", "health": "health", "_idp": "idp",
+        "_admin": "admin", "hello": "hello", "public": "hello", "common": "any", "health": "health", "_idp": "idp", "graph": "graph",
     ]
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {

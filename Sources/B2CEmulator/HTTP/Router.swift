@@ -32,6 +32,7 @@ extension B2CEmulator {
         on("/health", [.get, .head]) { _, _ in
             .json(["status": "ok", "tenant": .string(self.tenantName), "tenantId": .string(self.tenantID)])
         }
+        on("/graph/v1.0/me", [.get, .patch]) { request, _ in try await self.graph.me(request) }
         on("/public", [.get]) { _, _ in .json(["date": .string(ISO8601DateFormatter().string(from: self.clock.date))]) }
         // msal-python probes this before ROPC and falls back to plain ROPC on 404.
         on("/common/**", any) { _, _ in

@@ -69,7 +69,13 @@ public struct ClientConfiguration: Sendable, Equatable {
 
     public func policies(role: Role) -> [Policy] { policies.filter { $0.role == role } }
 
-    public func api(named name: String) -> API? { apis.first { $0.name == name } }
+    /// A configured API by name; for an External ID tenant, `graph` is also built in: Microsoft Graph with `User.Read`
+    /// (a configured API of that name wins: the local tenant's `--config-out` names its own Graph).
+    public func api(named name: String) -> API? {
+        if let configured = apis.first(where: { $0.name == name }) { return configured }
+        guard name == "graph", tenantType == .externalId else { return nil }
+        return API(name: "graph", baseURL: URL(string: "https://graph.microsoft.com/v1.0")!, scopes: ["User.Read"])
+    }
 
     // MARK: loading
 
