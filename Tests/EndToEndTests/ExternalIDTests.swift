@@ -25,6 +25,17 @@ import Testing
             #expect(try await w.b2c(["token", "--force-refresh"]).status == 0)
             let call = try await w.b2c(["call-api", "--api", "hello"])
             #expect(call.status == 0 && call.json["name"] == "Alice Example", "\(call.stderr)")
+            // Microsoft Graph /me, as the tenant serves it: a table of the person, or Graph's JSON.
+            let me = try await w.b2c(["call-api", "--api", "graph", "/me", "-o", "table"])
+            #expect(
+                me.status == 0 && me.stdout.contains("PROPERTY") && me.stdout.contains("displayName        Alice Example"),
+                "\(me.stdout)\(me.stderr)")
+            #expect(me.stderr.contains("/graph/v1.0/me"), "\(me.stderr)")
+            let meJSON = try await w.b2c(["call-api", "--api", "graph", "/me", "-o", "json"])
+            #expect(meJSON.json["mail"] == .string(alice.email) && meJSON.json["id"] == .string(alice.oid), "\(meJSON.stdout)")
+            let graphToken = try #require(
+                JWT.payload(of: try await w.b2c(["token", "--api", "graph"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+            #expect(graphToken["aud"] == "00000003-0000-0000-c000-000000000000" && graphToken["scp"] == "User.Read")
 
             // Native authentication in the same tenant is the same account, not a second one.
             let native = try await w.b2c(
