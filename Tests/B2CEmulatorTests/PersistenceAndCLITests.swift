@@ -201,9 +201,9 @@ func run(_ executable: URL, _ args: [String], environment: [String: String] = [:
 /// Third-party Python clients (from PyPI, in a venv `Tests/interop/run.sh` makes) against the TLS emulator.
 @Suite(.serialized) struct PythonInteropTests {
     /// Runs one script of `Tests/interop/` against a fresh TLS tenant and returns its last line as JSON.
-    static func interop(_ script: String, _ extra: [String] = []) async throws -> JSONValue {
+    static func interop(_ script: String, _ extra: [String] = [], seed: EmulatorSeed = .default) async throws -> JSONValue {
         var output = JSONValue.null
-        try await TestTenant.with(tls: true) { t in
+        try await TestTenant.with(tls: true, seed: seed) { t in
             let ca = FileManager.default.temporaryDirectory.appendingPathComponent("b2c-interop-ca-\(UUID().uuidString).pem")
             defer { try? FileManager.default.removeItem(at: ca) }
             try Data(try #require(t.server.tls?.caCertificatePEM).utf8).write(to: ca)
@@ -245,6 +245,16 @@ func run(_ executable: URL, _ args: [String], environment: [String: String] = [:
         #expect(result["webAccount"]?.stringValue == "\(alice.oid)-b2c_1_susi.\(tenantID)")
         #expect(result["customKeyUnknownToUserFlows"] == true)
         #expect(result["pyjwtVerified"] == 7, "PyJWT verified every token kind against its policy's JWKS")
+    }
+
+    /// msal-python with an External ID tenant's `oidc_authority`: Entra-shaped app-only tokens (PyJWT verifies `roles`),
+    /// and a Graph `User.Read` token that a plain `requests` call to `/me` carries.
+    @Test func msalPythonOnAnExternalIDTenant() async throws {
+        var seed = EmulatorSeed.default
+        seed.tenant.externalId = true
+        let result = try await Self.interop("externalid_interop.py", seed: seed)
+        #expect(result["appRoles"] == ["hello.read.all"] && result["graphScope"] == "User.Read", "\(result)")
+        #expect(result["me"] == .string(alice.email) && result["idTokenOid"] == .string(alice.oid))
     }
 
     /// Authlib validates hybrid and implicit answers (c_hash, at_hash) and redeems with client_secret_basic.
