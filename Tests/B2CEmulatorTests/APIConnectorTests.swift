@@ -222,10 +222,14 @@ final class ConnectorEndpoint: Sendable {
         #expect(refusal(#""apiConnectors": {"preTokenIssuance": {"url": "http://x"}}"#, kind: "signIn")?.contains("not signIn") == true)
         #expect(
             refusal(
-                #""apiConnectors": {"preTokenIssuance": {"url": "http://x", "auth": {"type": "certificate", "certificateFile": "a", "keyFile": "b"}}}"#
+                #""apiConnectors": {"preTokenIssuance": {"url": "http://x", "auth": "#
+                    + #"{"type": "certificate", "certificateFile": "a", "keyFile": "b"}}}"#
             )?
             .contains("must be https") == true)
         #expect(
             refusal(#""apiConnectors": {"preTokenIssuance": {"url": "http://x", "auth": {"type": "digest"}}}"#)?.contains("digest") == true)
+        #expect(
+            refusal(#""apiConnectors": {"preTokenIssuance": {"url": "http://api.test/x", "auth": {"type": "bearer", "token": "t"}}}"#)?
+                .contains("must be https to carry bearer credentials") == true)
     }
 }

@@ -105,6 +105,39 @@ import Testing
         }
     }
 
+    /// What the docs promise a template without JavaScript: nothing of it runs code or sends the page elsewhere.
+    @Test func aTemplatesCodeIsTakenOutWhateverItsSpelling() throws {
+        let hostile = [
+            "<script>alert(1)</script/>", "<script>alert(2)</script x>", "<scr<script></script>ipt>alert(3)</scr<script></script>ipt>",
+            "<img src=x onerror=\"alert(4)\">", "<a href=\"javascript:alert(5)\">x</a>", "<base href=\"https://evil.test/\">",
+            "<SCRIPT SRC=//evil.test/x.js></SCRIPT>", "<iframe src=https://evil.test></iframe>", "<object data=x></object>",
+        ]
+        let template =
+            "<html><head>" + hostile.joined() + "</head><body><div id=\"api\" onclick=\"alert(6)\" class=\"c\"></div></body></html>"
+        let page = "<html lang=\"en\"><body><div id=\"api\" data-name=\"Unified\"><form id=\"localAccountForm\"></form></div></body></html>"
+        let out = try #require(PageLayoutTemplates.apply(page: page, template: template, lang: "en", javascript: false))
+        for word in ["<script", "<SCRIPT", "javascript:", "<base", "evil.test", "<iframe", "<object", "onerror", "onclick"] {
+            #expect(!out.contains(word), "\(word) survived: \(out)")
+        }
+        #expect(out.contains("<div id=\"api\" data-name=\"Unified\" class=\"c\"><form id=\"localAccountForm\">"), "\(out)")
+        // What is left of the nested case is inert text; quick on a template of many unclosed script tags.
+        _ = PageLayoutTemplates.sanitized(String(repeating: "<script>", count: 4000))
+    }
+
+    /// Numbers beyond an Int from a connector or an extension are values, not a crash.
+    @Test func hugeNumbersFromTheDevelopersCodeAreNotACrash() throws {
+        let policy = try parsePolicySeed(#""attributes": [{"name": "extension_Age", "type": "Int"}]"#)
+        var (display, given, surname) = ("", "", "")
+        var attributes: [String: JSONValue] = [:]
+        AuthorizeEndpoint.apply(
+            ["extension_Age": .number(1e300)], policy: policy, displayName: &display, givenName: &given, surname: &surname,
+            attributes: &attributes)
+        #expect(attributes.isEmpty)
+        AuthorizeEndpoint.apply(
+            ["extension_Age": 41], policy: policy, displayName: &display, givenName: &given, surname: &surname, attributes: &attributes)
+        #expect(attributes["extension_Age"] == 41)
+    }
+
     @Test func theSeedReadsLayouts() throws {
         let p = try parsePolicySeed(
             #""pageLayouts": {"unifiedssp": "oceanBlue", "error": {"loadUri": "https://cdn.contoso.test/error.html", "#

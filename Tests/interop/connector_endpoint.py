@@ -23,12 +23,13 @@ import threading
 import time
 import urllib.parse
 import urllib.request
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+from quiet_handler import QuietHandler
 
 BASIC = "Basic " + __import__("base64").b64encode(b"connector:s3cret-Passw0rd").decode()
 BEARER = "Bearer static-connector-token"
@@ -94,17 +95,7 @@ def verify_callout_token(authorization, audience):
         return {"valid": False, "error": repr(e)}
 
 
-class Handler(BaseHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-    def send(self, status, body, content_type="application/json"):
-        data = body.encode() if isinstance(body, str) else body
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+class Handler(QuietHandler):
 
     def do_GET(self):
         if self.path == "/_requests":
@@ -116,13 +107,9 @@ class Handler(BaseHTTPRequestHandler):
                     '<script src="https://cdn.contoso.test/app.js"></script></head><body>'
                     f'<header id="brand" data-path="{self.path}">Contoso</header><iframe src="https://ads.test"></iframe>'
                     '<div id="api" role="main" class="contoso-panel"></div></body></html>').encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            if self.path.startswith("/layout/cors/") and self.headers.get("Origin"):
-                self.send_header("Access-Control-Allow-Origin", self.headers["Origin"])
-            self.send_header("Content-Length", str(len(page)))
-            self.end_headers()
-            return self.wfile.write(page)
+            cors = self.path.startswith("/layout/cors/") and self.headers.get("Origin")
+            allow = [("Access-Control-Allow-Origin", self.headers["Origin"])] if cors else []
+            return self.send(200, page, "text/html; charset=utf-8", allow)
         self.send(404, "{}")
 
     def do_POST(self):

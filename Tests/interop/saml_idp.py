@@ -17,13 +17,14 @@ import threading
 import urllib.parse
 import uuid
 import zlib
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
 from lxml import etree
+from quiet_handler import QuietHandler
 from signxml import XMLSigner, methods
 
 P = "urn:oasis:names:tc:SAML:2.0:protocol"
@@ -131,17 +132,8 @@ def response(entity_id, request, s):
     return root
 
 
-class Handler(BaseHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-    def send(self, status, body, content_type="text/html; charset=utf-8"):
-        data = body.encode() if isinstance(body, str) else body
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+class Handler(QuietHandler):
+    default_type = "text/html; charset=utf-8"
 
     def do_GET(self):
         url = urllib.parse.urlsplit(self.path)

@@ -74,7 +74,10 @@ enum CalloutHTTP {
     ) async -> Outcome {
         let started = DispatchTime.now().uptimeNanoseconds
         func elapsed() -> Int { Int((DispatchTime.now().uptimeNanoseconds - started) / 1_000_000) }
-        let client = tls.map { HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: $0)) }
+        // A client of its own: no redirects (a 307 would carry the claims elsewhere), and its own TLS when it needs one.
+        var configuration = HTTPClient.Configuration(tlsConfiguration: tls, redirectConfiguration: .disallow)
+        configuration.timeout.read = timeout
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         var request = HTTPClientRequest(url: url)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
@@ -86,8 +89,10 @@ enum CalloutHTTP {
         while attempts <= retries, answer == nil {
             attempts += 1
             do {
-                let response = try await (client ?? HTTPClient.shared).execute(request, timeout: timeout)
-                let data = Data(buffer: try await response.body.collect(upTo: 1 << 20))
+                // The deadline covers the whole answer, body included (the request's own timeout ends at its headers).
+                let deadline = NIODeadline.now() + timeout
+                let response = try await client.execute(request, deadline: deadline)
+                let data = Data(buffer: try await Self.collect(response.body, before: deadline))
                 answer = Answer(
                     status: Int(response.status.code), reason: response.status.reasonPhrase,
                     contentType: response.headers.first(name: "content-type"), body: data)
@@ -100,8 +105,26 @@ enum CalloutHTTP {
                 last = .unreachable(String(describing: error).prefix(200).description)
             }
         }
-        try? await client?.shutdown()
+        try? await client.shutdown()
         return Outcome(answer: answer.map { .success($0) } ?? .failure(last), attempts: attempts, durationMs: elapsed())
+    }
+
+    /// An answer's body, at most `limit` bytes, read before `deadline` (an endpoint that sends headers and then waits is a timeout).
+    static func collect(
+        _ body: HTTPClientResponse.Body, upTo limit: Int = 1 << 20, before deadline: NIODeadline
+    ) async throws
+        -> ByteBuffer
+    {
+        try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
+            group.addTask { try await body.collect(upTo: limit) }
+            group.addTask {
+                try await Task.sleep(nanoseconds: UInt64(max(0, (deadline - .now()).nanoseconds)))
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let buffer = first else { throw HTTPClientError.deadlineExceeded }
+            return buffer
+        }
     }
 
     /// The TLS a connector needs beyond the defaults: its client certificate, a private CA.

@@ -124,6 +124,9 @@ struct GraphEndpoint: TenantPart {
             return .failure(
                 Refusal(response: Self.error(401, "InvalidAuthenticationToken", "Access token validation failure. Invalid audience.")))
         }
+        if let nbf = jwt.int("nbf"), clock.now() + 300 < nbf {
+            return .failure(Refusal(response: Self.error(401, "InvalidAuthenticationToken", "The token is not valid yet (nbf).")))
+        }
         guard let exp = jwt.int("exp"), clock.now() < exp else {
             return .failure(
                 Refusal(response: Self.error(401, "InvalidAuthenticationToken", "Lifetime validation failed, the token is expired.")))
@@ -153,7 +156,8 @@ struct GraphEndpoint: TenantPart {
             headers.append(
                 (
                     "WWW-Authenticate",
-                    "Bearer realm=\"\", authorization_uri=\"https://login.microsoftonline.com/common/oauth2/authorize\", client_id=\"\(appId)\""
+                    "Bearer realm=\"\", authorization_uri=\"https://login.microsoftonline.com/common/oauth2/authorize\", "
+                        + "client_id=\"\(appId)\""
                 ))
         }
         return .json(body, status: status, headers: headers)

@@ -117,7 +117,7 @@ struct TokenIssuer: TenantPart {
     /// Claims no API connector may set: they say who issued the token, to whom, for whom and when.
     static let protocolClaims: Set<String> = [
         "iss", "sub", "aud", "exp", "nbf", "iat", "oid", "tid", "tfp", "acr", "ver", "nonce", "auth_time", "azp", "scp", "roles",
-        "idp", "emails", "c_hash", "at_hash", "newUser",
+        "idp", "emails", "c_hash", "at_hash", "newUser", "idtyp", "appid", "azpacr", "uti", "sid",
     ]
 
     /// Long on purpose: the id token, access token and refresh token of one issuance, and the body that carries them.

@@ -266,7 +266,7 @@ extension AuthorizeEndpoint {
                 form[storedAttributeName(name)] =
                     switch value {
                     case .bool(let b): b ? "true" : "false"
-                    case .number(let n): n == n.rounded() ? String(Int(n)) : String(n)
+                    case .number(let n): Int(exactly: n).map(String.init) ?? String(n)
                     default: value.stringValue ?? ""
                     }
             }
@@ -292,7 +292,8 @@ extension AuthorizeEndpoint {
                     continue
                 }
                 switch (a.kind, value) {
-                case (.string, .string), (.boolean, .bool), (.int, .number): attributes[name] = value
+                case (.string, .string), (.boolean, .bool): attributes[name] = value
+                case (.int, .number(let n)) where Int(exactly: n) != nil: attributes[name] = value
                 default: continue
                 }
             }

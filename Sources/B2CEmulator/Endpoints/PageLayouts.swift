@@ -48,20 +48,16 @@ enum PageLayoutTemplates {
     /// Nil when the template has no empty `<div id="api">` (the caller says so on the error page).
     static func apply(page: String, template: String, lang: String, javascript: Bool) -> String? {
         guard let fragment = apiFragment(of: page) else { return page }
-        var t = template
-        if !javascript {
-            for element in ["script", "iframe", "form"] {
-                t = t.replacingOccurrences(
-                    of: "(?is)<\(element)\\b[^>]*?/>|<\(element)\\b.*?</\(element)\\s*>", with: "", options: .regularExpression)
-            }
-        }
+        var t = javascript ? template : sanitized(template)
         // The first empty <div id="api" …></div>: its attributes (role, class) join the fragment's own (data-name).
         guard let slot = t.range(of: #"(?is)<div\b[^>]*\bid\s*=\s*["']api["'][^>]*>\s*</div\s*>"#, options: .regularExpression) else {
             return nil
         }
         let slotTag = String(t[slot].prefix { $0 != ">" })
-        let extra = attributes(of: slotTag).filter { name, _ in name != "id" && !fragment.openingTag.contains(" \(name)=") }
-            .map { " \($0)=\"\(HTML.escape($1))\"" }.joined()
+        let extra = attributes(of: slotTag).filter { name, _ in
+            name != "id" && !name.hasPrefix("on") && !fragment.openingTag.contains(" \(name)=")
+        }
+        .map { " \($0)=\"\(HTML.escape($1))\"" }.joined()
         let merged = fragment.openingTag.dropLast() + extra + ">" + fragment.inner + "</div>"
         t.replaceSubrange(slot, with: merged)
         // <html lang="…">: the page's language, whatever the template said.
@@ -69,6 +65,27 @@ enum PageLayoutTemplates {
             let tag = String(t[html]).replacingOccurrences(
                 of: #"(?i)\s+lang\s*=\s*("[^"]*"|'[^']*')"#, with: "", options: .regularExpression)
             t.replaceSubrange(html, with: tag.dropLast() + " lang=\"\(HTML.escape(lang))\">")
+        }
+        return t
+    }
+
+    /// A template without what runs code or sends the page elsewhere: `script`, `iframe`, `form`, `object` and `embed`
+    /// elements (B2C supports no forms or frames in a template), `<base>`, `on…` event attributes and `javascript:` URLs —
+    /// removed until nothing changes, so that fragments cannot reassemble into one.
+    static func sanitized(_ template: String) -> String {
+        var t = template
+        for _ in 0..<8 {
+            let before = t
+            for element in ["script", "iframe", "form", "object", "embed", "base"] {
+                t = t.replacingOccurrences(of: "(?is)<\(element)\\b.*?</\(element)[^>]*>", with: "", options: .regularExpression)
+                t = t.replacingOccurrences(of: "(?is)</?\(element)\\b[^>]*>", with: "", options: .regularExpression)
+            }
+            t = t.replacingOccurrences(of: #"(?i)\s+on[a-z]+\s*=\s*("[^"]*"|'[^']*'|[^\s>]+)"#, with: "", options: .regularExpression)
+            t = t.replacingOccurrences(
+                of:
+                    #"(?i)\b(href|src|action|formaction|xlink:href)\s*=\s*("\s*javascript:[^"]*"|'\s*javascript:[^']*'|javascript:[^\s>]*)"#,
+                with: "$1=\"#\"", options: .regularExpression)
+            if t == before { break }
         }
         return t
     }
@@ -103,6 +120,9 @@ enum PageLayoutTemplates {
         }
     }
 
+    /// The largest template the tenant reads (a page layout is a page, not a download).
+    static let maximumBytes = 256 * 1024
+
     /// The page type of a tenant page, by its `<div id="api" data-name=…>` (B2C's page markers).
     static func pageType(of page: String) -> EmulatorSeed.PageLayouts.PageType? {
         guard let fragment = apiFragment(of: page) else { return nil }
@@ -127,6 +147,9 @@ enum PageLayoutTemplates {
             guard let data = FileManager.default.contents(atPath: uri) else {
                 throw PageError(code: "AADB2C90002", message: "The CORS resource '\(uri)' returned a 404 not found.", status: 404)
             }
+            guard data.count <= maximumBytes else {
+                throw PageError(code: "AADB2C90223", message: "An error has occurred sanitizing the CORS resource: it is over 256 KiB.")
+            }
             return String(decoding: data, as: UTF8.self)
         }
         var request = HTTPClientRequest(url: uri)
@@ -134,8 +157,9 @@ enum PageLayoutTemplates {
         let response: HTTPClientResponse
         let body: ByteBuffer
         do {
-            response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
-            body = try await response.body.collect(upTo: 2 << 20)
+            let deadline = NIODeadline.now() + .seconds(10)
+            response = try await HTTPClient.shared.execute(request, deadline: deadline)
+            body = try await CalloutHTTP.collect(response.body, upTo: maximumBytes, before: deadline)
         } catch {
             throw PageError(code: "AADB2C90002", message: "The CORS resource '\(uri)' could not be loaded.", status: 404)
         }
@@ -149,7 +173,8 @@ enum PageLayoutTemplates {
                 throw PageError(
                     code: "AADB2C90002",
                     message:
-                        "The CORS resource '\(uri)' does not allow the origin \(origin) (Access-Control-Allow-Origin: \(allowed ?? "none")).",
+                        "The CORS resource '\(uri)' does not allow the origin \(origin) "
+                        + "(Access-Control-Allow-Origin: \(allowed ?? "none")).",
                     status: 404)
             }
         }

@@ -317,7 +317,7 @@ extension JSONValue {
         switch self {
         case .string(let s): s
         case .bool(let b): b ? "true" : "false"
-        case .number(let n): n == n.rounded() ? String(Int(n)) : String(n)
+        case .number(let n): Int(exactly: n).map(String.init) ?? String(n)
         default: nil
         }
     }

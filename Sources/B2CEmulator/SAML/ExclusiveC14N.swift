@@ -50,33 +50,19 @@ enum ExclusiveC14N {
         out += "</" + e.qualifiedName + ">"
     }
 
-    static func escapeText(_ s: String) -> String {
+    /// Text: `&`, `<`, `>` and carriage returns as references (C14N §2.3).
+    static func escapeText(_ s: String) -> String { escape(s, ["&": "&amp;", "<": "&lt;", ">": "&gt;", "\r": "&#xD;"]) }
+
+    /// Attribute values: `&`, `<`, `"` and the whitespace characters a parser would otherwise normalize.
+    static func escapeAttribute(_ s: String) -> String {
+        escape(s, ["&": "&amp;", "<": "&lt;", "\"": "&quot;", "\t": "&#x9;", "\n": "&#xA;", "\r": "&#xD;"])
+    }
+
+    private static func escape(_ s: String, _ references: [Unicode.Scalar: String]) -> String {
         var out = ""
         out.reserveCapacity(s.utf8.count)
         for c in s.unicodeScalars {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\r": out += "&#xD;"
-            default: out.unicodeScalars.append(c)
-            }
-        }
-        return out
-    }
-
-    static func escapeAttribute(_ s: String) -> String {
-        var out = ""
-        for c in s.unicodeScalars {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case "\"": out += "&quot;"
-            case "\t": out += "&#x9;"
-            case "\n": out += "&#xA;"
-            case "\r": out += "&#xD;"
-            default: out.unicodeScalars.append(c)
-            }
+            if let r = references[c] { out += r } else { out.unicodeScalars.append(c) }
         }
         return out
     }

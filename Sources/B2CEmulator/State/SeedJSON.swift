@@ -304,7 +304,12 @@ extension EmulatorSeed.Policy {
                 url: url, timeoutSeconds: try c.int("timeoutSeconds", default: 20, range: 1...60)!, caFile: try c.optionalString("caFile"))
             if let a = try c.object("auth") {
                 let type = try a.string("type")
+                // Credentials travel over TLS, or stay on this machine.
+                let insecure = u.scheme == "http" && !["127.0.0.1", "localhost", "::1"].contains(u.host?.lowercased() ?? "")
                 switch type {
+                case "basic" where insecure, "bearer" where insecure:
+                    throw JSONPathError(
+                        path: c.childPath("url"), message: "must be https to carry \(type) credentials (plain http only on loopback)")
                 case "basic":
                     try a.rejectUnknownKeys(allowed: ["type", "username", "password"])
                     connector.auth = .basic(username: try a.string("username"), password: try a.string("password"))
