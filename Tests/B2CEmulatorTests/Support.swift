@@ -80,6 +80,7 @@ final class TestTenant: Sendable {
     func stop() async {
         try? await client.shutdown()
         await server.stop()
+        emulator.store.close()  // a suite starts hundreds of tenants: their database files must not add up
     }
 
     func request(

@@ -72,6 +72,7 @@ final class World: @unchecked Sendable {
     func stop() async {
         try? await http.shutdown()
         await server.stop()
+        server.emulator.store.close()  // a suite starts hundreds of tenants: their database files must not add up
     }
 
     deinit { try? FileManager.default.removeItem(at: dir) }

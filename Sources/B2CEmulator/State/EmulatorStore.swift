@@ -22,6 +22,13 @@ public final class EmulatorStore: Sendable {
     }
     let db: any DatabaseWriter
 
+    /// Closes the database (its connections and files); the store is not used afterwards. For a host that starts and stops
+    /// many tenants in one process (a test suite), where open files add up.
+    public func close() {
+        if let pool = db as? DatabasePool { try? pool.close() }
+        if let queue = db as? DatabaseQueue { try? queue.close() }
+    }
+
     public static func inMemory() throws -> EmulatorStore {
         try EmulatorStore(writer: DatabaseQueue())
     }
