@@ -44,7 +44,10 @@ final class World: @unchecked Sendable {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("b2c-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let state = dir.appendingPathComponent("state")
-        let emulator = try B2CEmulator(seed: seed, store: try EmulatorStore.file(directory: state))
+        // The tenant's database in memory (its TLS material in `state`): the suite runs dozens of worlds at once, and a
+        // file store's connections are open files of this one process.
+        try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+        let emulator = try B2CEmulator(seed: seed, store: try EmulatorStore.inMemory())
         let tls = try EmulatorTLS.loadOrCreate(in: state, extraHostNames: hostNames)
         let server = try await EmulatorServer.start(emulator, tls: tls)
         let config = emulator.clientConfiguration(baseURL: server.baseURL, caFile: tls.caPath.path)

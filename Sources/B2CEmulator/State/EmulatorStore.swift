@@ -44,6 +44,9 @@ public final class EmulatorStore: Sendable {
         // killed; a power cut may lose the last grants, which a test tenant can afford. With FULL, every grant waited for
         // an fsync on the thread that serves it.
         config.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+        // Two readers beside the writer: most of a tenant's work writes (grants, codes, sessions), and each reader holds
+        // open files — a test suite runs many tenants in one process.
+        config.maximumReaderCount = 2
         let pool = try DatabasePool(path: path, configuration: config)
         for suffix in ["", "-wal", "-shm"] {
             let p = path + suffix
