@@ -249,6 +249,19 @@ extension JourneyCallouts {
         try store.send(to: email, purpose: purpose, code: code, now: now, expiresAt: expiresAt, journey: tx.journeyID)
     }
 
+    /// The one action of the tenant's extension for `event` and this app, if it has one; a failure is the page's error.
+    func extensionAction(
+        _ event: ExtensionEvent, _ tx: AuthorizeTransaction, data: [String: JSONValue]
+    ) async throws
+        -> [String: JSONValue]?
+    {
+        guard seed.tenant.externalId, let ext = authenticationExtension(event, clientId: tx.clientId) else { return nil }
+        switch await callExtension(ext, tx: tx.callout, data: data) {
+        case .failure(let f): throw f.pageError
+        case .success(let action): return action
+        }
+    }
+
     /// `userSignUpInfo` of the attribute events: the page's values typed as Graph's directory attribute values.
     func userSignUpInfo(
         email: String, names: [String: String], attributes: [String: JSONValue], policy: EmulatorSeed.Policy

@@ -167,15 +167,9 @@ extension AuthorizeEndpoint {
             Self.apply(returned, policy: policy, displayName: &display, givenName: &given, surname: &surname, attributes: &collected)
         }
         // External ID's OnAttributeCollectionSubmit: the extension may change values, send the page back, or stop here.
-        if let ext = authenticationExtension(.onAttributeCollectionSubmit, clientId: tx.clientId), seed.tenant.externalId {
-            let info = userSignUpInfo(
-                email: email, names: ["displayName": display, "givenName": given, "surname": surname], attributes: collected,
-                policy: policy)
-            let action: [String: JSONValue]
-            switch await callExtension(ext, tx: tx.callout, data: ["userSignUpInfo": info]) {
-            case .failure(let f): throw f.pageError
-            case .success(let a): action = a
-            }
+        let info = userSignUpInfo(
+            email: email, names: ["displayName": display, "givenName": given, "surname": surname], attributes: collected, policy: policy)
+        if let action = try await extensionAction(.onAttributeCollectionSubmit, tx, data: ["userSignUpInfo": info]) {
             switch action["@odata.type"]?.stringValue ?? "" {
             case "microsoft.graph.attributeCollectionSubmit.showBlockPage":
                 return try blockPage(tx, message: action["message"]?.stringValue ?? "")
@@ -248,14 +242,9 @@ extension AuthorizeEndpoint {
     /// The sign-up page as it first shows: in an External ID tenant, after OnAttributeCollectionStart (pre-filled values,
     /// or a block page).
     func signUpPageStarting(_ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy) async throws -> Response {
-        guard seed.tenant.externalId, let ext = authenticationExtension(.onAttributeCollectionStart, clientId: tx.clientId) else {
-            return pages.signUpPage(tx, policy: policy)
-        }
         let info = userSignUpInfo(email: "", names: [:], attributes: [:], policy: policy)
-        let action: [String: JSONValue]
-        switch await callExtension(ext, tx: tx.callout, data: ["userSignUpInfo": info]) {
-        case .failure(let f): throw f.pageError
-        case .success(let a): action = a
+        guard let action = try await extensionAction(.onAttributeCollectionStart, tx, data: ["userSignUpInfo": info]) else {
+            return pages.signUpPage(tx, policy: policy)
         }
         switch action["@odata.type"]?.stringValue ?? "" {
         case "microsoft.graph.attributeCollectionStart.showBlockPage":
