@@ -83,7 +83,8 @@ enum PageLayoutTemplates {
             t = t.replacingOccurrences(of: #"(?i)\s+on[a-z]+\s*=\s*("[^"]*"|'[^']*'|[^\s>]+)"#, with: "", options: .regularExpression)
             t = t.replacingOccurrences(
                 of:
-                    #"(?i)\b(href|src|action|formaction|xlink:href)\s*=\s*("\s*javascript:[^"]*"|'\s*javascript:[^']*'|javascript:[^\s>]*)"#,
+                    #"(?i)\b(href|src|action|formaction|xlink:href)\s*=\s*"#
+                        + #"("\s*javascript:[^"]*"|'\s*javascript:[^']*'|javascript:[^\s>]*)"#,
                 with: "$1=\"#\"", options: .regularExpression)
             if t == before { break }
         }
