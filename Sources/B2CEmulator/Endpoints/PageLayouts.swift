@@ -271,7 +271,7 @@ public enum PagePreview {
         let template: String
         do { template = try await PageLayoutTemplates.template(page, lang: language, origin: "http://localhost", strictCors: false) } catch
         {
-            throw Failure(description: "the layout '\(page.loadUri)' cannot be loaded: \(error.code ?? "") \(error.message)")
+            throw Failure(description: "the layout '\(page.loadUri)' cannot be loaded: \(error.message) (\(error.code ?? ""))")
         }
         guard
             let out = PageLayoutTemplates.apply(
