@@ -205,35 +205,19 @@ extension AuthorizeEndpoint {
         m.wrongCodes += 1
         // Email is a self-asserted page: its retry cap ends the journey with AADB2C90157; phone and authenticator codes with
         // AADB2C90151.
-        if m.method == .email && m.wrongCodes >= Self.emailStrikes {
+        let (limit, code, step) =
+            m.method == .email
+            ? (Self.emailStrikes, "AADB2C90157", "a self-asserted step") : (Self.mfaStrikes, "AADB2C90151", "multi-factor authentication")
+        guard m.wrongCodes < limit else {
             try store.deleteTransaction(id: tx.id)
             logMFA(m, tx, "too many wrong codes")
             return redirectError(
                 tx.reply,
-                OAuthFailure(
-                    error: "access_denied", code: "AADB2C90157",
-                    message: "User has exceeded the maximum number for retries for a self-asserted step."))
-        }
-        if m.method == .email {
-            tx.mfa = m
-            try store.saveTransaction(tx, now: clock.now())
-            return try mfaPage(tx, user: user, policy: policy, error: pages.strings(tx)["ver_fail_retry"])
-        }
-        guard m.wrongCodes < Self.mfaStrikes else {
-            try store.deleteTransaction(id: tx.id)
-            logMFA(m, tx, "too many wrong codes")
-            return redirectError(
-                tx.reply,
-                OAuthFailure(
-                    error: "access_denied", code: "AADB2C90151",
-                    message: "User has exceeded the maximum number for retries for multi-factor authentication."))
+                OAuthFailure(error: "access_denied", code: code, message: "User has exceeded the maximum number for retries for \(step)."))
         }
         tx.mfa = m
         try store.saveTransaction(tx, now: clock.now())
-        let message =
-            m.method == .phone
-            ? pages.strings(tx)["error_incorrect_code"]
-            : pages.strings(tx)["ver_fail_retry"]
+        let message = pages.strings(tx)[m.method == .phone ? "error_incorrect_code" : "ver_fail_retry"]
         return try mfaPage(tx, user: user, policy: policy, error: message)
     }
 
