@@ -109,19 +109,17 @@ enum ProviderHTTP {
     static func send(
         _ request: HTTPClientRequest, what: String, name: String, caFile: String?
     ) async throws -> (status: Int, body: Data, json: JSONValue?) {
-        var owned: HTTPClient?
-        if let caFile {
-            guard FileManager.default.isReadableFile(atPath: caFile) else {
-                throw FederationFailure(reason: "the CA file of \(name), '\(caFile)', cannot be read")
-            }
-            var tls = TLSConfiguration.makeClientConfiguration()
-            tls.additionalTrustRoots = [.file(caFile)]
-            owned = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls))
+        let tls: TLSConfiguration?
+        do { tls = try CalloutHTTP.tls(certificateFile: nil, keyFile: nil, caFile: caFile) } catch {
+            throw FederationFailure(reason: "the CA file of \(name), '\(caFile ?? "")', cannot be read")
         }
+        let owned = tls.map { HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: $0)) }
         let outcome: Result<(status: Int, body: Data, json: JSONValue?), Error>
         do {
-            let response = try await (owned ?? HTTPClient.shared).execute(request, timeout: .seconds(10))
-            let body = Data(buffer: try await response.body.collect(upTo: 1 << 20))
+            // The deadline covers the whole answer: a provider that sends headers and then waits is unreachable too.
+            let deadline = NIODeadline.now() + .seconds(10)
+            let response = try await (owned ?? HTTPClient.shared).execute(request, deadline: deadline)
+            let body = Data(buffer: try await CalloutHTTP.collect(response.body, before: deadline))
             outcome = .success((Int(response.status.code), body, try? JSONValue.parse(body)))
         } catch {
             outcome = .failure(FederationFailure(reason: "the identity provider could not be reached at \(request.url) (\(what))"))
