@@ -118,6 +118,11 @@ final class ConnectorEndpoint: Sendable {
             let log = try await t.admin(.GET, "/callouts").json["callouts"]?.arrayValue ?? []
             #expect(log.map { $0["outcome"]?.stringValue ?? "" } == ["validationError", "continue", "continue"], "\(log)")
             #expect(log.first?["status"] == 400 && log.first?["attempts"] == 1 && log.first?["request"]?["email"] == "nina@contoso.com")
+            #expect(log.allSatisfy { $0["request"]?["authorization"] == nil && !$0.serialized().contains("s3cret") }, "no credentials")
+            // And one line each in the request log.
+            let requests = try await t.admin(.GET, "/log").json["requests"]?.arrayValue ?? []
+            let callouts = requests.filter { $0["endpoint"] == "callout" }.map { $0["grantType"]?.stringValue ?? "" }
+            #expect(callouts == ["postAttributeCollection", "postAttributeCollection", "preTokenIssuance"], "\(requests)")
         }
     }
 
