@@ -19,7 +19,7 @@ struct AdminEndpoint: TenantPart {
         "GET|POST|DELETE /_admin/faults", "GET|DELETE /_admin/log", "GET /_admin/stats", "GET /_admin/seed", "GET /_admin/keys",
         "POST /_admin/keys/rotate {policyType}", "POST /_admin/keys/retire {policyType}",
         "GET|POST /_admin/mfa {fixedCode, unreachable, throttled}",
-        "GET|POST /_admin/users/{email|oid}/mfa {risky, phone, totpSecret, reset}",
+        "GET|POST /_admin/users/{email|oid}/mfa {risky, required, phone, totpSecret, email, reset}",
         "GET|POST|DELETE /_admin/idp/{provider}/next {sub, email, name, givenName, surname} | {error, errorDescription}",
         "GET /_admin/sessions", "DELETE /_admin/sessions[?user=email|oid]", "GET|DELETE /_admin/callouts[?step=name]",
     ]
@@ -239,12 +239,18 @@ struct AdminEndpoint: TenantPart {
         return .json(try Self.knobsJSON(knobs))
     }
 
-    /// `{"risky": true}` marks the user's sign-ins risky (conditional MFA); `phone`/`totpSecret` register a method;
-    /// `"reset": true` forgets the registered ones (the next MFA sign-in enrols again).
+    /// `{"risky": true}` marks the user's sign-ins risky (conditional MFA); `{"required": true}` asks MFA of them whatever
+    /// the user flow says; `phone`/`totpSecret`/`email` register a method; `"reset": true` forgets the registered ones (the
+    /// next MFA sign-in enrols again).
     private func setUserMFA(_ u: EmulatorStore.UserRecord, _ b: JSONObjectReader) throws -> Response {
-        try b.rejectUnknownKeys(allowed: ["risky", "phone", "totpSecret", "reset"])
+        try b.rejectUnknownKeys(allowed: ["risky", "required", "phone", "totpSecret", "email", "reset"])
         if try b.bool("reset", default: false) { try store.resetMFA(oid: u.oid) }
         if b.has("risky") { try store.setRisky(oid: u.oid, try b.bool("risky", default: false)) }
+        if b.has("required") { try store.setMFARequired(oid: u.oid, try b.bool("required", default: false)) }
+        if let email = try b.optionalString("email") {
+            guard EmulatorSeed.isPlausibleEmail(email) else { throw AdminError(message: "$.email must be an email address") }
+            try store.setMFAEmail(oid: u.oid, email)
+        }
         if let phone = try b.optionalString("phone") {
             guard EmulatorSeed.isE164(phone) else { throw AdminError(message: "$.phone must be E.164, such as +14255550123") }
             try store.setPhone(oid: u.oid, phone, enrolled: true)

@@ -15,13 +15,13 @@ struct NativeAuthEndpoint: TenantPart {
     static let otpLength = 8
     static let maxOTPAttempts = 5
 
-    private func aadMissing(_ name: String) -> AADFailure {
+    func aadMissing(_ name: String) -> AADFailure {
         AADFailure(
             error: "invalid_request", description: "AADSTS900144: The request body must contain the following parameter: '\(name)'.",
             codes: [900144])
     }
 
-    private func nativeClient(_ req: Request) async throws -> ([String: String], EmulatorSeed.App) {
+    func nativeClient(_ req: Request) async throws -> ([String: String], EmulatorSeed.App) {
         guard req.method == .post else {
             throw AADFailure(
                 error: "invalid_request", description: "AADSTS900561: The endpoint only accepts POST requests.", codes: [900561],
@@ -47,7 +47,7 @@ struct NativeAuthEndpoint: TenantPart {
         return (form, app)
     }
 
-    private func challengeTypes(_ raw: String?) throws -> [String] {
+    func challengeTypes(_ raw: String?) throws -> [String] {
         guard let raw, !raw.isEmpty else { throw aadMissing("challenge_type") }
         let types = raw.split(separator: " ").map(String.init)
         for t in types where !["oob", "password", "redirect"].contains(t) {
@@ -64,7 +64,7 @@ struct NativeAuthEndpoint: TenantPart {
         return types
     }
 
-    private func flow(_ form: [String: String], app: EmulatorSeed.App) throws -> (String, EmulatorStore.NativeFlow) {
+    func flow(_ form: [String: String], app: EmulatorSeed.App) throws -> (String, EmulatorStore.NativeFlow) {
         guard let token = form["continuation_token"], !token.isEmpty else { throw aadMissing("continuation_token") }
         guard let flow = try store.nativeFlow(token), flow.clientId == app.clientId else {
             throw AADFailure(error: "invalid_grant", description: "AADSTS55113: The continuation_token is not valid.", codes: [55113])
@@ -104,50 +104,44 @@ struct NativeAuthEndpoint: TenantPart {
             .init(
                 clientId: app.clientId, oid: user.oid, stage: "initiated",
                 challengeTypes: types.joined(separator: " "), otpHash: nil, otpIssuedAt: nil,
-                attempts: 0, expiresAt: clock.now() + Self.continuationLifetime), replacing: nil)
+                attempts: 0, expiresAt: clock.now() + Self.continuationLifetime,
+                journey: NativeJourney(capabilities: Self.capabilities(form))), replacing: nil)
         return .json(["continuation_token": .string(token)])
     }
 
     /// Picks the challenge: password when the client can take one, else an emailed code. Calling it again
-    /// in the code stage sends a new code and invalidates the previous one (resend).
+    /// in the code stage sends a new code and invalidates the previous one (resend). After `mfa_required` it challenges
+    /// the chosen second factor instead.
     func challenge(_ req: Request, origin: String) async throws -> Response {
         let (form, app) = try await nativeClient(req)
         let (token, flow) = try self.flow(form, app: app)
+        if flow.stage == "mfa" || flow.stage == "mfa_oob" { return try await mfaChallenge(form, token: token, flow: flow, origin: origin) }
+        guard ["initiated", "password", "oob"].contains(flow.stage) else {
+            throw AADFailure(
+                error: "invalid_request", description: "AADSTS55114: The continuation_token was issued for another step ('\(flow.stage)').",
+                codes: [55114])
+        }
         let types = try form["challenge_type"].map { try challengeTypes($0) } ?? flow.challengeTypes.split(separator: " ").map(String.init)
         guard let user = try store.user(oid: flow.oid) else {
             throw AADFailure(
                 error: "user_not_found", description: "AADSTS50034: The user account does not exist in the \(tenantName) directory.",
                 codes: [50034])
         }
-        let now = clock.now()
         if types.contains("password") && flow.stage != "oob" {
+            // A second factor or its registration the client did not say it can handle: the browser has to do it.
+            if try lacksCapability(flow, user: user) {
+                try store.endNativeFlow(token)
+                return Self.redirect(
+                    "This sign-in needs a second factor; the client did not announce mfa_required or registration_required.")
+            }
             var next = flow
             next.stage = "password"
             let t = try store.advanceNativeFlow(next, replacing: token)
             return .json(["challenge_type": "password", "continuation_token": .string(t)])
         }
         if types.contains("oob") {
-            let code = Random.digits(Self.otpLength)
-            // An External ID tenant's OnOtpSend extension gets the code too (Entra's custom email provider).
-            let context = CalloutContext(
-                clientId: app.clientId, language: "en", origin: origin, journeyID: token, policy: seed.externalIdFlow?.id ?? "")
-            do { try await sendEmailCode(to: user.email, purpose: "native_signin", code: code, now: now, tx: context) } catch let e
-                as PageError
-            {
-                throw AADFailure(error: "server_error", description: "\(e.code ?? ""): \(e.message)", codes: [])
-            }
-            var next = flow
-            next.stage = "oob"
-            next.otpHash = EmulatorStore.hash(code)
-            next.otpIssuedAt = now
-            next.attempts = 0
-            next.expiresAt = now + Self.continuationLifetime
-            let t = try store.advanceNativeFlow(next, replacing: token)
-            return .json([
-                "challenge_type": "oob", "binding_method": "prompt", "challenge_channel": "email",
-                "challenge_target_label": .string(Self.obfuscate(user.email)), "code_length": JSONValue(Self.otpLength),
-                "interval": 300, "continuation_token": .string(t),
-            ])
+            return try await sendCode(
+                flow, token: token, to: user.email, channel: .email, purpose: "native_signin", stage: "oob", origin: origin)
         }
         return .json(["challenge_type": "redirect", "redirect_reason": "No challenge type the client supports can be used for this user."])
     }
@@ -195,47 +189,34 @@ struct NativeAuthEndpoint: TenantPart {
     ) throws -> Response {
         let now = clock.now()
         switch grantType {
-        case "password", "oob":
+        case "password", "oob", "mfa_oob", "continuation_token":
+            let stages: Set<String> =
+                switch grantType {
+                case "password": ["password"]
+                case "oob": ["oob"]
+                case "mfa_oob": ["mfa_oob"]
+                default: ["registered", "signed_up", "reset_done"]
+                }
             let (token, flow) = try self.flow(form, app: app)
             log.oid = flow.oid
-            guard let user = try store.user(oid: flow.oid) else {
-                throw AADFailure(error: "user_not_found", description: "AADSTS50034: The user account does not exist.", codes: [50034])
+            guard stages.contains(flow.stage) else {
+                throw AADFailure(
+                    error: "invalid_request",
+                    description: "AADSTS55114: The continuation_token was not issued for the '\(grantType)' grant ('\(flow.stage)').",
+                    codes: [55114])
             }
-            if grantType == "password" {
-                guard flow.stage == "password" else {
-                    throw AADFailure(
-                        error: "invalid_request",
-                        description: "AADSTS55114: The continuation_token was not issued for a password challenge.", codes: [55114])
-                }
+            guard let user = try store.user(oid: flow.oid) else { throw Self.userGone }
+            switch grantType {
+            case "password":
                 guard let password = form["password"], !password.isEmpty else { throw aadMissing("password") }
                 guard try store.checkPassword(email: user.email, password: password) != nil else {
                     throw AADFailure(
                         error: "invalid_grant",
                         description: "AADSTS901007: Error validating credentials due to invalid username or password.", codes: [50126])
                 }
-            } else {
-                guard flow.stage == "oob", let expected = flow.otpHash, let issuedAt = flow.otpIssuedAt else {
-                    throw AADFailure(
-                        error: "invalid_request",
-                        description: "AADSTS55114: The continuation_token was not issued for an email code challenge.", codes: [55114])
-                }
-                guard let code = form["oob"], !code.isEmpty else { throw aadMissing("oob") }
-                guard now < issuedAt + Self.continuationLifetime else {
-                    try store.endNativeFlow(token)
-                    throw AADFailure(error: "expired_token", description: "AADSTS55112: The one-time code has expired.", codes: [552003])
-                }
-                guard EmulatorStore.hash(code) == expected else {
-                    try store.countNativeAttempt(token)
-                    if flow.attempts + 1 >= Self.maxOTPAttempts {
-                        try store.endNativeFlow(token)
-                        throw AADFailure(
-                            error: "invalid_grant", description: "AADSTS50196: Too many incorrect codes. Start the sign-in again.",
-                            codes: [50196], suberror: "invalid_oob_value")
-                    }
-                    throw AADFailure(
-                        error: "invalid_grant", description: "AADSTS50181: Unable to validate the otp.", codes: [50181],
-                        suberror: "invalid_oob_value")
-                }
+                try afterPassword(flow, token: token, user: user)
+            case "oob", "mfa_oob": try checkCode(form, token: token, flow: flow)
+            default: break
             }
             try store.endNativeFlow(token)
             let issued = try issuer.issue(

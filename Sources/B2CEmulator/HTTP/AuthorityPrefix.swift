@@ -99,7 +99,15 @@ struct AuthorityPrefixMiddleware: RouterMiddleware {
         case "openid/v2.0/userinfo": "userinfo"
         case "oauth2/authresp", "samlp/sso/assertionconsumer": "pages"
         case "samlp/metadata": "discovery"
-        default: endpoint.hasPrefix("emulator/") ? "pages" : "any"
+        case "oauth2/v2.0/introspect": "challenge"
+        default:
+            endpoint.hasPrefix("emulator/")
+                ? "pages"
+                : endpoint.hasPrefix("signup/")
+                    ? "signup"
+                    : endpoint.hasPrefix("resetpassword/")
+                        ? "resetpassword"
+                        : endpoint.hasPrefix("register/") ? "register" : "any"
         }
     }
 

@@ -105,6 +105,9 @@ struct AADFailure: Error, Sendable {
     var codes: [Int]
     var suberror: String? = nil
     var status: Int = 400
+    /// What a native-auth refusal carries besides the error: the `continuation_token` to go on with,
+    /// `required_attributes`, `invalid_attributes`, `unverified_attributes`.
+    var extra: [String: JSONValue] = [:]
 
     func response(at date: Date) -> Response {
         var body: [String: JSONValue] = [
@@ -114,6 +117,7 @@ struct AADFailure: Error, Sendable {
             "trace_id": .string(UUID().uuidString.lowercased()), "correlation_id": .string(UUID().uuidString.lowercased()),
         ]
         if let suberror { body["suberror"] = .string(suberror) }
+        body.merge(extra) { old, _ in old }
         return .json(.object(body), status: status, headers: [("Cache-Control", "no-store")])
     }
 }

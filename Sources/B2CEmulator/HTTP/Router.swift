@@ -72,8 +72,7 @@ extension B2CEmulator {
         on("/_b2c/openid/v2.0/userinfo", [.get, .post]) { request, context in
             try self.userInfo.userInfo(request, policy: try Self.policy(context))
         }
-        on("/_b2c/oauth2/v2.0/initiate", any) { request, _ in try await self.nativeAuth.initiate(request) }
-        on("/_b2c/oauth2/v2.0/challenge", any) { request, context in try await self.nativeAuth.challenge(request, origin: context.origin) }
+        nativeAuthRoutes(on, methods: any)
         on("/_b2c/oauth2/authresp", [.get, .post]) { request, context in try await self.authorize.providerAnswered(request, context) }
         on("/_b2c/samlp/sso/assertionconsumer", [.post]) { request, context in
             try await self.authorize.samlAnswered(request, context, policy: try Self.policy(context))
@@ -99,6 +98,32 @@ extension B2CEmulator {
                 status: 404)
         }
         return router
+    }
+
+    typealias Handler = @Sendable (Request, EmulatorRequestContext) async throws -> Response
+
+    /// External ID's native authentication: sign-in (initiate, challenge, introspect), sign-up, password reset and method
+    /// registration. Every step is a POST; other methods get native auth's own 405 answer.
+    func nativeAuthRoutes(_ on: (RouterPath, [HTTPRequest.Method], @escaping Handler) -> Void, methods: [HTTPRequest.Method]) {
+        let n = nativeAuth
+        let steps: [(String, Handler)] = [
+            ("oauth2/v2.0/initiate", { r, _ in try await n.initiate(r) }),
+            ("oauth2/v2.0/challenge", { r, c in try await n.challenge(r, origin: c.origin) }),
+            ("oauth2/v2.0/introspect", { r, _ in try await n.introspect(r) }),
+            ("signup/v1.0/start", { r, _ in try await n.signUpStart(r) }),
+            ("signup/v1.0/challenge", { r, c in try await n.signUpChallenge(r, origin: c.origin) }),
+            ("signup/v1.0/continue", { r, _ in try await n.signUpContinue(r) }),
+            ("resetpassword/v1.0/start", { r, _ in try await n.resetStart(r) }),
+            ("resetpassword/v1.0/challenge", { r, c in try await n.resetChallenge(r, origin: c.origin) }),
+            ("resetpassword/v1.0/continue", { r, _ in try await n.resetContinue(r) }),
+            ("resetpassword/v1.0/submit", { r, _ in try await n.resetSubmit(r) }),
+            ("resetpassword/v1.0/complete", { r, _ in try await n.resetSubmit(r) }),
+            ("resetpassword/v1.0/poll_completion", { r, _ in try await n.resetPoll(r) }),
+            ("register/v1.0/introspect", { r, _ in try await n.registerIntrospect(r) }),
+            ("register/v1.0/challenge", { r, c in try await n.registerChallenge(r, origin: c.origin) }),
+            ("register/v1.0/continue", { r, _ in try await n.registerContinue(r) }),
+        ]
+        for (path, handler) in steps { on(RouterPath("/_b2c/" + path), methods, handler) }
     }
 
     static func authority(_ context: EmulatorRequestContext) throws -> AuthorityRef {

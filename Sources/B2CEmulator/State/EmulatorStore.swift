@@ -150,6 +150,16 @@ public final class EmulatorStore: Sendable {
         }
         // v8: the claims an API connector added before the token (JSON), carried by the code to its tokens.
         migrator.registerMigration("v8-code-extra-claims") { db in try db.execute(sql: "ALTER TABLE codes ADD COLUMN extra_claims TEXT") }
+        // v9: native authentication beyond sign-in — what a sign-up, reset, MFA or registration journey carries between its
+        // steps (JSON), a user's registered strong-authentication email, and MFA required for one user.
+        migrator.registerMigration("v9-native-journeys") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE native_flows ADD COLUMN journey TEXT;
+                    ALTER TABLE users ADD COLUMN mfa_email TEXT;
+                    ALTER TABLE users ADD COLUMN mfa_required INTEGER NOT NULL DEFAULT 0;
+                    """)
+        }
         try migrator.migrate(writer)
     }
 
@@ -225,8 +235,24 @@ public final class EmulatorStore: Sendable {
         oid: String = UUID().uuidString.lowercased(), email: String, password: String, displayName: String,
         givenName: String, surname: String, now: Int
     ) throws -> UserRecord {
+        try createUser(
+            oid: oid, email: email, credential: Self.passwordCredential(password), displayName: displayName, givenName: givenName,
+            surname: surname, now: now)
+    }
+
+    /// A new salt and the password's hash under it: what the users table keeps instead of the password.
+    static func passwordCredential(_ password: String) -> PasswordCredential {
         let salt = Data(Random.token(bytes: 16).utf8)
-        let hash = Self.passwordHash(password, salt: salt)
+        return PasswordCredential(salt: salt, hash: passwordHash(password, salt: salt))
+    }
+
+    struct PasswordCredential: Codable, Sendable, Equatable { var salt: Data, hash: Data }
+
+    @discardableResult
+    func createUser(
+        oid: String, email: String, credential: PasswordCredential, displayName: String, givenName: String, surname: String, now: Int
+    ) throws -> UserRecord {
+        let (salt, hash) = (credential.salt, credential.hash)
         return try db.write { db in
             if try Bool.fetchOne(db, sql: "SELECT 1 FROM users WHERE email = ?", arguments: [email]) == true { throw UserError.emailTaken }
             if try Bool.fetchOne(db, sql: "SELECT 1 FROM users WHERE oid = ?", arguments: [oid]) == true { throw UserError.oidTaken }
@@ -258,6 +284,9 @@ public final class EmulatorStore: Sendable {
                 givenName: u.givenName, surname: u.surname, now: now)
             if let phone = u.phone { try setPhone(oid: u.oid, phone, enrolled: u.mfaEnrolled) }
             if let secret = u.totpSecret { try setTOTP(oid: u.oid, secret: secret, enrolled: u.mfaEnrolled) }
+            // Native auth's strong-authentication email: the sign-in address, registered unless the seed says not yet.
+            if u.mfaEnrolled { try setMFAEmail(oid: u.oid, u.email) }
+            if u.mfaRequired { try setMFARequired(oid: u.oid, true) }
         }
     }
 
@@ -582,6 +611,7 @@ public final class EmulatorStore: Sendable {
     struct NativeFlow {
         var clientId: String, oid: String, stage: String, challengeTypes: String
         var otpHash: String?, otpIssuedAt: Int?, attempts: Int, expiresAt: Int
+        var journey = NativeJourney()
     }
 
     /// Stores the flow under a fresh continuation token, replacing the previous token of the same flow.
@@ -591,12 +621,14 @@ public final class EmulatorStore: Sendable {
             if let old { try db.execute(sql: "DELETE FROM native_flows WHERE hash = ?", arguments: [Self.hash(old)]) }
             try db.execute(
                 sql: """
-                    INSERT INTO native_flows(hash, client_id, oid, stage, challenge_types, otp_hash, otp_issued_at, attempts, expires_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO native_flows(
+                        hash, client_id, oid, stage, challenge_types, otp_hash, otp_issued_at, attempts, expires_at, journey)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
                     Self.hash(token), flow.clientId, flow.oid, flow.stage, flow.challengeTypes, flow.otpHash,
                     flow.otpIssuedAt, flow.attempts, flow.expiresAt,
+                    String(decoding: try JSONEncoder().encode(flow.journey), as: UTF8.self),
                 ])
         }
         return token
@@ -610,7 +642,9 @@ public final class EmulatorStore: Sendable {
             return NativeFlow(
                 clientId: row["client_id"], oid: row["oid"], stage: row["stage"], challengeTypes: row["challenge_types"],
                 otpHash: row["otp_hash"], otpIssuedAt: row["otp_issued_at"], attempts: row["attempts"],
-                expiresAt: row["expires_at"])
+                expiresAt: row["expires_at"],
+                journey: (row["journey"] as String?).flatMap { try? JSONDecoder().decode(NativeJourney.self, from: Data($0.utf8)) }
+                    ?? NativeJourney())
         }
     }
 

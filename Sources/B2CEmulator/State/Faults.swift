@@ -18,6 +18,7 @@ struct Fault: Sendable {
 
     static let endpoints = [
         "any", "discovery", "keys", "authorize", "token", "logout", "initiate", "challenge", "userinfo", "hello", "pages",
+        "signup", "resetpassword", "register",
     ]
 }
 

@@ -10,6 +10,10 @@ public struct MFAState: Sendable, Equatable {
     public var totpSecret: String?
     public var totpEnrolled: Bool
     public var risky: Bool
+    /// The email registered as a strong-authentication method (native auth's `email` method); nil: none yet.
+    public var mfaEmail: String? = nil
+    /// MFA for this user whatever the user flow says (a Conditional Access policy aimed at them).
+    public var mfaRequired = false
 
     public func enrolled(_ method: EmulatorSeed.MFA.Method) -> Bool {
         switch method {
@@ -22,7 +26,7 @@ public struct MFAState: Sendable, Equatable {
     var json: JSONValue {
         [
             "phone": phone.map(JSONValue.string) ?? .null, "phoneEnrolled": .bool(phoneEnrolled), "totpEnrolled": .bool(totpEnrolled),
-            "risky": .bool(risky),
+            "risky": .bool(risky), "mfaEmail": mfaEmail.map(JSONValue.string) ?? .null, "mfaRequired": .bool(mfaRequired),
         ]
     }
 }
@@ -39,10 +43,14 @@ extension EmulatorStore {
     func mfaState(oid: String) throws -> MFAState {
         try db.read { db in
             let row = try Row.fetchOne(
-                db, sql: "SELECT phone, phone_enrolled, totp_secret, totp_enrolled, risky FROM users WHERE oid = ?", arguments: [oid])
+                db,
+                sql: """
+                    SELECT phone, phone_enrolled, totp_secret, totp_enrolled, risky, mfa_email, mfa_required FROM users WHERE oid = ?
+                    """, arguments: [oid])
             return MFAState(
                 phone: row?["phone"], phoneEnrolled: row?["phone_enrolled"] ?? false, totpSecret: row?["totp_secret"],
-                totpEnrolled: row?["totp_enrolled"] ?? false, risky: row?["risky"] ?? false)
+                totpEnrolled: row?["totp_enrolled"] ?? false, risky: row?["risky"] ?? false, mfaEmail: row?["mfa_email"],
+                mfaRequired: row?["mfa_required"] ?? false)
         }
     }
 
@@ -58,16 +66,25 @@ extension EmulatorStore {
         }
     }
 
+    func setMFAEmail(oid: String, _ email: String?) throws {
+        try db.write { try $0.execute(sql: "UPDATE users SET mfa_email = ? WHERE oid = ?", arguments: [email, oid]) }
+    }
+
+    func setMFARequired(oid: String, _ required: Bool) throws {
+        try db.write { try $0.execute(sql: "UPDATE users SET mfa_required = ? WHERE oid = ?", arguments: [required, oid]) }
+    }
+
     func setRisky(oid: String, _ risky: Bool) throws {
         try db.write { try $0.execute(sql: "UPDATE users SET risky = ? WHERE oid = ?", arguments: [risky, oid]) }
     }
 
-    /// Forgets the user's registered phone and authenticator: the next MFA sign-in enrols again (the portal's "Require
-    /// re-register MFA").
+    /// Forgets the user's registered phone, authenticator and strong-authentication email: the next MFA sign-in enrols again
+    /// (the portal's "Require re-register MFA").
     func resetMFA(oid: String) throws {
         try db.write {
             try $0.execute(
-                sql: "UPDATE users SET phone_enrolled = 0, totp_secret = NULL, totp_enrolled = 0 WHERE oid = ?", arguments: [oid])
+                sql: "UPDATE users SET phone_enrolled = 0, totp_secret = NULL, totp_enrolled = 0, mfa_email = NULL WHERE oid = ?",
+                arguments: [oid])
         }
     }
 

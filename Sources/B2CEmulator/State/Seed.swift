@@ -375,6 +375,8 @@ public struct EmulatorSeed: Sendable, Equatable {
         /// Whether `phone` and `totpSecret` are registered (default true when given): false makes the first MFA sign-in
         /// enrol them (the TOTP enrolment then shows this secret).
         public var mfaEnrolled: Bool = true
+        /// MFA for this user whatever the user flow says (External ID: a Conditional Access policy aimed at them).
+        public var mfaRequired: Bool = false
     }
 
     public var tenant: Tenant

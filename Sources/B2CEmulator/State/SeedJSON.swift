@@ -25,7 +25,8 @@ extension EmulatorSeed {
                     ]
                     if let phone = u.phone { o["phone"] = .string(phone) }
                     if let secret = u.totpSecret { o["totpSecret"] = .string(secret) }
-                    if u.phone != nil || u.totpSecret != nil { o["mfaEnrolled"] = .bool(u.mfaEnrolled) }
+                    if u.phone != nil || u.totpSecret != nil || !u.mfaEnrolled { o["mfaEnrolled"] = .bool(u.mfaEnrolled) }
+                    if u.mfaRequired { o["mfaRequired"] = .bool(true) }
                     return .object(o)
                 }),
         ])
@@ -100,6 +101,7 @@ extension EmulatorSeed {
         for u in try root.objects("users") {
             try u.rejectUnknownKeys(allowed: [
                 "oid", "email", "password", "displayName", "givenName", "surname", "phone", "totpSecret", "mfaEnrolled",
+                "mfaRequired",
             ])
             let email = try u.string("email")
             guard isPlausibleEmail(email) else { throw JSONPathError(path: u.childPath("email"), message: "is not an email address") }
@@ -114,7 +116,7 @@ extension EmulatorSeed {
                     email: email, password: try u.string("password"),
                     displayName: try u.optionalString("displayName") ?? "\(given) \(surname)".trimmingCharacters(in: .whitespaces),
                     givenName: given, surname: surname, phone: try phone(u), totpSecret: try totpSecret(u),
-                    mfaEnrolled: try u.bool("mfaEnrolled", default: true)))
+                    mfaEnrolled: try u.bool("mfaEnrolled", default: true), mfaRequired: try u.bool("mfaRequired", default: false)))
         }
         return users
     }

@@ -1,0 +1,582 @@
+import B2CProtocol
+import Foundation
+import Hummingbird
+
+/// Native authentication beyond sign-in (reference: b2c-journeys.md §9): sign-up with a verified email, a password and
+/// the user flow's attributes (`/signup/v1.0/*`), self-service password reset (`/resetpassword/v1.0/*`), and the second
+/// factor of a sign-in with its just-in-time registration (`/oauth2/v2.0/introspect`, `/register/v1.0/*`, the `mfa_oob`
+/// and `continuation_token` grants). Each step answers a new continuation token and spends the one it was given.
+extension NativeAuthEndpoint {
+    // MARK: shared steps
+
+    /// The flow behind the request's continuation token, refused unless it is at one of `stages`.
+    func flow(
+        _ form: [String: String], app: EmulatorSeed.App, at stages: Set<String>
+    ) throws -> (String, EmulatorStore.NativeFlow) {
+        let (token, flow) = try self.flow(form, app: app)
+        guard stages.contains(flow.stage) else {
+            throw AADFailure(
+                error: "invalid_request",
+                description: "AADSTS55114: The continuation_token was issued for another step of the flow ('\(flow.stage)').",
+                codes: [55114])
+        }
+        return (token, flow)
+    }
+
+    /// Checks the one-time code of a flow waiting for one: a wrong code is counted and the flow ends at the cap, an old one
+    /// ends it too.
+    func checkCode(_ form: [String: String], token: String, flow: EmulatorStore.NativeFlow) throws {
+        guard let expected = flow.otpHash, let issuedAt = flow.otpIssuedAt else {
+            throw AADFailure(
+                error: "invalid_request", description: "AADSTS55114: The continuation_token was not issued for a code challenge.",
+                codes: [55114])
+        }
+        guard let code = form["oob"], !code.isEmpty else { throw aadMissing("oob") }
+        guard clock.now() < issuedAt + Self.continuationLifetime else {
+            try store.endNativeFlow(token)
+            throw AADFailure(error: "expired_token", description: "AADSTS55112: The one-time code has expired.", codes: [552003])
+        }
+        guard EmulatorStore.hash(code) == expected else {
+            try store.countNativeAttempt(token)
+            if flow.attempts + 1 >= Self.maxOTPAttempts {
+                try store.endNativeFlow(token)
+                throw AADFailure(
+                    error: "invalid_grant", description: "AADSTS50196: Too many incorrect codes. Start again.", codes: [50196],
+                    suberror: "invalid_oob_value")
+            }
+            throw AADFailure(
+                error: "invalid_grant", description: "AADSTS50181: Unable to validate the otp.", codes: [50181],
+                suberror: "invalid_oob_value")
+        }
+    }
+
+    /// Sends a code by email (through an OnOtpSend extension too) or SMS and moves the flow to `stage` waiting for it;
+    /// answers the `oob` challenge every native step uses.
+    func sendCode(
+        _ flow: EmulatorStore.NativeFlow, token: String, to target: String, channel: EmulatorStore.Channel, purpose: String,
+        stage: String, origin: String, showTarget: Bool = false
+    ) async throws -> Response {
+        let now = clock.now()
+        let knobs = try store.mfaKnobs
+        let code = knobs.fixedCode ?? Random.digits(Self.otpLength)
+        if channel == .email {
+            let context = CalloutContext(
+                clientId: flow.clientId, language: "en", origin: origin, journeyID: token, policy: seed.externalIdFlow?.id ?? "")
+            do { try await sendEmailCode(to: target, purpose: purpose, code: code, now: now, tx: context) } catch let e as PageError {
+                throw AADFailure(error: "server_error", description: "\(e.code ?? ""): \(e.message)", codes: [], status: 500)
+            }
+        } else {
+            if knobs.throttled {
+                throw AADFailure(
+                    error: "access_denied", description: "AADSTS500222: The authentication method is blocked for now. Try later.",
+                    codes: [500222], suberror: "provider_blocked_by_rep")
+            }
+            guard !knobs.unreachable.contains(target) else {
+                throw AADFailure(
+                    error: "invalid_request", description: "AADSTS901001: The verification contact \(target) cannot be reached.",
+                    codes: [901001])
+            }
+            try store.send(to: target, purpose: purpose, code: code, now: now, channel: channel, journey: token)
+        }
+        var next = flow
+        next.stage = stage
+        next.otpHash = EmulatorStore.hash(code)
+        next.otpIssuedAt = now
+        next.attempts = 0
+        next.expiresAt = now + Self.continuationLifetime
+        let t = try store.advanceNativeFlow(next, replacing: token)
+        var body: [String: JSONValue] = [
+            "challenge_type": "oob", "binding_method": "prompt", "challenge_channel": .string(channel == .email ? "email" : "sms"),
+            "challenge_target_label": .string(channel == .email ? Self.obfuscate(target) : Self.obfuscatePhone(target)),
+            "code_length": JSONValue(code.count), "interval": 300, "continuation_token": .string(t),
+        ]
+        if showTarget { body["challenge_target"] = .string(target) }
+        return .json(.object(body))
+    }
+
+    static func obfuscatePhone(_ phone: String) -> String { String(repeating: "*", count: max(0, phone.count - 4)) + phone.suffix(4) }
+
+    /// Moves the flow on to `stage` and answers its new continuation token (with `extra` beside it).
+    func advance(
+        _ flow: EmulatorStore.NativeFlow, token: String, to stage: String, extra: [String: JSONValue] = [:]
+    ) throws -> (String, Response) {
+        var next = flow
+        next.stage = stage
+        next.otpHash = nil
+        next.expiresAt = clock.now() + Self.continuationLifetime
+        let t = try store.advanceNativeFlow(next, replacing: token)
+        return (t, .json(.object(extra.merging(["continuation_token": .string(t)]) { _, new in new })))
+    }
+
+    /// The new password's problem as native auth names it (`password_too_short`, `password_too_long`, `password_too_weak`,
+    /// `password_recently_used` for the one in place), or nil. The rules are the tenant's (those of its pages).
+    func passwordRefusal(_ password: String, currentOf email: String?) throws -> AADFailure? {
+        let suberror: String, text: String
+        if password.count < 8 {
+            (suberror, text) = ("password_too_short", "The password is too short: it needs at least 8 characters.")
+        } else if password.count > 256 {
+            (suberror, text) = ("password_too_long", "The password is too long: it may have at most 256 characters.")
+        } else if AuthorizeEndpoint.passwordProblem(password) != nil {
+            (suberror, text) = (
+                "password_too_weak", "The password is too weak: use three of lower case, upper case, digits and symbols."
+            )
+        } else if let email, try store.checkPassword(email: email, password: password) != nil {
+            (suberror, text) = ("password_recently_used", "The password was used recently: choose another one.")
+        } else {
+            return nil
+        }
+        return AADFailure(error: "invalid_grant", description: "AADSTS399246: \(text)", codes: [399246], suberror: suberror)
+    }
+
+    // MARK: sign-up
+
+    /// `/signup/v1.0/start`: the new address, the challenge types, and optionally the password and attributes at once.
+    func signUpStart(_ req: Request) async throws -> Response {
+        let (form, app) = try await nativeClient(req)
+        let types = try challengeTypes(form["challenge_type"])
+        guard let username = form["username"], !username.isEmpty else { throw aadMissing("username") }
+        guard EmulatorSeed.isPlausibleEmail(username) else {
+            throw AADFailure(
+                error: "invalid_request", description: "AADSTS90100: The username parameter is empty or not valid.", codes: [90100])
+        }
+        // Sign-up proves the address with a code: a client that cannot take one goes to the browser.
+        guard types.contains("oob") else { return Self.redirect("Sign-up verifies the email address with a one-time code.") }
+        if try store.user(email: username) != nil {
+            throw AADFailure(
+                error: "user_already_exists",
+                description: "AADSTS1003037: It looks like you may already have an account. Sign in instead.", codes: [1003037])
+        }
+        var journey = NativeJourney()
+        journey.capabilities = Self.capabilities(form)
+        journey.email = username
+        journey.wantsPassword = types.contains("password")
+        if let password = form["password"], !password.isEmpty {
+            if let refusal = try passwordRefusal(password, currentOf: nil) { throw refusal }
+            journey.credential = EmulatorStore.passwordCredential(password)
+            journey.wantsPassword = true
+        }
+        if let raw = form["attributes"] { journey.attributes = try typedAttributes(raw) }
+        let token = try store.advanceNativeFlow(
+            .init(
+                clientId: app.clientId, oid: UUID().uuidString.lowercased(), stage: "signup_started",
+                challengeTypes: types.joined(separator: " "), otpHash: nil, otpIssuedAt: nil, attempts: 0,
+                expiresAt: clock.now() + Self.continuationLifetime, journey: journey), replacing: nil)
+        return .json(["continuation_token": .string(token)])
+    }
+
+    /// `/signup/v1.0/challenge`: a code to the new address until it is proven, then `password` when one is still owed.
+    func signUpChallenge(_ req: Request, origin: String) async throws -> Response {
+        let (form, app) = try await nativeClient(req)
+        let (token, flow) = try self.flow(
+            form, app: app, at: ["signup_started", "signup_oob", "signup_verified", "signup_attributes"])
+        let types = try form["challenge_type"].map { try challengeTypes($0) } ?? flow.challengeTypes.split(separator: " ").map(String.init)
+        guard let email = flow.journey.email else { throw AADFailure(error: "invalid_request", description: "AADSTS55114", codes: [55114]) }
+        if !flow.journey.verified {
+            guard types.contains("oob") else { return Self.redirect("Sign-up verifies the email address with a one-time code.") }
+            return try await sendCode(
+                flow, token: token, to: email, channel: .email, purpose: "signup", stage: "signup_oob", origin: origin)
+        }
+        guard flow.journey.wantsPassword, flow.journey.credential == nil, types.contains("password") else {
+            return Self.redirect("Nothing is left to challenge in this sign-up; continue with its attributes.")
+        }
+        let (_, response) = try advance(flow, token: token, to: "signup_verified", extra: ["challenge_type": "password"])
+        return response
+    }
+
+    /// `/signup/v1.0/continue`: the code (`oob`), the password, or the attributes; then what is still owed, or the account.
+    func signUpContinue(_ req: Request) async throws -> Response {
+        let (form, app) = try await nativeClient(req)
+        let (token, found) = try self.flow(
+            form, app: app, at: ["signup_started", "signup_oob", "signup_verified", "signup_attributes"])
+        var flow = found
+        switch form["grant_type"] ?? "" {
+        case "oob":
+            guard flow.stage == "signup_oob" else {
+                throw AADFailure(
+                    error: "invalid_request", description: "AADSTS55114: No code was sent in this sign-up yet; call /challenge.",
+                    codes: [55114])
+            }
+            try checkCode(form, token: token, flow: flow)
+            flow.journey.verified = true
+        case "password":
+            try requireVerified(flow, token: token)
+            guard let password = form["password"], !password.isEmpty else { throw aadMissing("password") }
+            if let refusal = try passwordRefusal(password, currentOf: nil) { throw refusal }
+            flow.journey.credential = EmulatorStore.passwordCredential(password)
+        case "attributes":
+            try requireVerified(flow, token: token)
+            guard let raw = form["attributes"] else { throw aadMissing("attributes") }
+            flow.journey.attributes.merge(try typedAttributes(raw)) { _, new in new }
+        case "": throw aadMissing("grant_type")
+        case let other:
+            throw AADFailure(
+                error: "unsupported_grant_type", description: "AADSTS70003: The grant type '\(other)' is not one of sign-up's.",
+                codes: [70003])
+        }
+        return try signUpNext(flow, token: token)
+    }
+
+    private func requireVerified(_ flow: EmulatorStore.NativeFlow, token: String) throws {
+        guard flow.journey.verified else {
+            let t = try store.advanceNativeFlow(flow, replacing: token)
+            throw AADFailure(
+                error: "verification_required", description: "AADSTS55104: The email address must be verified first.", codes: [55104],
+                extra: ["continuation_token": .string(t), "unverified_attributes": [["name": "email"]]])
+        }
+    }
+
+    /// After each sign-up step: the password still owed (`credential_required`), required attributes still missing
+    /// (`attributes_required`, with their list), or the account made and a continuation token for `/token`.
+    private func signUpNext(_ flow: EmulatorStore.NativeFlow, token: String) throws -> Response {
+        if flow.journey.wantsPassword && flow.journey.credential == nil {
+            let t = try store.advanceNativeFlow(with(flow, stage: "signup_verified"), replacing: token)
+            throw AADFailure(
+                error: "credential_required", description: "AADSTS55103: A password is required to sign up.", codes: [55103],
+                extra: ["continuation_token": .string(t)])
+        }
+        let policy = seed.externalIdFlow
+        let missing = (policy?.attributes ?? []).filter { $0.required && flow.journey.attributes[$0.name] == nil }
+        if !missing.isEmpty {
+            let t = try store.advanceNativeFlow(with(flow, stage: "signup_attributes"), replacing: token)
+            throw AADFailure(
+                error: "attributes_required", description: "AADSTS55106: User attributes required.", codes: [55106],
+                extra: ["continuation_token": .string(t), "required_attributes": .array(missing.map(requiredAttribute))])
+        }
+        try createSignedUpUser(flow)
+        let (_, response) = try advance(flow, token: token, to: "signed_up")
+        return response
+    }
+
+    private func with(_ flow: EmulatorStore.NativeFlow, stage: String) -> EmulatorStore.NativeFlow {
+        var next = flow
+        next.stage = stage
+        next.otpHash = nil
+        next.expiresAt = clock.now() + Self.continuationLifetime
+        return next
+    }
+
+    private func createSignedUpUser(_ flow: EmulatorStore.NativeFlow) throws {
+        guard let email = flow.journey.email else { return }
+        let a = flow.journey.attributes
+        // A sign-up without a password (email one-time code) gets one nobody knows: its way in is a code.
+        let credential = flow.journey.credential ?? EmulatorStore.passwordCredential(Random.token(bytes: 32))
+        do {
+            try store.createUser(
+                oid: flow.oid, email: email, credential: credential, displayName: a["displayName"]?.text ?? "",
+                givenName: a["givenName"]?.text ?? "", surname: a["surname"]?.text ?? "", now: clock.now())
+        } catch EmulatorStore.UserError.emailTaken {
+            throw AADFailure(
+                error: "user_already_exists",
+                description: "AADSTS1003037: It looks like you may already have an account. Sign in instead.", codes: [1003037])
+        }
+        let extras = a.filter { !EmulatorSeed.Attribute.names.contains($0.key) }.mapValues(\.json)
+        if !extras.isEmpty { try store.setAttributes(oid: flow.oid, extras) }
+    }
+
+    /// One entry of `required_attributes`: the wire name, its type, and for numbers the pattern a value must match.
+    private func requiredAttribute(_ a: EmulatorSeed.Attribute) -> JSONValue {
+        var o: [String: JSONValue] = [
+            "name": .string(wireAttributeName(a.name)), "type": .string(a.kind.rawValue.lowercased()), "required": true,
+            "label": .string(a.label),
+        ]
+        if a.kind == .int { o["options"] = ["regex": "^-?[0-9]+$"] }
+        return .object(o)
+    }
+
+    /// `extension_Name` as External ID's wire spells it: `extension_<extensions app id without dashes>_Name`.
+    func wireAttributeName(_ stored: String) -> String {
+        guard stored.hasPrefix("extension_") else { return stored }
+        let appID = seed.tenant.extensionsAppIdOrDefault.replacingOccurrences(of: "-", with: "")
+        return "extension_\(appID)_" + stored.dropFirst("extension_".count)
+    }
+
+    /// The `attributes` parameter (a JSON object in a string) typed by the user flow: unknown names are ignored (as
+    /// Entra does), a value of the wrong type is `attribute_validation_failed` naming it.
+    func typedAttributes(_ raw: String) throws -> [String: NativeJourney.AttributeValue] {
+        guard let object = (try? JSONValue.parse(Data(raw.utf8)))?.objectValue else {
+            throw AADFailure(
+                error: "invalid_request", description: "AADSTS90100: The attributes parameter is not a JSON object.", codes: [90100])
+        }
+        let declared = seed.externalIdFlow?.attributes ?? EmulatorSeed.Attribute.defaults
+        var out: [String: NativeJourney.AttributeValue] = [:]
+        var invalid: [String] = []
+        for (wire, value) in object.sorted(by: { $0.key < $1.key }) {
+            let name = storedAttributeName(wire)
+            guard let a = declared.first(where: { $0.name == name }) else { continue }
+            switch (a.kind, value) {
+            case (.string, .string(let s)) where !s.trimmingCharacters(in: .whitespaces).isEmpty: out[name] = .string(s)
+            case (.boolean, .bool(let b)): out[name] = .bool(b)
+            case (.boolean, .string(let s)) where s == "true" || s == "false": out[name] = .bool(s == "true")
+            case (.int, .number(let n)) where Int(exactly: n) != nil: out[name] = .int(Int(exactly: n)!)
+            case (.int, .string(let s)) where Int(s) != nil: out[name] = .int(Int(s)!)
+            default: invalid.append(wire)
+            }
+        }
+        guard invalid.isEmpty else {
+            throw AADFailure(
+                error: "invalid_grant",
+                description: "AADSTS55108: Attribute validation failed for \(invalid.joined(separator: ", ")).", codes: [55108],
+                suberror: "attribute_validation_failed", extra: ["invalid_attributes": .array(invalid.map { ["name": .string($0)] })])
+        }
+        return out
+    }
+
+    // MARK: password reset
+
+    /// `/resetpassword/v1.0/start`: the person's address; a code is sent on `/challenge`.
+    func resetStart(_ req: Request) async throws -> Response {
+        let (form, app) = try await nativeClient(req)
+        let types = try challengeTypes(form["challenge_type"])
+        guard let username = form["username"], !username.isEmpty else { throw aadMissing("username") }
+        guard types.contains("oob") else { return Self.redirect("Password reset verifies the email address with a one-time code.") }
+        guard let user = try store.user(email: username) else {
+            throw AADFailure(
+                error: "user_not_found",
+                description: "AADSTS50034: The user account \(Self.obfuscate(username)) does not exist in the \(tenantName) directory.",
+                codes: [50034])
+        }
+        let token = try store.advanceNativeFlow(
+            .init(
+                clientId: app.clientId, oid: user.oid, stage: "reset_started", challengeTypes: types.joined(separator: " "),
+                otpHash: nil, otpIssuedAt: nil, attempts: 0, expiresAt: clock.now() + Self.continuationLifetime), replacing: nil)
+        return .json(["continuation_token": .string(token)])
+    }
+
+    /// `/resetpassword/v1.0/challenge`: a code to the person's address (again: a new code, the old one no longer works).
+    func resetChallenge(_ req: Request, origin: String) async throws -> Response {
+        let (form, app) = try await nativeClient(req)
+        let (token, flow) = try self.flow(form, app: app, at: ["reset_started", "reset_oob"])
+        guard let user = try store.user(oid: flow.oid) else { throw Self.userGone }
+        return try await sendCode(
+            flow, token: token, to: user.email, channel: .email, purpose: "password_reset", stage: "reset_oob", origin: origin)
+    }
+
+    /// `/resetpassword/v1.0/continue`: the code; then the new password may be submitted.
+    func resetContinue(_ req: Request) async throws -> Response {
+        let (form, app) = try await nativeClient(req)
+        let (token, flow) = try self.flow(form, app: app, at: ["reset_oob"])
+        guard form["grant_type"] == "oob" else {
+            throw form["grant_type"] == nil
+                ? aadMissing("grant_type")
+                : AADFailure(
+                    error: "unsupported_grant_type", description: "AADSTS70003: Password reset continues with 'oob'.", codes: [70003])
+        }
+        try checkCode(form, token: token, flow: flow)
+        let (_, response) = try advance(
+            flow, token: token, to: "reset_verified", extra: ["expires_in": JSONValue(Self.continuationLifetime)])
+        return response
+    }
+
+    /// `/resetpassword/v1.0/submit` (and `/complete`, the older name): the new password; the reset then completes
+    /// (`poll_completion`). Setting it revokes the person's refresh tokens, as a reset on the pages does.
+    func resetSubmit(_ req: Request) async throws -> Response {
+        let (form, app) = try await nativeClient(req)
+        let (token, flow) = try self.flow(form, app: app, at: ["reset_verified"])
+        guard let user = try store.user(oid: flow.oid) else { throw Self.userGone }
+        guard let password = form["new_password"], !password.isEmpty else { throw aadMissing("new_password") }
+        if let refusal = try passwordRefusal(password, currentOf: user.email) { throw refusal }
+        try store.setPassword(oid: user.oid, password: password, now: clock.now())
+        let (_, response) = try advance(flow, token: token, to: "reset_polling", extra: ["poll_interval": 1])
+        return response
+    }
+
+    /// `/resetpassword/v1.0/poll_completion`: `in_progress` the first time (so a client's polling is exercised), then
+    /// `succeeded` with the continuation token that signs the person in.
+    func resetPoll(_ req: Request) async throws -> Response {
+        let (form, app) = try await nativeClient(req)
+        let (token, found) = try self.flow(form, app: app, at: ["reset_polling"])
+        var flow = found
+        flow.journey.polls += 1
+        let done = flow.journey.polls > 1
+        let (_, response) = try advance(
+            flow, token: token, to: done ? "reset_done" : "reset_polling", extra: ["status": done ? "succeeded" : "in_progress"])
+        return response
+    }
+
+    // MARK: MFA and registration
+
+    /// A strong-authentication method of a user: its stable id, channel and address or number.
+    struct StrongMethod {
+        var id: String
+        var channel: String
+        var target: String
+
+        var json: JSONValue {
+            [
+                "id": .string(id), "challenge_type": "oob", "challenge_channel": .string(channel),
+                "login_hint": .string(
+                    channel == "email" ? NativeAuthEndpoint.obfuscate(target) : NativeAuthEndpoint.obfuscatePhone(target)),
+            ]
+        }
+    }
+
+    enum MFANeed { case none, methods([StrongMethod]), registration }
+
+    /// The channels the External ID user flow allows as a second factor (email, sms); email when it names none.
+    var mfaChannels: [String] {
+        let methods = seed.externalIdFlow?.mfa?.methods ?? [.email]
+        return methods.compactMap { $0 == .email ? "email" : $0 == .phone ? "sms" : nil }
+    }
+
+    /// Whether this password sign-in needs a second factor, and with which of the user's registered methods: the user
+    /// flow's MFA (always, or conditional on a risky sign-in) or the user's own `mfaRequired`.
+    func mfaNeed(_ user: EmulatorStore.UserRecord) throws -> MFANeed {
+        let state = try store.mfaState(oid: user.oid)
+        let enforcement = seed.externalIdFlow?.mfa?.enforcement ?? .off
+        guard state.mfaRequired || enforcement == .always || (enforcement == .conditional && state.risky) else { return .none }
+        var methods: [StrongMethod] = []
+        if mfaChannels.contains("email"), let email = state.mfaEmail {
+            methods.append(
+                .init(id: EmulatorStore.derivedGUID("mfa:email:\(user.oid):\(email.lowercased())"), channel: "email", target: email))
+        }
+        if mfaChannels.contains("sms"), state.phoneEnrolled, let phone = state.phone {
+            methods.append(.init(id: EmulatorStore.derivedGUID("mfa:sms:\(user.oid):\(phone)"), channel: "sms", target: phone))
+        }
+        return methods.isEmpty ? .registration : .methods(methods)
+    }
+
+    /// After a right password: tokens, or `mfa_required` / `registration_required` with the continuation token the next
+    /// steps take.
+    func afterPassword(_ flow: EmulatorStore.NativeFlow, token: String, user: EmulatorStore.UserRecord) throws {
+        switch try mfaNeed(user) {
+        case .none: return
+        case .methods:
+            let t = try store.advanceNativeFlow(with(flow, stage: "mfa"), replacing: token)
+            throw AADFailure(
+                error: "invalid_grant",
+                description: "AADSTS50076: Due to a configuration change made by your administrator, or because you moved to a new "
+                    + "location, you must use multi-factor authentication to access this application.", codes: [50076],
+                suberror: "mfa_required", extra: ["continuation_token": .string(t)])
+        case .registration:
+            let t = try store.advanceNativeFlow(with(flow, stage: "register"), replacing: token)
+            throw AADFailure(
+                error: "invalid_grant",
+                description: "AADSTS50079: You must register a strong authentication method (email or phone) to sign in.",
+                codes: [50079], suberror: "registration_required", extra: ["continuation_token": .string(t)])
+        }
+    }
+
+    /// Whether a client that did not announce what the user's sign-in will need must go to the browser instead.
+    func lacksCapability(_ flow: EmulatorStore.NativeFlow, user: EmulatorStore.UserRecord) throws -> Bool {
+        switch try mfaNeed(user) {
+        case .none: false
+        case .methods: !flow.journey.capabilities.contains("mfa_required")
+        case .registration: !flow.journey.capabilities.contains("registration_required")
+        }
+    }
+
+    /// `/oauth2/v2.0/introspect`: the user's registered second factors after `mfa_required`.
+    func introspect(_ req: Request) async throws -> Response {
+        let (form, app) = try await nativeClient(req)
+        let (token, flow) = try self.flow(form, app: app, at: ["mfa", "mfa_oob"])
+        guard let user = try store.user(oid: flow.oid) else { throw Self.userGone }
+        guard case .methods(let methods) = try mfaNeed(user) else {
+            throw AADFailure(
+                error: "invalid_request", description: "AADSTS55114: No second factor is asked of this sign-in.", codes: [55114])
+        }
+        let (_, response) = try advance(flow, token: token, to: "mfa", extra: ["methods": .array(methods.map(\.json))])
+        return response
+    }
+
+    /// `/oauth2/v2.0/challenge` after `mfa_required`: a code by the chosen method (`id` from introspect).
+    func mfaChallenge(
+        _ form: [String: String], token: String, flow: EmulatorStore.NativeFlow, origin: String
+    ) async throws -> Response {
+        guard let id = form["id"], !id.isEmpty else { throw aadMissing("id") }
+        guard let user = try store.user(oid: flow.oid) else { throw Self.userGone }
+        guard case .methods(let methods) = try mfaNeed(user), let method = methods.first(where: { $0.id == id }) else {
+            throw AADFailure(
+                error: "invalid_request", description: "AADSTS55110: The method id '\(id)' is not one of this user's (see /introspect).",
+                codes: [55110])
+        }
+        var next = flow
+        next.journey.methodID = method.id
+        return try await sendCode(
+            next, token: token, to: method.target, channel: method.channel == "sms" ? .sms : .email, purpose: "mfa", stage: "mfa_oob",
+            origin: origin)
+    }
+
+    /// `/register/v1.0/introspect`: the methods the user may register (the user flow's channels).
+    func registerIntrospect(_ req: Request) async throws -> Response {
+        let (form, app) = try await nativeClient(req)
+        let (token, flow) = try self.flow(form, app: app, at: ["register", "register_oob"])
+        guard let user = try store.user(oid: flow.oid) else { throw Self.userGone }
+        let methods: [JSONValue] = mfaChannels.map { channel in
+            var m: [String: JSONValue] = ["id": .string(channel), "challenge_type": "oob", "challenge_channel": .string(channel)]
+            if channel == "email" { m["login_hint"] = .string(Self.obfuscate(user.email)) }
+            return .object(m)
+        }
+        let (_, response) = try advance(flow, token: token, to: "register", extra: ["methods": .array(methods)])
+        return response
+    }
+
+    /// `/register/v1.0/challenge`: the address or number to register. The person's own sign-in address is already proven
+    /// (`preverified`, no code); another gets a code.
+    func registerChallenge(_ req: Request, origin: String) async throws -> Response {
+        let (form, app) = try await nativeClient(req)
+        let (token, found) = try self.flow(form, app: app, at: ["register", "register_oob"])
+        var flow = found
+        guard let user = try store.user(oid: flow.oid) else { throw Self.userGone }
+        let channel = form["challenge_channel"] ?? "email"
+        guard let target = form["challenge_target"]?.trimmingCharacters(in: .whitespaces), !target.isEmpty else {
+            throw aadMissing("challenge_target")
+        }
+        guard mfaChannels.contains(channel) else {
+            throw AADFailure(
+                error: "invalid_request",
+                description:
+                    "AADSTS901001: The channel '\(channel)' cannot be registered here; use \(mfaChannels.joined(separator: " or ")).",
+                codes: [901001])
+        }
+        guard channel == "email" ? EmulatorSeed.isPlausibleEmail(target) : EmulatorSeed.isE164(target) else {
+            let kind = channel == "email" ? "an email address" : "a phone number in E.164 form"
+            throw AADFailure(
+                error: "invalid_request", description: "AADSTS901001: The verification contact '\(target)' is not \(kind).",
+                codes: [901001])
+        }
+        flow.journey.channel = channel
+        flow.journey.target = target
+        if channel == "email" && target.caseInsensitiveCompare(user.email) == .orderedSame {
+            try store.setMFAEmail(oid: user.oid, target)
+            let (_, response) = try advance(flow, token: token, to: "registered", extra: ["challenge_type": "preverified"])
+            return response
+        }
+        return try await sendCode(
+            flow, token: token, to: target, channel: channel == "sms" ? .sms : .email, purpose: "mfa", stage: "register_oob",
+            origin: origin, showTarget: true)
+    }
+
+    /// `/register/v1.0/continue`: the code sent to the new method; the method is registered and the sign-in may finish.
+    func registerContinue(_ req: Request) async throws -> Response {
+        let (form, app) = try await nativeClient(req)
+        let (token, flow) = try self.flow(form, app: app, at: ["register_oob"])
+        guard form["grant_type"] == "oob" else {
+            throw form["grant_type"] == nil
+                ? aadMissing("grant_type")
+                : AADFailure(
+                    error: "unsupported_grant_type", description: "AADSTS70003: Registration continues with 'oob'.", codes: [70003])
+        }
+        try checkCode(form, token: token, flow: flow)
+        guard let target = flow.journey.target else { throw Self.userGone }
+        if flow.journey.channel == "sms" {
+            try store.setPhone(oid: flow.oid, target, enrolled: true)
+        } else {
+            try store.setMFAEmail(oid: flow.oid, target)
+        }
+        let (_, response) = try advance(flow, token: token, to: "registered")
+        return response
+    }
+
+    // MARK: helpers
+
+    static func capabilities(_ form: [String: String]) -> [String] {
+        (form["capabilities"] ?? "").split(separator: " ").map(String.init).filter {
+            ["mfa_required", "registration_required"].contains($0)
+        }
+    }
+
+    static func redirect(_ reason: String) -> Response { .json(["challenge_type": "redirect", "redirect_reason": .string(reason)]) }
+
+    static let userGone = AADFailure(
+        error: "user_not_found", description: "AADSTS50034: The user account does not exist in the directory.", codes: [50034])
+}
