@@ -83,6 +83,28 @@ public final class B2CClient: Sendable {
         ).run(username: username, mode: mode, scopes: scopes)
     }
 
+    private func nativeSignIn(_ prompter: NativePrompter) -> NativeSignIn {
+        NativeSignIn(
+            config: config, store: store, transport: transport, metadata: metadata, tokenSets: tokenSets, clock: clock,
+            prompter: prompter)
+    }
+
+    /// Signs a new person up through External ID's native authentication: the address proven with a code, a password
+    /// (unless `mode` is `.otp`: an account without one), `attributes` (wire names) and every other attribute the tenant
+    /// requires, asked through `prompter`. The new account is signed in and current, as after `signInNative`.
+    public func signUpNative(
+        username: String, mode: NativeMode, attributes: [String: String], scopes: [String], prompter: NativePrompter
+    ) async throws -> Account {
+        try await NativeSignUp(signIn: nativeSignIn(prompter)).run(username: username, mode: mode, attributes: attributes, scopes: scopes)
+    }
+
+    /// Resets a person's password through External ID's native authentication (a code to their address, then the new
+    /// password from `prompter`); they are then signed in with it, as MSAL's native reset does. The tenant revokes their
+    /// earlier refresh tokens.
+    public func resetPasswordNative(username: String, scopes: [String], prompter: NativePrompter) async throws -> Account {
+        try await NativeReset(signIn: nativeSignIn(prompter)).run(username: username, scopes: scopes)
+    }
+
     /// Runs the edit-profile policy for the selected person and refreshes their profile everywhere it is shown.
     public func editProfile(
         selector: String?, policyName: String?, options: InteractiveOptions, ui: InteractionUI

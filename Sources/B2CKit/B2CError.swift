@@ -21,6 +21,8 @@ public struct B2CError: Error, Sendable, CustomStringConvertible {
     /// No key for the store's tokens can be had in this session (none configured, or the one the store names is out of
     /// reach): what needs no persistent store (an app-only token) can go on without one.
     public var isMissingStoreKey = false
+    /// The attributes a native sign-up's tenant refused (`invalid_attributes`), by wire name.
+    public var invalidAttributes: [String] = []
 
     public init(_ kind: Kind, _ message: String, remedy: Remedy? = nil) {
         self.kind = kind; self.message = message; self.remedy = remedy

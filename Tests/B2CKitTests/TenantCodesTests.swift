@@ -48,6 +48,16 @@ struct TenantCodesTests {
         ("unsupported_challenge_type", .configuration, "app refused", .none),
         ("invalid_client", .configuration, "app refused", .none),
         ("unauthorized_client", .configuration, "app refused", .none),
+        ("user_already_exists", .failed, "already signed up", .signInAgain),
+        ("attribute_validation_failed", .failed, "attribute refused", .none),
+        ("provider_blocked_by_rep", .network, "method blocked", .none),
+        ("901001", .failed, "contact refused", .none),
+        ("password_too_weak", .failed, "password refused", .none),
+        ("password_too_short", .failed, "password refused", .none),
+        ("password_too_long", .failed, "password refused", .none),
+        ("password_recently_used", .failed, "password refused", .none),
+        ("password_banned", .failed, "password refused", .none),
+        ("password_is_invalid", .failed, "password refused", .none),
     ]
 
     static let config = try! ClientConfiguration.parse(

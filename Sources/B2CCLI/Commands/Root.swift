@@ -11,7 +11,8 @@ public struct B2CCommand: AsyncParsableCommand {
         abstract: "Sign in to Azure AD B2C user flows, keep accounts per policy, get tokens, and run a local B2C tenant.",
         version: "b2c \(version)",
         subcommands: [
-            SignInCommand.self, EditProfileCommand.self, ResetPasswordCommand.self, AccountsCommand.self, TokenCommand.self,
+            SignInCommand.self, SignUpCommand.self, EditProfileCommand.self, ResetPasswordCommand.self, AccountsCommand.self,
+            TokenCommand.self,
             CallAPICommand.self, SwitchCommand.self, WhoAmICommand.self, SignOutCommand.self, DeviceCommand.self,
             DemoHandover.self, PoliciesCommand.self, InitCommand.self, ProfilesCommand.self, JWTCommand.self, ConfigCommand.self,
             ExportCommand.self, ImportCommand.self, EmulatorHandover.self,

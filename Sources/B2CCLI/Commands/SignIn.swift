@@ -9,7 +9,7 @@ struct SignInCommand: AsyncParsableCommand {
         discussion: """
             Browser:     b2c signin [--policy B2C_1_susi]
             ROPC:        echo "$PASSWORD" | b2c signin --policy B2C_1_ROPC_Auth --username alice@contoso.com --password-stdin
-            Native auth: b2c signin --native --username alice@contoso.com [--password-stdin | --otp-stdin]
+            Native auth: b2c signin --native --username alice@contoso.com [--password-stdin] [--otp-stdin] [--mfa-method email]
             Passwords and codes are never taken as arguments: they come from stdin or are typed without echo.
             With --no-browser, paste the address the browser ends on when the browser runs on another machine (SSH).
             """,
@@ -30,13 +30,16 @@ struct SignInCommand: AsyncParsableCommand {
     @Flag(help: "Read the password from the first line of stdin (ROPC or native auth).") var passwordStdin = false
     @Flag(help: "Entra External ID native auth (email + password, or email + one-time code) with the configuration's nativeAuth.")
     var native = false
-    @Flag(help: "Native auth with an emailed one-time code, read line by line from stdin ('resend' asks for a new code).") var otpStdin =
-        false
+    @Flag(help: "Native auth: read emailed codes line by line from stdin ('resend' asks for a new code); after the password line.")
+    var otpStdin = false
+    @Option(help: "Native auth: the second factor to use or register without asking: email, sms, or a method id.") var mfaMethod: String?
+    @Option(help: "Native auth: the email address or phone number (E.164) to register when the tenant asks for one.") var mfaTarget: String?
 
     func validate() throws {
         if native && username == nil { throw ValidationError("--native needs --username EMAIL.") }
-        if passwordStdin && otpStdin { throw ValidationError("--password-stdin and --otp-stdin exclude each other; give one.") }
-        if otpStdin && !native { throw ValidationError("--otp-stdin is for native auth; add --native.") }
+        if (otpStdin || mfaMethod != nil || mfaTarget != nil) && !native {
+            throw ValidationError("--otp-stdin, --mfa-method and --mfa-target are for native auth; add --native.")
+        }
         if (passwordStdin || username != nil) && (prompt != nil || noBrowser || loginHint != nil || domainHint != nil || uiLocales != nil) {
             throw ValidationError(
                 "--prompt, --login-hint, --domain-hint, --ui-locales and --no-browser are for the browser sign-in, not with --username.")
@@ -82,10 +85,13 @@ extension SignInCommand {
         let account = try await withInteractiveClient(client) { c -> Account in
             let scopes = try c.config.resourceScopes(api: api, scopes: scope)
             if native {
+                // Both from stdin: the password is the first line and the codes (a second factor's) the next ones.
                 let mode: NativeMode = passwordStdin ? .password : otpStdin ? .otp : .auto
                 return try await c.signInNative(
                     username: username, mode: mode, scopes: scopes,
-                    prompter: TerminalNativePrompter(passwordFromStdin: passwordStdin, codesFromStdin: otpStdin))
+                    prompter: TerminalNativePrompter(
+                        passwordFromStdin: passwordStdin, codesFromStdin: otpStdin, mfaMethod: mfaMethod, mfaTarget: mfaTarget,
+                        ownEmail: username))
             }
             let p = try c.config.passwordPolicy(policy)
             let password = try Prompt.password(fromStdin: passwordStdin, prompt: "Password for \(username): ")

@@ -55,10 +55,19 @@ enum Prompt {
     }
 }
 
-/// The native-auth prompts of the CLI.
+/// The native-auth prompts of the CLI. With `--password-stdin` the password is stdin's first line (read before the flow
+/// starts, so that codes from `--otp-stdin` follow it); at a terminal the questions are asked as they come.
 struct TerminalNativePrompter: NativePrompter {
     let passwordFromStdin: Bool
     let codesFromStdin: Bool
+    /// A password read ahead from stdin (sign-up, reset); nil: ask when needed.
+    var presetPassword: String? = nil
+    /// `--mfa-method`: a method id or channel (`email`, `sms`) to use without asking.
+    var mfaMethod: String? = nil
+    /// `--mfa-target`: the email address or phone number to register without asking.
+    var mfaTarget: String? = nil
+    /// The person's own address: what an email method registers when nothing else is given (the tenant knows it verified).
+    var ownEmail: String? = nil
 
     func password(for username: String) async throws -> String {
         try Prompt.password(fromStdin: passwordFromStdin, prompt: "Password for \(username): ")
@@ -97,4 +106,100 @@ struct TerminalNativePrompter: NativePrompter {
     }
 
     func notice(_ text: String) { writeErr(text) }
+
+    /// A new password: the one read from stdin (a refusal then ends the command, since stdin cannot be asked again), or
+    /// typed twice without echo.
+    func newPassword(for username: String, problem: String?) async throws -> String {
+        if let presetPassword {
+            if let problem {
+                let said = problem.hasSuffix(".") ? String(problem.dropLast()) : problem
+                throw CLIError("\(said); nothing was changed", exitCode: ExitStatus.error)
+            }
+            return presetPassword
+        }
+        if let problem { writeErr(problem) }
+        guard Prompt.stdinIsTerminal else {
+            throw CLIError(
+                "a new password is needed but there is no terminal to type it on; pipe it with --password-stdin", exitCode: ExitStatus.usage
+            )
+        }
+        for _ in 0..<3 {
+            let first = try Prompt.password(fromStdin: false, prompt: "New password for \(username): ")
+            if try Prompt.secret("Type it again: ") == first { return first }
+            writeErr("the two passwords differ; type them again")
+        }
+        throw CLIError("the passwords typed did not match three times; nothing was changed", exitCode: ExitStatus.usage)
+    }
+
+    /// A required sign-up attribute, typed at the terminal (its label, type and pattern shown); without a terminal the
+    /// error names the `--attribute` to give.
+    func attribute(_ attribute: NativeAttribute, problem: String?) async throws -> String {
+        guard Prompt.stdinIsTerminal && !codesFromStdin && !passwordFromStdin else {
+            throw CLIError(
+                "the tenant requires the attribute \(attribute.name) (\(attribute.type))\(problem.map { ": \($0)" } ?? ""); "
+                    + "give it with --attribute \(attribute.name)=VALUE", exitCode: ExitStatus.usage)
+        }
+        if let problem { writeErr("\(attribute.label ?? attribute.name): \(problem)") }
+        var hint = attribute.type
+        if !attribute.options.isEmpty { hint = attribute.options.joined(separator: "|") }
+        if attribute.type.lowercased() == "boolean" { hint = "true|false" }
+        while true {
+            FileHandle.standardError.write(Data("\(attribute.label ?? attribute.name) (\(hint)): ".utf8))
+            guard let typed = Prompt.line()?.trimmingCharacters(in: .whitespaces) else {
+                throw CLIError("cancelled: no value was entered; nothing was stored", exitCode: ExitStatus.cancelled)
+            }
+            if let regex = attribute.regex, typed.range(of: regex, options: .regularExpression) == nil {
+                writeErr("that does not match the pattern the tenant gives (\(regex)); type it again")
+                continue
+            }
+            if !typed.isEmpty { return typed }
+        }
+    }
+
+    /// The method named by `--mfa-method` (id or channel), the only one offered, or one chosen by number at the terminal.
+    func chooseMethod(_ methods: [NativeMethod], registering: Bool) async throws -> NativeMethod {
+        let described = methods.map { "\($0.channel)\($0.loginHint.map { " (\($0))" } ?? "")" }
+        if let wanted = mfaMethod {
+            guard let m = methods.first(where: { $0.id == wanted || $0.channel.caseInsensitiveCompare(wanted) == .orderedSame }) else {
+                throw CLIError(
+                    "--mfa-method \(wanted) is not one the tenant offers; it offers: \(described.joined(separator: ", "))",
+                    exitCode: ExitStatus.usage)
+            }
+            return m
+        }
+        if methods.count == 1 { return methods[0] }
+        let what = registering ? "a method for the second factor to be registered" : "a second factor"
+        guard Prompt.stdinIsTerminal && !codesFromStdin && !passwordFromStdin else {
+            throw CLIError(
+                "the tenant asks for \(what); choose one with --mfa-method (\(methods.map(\.channel).joined(separator: " or ")))",
+                exitCode: ExitStatus.usage)
+        }
+        writeErr("The tenant asks for \(what):")
+        for (i, d) in described.enumerated() { writeErr("  \(i + 1). \(d)") }
+        while true {
+            FileHandle.standardError.write(Data("Choose 1-\(methods.count): ".utf8))
+            guard let typed = Prompt.line() else { throw CLIError("cancelled: no method was chosen", exitCode: ExitStatus.cancelled) }
+            if let n = Int(typed.trimmingCharacters(in: .whitespaces)), (1...methods.count).contains(n) { return methods[n - 1] }
+        }
+    }
+
+    func registrationTarget(for method: NativeMethod) async throws -> String {
+        if let mfaTarget { return mfaTarget }
+        let what = method.channel == "sms" ? "phone number (E.164, such as +14255550123)" : "email address"
+        guard Prompt.stdinIsTerminal && !codesFromStdin && !passwordFromStdin else {
+            if method.channel == "email", let ownEmail { return ownEmail }
+            throw CLIError(
+                "the tenant asks to register a \(method.channel) method before signing in; give the \(what) with --mfa-target",
+                exitCode: ExitStatus.usage)
+        }
+        let offered = method.channel == "email" ? ownEmail : nil
+        FileHandle.standardError.write(
+            Data("The tenant asks you to register a \(what) for the second factor\(offered.map { " [\($0)]" } ?? ""): ".utf8))
+        guard let typed = Prompt.line()?.trimmingCharacters(in: .whitespaces) else {
+            throw CLIError("cancelled: nothing was entered", exitCode: ExitStatus.cancelled)
+        }
+        if typed.isEmpty, let offered { return offered }
+        guard !typed.isEmpty else { throw CLIError("cancelled: nothing was entered", exitCode: ExitStatus.cancelled) }
+        return typed
+    }
 }

@@ -297,7 +297,13 @@ extension NativeAuthEndpoint {
             throw AADFailure(
                 error: "invalid_request", description: "AADSTS90100: The attributes parameter is not a JSON object.", codes: [90100])
         }
-        let declared = seed.externalIdFlow?.attributes ?? EmulatorSeed.Attribute.defaults
+        // The user flow's attributes, and the built-in ones it does not collect (a directory user always has them).
+        let collected = seed.externalIdFlow?.attributes ?? EmulatorSeed.Attribute.defaults
+        let declared =
+            collected
+            + EmulatorSeed.Attribute.builtIn.filter { name, _ in !collected.contains { $0.name == name } }.map {
+                EmulatorSeed.Attribute(name: $0.key, label: $0.value)
+            }
         var out: [String: NativeJourney.AttributeValue] = [:]
         var invalid: [String] = []
         for (wire, value) in object.sorted(by: { $0.key < $1.key }) {

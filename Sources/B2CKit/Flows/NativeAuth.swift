@@ -8,6 +8,35 @@ public protocol NativePrompter: Sendable {
     /// A new code was sent (after "resend"); the previous one no longer works.
     func codeResent(to label: String, length: Int?)
     func notice(_ text: String)
+    /// A new password (sign-up, reset); `problem` says why the tenant refused the last one (nil the first time).
+    func newPassword(for username: String, problem: String?) async throws -> String
+    /// A value for an attribute the tenant requires at sign-up; `problem` says why it refused the last one.
+    func attribute(_ attribute: NativeAttribute, problem: String?) async throws -> String
+    /// Which method to use for the second factor (`registering`: which kind of method to register).
+    func chooseMethod(_ methods: [NativeMethod], registering: Bool) async throws -> NativeMethod
+    /// The email address or phone number (E.164) to register as `method`.
+    func registrationTarget(for method: NativeMethod) async throws -> String
+}
+
+/// What a prompter that cannot ask (a script's) answers for the questions it does not implement: an error that says what
+/// was asked.
+extension NativePrompter {
+    public func newPassword(for username: String, problem: String?) async throws -> String {
+        throw B2CError(.usage, problem.map { "the tenant refused the new password: \($0)" } ?? "a new password is needed for \(username)")
+    }
+
+    public func attribute(_ attribute: NativeAttribute, problem: String?) async throws -> String {
+        throw B2CError(.usage, "the tenant requires the attribute \(attribute.name)" + (problem.map { ": \($0)" } ?? ""))
+    }
+
+    public func chooseMethod(_ methods: [NativeMethod], registering: Bool) async throws -> NativeMethod {
+        guard let first = methods.first else { throw B2CError(.failed, "the tenant offered no strong-authentication method") }
+        return first
+    }
+
+    public func registrationTarget(for method: NativeMethod) async throws -> String {
+        throw B2CError(.usage, "the tenant asks to register a strong-authentication method (\(method.channel)); none was given")
+    }
 }
 
 /// Which credential a native-auth sign-in uses.
@@ -19,10 +48,10 @@ public enum NativeMode: String, Sendable {
 }
 
 /// Email + password or email + one-time code through the External ID native-auth API (initiate → challenge → token;
-/// resend = a new challenge; a wrong code is asked again up to a limit).
+/// resend = a new challenge; a wrong code is asked again up to a limit), then the second factor the tenant asks
+/// (`mfa_required`: introspect → challenge the chosen method → `mfa_oob`) or the method it wants registered first
+/// (`registration_required`: register introspect → challenge → continue, or `preverified` → `continuation_token`).
 struct NativeSignIn: Sendable {
-    static let maxCodeAttempts = 3
-
     let config: ClientConfiguration
     let store: TokenStore
     /// Native auth's own endpoints (initiate, challenge) are not the token endpoint's grants: they go over the transport.
@@ -32,7 +61,42 @@ struct NativeSignIn: Sendable {
     let clock: @Sendable () -> Int
     let prompter: NativePrompter
 
+    /// What the client announces it can handle (`capabilities`): a second factor and registering one.
+    static let capabilities = "mfa_required registration_required"
+
     func run(username: String, mode: NativeMode, scopes: [String]) async throws -> Account {
+        let c = try await conversation(username: username, mode: mode, scopes: scopes)
+        var reply = try await c.step(
+            "oauth2/v2.0/initiate", [("challenge_type", c.challengeType), ("username", username), ("capabilities", Self.capabilities)])
+        reply = try await c.step(
+            "oauth2/v2.0/challenge", [("challenge_type", c.challengeType), ("continuation_token", try c.continuation(reply.json))])
+        var tokens: NativeConversation.Reply
+        switch reply.json["challenge_type"]?.stringValue {
+        case "password":
+            let password = try await prompter.password(for: username)
+            tokens = try await c.token("password", [("continuation_token", try c.continuation(reply.json)), ("password", password)])
+        case "oob":
+            tokens = try await c.codeLoop(
+                reply.json,
+                resend: { ct in
+                    try c.ok(
+                        try await c.step("oauth2/v2.0/challenge", [("challenge_type", c.challengeType), ("continuation_token", ct)]),
+                        at: "challenge")
+                },
+                submit: { code, ct in try await c.token("oob", [("continuation_token", ct), ("oob", code)]) })
+        case let other:
+            throw B2CError(.failed, "the native-auth challenge answered an unknown challenge_type '\(other ?? "none")'; nothing was stored")
+        }
+        if case .next(let step, let json) = tokens {
+            tokens = try await secondFactor(step, json, c)
+        }
+        return try await c.finish(
+            try c.ok(tokens, at: "token"), store: store, tokenSets: tokenSets, requested: scopes, now: clock())
+    }
+
+    /// The conversation of one flow under the configuration's `nativeAuth`: its authority, the tenant's metadata, the
+    /// challenge types for `mode`.
+    func conversation(username: String, mode: NativeMode, scopes: [String]) async throws -> NativeConversation {
         try store.prepareForTokens()
         guard let native = config.nativeAuth, let authority = config.nativeAuthority else {
             throw B2CError(
@@ -51,162 +115,60 @@ struct NativeSignIn: Sendable {
                 .configuration, "\(config.source) allows the challenge types \(native.challengeTypes) for native auth, not \(types[0])")
         }
         types.append("redirect")
-        let d = NativeDialogue(
-            username: username, challengeType: types.joined(separator: " "), scope: ScopeSet.userRequest(scopes), authority: authority,
-            meta: meta, policy: native.name)
-        var reply = try await post(
-            authority.endpoint("oauth2/v2.0/initiate"),
-            [("client_id", config.clientID), ("challenge_type", d.challengeType), ("username", username)], d)
-        reply = try await post(
-            authority.endpoint("oauth2/v2.0/challenge"),
-            [("client_id", config.clientID), ("challenge_type", d.challengeType), ("continuation_token", try continuation(reply))], d)
-        let tokenReply: JSONValue
-        switch reply["challenge_type"]?.stringValue {
-        case "password":
-            let password = try await prompter.password(for: username)
-            tokenReply = try await post(
-                meta.tokenEndpoint,
-                [
-                    ("client_id", config.clientID), ("grant_type", "password"), ("continuation_token", try continuation(reply)),
-                    ("password", password), ("scope", d.scope), ("username", username), ("client_info", "1"),
-                ], d)
-        case "oob":
-            tokenReply = try await codeDialogue(reply, d)
-        case let other:
-            throw B2CError(.failed, "the native-auth challenge answered an unknown challenge_type '\(other ?? "none")'; nothing was stored")
-        }
-        let response: TokenResponse
-        do { response = try TokenResponse.parse(Data(tokenReply.serialized().utf8)) } catch let e as ProtocolError {
-            throw B2CError(.network, "\(meta.tokenEndpoint.host ?? "the token endpoint"): \(e)")
-        }
-        let set = try await tokenSets.tokenSet(
-            response, authority: authority, metadata: meta, nonce: nil, requestedResource: scopes, now: clock())
-        try store.save(set, makeCurrent: true, now: clock())
-        return set.account
+        return NativeConversation(
+            config: config, transport: transport, metadata: metadata, prompter: prompter, authority: authority, meta: meta,
+            username: username, challengeType: types.joined(separator: " "), scope: ScopeSet.userRequest(scopes), policy: native.name)
     }
 
-    /// What every step of one native-auth sign-in sends along.
-    struct NativeDialogue {
-        var username: String
-        var challengeType: String
-        var scope: String
-        var authority: Authority
-        var meta: OpenIDMetadata
-        /// The configuration's native-auth name: where a new sign-in goes.
-        var policy: String
-    }
-
-    /// The one-time-code part: the code typed (or "resend" for a new one), a wrong code asked again up to a limit.
-    private func codeDialogue(_ reply: JSONValue, _ d: NativeDialogue) async throws -> JSONValue {
-        var ct = try continuation(reply)
-        var label = reply["challenge_target_label"]?.stringValue ?? d.username
-        var length = reply["code_length"]?.lenientInt
-        var wrong = 0
-        var attempt = 1
-        while true {
-            guard
-                let code = try await prompter.code(
-                    sentTo: label, length: length, attempt: attempt, attemptsLeft: Self.maxCodeAttempts - wrong)
-            else {
-                // Resend: a new challenge sends a new code and invalidates the previous one.
-                let again = try await post(
-                    d.authority.endpoint("oauth2/v2.0/challenge"),
-                    [("client_id", config.clientID), ("challenge_type", d.challengeType), ("continuation_token", ct)], d)
-                ct = try continuation(again)
-                label = again["challenge_target_label"]?.stringValue ?? label
-                length = again["code_length"]?.lenientInt ?? length
-                prompter.codeResent(to: label, length: length)
-                attempt += 1
-                continue
+    /// After a right password: the second factor by one of the person's methods, or registering one first.
+    private func secondFactor(_ step: String, _ json: JSONValue, _ c: NativeConversation) async throws -> NativeConversation.Reply {
+        let ct = try c.continuation(json)
+        switch step {
+        case "mfa_required":
+            let listed = try c.ok(try await c.step("oauth2/v2.0/introspect", [("continuation_token", ct)]), at: "introspect")
+            let methods = listed["methods"]?.arrayValue?.map(NativeMethod.init) ?? []
+            guard !methods.isEmpty else { throw B2CError(.failed, "the tenant asks for a second factor but lists no method") }
+            let method = try await prompter.chooseMethod(methods, registering: false)
+            let challenge: (String) async throws -> JSONValue = { ct in
+                try c.ok(
+                    try await c.step(
+                        "oauth2/v2.0/challenge", [("challenge_type", c.challengeType), ("continuation_token", ct), ("id", method.id)]),
+                    at: "challenge")
             }
-            attempt += 1
-            do {
-                return try await post(
-                    d.meta.tokenEndpoint,
-                    [
-                        ("client_id", config.clientID), ("grant_type", "oob"), ("continuation_token", ct), ("oob", code),
-                        ("scope", d.scope), ("username", d.username), ("client_info", "1"),
-                    ], d)
-            } catch let e as NativeWrongCode {
-                wrong += 1
-                if e.final || wrong >= Self.maxCodeAttempts {
-                    throw B2CError(
-                        .interactionRequired,
-                        "the code was wrong \(wrong) time\(wrong == 1 ? "" : "s"); the sign-in was stopped and nothing was stored",
-                        remedy: config.signInRemedy(policy: d.policy, loginHint: d.username))
-                }
-                let left = Self.maxCodeAttempts - wrong
-                prompter.notice(
-                    "that code is not right (\(left) attempt\(left == 1 ? "" : "s") left); type it again, or 'resend' for a new one")
+            return try await c.codeLoop(
+                try await challenge(try c.continuation(listed)), resend: challenge,
+                submit: { code, ct in try await c.token("mfa_oob", [("continuation_token", ct), ("oob", code)]) })
+        case "registration_required":
+            let listed = try c.ok(try await c.step("register/v1.0/introspect", [("continuation_token", ct)]), at: "register/introspect")
+            let methods = listed["methods"]?.arrayValue?.map(NativeMethod.init) ?? []
+            guard !methods.isEmpty else { throw B2CError(.failed, "the tenant asks to register a method but lists none") }
+            let method = try await prompter.chooseMethod(methods, registering: true)
+            let target = try await prompter.registrationTarget(for: method)
+            let challenge: (String) async throws -> JSONValue = { ct in
+                try c.ok(
+                    try await c.step(
+                        "register/v1.0/challenge",
+                        [
+                            ("challenge_type", "oob"), ("challenge_channel", method.channel), ("challenge_target", target),
+                            ("continuation_token", ct),
+                        ]), at: "register/challenge")
             }
-        }
-    }
-
-    struct NativeWrongCode: Error { var final: Bool }
-
-    private func continuation(_ reply: JSONValue) throws -> String {
-        guard let ct = reply["continuation_token"]?.stringValue, !ct.isEmpty else {
-            throw B2CError(.network, "the native-auth answer has no continuation_token; nothing was stored")
-        }
-        return ct
-    }
-
-    /// POSTs one native-auth step; a refusal becomes the client's error by `TenantCodes`, a wrong code `NativeWrongCode`,
-    /// and a `redirect` challenge (the tenant wants the browser) an error too.
-    private func post(_ url: URL, _ form: [(String, String)], _ d: NativeDialogue) async throws -> JSONValue {
-        try metadata.checkKnown(url, what: "native-auth endpoint")
-        let r: HTTPResult
-        do { r = try await transport.postForm(url, form) } catch let e as NetworkError { throw B2CError(e) }
-        var refusal = TenantCodes.Refusal(
-            config: config, policy: d.policy, loginHint: d.username, code: "", answer: "", tenantMessage: "")
-        switch NativeAnswer.classify(status: r.status, body: r.body) {
-        case .ok(let json):
-            guard json["challenge_type"]?.stringValue == "redirect" else { return json }
-            refusal.code = "redirect"
-            refusal.tenantMessage = json["redirect_reason"]?.stringValue ?? ""
-            throw TenantCodes.error(TenantCodes.rule("redirect", at: .nativeAuth)!, refusal)
-        case .notJSON:
+            let first = try await challenge(try c.continuation(listed))
+            var done = first
+            if first["challenge_type"]?.stringValue != "preverified" {
+                done = try c.ok(
+                    try await c.codeLoop(
+                        first, resend: challenge,
+                        submit: { code, ct in
+                            try await c.step("register/v1.0/continue", [("grant_type", "oob"), ("oob", code), ("continuation_token", ct)])
+                        }), at: "register/continue")
+            } else {
+                prompter.notice("\(target) is already verified; registered as your \(method.channel) method")
+            }
+            return try await c.token("continuation_token", [("continuation_token", try c.continuation(done))])
+        default:
             throw B2CError(
-                .network,
-                "\(url.host ?? "the server") answered HTTP \(r.status) with a body that is not JSON (\(url.path)); try again later")
-        case .notAnObject:
-            throw B2CError(.network, "\(url.host ?? "the server") answered HTTP \(r.status) with JSON that is not an object (\(url.path))")
-        case .wrongCode(let final): throw NativeWrongCode(final: final)
-        case .refused(let error, let suberror, let code, let description, let serverFault):
-            refusal.code = code ?? error
-            refusal.answer = "\(error): \(description)"
-            refusal.tenantMessage = description
-            if let rule = TenantCodes.rule(code, at: .nativeAuth) ?? TenantCodes.rule(error, at: .nativeAuth) {
-                throw TenantCodes.error(rule, refusal)
-            }
-            throw B2CError(
-                serverFault ? .network : .failed,
-                "native auth failed at \(url.path) (HTTP \(r.status)): "
-                    + "\(error.isEmpty ? "no error code" : error)\(suberror.map { "/\($0)" } ?? ""): \(description)")
+                .failed, "the tenant asked for '\(step)' after the password, which a sign-in does not expect; nothing was stored")
         }
-    }
-}
-
-/// What one native-auth answer means (reference §8.4), decided from the status and body alone.
-public enum NativeAnswer: Sendable, Equatable {
-    case ok(JSONValue)
-    case wrongCode(final: Bool)
-    /// A refusal: the OAuth error, its suberror, the first AAD code (`50126`) and the description's first line.
-    case refused(error: String, suberror: String?, code: String?, description: String, serverFault: Bool)
-    case notJSON
-    case notAnObject
-
-    public static func classify(status: Int, body: Data) -> NativeAnswer {
-        guard let json = try? JSONValue.parse(body) else { return .notJSON }
-        guard json.objectValue != nil else { return .notAnObject }
-        if status == 200 { return .ok(json) }
-        let error = json["error"]?.stringValue ?? ""
-        let description = (json["error_description"]?.stringValue ?? "").components(separatedBy: "\r\n")[0]
-        let codes = json["error_codes"]?.arrayValue?.compactMap(\.lenientInt) ?? []
-        let suberror = json["suberror"]?.stringValue
-        if error == "invalid_grant" && suberror == "invalid_oob_value" { return .wrongCode(final: codes.contains(50196)) }
-        // Only invalid_grant's AAD codes have rows of their own (unknown user, wrong password); other errors go by name.
-        let code = error == "invalid_grant" ? codes.first.map(String.init) : nil
-        return .refused(error: error, suberror: suberror, code: code, description: description, serverFault: status >= 500)
     }
 }

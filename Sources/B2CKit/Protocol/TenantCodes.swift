@@ -182,7 +182,41 @@ enum TenantCodes {
             nativeClientRule("unsupported_challenge_type"),
             nativeClientRule("invalid_client"),
             nativeClientRule("unauthorized_client"),
+            Rule(
+                code: "user_already_exists", arrives: [.nativeAuth], kind: .failed, meaning: "already signed up", remedy: .signInAgain
+            ) { r in
+                "there is already an account \(r.loginHint ?? "with that address") in this tenant: sign in instead; nothing was stored"
+            },
+            Rule(
+                code: "attribute_validation_failed", arrives: [.nativeAuth], kind: .failed, meaning: "attribute refused", remedy: .none
+            ) { r in
+                "the tenant refused an attribute value: \(plain(r.tenantMessage)); nothing was stored"
+            },
+            // A second factor's channel the tenant will not use for now (throttled, or a number it does not serve).
+            Rule(
+                code: "provider_blocked_by_rep", arrives: [.nativeAuth], kind: .network, meaning: "method blocked", remedy: .none
+            ) { r in
+                "the tenant will not send a code by that method for now (\(plain(r.tenantMessage))); try again later or another method"
+            },
+            Rule(code: "901001", arrives: [.nativeAuth], kind: .failed, meaning: "contact refused", remedy: .none) { r in
+                "the tenant cannot register that address or number: \(plain(r.tenantMessage)); nothing was stored"
+            },
         ]
+        // A new password the tenant refuses (sign-up, reset): asked again at a terminal, an error from a script.
+        + [
+            "password_too_weak", "password_too_short", "password_too_long", "password_recently_used", "password_banned",
+            "password_is_invalid",
+        ].map { code in
+            Rule(code: code, arrives: [.nativeAuth], kind: .failed, meaning: "password refused", remedy: .none) { r in
+                "the tenant refused the new password (\(code)): \(plain(r.tenantMessage))"
+            }
+        }
+
+    /// AAD's message without its `AADSTS…:` prefix.
+    static func plain(_ message: String) -> String {
+        guard message.hasPrefix("AADSTS"), let colon = message.firstIndex(of: ":") else { return message }
+        return message[message.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+    }
 
     // MARK: lookups
 
