@@ -58,16 +58,22 @@ import Testing
             let line = lines[i]
             if line.contains("<!-- ci-snippet: start -->") { inSnippet = true }
             if line.contains("<!-- ci-snippet: end -->") { inSnippet = false }
-            guard line.hasPrefix("```") else { i += 1; continue }
-            let language = String(line.dropFirst(3)).trimmingCharacters(in: .whitespaces)
+            // A fence may be indented (a block inside a list item): its lines lose that indentation.
+            let indent = line.prefix { $0 == " " }.count
+            guard line.dropFirst(indent).hasPrefix("```") else { i += 1; continue }
+            let language = String(line.dropFirst(indent + 3)).trimmingCharacters(in: .whitespaces)
             var body: [String] = []
             var j = i + 1
-            while j < lines.count && !lines[j].hasPrefix("```") { body.append(lines[j]); j += 1 }
+            while j < lines.count && !lines[j].drop(while: { $0 == " " }).hasPrefix("```") {
+                let l = lines[j]
+                body.append(l.prefix(indent).allSatisfy { $0 == " " } ? String(l.dropFirst(indent)) : l)
+                j += 1
+            }
             // Markers: the HTML comments on the lines just above the fence.
             var skip: String?
             var exit: Int32 = 0
             var k = i - 1
-            while k >= 0, lines[k].hasPrefix("<!--") {
+            while k >= 0, lines[k].drop(while: { $0 == " " }).hasPrefix("<!--") {
                 let m = lines[k]
                 if let r = m.range(of: "<!-- not run: ") {
                     skip = String(m[r.upperBound...].dropLast(4)).trimmingCharacters(in: .whitespaces)
