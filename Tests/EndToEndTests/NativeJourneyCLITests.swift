@@ -161,4 +161,40 @@ import Testing
             #expect(r.stderr.contains("1. email (b***b@co*****.com)") && r.stderr.contains("2. sms (********0199)"), "\(r.stderr)")
         }
     }
+
+    @Test func atTheTerminalResendRefusalsAndAnExpiredFlow() async throws {
+        try await World.with(seed: Self.seed()) { w in
+            // An address that has an account: said at once, with the sign-in to run.
+            let taken = try LiveProcess(
+                b2cBinary, ["signup", "--username", alice.email], environment: w.environment(as: nil), terminal: true)
+            let takenRun = await taken.finish()
+            #expect(takenRun.status == 1 && takenRun.stderr.contains("already an account alice@contoso.com"), "\(takenRun.stderr)")
+
+            // Resend, then a password too short, then the tenant's clock runs past the flow's ten minutes.
+            let p = try LiveProcess(
+                b2cBinary, ["signup", "--username", "kim@contoso.com", "--attribute", "displayName=Kim"],
+                environment: w.environment(as: nil), terminal: true)
+            try await p.waitFor("Enter the 8-digit code sent to k***m@co*****.com (or 'resend'): ")
+            let first = try await code(w, "kim@contoso.com")
+            p.write("resend")
+            try await p.waitFor("a new code was sent to k***m@co*****.com; the previous one no longer works")
+            let second = try await code(w, "kim@contoso.com")
+            #expect(second != first)
+            p.write(second)
+            try await p.waitFor("New password for kim@contoso.com: ")
+            p.write("Sh0rt!")
+            try await p.waitFor("Type it again: ")
+            p.write("Sh0rt!")
+            try await p.waitFor("password_too_short")
+            try await p.waitFor("New password for kim@contoso.com: ", times: 2)
+            try await w.advanceClock(601)
+            p.write("Kim-2026-pass!")
+            try await p.waitFor("Type it again: ", times: 2)
+            p.write("Kim-2026-pass!")
+            let r = await p.finish()
+            #expect(r.status == 4 && r.stderr.contains("continuation token expired"), "\(r.stderr)")
+            #expect(r.stderr.contains("b2c signin --native"), "the remedy: \(r.stderr)")
+            #expect(try w.server.emulator.store.user(email: "kim@contoso.com") == nil, "an expired sign-up made no account")
+        }
+    }
 }

@@ -171,7 +171,7 @@ enum TenantCodes {
             },
             Rule(code: "expired_token", arrives: [.nativeAuth], kind: .interactionRequired, meaning: "too slow", remedy: .signInAgain) {
                 r in
-                "the sign-in took too long and its continuation token expired (\(r.tenantMessage)); nothing was stored"
+                "it took too long: the tenant's continuation token expired (\(r.tenantMessage)); nothing was stored"
             },
             Rule(
                 code: "redirect", arrives: [.nativeAuth], kind: .interactionRequired, meaning: "browser needed", remedy: .signInInBrowser
