@@ -142,11 +142,9 @@ public final class ScriptedBrowser: @unchecked Sendable {
 
     /// Runs one visit: from `start` until the answer is delivered to another origin. Returns the delivered URL.
     /// With `deliver` false, the answer is not sent: the URL is returned, as a person on another machine would copy it.
-    /// Long on purpose: the page loop, so that a person's whole path through the pages reads in one place.
     @discardableResult
     public func run(_ start: URL, as persona: Persona, deliver: Bool = true) async throws -> URL {
         steps = []
-        let resetKey = "reset-done:\(persona.email)"
         var page = try await fetch(start)
         var wrongTried = false
         for _ in 0..<24 {
@@ -195,58 +193,66 @@ public final class ScriptedBrowser: @unchecked Sendable {
                 page = try await fetch(f.action, form: fields)
                 continue
             }
-            let resetDone = lock.withLock { jar[resetKey] != nil }
-            let onSignup = page.body.contains("id=\"reenterPassword\"") && Self.form(page, "attributeVerification") != nil
-            let onResetCode = page.body.contains("id=\"verificationCode\"")
-            let cancelHere =
-                persona.action == .cancel || (persona.action == .cancelSignup && onSignup)
-                || (persona.action == .cancelResetCode && onResetCode)
-            if cancelHere, let cancel = Self.link(page, "cancel") {
-                page = try await fetch(cancel)
-            } else if let next = try await secondFactor(page, start: start, as: persona) {
-                page = next
-            } else if persona.action == .cancelSignup, Self.form(page, "localAccountForm") != nil {
-                guard let signup = Self.link(page, "createAccount") else {
-                    throw Failure(description: "no 'Sign up now' link at \(page.url.path)")
-                }
-                page = try await fetch(signup)
-            } else if let f = Self.form(page, "localAccountForm") {
-                if (persona.action == .forgot && !resetDone) || persona.action == .cancelResetCode,
-                    let forgot = Self.link(page, "forgotPassword")
-                {
-                    page = try await fetch(forgot)
-                    continue
-                }
-                var fields = f.fields
-                fields["logonIdentifier"] = persona.email
-                let password = resetDone ? (persona.newPassword ?? persona.password) : persona.password
-                fields["password"] = persona.action == .wrongThenRight && !wrongTried ? "definitely-wrong" : password
-                if persona.keepSignedIn && page.body.contains("id=\"rememberMe\"") { fields["rememberMe"] = "true" }
-                wrongTried = true
-                page = try await fetch(f.action, form: fields)
-            } else if let f = Self.form(page, "attributeVerification") {
-                var fields = f.fields
-                if page.body.contains("id=\"sendCode\"") {
-                    fields["email"] = persona.email
-                } else if page.body.contains("id=\"verificationCode\"") {
-                    let outboxURL = URL(string: "/_admin/outbox?to=\(FormEncoding.escape(persona.email))", relativeTo: start)!.absoluteURL
-                    let outbox = try await fetch(outboxURL)
-                    fields["verificationCode"] =
-                        (try? JSONValue.parse(outbox.body))?["messages"]?.arrayValue?.first?["code"]?.stringValue ?? ""
-                    fields["newPassword"] = persona.newPassword ?? ""
-                    fields["reenterPassword"] = persona.newPassword ?? ""
-                    lock.withLock { jar[resetKey] = "1" }
-                } else {
-                    if let v = persona.displayName { fields["displayName"] = v }
-                    if let v = persona.givenName { fields["givenName"] = v }
-                    if let v = persona.surname { fields["surname"] = v }
-                }
-                page = try await fetch(f.action, form: fields)
-            } else {
-                throw Failure(description: "no form to fill at \(page.url.path): \(page.body.prefix(300))")
-            }
+            page = try await localAccountPage(page, start: start, as: persona, wrongTried: &wrongTried)
         }
         throw Failure(description: "too many steps without reaching the app")
+    }
+}
+
+extension ScriptedBrowser {
+    /// The tenant's own pages after the identity providers: cancel where the persona cancels, the second factor, the
+    /// sign-in form (a wrong password first, "Forgot your password?"), the reset and profile forms. Returns the next page.
+    private func localAccountPage(_ page: Page, start: URL, as persona: Persona, wrongTried: inout Bool) async throws -> Page {
+        let resetKey = "reset-done:\(persona.email)"
+        let resetDone = lock.withLock { jar[resetKey] != nil }
+        let onSignup = page.body.contains("id=\"reenterPassword\"") && Self.form(page, "attributeVerification") != nil
+        let onResetCode = page.body.contains("id=\"verificationCode\"")
+        let cancelHere =
+            persona.action == .cancel || (persona.action == .cancelSignup && onSignup)
+            || (persona.action == .cancelResetCode && onResetCode)
+        if cancelHere, let cancel = Self.link(page, "cancel") {
+            return try await fetch(cancel)
+        } else if let next = try await secondFactor(page, start: start, as: persona) {
+            return next
+        } else if persona.action == .cancelSignup, Self.form(page, "localAccountForm") != nil {
+            guard let signup = Self.link(page, "createAccount") else {
+                throw Failure(description: "no 'Sign up now' link at \(page.url.path)")
+            }
+            return try await fetch(signup)
+        } else if let f = Self.form(page, "localAccountForm") {
+            if (persona.action == .forgot && !resetDone) || persona.action == .cancelResetCode,
+                let forgot = Self.link(page, "forgotPassword")
+            {
+                return try await fetch(forgot)
+            }
+            var fields = f.fields
+            fields["logonIdentifier"] = persona.email
+            let password = resetDone ? (persona.newPassword ?? persona.password) : persona.password
+            fields["password"] = persona.action == .wrongThenRight && !wrongTried ? "definitely-wrong" : password
+            if persona.keepSignedIn && page.body.contains("id=\"rememberMe\"") { fields["rememberMe"] = "true" }
+            wrongTried = true
+            return try await fetch(f.action, form: fields)
+        } else if let f = Self.form(page, "attributeVerification") {
+            var fields = f.fields
+            if page.body.contains("id=\"sendCode\"") {
+                fields["email"] = persona.email
+            } else if page.body.contains("id=\"verificationCode\"") {
+                let outboxURL = URL(string: "/_admin/outbox?to=\(FormEncoding.escape(persona.email))", relativeTo: start)!.absoluteURL
+                let outbox = try await fetch(outboxURL)
+                fields["verificationCode"] =
+                    (try? JSONValue.parse(outbox.body))?["messages"]?.arrayValue?.first?["code"]?.stringValue ?? ""
+                fields["newPassword"] = persona.newPassword ?? ""
+                fields["reenterPassword"] = persona.newPassword ?? ""
+                lock.withLock { jar[resetKey] = "1" }
+            } else {
+                if let v = persona.displayName { fields["displayName"] = v }
+                if let v = persona.givenName { fields["givenName"] = v }
+                if let v = persona.surname { fields["surname"] = v }
+            }
+            return try await fetch(f.action, form: fields)
+        } else {
+            throw Failure(description: "no form to fill at \(page.url.path): \(page.body.prefix(300))")
+        }
     }
 }
 

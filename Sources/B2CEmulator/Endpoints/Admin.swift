@@ -37,6 +37,21 @@ struct AdminEndpoint: TenantPart {
                 }
             }
         }
+        peopleRoutes(on)
+        journeyRoutes(on)
+        tenantRoutes(on)
+        for method in [HTTPRequest.Method.get, .post, .put, .delete, .patch] {
+            group.on("**", method: method) { request, _ in
+                Self.adminError(404, "no admin endpoint \(request.method.rawValue) \(request.uri.path); GET /_admin lists them")
+            }
+        }
+    }
+
+    typealias AdminRoute = (RouterPath, HTTPRequest.Method, @escaping @Sendable (Request, EmulatorRequestContext) async throws -> Response)
+        -> Void
+
+    /// The index, the seed, users and their MFA state, and the MFA knobs.
+    private func peopleRoutes(_ on: AdminRoute) {
         on("", .get) { _, _ in
             .json(["tenant": .string(self.tenantName), "tenantId": .string(self.tenantID), "endpoints": Self.adminEndpoints])
         }
@@ -58,6 +73,10 @@ struct AdminEndpoint: TenantPart {
         on("users/:id/mfa", .post) { request, context in
             try self.setUserMFA(try self.adminUser(context), try await Self.adminBody(request))
         }
+    }
+
+    /// What journeys leave behind: sessions, the mock identity providers' next answers, callouts and the outbox.
+    private func journeyRoutes(_ on: AdminRoute) {
         on("sessions", .get) { _, _ in
             let now = self.clock.now()
             return .json([
@@ -101,6 +120,10 @@ struct AdminEndpoint: TenantPart {
         on("outbox", .get) { request, _ in
             .json(["messages": .array(try self.store.outbox(to: try request.queryParameters()["to"]).map(\.json))])
         }
+    }
+
+    /// The tenant's clock, faults, keys and request log.
+    private func tenantRoutes(_ on: AdminRoute) {
         on("clock", .get) { _, _ in .json(["now": JSONValue(self.clock.now()), "offsetSeconds": JSONValue(self.clock.offsetSeconds)]) }
         on("clock", .post) { request, _ in try self.setClock(try await Self.adminBody(request)) }
         on("faults", .get) { _, _ in .json(["faults": .array(self.faults.withLockedValue { $0 }.map(\.json))]) }
@@ -131,11 +154,6 @@ struct AdminEndpoint: TenantPart {
                 counts[key] = JSONValue((counts[key]?.lenientInt ?? 0) + 1)
             }
             return .json(["tokenRequests": .object(counts)])
-        }
-        for method in [HTTPRequest.Method.get, .post, .put, .delete, .patch] {
-            group.on("**", method: method) { request, _ in
-                Self.adminError(404, "no admin endpoint \(request.method.rawValue) \(request.uri.path); GET /_admin lists them")
-            }
         }
     }
 

@@ -26,18 +26,7 @@ extension B2CEmulator {
             for m in methods { router.on(path, method: m, use: handler) }
         }
 
-        on("/", [.get]) { _, context in self.discovery.indexPage(origin: context.origin) }
-        on("/:api", any) { request, context in self.sampleAPI.serve(request, api: context.parameters.get("api") ?? "") }
-        // For orchestrators (a container's health check, Kubernetes probes, compose's depends_on): 200 once serving.
-        on("/health", [.get, .head]) { _, _ in
-            .json(["status": "ok", "tenant": .string(self.tenantName), "tenantId": .string(self.tenantID)])
-        }
-        on("/graph/v1.0/me", [.get, .patch]) { request, _ in try await self.graph.me(request) }
-        on("/public", [.get]) { _, _ in .json(["date": .string(ISO8601DateFormatter().string(from: self.clock.date))]) }
-        // msal-python probes this before ROPC and falls back to plain ROPC on 404.
-        on("/common/**", any) { _, _ in
-            .json(["error": "not_found", "error_description": "User realm discovery is not available in Azure AD B2C."], status: 404)
-        }
+        hostRoutes(on, methods: any)
         admin.addRoutes(to: router.group("_admin").add(middleware: AdminGuardMiddleware(emulator: self)))
 
         for path in ["/_b2c/v2.0/.well-known/openid-configuration", "/_b2c/.well-known/openid-configuration"] {
@@ -101,6 +90,22 @@ extension B2CEmulator {
     }
 
     typealias Handler = @Sendable (Request, EmulatorRequestContext) async throws -> Response
+
+    /// The routes outside any authority: the index page, the seeded APIs, health, Graph, and the probes clients make.
+    func hostRoutes(_ on: (RouterPath, [HTTPRequest.Method], @escaping Handler) -> Void, methods any: [HTTPRequest.Method]) {
+        on("/", [.get]) { _, context in self.discovery.indexPage(origin: context.origin) }
+        on("/:api", any) { request, context in self.sampleAPI.serve(request, api: context.parameters.get("api") ?? "") }
+        // For orchestrators (a container's health check, Kubernetes probes, compose's depends_on): 200 once serving.
+        on("/health", [.get, .head]) { _, _ in
+            .json(["status": "ok", "tenant": .string(self.tenantName), "tenantId": .string(self.tenantID)])
+        }
+        on("/graph/v1.0/me", [.get, .patch]) { request, _ in try await self.graph.me(request) }
+        on("/public", [.get]) { _, _ in .json(["date": .string(ISO8601DateFormatter().string(from: self.clock.date))]) }
+        // msal-python probes this before ROPC and falls back to plain ROPC on 404.
+        on("/common/**", any) { _, _ in
+            .json(["error": "not_found", "error_description": "User realm discovery is not available in Azure AD B2C."], status: 404)
+        }
+    }
 
     /// External ID's native authentication: sign-in (initiate, challenge, introspect), sign-up, password reset and method
     /// registration. Every step is a POST; other methods get native auth's own 405 answer.
