@@ -117,7 +117,7 @@ let package = Package(
         .executableTarget(
             name: "b2c-bench",
             dependencies: [
-                "B2CEmulator", "B2CProtocol",
+                "B2CEmulator", "B2CProtocol", "B2CKit",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

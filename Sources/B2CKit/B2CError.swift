@@ -4,17 +4,32 @@ import Foundation
 /// The message says what went wrong in the library's words; `remedy` says what fixes it as a value, which the CLI
 /// renders as a command line and other callers as they see fit.
 public struct B2CError: Error, Sendable, CustomStringConvertible {
+    /// What kind of failure it is; each kind is one exit code of the CLI (the trailing comments).
     public enum Kind: Sendable, Equatable {
+        /// The operation failed: a response that fails validation, no answer from the browser in time, a redirect port in use,
+        /// a store problem, a file not written whole (exit 1).
         case failed  // 1
+        /// The person or a signal stopped it: Cancel on a page, Ctrl-C, SIGTERM, "no" to a question (exit 2).
         case cancelled  // 2
+        /// The configuration, a file it names, the store's key, or the app as the tenant sees it is wrong or missing
+        /// (exit 3).
         case configuration  // 3
+        /// Nothing more can be done without the person: no account or usable token, a wrong password or code;
+        /// they sign in again (exit 4).
         case interactionRequired  // 4
+        /// The network, a proxy or the tenant failed: unreachable, a timeout, HTTP 5xx, a malformed or oversized answer,
+        /// a refresh lock held too long (exit 5).
         case network  // 5
+        /// The request itself is wrong: bad arguments, an ambiguous account, an answer that cannot be asked for without a
+        /// terminal (exit 64).
         case usage  // 64
     }
 
+    /// Which kind of failure; the CLI's exit code follows from it.
     public var kind: Kind
+    /// What went wrong, in the library's words, without the remedy.
     public var message: String
+    /// What fixes it, when something does; the caller renders it (the CLI as a command line).
     public var remedy: Remedy?
     /// The tenant's own code for a refusal (`AADB2C90129`, or the OAuth error when it gave no code), when it answered one.
     public var tenantCode: String?
@@ -24,10 +39,12 @@ public struct B2CError: Error, Sendable, CustomStringConvertible {
     /// The attributes a native sign-up's tenant refused (`invalid_attributes`), by wire name.
     public var invalidAttributes: [String] = []
 
+    /// A failure of `kind` with its message and, when there is one, what fixes it.
     public init(_ kind: Kind, _ message: String, remedy: Remedy? = nil) {
         self.kind = kind; self.message = message; self.remedy = remedy
     }
 
+    /// The message, then the remedy in parentheses on a line of its own.
     public var description: String { message + (remedy.map { "\n(\($0))" } ?? "") }
 
     /// A failure of the token store (opening, migrating, reading, writing, its key): a choice to make or a key to give is
@@ -119,6 +136,7 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible {
         case apiScope(api: String)
     }
 
+    /// The remedy in plain words ("sign in to B2C_1_susi as alice@contoso.com"), without a command line.
     public var description: String {
         switch self {
         case .signIn(let policy, _, let hint): "sign in to \(policy)" + (hint.map { " as \($0)" } ?? "")

@@ -17,6 +17,7 @@
 // Exit status: 0 when it measured (errors are reported, not fatal), 64 for a usage error, 1 when it could not start.
 import AsyncHTTPClient
 import B2CEmulator
+import B2CKit
 import B2CProtocol
 import Dispatch
 import Foundation
@@ -266,15 +267,45 @@ func load(_ opts: [String: String]) async throws {
     for m in tally.messages { print("error \(m.prefix(300))") }
 }
 
+// MARK: B2CKit as a library
+
+/// `library-silent`: B2CKit's silent token in this process, the way an app that embeds it calls it. One client made
+/// from B2C_CONFIG and the store under B2C_HOME (its key from B2C_STORE_KEY or the keyring), one call to warm up, then
+/// `calls` timed calls of `acquireTokenSilently` for the default policy's current account and the first API's scopes —
+/// each a cache hit (checked). Prints p50 and p99 per call.
+func librarySilent(_ o: [String: String]) async throws {
+    let calls = Int(o["calls"] ?? "") ?? 1000
+    let environment = ProcessInfo.processInfo.environment
+    guard let configPath = environment["B2C_CONFIG"] else { fail("library-silent needs B2C_CONFIG and B2C_HOME") }
+    let client = try B2CClient(
+        config: try ClientConfiguration.load(path: configPath), store: try TokenStore(directory: StoreLocation.directory()))
+    let scopes = try client.config.resourceScopes(api: nil, scopes: [])
+    var times: [Double] = []
+    times.reserveCapacity(calls)
+    for i in 0...calls {
+        let t0 = DispatchTime.now().uptimeNanoseconds
+        let r = try await client.acquireTokenSilently(policyName: nil, selector: nil, scopes: scopes)
+        let ms = Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e6
+        guard r.fromCache else { fail("call \(i) was not a cache hit", status: 1) }
+        if i > 0 { times.append(ms) }
+    }
+    await client.shutdown()
+    times.sort()
+    print(String(format: "library_silent calls %d p50_ms %.4f p99_ms %.4f", times.count, percentile(times, 50), percentile(times, 99)))
+}
+
 // MARK: main
 
 let args = CommandLine.arguments.dropFirst()
-let usage = "usage: b2c-bench sign-bound [--seconds S] [--threads N] | load --base URL --ca FILE [--clients N] [--seconds S] [--policy P]"
+let usage =
+    "usage: b2c-bench sign-bound [--seconds S] [--threads N] | load --base URL --ca FILE [--clients N] [--seconds S] [--policy P]"
+    + " | library-silent [--calls N]"
 guard let command = args.first else { fail(usage) }
 do {
     switch command {
     case "sign-bound": try signBound(options(args.dropFirst(), allowed: ["seconds", "threads"]))
     case "load": try await load(options(args.dropFirst(), allowed: ["base", "ca", "clients", "seconds", "policy"]))
+    case "library-silent": try await librarySilent(options(args.dropFirst(), allowed: ["calls"]))
     default: fail(usage)
     }
 } catch {

@@ -5,34 +5,51 @@ import NIOHTTP1
 public struct APICallRequest: Sendable {
     /// An absolute URL, a path below the API's base URL (`/hello`), or nil for the API's base URL.
     public var url: String?
+    /// The configured API whose token to send; nil: the API whose base URL covers the URL.
     public var api: String?
+    /// The policy whose token to use; nil: the configuration's default.
     public var policy: String?
+    /// Whose token: a selector (email, oid, account id); nil: the policy's current or only account.
     public var account: String?
     /// The app's own token (client credentials) instead of a person's.
     public var app = false
+    /// The HTTP method; a redirect may turn it into GET (303, or 301/302 after POST).
     public var method: String = "GET"
+    /// The caller's own headers (`-H`): an `Authorization` among them is dropped for the token's, and only
+    /// `Accept`, `Accept-Language`, `Content-Type` and `User-Agent` follow a redirect to another origin.
     public var headers: [(String, String)] = []
+    /// The request body, if any; dropped when a redirect turns the request into a GET.
     public var body: Data?
+    /// The read timeout of each request, in seconds (connecting gets at most 10).
     public var timeoutSeconds: Int = 30
+    /// The largest response body accepted, in bytes; a larger one is a `network` error.
     public var maxBody: Int = 10 * 1024 * 1024
     /// Extra hosts (`host` or `host:port`) a token may be sent to.
     public var allowHosts: [String] = []
+    /// How many redirects are followed; one more is a `network` error.
     public var maxRedirects = 5
 
+    /// A call to `url` (nil: the API's base URL) with the token of `api` (nil: the API whose base URL covers `url`).
     public init(url: String?, api: String?) { self.url = url; self.api = api }
 }
 
 /// The API's answer: status, headers, body, the URL that answered (after redirects), the person whose token was sent,
 /// and notices (a refresh and retry, headers not carried across a redirect).
 public struct APICallResult: Sendable {
+    /// The HTTP status of the last answer (after redirects).
     public var status: Int
+    /// The answer's headers, in order.
     public var headers: [(String, String)]
+    /// The answer's body, whole (at most `maxBody` bytes).
     public var body: Data
+    /// The URL that answered, after redirects.
     public var url: URL
     /// The person whose token was sent; nil for the app's own token.
     public var account: Account?
+    /// What to tell the person once: a token refreshed and the call retried, headers not sent across a redirect.
     public var notices: [String]
 
+    /// The first value of the header `name`, compared case-insensitively; nil when there is none.
     public func header(_ name: String) -> String? {
         headers.first { $0.0.caseInsensitiveCompare(name) == .orderedSame }?.1
     }

@@ -50,8 +50,10 @@ extension B2CClient {
 /// The whole store, without a configuration: what `accounts`, `signout --all` and `device` act on when no
 /// configuration is found, grouped by scope (authority host and client id).
 public struct StoreOverview: Sendable {
+    /// The store listed and acted on.
     public let store: TokenStore
 
+    /// An overview of `store`, whatever configurations wrote to it.
     public init(store: TokenStore) { self.store = store }
 
     /// Every scope's people, in scope order.
@@ -68,10 +70,12 @@ public struct StoreOverview: Sendable {
     /// Every app-only token of the store (listed by scope; their secrets are never shown).
     public func applications() throws -> [AppToken] { try store.appTokens(scope: nil) }
 
+    /// Where the store is.
     public var path: String { store.path }
     /// How the store keeps tokens (encrypted or plaintext, the key's source).
     public func storageStatus() throws -> StorageStatus { try store.storageStatus() }
 
+    /// Every account of the store, of every scope.
     public func accounts() throws -> [Account] { try store.accounts(scope: nil) }
 
     /// Every account and every app token of the store.

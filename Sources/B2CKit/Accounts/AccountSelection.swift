@@ -41,6 +41,7 @@ public enum AccountSelection {
         return people.filter { !$0.accounts.isEmpty }
     }
 
+    /// The account's email from its id token: the first of `emails`, else `email`, else `preferred_username`.
     public static func email(_ a: Account) -> String? {
         a.claims["emails"]?.arrayValue?.first?.stringValue ?? a.claims["email"]?.stringValue ?? a.claims["preferred_username"]?.stringValue
     }
@@ -63,7 +64,10 @@ public enum AccountSelection {
         list.map { "  \(email($0) ?? $0.oid)  \($0.policy)  \($0.id)" }.joined(separator: "\n")
     }
 
+    /// The account a selection chose, with what to say (and, by its caller, forget) about a current account signed out
+    /// elsewhere.
     public struct Result: Sendable {
+        /// The account chosen.
         public var account: Account
         /// Said once when the policy's current account was removed by another process.
         public var notice: String?

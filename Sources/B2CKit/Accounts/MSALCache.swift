@@ -7,7 +7,9 @@ import Foundation
 public enum MSALCache {
     /// What an export or import did, for the person running it.
     public struct Report: Sendable {
+        /// The ids of the accounts exported or imported.
         public var accounts: [String] = []
+        /// What was left out or skipped, and why, one line each.
         public var notes: [String] = []
     }
 

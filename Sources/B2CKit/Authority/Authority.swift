@@ -2,16 +2,23 @@ import Foundation
 
 /// One B2C authority: a policy of a tenant at a host. Every policy is its own authority.
 public struct Authority: Sendable, Equatable, Hashable {
+    /// `https`, or `http` on a loopback host.
     public var scheme: String
+    /// The host name, lower-cased (an IPv6 address without brackets).
     public var host: String
+    /// The port, when the URL names one.
     public var port: Int?
+    /// The tenant segment: its name (`contoso.onmicrosoft.com`) or GUID.
     public var tenant: String
+    /// The policy id, as the URLs carry it.
     public var policy: String
+    /// How the policy appears in the URLs.
     public var form: ClientConfiguration.AuthorityForm
     /// An Entra External ID (native auth) authority: `https://host/<tenant>`, no policy in its URLs;
     /// `policy` then holds the native-auth configuration's name, under which its accounts are stored.
     public var native: Bool
 
+    /// An authority from its parts; the host is lower-cased.
     public init(
         scheme: String, host: String, port: Int?, tenant: String, policy: String, form: ClientConfiguration.AuthorityForm,
         native: Bool = false
@@ -20,13 +27,16 @@ public struct Authority: Sendable, Equatable, Hashable {
         self.native = native
     }
 
+    /// `scheme://host[:port]`, an IPv6 host in brackets.
     public var origin: String {
         let h = host.contains(":") ? "[\(host)]" : host
         return "\(scheme)://\(h)" + (port.map { ":\($0)" } ?? "")
     }
 
+    /// `host[:port]`, an IPv6 host in brackets: how `knownAuthorities` and the store name a host.
     public var hostAndPort: String { (host.contains(":") ? "[\(host)]" : host) + (port.map { ":\($0)" } ?? "") }
 
+    /// A URL's `host[:port]`, lower-cased, written as `hostAndPort` writes it.
     public static func hostAndPort(of url: URL) -> String {
         let h = (url.host ?? "").lowercased()
         return (h.contains(":") ? "[\(h)]" : h) + (url.port.map { ":\($0)" } ?? "")
@@ -52,6 +62,7 @@ public struct Authority: Sendable, Equatable, Hashable {
         }
     }
 
+    /// The policy's OpenID configuration document (`v2.0/.well-known/openid-configuration`).
     public var discoveryURL: URL { endpoint("v2.0/.well-known/openid-configuration") }
 
     /// Parses any B2C authority URL: path form, `tfp`, tenant GUID, custom domain, or `?p=`.
@@ -84,6 +95,8 @@ public struct Authority: Sendable, Equatable, Hashable {
 
 /// An authority URL that is not one of B2C's forms, said with what is wrong.
 public struct AuthorityError: Error, CustomStringConvertible, Equatable {
+    /// What is wrong, with the URL.
     public let description: String
+    /// An error with its whole message.
     public init(_ d: String) { description = d }
 }

@@ -2,12 +2,19 @@ import Foundation
 
 /// The parts of a policy's OpenID configuration that a client uses.
 public struct OpenIDMetadata: Sendable, Equatable {
+    /// `issuer`: what the policy's tokens carry in `iss`.
     public var issuer: String
+    /// Where browser sign-ins start (`authorization_endpoint`).
     public var authorizationEndpoint: URL
+    /// Where codes and refresh tokens are redeemed (`token_endpoint`).
     public var tokenEndpoint: URL
+    /// Where a browser session is ended (`end_session_endpoint`); nil when the tenant names none.
     public var endSessionEndpoint: URL?
+    /// The policy's signing keys (`jwks_uri`).
     public var jwksURI: URL
 
+    /// Reads a discovery document fetched from `source`; one that is not a JSON object, or lacks `issuer` or a required
+    /// endpoint, is a `network` error.
     public static func parse(_ data: Data, from source: URL) throws -> OpenIDMetadata {
         let r: JSONObjectReader
         do { r = try JSONObjectReader(JSONValue.parse(data)) } catch {
@@ -45,6 +52,7 @@ public final class MetadataProvider: Sendable {
     let config: ClientConfiguration
     static let maxAge = 24 * 3600
 
+    /// Metadata for `config`'s authorities, cached in `store` and fetched over `transport`.
     public init(store: TokenStore, transport: HTTPTransport, config: ClientConfiguration) {
         self.store = store; self.transport = transport; self.config = config
     }
@@ -110,6 +118,8 @@ public final class MetadataProvider: Sendable {
         try store.saveMetadata(url: url.absoluteString, body: f.body, now: f.fetchedAt)
     }
 
+    /// The policy's discovery document: the cached copy while younger than a day, else (and always with `refresh`)
+    /// fetched. Endpoints off the known hosts and a 404 are `configuration` errors; an unreachable tenant or a bad answer is `network`.
     public func metadata(for authority: Authority, now: Int, refresh: Bool = false) async throws -> OpenIDMetadata {
         try await discovery(for: authority, now: now, refresh: refresh).metadata
     }
@@ -129,6 +139,7 @@ public final class MetadataProvider: Sendable {
         return (m, f)
     }
 
+    /// The policy's key set (JWKS), cached like the discovery document; a malformed one is a `network` error.
     public func keys(_ m: OpenIDMetadata, now: Int, refresh: Bool) async throws -> JWKSet {
         try await keySet(m, now: now, refresh: refresh).set
     }

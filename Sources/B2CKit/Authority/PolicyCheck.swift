@@ -3,7 +3,9 @@ import Foundation
 /// One policy of the configuration checked against the tenant: its discovery document and key set fetched fresh, and
 /// what is wrong with them in B2C terms (an unknown policy, an issuer on another host, an endpoint off the known hosts).
 public struct PolicyCheck: Sendable {
+    /// How the check went: the policy works, or what is wrong and whose fault it is.
     public enum Outcome: Sendable, Equatable {
+        /// Discovery and the key set are fine; `keys` counts the keys.
         case ok(keys: Int)
         /// The configuration is wrong (exit 3): an unknown policy, a host missing from knownAuthorities, an unreadable CA.
         case configuration(String)
@@ -11,9 +13,13 @@ public struct PolicyCheck: Sendable {
         case network(String)
     }
 
+    /// The policy id, or the External ID or native-auth name.
     public var name: String
+    /// The policy's role (`signUpSignIn`, …), or `externalId` or `nativeAuth`.
     public var role: String
+    /// The discovery document's URL.
     public var discovery: URL
+    /// What the check found.
     public var outcome: Outcome
     /// Said even when the policy works: e.g. the issuer's host differs from the authority host (a custom domain).
     public var notes: [String] = []

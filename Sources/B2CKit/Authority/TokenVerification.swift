@@ -3,9 +3,13 @@ import Foundation
 /// A token checked against its tenant the way an API would check it, each check with what it found in B2C terms
 /// (`b2c jwt verify`): the signature against the policy's key set, `iss`, `aud`, the time window, the policy claim.
 public struct TokenVerification: Sendable {
+    /// One check of the token: what was checked, whether it passed, and what it found.
     public struct Check: Sendable {
+        /// What was checked, such as `token`, `signature`, `iss`, `aud`, `exp`, `nbf`, the policy claim (`tfp`, `acr`).
         public var name: String
+        /// Whether the token passed it.
         public var ok: Bool
+        /// What was found, or what is wrong, in B2C terms.
         public var detail: String
     }
 
@@ -34,14 +38,19 @@ public struct TokenVerification: Sendable {
 
     /// The policy (or External ID authority) the token was checked against.
     public var policy: String
+    /// Whether it is a person's token or the app's own, as its claims tell.
     public var subject: Subject = .person
     /// The key set the signature was checked with: its fetch time, and whether it came from the store's cache.
     public var keysFetchedAt: Int?
+    /// Whether that key set was read from the store's cache rather than fetched.
     public var keysFromCache = false
     /// The tenant could not be reached (why): the cached discovery document and key set were used, whatever their age.
     public var tenantUnreachable: String?
+    /// Every check made, in order.
     public var checks: [Check] = []
+    /// The token's claims, decoded (trusted only when `valid`).
     public var claims: [String: JSONValue]
+    /// Whether every check passed.
     public var valid: Bool { checks.allSatisfy(\.ok) }
 
     mutating func add(_ name: String, _ ok: Bool, _ detail: String) { checks.append(Check(name: name, ok: ok, detail: detail)) }

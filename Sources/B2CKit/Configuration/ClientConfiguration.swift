@@ -2,8 +2,10 @@ import Foundation
 
 /// One app registration in one tenant, read from `policies.json` (docs/configuration.md).
 public struct ClientConfiguration: Sendable, Equatable {
+    /// What a policy is for (`signUpSignIn`, `editProfile`, …), as `policies[].role` names it.
     public typealias Role = PolicyRole
 
+    /// How a policy appears in authority URLs (`authorityForm`; `path` by default).
     public enum AuthorityForm: String, Sendable, CaseIterable {
         /// `https://host/tenant/policy`
         case path
@@ -13,14 +15,21 @@ public struct ClientConfiguration: Sendable, Equatable {
         case query
     }
 
+    /// A configured policy (user flow or custom policy) and what it is for.
     public struct Policy: Sendable, Equatable {
+        /// The policy id as configured (`B2C_1_susi`); compared case-insensitively.
         public var name: String
+        /// What the policy is for: commands that name no policy take the first one of the role they need.
         public var role: Role
     }
 
+    /// A protected web API the app calls (`apis[]`): its tokens go only to URLs below `baseURL`.
     public struct API: Sendable, Equatable {
+        /// The short name commands use (`--api NAME`).
         public var name: String
+        /// The URL the API's tokens may be sent to, with every path below it.
         public var baseURL: URL
+        /// The scopes a token for this API is requested with, as full scope URIs.
         public var scopes: [String]
     }
 
@@ -30,27 +39,48 @@ public struct ClientConfiguration: Sendable, Equatable {
         case externalId
     }
 
+    /// External ID native authentication (`nativeAuth`): sign-in without a browser, at its own authority.
     public struct NativeAuth: Sendable, Equatable {
+        /// The name its accounts are kept under: as configured, else `native` (`ExternalID` in an External ID tenant).
         public var name: String
+        /// The native-auth authority, `https://<host>/<tenant>`.
         public var authority: URL
+        /// The challenge types the client offers (`oob`, `password`); both when the configuration names none.
         public var challengeTypes: [String]
     }
 
+    /// The tenant's name (`contoso.onmicrosoft.com`), when given; authority URLs use it before the GUID.
     public var tenantName: String?
+    /// The tenant's GUID, lower-cased, when given.
     public var tenantID: String?
+    /// The base URL people sign in at (`https://contoso.b2clogin.com`, a custom domain, the emulator).
     public var authorityHost: URL
+    /// How policies appear in the authority URLs built on `authorityHost`.
     public var authorityForm: AuthorityForm
+    /// The app registration's application (client) id: a GUID, lower-cased.
     public var clientID: String
+    /// The loopback redirect URI of browser sign-ins (`http://localhost` by default); the listener puts its port in it.
     public var redirectURI: URL
+    /// The `host[:port]` values (lower-cased) b2c may talk to: every authority, and every endpoint their discovery
+    /// documents name, must be on one of them.
     public var knownAuthorities: [String]
+    /// The configured policies, in file order; none for an External ID tenant.
     public var policies: [Policy]
+    /// The configured APIs; the first one's scopes are requested when a command names none.
     public var apis: [API]
+    /// Native authentication, when configured.
     public var nativeAuth: NativeAuth?
+    /// An extra trusted CA (PEM) as an absolute path (a relative one is resolved against the file's directory);
+    /// trusted for the configuration's own hosts only.
     public var caFile: String?
+    /// `deviceMode: shared`: a sign-out forgets every account and app token of the store, and the browser session
+    /// must end too.
     public var sharedDevice: Bool
+    /// B2C or External ID: `tenantType` when given, else External ID for a `ciamlogin.com` authority host.
     public var tenantType: TenantType = .b2c
     /// The app is confidential (a web app): code and refresh redemptions send its secret.
     public var confidential = false
+    /// How a confidential app sends its secret to the token endpoint (`client_secret_post` by default).
     public var clientAuthMethod: ClientAuthentication.Method = .post
     /// A file (0600) holding the client secret, for `--app` and confidential apps; never the secret itself.
     public var clientSecretFile: String?
@@ -63,10 +93,12 @@ public struct ClientConfiguration: Sendable, Equatable {
     /// The tenant segment used in authority URLs: the name when given, else the GUID.
     public var tenantSegment: String { tenantName ?? tenantID ?? "" }
 
+    /// The configured policy of that name, compared case-insensitively; nil when there is none.
     public func policy(named name: String) -> Policy? {
         policies.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
     }
 
+    /// The configured policies of one role, in file order.
     public func policies(role: Role) -> [Policy] { policies.filter { $0.role == role } }
 
     /// A configured API by name; for an External ID tenant, `graph` is also built in: Microsoft Graph with `User.Read`
@@ -103,6 +135,8 @@ public struct ClientConfiguration: Sendable, Equatable {
         return (nil, searched, false)
     }
 
+    /// Reads and parses the file at `path`; a file that is missing, a directory or unreadable, or that is invalid, is a
+    /// `configuration` error naming it.
     public static func load(path: String) throws -> ClientConfiguration {
         let data: Data
         do { data = try LocalFile.read(path) } catch { throw B2CError.unreadableConfiguration(error) }
@@ -116,6 +150,8 @@ public struct ClientConfiguration: Sendable, Equatable {
         }
     }
 
+    /// Parses and checks a configuration's JSON; what is wrong throws `JSONPathError` with the JSON path. `source` is the
+    /// file's path: a relative `caFile` or `clientSecretFile` is resolved against its directory.
     public static func parse(_ data: Data, source: String = "policies.json") throws -> ClientConfiguration {
         let root = try JSONObjectReader(JSONValue.parse(data))
         try root.rejectUnknownKeys(allowed: [
@@ -294,6 +330,7 @@ public struct ClientConfiguration: Sendable, Equatable {
         }
     }
 
+    /// Whether `hostAndPort` (`host[:port]`) is one of `knownAuthorities`, ignoring case.
     public func isKnown(_ hostAndPort: String) -> Bool {
         knownAuthorities.contains(hostAndPort.lowercased())
     }
@@ -315,6 +352,8 @@ public struct ClientConfiguration: Sendable, Equatable {
             tenant: tenantSegment, policy: Self.externalIdName, form: .path, native: true)
     }
 
+    /// The authority a configured policy signs in at: `authorityHost`, the tenant segment and the policy, in
+    /// `authorityForm`.
     public func authority(for policy: Policy) -> Authority {
         Authority(
             scheme: authorityHost.scheme?.lowercased() ?? "https", host: authorityHost.host ?? "", port: authorityHost.port,

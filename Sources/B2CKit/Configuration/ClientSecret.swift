@@ -11,6 +11,8 @@ public final class ClientSecretSource: Sendable {
     let environment: [String: String]
     private let resolved = NIOLockedValueBox<(secret: String, origin: String)?>(nil)
 
+    /// A source that reads the secret with `standardInput` (nil: not asked to) and looks for `B2C_CLIENT_SECRET` in
+    /// `environment`.
     public init(
         standardInput: (@Sendable () -> String?)? = nil, environment: [String: String] = ProcessInfo.processInfo.environment
     ) {

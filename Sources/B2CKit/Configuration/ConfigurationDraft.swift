@@ -3,21 +3,34 @@ import Foundation
 /// A `policies.json` made from a few answers (`b2c init`): the tenant, its host, the app, its policies and an API. The
 /// result is parsed back as a configuration before it is written, so `init` never writes a file the client refuses.
 public struct ConfigurationDraft: Sendable {
+    /// The tenant's name (`contoso.onmicrosoft.com`) or GUID; required.
     public var tenant: String = ""
+    /// The tenant's GUID besides its name, when known.
     public var tenantID: String?
     /// The authority host (`https://contoso.b2clogin.com`, a custom domain, the emulator); default from the tenant name.
     public var host: String?
+    /// The app's application (client) id; must be a GUID.
     public var clientID: String = ""
+    /// The policies and their roles (`NAME=ROLE`); none for an External ID tenant.
     public var policies: [(name: String, role: PolicyRole)] = []
+    /// An Entra External ID tenant (`ciamlogin.com`, no policies) rather than B2C.
     public var externalId = false
+    /// The API's short name, when the app calls one; then `apiURL` and `scopes` are required.
     public var apiName: String?
+    /// The API's base URL.
     public var apiURL: String?
+    /// The API's scopes, as full scope URIs.
     public var scopes: [String] = []
+    /// The app is confidential: its secret goes with code and refresh redemptions.
     public var confidential = false
+    /// How a confidential app sends its secret; written only when `confidential`.
     public var clientAuthMethod: ClientAuthentication.Method = .post
+    /// A file (0600) holding the client secret; never the secret itself.
     public var clientSecretFile: String?
+    /// An extra trusted CA (PEM) file.
     public var caFile: String?
 
+    /// An empty draft: set the answers, then call `json()`.
     public init() {}
 
     /// `NAME=ROLE`, e.g. `B2C_1_susi=signUpSignIn`.

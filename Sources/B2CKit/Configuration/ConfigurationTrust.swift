@@ -7,11 +7,15 @@ import Foundation
 /// again. A file owned by another user, or writable by others, is refused outright: such a file could send the user's
 /// tokens anywhere (its `apis[].baseUrl`) and trust any CA (its `caFile`).
 public struct ConfigurationTrust: Sendable {
+    /// `allowed/` in the store directory: one record per allowed path.
     public let directory: URL
 
+    /// The records kept under `storeDirectory`.
     public init(storeDirectory: URL) { directory = storeDirectory.appendingPathComponent("allowed") }
 
+    /// Whether a configuration file, as read, may be used.
     public enum Verdict: Sendable, Equatable {
+        /// Allowed, and unchanged since.
         case allowed
         /// Never allowed, or allowed before it changed.
         case unknown(changed: Bool)
@@ -19,7 +23,9 @@ public struct ConfigurationTrust: Sendable {
 
     /// A configuration file read once, after the ownership rule: the bytes whose hash is checked are the bytes parsed.
     public struct Candidate: Sendable {
+        /// The path, as given.
         public let path: String
+        /// The bytes read: the ones hashed, and the ones parsed.
         public let data: Data
         let canonical: String
         var hash: String { SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined() }
@@ -126,7 +132,10 @@ extension ClientConfiguration {
 
 /// A configuration that may not be used (found implicitly, and not the user's own), or could not be recorded.
 public struct ConfigurationRefused: Error, CustomStringConvertible {
+    /// The configuration's path, as given.
     public var path: String
+    /// Why it is refused, said after the path.
     public var message: String
+    /// The path, then why.
     public var description: String { "the configuration '\(path)' \(message)" }
 }

@@ -3,6 +3,8 @@ import Foundation
 /// A file b2c was told to read (a configuration, a request body, an MSAL cache), read whole; what went wrong in plain
 /// words with the path, never Foundation's sentence or error domain.
 public enum LocalFile {
+    /// The whole file at `path`; a path that is missing, a directory or unreadable, or a failed read, throws
+    /// `LocalFileError`.
     public static func read(_ path: String) throws(LocalFileError) -> Data {
         var info = stat()
         guard stat(path, &info) == 0 else { throw LocalFileError(path: path, errno: errno) }
@@ -17,6 +19,7 @@ public enum LocalFile {
 
 /// Why a file could not be read.
 public struct LocalFileError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What kept the file from being read.
     public enum Problem: Sendable, Equatable {
         /// Nothing at the path (or a directory on the way is missing).
         case missing
@@ -28,9 +31,12 @@ public struct LocalFileError: Error, Sendable, Equatable, CustomStringConvertibl
         case other(String)
     }
 
+    /// The file, as given.
     public var path: String
+    /// What went wrong.
     public var problem: Problem
 
+    /// An error for `path` with a known problem.
     public init(path: String, problem: Problem) { self.path = path; self.problem = problem }
 
     init(path: String, errno code: Int32) {
@@ -53,5 +59,6 @@ public struct LocalFileError: Error, Sendable, Equatable, CustomStringConvertibl
         }
     }
 
+    /// The path, quoted, then the reason.
     public var description: String { "'\(path)' \(reason)" }
 }

@@ -5,6 +5,7 @@ import Foundation
 public struct ResolvedPolicy: Sendable {
     /// The name accounts are held under: the policy's, the native-auth configuration's, or an External ID tenant's.
     public var name: String
+    /// The authority it signs in at.
     public var authority: Authority
     /// The configured policy; nil for a native-auth name or an External ID tenant.
     public var policy: ClientConfiguration.Policy?

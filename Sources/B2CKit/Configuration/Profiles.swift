@@ -3,6 +3,7 @@ import Foundation
 /// Named configurations, one file each: `$XDG_CONFIG_HOME/b2c/profiles/NAME.json`, chosen per command with `--profile` or
 /// per shell with `$B2C_PROFILE` — nothing a command does changes another shell's choice.
 public enum Profiles {
+    /// Where profiles live: `$XDG_CONFIG_HOME/b2c/profiles`, else `~/.config/b2c/profiles`.
     public static func directory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
         let xdg =
             environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
@@ -15,6 +16,7 @@ public enum Profiles {
         PolicyID.isValid(name) && !name.hasPrefix(".") && name.count <= 64
     }
 
+    /// The file of the profile `name`, whether it exists or not.
     public static func path(of name: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
         directory(environment: environment).appendingPathComponent("\(name).json").path
     }

@@ -2,7 +2,9 @@ import Foundation
 
 /// The app's own token, whether it came from the cache, and a notice to show once.
 public struct AppTokenResult: Sendable {
+    /// The app token.
     public var token: AppToken
+    /// Whether it came from the store rather than the token endpoint.
     public var fromCache: Bool
     /// Said once on stderr: the token was not kept (no key for the store in this session).
     public var notice: String?

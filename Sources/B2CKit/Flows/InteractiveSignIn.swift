@@ -14,18 +14,24 @@ public protocol InteractionUI: Sendable {
 }
 
 extension InteractionUI {
+    /// By default no one pastes answers.
     public func pastedAnswers() -> AsyncStream<String>? { nil }
+    /// By default said as a progress line.
     public func pastedAnswerRefused(_ reason: String) { progress(reason) }
 }
 
 /// How a browser sign-in runs: `prompt` and `loginHint` for the authorize request, the loopback port (0: any), the
 /// whole wait, and the scopes (nil: the configuration's first API, or the app itself).
 public struct InteractiveOptions: Sendable {
+    /// The authorize request's `prompt` (such as `login`); nil: not sent.
     public var prompt: String?
+    /// `login_hint`: the person's address, filled in on the tenant's page; nil: not sent.
     public var loginHint: String?
+    /// The loopback listener's port; 0: any free port.
     public var port: Int = 0
     /// Bounds the whole wait for the person, the forgot-password detour included.
     public var timeoutSeconds: Int = 300
+    /// The scopes to ask for; nil: the configuration's first API's, or the app itself.
     public var scopes: [String]?
     /// The person who must come back from the browser (edit profile names one); anyone else is refused.
     public var expectedPerson: Account?
@@ -33,6 +39,7 @@ public struct InteractiveOptions: Sendable {
     public var domainHint: String?
     /// `ui_locales`: the language of the tenant's pages.
     public var uiLocales: String?
+    /// Options for one browser sign-in; `expectedPerson`, `domainHint` and `uiLocales` are set afterwards.
     public init(prompt: String? = nil, loginHint: String? = nil, port: Int = 0, timeoutSeconds: Int = 300, scopes: [String]? = nil) {
         self.prompt = prompt; self.loginHint = loginHint; self.port = port; self.timeoutSeconds = timeoutSeconds; self.scopes = scopes
     }

@@ -10,6 +10,7 @@ import NIOConcurrencyHelpers
 /// sign-in's (from the browser, or pasted by the person when the browser runs elsewhere); an answer with another state
 /// (an old tab, a forged link) gets a page that says so, and the listener keeps waiting.
 public final class LoopbackListener: Sendable {
+    /// The port it listens on: the one asked for, or the one chosen when asked for any.
     public let port: Int
     private let inbox: Inbox
     private let tasks: [Task<Void, Error>]
@@ -239,6 +240,7 @@ public final class LoopbackListener: Sendable {
         }
     }
 
+    /// Stops listening on every address and waits until the servers have shut down.
     public func stop() async {
         for group in groups { await group.triggerGracefulShutdown() }
         for task in tasks { _ = try? await task.value }

@@ -21,19 +21,23 @@ public protocol NativePrompter: Sendable {
 /// What a prompter that cannot ask (a script's) answers for the questions it does not implement: an error that says what
 /// was asked.
 extension NativePrompter {
+    /// By default a `usage` error: a new password is needed (or the tenant refused the last one).
     public func newPassword(for username: String, problem: String?) async throws -> String {
         throw B2CError(.usage, problem.map { "the tenant refused the new password: \($0)" } ?? "a new password is needed for \(username)")
     }
 
+    /// By default a `usage` error naming the attribute the tenant requires.
     public func attribute(_ attribute: NativeAttribute, problem: String?) async throws -> String {
         throw B2CError(.usage, "the tenant requires the attribute \(attribute.name)" + (problem.map { ": \($0)" } ?? ""))
     }
 
+    /// By default the first method offered; none offered is a `failed` error.
     public func chooseMethod(_ methods: [NativeMethod], registering: Bool) async throws -> NativeMethod {
         guard let first = methods.first else { throw B2CError(.failed, "the tenant offered no strong-authentication method") }
         return first
     }
 
+    /// By default a `usage` error: nothing was given to register.
     public func registrationTarget(for method: NativeMethod) async throws -> String {
         throw B2CError(.usage, "the tenant asks to register a strong-authentication method (\(method.channel)); none was given")
     }

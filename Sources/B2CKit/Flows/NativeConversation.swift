@@ -3,13 +3,18 @@ import Foundation
 /// A sign-up attribute the tenant requires (`required_attributes`): its wire name, type (`string`, `boolean`, `int`…),
 /// the tenant's label when it gives one, and a pattern the value must match.
 public struct NativeAttribute: Sendable, Equatable {
+    /// The wire name the tenant knows it by.
     public var name: String
+    /// `string`, `boolean`, `int`, …, as the tenant says.
     public var type: String
+    /// The tenant's label for it, when it gives one.
     public var label: String?
+    /// A pattern the value must match, when the tenant gives one.
     public var regex: String?
     /// Values to choose from, when the tenant lists them.
     public var options: [String]
 
+    /// An attribute; its type is `string` unless said otherwise.
     public init(name: String, type: String = "string", label: String? = nil, regex: String? = nil, options: [String] = []) {
         self.name = name; self.type = type; self.label = label; self.regex = regex; self.options = options
     }
@@ -31,6 +36,7 @@ public struct NativeMethod: Sendable, Equatable {
     /// Where the code goes, masked (`a***e@co*****.com`), when the tenant says.
     public var loginHint: String?
 
+    /// A method by its tenant id and channel.
     public init(id: String, channel: String, loginHint: String? = nil) { self.id = id; self.channel = channel; self.loginHint = loginHint }
 
     init(_ json: JSONValue) {
@@ -213,6 +219,8 @@ public enum NativeAnswer: Sendable, Equatable {
         "mfa_required", "registration_required", "credential_required", "attributes_required", "verification_required",
     ]
 
+    /// Reads one answer by its status and body: `ok` for 200, else a wrong code, a next step that carries a
+    /// continuation token, or a refusal; a body that is not a JSON object is `notJSON` or `notAnObject`.
     public static func classify(status: Int, body: Data) -> NativeAnswer {
         guard let json = try? JSONValue.parse(body) else { return .notJSON }
         guard json.objectValue != nil else { return .notAnObject }

@@ -2,8 +2,11 @@ import Foundation
 
 /// What an edit-profile run did: the account of the edit-profile policy, and the person's profile before and after.
 public struct ProfileResult: Sendable {
+    /// The account the edit-profile policy signed in.
     public var account: Account
+    /// The person's profile as stored before the edit; nil when none was stored.
     public var before: Identity?
+    /// The person's profile as stored after it.
     public var after: Identity?
 }
 

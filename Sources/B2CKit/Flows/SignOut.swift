@@ -92,10 +92,12 @@ struct BrowserSignOut: Sendable {
 
 /// What a sign-out did.
 public struct SignOutOutcome: Sendable {
+    /// The accounts forgotten.
     public var removed: [Account]
     /// Shared-device mode: everything went, and the browser session must end too.
     public var sharedDevice: Bool
     /// How many of the app's own tokens were forgotten.
     public var removedAppTokens = 0
+    /// Whether the caller must end the browser session too (shared-device mode).
     public var endBrowserSession: Bool { sharedDevice }
 }

@@ -4,9 +4,13 @@ import Foundation
 /// A token for a person: the account it is for, the token, whether it came from the cache, and a notice to show once
 /// (the policy's current account was signed out elsewhere; a refresh failed and a still-valid token was served).
 public struct SilentResult: Sendable {
+    /// The account the token is for.
     public var account: Account
+    /// The access token, with its scopes and expiry.
     public var accessToken: AccessToken
+    /// Whether it was served from the store without a refresh.
     public var fromCache: Bool
+    /// Said once: the current account was signed out elsewhere, or a refresh failed and a cached token was served.
     public var notice: String?
 }
 

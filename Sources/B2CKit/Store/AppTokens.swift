@@ -3,15 +3,21 @@ import GRDB
 
 /// An app-only (client credentials) access token: the app's own, for one resource (`<App ID URI>/.default`), no person.
 public struct AppToken: Sendable, Equatable {
+    /// The authority host it was issued at, `host[:port]`.
     public var environment: String
+    /// The app's client id.
     public var clientID: String
     /// `<App ID URI>/.default`
     public var resource: String
+    /// The tenant GUID.
     public var tenantID: String
     /// The policy whose token endpoint issued it.
     public var policy: String
+    /// The token itself; empty in listings.
     public var secret: String
+    /// When it expires (epoch seconds).
     public var expiresOn: Int
+    /// When it was stored (epoch seconds).
     public var cachedAt: Int
 }
 
@@ -24,6 +30,7 @@ extension TokenStore {
         }?.token(cipher: cipher)
     }
 
+    /// Stores an app token, its secret sealed with the store's key, in place of the app's token for the same resource.
     public func saveAppToken(_ t: AppToken) throws {
         let cipher = try cipher()
         let record = AppTokenRecord(

@@ -54,16 +54,24 @@ public final class FileLock {
 
 /// A lock that another process held for longer than the wait allows.
 public struct LockTimeout: Error, CustomStringConvertible {
+    /// The process the lock file names.
     public struct Holder: Sendable {
+        /// Its process id.
         public var pid: Int32
+        /// The first words of its command line, when /proc shows them.
         public var command: String?
+        /// Whether it is stopped (Ctrl-Z).
         public var stopped: Bool
     }
 
+    /// The lock file.
     public var path: String
+    /// How long the wait was allowed to be.
     public var seconds: Double
+    /// Who holds the lock, when the file names a process.
     public var holder: Holder?
 
+    /// Who held the lock for how long, and what to do about it.
     public var description: String {
         let who =
             holder.map { h in

@@ -34,14 +34,19 @@ public enum StoreKeySource: String, Sendable {
 /// The places this process may take a data key from, in the order a new store chooses them: the platform's key store
 /// (Secret Service or Keychain), then `$B2C_STORE_KEY`. An existing store needs the source it was encrypted with.
 public struct StoreKeySources: Sendable {
+    /// The environment: `B2C_STORE_KEY`, and the session bus address the Secret Service is reached at.
     public var environment: [String: String]
+    /// Whether the platform's key store (Secret Service or Keychain) may be used.
     public var platformKeyStore: Bool
     /// Cache a key from the platform key store in the kernel's user keyring (Linux), so that a cache hit does not
     /// pay a D-Bus round trip: readable by this user only, gone at reboot, expiring after `cacheSeconds`.
     public var kernelCache: Bool
+    /// How long a key cached in the kernel keyring lives, in seconds (8 hours by default).
     public var cacheSeconds: UInt32 = 8 * 3600
+    /// A key that lives only in this process; when there is one, it comes before every other source.
     public var ephemeralKey: SymmetricKey?
 
+    /// The sources as given; `system(environment:)` and `ephemeral(_:)` make the usual ones.
     public init(environment: [String: String], platformKeyStore: Bool, kernelCache: Bool, ephemeralKey: SymmetricKey? = nil) {
         self.environment = environment; self.platformKeyStore = platformKeyStore; self.kernelCache = kernelCache
         self.ephemeralKey = ephemeralKey
@@ -143,7 +148,10 @@ struct StoreCipher: Sendable {
 public struct StorageStatus: Sendable, Equatable {
     /// nil: not decided yet (a new store, or one written before encryption existed).
     public var mode: StorageMode?
+    /// Where the data key comes from, when the store is encrypted.
     public var source: StoreKeySource?
+    /// A short public name of the store's key, derived from it by a hash; never the key.
     public var keyID: String?
+    /// The store's own random id; the platform key store keeps the key under it.
     public var storeID: String
 }

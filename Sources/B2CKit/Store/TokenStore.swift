@@ -4,6 +4,7 @@ import NIOConcurrencyHelpers
 
 /// Where the store lives: `$B2C_HOME`, else `$XDG_DATA_HOME/b2c`, else `~/.local/share/b2c`.
 public enum StoreLocation {
+    /// The store directory, read from `environment` (the process environment by default).
     public static func directory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
         if let home = environment["B2C_HOME"], !home.isEmpty { return URL(fileURLWithPath: home) }
         let data =
@@ -268,6 +269,7 @@ public final class TokenStore: Sendable {
         }
     }
 
+    /// Makes `account` the current account of its policy (in its configuration's scope).
     public func setCurrent(_ account: Account) throws {
         try write {
             try $0.execute(
@@ -459,6 +461,7 @@ public final class TokenStore: Sendable {
         }?.identity
     }
 
+    /// The id of the current account of `policy` in `scope`, or nil when none is current.
     public func currentAccountID(scope: AccountScope, policy: String) throws -> String? {
         try read {
             try String.fetchOne(
@@ -467,6 +470,7 @@ public final class TokenStore: Sendable {
         }
     }
 
+    /// Forgets which account is current for `policy` in `scope` (an explicit call: selecting never writes).
     public func clearCurrent(scope: AccountScope, policy: String) throws {
         try write {
             try $0.execute(
@@ -475,6 +479,7 @@ public final class TokenStore: Sendable {
         }
     }
 
+    /// The cached access token of `account` for `target` (its scopes, space-separated), decrypted; nil when none is kept.
     public func accessToken(of account: Account, target: String) throws -> AccessToken? {
         let cipher = try cipher()
         return try read { db in
@@ -511,6 +516,7 @@ public final class TokenStore: Sendable {
         }
     }
 
+    /// The refresh token of `account`, decrypted; nil when none is kept.
     public func refreshToken(of account: Account) throws -> String? {
         let cipher = try cipher()
         return try read {
@@ -532,10 +538,12 @@ public final class TokenStore: Sendable {
 
     // MARK: metadata cache (discovery documents, JWKS)
 
+    /// A discovery document or key set cached under `url`, with when it was fetched.
     public func metadata(url: String) throws -> (body: Data, fetchedAt: Int)? {
         try read { try MetadataRecord.fetchOne($0, key: url) }.map { ($0.body, $0.fetchedAt) }
     }
 
+    /// Caches a discovery document or key set fetched from `url` at `now`.
     public func saveMetadata(url: String, body: Data, now: Int) throws {
         try write { try MetadataRecord(url: url, body: body, fetchedAt: now).insert($0, onConflict: .replace) }
     }

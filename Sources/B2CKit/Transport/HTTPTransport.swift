@@ -8,10 +8,14 @@ import NIOSSL
 
 /// A response read fully (bounded) from the network.
 public struct HTTPResult: Sendable {
+    /// The HTTP status code.
     public var status: Int
+    /// The response headers, in order.
     public var headers: [(String, String)]
+    /// The whole body (at most the transport's `maxBody` bytes).
     public var body: Data
 
+    /// The first value of the header `name`, compared case-insensitively; nil when there is none.
     public func header(_ name: String) -> String? {
         headers.first { $0.0.caseInsensitiveCompare(name) == .orderedSame }?.1
     }
@@ -19,9 +23,11 @@ public struct HTTPResult: Sendable {
 
 /// Network failures, each with a message that says what to do.
 public struct NetworkError: Error, Sendable, CustomStringConvertible {
+    /// What failed, and what to do, in plain words.
     public let description: String
     /// The fault is in the configuration (an unusable CA file), not in the network: exit 3, not 5.
     public let isConfiguration: Bool
+    /// A failure with its message; `isConfiguration` when the configuration, not the network, is at fault.
     public init(_ d: String, isConfiguration: Bool = false) { description = d; self.isConfiguration = isConfiguration }
 }
 
@@ -63,8 +69,11 @@ public final class HTTPTransport: Sendable {
     private let environment: NetworkEnvironment
     /// One client per route: direct, or through a proxy (keyed by the proxy's URL).
     private let lazyClients = NIOLockedValueBox<[String: HTTPClient]>([:])
+    /// The timeout of a request that names none, as NIO counts time.
     public let timeout: TimeAmount
+    /// The same timeout, in seconds.
     public let timeoutSeconds: Int
+    /// The largest response body read, in bytes; a larger one is a `NetworkError`.
     public let maxBody: Int
     let trace: (@Sendable (String) -> Void)?
 
@@ -163,6 +172,7 @@ public final class HTTPTransport: Sendable {
         }
     }
 
+    /// Shuts down the HTTP clients made so far; call it once done with the transport.
     public func shutdown() async {
         let made = lazyClients.withLockedValue { clients -> [HTTPClient] in
             defer { clients = [:] }
@@ -179,6 +189,8 @@ public final class HTTPTransport: Sendable {
         return c?.string ?? url.absoluteString
     }
 
+    /// Sends one request and reads the whole answer; redirects are not followed. `timeoutSeconds` replaces the
+    /// transport's timeout for this request. Failures throw `NetworkError`, said in plain words.
     public func send(
         _ method: HTTPMethod, _ url: URL, headers: [(String, String)] = [], body: Data? = nil,
         timeoutSeconds: Int? = nil
@@ -208,10 +220,12 @@ public final class HTTPTransport: Sendable {
         }
     }
 
+    /// A GET that asks for JSON.
     public func get(_ url: URL) async throws -> HTTPResult {
         try await send(.GET, url, headers: [("Accept", "application/json")])
     }
 
+    /// A form POST (`application/x-www-form-urlencoded`) that asks for JSON, with the extra `headers`.
     public func postForm(
         _ url: URL, _ form: [(String, String)], headers: [(String, String)] = [], timeoutSeconds: Int? = nil
     ) async throws -> HTTPResult {

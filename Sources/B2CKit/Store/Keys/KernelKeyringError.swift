@@ -17,6 +17,7 @@ public enum KernelKeyringError: Error, Equatable, Sendable, CustomStringConverti
     /// The arguments can never succeed (empty key, timeout of 0, description the kernel would reject).
     case invalidArgument(String)
 
+    /// The failure, with the errno's symbol and text, for the log.
     public var description: String {
         switch self {
         case .unavailable(let code):
