@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "B2CKit", targets: ["B2CKit"]),
         .library(name: "B2CEmulator", targets: ["B2CEmulator"]),
         .executable(name: "b2c", targets: ["b2c"]),
+        .executable(name: "b2c-client", targets: ["b2c-client"]),
         .executable(name: "b2c-emulator", targets: ["b2c-emulator"]),
     ],
     dependencies: [
@@ -43,12 +44,17 @@ let package = Package(
         ),
         // The freedesktop Secret Service over D-Bus, spoken directly (no libsecret or libdbus at build or run time).
         .target(name: "SecretService"),
+        // What a token cache hit needs and nothing more: the question a `b2c token` command asks, the answer the full client
+        // files for it, the store's sealed secrets, the token's printed forms. Shared by B2CKit and the fast path.
+        .target(name: "B2CFastPath", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
         // Non-variadic shims over the Linux key syscalls (no libkeyutils): the cache of the store's unwrapped data key.
         .target(name: "CKeyring"),
         .target(
             name: "B2CKit",
             dependencies: [
                 "B2CProtocol",
+                "B2CFastPath",
                 "SecretService",
                 "CKeyring",
                 .product(name: "JWTKit", package: "jwt-kit"),
@@ -90,10 +96,15 @@ let package = Package(
             name: "B2CCLI",
             dependencies: [
                 "B2CKit",
+                "B2CFastPath",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .executableTarget(name: "b2c", dependencies: ["B2CCLI"], linkerSettings: leanStart),
+        // `b2c`: the fast path of `b2c token` (a cache hit answered from the store), and the hand-over to the full client.
+        .executableTarget(
+            name: "b2c", dependencies: ["B2CFastPath", "CSQLite", "CKeyring", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Sources/b2c-fast", linkerSettings: leanStart),
+        .executableTarget(name: "b2c-client", dependencies: ["B2CCLI"], path: "Sources/b2c", linkerSettings: leanStart),
         // The local tenant's commands (`emulator serve`, `emulator default-seed`, `demo`), in their own program.
         .target(
             name: "B2CEmulatorCLI",

@@ -2,7 +2,7 @@
 # Builds b2c's release artefacts into dist/ (a fresh clone needs the Swift toolchain, dpkg-deb, gzip,
 # and umoci and python3 for the image):
 #
-#   dist/b2c-<version>-linux-<arch>.tar.gz   b2c and b2c-emulator (release, Swift runtime linked in, debug info
+#   dist/b2c-<version>-linux-<arch>.tar.gz   b2c, b2c-client and b2c-emulator (release, Swift runtime linked in, debug info
 #                                            stripped), bash/zsh/fish completions, one man page per command, the README,
 #                                            the docs and the licence notices
 #   dist/b2c_<version>_<debian arch>.deb     the same files where Debian keeps them: /usr/bin,
@@ -25,7 +25,10 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SCRATCH=${B2C_RELEASE_SCRATCH:-$ROOT/.build-release-static}
 DIST=${B2C_DIST:-$ROOT/dist}
-PROGRAMS=(b2c b2c-emulator)
+# b2c answers a repeated token cache hit itself and hands every other command to b2c-client (the full client): users run
+# b2c and b2c-emulator, which have the completions and man pages (b2c's are generated from b2c-client's commands).
+PROGRAMS=(b2c b2c-client b2c-emulator)
+COMMANDS=(b2c b2c-emulator)
 
 say() { printf 'release: %s\n' "$*" >&2; }
 die() { printf 'release: %s\n' "$*" >&2; exit 1; }
@@ -63,12 +66,16 @@ for p in "${PROGRAMS[@]}"; do
     # Debug info goes (it is most of the file); the symbol table stays, so that a crash report names functions.
     strip --strip-debug -o "$tree/bin/$p" "$BIN/$p"
     chmod 755 "$tree/bin/$p"
+done
+for p in "${COMMANDS[@]}"; do
     "$BIN/$p" --generate-completion-script bash >"$tree/completions/bash/$p"
     "$BIN/$p" --generate-completion-script zsh >"$tree/completions/zsh/_$p"
     "$BIN/$p" --generate-completion-script fish >"$tree/completions/fish/$p.fish"
-    pages=$(find "$manuals/$p" -name '*.1' 2>/dev/null | wc -l)
-    ((pages > 0)) || die "no man pages for $p in $manuals/$p (see $SCRATCH.manual.log)"
-    cp "$manuals/$p"/*.1 "$tree/man/man1/"
+    source=$p
+    [[ $p == b2c ]] && source=b2c-client
+    pages=$(find "$manuals/$source" -name '*.1' 2>/dev/null | wc -l)
+    ((pages > 0)) || die "no man pages for $p in $manuals/$source (see $SCRATCH.manual.log)"
+    cp "$manuals/$source"/*.1 "$tree/man/man1/"
 done
 gzip -9n "$tree"/man/man1/*.1
 cp README.md "$tree/"

@@ -31,8 +31,9 @@ dpkg-deb -f "$deb" Depends | tr ',' '\n' | sed 's/(.*//; s/ //g' | while read -r
 done
 dpkg-deb -x "$deb" "$tmp/root"
 bin=$tmp/root/usr/bin
-[[ -x $bin/b2c && -x $bin/b2c-emulator ]] || fail "the package has no /usr/bin/b2c and /usr/bin/b2c-emulator"
-for f in "$bin/b2c" "$bin/b2c-emulator"; do
+[[ -x $bin/b2c && -x $bin/b2c-client && -x $bin/b2c-emulator ]] \
+    || fail "the package has no /usr/bin/b2c, /usr/bin/b2c-client and /usr/bin/b2c-emulator"
+for f in "$bin/b2c" "$bin/b2c-client" "$bin/b2c-emulator"; do
     ldd "$f" | grep -q "not found" && fail "$(basename "$f") needs a library that is not installed: $(ldd "$f" | grep 'not found')"
 done
 [[ $("$bin/b2c" --version) == "b2c $version" ]] || fail "the installed b2c --version prints '$("$bin/b2c" --version)', not 'b2c $version'"

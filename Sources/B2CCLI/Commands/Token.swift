@@ -1,4 +1,5 @@
 import ArgumentParser
+import B2CFastPath
 import B2CKit
 import Foundation
 
@@ -73,10 +74,24 @@ struct TokenArguments: Equatable {
                 "scopes": .string(t.target), "accountId": .string(result.account.id), "policy": .string(result.account.policy),
                 "fromCache": .bool(result.fromCache),
             ])
+        fileFastAnswer(client, result)
+    }
+
+    /// A cache hit that said nothing on stderr is filed for the fast path (`b2c` answers the same question again without
+    /// the full client: Sources/b2c/main.swift), under the question the command line and the environment ask.
+    func fileFastAnswer(_ client: B2CClient, _ result: SilentResult) {
+        guard !decode, !StandardError.used.withLock({ $0 }) else { return }
+        let environment = ProcessInfo.processInfo.environment
+        guard environment["B2C_FAST_PATH"] != "off",
+            let question = TokenQuestion(
+                arguments: Array(CommandLine.arguments.dropFirst()), environment: environment,
+                workingDirectory: FileManager.default.currentDirectoryPath)
+        else { return }
+        client.fileFastAnswer(question: question.key, result: result)
     }
 
     /// The token in the asked format (or its claims with `--decode`); `json` adds what identifies it.
-    func write(_ secret: String, expiresOn: Int, now: Int, json extra: [String: JSONValue]) throws {
+    func write(_ secret: String, expiresOn: Int, now: Int, json extra: [String: TokenText.Field]) throws {
         if decode { return try Output.writeDecodedJWT(secret, format: format == .json ? .json : .table, now: now) }
         Output.writeToken(secret, expiresOn: expiresOn, format: format, json: extra)
     }

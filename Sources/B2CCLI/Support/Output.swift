@@ -1,9 +1,12 @@
 import ArgumentParser
+import B2CFastPath
 import B2CKit
 import Foundation
+import Synchronization
 
 /// How a token itself is printed (`b2c token --format`, `-o`): alone, as a bearer value, as a header line, or as JSON.
-enum TokenFormat: String, ExpressibleByArgument, CaseIterable { case raw, bearer, header, json }
+typealias TokenFormat = TokenText.Format
+extension TokenText.Format: ExpressibleByArgument {}
 
 enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
     case table, json
@@ -12,7 +15,16 @@ enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
 
 package func writeOut(_ text: String) { FileHandle.standardOutput.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8)) }
 
-package func writeErr(_ text: String) { FileHandle.standardError.write(Data("\(ProgramName.current): \(text)\n".utf8)) }
+package func writeErr(_ text: String) {
+    StandardError.used.withLock { $0 = true }
+    FileHandle.standardError.write(Data("\(ProgramName.current): \(text)\n".utf8))
+}
+
+/// Whether this process said anything on stderr: `b2c token` files an answer for its fast path only when it said nothing
+/// there, since the fast path prints the token alone.
+package enum StandardError {
+    static let used = Mutex(false)
+}
 
 /// The name this process's messages start with: `b2c`, or `b2c-emulator` when the local tenant's program runs (set by
 /// `B2CCommand.runCatching` from the root command's name).
@@ -446,15 +458,8 @@ extension Output {
     // MARK: tokens and the store's settings
 
     /// A token in the asked format; `json` adds what identifies it (`json`'s other keys).
-    static func writeToken(_ secret: String, expiresOn: Int, format: TokenFormat, json extra: [String: JSONValue]) {
-        switch format {
-        case .raw: writeOut(secret)
-        case .bearer: writeOut("Bearer \(secret)")
-        case .header: writeOut("Authorization: Bearer \(secret)")
-        case .json:
-            let base: [String: JSONValue] = ["accessToken": .string(secret), "tokenType": "Bearer", "expiresOn": JSONValue(expiresOn)]
-            writeOut(JSONValue.object(base.merging(extra) { $1 }).serialized(pretty: true))
-        }
+    static func writeToken(_ secret: String, expiresOn: Int, format: TokenFormat, json extra: [String: TokenText.Field]) {
+        FileHandle.standardOutput.write(Data(TokenText.render(secret, expiresOn: expiresOn, format: format, extra: extra).utf8))
     }
 
     /// A token decoded (not verified): its header and claims, times as dates, with a note that it was not checked.

@@ -1,3 +1,4 @@
+import B2CFastPath
 import Foundation
 
 /// One app registration in one tenant, read from `policies.json` (docs/configuration.md).
@@ -86,6 +87,9 @@ public struct ClientConfiguration: Sendable, Equatable {
     public var clientSecretFile: String?
     /// Where the file was read from.
     public var source: String
+    /// SHA-256 (hex) of the bytes the configuration was read from, when it was loaded from a file: what `b2c token`'s fast
+    /// path checks the file against.
+    public var sourceDigest: String?
 
     /// The name an External ID tenant's accounts are kept under: its browser and native sign-ins alike.
     public static let externalIdName = "ExternalID"
@@ -145,7 +149,11 @@ public struct ClientConfiguration: Sendable, Equatable {
 
     /// The file's bytes, already read, parsed; errors name the file.
     public static func load(_ data: Data, path: String) throws -> ClientConfiguration {
-        do { return try parse(data, source: path) } catch let e as JSONPathError {
+        do {
+            var config = try parse(data, source: path)
+            config.sourceDigest = TokenAnswer.digest(data)
+            return config
+        } catch let e as JSONPathError {
             throw B2CError.invalidConfiguration(path, "\(e.path) \(e.message)")
         }
     }

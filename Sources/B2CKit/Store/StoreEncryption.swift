@@ -1,3 +1,4 @@
+import B2CFastPath
 import Crypto
 import Foundation
 import GRDB
@@ -78,36 +79,25 @@ public struct StoreKeySources: Sendable {
 struct StoreCipher: Sendable {
     let key: SymmetricKey?
 
-    static let version: UInt8 = 1
-
     func seal(_ text: String, row identity: String) throws -> DatabaseValue {
         guard let key else { return text.databaseValue }
-        let box = try AES.GCM.seal(Data(text.utf8), using: key, authenticating: Self.associatedData(identity))
-        var blob = Data([Self.version])
-        blob.append(contentsOf: box.nonce)
-        blob.append(box.ciphertext)
-        blob.append(box.tag)
-        return blob.databaseValue
+        return try SealedSecret.seal(text, key: key, row: identity).databaseValue
     }
 
     func open(_ value: DatabaseValue, row identity: String) throws -> String {
         switch (value.storage, key) {
         case (.string(let text), nil): return text
         case (.blob(let blob), let key?):
-            guard blob.count >= 1 + 12 + 16, blob.first == Self.version else {
+            guard blob.count >= 1 + 12 + 16, blob.first == SealedSecret.version else {
                 throw B2CError.store(
                     "a token in the store is not in b2c's encrypted form (\(identity.split(separator: "\0").first ?? "")); sign in again")
             }
-            do {
-                let box = try AES.GCM.SealedBox(
-                    nonce: AES.GCM.Nonce(data: blob.dropFirst().prefix(12)), ciphertext: blob.dropFirst(13).dropLast(16),
-                    tag: blob.suffix(16))
-                return String(decoding: try AES.GCM.open(box, using: key, authenticating: Self.associatedData(identity)), as: UTF8.self)
-            } catch {
+            guard let text = SealedSecret.open(blob, key: key, row: identity) else {
                 throw B2CError.store(
                     "a token in the store does not decrypt for its row (\(identity.split(separator: "\0").first ?? "")): it was moved or "
                         + "altered; it is not served. Sign in again")
             }
+            return text
         case (.string, _?):
             throw B2CError.store(
                 "the store is encrypted, but a token in it is in plaintext (it was written by something else); sign in again")
@@ -118,11 +108,9 @@ struct StoreCipher: Sendable {
         }
     }
 
-    static func associatedData(_ identity: String) -> Data { Data("b2c/v1\0\(identity)".utf8) }
-
     /// The row identities of the secret columns.
     static func accessToken(_ environment: String, _ client: String, _ account: String, _ target: String) -> String {
-        "access_tokens\0\(environment)\0\(client)\0\(account)\0\(target)"
+        SealedSecret.accessTokenRow(environment, client, account, target)
     }
     static func refreshToken(_ environment: String, _ client: String, _ account: String) -> String {
         "refresh_tokens\0\(environment)\0\(client)\0\(account)"
@@ -135,13 +123,10 @@ struct StoreCipher: Sendable {
     }
 
     /// A short public name of a key (never the key): base64url of a hash, 16 characters.
-    static func keyID(_ key: SymmetricKey) -> String {
-        let digest = key.withUnsafeBytes { SHA256.hash(data: Data("b2c store key id\0".utf8) + Data($0)) }
-        return String(Base64URL.encode(Data(digest)).prefix(16))
-    }
+    static func keyID(_ key: SymmetricKey) -> String { SealedSecret.keyID(key) }
 
     /// What a key is checked against: a known text sealed with it when the store was encrypted.
-    static let checkText = "b2c store key check"
+    static let checkText = SealedSecret.checkText
 }
 
 /// What the store's `settings` table says about its secrets.

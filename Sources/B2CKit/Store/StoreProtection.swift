@@ -1,3 +1,4 @@
+import B2CFastPath
 import Crypto
 import Foundation
 import GRDB
@@ -120,7 +121,7 @@ extension TokenStore {
 
     /// The key from the kernel's cache, else from the platform key store (then cached).
     private func platformKey(storeID: String, keyID: String) -> Result<SymmetricKey?, B2CError> {
-        let cacheName = "b2c:store-key:\(storeID):\(keyID)"
+        let cacheName = SealedSecret.kernelCacheName(storeID: storeID, keyID: keyID)
         if keys.kernelCache, let data = try? KernelKeyring.read(description: cacheName), data.count == 32 {
             return .success(SymmetricKey(data: data))
         }

@@ -58,6 +58,26 @@ extension TokenStore {
         migrator.registerMigration("v6-refresh-refusal") { db in
             try db.execute(sql: "ALTER TABLE refresh_tokens ADD COLUMN refused TEXT")
         }
+        // The fast path's answers (`b2c token` cache hits the full client gave, by question) and the store's generation,
+        // which every change to an account or a current account moves on, so that an answer given before it is not used.
+        migrator.registerMigration("v7-fast-answers") { db in
+            var sql = """
+                CREATE TABLE fast_answers(question TEXT PRIMARY KEY, answer TEXT NOT NULL);
+                CREATE TABLE store_generation(id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL);
+                INSERT INTO store_generation(id, n) VALUES (1, 0);
+
+                """
+            for table in ["accounts", "current_accounts"] {
+                for event in ["INSERT", "UPDATE", "DELETE"] {
+                    sql += """
+                        CREATE TRIGGER \(table)_\(event.lowercased())_generation AFTER \(event) ON \(table)
+                        BEGIN UPDATE store_generation SET n = n + 1; END;
+
+                        """
+                }
+            }
+            try db.execute(sql: sql)
+        }
         // A read first: an up-to-date store (every command but the first) takes no write lock to find that out.
         if try queue.read({ try migrator.hasCompletedMigrations($0) }) { return }
         try lock()

@@ -1,0 +1,144 @@
+@testable import B2CEmulator
+import B2CKit
+import Foundation
+import Testing
+
+/// `b2c token` gives the same answer whichever program gives it: the fast path in `b2c` (a cache hit the full client
+/// answered before, served from the store) or the full client `b2c-client`. Every case runs the full client first (which
+/// files its answer), then `b2c`, and compares stdout, stderr and the exit status byte for byte; the cases the fast path
+/// must answer run `b2c` with B2C_FAST_PATH=require, so a hand-over fails them.
+@Suite struct FastPathTests {
+    static let fullClient = b2cBinary.deletingLastPathComponent().appendingPathComponent("b2c-client")
+
+    struct Case: Sendable, CustomTestStringConvertible {
+        var name: String
+        var args: [String]
+        var extra: [String: String] = [:]
+        /// The fast path answers it (a cache hit with nothing to say); else it hands over.
+        var fast = false
+        /// The exit status both must give.
+        var status: Int32 = 0
+        /// Both refresh: each gets a token of its own, so stdout is compared by its shape (the JSON keys) only.
+        var refreshes = false
+        /// Done to the world before the case (after the sign-ins).
+        var setUp: (@Sendable (World) async throws -> Void)? = nil
+        var testDescription: String { name }
+    }
+
+    static let helloScope = "https://contoso.onmicrosoft.com/helloapi/demo.read"
+
+    static let cases: [Case] = [
+        Case(name: "the default policy's current account, raw", args: ["token"], fast: true),
+        Case(name: "-o json", args: ["token", "-o", "json"], fast: true),
+        Case(name: "--format bearer", args: ["token", "--format", "bearer"], fast: true),
+        Case(name: "--output=header", args: ["token", "--output=header"], fast: true),
+        Case(name: "--api hello", args: ["token", "--api", "hello"], fast: true),
+        Case(name: "another policy's current account", args: ["token", "--policy", "B2C_1_signin", "-o", "json"], fast: true),
+        Case(name: "a person by email", args: ["token", "--account", "bob@contoso.com"], fast: true),
+        Case(name: "a margin the token still has", args: ["token", "--min-valid", "60"], fast: true),
+        Case(name: "--config named on the command line", args: ["token", "--config", "CONFIG"], fast: true),
+        Case(name: "an ambiguous account prefix (exit 64)", args: ["token", "--account", "0"], status: 64),
+        Case(name: "an unknown policy (exit 3)", args: ["token", "--policy", "B2C_1_nope"], status: 3),
+        Case(name: "an unknown API (exit 3)", args: ["token", "--api", "nope"], status: 3),
+        Case(
+            name: "a margin longer than the token's life: refreshed", args: ["token", "--min-valid", "7200", "-o", "json"],
+            refreshes: true),
+        Case(name: "--force-refresh", args: ["token", "--force-refresh", "-o", "json"], refreshes: true),
+        Case(
+            name: "a scope the cached token was not issued for: refreshed",
+            args: ["token", "--scope", "https://contoso.onmicrosoft.com/helloapi/demo.write", "-o", "json"], refreshes: true),
+        Case(name: "--verbose", args: ["token", "--verbose"]),
+        Case(name: "--decode", args: ["token", "--decode", "-o", "json"]),
+        Case(name: "help", args: ["token", "--help"]),
+        Case(name: "no key for the store (exit 3)", args: ["token"], extra: ["B2C_STORE_KEY": ""], status: 3),
+        Case(
+            name: "another key (exit 3)", args: ["token"], extra: ["B2C_STORE_KEY": "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="],
+            status: 3),
+        Case(name: "B2C_CONFIG and B2C_PROFILE both set: the notice", args: ["token"], extra: ["B2C_PROFILE": "work"]),
+        Case(
+            name: "a token moved into another row is not served (exit 1)", args: ["token", "--account", "alice@contoso.com"], status: 1,
+            setUp: { w in
+                try sqlite(
+                    w,
+                    """
+                    UPDATE access_tokens SET secret = (SELECT secret FROM access_tokens WHERE account_id LIKE '0b0b%' LIMIT 1)
+                    WHERE account_id LIKE '0a11%' AND account_id LIKE '%b2c_1_susi%'
+                    """)
+            }),
+        Case(
+            name: "the configuration changed since the answer", args: ["token", "-o", "json"],
+            setUp: { w in
+                try w.editConfig { o in o["description"] = "edited after the answer was filed" }
+            }),
+        Case(
+            name: "the current account changed (b2c switch)", args: ["token", "-o", "json"],
+            setUp: { w in try await w.b2c(["switch", "bob@contoso.com", "--policy", "B2C_1_susi"]) }),
+        Case(
+            name: "the person signed out (exit 4)", args: ["token", "--account", "bob@contoso.com"], status: 4,
+            setUp: { w in try await w.b2c(["signout", "--account", "bob@contoso.com"]) }),
+        Case(
+            name: "tokens kept in plaintext (no fast answer)", args: ["token"], extra: ["B2C_STORE_KEY": ""],
+            setUp: { w in
+                try await w.b2c(["config", "set", "storage", "plaintext"])
+            }),
+    ]
+
+    static func sqlite(_ w: World, _ sql: String) throws {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        p.arguments = [w.home.appendingPathComponent("store.sqlite").path, sql]
+        try p.run()
+        p.waitUntilExit()
+        guard p.terminationStatus == 0 else { throw LiveProcessError(message: "sqlite3 failed: \(sql)") }
+    }
+
+    @Test(arguments: cases)
+    func bothPathsAnswerTheSame(_ c: Case) async throws {
+        try await World.with { w in
+            #expect(try await w.b2c(["signin", "--policy", "B2C_1_susi"], as: bob).status == 0)
+            #expect(try await w.b2c(["signin", "--policy", "B2C_1_susi"], as: alice, jar: "alice").status == 0)
+            #expect(try await w.b2c(["signin", "--policy", "B2C_1_signin"], as: alice, jar: "alice").status == 0)
+            let args = c.args.map { $0 == "CONFIG" ? w.configPath : $0 }
+            // The answer is filed by a first run (of the full client through b2c), then the world changes.
+            _ = try await w.b2c(args, extra: c.extra)
+            if let setUp = c.setUp { try await setUp(w) }
+            let full = try await run(Self.fullClient, args, environment: w.environment(as: nil, extra: c.extra))
+            let fast = try await w.b2c(args, extra: c.extra.merging(c.fast ? ["B2C_FAST_PATH": "require"] : [:]) { $1 })
+            #expect(full.status == c.status, "\(c.name): the full client: \(full.stderr)")
+            #expect(fast.status == full.status, "\(c.name): \(fast.stderr)")
+            if c.refreshes {
+                #expect(fast.json.objectValue.map { Set($0.keys) } == full.json.objectValue.map { Set($0.keys) }, "\(c.name)")
+            } else {
+                #expect(fast.stdout == full.stdout, "\(c.name): stdout differs")
+            }
+            #expect(fast.stderr == full.stderr, "\(c.name): stderr differs:\n\(fast.stderr)\n---\n\(full.stderr)")
+        }
+    }
+
+    @Test func anAnswerIsServedOnlyWhileItHolds() async throws {
+        try await World.with { w in
+            #expect(try await w.b2c(["signin", "--policy", "B2C_1_susi"], as: alice).status == 0)
+            let require = ["B2C_FAST_PATH": "require"]
+            // Nothing filed yet: the fast path does not answer.
+            #expect(try await w.b2c(["token"], extra: require).status == 70)
+            #expect(try await w.b2c(["token"]).status == 0)
+            let served = try await w.b2c(["token"], extra: require)
+            #expect(served.status == 0 && served.stderr.isEmpty, "\(served.stderr)")
+            // The tenant clock (and so the client's, B2C_CLOCK_OFFSET) moves past the margin: the full client refreshes.
+            try await w.advanceClock(3400)
+            #expect(try await w.b2c(["token"], extra: require).status == 70)
+            let refreshed = try await w.b2c(["token", "-o", "json"])
+            #expect(refreshed.status == 0 && refreshed.json["fromCache"] == false, "\(refreshed.stdout)")
+            // B2C_FAST_PATH=off: the full client answers, and files nothing.
+            try FastPathTests.sqlite(w, "DELETE FROM fast_answers")
+            #expect(try await w.b2c(["token"], extra: ["B2C_FAST_PATH": "off"]).status == 0)
+            #expect(try await w.b2c(["token"], extra: require).status == 70)
+            // A store others may write is not read by the fast path (the full client refuses it with its message).
+            #expect(try await w.b2c(["token"]).status == 0)
+            #expect(chmod(w.home.appendingPathComponent("store.sqlite").path, 0o666) == 0)
+            let open = try await w.b2c(["token"])
+            #expect(open.status == 3 && open.stderr.contains("writable by other users"), "\(open.stderr)")
+            #expect(chmod(w.home.appendingPathComponent("store.sqlite").path, 0o600) == 0)
+        }
+    }
+}
