@@ -77,31 +77,54 @@ extension Data {
     var text: String { String(decoding: self, as: UTF8.self) }
 }
 
-/// The store's key, from `B2C_STORE_KEY` or this user's kernel keyring cache, checked against the store's key check.
-func storeKey(_ store: Store, _ environment: [String: String]) -> SymmetricKey? {
-    guard
-        let settings = store.row(
+/// How the store's secrets open: with its key (from `B2C_STORE_KEY` or this user's kernel keyring cache, checked against
+/// the store's key check), or as they are in a store kept in plaintext on purpose (never while a key is given: the full
+/// client refuses that). nil: the fast path cannot tell, and hands over.
+enum Secrets {
+    case key(SymmetricKey)
+    case plaintext
+
+    init?(_ store: Store, _ environment: [String: String]) {
+        guard let settings = store.row(
             """
             SELECT (SELECT value FROM settings WHERE key = 'storage'), (SELECT value FROM settings WHERE key = 'key_id'),
             (SELECT value FROM settings WHERE key = 'key_check'), (SELECT value FROM settings WHERE key = 'store_id')
-            """, []),
-        settings[0]?.text == "encrypted", let keyID = settings[1]?.text, let check = settings[2], let storeID = settings[3]?.text
-    else { return nil }
-    func fits(_ key: SymmetricKey) -> Bool {
-        SealedSecret.keyID(key) == keyID && SealedSecret.open(check, key: key, row: SealedSecret.checkRow) == SealedSecret.checkText
+            """, [])
+        else { return nil }
+        let givenKey = environment["B2C_STORE_KEY"].flatMap { $0.isEmpty ? nil : $0 }
+        if settings[0]?.text == "plaintext" && givenKey == nil {
+            self = .plaintext
+            return
+        }
+        guard settings[0]?.text == "encrypted", let keyID = settings[1]?.text, let check = settings[2], let storeID = settings[3]?.text
+        else { return nil }
+        func fits(_ key: SymmetricKey) -> Bool {
+            SealedSecret.keyID(key) == keyID && SealedSecret.open(check, key: key, row: SealedSecret.checkRow) == SealedSecret.checkText
+        }
+        if let text = givenKey {
+            guard let data = Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)), data.count == 32 else { return nil }
+            let key = SymmetricKey(data: data)
+            guard fits(key) else { return nil }
+            self = .key(key)
+            return
+        }
+        let serial = ckr_search(Int32(CKR_SPEC_USER_KEYRING), "user", SealedSecret.kernelCacheName(storeID: storeID, keyID: keyID))
+        guard serial >= 0 else { return nil }
+        var buffer = [UInt8](repeating: 0, count: 64)
+        defer { ckr_wipe(&buffer, buffer.count) }
+        guard ckr_read(Int32(truncatingIfNeeded: serial), &buffer, buffer.count) == 32 else { return nil }
+        let key = SymmetricKey(data: buffer.prefix(32))
+        guard fits(key) else { return nil }
+        self = .key(key)
     }
-    if let text = environment["B2C_STORE_KEY"], !text.isEmpty {
-        guard let data = Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)), data.count == 32 else { return nil }
-        let key = SymmetricKey(data: data)
-        return fits(key) ? key : nil
+
+    /// The secret in a column of the row `identity`; nil when it does not open there.
+    func open(_ value: Data, row identity: String, isText: Bool) -> String? {
+        switch self {
+        case .plaintext: isText ? value.text : nil
+        case .key(let key): isText ? nil : SealedSecret.open(value, key: key, row: identity)
+        }
     }
-    let serial = ckr_search(Int32(CKR_SPEC_USER_KEYRING), "user", SealedSecret.kernelCacheName(storeID: storeID, keyID: keyID))
-    guard serial >= 0 else { return nil }
-    var buffer = [UInt8](repeating: 0, count: 64)
-    defer { ckr_wipe(&buffer, buffer.count) }
-    guard ckr_read(Int32(truncatingIfNeeded: serial), &buffer, buffer.count) == 32 else { return nil }
-    let key = SymmetricKey(data: buffer.prefix(32))
-    return fits(key) ? key : nil
 }
 
 /// The answer the full client gave this question, if it still holds; nil hands over.
@@ -119,15 +142,17 @@ func answer() -> String? {
         let a = try? JSONDecoder().decode(TokenAnswer.self, from: filed),
         let generation = store.row("SELECT n FROM store_generation", [])?[0]?.text, Int(generation) == a.generation,
         TokenAnswer.hash(ofFile: a.configPath) == a.configHash, a.caFile.map({ access($0, R_OK) == 0 }) ?? true,
-        let key = storeKey(store, environment),
+        let secrets = Secrets(store, environment),
         let row = store.row(
-            "SELECT secret, expires_on FROM access_tokens WHERE environment = ? AND client_id = ? AND account_id = ? AND target = ?",
-            [a.environment, a.clientID, a.accountID, a.target]),
+            """
+            SELECT secret, expires_on, typeof(secret) = 'text' FROM access_tokens
+            WHERE environment = ? AND client_id = ? AND account_id = ? AND target = ?
+            """, [a.environment, a.clientID, a.accountID, a.target]),
         let sealed = row[0], let expiresOn = row[1].flatMap({ Int($0.text) }),
         // B2C_CLOCK_OFFSET shifts the clock as it does the full client's (a test that advanced the tenant's clock).
         expiresOn - (Int(time(nil)) + (Int(environment["B2C_CLOCK_OFFSET"] ?? "") ?? 0)) >= question.minValid,
-        let secret = SealedSecret.open(
-            sealed, key: key, row: SealedSecret.accessTokenRow(a.environment, a.clientID, a.accountID, a.target)),
+        let secret = secrets.open(
+            sealed, row: SealedSecret.accessTokenRow(a.environment, a.clientID, a.accountID, a.target), isText: row[2]?.text == "1"),
         let claims = TokenAnswer.claims(ofToken: secret), claims.issuer == a.issuer, claims.party == a.party
     else { return nil }
     return TokenText.render(

@@ -28,10 +28,9 @@ extension TokenStore {
 
 extension B2CClient {
     /// Files what a silent token answered `question` (a `TokenQuestion`'s key) for the fast path of `b2c token`: only a
-    /// token served from the cache with nothing to tell, from an encrypted store, under a configuration read from a file.
+    /// token served from the cache with nothing to tell, under a configuration read from a file.
     public func fileFastAnswer(question: String, result: SilentResult) {
         guard result.fromCache, result.notice == nil, let digest = config.sourceDigest,
-            (try? store.storageStatus())?.mode == .encrypted,
             let claims = TokenAnswer.claims(ofToken: result.accessToken.secret), let generation = try? store.generation()
         else { return }
         let answer = TokenAnswer(
