@@ -38,6 +38,7 @@ let package = Package(
         .target(
             name: "B2CProtocol",
             dependencies: [
+                "B2CFastPath",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]

@@ -29,26 +29,13 @@ public struct TokenQuestion: Sendable, Equatable {
         guard arguments.first == "token" else { return nil }
         self.workingDirectory = workingDirectory
         self.environment = Self.variables.map { environment[$0] ?? "" }
-        var seen: Set<String> = []
-        var i = 1
-        while i < arguments.count {
-            var name = arguments[i]
-            var value: String?
-            if name.hasPrefix("--"), let eq = name.firstIndex(of: "=") {
-                value = String(name[name.index(after: eq)...])
-                name = String(name[..<eq])
-            }
-            i += 1
-            if name == "--output" || name == "-o" { name = "--format" }
-            guard name == "--scope" || seen.insert(name).inserted else { return nil }
-            if value == nil {
-                guard i < arguments.count, !arguments[i].hasPrefix("-") || (name == "--min-valid" && Int(arguments[i]) != nil) else {
-                    return nil
-                }
-                value = arguments[i]
-                i += 1
-            }
-            guard let v = value, !v.isEmpty else { return nil }
+        guard
+            let options = OptionScan.scan(
+                arguments.dropFirst(), flags: [],
+                valued: ["--policy", "--account", "--api", "--scope", "--config", "--min-valid", "--format"], repeatable: ["--scope"],
+                aliases: ["--output": "--format", "-o": "--format"], negativeNumbers: ["--min-valid"])
+        else { return nil }
+        for (name, v) in options {
             switch name {
             case "--policy": policy = v
             case "--account": account = v
@@ -58,10 +45,9 @@ public struct TokenQuestion: Sendable, Equatable {
             case "--min-valid":
                 guard let n = Int(v) else { return nil }
                 minValid = n
-            case "--format":
+            default:
                 guard let f = TokenText.Format(rawValue: v) else { return nil }
                 format = f
-            default: return nil
             }
         }
     }

@@ -1,3 +1,4 @@
+import B2CFastPath
 import Foundation
 
 /// A JSON document as a value, parsed by our own strict parser (`JSONParser`, which reports line and column), so that
@@ -106,32 +107,7 @@ public enum JSONValue: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    private static func escape(_ s: String, into out: inout String) {
-        out += "\""
-        // Most strings (ids, emails, scopes) need no escape: append them whole.
-        if !s.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-            out += s
-            out += "\""
-            return
-        }
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "/": out += "/"
-            default:
-                if scalar.value < 0x20 {
-                    out += String(format: "\\u%04x", scalar.value)
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        out += "\""
-    }
+    private static func escape(_ s: String, into out: inout String) { JSONText.escape(s, into: &out) }
 }
 
 extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral,

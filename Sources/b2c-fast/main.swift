@@ -85,11 +85,12 @@ enum Secrets {
     case plaintext
 
     init?(_ store: Store, _ environment: [String: String]) {
-        guard let settings = store.row(
-            """
-            SELECT (SELECT value FROM settings WHERE key = 'storage'), (SELECT value FROM settings WHERE key = 'key_id'),
-            (SELECT value FROM settings WHERE key = 'key_check'), (SELECT value FROM settings WHERE key = 'store_id')
-            """, [])
+        guard
+            let settings = store.row(
+                """
+                SELECT (SELECT value FROM settings WHERE key = 'storage'), (SELECT value FROM settings WHERE key = 'key_id'),
+                (SELECT value FROM settings WHERE key = 'key_check'), (SELECT value FROM settings WHERE key = 'store_id')
+                """, [])
         else { return nil }
         let givenKey = environment["B2C_STORE_KEY"].flatMap { $0.isEmpty ? nil : $0 }
         if settings[0]?.text == "plaintext" && givenKey == nil {

@@ -121,42 +121,20 @@ struct TokenArguments: Equatable {
     static func fastParse(_ arguments: [String]) -> TokenArguments? {
         guard arguments.first == "token" else { return nil }
         var r = TokenArguments()
-        var seen: Set<String> = []
-        var formatGiven = false
-        var i = 1
-        while i < arguments.count {
-            var name = arguments[i]
-            var value: String?
-            if let eq = name.firstIndex(of: "="), name.hasPrefix("--") {
-                value = String(name[name.index(after: eq)...])
-                name = String(name[..<eq])
-            }
-            i += 1
-            if name != "--scope" {
-                guard seen.insert(name).inserted else { return nil }
-            }
+        // --format and --output (-o) are one setting: given twice, ArgumentParser judges.
+        guard
+            let options = OptionScan.scan(
+                arguments.dropFirst(), flags: ["--force-refresh", "--verbose", "-v", "--app", "--client-secret-stdin"],
+                valued: [
+                    "--config", "--profile", "--http-timeout", "--policy", "--account", "--api", "--scope", "--min-valid", "--format",
+                ], repeatable: ["--scope"], aliases: ["--output": "--format", "-o": "--format"], negativeNumbers: ["--min-valid"])
+        else { return nil }
+        for (name, v) in options {
             switch name {
-            case "--force-refresh", "--verbose", "-v", "--app", "--client-secret-stdin":
-                guard value == nil else { return nil }
-                switch name {
-                case "--force-refresh": r.forceRefresh = true
-                case "--app": r.app = true
-                case "--client-secret-stdin": r.client.clientSecretStdin = true
-                default: r.client.verbose = true
-                }
-                continue
-            default: break
-            }
-            if value == nil {
-                // A value may start with '-' only for --min-valid (a negative number), as ArgumentParser takes it there.
-                guard i < arguments.count, !arguments[i].hasPrefix("-") || (name == "--min-valid" && Int(arguments[i]) != nil) else {
-                    return nil
-                }
-                value = arguments[i]
-                i += 1
-            }
-            guard let v = value, !v.isEmpty else { return nil }
-            switch name {
+            case "--force-refresh": r.forceRefresh = true
+            case "--app": r.app = true
+            case "--client-secret-stdin": r.client.clientSecretStdin = true
+            case "--verbose", "-v": r.client.verbose = true
             case "--config": r.client.config = v
             case "--profile": r.client.profile = v
             case "--http-timeout":
@@ -169,12 +147,9 @@ struct TokenArguments: Equatable {
             case "--min-valid":
                 guard let n = Int(v) else { return nil }
                 r.minValid = n
-            case "--format", "--output", "-o":
-                // --format and --output (-o) are one setting: given twice, ArgumentParser judges.
-                guard let f = TokenFormat(rawValue: v), !formatGiven else { return nil }
-                formatGiven = true
+            default:
+                guard let f = TokenFormat(rawValue: v) else { return nil }
                 r.format = f
-            default: return nil
             }
         }
         // Combinations ArgumentParser refuses with a message go to it.

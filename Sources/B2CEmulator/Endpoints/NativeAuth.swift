@@ -94,12 +94,7 @@ struct NativeAuthEndpoint: TenantPart {
         if !types.contains("oob") && !types.contains("password") {
             return .json(["challenge_type": "redirect", "redirect_reason": "The client supports only the web-based flow."])
         }
-        guard let user = try store.user(email: username) else {
-            throw AADFailure(
-                error: "user_not_found",
-                description: "AADSTS50034: The user account \(Self.obfuscate(username)) does not exist in the \(tenantName) directory.",
-                codes: [50034])
-        }
+        let user = try knownUser(username)
         let token = try store.advanceNativeFlow(
             .init(
                 clientId: app.clientId, oid: user.oid, stage: "initiated",

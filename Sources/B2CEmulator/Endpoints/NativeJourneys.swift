@@ -335,12 +335,7 @@ extension NativeAuthEndpoint {
         let types = try challengeTypes(form["challenge_type"])
         guard let username = form["username"], !username.isEmpty else { throw aadMissing("username") }
         guard types.contains("oob") else { return Self.redirect("Password reset verifies the email address with a one-time code.") }
-        guard let user = try store.user(email: username) else {
-            throw AADFailure(
-                error: "user_not_found",
-                description: "AADSTS50034: The user account \(Self.obfuscate(username)) does not exist in the \(tenantName) directory.",
-                codes: [50034])
-        }
+        let user = try knownUser(username)
         let token = try store.advanceNativeFlow(
             .init(
                 clientId: app.clientId, oid: user.oid, stage: "reset_started", challengeTypes: types.joined(separator: " "),
@@ -361,12 +356,7 @@ extension NativeAuthEndpoint {
     func resetContinue(_ req: Request) async throws -> Response {
         let (form, app) = try await nativeClient(req)
         let (token, flow) = try self.flow(form, app: app, at: ["reset_oob"])
-        guard form["grant_type"] == "oob" else {
-            throw form["grant_type"] == nil
-                ? aadMissing("grant_type")
-                : AADFailure(
-                    error: "unsupported_grant_type", description: "AADSTS70003: Password reset continues with 'oob'.", codes: [70003])
-        }
+        try requireOOBGrant(form, flow: "Password reset")
         try checkCode(form, token: token, flow: flow)
         let (_, response) = try advance(
             flow, token: token, to: "reset_verified", extra: ["expires_in": JSONValue(Self.continuationLifetime)])
@@ -556,12 +546,7 @@ extension NativeAuthEndpoint {
     func registerContinue(_ req: Request) async throws -> Response {
         let (form, app) = try await nativeClient(req)
         let (token, flow) = try self.flow(form, app: app, at: ["register_oob"])
-        guard form["grant_type"] == "oob" else {
-            throw form["grant_type"] == nil
-                ? aadMissing("grant_type")
-                : AADFailure(
-                    error: "unsupported_grant_type", description: "AADSTS70003: Registration continues with 'oob'.", codes: [70003])
-        }
+        try requireOOBGrant(form, flow: "Registration")
         try checkCode(form, token: token, flow: flow)
         guard let target = flow.journey.target else { throw Self.userGone }
         if flow.journey.channel == "sms" {
@@ -574,6 +559,26 @@ extension NativeAuthEndpoint {
     }
 
     // MARK: helpers
+
+    /// The user of a native flow's `username`, or `user_not_found` (AAD's 50034).
+    func knownUser(_ username: String) throws -> EmulatorStore.UserRecord {
+        guard let user = try store.user(email: username) else {
+            throw AADFailure(
+                error: "user_not_found",
+                description: "AADSTS50034: The user account \(Self.obfuscate(username)) does not exist in the \(tenantName) directory.",
+                codes: [50034])
+        }
+        return user
+    }
+
+    /// A `/continue` that takes the code alone: `grant_type=oob`.
+    func requireOOBGrant(_ form: [String: String], flow name: String) throws {
+        guard form["grant_type"] == "oob" else {
+            throw form["grant_type"] == nil
+                ? aadMissing("grant_type")
+                : AADFailure(error: "unsupported_grant_type", description: "AADSTS70003: \(name) continues with 'oob'.", codes: [70003])
+        }
+    }
 
     static func capabilities(_ form: [String: String]) -> [String] {
         (form["capabilities"] ?? "").split(separator: " ").map(String.init).filter {
