@@ -47,8 +47,9 @@ let package = Package(
         .target(name: "SecretService"),
         // What a token cache hit needs and nothing more: the question a `b2c token` command asks, the answer the full client
         // files for it, the store's sealed secrets, the token's printed forms. Shared by B2CKit and the fast path.
-        .target(name: "B2CFastPath", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
+        .target(name: "B2CFastPath", dependencies: ["COpenSSL"]),
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
+        .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL"),
         // Non-variadic shims over the Linux key syscalls (no libkeyutils): the cache of the store's unwrapped data key.
         .target(name: "CKeyring"),
         .target(
@@ -103,7 +104,7 @@ let package = Package(
         ),
         // `b2c`: the fast path of `b2c token` (a cache hit answered from the store), and the hand-over to the full client.
         .executableTarget(
-            name: "b2c", dependencies: ["B2CFastPath", "CSQLite", "CKeyring", .product(name: "Crypto", package: "swift-crypto")],
+            name: "b2c", dependencies: ["B2CFastPath", "CSQLite", "CKeyring"],
             path: "Sources/b2c-fast", linkerSettings: leanStart),
         .executableTarget(name: "b2c-client", dependencies: ["B2CCLI"], path: "Sources/b2c", linkerSettings: leanStart),
         // The local tenant's commands (`emulator serve`, `emulator default-seed`, `demo`), in their own program.

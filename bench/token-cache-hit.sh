@@ -66,7 +66,8 @@ key="environment = '$environment' AND client_id = '$client_id'"
 floor_sql="SELECT secret FROM access_tokens WHERE $key AND account_id = '$account_id' AND target = '$target' AND expires_on - $now_sql >= 300"
 full_sql="SELECT t.secret FROM current_accounts c JOIN accounts a ON a.environment = c.environment AND a.client_id = c.client_id AND a.account_id = c.account_id JOIN access_tokens t ON t.environment = a.environment AND t.client_id = a.client_id AND t.account_id = a.account_id AND t.target = '$target' WHERE c.environment = '$environment' AND c.client_id = '$client_id' AND c.policy = '$default_policy' AND t.expires_on - $now_sql >= 300"
 for sql in "$floor_sql" "$full_sql"; do
-    [[ $(sqlite3 -init /dev/null "$store" "$sql" 2>/dev/null | wc -l) == 1 ]] || die "the floor query does not return exactly one token"
+    # (counted, not printed: the secret is ciphertext, whose bytes may hold newlines)
+    [[ $(sqlite3 -init /dev/null "$store" "SELECT count(*) FROM ($sql)" 2>/dev/null) == 1 ]] || die "the floor query does not return exactly one token"
 done
 plan=$(sqlite3 -init /dev/null "$store" "EXPLAIN QUERY PLAN $floor_sql" 2>/dev/null | sed -n 's/.*\(SEARCH .*\)/\1/p' | head -1)
 

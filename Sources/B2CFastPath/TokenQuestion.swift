@@ -1,5 +1,8 @@
-import Crypto
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A `b2c token` command reduced to what decides its answer: the options (in their plain forms only), the variables that
 /// choose the configuration, and the working directory. The full client files the answer it gave under the question's
@@ -56,18 +59,18 @@ public struct TokenQuestion: Sendable, Equatable {
     public var key: String {
         var parts = ["token/v1", policy ?? "", account ?? "", api ?? ""] + scopes.map { "scope=\($0)" }
         parts += [String(minValid), format.rawValue, config ?? ""] + environment + [workingDirectory]
-        let digest = SHA256.hash(data: Data(parts.joined(separator: "\0").utf8))
-        return digest.map { String(format: "%02x", $0) }.joined()
+        return Digest.sha256Hex(Array(parts.joined(separator: "\0").utf8))
     }
 }
 
 /// What the full client answered a question, filed in the store for the fast path: which configuration file (and its
-/// content's hash), which access-token row, and what the answer said beside the token.
-public struct TokenAnswer: Codable, Sendable, Equatable {
+/// content's hash), which access-token row, what the answer said beside the token, and the hash of the token it served.
+/// Kept as one line per field (a field with a line break is never filed).
+public struct TokenAnswer: Sendable, Equatable {
     public var configPath: String
     public var configHash: String
-    /// A CA file the configuration names: it must still be there (the full client refuses a missing one).
-    public var caFile: String?
+    /// A CA file the configuration names: it must still be there (the full client refuses a missing one); empty: none.
+    public var caFile: String
     /// The store's generation when the answer was given: any change to its accounts or current accounts makes it stale.
     public var generation: Int
     public var environment: String
@@ -75,51 +78,60 @@ public struct TokenAnswer: Codable, Sendable, Equatable {
     public var accountID: String
     public var target: String
     public var policy: String
-    /// The token's `iss` and its party (`azp`, `appid`, else `aud`) as the full client checked them: a token served from
-    /// the row must name the same.
-    public var issuer: String
-    public var party: String
+    /// SHA-256 of the token the full client checked (its issuer, tenant and app) and served: the fast path serves the row
+    /// only while it holds that very token.
+    public var secretHash: String
 
     public init(
-        configPath: String, configHash: String, caFile: String?, generation: Int, environment: String, clientID: String,
-        accountID: String, target: String, policy: String, issuer: String, party: String
+        configPath: String, configHash: String, caFile: String, generation: Int, environment: String, clientID: String,
+        accountID: String, target: String, policy: String, secretHash: String
     ) {
         self.configPath = configPath; self.configHash = configHash; self.caFile = caFile; self.generation = generation
         self.environment = environment; self.clientID = clientID; self.accountID = accountID; self.target = target
-        self.policy = policy; self.issuer = issuer; self.party = party
+        self.policy = policy; self.secretHash = secretHash
     }
 
-    /// SHA-256 of a file's bytes, in hex; nil when it cannot be read.
-    public static func hash(ofFile path: String) -> String? {
-        FileManager.default.contents(atPath: path).map(digest)
+    static let version = "b2c-fast-answer/1"
+
+    /// The filed form; nil when a field holds a line break (such an answer is not filed).
+    public var encoded: String? {
+        let fields = [
+            Self.version, configPath, configHash, caFile, String(generation), environment, clientID, accountID, target, policy,
+            secretHash,
+        ]
+        guard !fields.contains(where: { $0.contains("\n") }) else { return nil }
+        return fields.joined(separator: "\n")
+    }
+
+    public init?(encoded: String) {
+        let f = encoded.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        guard f.count == 11, f[0] == Self.version, let generation = Int(f[4]) else { return nil }
+        self.init(
+            configPath: f[1], configHash: f[2], caFile: f[3], generation: generation, environment: f[5], clientID: f[6],
+            accountID: f[7], target: f[8], policy: f[9], secretHash: f[10])
     }
 
     /// SHA-256 of bytes, in hex.
-    public static func digest(_ data: Data) -> String { SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined() }
+    public static func digest(_ bytes: [UInt8]) -> String { Digest.sha256Hex(bytes) }
 
-    /// The issuer and party of a token, as the answer records them; nil when it is not a JWT with an issuer.
-    public static func claims(ofToken token: String) -> (issuer: String, party: String)? {
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let payload = base64URLDecode(String(parts[1])),
-            let object = (try? JSONSerialization.jsonObject(with: payload)) as? [String: Any],
-            let issuer = object["iss"] as? String
-        else { return nil }
-        let party: String
-        if let azp = (object["azp"] ?? object["appid"]) as? String {
-            party = azp
-        } else if let aud = object["aud"] as? String {
-            party = aud
-        } else if let list = object["aud"] as? [String] {
-            party = list.joined(separator: " ")
-        } else {
-            return nil
+    /// SHA-256 of a file's bytes, in hex; nil when it cannot be read.
+    public static func hash(ofFile path: String) -> String? { FileBytes.contents(of: path).map(digest) }
+}
+
+/// A whole small file, read with the C library.
+public enum FileBytes {
+    public static func contents(of path: String, limit: Int = 1 << 20) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var out: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 16384)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 { return nil }
+            if n == 0 { return out }
+            out += buffer[0..<n]
+            if out.count > limit { return nil }
         }
-        return (issuer, party)
-    }
-
-    static func base64URLDecode(_ s: String) -> Data? {
-        var b = s.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while b.count % 4 != 0 { b += "=" }
-        return Data(base64Encoded: b)
     }
 }

@@ -1,5 +1,3 @@
-import Foundation
-
 /// How `b2c token` prints a token: alone, as a bearer value, as a header line, or as a JSON object with what identifies
 /// it. One implementation for the full client and the fast path, so that both print the same bytes.
 public enum TokenText {

@@ -1,27 +1,46 @@
 // b2c: the program users run. A `b2c token` whose answer the full client already gave — same question, same
-// configuration file, no account changed since, the token still valid long enough — is answered here from the store, as
-// the full client would answer it; every other command, and every doubt, is handed to the full client (`b2c-client`,
-// next to this program) by exec, with the same arguments. This program links only what that needs (the store's SQLite,
-// the key, AES-GCM), so a cache hit costs about what the database lookup does (bench/README.md, "token cache hit").
+// configuration file, no account changed since, the very token it served still valid long enough — is answered here from
+// the store, as the full client would answer it; every other command, and every doubt, is handed to the full client
+// (`b2c-client`, next to this program) by exec, with the same arguments. This program links only what that needs (the C
+// library, SQLite, libcrypto, the kernel keyring calls) — not even Foundation, whose start alone costs more than the
+// database lookup — so a cache hit costs about what the lookup does (bench/README.md, "token cache hit").
 import B2CFastPath
 import CKeyring
 import CSQLite
-import Crypto
-import Foundation
+import Glibc
+
+func environment(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
+
+/// The path of this program (symbolic links resolved).
+func programPath() -> String {
+    var buffer = [CChar](repeating: 0, count: 4096)
+    let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+    return n > 0 ? String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) : CommandLine.arguments[0]
+}
+
+func writeAll(_ fd: Int32, _ text: String) {
+    var bytes = Array(text.utf8)[...]
+    while !bytes.isEmpty {
+        let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        if n <= 0 { return }
+        bytes = bytes.dropFirst(n)
+    }
+}
 
 /// Runs the full client in this process's place, found next to this program or else on PATH; it gives every answer and
 /// every message.
 func handOver() -> Never {
-    let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-    let beside = URL(fileURLWithPath: me).deletingLastPathComponent().appendingPathComponent("b2c-client").path
-    let onPath = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map { "\($0)/b2c-client" }
+    let me = programPath()
+    let directory = me.lastIndex(of: "/").map { String(me[..<$0]) } ?? "."
+    let beside = directory + "/b2c-client"
+    let onPath = (environment("PATH") ?? "").split(separator: ":").map { "\($0)/b2c-client" }
     var argv: [UnsafeMutablePointer<CChar>?] = CommandLine.arguments.map { strdup($0) }
     argv.append(nil)
     for candidate in [beside] + onPath where access(candidate, X_OK) == 0 { execv(candidate, argv) }
-    FileHandle.standardError.write(
-        Data(
-            ("b2c: the full client b2c-client is neither next to this b2c (\(beside)) nor on PATH; reinstall b2c "
-                + "(its package puts b2c-client beside b2c)\n").utf8))
+    writeAll(
+        2,
+        "b2c: the full client b2c-client is neither next to this b2c (\(beside)) nor on PATH; reinstall b2c "
+            + "(its package puts b2c-client beside b2c)\n")
     exit(1)
 }
 
@@ -34,13 +53,13 @@ func isPrivate(_ path: String, directory: Bool) -> Bool {
 }
 
 /// The store directory, as the full client finds it.
-func storeDirectory(_ environment: [String: String]) -> String {
-    if let home = environment["B2C_HOME"], !home.isEmpty { return home }
-    if let data = environment["XDG_DATA_HOME"], !data.isEmpty { return data + "/b2c" }
-    return (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share/b2c"
+func storeDirectory() -> String? {
+    if let home = environment("B2C_HOME"), !home.isEmpty { return home }
+    if let data = environment("XDG_DATA_HOME"), !data.isEmpty { return data + "/b2c" }
+    return environment("HOME").map { $0 + "/.local/share/b2c" }
 }
 
-/// One read-only look at the store.
+/// One look at the store.
 final class Store {
     let db: OpaquePointer
 
@@ -56,8 +75,8 @@ final class Store {
 
     deinit { sqlite3_close(db) }
 
-    /// The first row of `sql` with `arguments` bound, as text or blob columns; nil on any error or no row.
-    func row(_ sql: String, _ arguments: [String]) -> [Data?]? {
+    /// The first row of `sql` with `arguments` bound, each column's bytes (nil for NULL); nil on any error or no row.
+    func row(_ sql: String, _ arguments: [String]) -> [[UInt8]?]? {
         var statement: OpaquePointer?
         guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK, let statement else { return nil }
         defer { sqlite3_finalize(statement) }
@@ -65,26 +84,24 @@ final class Store {
         for (i, a) in arguments.enumerated() { sqlite3_bind_text(statement, Int32(i + 1), a, -1, transient) }
         guard sqlite3_step(statement) == SQLITE_ROW else { return nil }
         return (0..<sqlite3_column_count(statement)).map { i in
-            guard sqlite3_column_type(statement, i) != SQLITE_NULL, let bytes = sqlite3_column_blob(statement, i) else {
-                return sqlite3_column_type(statement, i) == SQLITE_NULL ? nil : Data()
-            }
-            return Data(bytes: bytes, count: Int(sqlite3_column_bytes(statement, i)))
+            if sqlite3_column_type(statement, i) == SQLITE_NULL { return nil }
+            let count = Int(sqlite3_column_bytes(statement, i))
+            guard count > 0, let bytes = sqlite3_column_blob(statement, i) else { return [] }
+            return [UInt8](UnsafeRawBufferPointer(start: bytes, count: count))
         }
     }
 }
 
-extension Data {
-    var text: String { String(decoding: self, as: UTF8.self) }
-}
+func text(_ bytes: [UInt8]?) -> String? { bytes.map { String(decoding: $0, as: UTF8.self) } }
 
 /// How the store's secrets open: with its key (from `B2C_STORE_KEY` or this user's kernel keyring cache, checked against
 /// the store's key check), or as they are in a store kept in plaintext on purpose (never while a key is given: the full
 /// client refuses that). nil: the fast path cannot tell, and hands over.
 enum Secrets {
-    case key(SymmetricKey)
+    case key([UInt8])
     case plaintext
 
-    init?(_ store: Store, _ environment: [String: String]) {
+    init?(_ store: Store) {
         guard
             let settings = store.row(
                 """
@@ -92,20 +109,18 @@ enum Secrets {
                 (SELECT value FROM settings WHERE key = 'key_check'), (SELECT value FROM settings WHERE key = 'store_id')
                 """, [])
         else { return nil }
-        let givenKey = environment["B2C_STORE_KEY"].flatMap { $0.isEmpty ? nil : $0 }
-        if settings[0]?.text == "plaintext" && givenKey == nil {
+        let givenKey = environment("B2C_STORE_KEY").flatMap { $0.isEmpty ? nil : $0 }
+        if text(settings[0]) == "plaintext" && givenKey == nil {
             self = .plaintext
             return
         }
-        guard settings[0]?.text == "encrypted", let keyID = settings[1]?.text, let check = settings[2], let storeID = settings[3]?.text
+        guard text(settings[0]) == "encrypted", let keyID = text(settings[1]), let check = settings[2], let storeID = text(settings[3])
         else { return nil }
-        func fits(_ key: SymmetricKey) -> Bool {
+        func fits(_ key: [UInt8]) -> Bool {
             SealedSecret.keyID(key) == keyID && SealedSecret.open(check, key: key, row: SealedSecret.checkRow) == SealedSecret.checkText
         }
-        if let text = givenKey {
-            guard let data = Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)), data.count == 32 else { return nil }
-            let key = SymmetricKey(data: data)
-            guard fits(key) else { return nil }
+        if let given = givenKey {
+            guard let key = Digest.base64Decode(given), key.count == 32, fits(key) else { return nil }
             self = .key(key)
             return
         }
@@ -114,15 +129,15 @@ enum Secrets {
         var buffer = [UInt8](repeating: 0, count: 64)
         defer { ckr_wipe(&buffer, buffer.count) }
         guard ckr_read(Int32(truncatingIfNeeded: serial), &buffer, buffer.count) == 32 else { return nil }
-        let key = SymmetricKey(data: buffer.prefix(32))
+        let key = Array(buffer.prefix(32))
         guard fits(key) else { return nil }
         self = .key(key)
     }
 
     /// The secret in a column of the row `identity`; nil when it does not open there.
-    func open(_ value: Data, row identity: String, isText: Bool) -> String? {
+    func open(_ value: [UInt8], row identity: String, isText: Bool) -> String? {
         switch self {
-        case .plaintext: isText ? value.text : nil
+        case .plaintext: isText ? String(decoding: value, as: UTF8.self) : nil
         case .key(let key): isText ? nil : SealedSecret.open(value, key: key, row: identity)
         }
     }
@@ -130,43 +145,46 @@ enum Secrets {
 
 /// The answer the full client gave this question, if it still holds; nil hands over.
 func answer() -> String? {
-    let environment = ProcessInfo.processInfo.environment
-    let cwd = FileManager.default.currentDirectoryPath
-    guard environment["B2C_FAST_PATH"] != "off",
-        let question = TokenQuestion(arguments: Array(CommandLine.arguments.dropFirst()), environment: environment, workingDirectory: cwd),
-        !(question.findsConfiguration && FileManager.default.fileExists(atPath: cwd + "/policies.json"))
+    var cwdBuffer = [CChar](repeating: 0, count: 4096)
+    guard environment("B2C_FAST_PATH") != "off", getcwd(&cwdBuffer, cwdBuffer.count) != nil else { return nil }
+    let cwd = String(decoding: cwdBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    var variables: [String: String] = [:]
+    for name in ["B2C_CONFIG", "B2C_PROFILE", "HOME", "XDG_CONFIG_HOME"] { variables[name] = environment(name) }
+    guard
+        let question = TokenQuestion(arguments: Array(CommandLine.arguments.dropFirst()), environment: variables, workingDirectory: cwd),
+        !(question.findsConfiguration && access(cwd + "/policies.json", F_OK) == 0),
+        let directory = storeDirectory()
     else { return nil }
-    let directory = storeDirectory(environment)
     let path = directory + "/store.sqlite"
     guard isPrivate(directory, directory: true), isPrivate(path, directory: false), let store = Store(path: path),
-        let filed = store.row("SELECT answer FROM fast_answers WHERE question = ?", [question.key])?[0],
-        let a = try? JSONDecoder().decode(TokenAnswer.self, from: filed),
-        let generation = store.row("SELECT n FROM store_generation", [])?[0]?.text, Int(generation) == a.generation,
-        TokenAnswer.hash(ofFile: a.configPath) == a.configHash, a.caFile.map({ access($0, R_OK) == 0 }) ?? true,
-        let secrets = Secrets(store, environment),
+        let filed = text(store.row("SELECT answer FROM fast_answers WHERE question = ?", [question.key])?[0]),
+        let a = TokenAnswer(encoded: filed),
+        let generation = text(store.row("SELECT n FROM store_generation", [])?[0]), Int(generation) == a.generation,
+        TokenAnswer.hash(ofFile: a.configPath) == a.configHash, a.caFile.isEmpty || access(a.caFile, R_OK) == 0,
+        let secrets = Secrets(store),
         let row = store.row(
             """
             SELECT secret, expires_on, typeof(secret) = 'text' FROM access_tokens
             WHERE environment = ? AND client_id = ? AND account_id = ? AND target = ?
             """, [a.environment, a.clientID, a.accountID, a.target]),
-        let sealed = row[0], let expiresOn = row[1].flatMap({ Int($0.text) }),
+        let sealed = row[0], let expiresOn = text(row[1]).flatMap({ Int($0) }),
         // B2C_CLOCK_OFFSET shifts the clock as it does the full client's (a test that advanced the tenant's clock).
-        expiresOn - (Int(time(nil)) + (Int(environment["B2C_CLOCK_OFFSET"] ?? "") ?? 0)) >= question.minValid,
+        expiresOn - (time(nil) + (environment("B2C_CLOCK_OFFSET").flatMap { Int($0) } ?? 0)) >= question.minValid,
         let secret = secrets.open(
-            sealed, row: SealedSecret.accessTokenRow(a.environment, a.clientID, a.accountID, a.target), isText: row[2]?.text == "1"),
-        let claims = TokenAnswer.claims(ofToken: secret), claims.issuer == a.issuer, claims.party == a.party
+            sealed, row: SealedSecret.accessTokenRow(a.environment, a.clientID, a.accountID, a.target), isText: text(row[2]) == "1"),
+        TokenAnswer.digest(Array(secret.utf8)) == a.secretHash
     else { return nil }
     return TokenText.render(
         secret, expiresOn: expiresOn, format: question.format,
         extra: ["scopes": .string(a.target), "accountId": .string(a.accountID), "policy": .string(a.policy), "fromCache": .bool(true)])
 }
 
-guard CommandLine.arguments.count > 1, CommandLine.arguments[1] == "token", let text = answer() else {
+guard CommandLine.arguments.count > 1, CommandLine.arguments[1] == "token", let output = answer() else {
     // B2C_FAST_PATH=require: a test's way to know the fast path answered (it says so and fails instead of handing over).
-    if ProcessInfo.processInfo.environment["B2C_FAST_PATH"] == "require" {
-        FileHandle.standardError.write(Data("b2c: the fast path did not answer this command (B2C_FAST_PATH=require)\n".utf8))
+    if environment("B2C_FAST_PATH") == "require" {
+        writeAll(2, "b2c: the fast path did not answer this command (B2C_FAST_PATH=require)\n")
         exit(70)
     }
     handOver()
 }
-FileHandle.standardOutput.write(Data(text.utf8))
+writeAll(1, output)

@@ -151,7 +151,7 @@ public struct ClientConfiguration: Sendable, Equatable {
     public static func load(_ data: Data, path: String) throws -> ClientConfiguration {
         do {
             var config = try parse(data, source: path)
-            config.sourceDigest = TokenAnswer.digest(data)
+            config.sourceDigest = TokenAnswer.digest([UInt8](data))
             return config
         } catch let e as JSONPathError {
             throw B2CError.invalidConfiguration(path, "\(e.path) \(e.message)")

@@ -12,9 +12,7 @@ extension TokenStore {
 
     /// Files `answer` under `question`; an identical answer already filed is left as it is (no write).
     func fileAnswer(_ answer: TokenAnswer, for question: String) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        let text = String(decoding: try encoder.encode(answer), as: UTF8.self)
+        guard let text = answer.encoded else { return }
         let filed = try read { try String.fetchOne($0, sql: "SELECT answer FROM fast_answers WHERE question = ?", arguments: [question]) }
         guard filed != text else { return }
         try write { db in
@@ -30,14 +28,13 @@ extension B2CClient {
     /// Files what a silent token answered `question` (a `TokenQuestion`'s key) for the fast path of `b2c token`: only a
     /// token served from the cache with nothing to tell, under a configuration read from a file.
     public func fileFastAnswer(question: String, result: SilentResult) {
-        guard result.fromCache, result.notice == nil, let digest = config.sourceDigest,
-            let claims = TokenAnswer.claims(ofToken: result.accessToken.secret), let generation = try? store.generation()
+        guard result.fromCache, result.notice == nil, let digest = config.sourceDigest, let generation = try? store.generation()
         else { return }
         let answer = TokenAnswer(
-            configPath: URL(fileURLWithPath: config.source).standardizedFileURL.path, configHash: digest, caFile: config.caFile,
+            configPath: URL(fileURLWithPath: config.source).standardizedFileURL.path, configHash: digest, caFile: config.caFile ?? "",
             generation: generation, environment: result.account.environment, clientID: result.account.clientID,
-            accountID: result.account.id, target: result.accessToken.target, policy: result.account.policy, issuer: claims.issuer,
-            party: claims.party)
+            accountID: result.account.id, target: result.accessToken.target, policy: result.account.policy,
+            secretHash: TokenAnswer.digest(Array(result.accessToken.secret.utf8)))
         try? store.fileAnswer(answer, for: question)
     }
 }

@@ -81,7 +81,12 @@ struct StoreCipher: Sendable {
 
     func seal(_ text: String, row identity: String) throws -> DatabaseValue {
         guard let key else { return text.databaseValue }
-        return try SealedSecret.seal(text, key: key, row: identity).databaseValue
+        let box = try AES.GCM.seal(Data(text.utf8), using: key, authenticating: Data(SealedSecret.associatedData(identity)))
+        var blob = Data([SealedSecret.version])
+        blob.append(contentsOf: box.nonce)
+        blob.append(box.ciphertext)
+        blob.append(box.tag)
+        return blob.databaseValue
     }
 
     func open(_ value: DatabaseValue, row identity: String) throws -> String {
@@ -92,7 +97,7 @@ struct StoreCipher: Sendable {
                 throw B2CError.store(
                     "a token in the store is not in b2c's encrypted form (\(identity.split(separator: "\0").first ?? "")); sign in again")
             }
-            guard let text = SealedSecret.open(blob, key: key, row: identity) else {
+            guard let text = SealedSecret.open([UInt8](blob), key: key.withUnsafeBytes { [UInt8]($0) }, row: identity) else {
                 throw B2CError.store(
                     "a token in the store does not decrypt for its row (\(identity.split(separator: "\0").first ?? "")): it was moved or "
                         + "altered; it is not served. Sign in again")
@@ -123,7 +128,7 @@ struct StoreCipher: Sendable {
     }
 
     /// A short public name of a key (never the key): base64url of a hash, 16 characters.
-    static func keyID(_ key: SymmetricKey) -> String { SealedSecret.keyID(key) }
+    static func keyID(_ key: SymmetricKey) -> String { SealedSecret.keyID(key.withUnsafeBytes { [UInt8]($0) }) }
 
     /// What a key is checked against: a known text sealed with it when the store was encrypted.
     static let checkText = SealedSecret.checkText

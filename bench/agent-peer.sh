@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Benchmark: b2c token beside oidc-agent, the resident agent Linux users run to hand tokens to scripts.
+#
+#   setup:  the local tenant as Entra External ID over TLS (oidc-agent reads discovery at <issuer>/.well-known, which a
+#           B2C policy authority does not serve), its confidential web app; b2c signs alice in with that app and its
+#           secret; oidc-gen makes an oidc-agent account for the same issuer and app from b2c's refresh token (refresh
+#           flow, the tenant's CA), scope demo.read. The tenant then stops: both answers below come from a cache.
+#   figure: `b2c token` p50 (the fast path: a repeated cache hit from the store encrypted with B2C_STORE_KEY)
+#   peer:   `oidc-token NAME` p50 (a Unix-socket round trip to the running agent, which holds the token in memory)
+#   target: b2c token <= 1x oidc-token
+#
+# Needs oidc-agent (Debian: oidc-agent-cli). Knobs: RUNS (100), WARMUP (5).
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+RUNS=${RUNS:-100}
+WARMUP=${WARMUP:-5}
+
+need hyperfine oidc-agent oidc-gen oidc-token "$PY"
+bench_init
+bench_build
+
+start_emulator_as() {
+    EMU_DIR=$BENCH_TMP/external
+    mkdir -p "$EMU_DIR"
+    "$EMULATOR" serve --external-id --tls --port 0 --in-memory --config-out "$EMU_DIR/web.json" --client web-app \
+        >"$EMU_DIR/emulator.out" 2>"$EMU_DIR/emulator.err" &
+    EMU_PID=$!
+    EMU_PIDS+=("$EMU_PID")
+    local i line=""
+    for ((i = 0; i < 300; i++)); do
+        line=$(head -n1 "$EMU_DIR/emulator.out" 2>/dev/null || true)
+        [[ -n $line ]] && break
+        sleep 0.1
+    done
+    [[ -n $line ]] || { cat "$EMU_DIR/emulator.err" >&2; die "the emulator did not start"; }
+    EMU_BASE=$(sed -E 's/^b2c emulator: ([^ ]+) .*/\1/' <<<"$line")
+    EMU_CA=$(sed -E 's/.*; CA (.*)$/\1/' <<<"$line")
+}
+start_emulator_as
+
+secret=WebApp-dev-secret-2026   # the default seed's web app (a public fixture of the local tenant)
+web_app=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["clientId"])' "$EMU_DIR/web.json")
+tenant_id=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["tenant"]["id"])' "$EMU_DIR/web.json")
+scope=https://contoso.onmicrosoft.com/helloapi/demo.read
+export B2C_CONFIG=$EMU_DIR/web.json B2C_HOME=$BENCH_TMP/home B2C_STORE_KEY=$(head -c 32 /dev/urandom | base64)
+B2C_CLIENT_SECRET=$secret BROWSER="$EMULATOR browser --as alice@contoso.com --ca $EMU_CA" "$B2C" signin --scope "$scope" \
+    >"$BENCH_TMP/signin.log" 2>&1 || { cat "$BENCH_TMP/signin.log" >&2; die "b2c could not sign alice in with the web app"; }
+rt=$("$B2C" export --format msal --stdout 2>/dev/null | "$PY" -c 'import json,sys; print(next(iter(json.load(sys.stdin)["RefreshToken"].values()))["secret"])')
+
+# oidc-agent in a home of its own; its configuration is encrypted with a throwaway password.
+export HOME=$BENCH_TMP/agent-home
+mkdir -p "$HOME"
+eval "$(oidc-agent --no-autoload 2>/dev/null)" >/dev/null
+EMU_AGENT_PID=$OIDCD_PID
+trap 'kill "$EMU_AGENT_PID" 2>/dev/null || true; bench_cleanup' EXIT
+OIDC_PW=$(head -c 12 /dev/urandom | base64) oidc-gen bench --iss="$EMU_BASE/$tenant_id/v2.0/" --manual --client-id="$web_app" \
+    --client-secret="$secret" --flow=refresh --rt="$rt" --cp="$EMU_CA" --scope="openid offline_access $scope" \
+    --pw-env=OIDC_PW --confirm-default --prompt=none >"$BENCH_TMP/oidc-gen.log" 2>&1 \
+    || { cat "$BENCH_TMP/oidc-gen.log" >&2; die "oidc-gen could not make the account"; }
+unset rt
+oidc-token bench >/dev/null || die "oidc-token did not answer"
+"$B2C" token --scope "$scope" >/dev/null
+B2C_FAST_PATH=require "$B2C" token --scope "$scope" >/dev/null || die "b2c's fast path did not answer"
+stop_emulator
+
+json=$BENCH_TMP/agent.json
+run_hyperfine "$json" "$RUNS" "$WARMUP" "$B2C token --scope $scope" "oidc-token bench"
+t_b2c=$(p50_ms "$json" 0)
+t_agent=$(p50_ms "$json" 1)
+machine_line
+say "oidc-agent $(oidc-agent --version 2>&1 | head -1 | awk '{ print $2 }'), the local tenant as External ID (TLS), the web app; both from a cache, the tenant stopped"
+report_ratio "b2c token (fast path, store encrypted)" "$t_b2c" "oidc-token (agent, Unix socket)" "$t_agent" 1
+exit 0
