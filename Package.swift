@@ -5,6 +5,9 @@ import PackageDescription
 // package module (52,000: GRDB, NIO, X509…) into the dynamic symbol table. Nothing looks them up, but each start pays
 // for it: the runtime's first `dladdr` scans that table (0.6 ms of a 9 ms cache hit). bench/README.md, "lean client".
 let leanStart: [LinkerSetting] = [.unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(platforms: [.linux]))]
+// The fast path is one static executable (the Swift runtime, SQLite, libcrypto's SHA-256 and AES-GCM, the C library): no
+// dynamic loader, no relocations against shared libraries at start, so a cache hit costs about its database lookup.
+let fastStart: [LinkerSetting] = [.unsafeFlags(["-static-executable"], .when(platforms: [.linux], configuration: .release))]
 
 let package = Package(
     name: "b2c",
@@ -47,9 +50,11 @@ let package = Package(
         .target(name: "SecretService"),
         // What a token cache hit needs and nothing more: the question a `b2c token` command asks, the answer the full client
         // files for it, the store's sealed secrets, the token's printed forms. Shared by B2CKit and the fast path.
-        .target(name: "B2CFastPath", dependencies: ["COpenSSL"]),
+        .target(name: "B2CFastPath", dependencies: ["CStoreCrypto"]),
+        // libcrypto's archive, so that only SHA-256, AES and GCM are linked in (the shared library's start costs more than a
+        // cache hit's lookup).
+        .target(name: "CStoreCrypto", linkerSettings: [.unsafeFlags(["-Xlinker", "-l:libcrypto.a"])]),
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
-        .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL"),
         // Non-variadic shims over the Linux key syscalls (no libkeyutils): the cache of the store's unwrapped data key.
         .target(name: "CKeyring"),
         .target(
@@ -105,7 +110,7 @@ let package = Package(
         // `b2c`: the fast path of `b2c token` (a cache hit answered from the store), and the hand-over to the full client.
         .executableTarget(
             name: "b2c", dependencies: ["B2CFastPath", "CSQLite", "CKeyring"],
-            path: "Sources/b2c-fast", linkerSettings: leanStart),
+            path: "Sources/b2c-fast", linkerSettings: fastStart),
         .executableTarget(name: "b2c-client", dependencies: ["B2CCLI"], path: "Sources/b2c", linkerSettings: leanStart),
         // The local tenant's commands (`emulator serve`, `emulator default-seed`, `demo`), in their own program.
         .target(

@@ -1,11 +1,11 @@
-import COpenSSL
+import CStoreCrypto
 
-/// SHA-256 and the encodings the store uses, over the system's libcrypto: what the fast path needs without Foundation
+/// SHA-256 and the encodings the store uses, over the system's libcrypto (CStoreCrypto): what the fast path needs without Foundation
 /// (whose start alone costs a cache hit more than its database lookup).
 public enum Digest {
     public static func sha256(_ bytes: [UInt8]) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: 32)
-        bytes.withUnsafeBufferPointer { b in _ = SHA256(b.baseAddress, b.count, &out) }
+        bytes.withUnsafeBufferPointer { b in b2c_sha256(b.baseAddress, b.count, &out) }
         return out
     }
 

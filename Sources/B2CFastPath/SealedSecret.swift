@@ -1,4 +1,4 @@
-import COpenSSL
+import CStoreCrypto
 
 /// The store's sealed secrets: AES-256-GCM with the row's identity (table and key columns) as associated data, so that a
 /// ciphertext moved to another row does not open. A sealed value is version byte 1, the 12-byte nonce, the ciphertext
@@ -11,25 +11,12 @@ public enum SealedSecret {
 
     /// The text sealed in `blob` for `identity`; nil when it is not b2c's form or does not open with `key` for that row.
     public static func open(_ blob: [UInt8], key: [UInt8], row identity: String) -> String? {
-        guard key.count == 32, blob.count >= 1 + 12 + 16, blob[0] == version, let ctx = EVP_CIPHER_CTX_new() else { return nil }
-        defer { EVP_CIPHER_CTX_free(ctx) }
+        guard key.count == 32, blob.count >= 1 + 12 + 16, blob[0] == version else { return nil }
         let nonce = Array(blob[1..<13]), cipher = Array(blob[13..<(blob.count - 16)]), tag = Array(blob[(blob.count - 16)...])
         let aad = associatedData(identity)
-        var plain = [UInt8](repeating: 0, count: cipher.count + 16)
-        var length: Int32 = 0, final: Int32 = 0
-        var tagCopy = tag
-        guard EVP_DecryptInit_ex(ctx, EVP_aes_256_gcm(), nil, nil, nil) == 1,
-            EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_IVLEN, 12, nil) == 1,
-            EVP_DecryptInit_ex(ctx, nil, nil, key, nonce) == 1,
-            EVP_DecryptUpdate(ctx, nil, &length, aad, Int32(aad.count)) == 1,
-            EVP_DecryptUpdate(ctx, &plain, &length, cipher, Int32(cipher.count)) == 1,
-            EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, 16, &tagCopy) == 1
-        else { return nil }
-        let written = Int(length)
-        guard plain.withUnsafeMutableBufferPointer({ EVP_DecryptFinal_ex(ctx, $0.baseAddress! + written, &final) }) == 1 else {
-            return nil
-        }
-        return String(decoding: plain[0..<(written + Int(final))], as: UTF8.self)
+        var plain = [UInt8](repeating: 0, count: cipher.count)
+        guard b2c_aes256gcm_open(key, nonce, aad, aad.count, cipher, cipher.count, tag, &plain) == 1 else { return nil }
+        return String(decoding: plain, as: UTF8.self)
     }
 
     /// The row identity of an access token.
