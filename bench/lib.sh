@@ -55,13 +55,18 @@ for path in sys.argv[1:]:
 # The release build (incremental when already built). Output goes to stderr so that stdout stays the report.
 bench_build() {
     if [[ -n ${B2C_BENCH_BIN:-} || ${B2C_BENCH_NO_BUILD:-0} == 1 ]]; then
-        [[ -x $B2C && -x $EMULATOR && -x $AGENT && -x $TOOL ]] || die "no release binaries in $BIN (build: swift build -c release ${BUILD_FLAGS[*]-} --scratch-path $SCRATCH)"
+        [[ -x $B2C && -x $BIN/b2c-client && -x $EMULATOR && -x $AGENT && -x $TOOL ]] \
+            || die "no release binaries in $BIN (build: swift build -c release ${BUILD_FLAGS[*]-} --scratch-path $SCRATCH --product b2c, and likewise b2c-client, b2c-emulator, b2c-test-agent, b2c-bench)"
         bench_settle_binaries
         return
     fi
     note "building release binaries in $SCRATCH (first build takes a while)…"
-    (cd "$ROOT" && nice -n 10 swift build -c release ${BUILD_FLAGS[@]+"${BUILD_FLAGS[@]}"} --scratch-path "$SCRATCH" >"${BENCH_TMP:-/tmp}/build.log" 2>&1) \
-        || { tail -30 "${BENCH_TMP:-/tmp}/build.log" >&2; die "release build failed"; }
+    # The programs the benchmarks run, one product at a time (as scripts/release.sh builds them).
+    local product
+    for product in b2c b2c-client b2c-emulator b2c-test-agent b2c-bench; do
+        (cd "$ROOT" && nice -n 10 swift build -c release ${BUILD_FLAGS[@]+"${BUILD_FLAGS[@]}"} --scratch-path "$SCRATCH" --product "$product" \
+            >"${BENCH_TMP:-/tmp}/build.log" 2>&1) || { tail -30 "${BENCH_TMP:-/tmp}/build.log" >&2; die "release build of $product failed"; }
+    done
     [[ -x $B2C && -x $EMULATOR && -x $AGENT && -x $TOOL ]] || die "the build did not produce $B2C, $EMULATOR, $AGENT and $TOOL"
     bench_settle_binaries
 }
