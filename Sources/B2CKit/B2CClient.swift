@@ -18,6 +18,8 @@ public final class B2CClient: Sendable {
     /// The app's client secret, for app-only tokens and confidential apps; asked for only when a request needs it.
     let secrets: ClientSecretSource
     let clock: @Sendable () -> Int
+    /// The silent token's answers of this process, while the store has not changed.
+    let silentMemo = SilentMemo()
 
     /// - Parameters:
     ///   - timeoutSeconds: bounds every HTTP request, and the wait for another process's refresh of the same token.
@@ -58,8 +60,13 @@ public final class B2CClient: Sendable {
     public func acquireTokenSilently(
         policyName: String?, selector: String?, scopes: [String], minValid: Int = 300, forceRefresh: Bool = false
     ) async throws -> SilentResult {
-        try await silentToken().run(
+        let key = SilentMemo.key(policy: policyName, selector: selector, scopes: scopes)
+        if !forceRefresh, let kept = silentMemo.answer(key, store: store, now: clock(), minValid: minValid) { return kept }
+        let generation = try? store.generation()
+        let result = try await silentToken().run(
             policyName: policyName, selector: selector, scopes: scopes, minValid: minValid, forceRefresh: forceRefresh)
+        if let generation { silentMemo.remember(key, result, generation: generation) }
+        return result
     }
 
     /// Signs a person in through the browser (authorization code + PKCE, loopback redirect), with the forgot-password

@@ -274,3 +274,31 @@ extension LocalTenant {
 
     func clock() -> Int { Int(Date().timeIntervalSince1970) + clientOffset.withLockedValue { $0 } }
 }
+
+@Suite("The silent token's memory of its answers")
+struct SilentMemoTests {
+    @Test func aRepeatedCacheHitIsRememberedUntilTheStoreChanges() async throws {
+        try await LocalTenant.with { t in
+            let account = try await t.signInWithPassword()
+            let policy = account.policy
+            let kept = try t.client()
+            let first = try await kept.acquireTokenSilently(policyName: policy, selector: nil, scopes: t.helloScopes)
+            #expect(first.fromCache)
+            // The same question again: the same token, not a refresh (the tenant saw one grant: the sign-in).
+            let again = try await kept.acquireTokenSilently(policyName: policy, selector: nil, scopes: t.helloScopes)
+            #expect(again.accessToken.secret == first.accessToken.secret && again.fromCache)
+            // A margin the token does not have: not remembered, refreshed.
+            let longer = try await kept.acquireTokenSilently(policyName: policy, selector: nil, scopes: t.helloScopes, minValid: 7200)
+            #expect(!longer.fromCache)
+            // Another process (another client) signs the person out: this client's memory does not outlive it.
+            _ = try await t.withClient { try $0.signOut(policyName: policy, selector: nil, all: false) }
+            do {
+                _ = try await kept.acquireTokenSilently(policyName: policy, selector: nil, scopes: t.helloScopes)
+                Issue.record("a token was served after the sign-out")
+            } catch let e as B2CError {
+                #expect(e.kind == .interactionRequired, "\(e)")
+            }
+            await kept.shutdown()
+        }
+    }
+}
