@@ -35,14 +35,14 @@ measure() {
     local rps bad
     rps=$(awk '/^Requests\/sec:/ { print $2 }' "$out")
     bad=$(sed -n 's/^b2c-bench answered [0-9]* not200 \([0-9]*\) errors \([0-9]*\).*/\1 \2/p' "$out")
-    printf '%s %s' "$rps" "$bad"
+    printf '%s %s\n' "$rps" "$bad"
 }
 
 # A form file (0600) from name=value arguments, url-encoded.
 form_file() {
     local out=$1
     shift
-    (umask 077; "$PY" -c 'import sys, urllib.parse; sys.stdout.write(urllib.parse.urlencode([a.split("=", 1) for a in sys.argv[1:]]))' "$@" >"$out")
+    (umask 077; "$PY" -c 'import sys, urllib.parse; sys.stdout.write(urllib.parse.urlencode([tuple(a.split("=", 1)) for a in sys.argv[1:]]))' "$@" >"$out")
 }
 
 # --- the emulator
@@ -157,9 +157,11 @@ say "emulator: refresh $emu_refresh/s (non-200 $((emu_refresh_bad + emu_refresh_
 for line in "${results[@]}"; do
     IFS='|' read -r name r rbad c cbad <<<"$line"
     say "$name: refresh $r/s (non-200 $rbad), client credentials $c/s (non-200 $cbad)"
+    # A figure with non-200 answers on either side is no figure.
+    judge() { if (($2 + $3 > 0)); then echo "INVALID (non-200 answers)"; else verdict "$1" 1 ge; fi; }
     printf 'refresh grants/s: emulator %s  peer %s %s  ratio %sx  target >= 1x  %s\n' "$emu_refresh" "$name" "$r" \
-        "$(ratio "$emu_refresh" "$r")" "$(verdict "$(ratio "$emu_refresh" "$r")" 1 ge)"
+        "$(ratio "$emu_refresh" "$r")" "$(judge "$(ratio "$emu_refresh" "$r")" "$rbad" "$((emu_refresh_bad + emu_refresh_err))")"
     printf 'client-credentials grants/s: emulator %s  peer %s %s  ratio %sx  target >= 1x  %s\n' "$emu_cc" "$name" "$c" \
-        "$(ratio "$emu_cc" "$c")" "$(verdict "$(ratio "$emu_cc" "$c")" 1 ge)"
+        "$(ratio "$emu_cc" "$c")" "$(judge "$(ratio "$emu_cc" "$c")" "$cbad" "$((emu_cc_bad + emu_cc_err))")"
 done
 exit 0

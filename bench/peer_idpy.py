@@ -20,7 +20,37 @@ from idpyoidc.message.oidc import AuthorizationRequest
 from idpyoidc.server import Server
 from idpyoidc.server.authn_event import create_authn_event
 from idpyoidc.server.configure import OPConfiguration
+from idpyoidc.server.oauth2.token_helper.client_credentials import ClientCredentials
+from idpyoidc.time_util import utc_time_sans_frac
 from waitress.server import create_server
+
+
+
+class KeptClientCredentials(ClientCredentials):
+    """The client-credentials helper of idpyoidc 5.0.0 reads a client's existing session as a dict and fails (HTTP 500) on
+    every request after the first; this one keeps each client's session id from its first request and mints from it,
+    as the helper's own first request does."""
+
+    sessions: dict = {}
+
+    def process_request(self, req, **kwargs):
+        context = self.endpoint.upstream_get("context")
+        manager = context.session_manager
+        client_id = req["client_id"]
+        if not req.get("authenticated", False):
+            return self.error_cls(error="invalid_client", error_description="Wrong client")
+        if client_id not in self.sessions:
+            self.sessions[client_id] = manager.add_grant(["client_credentials", client_id])
+        info = manager.get_session_info(self.sessions[client_id])
+        allowed = context.cdb[client_id].get("allowed_scopes", [])
+        token = self._mint_token(
+            token_class="access_token", grant=info["grant"], session_id=info["branch_id"], client_id=info["client_id"],
+            based_on=None, scope=allowed, token_type="Bearer")
+        answer = {"access_token": token.value, "token_type": token.token_class, "scope": allowed}
+        if token.expires_at:
+            answer["expires_in"] = token.expires_at - utc_time_sans_frac()
+        return answer
+
 
 directory, port = sys.argv[1], int(sys.argv[2])
 issuer = f"https://127.0.0.1:{port}"
@@ -63,7 +93,7 @@ conf = {
                 "grant_types_helpers": {
                     "authorization_code": {"class": "idpyoidc.server.oidc.token_helper.access_token.AccessTokenHelper"},
                     "refresh_token": {"class": "idpyoidc.server.oidc.token_helper.refresh_token.RefreshTokenHelper"},
-                    "client_credentials": {"class": "idpyoidc.server.oauth2.token_helper.client_credentials.ClientCredentials"},
+                    "client_credentials": {"class": KeptClientCredentials},
                 },
             },
         },

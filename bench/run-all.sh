@@ -4,13 +4,14 @@
 # from Debian (as root, or through sudo) when a tool is missing; msal-python goes into a venv that peers.sh makes.
 #
 # Knobs: as in each script (PEOPLE, SIZES, RUNS, DURATION, MODES, ...); SKIP="refresh listing" skips benchmarks by name
-# (cache-hit, lean, peers, agent, encrypted, refresh, listing, throughput, start, container, load, startup); NO_INSTALL=1 installs nothing.
+# (cache-hit, lean, peers, agent, servers, encrypted, refresh, listing, throughput, start, container, load, startup); NO_INSTALL=1 installs nothing.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 SKIP=${SKIP:-}
 # Debian packages by the command the scripts look for.
 PACKAGES=(hyperfine:hyperfine wrk:wrk sqlite3:sqlite3 curl:curl strace:strace openssl:openssl readelf:binutils
-    dbus-run-session:dbus gnome-keyring-daemon:gnome-keyring perf:linux-perf podman:podman runc:runc oidc-agent:oidc-agent-cli)
+    dbus-run-session:dbus gnome-keyring-daemon:gnome-keyring perf:linux-perf podman:podman runc:runc oidc-agent:oidc-agent-cli
+    glewlwyd:glewlwyd)
 missing=()
 for entry in "${PACKAGES[@]}"; do command -v "${entry%%:*}" >/dev/null 2>&1 || missing+=("${entry#*:}"); done
 [[ -x /usr/bin/time ]] || missing+=(time)
@@ -44,6 +45,7 @@ run encrypted encrypted-cache-hit.sh
 run refresh refresh.sh
 run listing accounts-listing.sh
 run throughput emulator-throughput.sh
+run servers peer-servers.sh
 run start emulator-start.sh
 run container container-start.sh
 run load emulator-load.sh
