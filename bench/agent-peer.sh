@@ -19,30 +19,13 @@ need hyperfine oidc-agent oidc-gen oidc-token "$PY"
 bench_init
 bench_build
 
-start_emulator_as() {
-    EMU_DIR=$BENCH_TMP/external
-    mkdir -p "$EMU_DIR"
-    "$EMULATOR" serve --external-id --tls --port 0 --state "$EMU_DIR/state" --config-out "$EMU_DIR/web.json" --client web-app \
-        >"$EMU_DIR/emulator.out" 2>"$EMU_DIR/emulator.err" &
-    EMU_PID=$!
-    EMU_PIDS+=("$EMU_PID")
-    local i line=""
-    for ((i = 0; i < 300; i++)); do
-        line=$(head -n1 "$EMU_DIR/emulator.out" 2>/dev/null || true)
-        [[ -n $line ]] && break
-        sleep 0.1
-    done
-    [[ -n $line ]] || { cat "$EMU_DIR/emulator.err" >&2; die "the emulator did not start"; }
-    EMU_BASE=$(sed -E 's/^b2c emulator: ([^ ]+) .*/\1/' <<<"$line")
-    EMU_CA=$(sed -E 's/.*; CA (.*)$/\1/' <<<"$line")
-}
-start_emulator_as
+start_emulator external file --external-id --client web-app
 
 secret=WebApp-dev-secret-2026   # the default seed's web app (a public fixture of the local tenant)
-web_app=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["clientId"])' "$EMU_DIR/web.json")
-tenant_id=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["tenant"]["id"])' "$EMU_DIR/web.json")
+web_app=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["clientId"])' "$EMU_CONFIG")
+tenant_id=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["tenant"]["id"])' "$EMU_CONFIG")
 scope=https://contoso.onmicrosoft.com/helloapi/demo.read
-export B2C_CONFIG=$EMU_DIR/web.json B2C_HOME=$BENCH_TMP/home B2C_STORE_KEY=$(head -c 32 /dev/urandom | base64)
+export B2C_CONFIG=$EMU_CONFIG B2C_HOME=$BENCH_TMP/home B2C_STORE_KEY=$(head -c 32 /dev/urandom | base64)
 B2C_CLIENT_SECRET=$secret BROWSER="$EMULATOR browser --as alice@contoso.com --ca $EMU_CA" "$B2C" signin --scope "$scope" \
     >"$BENCH_TMP/signin.log" 2>&1 || { cat "$BENCH_TMP/signin.log" >&2; die "b2c could not sign alice in with the web app"; }
 rt=$("$B2C" export --format msal --stdout 2>/dev/null | "$PY" -c 'import json,sys; print(next(iter(json.load(sys.stdin)["RefreshToken"].values()))["secret"])')

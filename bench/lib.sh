@@ -91,13 +91,15 @@ bench_init() {
     for v in $(compgen -e | grep '^B2C_' | grep -v '^B2C_BENCH_' || true); do unset "$v"; done
 }
 
-# Starts `b2c emulator serve --tls` on a free port. $1: a name (directory under BENCH_TMP); $2: file|memory.
+# Starts `b2c emulator serve --tls` on a free port. $1: a name (directory under BENCH_TMP); $2: file|memory; the rest:
+# more options of serve (--external-id, --client NAME).
 # Sets EMU_DIR, EMU_PID, EMU_BASE (https://127.0.0.1:port), EMU_CA, EMU_CONFIG.
 start_emulator() {
     local name=$1 mode=${2:-file}
+    shift 2 || shift $#
     EMU_DIR=$BENCH_TMP/$name
     mkdir -p "$EMU_DIR"
-    local args=(emulator serve --tls --port 0 --config-out "$EMU_DIR/policies.json")
+    local args=(emulator serve --tls --port 0 --config-out "$EMU_DIR/policies.json" "$@")
     if [[ $mode == file ]]; then args+=(--state "$EMU_DIR/state"); else args+=(--in-memory); fi
     "$B2C" "${args[@]}" >"$EMU_DIR/emulator.out" 2>"$EMU_DIR/emulator.err" &
     EMU_PID=$!
