@@ -59,7 +59,8 @@ extension TokenStore {
             try db.execute(sql: "ALTER TABLE refresh_tokens ADD COLUMN refused TEXT")
         }
         // The fast path's answers (`b2c token` cache hits the full client gave, by question) and the store's generation,
-        // which every change to an account or a current account moves on, so that an answer given before it is not used.
+        // which every change to an account or a current account (and every access token dropped) moves on, so that an
+        // answer given before it is not used.
         migrator.registerMigration("v7-fast-answers") { db in
             var sql = """
                 CREATE TABLE fast_answers(question TEXT PRIMARY KEY, answer TEXT NOT NULL);
@@ -67,8 +68,12 @@ extension TokenStore {
                 INSERT INTO store_generation(id, n) VALUES (1, 0);
 
                 """
-            for table in ["accounts", "current_accounts"] {
-                for event in ["INSERT", "UPDATE", "DELETE"] {
+            // An access token dropped on its own (the reset's other sign-ins, one that must not be served) moves it too.
+            for (table, events) in [
+                ("accounts", ["INSERT", "UPDATE", "DELETE"]), ("current_accounts", ["INSERT", "UPDATE", "DELETE"]),
+                ("access_tokens", ["DELETE"]),
+            ] {
+                for event in events {
                     sql += """
                         CREATE TRIGGER \(table)_\(event.lowercased())_generation AFTER \(event) ON \(table)
                         BEGIN UPDATE store_generation SET n = n + 1; END;
