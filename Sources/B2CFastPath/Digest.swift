@@ -39,6 +39,21 @@ public enum Digest {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// Standard base64 as Foundation's `Data(base64Encoded:)` reads it after the surrounding whitespace is trimmed: padded
+    /// to a multiple of four, `=` only at the end; nil otherwise.
+    public static func base64DecodeStrict(_ text: String) -> [UInt8]? {
+        let whitespace: Set<UInt8> = [0x20, 0x09, 0x0a, 0x0d, 0x0b, 0x0c]
+        var bytes = Array(text.utf8)[...]
+        while let f = bytes.first, whitespace.contains(f) { bytes = bytes.dropFirst() }
+        while let l = bytes.last, whitespace.contains(l) { bytes = bytes.dropLast() }
+        guard bytes.count % 4 == 0 else { return nil }
+        let padding = bytes.reversed().prefix { $0 == UInt8(ascii: "=") }.count
+        guard padding <= 2, !bytes.dropLast(padding).contains(UInt8(ascii: "=")),
+            !bytes.contains(where: { whitespace.contains($0) })
+        else { return nil }
+        return base64Decode(String(decoding: bytes, as: UTF8.self))
+    }
+
     /// Standard base64 (with or without padding, whitespace around it ignored); nil when it is not base64.
     public static func base64Decode(_ text: String) -> [UInt8]? {
         var values: [UInt8] = []

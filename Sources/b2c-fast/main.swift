@@ -11,11 +11,11 @@ import Glibc
 
 func environment(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
 
-/// The path of this program (symbolic links resolved).
-func programPath() -> String {
+/// The path of this program (symbolic links resolved); nil when /proc cannot tell.
+func programPath() -> String? {
     var buffer = [CChar](repeating: 0, count: 4096)
     let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-    return n > 0 ? String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) : CommandLine.arguments[0]
+    return n > 0 ? String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) : nil
 }
 
 func writeAll(_ fd: Int32, _ text: String) {
@@ -27,19 +27,18 @@ func writeAll(_ fd: Int32, _ text: String) {
     }
 }
 
-/// Runs the full client in this process's place, found next to this program or else on PATH; it gives every answer and
-/// every message.
+/// Runs the full client in this process's place — the `b2c-client` beside this program, else the first in an absolute
+/// directory of PATH (never one found relative to the working directory) — with the same arguments; it gives every
+/// answer and every message.
 func handOver() -> Never {
-    let me = programPath()
-    let directory = me.lastIndex(of: "/").map { String(me[..<$0]) } ?? "."
-    let beside = directory + "/b2c-client"
-    let onPath = (environment("PATH") ?? "").split(separator: ":").map { "\($0)/b2c-client" }
+    let beside = programPath().flatMap { me in me.lastIndex(of: "/").map { String(me[..<$0]) + "/b2c-client" } }
+    let onPath = (environment("PATH") ?? "").split(separator: ":").filter { $0.hasPrefix("/") }.map { "\($0)/b2c-client" }
     var argv: [UnsafeMutablePointer<CChar>?] = CommandLine.arguments.map { strdup($0) }
     argv.append(nil)
-    for candidate in [beside] + onPath where access(candidate, X_OK) == 0 { execv(candidate, argv) }
+    for candidate in (beside.map { [$0] } ?? []) + onPath where access(candidate, X_OK) == 0 { execv(candidate, argv) }
     writeAll(
         2,
-        "b2c: the full client b2c-client is neither next to this b2c (\(beside)) nor on PATH; reinstall b2c "
+        "b2c: the full client b2c-client is neither next to this b2c\(beside.map { " (\($0))" } ?? "") nor on PATH; reinstall b2c "
             + "(its package puts b2c-client beside b2c)\n")
     exit(1)
 }
@@ -50,6 +49,42 @@ func isPrivate(_ path: String, directory: Bool) -> Bool {
     var info = stat()
     guard lstat(path, &info) == 0, info.st_uid == geteuid(), info.st_mode & (S_IWGRP | S_IWOTH) == 0 else { return false }
     return (info.st_mode & S_IFMT) == (directory ? S_IFDIR : S_IFREG)
+}
+
+/// The store's file and, when they exist, its WAL and shared-memory files: each a regular file of ours that nobody
+/// else may write (as the full client requires).
+func storeFilesArePrivate(_ path: String) -> Bool {
+    guard isPrivate(path, directory: false) else { return false }
+    for suffix in ["-wal", "-shm"] {
+        var info = stat()
+        if lstat(path + suffix, &info) == 0 && !isPrivate(path + suffix, directory: false) { return false }
+    }
+    return true
+}
+
+/// Whether a path is a regular file (a configuration read from a pipe is left to the full client: reading it here would
+/// drain it).
+func isRegularFile(_ path: String) -> Bool {
+    var info = stat()
+    return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+}
+
+/// A CA file as the full client takes it: a regular file holding a PEM certificate.
+func isCertificateFile(_ path: String) -> Bool {
+    guard isRegularFile(path), let bytes = FileBytes.contents(of: path) else { return false }
+    return String(decoding: bytes, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----")
+}
+
+/// What the full client's HTTP set-up checks even for a cache hit: a CA bundle or directory named by `SSL_CERT_FILE` or
+/// `SSL_CERT_DIR` must be readable, and a proxy variable must be an http:// URL. The fast path takes the first as the
+/// full client does and leaves any proxy variable to it.
+func networkVariablesHold() -> Bool {
+    func value(_ name: String) -> String? {
+        environment(name).flatMap { $0.allSatisfy { $0 == " " || $0 == "\t" } ? nil : $0 }
+    }
+    if let file = value("SSL_CERT_FILE"), access(file, R_OK) != 0 { return false }
+    if let directory = value("SSL_CERT_DIR"), access(String(directory.split(separator: ":").first ?? ""), R_OK) != 0 { return false }
+    return ["https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY"].allSatisfy { value($0) == nil }
 }
 
 /// The store directory, as the full client finds it.
@@ -106,7 +141,8 @@ enum Secrets {
             let settings = store.row(
                 """
                 SELECT (SELECT value FROM settings WHERE key = 'storage'), (SELECT value FROM settings WHERE key = 'key_id'),
-                (SELECT value FROM settings WHERE key = 'key_check'), (SELECT value FROM settings WHERE key = 'store_id')
+                (SELECT value FROM settings WHERE key = 'key_check'), (SELECT value FROM settings WHERE key = 'store_id'),
+                (SELECT value FROM settings WHERE key = 'key_source')
                 """, [])
         else { return nil }
         let givenKey = environment("B2C_STORE_KEY").flatMap { $0.isEmpty ? nil : $0 }
@@ -114,16 +150,22 @@ enum Secrets {
             self = .plaintext
             return
         }
-        guard text(settings[0]) == "encrypted", let keyID = text(settings[1]), let check = settings[2], let storeID = text(settings[3])
+        guard text(settings[0]) == "encrypted", let keyID = text(settings[1]), let check = settings[2], let storeID = text(settings[3]),
+            let source = text(settings[4])
         else { return nil }
         func fits(_ key: [UInt8]) -> Bool {
             SealedSecret.keyID(key) == keyID && SealedSecret.open(check, key: key, row: SealedSecret.checkRow) == SealedSecret.checkText
         }
+        // As the full client looks: B2C_STORE_KEY first (it must be base64 of 32 bytes, or the full client refuses it),
+        // then, for a key kept in a key store, that key store's cache in the kernel keyring.
         if let given = givenKey {
-            guard let key = Digest.base64Decode(given), key.count == 32, fits(key) else { return nil }
-            self = .key(key)
-            return
+            guard let key = Digest.base64DecodeStrict(given), key.count == 32 else { return nil }
+            if fits(key) {
+                self = .key(key)
+                return
+            }
         }
+        guard source == "secret-service" || source == "keychain" else { return nil }
         let serial = ckr_search(Int32(CKR_SPEC_USER_KEYRING), "user", SealedSecret.kernelCacheName(storeID: storeID, keyID: keyID))
         guard serial >= 0 else { return nil }
         var buffer = [UInt8](repeating: 0, count: 64)
@@ -146,7 +188,9 @@ enum Secrets {
 /// The answer the full client gave this question, if it still holds; nil hands over.
 func answer() -> String? {
     var cwdBuffer = [CChar](repeating: 0, count: 4096)
-    guard environment("B2C_FAST_PATH") != "off", getcwd(&cwdBuffer, cwdBuffer.count) != nil else { return nil }
+    guard environment("B2C_FAST_PATH") != "off", getcwd(&cwdBuffer, cwdBuffer.count) != nil,
+        networkVariablesHold()
+    else { return nil }
     let cwd = String(decoding: cwdBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     var variables: [String: String] = [:]
     for name in ["B2C_CONFIG", "B2C_PROFILE", "HOME", "XDG_CONFIG_HOME"] { variables[name] = environment(name) }
@@ -156,11 +200,12 @@ func answer() -> String? {
         let directory = storeDirectory()
     else { return nil }
     let path = directory + "/store.sqlite"
-    guard isPrivate(directory, directory: true), isPrivate(path, directory: false), let store = Store(path: path),
+    guard isPrivate(directory, directory: true), storeFilesArePrivate(path), let store = Store(path: path),
         let filed = text(store.row("SELECT answer FROM fast_answers WHERE question = ?", [question.key])?[0]),
         let a = TokenAnswer(encoded: filed),
         let generation = text(store.row("SELECT n FROM store_generation", [])?[0]), Int(generation) == a.generation,
-        TokenAnswer.hash(ofFile: a.configPath) == a.configHash, a.caFile.isEmpty || access(a.caFile, R_OK) == 0,
+        isRegularFile(a.configPath), TokenAnswer.hash(ofFile: a.configPath) == a.configHash,
+        a.caFile.isEmpty || isCertificateFile(a.caFile),
         let secrets = Secrets(store),
         let row = store.row(
             """

@@ -56,6 +56,10 @@ import Testing
             status: 3),
         Case(name: "B2C_CONFIG and B2C_PROFILE both set: the notice", args: ["token"], extra: ["B2C_PROFILE": "work"]),
         Case(
+            name: "a proxy variable: the full client's HTTP set-up answers", args: ["token"], extra: ["HTTPS_PROXY": "http://127.0.0.1:9"]),
+        Case(name: "a malformed proxy variable (exit 3)", args: ["token"], extra: ["HTTPS_PROXY": "https://proxy"], status: 3),
+        Case(name: "SSL_CERT_FILE naming nothing (exit 3)", args: ["token"], extra: ["SSL_CERT_FILE": "/nonexistent.pem"], status: 3),
+        Case(
             name: "a token moved into another row is not served (exit 1)", args: ["token", "--account", "alice@contoso.com"], status: 1,
             setUp: { w in
                 try sqlite(

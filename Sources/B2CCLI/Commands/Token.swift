@@ -61,6 +61,7 @@ struct TokenArguments: Equatable {
     func run() async throws {
         let client = try client.makeClient()
         if app { return try await runApp(client) }
+        let generation = client.storeGeneration()
         let result = try await withClient(client) { c in
             try await c.acquireTokenSilently(
                 policyName: policy, selector: account, scopes: try c.config.tokenScopes(api: api, scopes: scopes),
@@ -74,12 +75,12 @@ struct TokenArguments: Equatable {
                 "scopes": .string(t.target), "accountId": .string(result.account.id), "policy": .string(result.account.policy),
                 "fromCache": .bool(result.fromCache),
             ])
-        fileFastAnswer(client, result)
+        fileFastAnswer(client, result, generationBefore: generation)
     }
 
     /// A cache hit that said nothing on stderr is filed for the fast path (`b2c` answers the same question again without
     /// the full client: Sources/b2c/main.swift), under the question the command line and the environment ask.
-    func fileFastAnswer(_ client: B2CClient, _ result: SilentResult) {
+    func fileFastAnswer(_ client: B2CClient, _ result: SilentResult, generationBefore: Int?) {
         guard !decode, !StandardError.used.withLock({ $0 }) else { return }
         let environment = ProcessInfo.processInfo.environment
         guard environment["B2C_FAST_PATH"] != "off",
@@ -87,7 +88,7 @@ struct TokenArguments: Equatable {
                 arguments: Array(CommandLine.arguments.dropFirst()), environment: environment,
                 workingDirectory: FileManager.default.currentDirectoryPath)
         else { return }
-        client.fileFastAnswer(question: question.key, result: result)
+        client.fileFastAnswer(question: question.key, result: result, generationBefore: generationBefore)
     }
 
     /// The token in the asked format (or its claims with `--decode`); `json` adds what identifies it.

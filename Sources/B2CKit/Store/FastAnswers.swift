@@ -25,15 +25,28 @@ extension TokenStore {
 }
 
 extension B2CClient {
+    /// The store's generation now, to be given to `fileFastAnswer` after a silent token: an answer is filed only when
+    /// nothing changed the store's accounts between the two (another process's switch, for one).
+    public func storeGeneration() -> Int? { try? store.generation() }
+
     /// Files what a silent token answered `question` (a `TokenQuestion`'s key) for the fast path of `b2c token`: only a
-    /// token served from the cache with nothing to tell, under a configuration read from a file.
-    public func fileFastAnswer(question: String, result: SilentResult) {
-        guard result.fromCache, result.notice == nil, let digest = config.sourceDigest, let generation = try? store.generation()
+    /// token served from the cache with nothing to tell, under a configuration read from a regular file, and only when
+    /// the store's generation is still `generationBefore` (read before the token was chosen).
+    public func fileFastAnswer(question: String, result: SilentResult, generationBefore: Int?) {
+        guard result.fromCache, result.notice == nil, let digest = config.sourceDigest, let generation = generationBefore,
+            (try? store.generation()) == generation
         else { return }
+        // The file itself (symbolic links resolved), and only a regular one: a configuration read from a pipe is not there
+        // to be read again.
+        guard let resolved = realpath(config.source, nil) else { return }
+        let path = String(cString: resolved)
+        free(resolved)
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return }
         let answer = TokenAnswer(
-            configPath: URL(fileURLWithPath: config.source).standardizedFileURL.path, configHash: digest, caFile: config.caFile ?? "",
-            generation: generation, environment: result.account.environment, clientID: result.account.clientID,
-            accountID: result.account.id, target: result.accessToken.target, policy: result.account.policy,
+            configPath: path, configHash: digest, caFile: config.caFile ?? "", generation: generation,
+            environment: result.account.environment, clientID: result.account.clientID, accountID: result.account.id,
+            target: result.accessToken.target, policy: result.account.policy,
             secretHash: TokenAnswer.digest(Array(result.accessToken.secret.utf8)))
         try? store.fileAnswer(answer, for: question)
     }

@@ -59,8 +59,7 @@ extension TokenStore {
             try db.execute(sql: "ALTER TABLE refresh_tokens ADD COLUMN refused TEXT")
         }
         // The fast path's answers (`b2c token` cache hits the full client gave, by question) and the store's generation,
-        // which every change to an account or a current account (and every access token dropped) moves on, so that an
-        // answer given before it is not used.
+        // which every change to an account or a current account moves on, so that an answer given before it is not used.
         migrator.registerMigration("v7-fast-answers") { db in
             var sql = """
                 CREATE TABLE fast_answers(question TEXT PRIMARY KEY, answer TEXT NOT NULL);
@@ -68,12 +67,8 @@ extension TokenStore {
                 INSERT INTO store_generation(id, n) VALUES (1, 0);
 
                 """
-            // An access token dropped on its own (the reset's other sign-ins, one that must not be served) moves it too.
-            for (table, events) in [
-                ("accounts", ["INSERT", "UPDATE", "DELETE"]), ("current_accounts", ["INSERT", "UPDATE", "DELETE"]),
-                ("access_tokens", ["DELETE"]),
-            ] {
-                for event in events {
+            for table in ["accounts", "current_accounts"] {
+                for event in ["INSERT", "UPDATE", "DELETE"] {
                     sql += """
                         CREATE TRIGGER \(table)_\(event.lowercased())_generation AFTER \(event) ON \(table)
                         BEGIN UPDATE store_generation SET n = n + 1; END;
@@ -82,6 +77,15 @@ extension TokenStore {
                 }
             }
             try db.execute(sql: sql)
+        }
+        // v8: an access token dropped on its own (the reset's other sign-ins, one that must not be served) moves the
+        // generation on too.
+        migrator.registerMigration("v8-dropped-token-generation") { db in
+            try db.execute(
+                sql: """
+                    CREATE TRIGGER IF NOT EXISTS access_tokens_delete_generation AFTER DELETE ON access_tokens
+                    BEGIN UPDATE store_generation SET n = n + 1; END;
+                    """)
         }
         // A read first: an up-to-date store (every command but the first) takes no write lock to find that out.
         if try queue.read({ try migrator.hasCompletedMigrations($0) }) { return }
