@@ -292,4 +292,76 @@ struct NativeJourneyTests {
             #expect(try t.emulator.store.mfaState(oid: hal.oid).phoneEnrolled)
         }
     }
+
+    @Test func tokensAreSpentOnceAndTriesAreCappedUnderRacingRequests() async throws {
+        try await TestTenant.with(seed: externalID()) { t in
+            // Two redemptions of one continuation token at once: one gets tokens, the other is refused.
+            let start = try await t.native("signup/v1.0/start", ["username": "lin@contoso.com", "challenge_type": "oob redirect"])
+            let challenge = try await t.native("signup/v1.0/challenge", ["continuation_token": start.continuation])
+            let done = try await t.native(
+                "signup/v1.0/continue",
+                ["grant_type": "oob", "oob": try await t.latestCode(to: "lin@contoso.com"), "continuation_token": challenge.continuation])
+            let grant = ["grant_type": "continuation_token", "continuation_token": done.continuation, "scope": "openid"]
+            async let a = t.native("oauth2/v2.0/token", grant)
+            async let b = t.native("oauth2/v2.0/token", grant)
+            let statuses = [try await a.status, try await b.status].sorted()
+            #expect(statuses == [200, 400], "\(statuses)")
+            // Ten wrong codes at once on one token: the cap (5) holds, and the right code no longer works.
+            let reset = try await t.native("resetpassword/v1.0/start", ["username": alice.email, "challenge_type": "oob redirect"])
+            let sent = try await t.native("resetpassword/v1.0/challenge", ["continuation_token": reset.continuation])
+            let wrong = ["grant_type": "oob", "oob": "00000000", "continuation_token": sent.continuation]
+            let answers = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<10 {
+                    group.addTask {
+                        try await t.native("resetpassword/v1.0/continue", wrong).json["error_codes"]?.arrayValue?.first?.lenientInt ?? 0
+                    }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(answers.filter { $0 == 50181 }.count <= 4, "\(answers)")
+            let right = try await t.native(
+                "resetpassword/v1.0/continue",
+                ["grant_type": "oob", "oob": try await t.latestCode(to: alice.email), "continuation_token": sent.continuation])
+            #expect(right.status == 400, "the flow ended at the cap: \(right.body)")
+            // Resends are capped too: the seventh code of one flow is refused.
+            var ct = try await t.native("resetpassword/v1.0/start", ["username": bob.email, "challenge_type": "oob redirect"]).continuation
+            var last = TestResponse(status: 0, headers: .init(), body: "")
+            for _ in 0..<7 {
+                last = try await t.native("resetpassword/v1.0/challenge", ["continuation_token": ct])
+                if last.status != 200 { break }
+                ct = last.continuation
+            }
+            expectRefusal(last, "invalid_grant", code: 50196)
+        }
+    }
+
+    @Test func aSecondFactorAfterASignUpOrAReset() async throws {
+        try await TestTenant.with(seed: externalID(mfa: .init(methods: [.email], enforcement: .always))) { t in
+            // A new account under "always": it registers its method (its own address: preverified) before its tokens.
+            let start = try await t.native(
+                "signup/v1.0/start",
+                ["username": "max@contoso.com", "challenge_type": "oob redirect", "capabilities": "mfa_required registration_required"])
+            let challenge = try await t.native("signup/v1.0/challenge", ["continuation_token": start.continuation])
+            let done = try await t.native(
+                "signup/v1.0/continue",
+                ["grant_type": "oob", "oob": try await t.latestCode(to: "max@contoso.com"), "continuation_token": challenge.continuation])
+            let asked = try await t.native(
+                "oauth2/v2.0/token", ["grant_type": "continuation_token", "continuation_token": done.continuation, "scope": "openid"])
+            expectRefusal(asked, "invalid_grant", code: 50079, suberror: "registration_required")
+            // A reset by a client that cannot take a second factor: no tokens, the browser instead.
+            let reset = try await t.native("resetpassword/v1.0/start", ["username": alice.email, "challenge_type": "oob redirect"])
+            let sent = try await t.native("resetpassword/v1.0/challenge", ["continuation_token": reset.continuation])
+            let verified = try await t.native(
+                "resetpassword/v1.0/continue",
+                ["grant_type": "oob", "oob": try await t.latestCode(to: alice.email), "continuation_token": sent.continuation])
+            let submitted = try await t.native(
+                "resetpassword/v1.0/submit", ["continuation_token": verified.continuation, "new_password": "Alice-new-2026!"])
+            var polled = try await t.native("resetpassword/v1.0/poll_completion", ["continuation_token": submitted.continuation])
+            polled = try await t.native("resetpassword/v1.0/poll_completion", ["continuation_token": polled.continuation])
+            let refused = try await t.native(
+                "oauth2/v2.0/token", ["grant_type": "continuation_token", "continuation_token": polled.continuation, "scope": "openid"])
+            expectRefusal(refused, "invalid_grant", code: 50076)
+            #expect(refused.json["access_token"] == nil)
+        }
+    }
 }

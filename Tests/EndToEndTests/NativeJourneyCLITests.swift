@@ -141,6 +141,14 @@ import Testing
             let unknown = try await w.b2c(args + [Self.gil.email, "--mfa-method", "voice"], stdin: Self.gil.password + "\n123456\n")
             #expect(unknown.status == 64 && unknown.stderr.contains("not one the tenant offers"), "\(unknown.stderr)")
 
+            // A new account under "always" registers its own address (no code: the tenant knows it) before its tokens.
+            let signup = try await w.b2c(
+                [
+                    "signup", "--username", "ned@contoso.com", "--attribute", "displayName=Ned", "--attribute", "extension_loyaltyNumber=3",
+                    "--password-stdin", "--otp-stdin", "--mfa-method", "email",
+                ], stdin: "Ned-2026-pass!\n123456\n")
+            #expect(signup.status == 0 && signup.stderr.contains("registered as your email method"), "\(signup.stderr)")
+
             // At a terminal: the password hidden, the method chosen by number, the code typed.
             _ = try await w.admin("POST", "/users/\(bob.email)/mfa", ["phone": "+14255550199"])
             _ = try await w.admin("POST", "/mfa", [:])

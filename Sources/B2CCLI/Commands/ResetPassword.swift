@@ -19,13 +19,18 @@ struct ResetPasswordCommand: AsyncParsableCommand {
     @Option(help: "With --native: the person's email address.") var username: String?
     @Flag(help: "With --native: read the new password from the first line of stdin.") var passwordStdin = false
     @Flag(help: "With --native: read the emailed codes from stdin, one per line (after the password line).") var otpStdin = false
+    @Option(help: "With --native: the second factor to use or register when the tenant asks: email, sms, or a method id.")
+    var mfaMethod: String?
+    @Option(help: "With --native: the email address or phone number (E.164) to register when the tenant asks.") var mfaTarget: String?
     @Option(help: "With --native: an API (from the configuration) whose scopes to request.") var api: String?
     @Option(parsing: .singleValue, help: "With --native: a scope to request (repeatable).") var scope: [String] = []
 
     func validate() throws {
         if native && username == nil { throw ValidationError("--native needs --username EMAIL.") }
-        if !native && (username != nil || passwordStdin || otpStdin || api != nil || !scope.isEmpty) {
-            throw ValidationError("--username, --password-stdin, --otp-stdin, --api and --scope are for --native.")
+        if !native && (username != nil || passwordStdin || otpStdin || api != nil || !scope.isEmpty || mfaMethod != nil || mfaTarget != nil)
+        {
+            throw ValidationError(
+                "--username, --password-stdin, --otp-stdin, --mfa-method, --mfa-target, --api and --scope are for --native.")
         }
         if native && (flow.account != nil || flow.policy != nil || flow.noBrowser) {
             throw ValidationError("--account, --policy and --no-browser are for the browser reset, not with --native.")
@@ -64,7 +69,9 @@ extension ResetPasswordCommand {
         let account = try await withInteractiveClient(client) { c -> Account in
             try await c.resetPasswordNative(
                 username: username, scopes: try c.config.resourceScopes(api: api, scopes: scope),
-                prompter: TerminalNativePrompter(passwordFromStdin: passwordStdin, codesFromStdin: otpStdin, presetPassword: preset))
+                prompter: TerminalNativePrompter(
+                    passwordFromStdin: passwordStdin, codesFromStdin: otpStdin, presetPassword: preset, mfaMethod: mfaMethod,
+                    mfaTarget: mfaTarget, ownEmail: username))
         }
         let who = AccountSelection.email(account) ?? account.oid
         writeOut("Password of \(who) reset; signed in with it under \(account.policy) (account \(account.id)).")

@@ -24,6 +24,8 @@ struct SignUpCommand: AsyncParsableCommand {
     @Flag(help: "Sign up without a password: the person signs in with emailed codes.") var passwordless = false
     @Flag(help: "Read the new password from the first line of stdin.") var passwordStdin = false
     @Flag(help: "Read the emailed codes from stdin, one per line ('resend' asks for a new one).") var otpStdin = false
+    @Option(help: "A second factor the tenant asks the new account to register: email or sms.") var mfaMethod: String?
+    @Option(help: "The email address or phone number (E.164) to register (default: the new account's address).") var mfaTarget: String?
     @Option(help: "An API (from the configuration) whose scopes to request.") var api: String?
     @Option(parsing: .singleValue, help: "A scope to request (repeatable); overrides --api.") var scope: [String] = []
 
@@ -53,7 +55,9 @@ struct SignUpCommand: AsyncParsableCommand {
             try await c.signUpNative(
                 username: username, mode: passwordless ? .otp : .auto, attributes: attrs,
                 scopes: try c.config.resourceScopes(api: api, scopes: scope),
-                prompter: TerminalNativePrompter(passwordFromStdin: passwordStdin, codesFromStdin: otpStdin, presetPassword: preset))
+                prompter: TerminalNativePrompter(
+                    passwordFromStdin: passwordStdin, codesFromStdin: otpStdin, presetPassword: preset, mfaMethod: mfaMethod,
+                    mfaTarget: mfaTarget, ownEmail: username))
         }
         let who = AccountSelection.email(account) ?? account.oid
         writeOut("Signed up and signed in as \(who) under \(account.policy) (account \(account.id)).")

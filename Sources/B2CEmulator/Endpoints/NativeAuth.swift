@@ -95,7 +95,7 @@ struct NativeAuthEndpoint: TenantPart {
             return .json(["challenge_type": "redirect", "redirect_reason": "The client supports only the web-based flow."])
         }
         let user = try knownUser(username)
-        let token = try store.advanceNativeFlow(
+        let token = try advanceFlow(
             .init(
                 clientId: app.clientId, oid: user.oid, stage: "initiated",
                 challengeTypes: types.joined(separator: " "), otpHash: nil, otpIssuedAt: nil,
@@ -131,7 +131,7 @@ struct NativeAuthEndpoint: TenantPart {
             }
             var next = flow
             next.stage = "password"
-            let t = try store.advanceNativeFlow(next, replacing: token)
+            let t = try advanceFlow(next, replacing: token)
             return .json(["challenge_type": "password", "continuation_token": .string(t)])
         }
         if types.contains("oob") {
@@ -211,9 +211,13 @@ struct NativeAuthEndpoint: TenantPart {
                 }
                 try afterPassword(flow, token: token, user: user)
             case "oob", "mfa_oob": try checkCode(form, token: token, flow: flow)
+            // A sign-up or a reset proved the mailbox, not a second factor: the same rule as after a password.
+            case _ where flow.stage == "signed_up" || flow.stage == "reset_done": try afterPassword(flow, token: token, user: user)
             default: break
             }
-            try store.endNativeFlow(token)
+            guard try store.spendNativeFlow(token) else {
+                throw AADFailure(error: "invalid_grant", description: "AADSTS55113: The continuation_token is not valid.", codes: [55113])
+            }
             let issued = try issuer.issue(
                 Issuance(
                     user: user, policy: nil, app: app, scopes: try nativeScopes(form, app: app), authTime: now, origin: origin,

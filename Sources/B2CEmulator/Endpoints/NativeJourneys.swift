@@ -36,19 +36,34 @@ extension NativeAuthEndpoint {
             try store.endNativeFlow(token)
             throw AADFailure(error: "expired_token", description: "AADSTS55112: The one-time code has expired.", codes: [552003])
         }
+        let tooMany = AADFailure(
+            error: "invalid_grant", description: "AADSTS50196: Too many incorrect codes. Start again.", codes: [50196],
+            suberror: "invalid_oob_value")
+        // Every try counts, taken atomically before the code is compared: parallel guesses cannot pass the cap.
+        guard let attempt = try store.takeNativeAttempt(token, cap: Self.maxOTPAttempts) else {
+            try store.endNativeFlow(token)
+            throw tooMany
+        }
         guard EmulatorStore.hash(code) == expected else {
-            try store.countNativeAttempt(token)
-            if flow.attempts + 1 >= Self.maxOTPAttempts {
+            if attempt >= Self.maxOTPAttempts {
                 try store.endNativeFlow(token)
-                throw AADFailure(
-                    error: "invalid_grant", description: "AADSTS50196: Too many incorrect codes. Start again.", codes: [50196],
-                    suberror: "invalid_oob_value")
+                throw tooMany
             }
             throw AADFailure(
                 error: "invalid_grant", description: "AADSTS50181: Unable to validate the otp.", codes: [50181],
                 suberror: "invalid_oob_value")
         }
     }
+
+    /// A flow moved on under a new continuation token; a token already spent (two requests racing with one) is refused.
+    func advanceFlow(_ flow: EmulatorStore.NativeFlow, replacing old: String?) throws -> String {
+        do { return try store.advanceNativeFlow(flow, replacing: old) } catch is EmulatorStore.NativeFlowSpent {
+            throw AADFailure(error: "invalid_grant", description: "AADSTS55113: The continuation_token is not valid.", codes: [55113])
+        }
+    }
+
+    /// How many codes one flow may send (the first and its resends).
+    static let maxCodesSent = 6
 
     /// Sends a code by email (through an OnOtpSend extension too) or SMS and moves the flow to `stage` waiting for it;
     /// answers the `oob` challenge every native step uses.
@@ -57,6 +72,12 @@ extension NativeAuthEndpoint {
         stage: String, origin: String, showTarget: Bool = false
     ) async throws -> Response {
         let now = clock.now()
+        let sent = (flow.journey.codesSent ?? 0) + 1
+        guard sent <= Self.maxCodesSent else {
+            try store.endNativeFlow(token)
+            throw AADFailure(
+                error: "invalid_grant", description: "AADSTS50196: Too many codes were requested. Start again.", codes: [50196])
+        }
         let knobs = try store.mfaKnobs
         let code = knobs.fixedCode ?? Random.digits(Self.otpLength)
         if channel == .email {
@@ -79,12 +100,13 @@ extension NativeAuthEndpoint {
             try store.send(to: target, purpose: purpose, code: code, now: now, channel: channel, journey: token)
         }
         var next = flow
+        next.journey.codesSent = sent
         next.stage = stage
         next.otpHash = EmulatorStore.hash(code)
         next.otpIssuedAt = now
         next.attempts = 0
         next.expiresAt = now + Self.continuationLifetime
-        let t = try store.advanceNativeFlow(next, replacing: token)
+        let t = try advanceFlow(next, replacing: token)
         var body: [String: JSONValue] = [
             "challenge_type": "oob", "binding_method": "prompt", "challenge_channel": .string(channel == .email ? "email" : "sms"),
             "challenge_target_label": .string(channel == .email ? Self.obfuscate(target) : Self.obfuscatePhone(target)),
@@ -104,7 +126,7 @@ extension NativeAuthEndpoint {
         next.stage = stage
         next.otpHash = nil
         next.expiresAt = clock.now() + Self.continuationLifetime
-        let t = try store.advanceNativeFlow(next, replacing: token)
+        let t = try advanceFlow(next, replacing: token)
         return (t, .json(.object(extra.merging(["continuation_token": .string(t)]) { _, new in new })))
     }
 
@@ -156,7 +178,7 @@ extension NativeAuthEndpoint {
             journey.wantsPassword = true
         }
         if let raw = form["attributes"] { journey.attributes = try typedAttributes(raw) }
-        let token = try store.advanceNativeFlow(
+        let token = try advanceFlow(
             .init(
                 clientId: app.clientId, oid: UUID().uuidString.lowercased(), stage: "signup_started",
                 challengeTypes: types.joined(separator: " "), otpHash: nil, otpIssuedAt: nil, attempts: 0,
@@ -218,7 +240,7 @@ extension NativeAuthEndpoint {
 
     private func requireVerified(_ flow: EmulatorStore.NativeFlow, token: String) throws {
         guard flow.journey.verified else {
-            let t = try store.advanceNativeFlow(flow, replacing: token)
+            let t = try advanceFlow(flow, replacing: token)
             throw AADFailure(
                 error: "verification_required", description: "AADSTS55104: The email address must be verified first.", codes: [55104],
                 extra: ["continuation_token": .string(t), "unverified_attributes": [["name": "email"]]])
@@ -229,7 +251,7 @@ extension NativeAuthEndpoint {
     /// (`attributes_required`, with their list), or the account made and a continuation token for `/token`.
     private func signUpNext(_ flow: EmulatorStore.NativeFlow, token: String) throws -> Response {
         if flow.journey.wantsPassword && flow.journey.credential == nil {
-            let t = try store.advanceNativeFlow(with(flow, stage: "signup_verified"), replacing: token)
+            let t = try advanceFlow(with(flow, stage: "signup_verified"), replacing: token)
             throw AADFailure(
                 error: "credential_required", description: "AADSTS55103: A password is required to sign up.", codes: [55103],
                 extra: ["continuation_token": .string(t)])
@@ -237,7 +259,7 @@ extension NativeAuthEndpoint {
         let policy = seed.externalIdFlow
         let missing = (policy?.attributes ?? []).filter { $0.required && flow.journey.attributes[$0.name] == nil }
         if !missing.isEmpty {
-            let t = try store.advanceNativeFlow(with(flow, stage: "signup_attributes"), replacing: token)
+            let t = try advanceFlow(with(flow, stage: "signup_attributes"), replacing: token)
             throw AADFailure(
                 error: "attributes_required", description: "AADSTS55106: User attributes required.", codes: [55106],
                 extra: ["continuation_token": .string(t), "required_attributes": .array(missing.map(requiredAttribute))])
@@ -336,10 +358,11 @@ extension NativeAuthEndpoint {
         guard let username = form["username"], !username.isEmpty else { throw aadMissing("username") }
         guard types.contains("oob") else { return Self.redirect("Password reset verifies the email address with a one-time code.") }
         let user = try knownUser(username)
-        let token = try store.advanceNativeFlow(
+        let token = try advanceFlow(
             .init(
                 clientId: app.clientId, oid: user.oid, stage: "reset_started", challengeTypes: types.joined(separator: " "),
-                otpHash: nil, otpIssuedAt: nil, attempts: 0, expiresAt: clock.now() + Self.continuationLifetime), replacing: nil)
+                otpHash: nil, otpIssuedAt: nil, attempts: 0, expiresAt: clock.now() + Self.continuationLifetime,
+                journey: NativeJourney(capabilities: Self.capabilities(form))), replacing: nil)
         return .json(["continuation_token": .string(token)])
     }
 
@@ -431,20 +454,27 @@ extension NativeAuthEndpoint {
         return methods.isEmpty ? .registration : .methods(methods)
     }
 
-    /// After a right password: tokens, or `mfa_required` / `registration_required` with the continuation token the next
-    /// steps take.
+    /// After a right password, a sign-up or a reset: tokens, or `mfa_required` / `registration_required` with the
+    /// continuation token the next steps take (a client that did not announce it can take them: refused, to the browser).
     func afterPassword(_ flow: EmulatorStore.NativeFlow, token: String, user: EmulatorStore.UserRecord) throws {
+        if try lacksCapability(flow, user: user) {
+            try store.endNativeFlow(token)
+            throw AADFailure(
+                error: "invalid_grant",
+                description: "AADSTS50076: A second factor is required and the client did not announce it can take one; sign in in "
+                    + "the browser.", codes: [50076])
+        }
         switch try mfaNeed(user) {
         case .none: return
         case .methods:
-            let t = try store.advanceNativeFlow(with(flow, stage: "mfa"), replacing: token)
+            let t = try advanceFlow(with(flow, stage: "mfa"), replacing: token)
             throw AADFailure(
                 error: "invalid_grant",
                 description: "AADSTS50076: Due to a configuration change made by your administrator, or because you moved to a new "
                     + "location, you must use multi-factor authentication to access this application.", codes: [50076],
                 suberror: "mfa_required", extra: ["continuation_token": .string(t)])
         case .registration:
-            let t = try store.advanceNativeFlow(with(flow, stage: "register"), replacing: token)
+            let t = try advanceFlow(with(flow, stage: "register"), replacing: token)
             throw AADFailure(
                 error: "invalid_grant",
                 description: "AADSTS50079: You must register a strong authentication method (email or phone) to sign in.",

@@ -514,10 +514,17 @@ public final class EmulatorStore: Sendable {
     }
 
     /// Stores the flow under a fresh continuation token, replacing the previous token of the same flow.
+    /// A continuation token that was already spent (or ended) when a step tried to replace it: the step fails.
+    struct NativeFlowSpent: Error {}
+
     func advanceNativeFlow(_ flow: NativeFlow, replacing old: String?) throws -> String {
         let token = Random.token(bytes: 48)
         try db.write { db in
-            if let old { try db.execute(sql: "DELETE FROM native_flows WHERE hash = ?", arguments: [Self.hash(old)]) }
+            if let old {
+                // Each token is spent once: two requests racing with one token cannot both go on.
+                try db.execute(sql: "DELETE FROM native_flows WHERE hash = ?", arguments: [Self.hash(old)])
+                guard db.changesCount == 1 else { throw NativeFlowSpent() }
+            }
             try db.execute(
                 sql: """
                     INSERT INTO native_flows(
@@ -547,9 +554,21 @@ public final class EmulatorStore: Sendable {
         }
     }
 
-    func countNativeAttempt(_ token: String) throws {
+    /// Takes one of the flow's `cap` tries at a code, atomically (parallel guesses count each); the number of this try, or
+    /// nil when none is left (or the flow is gone).
+    func takeNativeAttempt(_ token: String, cap: Int) throws -> Int? {
         try db.write {
-            try $0.execute(sql: "UPDATE native_flows SET attempts = attempts + 1 WHERE hash = ?", arguments: [Self.hash(token)])
+            try Int.fetchOne(
+                $0, sql: "UPDATE native_flows SET attempts = attempts + 1 WHERE hash = ? AND attempts < ? RETURNING attempts",
+                arguments: [Self.hash(token), cap])
+        }
+    }
+
+    /// Ends the flow of a token the step redeems; false when another request spent it first.
+    func spendNativeFlow(_ token: String) throws -> Bool {
+        try db.write {
+            try $0.execute(sql: "DELETE FROM native_flows WHERE hash = ?", arguments: [Self.hash(token)])
+            return $0.changesCount == 1
         }
     }
 

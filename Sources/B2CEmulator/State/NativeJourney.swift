@@ -23,6 +23,8 @@ struct NativeJourney: Codable, Sendable, Equatable {
 
     /// Password reset: how many times the client asked whether the new password is in place.
     var polls = 0
+    /// How many codes this flow has sent (the first and every resend); capped.
+    var codesSent: Int? = nil
 
     /// An attribute's value as the user flow types it.
     enum AttributeValue: Codable, Sendable, Equatable {

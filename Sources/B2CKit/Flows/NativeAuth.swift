@@ -124,8 +124,9 @@ struct NativeSignIn: Sendable {
             username: username, challengeType: types.joined(separator: " "), scope: ScopeSet.userRequest(scopes), policy: native.name)
     }
 
-    /// After a right password: the second factor by one of the person's methods, or registering one first.
-    private func secondFactor(_ step: String, _ json: JSONValue, _ c: NativeConversation) async throws -> NativeConversation.Reply {
+    /// After a right password (or a sign-up, or a reset): the second factor by one of the person's methods, or registering
+    /// one first.
+    func secondFactor(_ step: String, _ json: JSONValue, _ c: NativeConversation) async throws -> NativeConversation.Reply {
         let ct = try c.continuation(json)
         switch step {
         case "mfa_required":

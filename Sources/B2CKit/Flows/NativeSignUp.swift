@@ -38,7 +38,9 @@ struct NativeSignUp: Sendable {
         for _ in 0..<8 {
             switch reply {
             case .ok(let json):
-                let tokens = try await c.token("continuation_token", [("continuation_token", try c.continuation(json))])
+                var tokens = try await c.token("continuation_token", [("continuation_token", try c.continuation(json))])
+                // The tenant may ask the new account's second factor (or its registration) before the tokens.
+                if case .next(let step, let asked) = tokens { tokens = try await signIn.secondFactor(step, asked, c) }
                 return try await c.finish(
                     try c.ok(tokens, at: "token"), store: signIn.store, tokenSets: signIn.tokenSets, requested: scopes, now: signIn.clock())
             case .next("credential_required", let json):
@@ -120,7 +122,10 @@ struct NativeReset: Sendable {
     func run(username: String, scopes: [String]) async throws -> Account {
         let c = try await signIn.conversation(username: username, mode: .otp, scopes: scopes)
         let started = try c.ok(
-            try await c.step("resetpassword/v1.0/start", [("challenge_type", c.challengeType), ("username", username)]), at: "reset/start")
+            try await c.step(
+                "resetpassword/v1.0/start",
+                [("challenge_type", c.challengeType), ("username", username), ("capabilities", NativeSignIn.capabilities)]),
+            at: "reset/start")
         let challenge: (String) async throws -> JSONValue = { ct in
             try c.ok(
                 try await c.step("resetpassword/v1.0/challenge", [("challenge_type", c.challengeType), ("continuation_token", ct)]),
@@ -157,10 +162,15 @@ struct NativeReset: Sendable {
                 at: "reset/poll_completion")
             switch polled["status"]?.stringValue {
             case "succeeded":
-                let tokens = try await c.token("continuation_token", [("continuation_token", try c.continuation(polled))])
-                return try await c.finish(
+                var tokens = try await c.token("continuation_token", [("continuation_token", try c.continuation(polled))])
+                if case .next(let step, let asked) = tokens { tokens = try await signIn.secondFactor(step, asked, c) }
+                let account = try await c.finish(
                     try c.ok(tokens, at: "token"), store: signIn.store, tokenSets: signIn.tokenSets, requested: scopes,
                     now: signIn.clock())
+                // The reset revoked the person's refresh tokens: their other accounts here keep none (as the browser reset).
+                _ = try? signIn.store.dropTokens(
+                    scope: account.scope, tenantID: account.tenantID, oid: account.oid, except: account.id)
+                return account
             case "failed":
                 throw B2CError(.failed, "the tenant could not set the new password of \(username) (poll_completion: failed)")
             default:
