@@ -197,6 +197,8 @@ func answer() -> String? {
     guard
         let question = TokenQuestion(arguments: Array(CommandLine.arguments.dropFirst()), environment: variables, workingDirectory: cwd),
         !(question.findsConfiguration && access(cwd + "/policies.json", F_OK) == 0),
+        // Both set: the full client compares the two each time (and says so when they differ).
+        (environment("B2C_CONFIG") ?? "").isEmpty || (environment("B2C_PROFILE") ?? "").isEmpty,
         let directory = storeDirectory()
     else { return nil }
     let path = directory + "/store.sqlite"

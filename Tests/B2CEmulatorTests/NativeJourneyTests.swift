@@ -337,10 +337,14 @@ struct NativeJourneyTests {
 
     @Test func aSecondFactorAfterASignUpOrAReset() async throws {
         try await TestTenant.with(seed: externalID(mfa: .init(methods: [.email], enforcement: .always))) { t in
-            // A new account under "always": it registers its method (its own address: preverified) before its tokens.
+            // A new account with a password under "always": it registers its method (its own address: preverified) before its
+            // tokens. (One without a password signs in by codes, which ask no second factor.)
             let start = try await t.native(
                 "signup/v1.0/start",
-                ["username": "max@contoso.com", "challenge_type": "oob redirect", "capabilities": "mfa_required registration_required"])
+                [
+                    "username": "max@contoso.com", "challenge_type": "oob password redirect", "password": "Max-2026-pass!",
+                    "capabilities": "mfa_required registration_required",
+                ])
             let challenge = try await t.native("signup/v1.0/challenge", ["continuation_token": start.continuation])
             let done = try await t.native(
                 "signup/v1.0/continue",

@@ -7,7 +7,7 @@ import Foundation
 enum TenantProgram {
     static let program = "b2c-emulator"
 
-    /// Where b2c-emulator is: beside this executable, else on PATH.
+    /// Where b2c-emulator is: beside this executable, else in an absolute directory of PATH.
     static func locate() -> String? {
         var candidates: [String] = []
         if let me = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
@@ -16,7 +16,8 @@ enum TenantProgram {
             candidates.append(
                 URL(fileURLWithPath: me).resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent(program).path)
         }
-        for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":") where !dir.isEmpty {
+        // Absolute directories only: a relative PATH entry would run a program found below the working directory.
+        for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":") where dir.hasPrefix("/") {
             candidates.append("\(dir)/\(program)")
         }
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }

@@ -211,8 +211,10 @@ struct NativeAuthEndpoint: TenantPart {
                 }
                 try afterPassword(flow, token: token, user: user)
             case "oob", "mfa_oob": try checkCode(form, token: token, flow: flow)
-            // A sign-up or a reset proved the mailbox, not a second factor: the same rule as after a password.
-            case _ where flow.stage == "signed_up" || flow.stage == "reset_done": try afterPassword(flow, token: token, user: user)
+            // A sign-up with a password or a reset proved the mailbox and set a password, not a second factor: the same rule
+            // as after a password sign-in (a sign-up without a password signs in by codes, which ask none).
+            case _ where (flow.stage == "signed_up" && flow.journey.credential != nil) || flow.stage == "reset_done":
+                try afterPassword(flow, token: token, user: user)
             default: break
             }
             guard try store.spendNativeFlow(token) else {

@@ -80,13 +80,7 @@ extension NativeAuthEndpoint {
         }
         let knobs = try store.mfaKnobs
         let code = knobs.fixedCode ?? Random.digits(Self.otpLength)
-        if channel == .email {
-            let context = CalloutContext(
-                clientId: flow.clientId, language: "en", origin: origin, journeyID: token, policy: seed.externalIdFlow?.id ?? "")
-            do { try await sendEmailCode(to: target, purpose: purpose, code: code, now: now, tx: context) } catch let e as PageError {
-                throw AADFailure(error: "server_error", description: "\(e.code ?? ""): \(e.message)", codes: [], status: 500)
-            }
-        } else {
+        if channel != .email {
             if knobs.throttled {
                 throw AADFailure(
                     error: "access_denied", description: "AADSTS500222: The authentication method is blocked for now. Try later.",
@@ -97,8 +91,8 @@ extension NativeAuthEndpoint {
                     error: "invalid_request", description: "AADSTS901001: The verification contact \(target) cannot be reached.",
                     codes: [901001])
             }
-            try store.send(to: target, purpose: purpose, code: code, now: now, channel: channel, journey: token)
         }
+        // The token is spent and the count kept before anything is sent: racing requests with one token send one code.
         var next = flow
         next.journey.codesSent = sent
         next.stage = stage
@@ -107,6 +101,15 @@ extension NativeAuthEndpoint {
         next.attempts = 0
         next.expiresAt = now + Self.continuationLifetime
         let t = try advanceFlow(next, replacing: token)
+        if channel == .email {
+            let context = CalloutContext(
+                clientId: flow.clientId, language: "en", origin: origin, journeyID: t, policy: seed.externalIdFlow?.id ?? "")
+            do { try await sendEmailCode(to: target, purpose: purpose, code: code, now: now, tx: context) } catch let e as PageError {
+                throw AADFailure(error: "server_error", description: "\(e.code ?? ""): \(e.message)", codes: [], status: 500)
+            }
+        } else {
+            try store.send(to: target, purpose: purpose, code: code, now: now, channel: channel, journey: t)
+        }
         var body: [String: JSONValue] = [
             "challenge_type": "oob", "binding_method": "prompt", "challenge_channel": .string(channel == .email ? "email" : "sms"),
             "challenge_target_label": .string(channel == .email ? Self.obfuscate(target) : Self.obfuscatePhone(target)),
@@ -239,11 +242,11 @@ extension NativeAuthEndpoint {
     }
 
     private func requireVerified(_ flow: EmulatorStore.NativeFlow, token: String) throws {
+        // The flow is left as it is (its code and tries included): the same token goes on.
         guard flow.journey.verified else {
-            let t = try advanceFlow(flow, replacing: token)
             throw AADFailure(
                 error: "verification_required", description: "AADSTS55104: The email address must be verified first.", codes: [55104],
-                extra: ["continuation_token": .string(t), "unverified_attributes": [["name": "email"]]])
+                extra: ["continuation_token": .string(token), "unverified_attributes": [["name": "email"]]])
         }
     }
 
@@ -394,8 +397,9 @@ extension NativeAuthEndpoint {
         guard let user = try store.user(oid: flow.oid) else { throw Self.userGone }
         guard let password = form["new_password"], !password.isEmpty else { throw aadMissing("new_password") }
         if let refusal = try passwordRefusal(password, currentOf: user.email) { throw refusal }
-        try store.setPassword(oid: user.oid, password: password, now: clock.now())
+        // The token is spent first: of two racing submits, only the one that goes on sets its password.
         let (_, response) = try advance(flow, token: token, to: "reset_polling", extra: ["poll_interval": 1])
+        try store.setPassword(oid: user.oid, password: password, now: clock.now())
         return response
     }
 

@@ -36,11 +36,9 @@ extension B2CClient {
         guard result.fromCache, result.notice == nil, let digest = config.sourceDigest, let generation = generationBefore,
             (try? store.generation()) == generation
         else { return }
-        // The file itself (symbolic links resolved), and only a regular one: a configuration read from a pipe is not there
-        // to be read again.
-        guard let resolved = realpath(config.source, nil) else { return }
-        let path = String(cString: resolved)
-        free(resolved)
+        // The path as given (made absolute, not resolved: a symbolic link later pointed elsewhere must change the answer),
+        // and only when it leads to a regular file (a configuration read from a pipe is not there to be read again).
+        let path = URL(fileURLWithPath: config.source).standardizedFileURL.path
         var info = stat()
         guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return }
         let answer = TokenAnswer(
