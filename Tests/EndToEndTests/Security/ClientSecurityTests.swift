@@ -162,8 +162,15 @@ import Testing
                 URL(fileURLWithPath: "/usr/bin/python3"),
                 [
                     "-c",
-                    "import socket,time; s=socket.socket(socket.AF_INET6); s.bind(('::1',0)); s.listen(); "
-                        + "print(s.getsockname()[1], flush=True); time.sleep(60)",
+                    // A port taken on [::1] and (as far as can be checked) free on 127.0.0.1, so that the refusal is [::1]'s:
+                    // the tests in flight may hold the same port number on the IPv4 loopback.
+                    "import socket,time\n"
+                        + "while True:\n"
+                        + "    s=socket.socket(socket.AF_INET6); s.bind(('::1',0)); s.listen(); p=s.getsockname()[1]\n"
+                        + "    t=socket.socket()\n"
+                        + "    try:\n        t.bind(('127.0.0.1',p)); t.close(); break\n"
+                        + "    except OSError:\n        t.close(); s.close()\n"
+                        + "print(p, flush=True); time.sleep(60)",
                 ],
                 environment: [:])
             defer { holder.signal(SIGKILL) }
