@@ -69,6 +69,9 @@ public struct TokenQuestion: Sendable, Equatable {
 public struct TokenAnswer: Sendable, Equatable {
     public var configPath: String
     public var configHash: String
+    /// The configuration was `./policies.json`, found in the working directory (not named): the fast path then makes the
+    /// full client's checks of such a file (ours, not writable by others, allowed as it is) and says which file it used.
+    public var found: Bool
     /// A CA file the configuration names: it must still be there (the full client refuses a missing one); empty: none.
     public var caFile: String
     /// The store's generation when the answer was given: any change to its accounts or current accounts makes it stale.
@@ -83,20 +86,21 @@ public struct TokenAnswer: Sendable, Equatable {
     public var secretHash: String
 
     public init(
-        configPath: String, configHash: String, caFile: String, generation: Int, environment: String, clientID: String,
+        configPath: String, configHash: String, found: Bool, caFile: String, generation: Int, environment: String, clientID: String,
         accountID: String, target: String, policy: String, secretHash: String
     ) {
-        self.configPath = configPath; self.configHash = configHash; self.caFile = caFile; self.generation = generation
+        self.configPath = configPath; self.configHash = configHash; self.found = found; self.caFile = caFile
+        self.generation = generation
         self.environment = environment; self.clientID = clientID; self.accountID = accountID; self.target = target
         self.policy = policy; self.secretHash = secretHash
     }
 
-    static let version = "b2c-fast-answer/1"
+    static let version = "b2c-fast-answer/2"
 
     /// The filed form; nil when a field holds a line break (such an answer is not filed).
     public var encoded: String? {
         let fields = [
-            Self.version, configPath, configHash, caFile, String(generation), environment, clientID, accountID, target, policy,
+            Self.version, configPath, configHash, found ? "found" : "named", caFile, String(generation), environment, clientID, accountID, target, policy,
             secretHash,
         ]
         guard !fields.contains(where: { $0.contains("\n") }) else { return nil }
@@ -105,10 +109,10 @@ public struct TokenAnswer: Sendable, Equatable {
 
     public init?(encoded: String) {
         let f = encoded.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        guard f.count == 11, f[0] == Self.version, let generation = Int(f[4]) else { return nil }
+        guard f.count == 12, f[0] == Self.version, f[3] == "found" || f[3] == "named", let generation = Int(f[5]) else { return nil }
         self.init(
-            configPath: f[1], configHash: f[2], caFile: f[3], generation: generation, environment: f[5], clientID: f[6],
-            accountID: f[7], target: f[8], policy: f[9], secretHash: f[10])
+            configPath: f[1], configHash: f[2], found: f[3] == "found", caFile: f[4], generation: generation, environment: f[6],
+            clientID: f[7], accountID: f[8], target: f[9], policy: f[10], secretHash: f[11])
     }
 
     /// SHA-256 of bytes, in hex.

@@ -87,6 +87,20 @@ func networkVariablesHold() -> Bool {
     return ["https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY"].allSatisfy { value($0) == nil }
 }
 
+/// Whether `./policies.json`, found in the working directory, may be used as the full client decides it may: the file
+/// (symbolic links resolved) is ours and not writable by others, and `b2c config allow` (or the prompt) recorded exactly
+/// these bytes for that path in the store directory's `allowed/`.
+func foundConfigurationIsAllowed(_ path: String, hash: String, storeDirectory: String) -> Bool {
+    guard let resolved = realpath(path, nil) else { return false }
+    defer { free(resolved) }
+    let canonical = String(cString: resolved)
+    var info = stat()
+    guard stat(canonical, &info) == 0, info.st_uid == geteuid(), info.st_mode & (S_IWGRP | S_IWOTH) == 0,
+        let record = FileBytes.contents(of: storeDirectory + "/allowed/" + Digest.sha256Hex(Array(canonical.utf8)))
+    else { return false }
+    return record.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).first.map { Array($0) } == Array(hash.utf8)
+}
+
 /// The store directory, as the full client finds it.
 func storeDirectory() -> String? {
     if let home = environment("B2C_HOME"), !home.isEmpty { return home }
@@ -196,7 +210,6 @@ func answer() -> String? {
     for name in ["B2C_CONFIG", "B2C_PROFILE", "HOME", "XDG_CONFIG_HOME"] { variables[name] = environment(name) }
     guard
         let question = TokenQuestion(arguments: Array(CommandLine.arguments.dropFirst()), environment: variables, workingDirectory: cwd),
-        !(question.findsConfiguration && access(cwd + "/policies.json", F_OK) == 0),
         // Both set: the full client compares the two each time (and says so when they differ).
         (environment("B2C_CONFIG") ?? "").isEmpty || (environment("B2C_PROFILE") ?? "").isEmpty,
         let directory = storeDirectory()
@@ -205,6 +218,9 @@ func answer() -> String? {
     guard isPrivate(directory, directory: true), storeFilesArePrivate(path), let store = Store(path: path),
         let filed = text(store.row("SELECT answer FROM fast_answers WHERE question = ?", [question.key])?[0]),
         let a = TokenAnswer(encoded: filed),
+        // A configuration found in the working directory (the full client looks there first) is used once allowed.
+        a.found == (question.findsConfiguration && access(cwd + "/policies.json", F_OK) == 0),
+        !a.found || (cwd != "/" && a.configPath == cwd + "/policies.json"),
         let generation = text(store.row("SELECT n FROM store_generation", [])?[0]), Int(generation) == a.generation,
         isRegularFile(a.configPath), TokenAnswer.hash(ofFile: a.configPath) == a.configHash,
         a.caFile.isEmpty || isCertificateFile(a.caFile),
@@ -219,8 +235,10 @@ func answer() -> String? {
         expiresOn - (time(nil) + (environment("B2C_CLOCK_OFFSET").flatMap { Int($0) } ?? 0)) >= question.minValid,
         let secret = secrets.open(
             sealed, row: SealedSecret.accessTokenRow(a.environment, a.clientID, a.accountID, a.target), isText: text(row[2]) == "1"),
-        TokenAnswer.digest(Array(secret.utf8)) == a.secretHash
+        TokenAnswer.digest(Array(secret.utf8)) == a.secretHash,
+        !a.found || foundConfigurationIsAllowed(a.configPath, hash: a.configHash, storeDirectory: directory)
     else { return nil }
+    if a.found { writeAll(2, "b2c: using ./policies.json (found in the current directory)\n") }
     return TokenText.render(
         secret, expiresOn: expiresOn, format: question.format,
         extra: ["scopes": .string(a.target), "accountId": .string(a.accountID), "policy": .string(a.policy), "fromCache": .bool(true)])

@@ -13,6 +13,9 @@ import Testing
     struct Case: Sendable, CustomTestStringConvertible {
         var name: String
         var args: [String]
+        /// Run in a project directory whose `./policies.json` (a copy of the configuration, allowed with `b2c config allow`
+        /// before the first run) is found, not named: B2C_CONFIG is unset.
+        var found = false
         var extra: [String: String] = [:]
         /// The fast path answers it (a cache hit with nothing to say); else it hands over.
         var fast = false
@@ -85,7 +88,42 @@ import Testing
             setUp: { w in
                 try await w.b2c(["config", "set", "storage", "plaintext"])
             }),
+        Case(name: "./policies.json found and allowed: the notice", args: ["token", "-o", "json"], found: true, fast: true),
+        Case(
+            name: "./policies.json found, changed since it was allowed (exit 3)", args: ["token"], found: true, status: 3,
+            setUp: { w in
+                try editFound(w) { $0 + "\n" }
+            }),
+        Case(
+            name: "./policies.json found, allowed, then writable by others (exit 3)", args: ["token"], found: true, status: 3,
+            setUp: { w in
+                #expect(chmod(project(w).appendingPathComponent("policies.json").path, 0o666) == 0)
+            }),
+        Case(
+            name: "./policies.json found, allowed, then taken back (exit 3)", args: ["token"], found: true, status: 3,
+            setUp: { w in
+                try await w.b2c(["config", "deny"], extra: ["B2C_CONFIG": ""], directory: project(w))
+            }),
+        Case(
+            name: "./policies.json found, allowed, then a link to another allowed file", args: ["token"], found: true, fast: true,
+            setUp: { w in
+                let other = w.dir.appendingPathComponent("other.json")
+                try FileManager.default.copyItem(atPath: w.configPath, toPath: other.path)
+                try await w.b2c(["config", "allow", other.path], extra: ["B2C_CONFIG": ""], directory: project(w))
+                let found = project(w).appendingPathComponent("policies.json")
+                try FileManager.default.removeItem(at: found)
+                try FileManager.default.createSymbolicLink(at: found, withDestinationURL: other)
+            }),
     ]
+
+    /// The project directory of the `found` cases.
+    static func project(_ w: World) -> URL { w.dir.appendingPathComponent("project") }
+
+    /// Rewrites the project's `./policies.json`.
+    static func editFound(_ w: World, _ change: (String) -> String) throws {
+        let file = project(w).appendingPathComponent("policies.json")
+        try change(String(contentsOf: file, encoding: .utf8)).write(to: file, atomically: false, encoding: .utf8)
+    }
 
     static func sqlite(_ w: World, _ sql: String) throws {
         let p = Process()
@@ -103,11 +141,22 @@ import Testing
             #expect(try await w.b2c(["signin", "--policy", "B2C_1_susi"], as: alice, jar: "alice").status == 0)
             #expect(try await w.b2c(["signin", "--policy", "B2C_1_signin"], as: alice, jar: "alice").status == 0)
             let args = c.args.map { $0 == "CONFIG" ? w.configPath : $0 }
+            var extra = c.extra
+            var directory: URL?
+            if c.found {
+                let project = Self.project(w)
+                try FileManager.default.createDirectory(at: project, withIntermediateDirectories: false)
+                try FileManager.default.copyItem(atPath: w.configPath, toPath: project.appendingPathComponent("policies.json").path)
+                extra["B2C_CONFIG"] = ""
+                directory = project
+                #expect(try await w.b2c(["config", "allow"], extra: extra, directory: project).status == 0)
+            }
             // The answer is filed by a first run (of the full client through b2c), then the world changes.
-            _ = try await w.b2c(args, extra: c.extra)
+            _ = try await w.b2c(args, extra: extra, directory: directory)
             if let setUp = c.setUp { try await setUp(w) }
-            let full = try await run(Self.fullClient, args, environment: w.environment(as: nil, extra: c.extra))
-            let fast = try await w.b2c(args, extra: c.extra.merging(c.fast ? ["B2C_FAST_PATH": "require"] : [:]) { $1 })
+            let full = try await run(Self.fullClient, args, environment: w.environment(as: nil, extra: extra), directory: directory)
+            let fast = try await w.b2c(
+                args, extra: extra.merging(c.fast ? ["B2C_FAST_PATH": "require"] : [:]) { $1 }, directory: directory)
             #expect(full.status == c.status, "\(c.name): the full client: \(full.stderr)")
             #expect(fast.status == full.status, "\(c.name): \(fast.stderr)")
             if c.refreshes {

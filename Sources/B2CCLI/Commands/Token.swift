@@ -79,7 +79,7 @@ struct TokenArguments: Equatable {
     }
 
     /// A cache hit that said nothing on stderr is filed for the fast path (`b2c` answers the same question again without
-    /// the full client: Sources/b2c/main.swift), under the question the command line and the environment ask.
+    /// the full client: Sources/b2c-fast/main.swift), under the question the command line and the environment ask.
     func fileFastAnswer(_ client: B2CClient, _ result: SilentResult, generationBefore: Int?) {
         guard !decode, !StandardError.used.withLock({ $0 }) else { return }
         let environment = ProcessInfo.processInfo.environment
@@ -88,7 +88,9 @@ struct TokenArguments: Equatable {
                 arguments: Array(CommandLine.arguments.dropFirst()), environment: environment,
                 workingDirectory: FileManager.default.currentDirectoryPath)
         else { return }
-        client.fileFastAnswer(question: question.key, result: result, generationBefore: generationBefore)
+        client.fileFastAnswer(
+            question: question.key, result: result, generationBefore: generationBefore,
+            configurationFound: StandardError.foundConfiguration.withLock { $0 })
     }
 
     /// The token in the asked format (or its claims with `--decode`); `json` adds what identifies it.

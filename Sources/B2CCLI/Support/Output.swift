@@ -20,10 +20,19 @@ package func writeErr(_ text: String) {
     FileHandle.standardError.write(Data("\(ProgramName.current): \(text)\n".utf8))
 }
 
+/// Says which configuration found in the working directory is in use: the one line the fast path of `b2c token` says too,
+/// so it does not count as `StandardError.used`.
+func writeFoundConfigurationNotice() {
+    StandardError.foundConfiguration.withLock { $0 = true }
+    FileHandle.standardError.write(Data("\(ProgramName.current): using ./policies.json (found in the current directory)\n".utf8))
+}
+
 /// Whether this process said anything on stderr: `b2c token` files an answer for its fast path only when it said nothing
 /// there, since the fast path prints the token alone.
 package enum StandardError {
     static let used = Mutex(false)
+    /// `writeFoundConfigurationNotice` was said.
+    static let foundConfiguration = Mutex(false)
 }
 
 /// The name this process's messages start with: `b2c`, or `b2c-emulator` when the local tenant's program runs (set by

@@ -31,8 +31,9 @@ extension B2CClient {
 
     /// Files what a silent token answered `question` (a `TokenQuestion`'s key) for the fast path of `b2c token`: only a
     /// token served from the cache with nothing to tell, under a configuration read from a regular file, and only when
-    /// the store's generation is still `generationBefore` (read before the token was chosen).
-    public func fileFastAnswer(question: String, result: SilentResult, generationBefore: Int?) {
+    /// the store's generation is still `generationBefore` (read before the token was chosen). `configurationFound`: the
+    /// configuration is `./policies.json`, found in the working directory and allowed (the caller said so on stderr).
+    public func fileFastAnswer(question: String, result: SilentResult, generationBefore: Int?, configurationFound: Bool = false) {
         guard result.fromCache, result.notice == nil, let digest = config.sourceDigest, let generation = generationBefore,
             (try? store.generation()) == generation
         else { return }
@@ -42,7 +43,7 @@ extension B2CClient {
         var info = stat()
         guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return }
         let answer = TokenAnswer(
-            configPath: path, configHash: digest, caFile: config.caFile ?? "", generation: generation,
+            configPath: path, configHash: digest, found: configurationFound, caFile: config.caFile ?? "", generation: generation,
             environment: result.account.environment, clientID: result.account.clientID, accountID: result.account.id,
             target: result.accessToken.target, policy: result.account.policy,
             secretHash: TokenAnswer.digest(Array(result.accessToken.secret.utf8)))
