@@ -100,7 +100,8 @@ public struct TokenAnswer: Sendable, Equatable {
     /// The filed form; nil when a field holds a line break (such an answer is not filed).
     public var encoded: String? {
         let fields = [
-            Self.version, configPath, configHash, found ? "found" : "named", caFile, String(generation), environment, clientID, accountID, target, policy,
+            Self.version, configPath, configHash, found ? "found" : "named", caFile, String(generation), environment, clientID, accountID,
+            target, policy,
             secretHash,
         ]
         guard !fields.contains(where: { $0.contains("\n") }) else { return nil }

@@ -250,6 +250,6 @@ let helloScope = "https://contoso.onmicrosoft.com/helloapi/demo.read"
             environment: env)
         #expect(r.status != 77, "install dbus gnome-keyring libsecret-tools (as .ci/run does) to run the keyring test: \(r.stdout)")
         #expect(r.status == 0 && !r.stdout.contains("not ok"), "\(r.stdout)\n\(r.stderr.suffix(2000))")
-        #expect(r.stdout.components(separatedBy: "\nok - ").count + (r.stdout.hasPrefix("ok - ") ? 0 : -1) >= 8, "\(r.stdout)")
+        #expect(r.stdout.components(separatedBy: "\nok - ").count + (r.stdout.hasPrefix("ok - ") ? 0 : -1) >= 9, "\(r.stdout)")
     }
 }

@@ -61,6 +61,16 @@ PY
   # 4. The unwrapped key is cached in the kernel keyring for the next commands.
   "$B2C" token >/dev/null 2>&1
   grep -q "b2c:store-key:$store_id:$key_id" /proc/keys && ok "the key is cached in the kernel user keyring" || not_ok "no cached key in /proc/keys"
+  # 4b. The fast path of b2c (a repeated cache hit, answered without the full client) opens the store with that cached key,
+  # answers as the full client does, and hands over once the cache is gone (`config lock`).
+  "$B2C" token -o json >/dev/null 2>&1
+  B2C_FAST_PATH=require "$B2C" token -o json >"$SANDBOX/fast.out" 2>"$SANDBOX/fast.err"; fast=$?
+  "$(dirname "$B2C")/b2c-client" token -o json >"$SANDBOX/full.out" 2>&1
+  "$B2C" config lock >/dev/null
+  B2C_FAST_PATH=require "$B2C" token -o json >/dev/null 2>"$SANDBOX/locked-fast.err"; handed=$?
+  [ $fast = 0 ] && [ -s "$SANDBOX/fast.out" ] && [ ! -s "$SANDBOX/fast.err" ] && cmp -s "$SANDBOX/fast.out" "$SANDBOX/full.out" && [ $handed = 70 ] \
+    && ok "the fast path opens the store with the kernel-keyring key, answers as the full client, and hands over after config lock" \
+    || not_ok "fast path with the kernel-keyring key: exit $fast, after lock $handed" "$SANDBOX/fast.err"
   # 5. Without the cache and without the bus: refused, with the source it needs, and nothing altered.
   "$B2C" config lock >/dev/null
   before=$(sqlite3 "$B2C_HOME/store.sqlite" "SELECT hex(secret) FROM access_tokens; SELECT hex(secret) FROM refresh_tokens")

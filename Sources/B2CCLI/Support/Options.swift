@@ -228,7 +228,11 @@ enum ImplicitConfiguration {
         let config = try ClientSettings.parsed { try file.configuration() }
         let shown = displayPath(path)
         guard case .unknown(let changed) = trust.verdict(for: file) else {
-            if shown == "./policies.json" { writeFoundConfigurationNotice() } else { writeErr("using \(shown) (found in the current directory)") }
+            if shown == "./policies.json" {
+                writeFoundConfigurationNotice()
+            } else {
+                writeErr("using \(shown) (found in the current directory)")
+            }
             return config
         }
         let what = changed ? "\(shown) changed since you allowed it" : "\(shown) (found in the current directory) has not been allowed yet"
