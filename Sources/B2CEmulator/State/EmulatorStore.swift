@@ -198,7 +198,8 @@ public final class EmulatorStore: Sendable {
     }
 
     public func user(oid: String) throws -> UserRecord? {
-        try db.read { try Row.fetchOne($0, sql: "SELECT * FROM users WHERE oid = ?", arguments: [oid.lowercased()]).map(Self.user) }
+        // One statement, SQLite's own snapshot: no transaction around it (every grant reads the user).
+        try db.unsafeRead { try $0.cachedRow("SELECT * FROM users WHERE oid = ?", [oid.lowercased()]).map(Self.user) }
     }
 
     /// Finds a user by email or oid.
@@ -425,29 +426,27 @@ public final class EmulatorStore: Sendable {
 
     func saveRefreshToken(_ token: String, _ r: RefreshRecord, rotating old: String? = nil, now: Int) throws {
         try db.write { db in
-            try db.execute(
-                sql: """
-                    INSERT INTO refresh_tokens(hash, grant_id, client_id, policy, oid, scopes, auth_time, issued_at, grant_issued_at,
-                                               confidential, spa)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [
+            try db.cachedExecute(
+                """
+                INSERT INTO refresh_tokens(hash, grant_id, client_id, policy, oid, scopes, auth_time, issued_at, grant_issued_at,
+                                           confidential, spa)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+                [
                     Self.hash(token), r.grantId, r.clientId, r.policy, r.oid, r.scopes, r.authTime, r.issuedAt,
                     r.grantIssuedAt, r.confidential, r.spa,
                 ])
             if let old {
-                try db.execute(
-                    sql: "UPDATE refresh_tokens SET rotated_at = ? WHERE hash = ? AND rotated_at IS NULL",
-                    arguments: [now, Self.hash(old)])
+                try db.cachedExecute(
+                    "UPDATE refresh_tokens SET rotated_at = ? WHERE hash = ? AND rotated_at IS NULL", [now, Self.hash(old)])
             }
         }
     }
 
     func refreshToken(_ token: String) throws -> RefreshRecord? {
-        try db.read { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM refresh_tokens WHERE hash = ?", arguments: [Self.hash(token)]) else {
-                return nil
-            }
+        // One statement, SQLite's own snapshot: no transaction around it (every refresh grant reads its token).
+        try db.unsafeRead { db in
+            guard let row = try db.cachedRow("SELECT * FROM refresh_tokens WHERE hash = ?", [Self.hash(token)]) else { return nil }
             return RefreshRecord(
                 grantId: row["grant_id"], clientId: row["client_id"], policy: row["policy"], oid: row["oid"],
                 scopes: row["scopes"], authTime: row["auth_time"], issuedAt: row["issued_at"],
@@ -589,10 +588,11 @@ public final class EmulatorStore: Sendable {
     }
 
     func log(_ e: LogEntry) {
-        try? db.write {
-            try $0.execute(
-                sql: "INSERT INTO token_log(at, endpoint, grant_type, policy, client_id, oid, outcome) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                arguments: [e.at, e.endpoint, e.grantType, e.policy, e.clientId, e.oid, e.outcome])
+        // One statement: SQLite commits it alone, no transaction around it (every token request logs).
+        try? db.writeWithoutTransaction {
+            try $0.cachedExecute(
+                "INSERT INTO token_log(at, endpoint, grant_type, policy, client_id, oid, outcome) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [e.at, e.endpoint, e.grantType, e.policy, e.clientId, e.oid, e.outcome])
         }
     }
 
@@ -608,5 +608,18 @@ public final class EmulatorStore: Sendable {
 
     func clearTokenLog() throws {
         try db.write { try $0.execute(sql: "DELETE FROM token_log") }
+    }
+}
+
+extension Database {
+    /// The first row of a statement prepared once per connection (GRDB's statement cache): for the statements every grant
+    /// runs, whose parsing (and GRDB's authorizer callbacks during it) cost more than their execution.
+    func cachedRow(_ sql: String, _ arguments: StatementArguments) throws -> Row? {
+        try Row.fetchOne(cachedStatement(sql: sql), arguments: arguments)
+    }
+
+    /// Executes a statement prepared once per connection.
+    func cachedExecute(_ sql: String, _ arguments: StatementArguments) throws {
+        try cachedStatement(sql: sql).execute(arguments: arguments)
     }
 }
