@@ -6,20 +6,48 @@ public enum FormEncoding {
         public let description: String
     }
 
-    /// Parses `a=b&c=d`. `+` means space. Repeated keys keep the first value (B2C tolerates a redundant `p=`).
+    /// Parses `a=b&c=d`. `+` means space. Repeated keys keep the first value (B2C tolerates a redundant `p=`). A `%` not
+    /// followed by two hex digits, or decoded bytes that are not UTF-8, make the whole form malformed.
     public static func parse(_ string: some StringProtocol) throws -> [String: String] {
         var out: [String: String] = [:]
-        for pair in string.split(separator: "&", omittingEmptySubsequences: true) {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let rawKey = String(parts[0]).replacingOccurrences(of: "+", with: " ")
-            let rawValue = parts.count > 1 ? String(parts[1]).replacingOccurrences(of: "+", with: " ") : ""
-            guard let key = rawKey.removingPercentEncoding, let value = rawValue.removingPercentEncoding else {
-                throw MalformedError(description: "the parameter '\(rawKey.prefix(40))' is not valid percent-encoding")
+        for pair in Array(string.utf8).split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
+            guard let key = decode(parts[0]), let value = parts.count > 1 ? decode(parts[1]) : "" else {
+                let shown = String(decoding: parts[0].prefix(40), as: UTF8.self).replacingOccurrences(of: "+", with: " ")
+                throw MalformedError(description: "the parameter '\(shown)' is not valid percent-encoding")
             }
             if key.isEmpty { continue }
             if out[key] == nil { out[key] = value }
         }
         return out
+    }
+
+    /// One form-encoded component: `+` is a space, `%XX` a byte; nil when a `%` is not followed by two hex digits or the
+    /// bytes are not UTF-8.
+    static func decode(_ bytes: ArraySlice<UInt8>) -> String? {
+        func hex(_ b: UInt8) -> UInt8? {
+            switch b {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): b - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): b - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): b - UInt8(ascii: "A") + 10
+            default: nil
+            }
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var i = bytes.startIndex
+        while i < bytes.endIndex {
+            switch bytes[i] {
+            case UInt8(ascii: "+"): out.append(UInt8(ascii: " "))
+            case UInt8(ascii: "%"):
+                guard i + 2 < bytes.endIndex, let high = hex(bytes[i + 1]), let low = hex(bytes[i + 2]) else { return nil }
+                out.append(high << 4 | low)
+                i += 2
+            case let b: out.append(b)
+            }
+            i += 1
+        }
+        return String(validating: out, as: UTF8.self)
     }
 
     private static let unreserved: CharacterSet = {

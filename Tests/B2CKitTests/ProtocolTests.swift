@@ -83,6 +83,31 @@ import _CryptoExtras
     @Test func formEncoding() throws {
         #expect(try FormEncoding.parse("a=1&b=x+y&c=%2F%20&a=2&=z&d") == ["a": "1", "b": "x y", "c": "/ ", "d": ""])
         #expect(throws: FormEncoding.MalformedError.self) { try FormEncoding.parse("a=%zz") }
+        #expect(throws: FormEncoding.MalformedError.self) { try FormEncoding.parse("a=%4") }
+        #expect(throws: FormEncoding.MalformedError.self) { try FormEncoding.parse("a=%FF") }
+        #expect(try FormEncoding.parse("n=%C3%A9t%C3%A9&k=caf%c3%a9+au+lait") == ["n": "été", "k": "café au lait"])
+    }
+
+    /// The form parser decodes bytes itself; Foundation's percent decoding (what it replaced) gives the same answer for
+    /// every form made of the pieces that matter: separators, `+`, `%` with and without hex digits, non-UTF-8 bytes.
+    @Test func formEncodingAgreesWithFoundationsDecoding() {
+        func foundation(_ text: String) -> [String: String]? {
+            var out: [String: String] = [:]
+            for pair in text.split(separator: "&") {
+                let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                guard let key = String(parts[0]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding,
+                    let value = parts.count > 1 ? String(parts[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding : ""
+                else { return nil }
+                if !key.isEmpty && out[key] == nil { out[key] = value }
+            }
+            return out
+        }
+        let pieces = ["a", "b", "=", "&", "+", "%", "%2", "%2B", "%3d", "%26", "%zz", "%C3%A9", "%FF", "%00", "é", " ", "%"]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<5000 {
+            let text = (0..<Int.random(in: 0...10, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
+            #expect((try? FormEncoding.parse(text)) == foundation(text), "\(text)")
+        }
         #expect(
             FormEncoding.encode([("scope", "openid offline_access"), ("r", "http://x/?a=b")])
                 == "scope=openid%20offline_access&r=http%3A%2F%2Fx%2F%3Fa%3Db")

@@ -181,7 +181,7 @@ struct TokenIssuer: TenantPart {
                     grantId: g.id, clientId: app.clientId, policy: policy?.lowercasedID ?? "", oid: user.oid,
                     scopes: scopes.serializedForStorage, authTime: authTime, issuedAt: now, grantIssuedAt: g.issuedAt, rotatedAt: nil,
                     revoked: false, confidential: client.confidential, spa: client.spa),
-                rotating: oldRefreshToken, now: now)
+                rotating: oldRefreshToken, now: now, log: r.log)
             body["refresh_token"] = .string(token)
             let lifetime = client.spa ? max(0, g.issuedAt + Self.spaRefreshLifetime - now) : (policy?.refreshTokenLifetime ?? 1_209_600)
             body["refresh_token_expires_in"] = asNumber(lifetime)
@@ -253,7 +253,7 @@ struct TokenIssuer: TenantPart {
     /// A refresh: always an id token and a new refresh token of the same grant (rotation), as B2C does.
     func refreshed(
         _ token: String, record: EmulatorStore.RefreshRecord, user: EmulatorStore.UserRecord, policy: EmulatorSeed.Policy?,
-        app: EmulatorSeed.App, scopes: Scopes, form: [String: String], origin: String
+        app: EmulatorSeed.App, scopes: Scopes, form: [String: String], origin: String, log: EmulatorStore.LogEntry? = nil
     ) throws -> Response {
         let policy = bound(policy)
         var scopes = scopes
@@ -263,7 +263,7 @@ struct TokenIssuer: TenantPart {
             Issuance(
                 user: user, policy: policy, app: app, scopes: scopes, authTime: record.authTime, origin: origin,
                 clientInfo: Self.wantsClientInfo(form), grant: (record.grantId, record.grantIssuedAt), rotating: token,
-                client: ClientKind(confidential: record.confidential, spa: record.spa)))
+                client: ClientKind(confidential: record.confidential, spa: record.spa), log: log))
         return tokenResponse(issued)
     }
 
@@ -278,7 +278,7 @@ struct TokenIssuer: TenantPart {
         -> (EmulatorStore.RefreshRecord, EmulatorStore.UserRecord)
     {
         let policy = bound(policy)
-        guard let record = try store.refreshToken(token) else {
+        guard let (record, user) = try store.refreshTokenAndUser(token) else {
             throw OAuthFailure(error: "invalid_grant", code: "AADB2C90090", message: "The provided JWE token is not valid.")
         }
         guard record.clientId == app.clientId else {
@@ -309,7 +309,7 @@ struct TokenIssuer: TenantPart {
                     + "\(record.grantIssuedAt), Grant expiration time: \(expiry)"
             )
         }
-        guard let user = try store.user(oid: record.oid) else {
+        guard let user else {
             throw OAuthFailure(
                 error: "invalid_grant", code: "AADB2C90128",
                 message: "The account associated with this grant no longer exists. Please reauthenticate and try again.")
@@ -391,4 +391,6 @@ struct Issuance {
     var idpAccessToken: String? = nil
     /// Claims an API connector returned before the token ("Continue"), as token claim names.
     var extraClaims: [String: JSONValue] = [:]
+    /// The request's entry in the token log, written with the refresh token in one transaction.
+    var log: EmulatorStore.LogEntry? = nil
 }

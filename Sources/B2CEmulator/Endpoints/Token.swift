@@ -100,7 +100,7 @@ struct TokenEndpoint: TenantPart {
                     error: "unsupported_grant_type", code: "AADB2C90086",
                     message: "The supplied grant_type [\(grantType)] is not supported.")
             }
-            store.log(entry)
+            if !entry.written { store.log(entry) }
             return cors(out, caller)
         } catch let f as OAuthFailure {
             entry.outcome = f.code
@@ -308,7 +308,10 @@ struct TokenEndpoint: TenantPart {
         }
         log.oid = user.oid
         let scopes = try issuer.resolveScopes(form["scope"].flatMap { $0.isEmpty ? nil : $0 } ?? record.scopes, app: app)
-        return try issuer.refreshed(token, record: record, user: user, policy: policy, app: app, scopes: scopes, form: form, origin: origin)
+        let response = try issuer.refreshed(
+            token, record: record, user: user, policy: policy, app: app, scopes: scopes, form: form, origin: origin, log: log)
+        log.written = true
+        return response
     }
 
     private func passwordGrant(

@@ -424,7 +424,9 @@ public final class EmulatorStore: Sendable {
         var spa = false
     }
 
-    func saveRefreshToken(_ token: String, _ r: RefreshRecord, rotating old: String? = nil, now: Int) throws {
+    /// Stores a refresh token, marks the one it rotates, and writes `log` (the request's entry in the token log) in the
+    /// same transaction: a refresh grant commits once.
+    func saveRefreshToken(_ token: String, _ r: RefreshRecord, rotating old: String? = nil, now: Int, log: LogEntry? = nil) throws {
         try db.write { db in
             try db.cachedExecute(
                 """
@@ -440,19 +442,27 @@ public final class EmulatorStore: Sendable {
                 try db.cachedExecute(
                     "UPDATE refresh_tokens SET rotated_at = ? WHERE hash = ? AND rotated_at IS NULL", [now, Self.hash(old)])
             }
+            if let log { try Self.insert(log, db) }
         }
     }
 
-    func refreshToken(_ token: String) throws -> RefreshRecord? {
-        // One statement, SQLite's own snapshot: no transaction around it (every refresh grant reads its token).
+    /// A refresh token's record, and the person it was issued to (nil when they are gone): one read for a refresh grant.
+    func refreshTokenAndUser(_ token: String) throws -> (RefreshRecord, UserRecord?)? {
+        // Two single-statement lookups, each in SQLite's own snapshot: no transaction around them (every refresh grant
+        // reads both; a person deleted between the two is the same as one deleted just before).
         try db.unsafeRead { db in
             guard let row = try db.cachedRow("SELECT * FROM refresh_tokens WHERE hash = ?", [Self.hash(token)]) else { return nil }
-            return RefreshRecord(
-                grantId: row["grant_id"], clientId: row["client_id"], policy: row["policy"], oid: row["oid"],
-                scopes: row["scopes"], authTime: row["auth_time"], issuedAt: row["issued_at"],
-                grantIssuedAt: row["grant_issued_at"], rotatedAt: row["rotated_at"], revoked: row["revoked"],
-                confidential: row["confidential"], spa: row["spa"])
+            let record = Self.refreshRecord(row)
+            return (record, try db.cachedRow("SELECT * FROM users WHERE oid = ?", [record.oid.lowercased()]).map(Self.user))
         }
+    }
+
+    private static func refreshRecord(_ row: Row) -> RefreshRecord {
+        RefreshRecord(
+            grantId: row["grant_id"], clientId: row["client_id"], policy: row["policy"], oid: row["oid"],
+            scopes: row["scopes"], authTime: row["auth_time"], issuedAt: row["issued_at"],
+            grantIssuedAt: row["grant_issued_at"], rotatedAt: row["rotated_at"], revoked: row["revoked"],
+            confidential: row["confidential"], spa: row["spa"])
     }
 
     // MARK: outbox
@@ -579,6 +589,8 @@ public final class EmulatorStore: Sendable {
 
     public struct LogEntry: Sendable {
         public var at: Int, endpoint: String, grantType: String, policy: String, clientId: String, oid: String?, outcome: String
+        /// Written already, with the refresh token the request rotated (in its transaction).
+        var written = false
         var json: JSONValue {
             [
                 "at": JSONValue(at), "endpoint": .string(endpoint), "grantType": .string(grantType), "policy": .string(policy),
@@ -589,11 +601,13 @@ public final class EmulatorStore: Sendable {
 
     func log(_ e: LogEntry) {
         // One statement: SQLite commits it alone, no transaction around it (every token request logs).
-        try? db.writeWithoutTransaction {
-            try $0.cachedExecute(
-                "INSERT INTO token_log(at, endpoint, grant_type, policy, client_id, oid, outcome) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [e.at, e.endpoint, e.grantType, e.policy, e.clientId, e.oid, e.outcome])
-        }
+        try? db.writeWithoutTransaction { try Self.insert(e, $0) }
+    }
+
+    private static func insert(_ e: LogEntry, _ db: Database) throws {
+        try db.cachedExecute(
+            "INSERT INTO token_log(at, endpoint, grant_type, policy, client_id, oid, outcome) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [e.at, e.endpoint, e.grantType, e.policy, e.clientId, e.oid, e.outcome])
     }
 
     public func tokenLog() throws -> [LogEntry] {
