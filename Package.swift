@@ -159,6 +159,7 @@ let package = Package(
             name: "B2CEmulatorTests",
             dependencies: [
                 "B2CKit", "B2CEmulator",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -120,5 +120,18 @@ enum EmulatorSchema {
                     ALTER TABLE users ADD COLUMN mfa_required INTEGER NOT NULL DEFAULT 0;
                     """)
         }
+        // v10: the token log's ids are plain row ids: AUTOINCREMENT made every grant's commit write sqlite_sequence too (a
+        // page more in the WAL per request), and nothing needs ids never reused after the log is cleared.
+        migrator.registerMigration("v10-token-log-rowid") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE token_log_v10(
+                        id INTEGER PRIMARY KEY, at INTEGER NOT NULL, endpoint TEXT NOT NULL, grant_type TEXT NOT NULL,
+                        policy TEXT NOT NULL, client_id TEXT NOT NULL, oid TEXT, outcome TEXT NOT NULL);
+                    INSERT INTO token_log_v10 SELECT id, at, endpoint, grant_type, policy, client_id, oid, outcome FROM token_log;
+                    DROP TABLE token_log;
+                    ALTER TABLE token_log_v10 RENAME TO token_log;
+                    """)
+        }
     }
 }
