@@ -5,7 +5,13 @@ public enum JSONText {
     public static func escape(_ s: String, into out: inout String) {
         out += "\""
         // Most strings (ids, emails, scopes, tokens) need no escape: appended whole.
-        if !s.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+        func needsEscape(_ b: UInt8) -> Bool { b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") }
+        // (A plain loop over the contiguous bytes: tokens inside JSON are kilobytes, and this scan is all they cost.)
+        let plain = s.utf8.withContiguousStorageIfAvailable { bytes in
+            for b in bytes where needsEscape(b) { return false }
+            return true
+        }
+        if plain ?? !s.utf8.contains(where: needsEscape) {
             out += s
             out += "\""
             return
