@@ -129,6 +129,11 @@ public enum FileBytes {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
+        return contents(ofDescriptor: fd, limit: limit)
+    }
+
+    /// The rest of an open file's bytes.
+    public static func contents(ofDescriptor fd: Int32, limit: Int = 1 << 20) -> [UInt8]? {
         var out: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 16384)
         while true {

@@ -88,17 +88,27 @@ func networkVariablesHold() -> Bool {
 }
 
 /// Whether `./policies.json`, found in the working directory, may be used as the full client decides it may: the file
-/// (symbolic links resolved) is ours and not writable by others, and `b2c config allow` (or the prompt) recorded exactly
-/// these bytes for that path in the store directory's `allowed/`.
+/// (symbolic links resolved) is ours and not writable by others, holds the bytes the answer was given for, and `b2c
+/// config allow` (or the prompt) recorded exactly those bytes for that path in the store directory's `allowed/`. The
+/// file is opened once and every check is made on what was opened (its status, its bytes, its resolved path), so a link
+/// moved between two looks cannot pass one file's checks with another's.
 func foundConfigurationIsAllowed(_ path: String, hash: String, storeDirectory: String) -> Bool {
-    guard let resolved = realpath(path, nil) else { return false }
-    defer { free(resolved) }
-    let canonical = String(cString: resolved)
+    let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
     var info = stat()
-    guard stat(canonical, &info) == 0, info.st_uid == geteuid(), info.st_mode & (S_IWGRP | S_IWOTH) == 0,
-        let record = FileBytes.contents(of: storeDirectory + "/allowed/" + Digest.sha256Hex(Array(canonical.utf8)))
+    var target = [CChar](repeating: 0, count: 4096)
+    let n = readlink("/proc/self/fd/\(fd)", &target, target.count - 1)
+    guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_uid == geteuid(),
+        info.st_mode & (S_IWGRP | S_IWOTH) == 0, let bytes = FileBytes.contents(ofDescriptor: fd),
+        TokenAnswer.digest(bytes) == hash, n > 0
     else { return false }
-    return record.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).first.map { Array($0) } == Array(hash.utf8)
+    let canonical = Array(target[0..<n].map { UInt8(bitPattern: $0) })
+    // The record as the full client reads it: UTF-8 text whose first line is the allowed bytes' hash.
+    guard let record = FileBytes.contents(of: storeDirectory + "/allowed/" + Digest.sha256Hex(canonical)),
+        let text = String(validating: record, as: UTF8.self)
+    else { return false }
+    return text.split(separator: "\n", omittingEmptySubsequences: false).first.map(String.init) == hash
 }
 
 /// The store directory, as the full client finds it.

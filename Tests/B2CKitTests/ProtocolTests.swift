@@ -86,6 +86,9 @@ import _CryptoExtras
         #expect(throws: FormEncoding.MalformedError.self) { try FormEncoding.parse("a=%4") }
         #expect(throws: FormEncoding.MalformedError.self) { try FormEncoding.parse("a=%FF") }
         #expect(try FormEncoding.parse("n=%C3%A9t%C3%A9&k=caf%c3%a9+au+lait") == ["n": "été", "k": "café au lait"])
+        // `&` and `=` separate as bytes, even before a combining mark (splitting on Characters kept them joined).
+        #expect(try FormEncoding.parse("a=1&\u{301}b=2") == ["a": "1", "\u{301}b": "2"])
+        #expect(throws: FormEncoding.MalformedError.self) { try FormEncoding.parse(String(repeating: "é", count: 50) + "=%zz") }
     }
 
     /// The form parser decodes bytes itself; Foundation's percent decoding (what it replaced) gives the same answer for

@@ -16,6 +16,9 @@ import Testing
         /// Run in a project directory whose `./policies.json` (a copy of the configuration, allowed with `b2c config allow`
         /// before the first run) is found, not named: B2C_CONFIG is unset.
         var found = false
+        /// A user configuration (`$XDG_CONFIG_HOME/b2c/policies.json`, a copy of the configuration) is there too; the
+        /// project directory is the working directory even when `found` is false.
+        var userConfig = false
         var extra: [String: String] = [:]
         /// The fast path answers it (a cache hit with nothing to say); else it hands over.
         var fast = false
@@ -114,6 +117,35 @@ import Testing
                 try FileManager.default.removeItem(at: found)
                 try FileManager.default.createSymbolicLink(at: found, withDestinationURL: other)
             }),
+        Case(
+            name: "./policies.json allowed again with other bytes, then given back the first ones (exit 3)", args: ["token"],
+            found: true, status: 3,
+            setUp: { w in
+                let first = try String(contentsOf: project(w).appendingPathComponent("policies.json"), encoding: .utf8)
+                try editFound(w) { $0 + "\n" }
+                try await w.b2c(["config", "allow"], extra: ["B2C_CONFIG": ""], directory: project(w))
+                try editFound(w) { _ in first }
+            }),
+        Case(
+            name: "./policies.json replaced by a link to a copy never allowed (exit 3)", args: ["token"], found: true, status: 3,
+            setUp: { w in
+                let copy = w.dir.appendingPathComponent("never-allowed.json")
+                try FileManager.default.copyItem(atPath: w.configPath, toPath: copy.path)
+                let found = project(w).appendingPathComponent("policies.json")
+                try FileManager.default.removeItem(at: found)
+                try FileManager.default.createSymbolicLink(at: found, withDestinationURL: copy)
+            }),
+        Case(
+            name: "./policies.json found, then removed: the user configuration answers", args: ["token", "-o", "json"], found: true,
+            userConfig: true,
+            setUp: { w in try FileManager.default.removeItem(at: project(w).appendingPathComponent("policies.json")) }),
+        Case(
+            name: "the user configuration answered, then ./policies.json appears (allowed): its notice", args: ["token", "-o", "json"],
+            userConfig: true,
+            setUp: { w in
+                try FileManager.default.copyItem(atPath: w.configPath, toPath: project(w).appendingPathComponent("policies.json").path)
+                try await w.b2c(["config", "allow"], extra: ["B2C_CONFIG": ""], directory: project(w))
+            }),
     ]
 
     /// The project directory of the `found` cases.
@@ -143,13 +175,22 @@ import Testing
             let args = c.args.map { $0 == "CONFIG" ? w.configPath : $0 }
             var extra = c.extra
             var directory: URL?
-            if c.found {
+            if c.found || c.userConfig {
                 let project = Self.project(w)
                 try FileManager.default.createDirectory(at: project, withIntermediateDirectories: false)
-                try FileManager.default.copyItem(atPath: w.configPath, toPath: project.appendingPathComponent("policies.json").path)
+                // The user configuration directory: empty unless the case has one (never this machine's own).
+                let xdg = w.dir.appendingPathComponent("xdg")
+                try FileManager.default.createDirectory(at: xdg.appendingPathComponent("b2c"), withIntermediateDirectories: true)
+                if c.userConfig {
+                    try FileManager.default.copyItem(atPath: w.configPath, toPath: xdg.appendingPathComponent("b2c/policies.json").path)
+                }
                 extra["B2C_CONFIG"] = ""
+                extra["XDG_CONFIG_HOME"] = xdg.path
                 directory = project
-                #expect(try await w.b2c(["config", "allow"], extra: extra, directory: project).status == 0)
+                if c.found {
+                    try FileManager.default.copyItem(atPath: w.configPath, toPath: project.appendingPathComponent("policies.json").path)
+                    #expect(try await w.b2c(["config", "allow"], extra: extra, directory: project).status == 0)
+                }
             }
             // The answer is filed by a first run (of the full client through b2c), then the world changes.
             _ = try await w.b2c(args, extra: extra, directory: directory)

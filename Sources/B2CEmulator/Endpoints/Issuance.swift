@@ -182,6 +182,7 @@ struct TokenIssuer: TenantPart {
                     scopes: scopes.serializedForStorage, authTime: authTime, issuedAt: now, grantIssuedAt: g.issuedAt, rotatedAt: nil,
                     revoked: false, confidential: client.confidential, spa: client.spa),
                 rotating: oldRefreshToken, now: now, log: r.log)
+            // Nothing after this save may throw: the token log's entry (`r.log`) was written with it.
             body["refresh_token"] = .string(token)
             let lifetime = client.spa ? max(0, g.issuedAt + Self.spaRefreshLifetime - now) : (policy?.refreshTokenLifetime ?? 1_209_600)
             body["refresh_token_expires_in"] = asNumber(lifetime)
