@@ -277,6 +277,20 @@ extension EmulatorCommand {
             // With --state the tenant keeps its port: the issuer names it, and clients keep their accounts per issuer.
             let portFile = state.map { URL(fileURLWithPath: $0).appendingPathComponent("port") }
             let lastPort = port == nil ? portFile.flatMap(Self.lastPort) : nil
+            if port == nil, lastPort == nil, let portFile {
+                for candidate in Self.keepablePorts() {
+                    do {
+                        let server = try await EmulatorServer.start(
+                            emulator, host: host, port: candidate, tls: tls, handleSignals: true, logger: requestLogger)
+                        try? Data("\(server.port)\n".utf8).write(to: portFile, options: .atomic)
+                        return server
+                    } catch let e as EmulatorStartError where e.portInUse {
+                        continue
+                    } catch {
+                        break  // not the port: said by the start below
+                    }
+                }
+            }
             let server: EmulatorServer
             do {
                 server = try await EmulatorServer.start(
@@ -320,6 +334,17 @@ extension EmulatorCommand {
         }
 
         /// The port a `--state` tenant served on last, if it recorded one.
+        /// Ports to try for a new `--state` tenant, which keeps its first port: below the kernel's ephemeral range
+        /// (`/proc/sys/net/ipv4/ip_local_port_range`), where the kernel never hands a port to another program's outgoing
+        /// connection or port-0 listener, so the port is still free when the tenant restarts. Empty (any free port, as
+        /// before) when the range cannot be read or leaves no room.
+        static func keepablePorts() -> [Int] {
+            guard let text = try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8),
+                let low = text.split(whereSeparator: \.isWhitespace).first.flatMap({ Int($0) }), low > 11_000
+            else { return [] }
+            return (0..<8).map { _ in Int.random(in: 10_000..<low) }
+        }
+
         static func lastPort(_ file: URL) -> Int? {
             guard let text = try? String(contentsOf: file, encoding: .utf8),
                 let n = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)),

@@ -74,6 +74,10 @@ import Testing
         }
         let first = try await serve()
         let port1 = try String(contentsOf: root.appendingPathComponent("tenant/port"), encoding: .utf8)
+        // Taken below the kernel's ephemeral range, where no other program is given it before the restart.
+        let ephemeral = try String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8)
+        let low = ephemeral.split(whereSeparator: \.isWhitespace).first.flatMap { Int($0) } ?? 32768
+        #expect((10_000..<low).contains(Int(port1.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0), "\(port1)")
         var signin = env
         signin["BROWSER"] = "b2c-emulator browser --as alice@contoso.com"
         let s = try await run(b2cBinary, ["signin"], environment: signin, directory: root)
