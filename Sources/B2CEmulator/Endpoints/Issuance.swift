@@ -101,6 +101,8 @@ struct TokenIssuer: TenantPart {
         var refreshToken: String?
         var idToken: String?
         var accessToken: String?
+        /// The refresh token still to be stored, when the issuance was asked to leave that to its caller (`storeLater`).
+        var unsaved: EmulatorStore.NewRefreshToken?
     }
 
     /// Signs the id and access tokens for `user` and stores a refresh token when `offline_access` was asked for.
@@ -172,16 +174,18 @@ struct TokenIssuer: TenantPart {
             body["resource"] = .string(resource)
         }
         var refreshToken: String?
+        var unsaved: EmulatorStore.NewRefreshToken?
         if scopes.offlineAccess {
             let g = grant ?? (id: UUID().uuidString.lowercased(), issuedAt: now)
             let token = Random.token(bytes: 48)
-            try store.saveRefreshToken(
-                token,
-                .init(
+            let new = EmulatorStore.NewRefreshToken(
+                token: token,
+                record: .init(
                     grantId: g.id, clientId: app.clientId, policy: policy?.lowercasedID ?? "", oid: user.oid,
                     scopes: scopes.serializedForStorage, authTime: authTime, issuedAt: now, grantIssuedAt: g.issuedAt, rotatedAt: nil,
                     revoked: false, confidential: client.confidential, spa: client.spa),
                 rotating: oldRefreshToken, now: now, log: r.log)
+            if r.storeLater { unsaved = new } else { try store.saveRefreshToken(new) }
             // Nothing after this save may throw: the token log's entry (`r.log`) was written with it.
             body["refresh_token"] = .string(token)
             let lifetime = client.spa ? max(0, g.issuedAt + Self.spaRefreshLifetime - now) : (policy?.refreshTokenLifetime ?? 1_209_600)
@@ -192,7 +196,7 @@ struct TokenIssuer: TenantPart {
             let uid = policy.map { "\(user.oid)-\($0.lowercasedID)" } ?? user.oid
             body["client_info"] = .string(ClientInfo(uid: uid, utid: tenantID).encoded)
         }
-        return Issued(body: .object(body), refreshToken: refreshToken, idToken: idToken, accessToken: accessToken)
+        return Issued(body: .object(body), refreshToken: refreshToken, idToken: idToken, accessToken: accessToken, unsaved: unsaved)
     }
 
     /// SPA refresh tokens live 24 hours from the sign-in, not sliding, whatever the policy says (reference §4.4).
@@ -256,16 +260,34 @@ struct TokenIssuer: TenantPart {
         _ token: String, record: EmulatorStore.RefreshRecord, user: EmulatorStore.UserRecord, policy: EmulatorSeed.Policy?,
         app: EmulatorSeed.App, scopes: Scopes, form: [String: String], origin: String, log: EmulatorStore.LogEntry? = nil
     ) throws -> Response {
-        let policy = bound(policy)
+        let issuance = refreshIssuance(
+            token, record: record, user: user, policy: policy, app: app, scopes: scopes, form: form, origin: origin)
+        return tokenResponse(try issue(Issuance(issuance, log: log)))
+    }
+
+    /// The same, the rotation stored while the task waits for the store's writer without holding its thread.
+    func refreshed(
+        _ token: String, record: EmulatorStore.RefreshRecord, user: EmulatorStore.UserRecord, policy: EmulatorSeed.Policy?,
+        app: EmulatorSeed.App, scopes: Scopes, form: [String: String], origin: String, log: EmulatorStore.LogEntry? = nil
+    ) async throws -> Response {
+        let issuance = refreshIssuance(
+            token, record: record, user: user, policy: policy, app: app, scopes: scopes, form: form, origin: origin)
+        let issued = try issue(Issuance(issuance, log: log, storeLater: true))
+        if let new = issued.unsaved { try await store.saveRefreshToken(new) }
+        return tokenResponse(issued)
+    }
+
+    private func refreshIssuance(
+        _ token: String, record: EmulatorStore.RefreshRecord, user: EmulatorStore.UserRecord, policy: EmulatorSeed.Policy?,
+        app: EmulatorSeed.App, scopes: Scopes, form: [String: String], origin: String
+    ) -> Issuance {
         var scopes = scopes
         scopes.openid = true
         scopes.offlineAccess = true
-        let issued = try issue(
-            Issuance(
-                user: user, policy: policy, app: app, scopes: scopes, authTime: record.authTime, origin: origin,
-                clientInfo: Self.wantsClientInfo(form), grant: (record.grantId, record.grantIssuedAt), rotating: token,
-                client: ClientKind(confidential: record.confidential, spa: record.spa), log: log))
-        return tokenResponse(issued)
+        return Issuance(
+            user: user, policy: bound(policy), app: app, scopes: scopes, authTime: record.authTime, origin: origin,
+            clientInfo: Self.wantsClientInfo(form), grant: (record.grantId, record.grantIssuedAt), rotating: token,
+            client: ClientKind(confidential: record.confidential, spa: record.spa))
     }
 
     static func wantsClientInfo(_ form: [String: String]) -> Bool {
@@ -394,4 +416,15 @@ struct Issuance {
     var extraClaims: [String: JSONValue] = [:]
     /// The request's entry in the token log, written with the refresh token in one transaction.
     var log: EmulatorStore.LogEntry? = nil
+    /// The refresh token is not stored by `issue` but returned (`Issued.unsaved`) for the caller to store.
+    var storeLater = false
+}
+
+extension Issuance {
+    /// `base` with the token-log entry to write beside its refresh token, and whether the caller stores it.
+    init(_ base: Issuance, log: EmulatorStore.LogEntry?, storeLater: Bool = false) {
+        self = base
+        self.log = log
+        self.storeLater = storeLater
+    }
 }

@@ -91,7 +91,7 @@ struct TokenEndpoint: TenantPart {
             let out: Response
             switch grantType {
             case "authorization_code": out = try redeemCode(caller, policy: policy, origin: context.origin, log: &entry)
-            case "refresh_token": out = try redeemRefreshToken(caller, policy: policy, origin: context.origin, log: &entry)
+            case "refresh_token": out = try await redeemRefreshToken(caller, policy: policy, origin: context.origin, log: &entry)
             case "password": out = try passwordGrant(caller.form, app: caller.app, policy: policy, origin: context.origin, log: &entry)
             case "client_credentials": out = try clientCredentials(caller, policy: policy, origin: context.origin)
             case "": throw missing("grant_type")
@@ -295,7 +295,7 @@ struct TokenEndpoint: TenantPart {
 
     private func redeemRefreshToken(
         _ caller: Caller, policy: EmulatorSeed.Policy, origin: String, log: inout EmulatorStore.LogEntry
-    ) throws
+    ) async throws
         -> Response
     {
         let form = caller.form, app = caller.app
@@ -308,7 +308,7 @@ struct TokenEndpoint: TenantPart {
         }
         log.oid = user.oid
         let scopes = try issuer.resolveScopes(form["scope"].flatMap { $0.isEmpty ? nil : $0 } ?? record.scopes, app: app)
-        let response = try issuer.refreshed(
+        let response = try await issuer.refreshed(
             token, record: record, user: user, policy: policy, app: app, scopes: scopes, form: form, origin: origin, log: log)
         log.written = true
         return response
