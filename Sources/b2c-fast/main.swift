@@ -232,7 +232,10 @@ func answer() -> String? {
         a.found == (question.findsConfiguration && access(cwd + "/policies.json", F_OK) == 0),
         !a.found || (cwd != "/" && a.configPath == cwd + "/policies.json"),
         let generation = text(store.row("SELECT n FROM store_generation", [])?[0]), Int(generation) == a.generation,
-        isRegularFile(a.configPath), TokenAnswer.hash(ofFile: a.configPath) == a.configHash,
+        // (A found file is opened once for all its checks: its bytes are hashed there.)
+        a.found
+            ? foundConfigurationIsAllowed(a.configPath, hash: a.configHash, storeDirectory: directory)
+            : isRegularFile(a.configPath) && TokenAnswer.hash(ofFile: a.configPath) == a.configHash,
         a.caFile.isEmpty || isCertificateFile(a.caFile),
         let secrets = Secrets(store),
         let row = store.row(
@@ -245,8 +248,7 @@ func answer() -> String? {
         expiresOn - (time(nil) + (environment("B2C_CLOCK_OFFSET").flatMap { Int($0) } ?? 0)) >= question.minValid,
         let secret = secrets.open(
             sealed, row: SealedSecret.accessTokenRow(a.environment, a.clientID, a.accountID, a.target), isText: text(row[2]) == "1"),
-        TokenAnswer.digest(Array(secret.utf8)) == a.secretHash,
-        !a.found || foundConfigurationIsAllowed(a.configPath, hash: a.configHash, storeDirectory: directory)
+        TokenAnswer.digest(Array(secret.utf8)) == a.secretHash
     else { return nil }
     if a.found { writeAll(2, "b2c: using ./policies.json (found in the current directory)\n") }
     return TokenText.render(

@@ -258,21 +258,24 @@ struct TokenIssuer: TenantPart {
     /// A refresh: always an id token and a new refresh token of the same grant (rotation), as B2C does.
     func refreshed(
         _ token: String, record: EmulatorStore.RefreshRecord, user: EmulatorStore.UserRecord, policy: EmulatorSeed.Policy?,
-        app: EmulatorSeed.App, scopes: Scopes, form: [String: String], origin: String, log: EmulatorStore.LogEntry? = nil
+        app: EmulatorSeed.App, scopes: Scopes, form: [String: String], origin: String
     ) throws -> Response {
-        let issuance = refreshIssuance(
-            token, record: record, user: user, policy: policy, app: app, scopes: scopes, form: form, origin: origin)
-        return tokenResponse(try issue(Issuance(issuance, log: log)))
+        tokenResponse(
+            try issue(
+                refreshIssuance(token, record: record, user: user, policy: policy, app: app, scopes: scopes, form: form, origin: origin)))
     }
 
-    /// The same, the rotation stored while the task waits for the store's writer without holding its thread.
+    /// The same, the rotation stored (with the request's token-log entry) while the task waits for the store's writer
+    /// without holding its thread.
     func refreshed(
         _ token: String, record: EmulatorStore.RefreshRecord, user: EmulatorStore.UserRecord, policy: EmulatorSeed.Policy?,
-        app: EmulatorSeed.App, scopes: Scopes, form: [String: String], origin: String, log: EmulatorStore.LogEntry? = nil
+        app: EmulatorSeed.App, scopes: Scopes, form: [String: String], origin: String, log: EmulatorStore.LogEntry
     ) async throws -> Response {
-        let issuance = refreshIssuance(
+        var issuance = refreshIssuance(
             token, record: record, user: user, policy: policy, app: app, scopes: scopes, form: form, origin: origin)
-        let issued = try issue(Issuance(issuance, log: log, storeLater: true))
+        issuance.log = log
+        issuance.storeLater = true
+        let issued = try issue(issuance)
         if let new = issued.unsaved { try await store.saveRefreshToken(new) }
         return tokenResponse(issued)
     }
@@ -418,13 +421,4 @@ struct Issuance {
     var log: EmulatorStore.LogEntry? = nil
     /// The refresh token is not stored by `issue` but returned (`Issued.unsaved`) for the caller to store.
     var storeLater = false
-}
-
-extension Issuance {
-    /// `base` with the token-log entry to write beside its refresh token, and whether the caller stores it.
-    init(_ base: Issuance, log: EmulatorStore.LogEntry?, storeLater: Bool = false) {
-        self = base
-        self.log = log
-        self.storeLater = storeLater
-    }
 }
