@@ -57,6 +57,8 @@ let package = Package(
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
         // Non-variadic shims over the Linux key syscalls (no libkeyutils): the cache of the store's unwrapped data key.
         .target(name: "CKeyring"),
+        // The Swift runtime's global-executor hook, reached by linking (a static standard library hides it from dlsym).
+        .target(name: "CExecutorHook"),
         .target(
             name: "B2CKit",
             dependencies: [
@@ -119,6 +121,9 @@ let package = Package(
                 "B2CCLI", "B2CKit", "B2CEmulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                "CExecutorHook",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         .executableTarget(name: "b2c-emulator", dependencies: ["B2CEmulatorCLI"], linkerSettings: leanStart),

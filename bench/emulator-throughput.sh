@@ -10,7 +10,8 @@
 #           signing rate is what it could reach if signing were the only work.
 #   target: >= 70 % of the same-library (swift-crypto) bound
 #
-# Knobs: DURATION (10 s), CONNECTIONS (16), THREADS (wrk threads, 1: the load generator should take as little CPU as
+# Knobs: DURATION (10 s of load in all), SLICES (5: the load runs in slices, the bound is measured between them),
+# BOUND_SECONDS (1: each measurement of the bound), CONNECTIONS (16), THREADS (wrk threads, 1: the load generator should take as little CPU as
 # it can from the 2-core machine), MODES ("file memory": emulator with --state DIR and with --in-memory state; the
 # first mode is the one held to the target), OPENSSL_SECONDS (3).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -47,10 +48,15 @@ if grep -qw avx512ifma /proc/cpuinfo; then
         "$signNoIFMA" "$cores" "$boundNoIFMA"
 fi
 
-# The same-library bound is measured before and after the emulator's runs, and their mean is the floor: this machine's
-# CPU share drifts by 10-15 % from one minute to the next (a shared virtual machine), and a single measurement before
-# the runs put the ratio anywhere in that range.
-swiftSign1=$("$TOOL" sign-bound --seconds "$OPENSSL_SECONDS" | awk '{ print $9 }')
+# The load runs in SLICES slices, and the same-library bound is measured for BOUND_SECONDS before each slice and after
+# the last; each mode's floor is the mean of its own bound measurements. This machine's CPU share drifts by 10-15 % from
+# one minute to the next (a shared virtual machine): one measurement before the runs put the ratio anywhere in that
+# range, and a bracket around a 10-s run still moved it by 5 points when the drift fell inside the run.
+SLICES=${SLICES:-5}
+BOUND_SECONDS=${BOUND_SECONDS:-1}
+(( DURATION % SLICES == 0 )) || die "DURATION ($DURATION) must be a multiple of SLICES ($SLICES)"
+slice=$(( DURATION / SLICES ))
+sign_bound() { "$TOOL" sign-bound --seconds "$BOUND_SECONDS" | awk '{ print $9 }'; }
 
 first=1
 results=()
@@ -64,35 +70,48 @@ for mode in $MODES; do
     status=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$EMU_CA" --data-binary @"$form" "$url")
     [[ $status == 200 ]] || die "the refresh grant answered HTTP $status"
 
-    # Warm-up (connections, caches, the WAL), then the measured run.
+    # Warm-up (connections, caches, the WAL), then the measured slices.
     B2C_BENCH_FORM=$form wrk -t"$THREADS" -c"$CONNECTIONS" -d2s -s "$BENCH_DIR/refresh-grant.lua" "$url" >/dev/null 2>&1 || true
-    out=$BENCH_TMP/wrk-$mode.txt
-    emu_before=$(cpu_seconds "$EMU_PID")
-    B2C_BENCH_FORM=$form /usr/bin/time -f 'wrk-cpu %U %S' -o "$BENCH_TMP/wrk-cpu-$mode.txt" wrk -t"$THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency -s "$BENCH_DIR/refresh-grant.lua" "$url" >"$out" 2>&1 \
-        || { cat "$out" >&2; die "wrk failed"; }
-    rps=$(awk '/^Requests\/sec:/ { print $2 }' "$out")
-    read -r answered not200 errors p50_us p99_us < <(sed -n 's/^b2c-bench answered \([0-9]*\) not200 \([0-9]*\) errors \([0-9]*\) p50_us \([0-9]*\) p99_us \([0-9]*\)$/\1 \2 \3 \4 \5/p' "$out")
-    emu_cpu=$(awk -v a="$emu_before" -v b="$(cpu_seconds "$EMU_PID")" -v d="$DURATION" 'BEGIN { printf "%.2f", (b - a) / d }')
-    wrk_cpu=$(awk -v d="$DURATION" '/^wrk-cpu/ { printf "%.2f", ($2 + $3) / d }' "$BENCH_TMP/wrk-cpu-$mode.txt")
+    bounds=()
+    answered=0 not200=0 errors=0 duration_us=0 emu_cpu_s=0 wrk_cpu_s=0 p50s=() p99_us=0
+    for ((i = 0; i < SLICES; i++)); do
+        bounds+=("$(sign_bound)")
+        out=$BENCH_TMP/wrk-$mode-$i.txt
+        emu_before=$(cpu_seconds "$EMU_PID")
+        B2C_BENCH_FORM=$form /usr/bin/time -f 'wrk-cpu %U %S' -o "$BENCH_TMP/wrk-cpu-$mode-$i.txt" \
+            wrk -t"$THREADS" -c"$CONNECTIONS" -d"${slice}s" --latency -s "$BENCH_DIR/refresh-grant.lua" "$url" >"$out" 2>&1 \
+            || { cat "$out" >&2; die "wrk failed"; }
+        emu_cpu_s=$(awk -v t="$emu_cpu_s" -v a="$emu_before" -v b="$(cpu_seconds "$EMU_PID")" 'BEGIN { printf "%.2f", t + b - a }')
+        wrk_cpu_s=$(awk -v t="$wrk_cpu_s" '/^wrk-cpu/ { printf "%.2f", t + $2 + $3 }' "$BENCH_TMP/wrk-cpu-$mode-$i.txt")
+        read -r a n e p50 p99 d < <(sed -n 's/^b2c-bench answered \([0-9]*\) not200 \([0-9]*\) errors \([0-9]*\) p50_us \([0-9]*\) p99_us \([0-9]*\) duration_us \([0-9]*\)$/\1 \2 \3 \4 \5 \6/p' "$out")
+        [[ -n ${d:-} ]] || { cat "$out" >&2; die "wrk printed no summary"; }
+        answered=$((answered + a)) not200=$((not200 + n)) errors=$((errors + e)) duration_us=$((duration_us + d))
+        p50s+=("$p50")
+        ((p99 > p99_us)) && p99_us=$p99
+    done
+    bounds+=("$(sign_bound)")
     stop_emulator
-    results+=("$mode $rps $not200 $errors $p50_us $p99_us $answered $emu_cpu $wrk_cpu")
+    rps=$(awk -v a="$answered" -v d="$duration_us" 'BEGIN { printf "%.2f", a / (d / 1e6) }')
+    sign=$(printf '%s\n' "${bounds[@]}" | awk '{ s += $1; n++ } END { printf "%.1f", s / n }')
+    spread=$(printf '%s\n' "${bounds[@]}" | sort -n | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.0f-%.0f", lo, hi }')
+    p50_us=$(printf '%s\n' "${p50s[@]}" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+    emu_cpu=$(awk -v c="$emu_cpu_s" -v d="$duration_us" 'BEGIN { printf "%.2f", c / (d / 1e6) }')
+    wrk_cpu=$(awk -v c="$wrk_cpu_s" -v d="$duration_us" 'BEGIN { printf "%.2f", c / (d / 1e6) }')
+    results+=("$mode $rps $not200 $errors $p50_us $p99_us $answered $emu_cpu $wrk_cpu $sign $spread")
 done
 
-swiftSign2=$("$TOOL" sign-bound --seconds "$OPENSSL_SECONDS" | awk '{ print $9 }')
-swiftSign=$(awk -v a="$swiftSign1" -v b="$swiftSign2" 'BEGIN { printf "%.1f", (a + b) / 2 }')
-boundSwift=$(awk -v s="$swiftSign" 'BEGIN { printf "%.1f", s / 2 }')
-printf 'swift-crypto (BoringSSL) rsa2048, as the emulator signs: %s sign/s on %d threads (%s before the runs, %s after); bound %s answers/s\n' \
-    "$swiftSign" "$cores" "$swiftSign1" "$swiftSign2" "$boundSwift"
-
 for result in "${results[@]}"; do
-    read -r mode rps not200 errors p50_us p99_us answered emu_cpu wrk_cpu <<<"$result"
+    read -r mode rps not200 errors p50_us p99_us answered emu_cpu wrk_cpu swiftSign spread <<<"$result"
+    boundSwift=$(awk -v s="$swiftSign" 'BEGIN { printf "%.1f", s / 2 }')
+    printf 'swift-crypto (BoringSSL) rsa2048, as the emulator signs (%s state): %s sign/s on %d threads, mean of %d measurements of %d s between the slices (%s); bound %s answers/s\n' \
+        "$mode" "$swiftSign" "$cores" "$((SLICES + 1))" "$BOUND_SECONDS" "$spread" "$boundSwift"
     pct=$(awk -v r="$rps" -v b="$boundSwift" 'BEGIN { printf "%.1f", 100 * r / b }')
     pctN=$(awk -v r="$rps" -v b="$boundN" 'BEGIN { printf "%.1f", 100 * r / b }')
     pct1=$(awk -v r="$rps" -v b="$bound1" 'BEGIN { printf "%.1f", 100 * r / b }')
     ok=$(verdict "$pct" 70 ge)
     [[ $not200 == 0 && $errors == 0 ]] || ok=MISS
-    printf 'emulator token endpoint (%s state, %d connections, %ds): %s refresh grants/s  floor (swift-crypto signing bound / 2) %s/s  ratio %s%%  target >= 70%%  %s%s\n' \
-        "$mode" "$CONNECTIONS" "$DURATION" "$rps" "$boundSwift" "$pct" "$ok" "$([[ $first == 1 ]] || echo ' (diagnostic)')"
+    printf 'emulator token endpoint (%s state, %d connections, %d slices of %d s): %s refresh grants/s  floor (swift-crypto signing bound / 2) %s/s  ratio %s%%  target >= 70%%  %s%s\n' \
+        "$mode" "$CONNECTIONS" "$SLICES" "$slice" "$rps" "$boundSwift" "$pct" "$ok" "$([[ $first == 1 ]] || echo ' (diagnostic)')"
     printf '  %s%% of OpenSSL'"'"'s bound (-multi %d: %s/s), %s%% of its 1-process bound (%s/s); latency p50 %.2f ms, p99 %.2f ms; answers %s, non-200 %s, socket errors %s; CPU: emulator %s cores, wrk %s cores\n' \
         "$pctN" "$cores" "$boundN" "$pct1" "$bound1" "$(awk -v u="$p50_us" 'BEGIN{print u/1000}')" "$(awk -v u="$p99_us" 'BEGIN{print u/1000}')" \
         "$answered" "$not200" "$errors" "$emu_cpu" "$wrk_cpu"

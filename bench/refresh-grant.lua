@@ -32,7 +32,7 @@ function done(summary, latency, requests)
         total = total + t:get("answered")
         bad = bad + t:get("not200")
     end
-    io.write(string.format("b2c-bench answered %d not200 %d errors %d p50_us %d p99_us %d\n", total, bad,
+    io.write(string.format("b2c-bench answered %d not200 %d errors %d p50_us %d p99_us %d duration_us %d\n", total, bad,
         summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.status + summary.errors.timeout,
-        latency:percentile(50), latency:percentile(99)))
+        latency:percentile(50), latency:percentile(99), summary.duration))
 end

@@ -167,6 +167,14 @@ extension EmulatorCommand {
         /// The start sequence of `serve`, in order: seed, state, TLS, request log, admin surface, listen, configuration out.
         func run() async throws {
             let host = self.host ?? "127.0.0.1"
+            let onEventLoops = EventLoopExecutor.install()
+            if verbose {
+                FileHandle.standardError.write(
+                    Data(
+                        (onEventLoops
+                            ? "b2c-emulator: requests run on the \(EventLoopExecutor.loops) event-loop threads\n"
+                            : "b2c-emulator: requests run on Swift's default executor (another global-executor hook is set)\n").utf8))
+            }
             let (store, tlsDirectory) = try openState()
             // An in-memory tenant leaves nothing behind: its CA (and the CA's private key) go when it stops.
             defer { if state == nil { try? FileManager.default.removeItem(at: tlsDirectory) } }

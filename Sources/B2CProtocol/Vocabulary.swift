@@ -51,3 +51,16 @@ extension UInt8 {
             || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self)
     }
 }
+
+extension StringProtocol {
+    /// Equal but for letter case, as Foundation's `caseInsensitiveCompare` decides; ASCII strings (policy ids, client ids,
+    /// scopes) are compared byte by byte, without Foundation's string bridging, which every token request paid for.
+    public func equalsIgnoringCase(_ other: some StringProtocol) -> Bool {
+        let a = utf8, b = other.utf8
+        if a.allSatisfy({ $0 < 0x80 }) && b.allSatisfy({ $0 < 0x80 }) {
+            func folded(_ c: UInt8) -> UInt8 { c >= UInt8(ascii: "A") && c <= UInt8(ascii: "Z") ? c | 0x20 : c }
+            return a.count == b.count && zip(a, b).allSatisfy { folded($0) == folded($1) }
+        }
+        return String(self).caseInsensitiveCompare(String(other)) == .orderedSame
+    }
+}

@@ -68,6 +68,23 @@ import _CryptoExtras
         }
     }
 
+    /// The byte comparison decides as Foundation's `caseInsensitiveCompare`, on ASCII and non-ASCII strings alike.
+    @Test func equalsIgnoringCase() {
+        #expect("B2C_1_SUSI".equalsIgnoringCase("b2c_1_susi"))
+        #expect(!"B2C_1_susi".equalsIgnoringCase("B2C_1_susi2"))
+        #expect(!"a@".equalsIgnoringCase("A`"), "@ and ` are not a letter pair")
+        #expect("ÄRGER".equalsIgnoringCase("ärger"))
+        let alphabet = Array("aAzZ@`[{_09-\u{e4}\u{c4}\u{df}")
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<5_000 {
+            let a = String((0..<Int.random(in: 0...4, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! })
+            let b = String((0..<Int.random(in: 0...4, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! })
+            for (x, y) in [(a, b), (a, a.uppercased()), (a.lowercased(), a)] {
+                #expect(x.equalsIgnoringCase(y) == (x.caseInsensitiveCompare(y) == .orderedSame), "\(x) \(y)")
+            }
+        }
+    }
+
     @Test func markerCounting() {
         let marker = "-----BEGIN CERTIFICATE-----"
         #expect(countOccurrences(of: marker, in: Data()) == 0)

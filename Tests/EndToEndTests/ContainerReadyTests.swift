@@ -1,3 +1,4 @@
+import B2CEmulator
 import B2CKit
 import Foundation
 import Testing
@@ -145,5 +146,38 @@ import Testing
             let r = try await run(emulatorBinary, ["serve"], environment: env, directory: root)
             #expect(r.status == 64 && r.stderr.contains(message), "\(name)=\(value): \(r.status) \(r.stderr)")
         }
+    }
+
+    /// `serve` runs Swift concurrency's jobs on NIO's event loops (the request's task stays on its connection's loop), and
+    /// every kind of work still completes there: a password grant (signing, a synchronous write) and the refresh grant
+    /// after it (an asynchronous write that resumes the task on a loop).
+    @Test func servedRequestsRunOnTheEventLoops() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("b2c-loops-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: root) }
+        let p = try LiveProcess(
+            emulatorBinary, ["serve", "--verbose", "--state", "state"], environment: ["HOME": root.path, "PATH": "/usr/bin:/bin"],
+            directory: root)
+        try await p.waitForOutput("b2c emulator: ")
+        #expect(p.stderr.contains(/b2c-emulator: requests run on the \d+ event-loop threads/), "\(p.stderr)")
+        let base = try #require(p.stdout.split(separator: " ").dropFirst(2).first.map(String.init))
+        let token = "\(base)/contoso.onmicrosoft.com/B2C_1_ROPC_Auth/oauth2/v2.0/token"
+        // (The form goes in a file: a password belongs on no command line, not even a test's.)
+        let form = root.appendingPathComponent("form")
+        try Data(
+            ("grant_type=password&client_id=\(EmulatorSeed.defaultClientID)&scope=openid%20offline_access"
+                + "&username=alice%40contoso.com&password=Alice-dev-2026%21").utf8
+        ).write(to: form)
+        let password = try await Self.curl(["--data-binary", "@\(form.path)", token])
+        #expect(password.stdout.hasSuffix("\n200"), "\(password.stdout)")
+        let answer = try JSONValue.parse(Data(password.stdout.split(separator: "\n").dropLast().joined(separator: "\n").utf8))
+        let refresh = try #require(answer["refresh_token"]?.stringValue)
+        try Data("grant_type=refresh_token&client_id=\(EmulatorSeed.defaultClientID)&refresh_token=\(refresh)".utf8).write(to: form)
+        for _ in 0..<3 {
+            let renewed = try await Self.curl(["--data-binary", "@\(form.path)", token])
+            #expect(renewed.stdout.hasSuffix("\n200") && renewed.stdout.contains("\"id_token\""), "\(renewed.stdout)")
+        }
+        p.signal(SIGTERM)
+        #expect(await p.finish().status == 0)
     }
 }

@@ -55,7 +55,7 @@ struct TokenIssuer: TenantPart {
             default:
                 let appId: String
                 var short: String?
-                if item.caseInsensitiveCompare(app.clientId) == .orderedSame {
+                if item.equalsIgnoringCase(app.clientId) {
                     appId = app.clientId
                 } else if seed.tenant.externalId, let name = GraphEndpoint.scope(item) {
                     // Microsoft Graph's delegated User.Read (granted to every app registration) and User.ReadWrite.

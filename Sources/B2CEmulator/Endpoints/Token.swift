@@ -33,7 +33,7 @@ struct TokenEndpoint: TenantPart {
         var form = try await request.formParameters()
         for (k, v) in try req.queryParameters() where form[k] == nil && k != "p" { form[k] = v }
         let basic = try Self.basicCredentials(req.headers[.authorization])
-        if let basic, let formID = form["client_id"], formID.caseInsensitiveCompare(basic.id) != .orderedSame {
+        if let basic, let formID = form["client_id"], !formID.equalsIgnoringCase(basic.id) {
             throw OAuthFailure(
                 error: "invalid_request", code: "AADB2C90083", message: "The client_id of the body and of the Basic credentials differ.")
         }

@@ -113,12 +113,19 @@ public final class EmulatorStore: Sendable {
         }
     }
 
-    private static func user(_ row: Row) -> UserRecord {
+    /// The columns `user(_:)` reads, in its order. Rows are read by position: a lookup by name lowercases the name and
+    /// searches the statement's columns at every access, which was a per cent of a refresh grant.
+    private static let userColumns = "oid, email, display_name, given_name, surname, created_at, tokens_valid_from, idp, attributes"
+
+    /// A person from `userColumns`, starting at column `base` of the row.
+    private static func user(_ row: Row, from base: Int) -> UserRecord {
         UserRecord(
-            oid: row["oid"], email: row["email"], displayName: row["display_name"], givenName: row["given_name"],
-            surname: row["surname"], createdAt: row["created_at"], tokensValidFrom: row["tokens_valid_from"], idp: row["idp"],
-            attributes: (row["attributes"] as String?).flatMap { try? JSONValue.parse(Data($0.utf8)).objectValue } ?? [:])
+            oid: row[base], email: row[base + 1], displayName: row[base + 2], givenName: row[base + 3], surname: row[base + 4],
+            createdAt: row[base + 5], tokensValidFrom: row[base + 6], idp: row[base + 7],
+            attributes: (row[base + 8] as String?).flatMap { try? JSONValue.parse(Data($0.utf8)).objectValue } ?? [:])
     }
+
+    private static func user(_ row: Row) -> UserRecord { user(row, from: 0) }
 
     static func passwordHash(_ password: String, salt: Data) -> Data {
         let key = try! KDF.Insecure.PBKDF2.deriveKey(
@@ -190,16 +197,18 @@ public final class EmulatorStore: Sendable {
     }
 
     public func users() throws -> [UserRecord] {
-        try db.read { try Row.fetchAll($0, sql: "SELECT * FROM users ORDER BY email").map(Self.user) }
+        try db.read { try Row.fetchAll($0, sql: "SELECT \(Self.userColumns) FROM users ORDER BY email").map(Self.user) }
     }
 
     public func user(email: String) throws -> UserRecord? {
-        try db.read { try Row.fetchOne($0, sql: "SELECT * FROM users WHERE email = ?", arguments: [email]).map(Self.user) }
+        try db.read {
+            try Row.fetchOne($0, sql: "SELECT \(Self.userColumns) FROM users WHERE email = ?", arguments: [email]).map(Self.user)
+        }
     }
 
     public func user(oid: String) throws -> UserRecord? {
         // One statement, SQLite's own snapshot: no transaction around it (every grant reads the user).
-        try db.unsafeRead { try $0.cachedRow("SELECT * FROM users WHERE oid = ?", [oid.lowercased()]).map(Self.user) }
+        try db.unsafeRead { try $0.cachedRow("SELECT \(Self.userColumns) FROM users WHERE oid = ?", [oid.lowercased()]).map(Self.user) }
     }
 
     /// Finds a user by email or oid.
@@ -208,10 +217,13 @@ public final class EmulatorStore: Sendable {
     }
 
     func checkPassword(email: String, password: String) throws -> UserRecord? {
-        let row = try db.read { try Row.fetchOne($0, sql: "SELECT * FROM users WHERE email = ?", arguments: [email]) }
+        let row = try db.read {
+            try Row.fetchOne(
+                $0, sql: "SELECT \(Self.userColumns), password_salt, password_hash FROM users WHERE email = ?", arguments: [email])
+        }
         guard let row else { return nil }
-        let salt: Data = row["password_salt"]
-        let expected: Data = row["password_hash"]
+        let salt: Data = row[9]
+        let expected: Data = row[10]
         let actual = Self.passwordHash(password, salt: salt)
         guard actual.count == expected.count, zip(actual, expected).reduce(0, { $0 | ($1.0 ^ $1.1) }) == 0 else { return nil }
         return Self.user(row)
@@ -457,21 +469,34 @@ public final class EmulatorStore: Sendable {
 
     /// A refresh token's record, and the person it was issued to (nil when they are gone): one read for a refresh grant.
     func refreshTokenAndUser(_ token: String) throws -> (RefreshRecord, UserRecord?)? {
-        // Two single-statement lookups, each in SQLite's own snapshot: no transaction around them (every refresh grant
-        // reads both; a person deleted between the two is the same as one deleted just before).
-        try db.unsafeRead { db in
-            guard let row = try db.cachedRow("SELECT * FROM refresh_tokens WHERE hash = ?", [Self.hash(token)]) else { return nil }
-            let record = Self.refreshRecord(row)
-            return (record, try db.cachedRow("SELECT * FROM users WHERE oid = ?", [record.oid.lowercased()]).map(Self.user))
+        // One statement, in SQLite's own snapshot: no transaction around it, and one read lock rather than two.
+        return try db.unsafeRead { db in
+            guard let row = try db.cachedRow(Self.refreshTokenAndUserSQL, [Self.hash(token)]) else { return nil }
+            let user = (row[Self.refreshColumnCount] as String?) == nil ? nil : Self.user(row, from: Self.refreshColumnCount)
+            return (Self.refreshRecord(row), user)
         }
     }
 
+    /// The columns `refreshRecord(_:)` reads, in its order (by position, as `userColumns`).
+    private static let refreshColumns =
+        "grant_id, client_id, policy, oid, scopes, auth_time, issued_at, grant_issued_at, rotated_at, revoked, confidential, spa"
+
+    private static let refreshColumnCount = refreshColumns.split(separator: ",").count
+
+    /// A refresh token's columns, then its person's (NULL when they are gone). Oids are GUIDs: SQL's ASCII `lower` is
+    /// Swift's `lowercased`, with which users are stored.
+    private static let refreshTokenAndUserSQL: String = {
+        func qualified(_ columns: String, _ table: String) -> String {
+            columns.split(separator: ",").map { table + "." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
+        }
+        return "SELECT \(qualified(refreshColumns, "r")), \(qualified(userColumns, "u")) "
+            + "FROM refresh_tokens r LEFT JOIN users u ON u.oid = lower(r.oid) WHERE r.hash = ?"
+    }()
+
     private static func refreshRecord(_ row: Row) -> RefreshRecord {
         RefreshRecord(
-            grantId: row["grant_id"], clientId: row["client_id"], policy: row["policy"], oid: row["oid"],
-            scopes: row["scopes"], authTime: row["auth_time"], issuedAt: row["issued_at"],
-            grantIssuedAt: row["grant_issued_at"], rotatedAt: row["rotated_at"], revoked: row["revoked"],
-            confidential: row["confidential"], spa: row["spa"])
+            grantId: row[0], clientId: row[1], policy: row[2], oid: row[3], scopes: row[4], authTime: row[5], issuedAt: row[6],
+            grantIssuedAt: row[7], rotatedAt: row[8], revoked: row[9], confidential: row[10], spa: row[11])
     }
 
     // MARK: outbox

@@ -412,11 +412,11 @@ public struct EmulatorSeed: Sendable, Equatable {
     }
 
     public func policy(named name: String) -> Policy? {
-        policies.first { $0.id.caseInsensitiveCompare(name) == .orderedSame }
+        policies.first { $0.id.equalsIgnoringCase(name) }
     }
 
     public func app(clientId: String) -> App? {
-        apps.first { $0.clientId.caseInsensitiveCompare(clientId) == .orderedSame }
+        apps.first { $0.clientId.equalsIgnoringCase(clientId) }
     }
 
     // MARK: the documented default tenant
