@@ -85,14 +85,20 @@ if [[ -x $ALT_BIN/b2c ]]; then
 fi
 
 say "loading ($LABEL b2c token):"
-libs=$(ldd "$B2C" | grep -c '=>' || true)
-swiftlibs=$(ldd "$B2C" | awk '$3 ~ /swift|Foundation|dispatch|BlocksRuntime/ {print $3}')
+# (ldd fails on a static executable, which the fast path is in a release build: then there is nothing to list.)
+libs=$( (ldd "$B2C" 2>/dev/null || true) | grep -c '=>' || true)
+swiftlibs=$( (ldd "$B2C" 2>/dev/null || true) | awk '$3 ~ /swift|Foundation|dispatch|BlocksRuntime/ {print $3}')
 swiftbytes=$(for l in $swiftlibs; do stat -L -c %s "$l"; done | awk '{s += $1} END {printf "%.1f", s / 1048576}')
-printf '  %d shared objects; %d of them from the Swift toolchain (%s MB): %s\n' "$libs" "$(wc -w <<<"$swiftlibs")" "$swiftbytes" \
-    "$(for l in $swiftlibs; do basename "$l"; done | tr '\n' ' ')"
-LD_DEBUG=statistics "$B2C" token 2>"$BENCH_TMP/ld.txt" >/dev/null
-sed -n 's/^ *[0-9]*:[[:space:]]*//p' "$BENCH_TMP/ld.txt" | grep -E 'total startup time|time needed for relocation|number of relocations:|relocations from cache|objects loaded' \
-    | sed 's/^/  ld.so: /' | head -8
+if ((libs == 0)); then
+    echo "  a static executable: no dynamic loader, no shared objects, no relocations against them at start"
+else
+    printf '  %d shared objects; %d of them from the Swift toolchain (%s MB): %s\n' "$libs" "$(wc -w <<<"$swiftlibs")" "$swiftbytes" \
+        "$(for l in $swiftlibs; do basename "$l"; done | tr '\n' ' ')"
+    LD_DEBUG=statistics "$B2C" token 2>"$BENCH_TMP/ld.txt" >/dev/null
+    sed -n 's/^ *[0-9]*:[[:space:]]*//p' "$BENCH_TMP/ld.txt" \
+        | grep -E 'total startup time|time needed for relocation|number of relocations:|relocations from cache|objects loaded' \
+        | sed 's/^/  ld.so: /' | head -8
+fi
 if [[ -x $ALT_BIN/b2c ]]; then
     LD_DEBUG=statistics "$ALT_BIN/b2c" token 2>"$BENCH_TMP/ld-alt.txt" >/dev/null
     sed -n 's/^ *[0-9]*:[[:space:]]*//p' "$BENCH_TMP/ld-alt.txt" | grep -E 'total startup time|number of relocations:|objects loaded' \
