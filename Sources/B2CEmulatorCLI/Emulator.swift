@@ -167,13 +167,20 @@ extension EmulatorCommand {
         /// The start sequence of `serve`, in order: seed, state, TLS, request log, admin surface, listen, configuration out.
         func run() async throws {
             let host = self.host ?? "127.0.0.1"
-            let onEventLoops = EventLoopExecutor.install()
+            // B2C_EMULATOR_EXECUTOR=default keeps Swift's own executor: a way out should the runtime hook ever misbehave.
+            let executor = ProcessInfo.processInfo.environment["B2C_EMULATOR_EXECUTOR"].flatMap { $0.isEmpty ? nil : $0 } ?? "event-loops"
+            guard ["event-loops", "default"].contains(executor) else {
+                throw CLIError("B2C_EMULATOR_EXECUTOR must be event-loops or default, not '\(executor)'.", exitCode: ExitStatus.usage)
+            }
+            let onEventLoops = executor == "event-loops" && EventLoopExecutor.install()
             if verbose {
                 FileHandle.standardError.write(
                     Data(
                         (onEventLoops
                             ? "b2c-emulator: requests run on the \(EventLoopExecutor.loops) event-loop threads\n"
-                            : "b2c-emulator: requests run on Swift's default executor (another global-executor hook is set)\n").utf8))
+                            : executor == "default"
+                                ? "b2c-emulator: requests run on Swift's default executor (B2C_EMULATOR_EXECUTOR=default)\n"
+                                : "b2c-emulator: requests run on Swift's default executor (another global-executor hook is set)\n").utf8))
             }
             let (store, tlsDirectory) = try openState()
             // An in-memory tenant leaves nothing behind: its CA (and the CA's private key) go when it stops.

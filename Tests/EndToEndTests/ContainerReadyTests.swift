@@ -179,5 +179,18 @@ import Testing
         }
         p.signal(SIGTERM)
         #expect(await p.finish().status == 0)
+
+        // The way out: Swift's own executor, said as such; a value that is neither is refused before anything starts.
+        let env = ["HOME": root.path, "PATH": "/usr/bin:/bin", "B2C_EMULATOR_EXECUTOR": "default"]
+        let plain = try LiveProcess(emulatorBinary, ["serve", "--verbose", "--in-memory"], environment: env, directory: root)
+        try await plain.waitForOutput("b2c emulator: ")
+        #expect(plain.stderr.contains("requests run on Swift's default executor (B2C_EMULATOR_EXECUTOR=default)"), "\(plain.stderr)")
+        plain.signal(SIGTERM)
+        #expect(await plain.finish().status == 0)
+        let bad = try await run(
+            emulatorBinary, ["serve", "--in-memory"], environment: env.merging(["B2C_EMULATOR_EXECUTOR": "threads"]) { $1 },
+            directory: root)
+        #expect(
+            bad.status == 64 && bad.stderr.contains("B2C_EMULATOR_EXECUTOR must be event-loops or default, not 'threads'"), "\(bad.stderr)")
     }
 }
