@@ -83,7 +83,7 @@ for mode in $MODES; do
             || { cat "$out" >&2; die "wrk failed"; }
         emu_cpu_s=$(awk -v t="$emu_cpu_s" -v a="$emu_before" -v b="$(cpu_seconds "$EMU_PID")" 'BEGIN { printf "%.2f", t + b - a }')
         wrk_cpu_s=$(awk -v t="$wrk_cpu_s" '/^wrk-cpu/ { printf "%.2f", t + $2 + $3 }' "$BENCH_TMP/wrk-cpu-$mode-$i.txt")
-        read -r a n e p50 p99 d < <(sed -n 's/^b2c-bench answered \([0-9]*\) not200 \([0-9]*\) errors \([0-9]*\) p50_us \([0-9]*\) p99_us \([0-9]*\) duration_us \([0-9]*\)$/\1 \2 \3 \4 \5 \6/p' "$out")
+        read -r a n e p50 p99 d < <(sed -n 's/^b2c-bench answered \([0-9]*\) not200 \([0-9]*\) errors \([0-9]*\) p50_us \([0-9]*\) p99_us \([0-9]*\) duration_us \([0-9]*\)$/\1 \2 \3 \4 \5 \6/p' "$out") || true
         [[ -n ${d:-} ]] || { cat "$out" >&2; die "wrk printed no summary"; }
         answered=$((answered + a)) not200=$((not200 + n)) errors=$((errors + e)) duration_us=$((duration_us + d))
         p50s+=("$p50")
