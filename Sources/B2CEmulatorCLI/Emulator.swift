@@ -174,13 +174,9 @@ extension EmulatorCommand {
             }
             let onEventLoops = executor == "event-loops" && EventLoopExecutor.install()
             if verbose {
-                FileHandle.standardError.write(
-                    Data(
-                        (onEventLoops
-                            ? "b2c-emulator: requests run on the \(EventLoopExecutor.loops) event-loop threads\n"
-                            : executor == "default"
-                                ? "b2c-emulator: requests run on Swift's default executor (B2C_EMULATOR_EXECUTOR=default)\n"
-                                : "b2c-emulator: requests run on Swift's default executor (another global-executor hook is set)\n").utf8))
+                let why = executor == "default" ? "B2C_EMULATOR_EXECUTOR=default" : "another global-executor hook is set"
+                let place = onEventLoops ? "on the \(EventLoopExecutor.loops) event-loop threads" : "on Swift's default executor (\(why))"
+                FileHandle.standardError.write(Data("b2c-emulator: requests run \(place)\n".utf8))
             }
             let (store, tlsDirectory) = try openState()
             // An in-memory tenant leaves nothing behind: its CA (and the CA's private key) go when it stops.
@@ -292,13 +288,15 @@ extension EmulatorCommand {
             // With --state the tenant keeps its port: the issuer names it, and clients keep their accounts per issuer.
             let portFile = state.map { URL(fileURLWithPath: $0).appendingPathComponent("port") }
             let lastPort = port == nil ? portFile.flatMap(Self.lastPort) : nil
-            if port == nil, lastPort == nil, let portFile {
+            func start(_ port: Int) async throws -> EmulatorServer {
+                try await EmulatorServer.start(emulator, host: host, port: port, tls: tls, handleSignals: true, logger: requestLogger)
+            }
+            var server: EmulatorServer?
+            if port == nil, lastPort == nil, portFile != nil {
                 for candidate in Self.keepablePorts() {
                     do {
-                        let server = try await EmulatorServer.start(
-                            emulator, host: host, port: candidate, tls: tls, handleSignals: true, logger: requestLogger)
-                        try? Data("\(server.port)\n".utf8).write(to: portFile, options: .atomic)
-                        return server
+                        server = try await start(candidate)
+                        break
                     } catch let e as EmulatorStartError where e.portInUse {
                         continue
                     } catch {
@@ -306,18 +304,19 @@ extension EmulatorCommand {
                     }
                 }
             }
-            let server: EmulatorServer
-            do {
-                server = try await EmulatorServer.start(
-                    emulator, host: host, port: port ?? lastPort ?? 0, tls: tls, handleSignals: true, logger: requestLogger)
-            } catch let e as EmulatorStartError where e.portInUse && lastPort != nil {
-                throw CLIError(
-                    "cannot listen on port \(lastPort ?? 0), where the tenant in '\(state ?? "")' served last: another program holds "
-                        + "it. Stop that program, or give --port (0 for any free port) — the accounts clients keep for the old "
-                        + "address will not match a new one.", exitCode: ExitStatus.network)
-            } catch {
-                throw CLIError("\(error)", exitCode: ExitStatus.network)
+            if server == nil {
+                do {
+                    server = try await start(port ?? lastPort ?? 0)
+                } catch let e as EmulatorStartError where e.portInUse && lastPort != nil {
+                    throw CLIError(
+                        "cannot listen on port \(lastPort ?? 0), where the tenant in '\(state ?? "")' served last: another program "
+                            + "holds it. Stop that program, or give --port (0 for any free port) — the accounts clients keep for the "
+                            + "old address will not match a new one.", exitCode: ExitStatus.network)
+                } catch {
+                    throw CLIError("\(error)", exitCode: ExitStatus.network)
+                }
             }
+            guard let server else { preconditionFailure("started or thrown above") }
             if let portFile, server.port != lastPort {
                 try? Data("\(server.port)\n".utf8).write(to: portFile, options: .atomic)
             }
@@ -348,7 +347,6 @@ extension EmulatorCommand {
             }
         }
 
-        /// The port a `--state` tenant served on last, if it recorded one.
         /// Ports to try for a new `--state` tenant, which keeps its first port: below the kernel's ephemeral range
         /// (`/proc/sys/net/ipv4/ip_local_port_range`), where the kernel never hands a port to another program's outgoing
         /// connection or port-0 listener, so the port is still free when the tenant restarts. Empty (any free port, as
@@ -360,6 +358,7 @@ extension EmulatorCommand {
             return (0..<8).map { _ in Int.random(in: 10_000..<low) }
         }
 
+        /// The port a `--state` tenant served on last, if it recorded one.
         static func lastPort(_ file: URL) -> Int? {
             guard let text = try? String(contentsOf: file, encoding: .utf8),
                 let n = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)),

@@ -177,9 +177,6 @@ extension B2CEmulator {
     func tenantMatches(_ segment: String) -> Bool {
         let s = segment.lowercased()
         let name = tenantName.lowercased()
-        return s == name || s == tenantID
-            || name.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false).first.map {
-                s.utf8.elementsEqual($0)
-            } == true
+        return s == name || s == tenantID || s[...] == name.prefix { $0 != "." }
     }
 }

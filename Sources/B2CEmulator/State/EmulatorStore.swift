@@ -219,14 +219,14 @@ public final class EmulatorStore: Sendable {
     func checkPassword(email: String, password: String) throws -> UserRecord? {
         let row = try db.read {
             try Row.fetchOne(
-                $0, sql: "SELECT \(Self.userColumns), password_salt, password_hash FROM users WHERE email = ?", arguments: [email])
+                $0, sql: "SELECT password_salt, password_hash, \(Self.userColumns) FROM users WHERE email = ?", arguments: [email])
         }
         guard let row else { return nil }
-        let salt: Data = row[9]
-        let expected: Data = row[10]
+        let salt: Data = row[0]
+        let expected: Data = row[1]
         let actual = Self.passwordHash(password, salt: salt)
         guard actual.count == expected.count, zip(actual, expected).reduce(0, { $0 | ($1.0 ^ $1.1) }) == 0 else { return nil }
-        return Self.user(row)
+        return Self.user(row, from: 2)
     }
 
     func updateProfile(oid: String, displayName: String, givenName: String, surname: String) throws {
