@@ -295,9 +295,20 @@ extension ScriptedBrowser {
             return try await fetch(f.action, form: f.fields)
         }
         if page.body.contains("id=\"otpCode\""), let f = Self.form(page, "attributeVerification") {
+            // A code is taken once (RFC 6238 §5.2): after one was used, the next step's code, which the tenant takes
+            // early (one step of drift), as an authenticator app shows it 30 seconds later.
+            let stepKey = "totp-step:\(persona.email.lowercased())"
+            let now = try await tenantTime(start) / TOTP.period
+            let step = max(now, lock.withLock { jar[stepKey].flatMap { Int($0) }.map { $0 + 1 } } ?? now)
             guard let secret = lock.withLock({ jar[key] }) ?? persona.totpSecret,
-                let code = TOTP.code(secret: secret, at: try await tenantTime(start))
+                let code = TOTP.code(secret: secret, at: step * TOTP.period)
             else { throw Failure(description: "the page asks for an authenticator code and no secret is known for \(persona.email)") }
+            guard step <= now + 1 else {
+                throw Failure(
+                    description: "\(persona.email)'s authenticator codes of this 30 seconds and the next were used already (each is "
+                        + "taken once); sign in again in 30 seconds")
+            }
+            if !wrong { lock.withLock { jar[stepKey] = String(step) } }
             var fields = f.fields
             fields["otpCode"] = wrong ? String(((Int(code.prefix(1)) ?? 0) + 1) % 10) + code.dropFirst() : code
             return try await fetch(f.action, form: fields)

@@ -168,7 +168,9 @@ import Testing
     @Test func nativeAuthenticationsCodeGoesToTheExtension() async throws {
         let e = try ConnectorEndpoint()
         defer { e.stop() }
-        try await TestTenant.with(seed: Self.seed(e, events: [.onOtpSend])) { t in
+        var seed = Self.seed(e, events: [.onOtpSend])
+        seed.policies[seed.policies.firstIndex { $0.id == "B2C_1_susi" }!].signInMethod = .emailOtp  // code sign-in
+        try await TestTenant.with(seed: seed) { t in
             let base = "/contoso.onmicrosoft.com/oauth2/v2.0"
             func challenge() async throws -> TestResponse {
                 let start = try await t.post(

@@ -20,6 +20,7 @@ import Testing
     @Test func meAnswersBehindAResourceServersChecks() async throws {
         var seed = EmulatorSeed.default
         seed.tenant.externalId = true
+        seed.apps[0].apiPermissions.append("https://graph.microsoft.com/User.ReadWrite")  // PATCH's permission, named
         try await TestTenant.with(seed: seed) { t in
             let token = try await Self.graphToken(t, scope: "User.Read")
             let c = try claims(token)

@@ -17,6 +17,13 @@ private func expectAADError(
 }
 
 @Suite struct NativeAuthTests {
+    /// The External ID tenant with an "Email one-time passcode" user flow: native sign-in by emailed codes.
+    static var byCode: EmulatorSeed {
+        var seed = EmulatorSeed.defaultExternalID
+        seed.policies[seed.policies.firstIndex { $0.id == "B2C_1_susi" }!].signInMethod = .emailOtp
+        return seed
+    }
+
     @Test func emailAndPassword() async throws {
         try await TestTenant.with { t in
             let start = try await t.post(
@@ -61,7 +68,7 @@ private func expectAADError(
     }
 
     @Test func emailOneTimeCodeWithResend() async throws {
-        try await TestTenant.with { t in
+        try await TestTenant.with(seed: Self.byCode) { t in
             let start = try await t.post(
                 "\(base)/initiate", ["client_id": clientID, "challenge_type": "oob redirect", "username": bob.email])
             let ch = try await t.post(
@@ -104,7 +111,7 @@ private func expectAADError(
     }
 
     @Test func tooManyWrongCodesEndTheFlow() async throws {
-        try await TestTenant.with { t in
+        try await TestTenant.with(seed: Self.byCode) { t in
             let start = try await t.post(
                 "\(base)/initiate", ["client_id": clientID, "challenge_type": "oob redirect", "username": bob.email])
             let ch = try await t.post(

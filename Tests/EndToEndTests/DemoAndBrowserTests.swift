@@ -70,6 +70,22 @@ import Testing
         #expect(!r.stdout.contains("not ok") && !r.stdout.contains("SKIP"), "\(r.stdout)")
     }
 
+    /// What a script can do on the tenant's pages, asked of headless Chromium (Tests/browser/page_policy.py): a layout's
+    /// `onerror` and `javascript:` links do not run where JavaScript is off (the Content-Security-Policy refuses them), a
+    /// `login_hint` with a quote and a combining mark stays text, and where a layout enables JavaScript its script runs and
+    /// the admin surface refuses it (security review 4, findings 1 and 5).
+    @Test func realChromiumRunsNoInjectedScriptAndTheAdminSurfaceRefusesPages() async throws {
+        let r = try await run(
+            URL(fileURLWithPath: "/bin/bash"),
+            [packageRoot.appendingPathComponent("Tests/browser/run-page-policy.sh").path, b2cBinary.path],
+            environment: ProcessInfo.processInfo.environment)
+        #expect(r.status != 77, "install chromium chromium-driver (as .ci/run does) to run the real-browser test: \(r.stdout)")
+        #expect(r.status == 0, "\(r.stdout)\n\(r.stderr.suffix(3000))")
+        let result = try JSONValue.parse(Data((r.stdout.split(separator: "\n").last.map(String.init) ?? "{}").utf8))
+        #expect(result["scriptOff"]?["title"] == "Contoso", "\(result)")
+        #expect(result["loginHint"] == "text" && result["scriptOn"] == "admin 403", "\(result)")
+    }
+
     /// A single-page app in headless Chromium: PKCE in the page, fetch() to the token endpoint; the browser's CORS check
     /// blocks an unregistered origin and lets the app's `spa` origin through (Tests/browser/spa_cors.py).
     @Test func realChromiumRedeemsASinglePageAppsCodeFromItsRegisteredOriginOnly() async throws {

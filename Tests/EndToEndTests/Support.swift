@@ -16,6 +16,16 @@ let agent = buildDir.appendingPathComponent("b2c-test-agent")
 
 let alice = (email: "alice@contoso.com", password: "Alice-dev-2026!", oid: "0a11ce00-5eed-4a11-8000-00000000a11c")
 let bob = (email: "bob@contoso.com", password: "Bob-dev-2026!", oid: "0b0b0000-5eed-4b0b-8000-000000000b0b")
+
+extension EmulatorSeed {
+    /// The default tenant whose sign-up-or-sign-in user flow is "Email one-time passcode": native sign-in by emailed
+    /// codes (the default, "Email with password", asks for the password and offers no code).
+    static var codeSignIn: EmulatorSeed {
+        var seed = EmulatorSeed.default
+        seed.policies[seed.policies.firstIndex { $0.id == "B2C_1_susi" }!].signInMethod = .emailOtp
+        return seed
+    }
+}
 let tenantID = EmulatorSeed.defaultTenantID
 
 struct Run {

@@ -177,7 +177,7 @@ import Testing
     }
 
     @Test func nativeAuthWithOneTimeCodeResendsAndRePromptsOnAWrongCode() async throws {
-        try await World.with { w in
+        try await World.with(seed: .codeSignIn) { w in
             let p = try LiveProcess(
                 b2cBinary, ["signin", "--native", "--username", bob.email, "--otp-stdin"], environment: w.environment(as: nil))
             try await p.waitFor("an 8-digit code was sent to b***b@co*****.com; reading it from stdin")
@@ -194,7 +194,7 @@ import Testing
     @Test func codesAndPasswordsTypedAtTheTerminalPrompt() async throws {
         try await World.with { w in
             // Native auth with neither --password-stdin nor --otp-stdin: b2c asks on the terminal for what the tenant
-            // chose. With the emulator's default configuration (challengeTypes oob and password) that is the password…
+            // chose. The default user flow is "Email with password": the password…
             let pw = try LiveProcess(
                 b2cBinary, ["signin", "--native", "--username", bob.email], environment: w.environment(as: nil), terminal: true)
             try await pw.waitFor("Password for \(bob.email): ")
@@ -202,21 +202,14 @@ import Testing
             let pwDone = await pw.finish()
             #expect(pwDone.status == 0 && pwDone.stdout.contains("Signed in as bob@contoso.com under native"), "\(pwDone.stderr)")
             #expect(!pw.echoed.contains(bob.password), "the password was echoed: \(pw.echoed.debugDescription)")
-            // …and, for a passwordless configuration (challengeTypes: oob only), an emailed code.
+            // …and a client that offers only codes is sent to the browser: the user flow offers no code sign-in.
             try w.editConfig { o in
                 var native = o["nativeAuth"]?.objectValue ?? [:]
                 native["challengeTypes"] = ["oob"]
                 o["nativeAuth"] = .object(native)
             }
-            let p = try LiveProcess(
-                b2cBinary, ["signin", "--native", "--username", bob.email], environment: w.environment(as: nil), terminal: true)
-            try await p.waitFor("Enter the 8-digit code sent to b***b@co*****.com (or 'resend'): ")
-            let (_, second) = try await resendThenWrongThenRight(p, w, wrong: "00000000")
-            let r = await p.finish()
-            #expect(r.status == 0, "\(r.stderr)")
-            #expect(r.stdout.contains("Signed in as bob@contoso.com under native"))
-            #expect(r.stderr.components(separatedBy: "Enter the 8-digit code").count - 1 == 3, "asked three times: \(r.stderr)")
-
+            let codesOnly = try await w.b2c(["signin", "--native", "--username", bob.email, "--otp-stdin"], stdin: "12345678\n")
+            #expect(codesOnly.status != 0 && codesOnly.stderr.contains("browser"), "\(codesOnly.stderr)")
             // ROPC without --password-stdin: the password prompt turns the terminal's echo off.
             let ropc = try LiveProcess(
                 b2cBinary, ["signin", "--policy", "B2C_1_ROPC_Auth", "--username", alice.email], environment: w.environment(as: nil),
@@ -229,12 +222,23 @@ import Testing
             #expect(
                 !ropc.echoed.contains(alice.password) && !typed.stderr.contains(alice.password) && !typed.stdout.contains(alice.password),
                 "the password was echoed: \(ropc.echoed.debugDescription)")
+        }
+        // A user flow of "Email one-time passcode": an emailed code, whatever else the client could take.
+        try await World.with(seed: .codeSignIn) { w in
+            let p = try LiveProcess(
+                b2cBinary, ["signin", "--native", "--username", bob.email], environment: w.environment(as: nil), terminal: true)
+            try await p.waitFor("Enter the 8-digit code sent to b***b@co*****.com (or 'resend'): ")
+            let (_, second) = try await resendThenWrongThenRight(p, w, wrong: "00000000")
+            let r = await p.finish()
+            #expect(r.status == 0, "\(r.stderr)")
+            #expect(r.stdout.contains("Signed in as bob@contoso.com under native"))
+            #expect(r.stderr.components(separatedBy: "Enter the 8-digit code").count - 1 == 3, "asked three times: \(r.stderr)")
             #expect(p.echoed.contains(second), "codes are echoed as they are typed (echo stays on there)")
         }
     }
 
     @Test func nativeAuthStopsAfterThreeWrongCodesAndOnAnExpiredContinuationToken() async throws {
-        try await World.with { w in
+        try await World.with(seed: .codeSignIn) { w in
             let wrong = try await w.b2c(
                 ["signin", "--native", "--username", bob.email, "--otp-stdin"], stdin: "11111111\n22222222\n33333333\n44444444\n")
             #expect(wrong.status == 4, "\(wrong.stderr)")

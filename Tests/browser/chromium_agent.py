@@ -490,7 +490,16 @@ class Agent:
             marker = self.profile.marker("totp", self.email)
             if not os.path.exists(marker):
                 raise AgentError(f"an authenticator code is asked and no secret was registered for {self.email}")
-            code = totp_code(open(marker).read().strip())
+            # A code is taken once (RFC 6238 5.2): after one was used, the next step's, which the tenant takes early
+            # (one step of drift) - what the authenticator app shows 30 seconds later.
+            used = self.profile.marker("totp-step", self.email)
+            step = int(time.time() // 30)
+            if os.path.exists(used):
+                step = max(step, int(open(used).read().strip()) + 1)
+            code = totp_code(open(marker).read().strip(), now=step * 30)
+            if self.action != "wrong-codes":
+                with open(used, "w") as f:
+                    f.write(f"{step}\n")
             if self.action == "wrong-codes":
                 code = f"{(int(code[0]) + 1) % 10}{code[1:]}"
             log("MFA by authenticator app: entering its code")

@@ -42,6 +42,9 @@ struct AuthorizeTransaction: Codable, Sendable {
     var mfa: PendingMFA? = nil
     /// A first-time federated person, between the identity provider's answer and the social sign-up page.
     var federated: FederatedIdentity? = nil
+    /// The identity provider the person was sent to (a built-in provider's name, an OIDC or SAML provider's id): only
+    /// its answer is taken, and only once.
+    var federatingWith: String? = nil
     /// An OpenID Connect provider's sign-in under way (its PKCE verifier and nonce).
     var oidc: OIDCPending? = nil
     /// A SAML provider's sign-in under way (its metadata and the request's ID).
@@ -347,19 +350,7 @@ struct AuthorizeEndpoint: TenantPart {
     func sendReply(_ r: ReplyTo, _ params: [(String, String)], headers: [(String, String)] = []) -> Response {
         switch r.mode {
         case "form_post":
-            let inputs = params.map { "<input type=\"hidden\" name=\"\(HTML.escape($0.0))\" value=\"\(HTML.escape($0.1))\">" }.joined(
-                separator: "\n")
-            return .html(
-                """
-                <!DOCTYPE html><html><head><title>Working...</title></head><body>
-                <form method="post" name="hiddenform" action="\(HTML.escape(r.redirectUri))">
-                \(inputs)
-                <noscript><p>Script is disabled. Click Continue to go back to the application.</p></noscript>
-                <button type="submit" id="continue">Continue</button>
-                </form>
-                <script>document.forms[0].submit();</script>
-                </body></html>
-                """, headers: headers)
+            return HTML.autoPostPage(to: r.redirectUri, params, goingBackTo: "back to the application", headers: headers)
         case "fragment":
             return .redirect(r.redirectUri + "#" + FormEncoding.encode(params), headers: headers)
         default:

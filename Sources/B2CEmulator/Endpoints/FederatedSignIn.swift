@@ -9,6 +9,8 @@ import Hummingbird
 extension AuthorizeEndpoint {
     /// To the provider's authorize page, with this tenant's `authresp` as the redirect URI and the transaction as state.
     func federate(_ tx: AuthorizeTransaction, to provider: EmulatorSeed.IdentityProvider, origin: String) throws -> Response {
+        var tx = tx
+        tx.federatingWith = provider.rawValue
         try store.saveTransaction(tx, now: clock.now())
         let params: [(String, String)] =
             [
@@ -30,6 +32,7 @@ extension AuthorizeEndpoint {
         let pending = OIDCPending(
             providerID: provider.id, discovery: discovery, verifier: PKCE().verifier, nonce: Random.token(bytes: 16))
         tx.oidc = pending
+        tx.federatingWith = provider.id
         try store.saveTransaction(tx, now: clock.now())
         store.log(
             .init(at: clock.now(), endpoint: "idp", grantType: provider.id, policy: tx.policy, clientId: "", oid: nil, outcome: "sent"))
@@ -70,6 +73,12 @@ extension AuthorizeEndpoint {
                 code: "AADB2C90208",
                 message: "This sign-in page has expired or was already used. Go back to your application and start again.")
         }
+        // Only the provider this sign-in was sent to may answer it, and once: an answer of another provider, or one for a
+        // sign-in that sent nobody, would sign a stranger up at any policy.
+        guard let chosen = tx.federatingWith else {
+            throw PageError(
+                code: "AADB2C90273", message: "An invalid response was received : 'this sign-in did not ask an identity provider'")
+        }
         if let error = q["error"] {
             try store.deleteTransaction(id: tx.id)
             return redirectError(
@@ -78,8 +87,15 @@ extension AuthorizeEndpoint {
                     error: "access_denied", code: "AADB2C90273",
                     message: "An invalid response was received : 'Error: \(error),Error Description: \(q["error_description"] ?? "")'"))
         }
+        let pendingOIDC = tx.oidc
+        tx.federatingWith = nil
+        tx.oidc = nil
+        try store.saveTransaction(tx, now: clock.now())
         let identity: FederatedIdentity
-        if let pending = tx.oidc, let provider = policy.oidcProviders.first(where: { $0.id == pending.providerID }) {
+        if let pending = pendingOIDC {
+            guard pending.providerID == chosen, let provider = policy.oidcProviders.first(where: { $0.id == chosen }) else {
+                throw PageError(code: "AADB2C90273", message: "An invalid response was received : 'the identity provider is not this policy's'")
+            }
             do {
                 identity = try await OIDCRelyingParty.redeem(
                     code: q["code"] ?? "", provider, pending: pending, redirectURI: "\(context.origin)/\(tx.tenantSegment)/oauth2/authresp")
@@ -90,13 +106,18 @@ extension AuthorizeEndpoint {
                         outcome: "invalid"))
                 throw PageError(code: "AADB2C90273", message: "An invalid response was received : '\(e.reason)'")
             }
-            tx.oidc = nil
             store.log(
                 .init(at: clock.now(), endpoint: "idp", grantType: provider.id, policy: tx.policy, clientId: "", oid: nil, outcome: "ok"))
         } else {
             guard let code = q["code"], let mock = try store.redeemIdPCode(code, now: clock.now()) else {
                 throw PageError(
                     code: "AADB2C90273", message: "An invalid response was received : 'the identity provider's code is not valid'")
+            }
+            guard let provider = mock.provider, provider.rawValue == chosen, policy.identityProviders.contains(provider) else {
+                throw PageError(
+                    code: "AADB2C90273",
+                    message: "An invalid response was received : 'the code is \(mock.provider?.label ?? "another provider")'s, "
+                        + "and this sign-in was sent to \(chosen)'")
             }
             identity = mock
         }
@@ -117,6 +138,14 @@ extension AuthorizeEndpoint {
             return try await afterFirstFactor(
                 tx, user: user, authTime: clock.now(), newUser: false, secure: secure, newSession: true, sessionDidMFA: false,
                 policy: policy)
+        }
+        // A person the directory does not know can sign up only where the user flow signs people up.
+        guard [.signUpSignIn, .signUp].contains(policy.kind) else {
+            try store.deleteTransaction(id: tx.id)
+            return redirectError(
+                tx.reply,
+                OAuthFailure(
+                    error: "access_denied", code: "AADB2C99002", message: "This user does not exist. Please sign up before you can sign in."))
         }
         // "After federating with an identity provider during sign-up": the connector may stop here or pre-fill the page.
         var identity = identity
@@ -228,15 +257,7 @@ struct MockIdentityProviders: Sendable {
             params.append(("code", code))
             store.log(.init(at: now, endpoint: "idp", grantType: provider.rawValue, policy: "", clientId: "", oid: nil, outcome: "ok"))
         }
-        let inputs = params.map { "<input type=\"hidden\" name=\"\(HTML.escape($0.0))\" value=\"\(HTML.escape($0.1))\">" }.joined()
-        return .html(
-            """
-            <!DOCTYPE html><html><head><title>Working...</title></head><body>
-            <form method="post" name="hiddenform" action="\(HTML.escape(redirectURI))">\(inputs)
-            <noscript><p>Script is disabled. Click Continue to go back to the tenant.</p></noscript>
-            <button type="submit" id="continue">Continue</button></form>
-            <script>document.forms[0].submit();</script></body></html>
-            """)
+        return HTML.autoPostPage(to: redirectURI, params, goingBackTo: "back to the tenant")
     }
 }
 

@@ -32,6 +32,11 @@ struct GraphEndpoint: TenantPart {
         return ["User.Read", "User.ReadWrite"].first { $0.caseInsensitiveCompare(name) == .orderedSame }
     }
 
+    /// Whether the app's registration names Graph's delegated permission `name` (beyond User.Read, which every app has).
+    static func granted(_ name: String, to app: EmulatorSeed.App) -> Bool {
+        app.apiPermissions.contains { scope($0)?.caseInsensitiveCompare(name) == .orderedSame && $0.hasPrefix(resource + "/") }
+    }
+
     func me(_ req: Request) async throws -> Response {
         guard seed.tenant.externalId else {
             return Self.error(404, "Request_ResourceNotFound", "Microsoft Graph is served by External ID tenants only.")

@@ -58,7 +58,16 @@ struct TokenIssuer: TenantPart {
                 if item.equalsIgnoringCase(app.clientId) {
                     appId = app.clientId
                 } else if seed.tenant.externalId, let name = GraphEndpoint.scope(item) {
-                    // Microsoft Graph's delegated User.Read (granted to every app registration) and User.ReadWrite.
+                    // Microsoft Graph's delegated User.Read is granted to every app registration; User.ReadWrite only to an
+                    // app whose registration names it (Entra's consent: customers cannot grant it themselves).
+                    guard name == "User.Read" || GraphEndpoint.granted(name, to: app) else {
+                        throw OAuthFailure(
+                            error: "invalid_scope", code: "AADB2C90012",
+                            message:
+                                "The scope '\(item)' provided in request is not supported. The application '\(app.clientId)' has no "
+                                + "permission for it (its registration names Microsoft Graph's User.Read only)."
+                        )
+                    }
                     appId = GraphEndpoint.appId
                     short = name
                 } else if let api = seed.apis.first(where: { item.hasPrefix($0.identifierUri + "/") }),

@@ -17,7 +17,10 @@ struct PendingMFA: Codable, Sendable {
     var totpSecret: String? = nil
     var codeHash: String? = nil
     var codeExpiresAt: Int? = nil
+    /// Wrong codes typed in this journey, whichever code they were meant for (a resend does not reset them).
     var wrongCodes = 0
+    /// Codes sent in this journey: the first and its resends, capped (`maxCodesSent`).
+    var codesSent = 0
     /// Email: the code was verified; `#continue` goes on.
     var verified = false
 }
@@ -31,6 +34,8 @@ extension AuthorizeEndpoint {
     static let mfaCodeLifetime = 600
     static let mfaStrikes = 3
     static let emailStrikes = 5
+    /// How many codes one journey's second factor may send: the first and five resends, as native authentication allows.
+    static let maxCodesSent = 6
 
     /// An MFA event in the request log (`GET /_admin/log`: endpoint `mfa`, the method, what happened).
     func logMFA(_ m: PendingMFA, _ tx: AuthorizeTransaction, _ outcome: String) {
@@ -127,6 +132,15 @@ extension AuthorizeEndpoint {
             try store.saveTransaction(tx, now: now)
             return pages.totpVerifyPage(tx)
         }
+        m.codesSent += 1
+        guard m.codesSent <= Self.maxCodesSent else {
+            try store.deleteTransaction(id: tx.id)
+            logMFA(m, tx, "too many codes sent")
+            let (code, step) = m.method == .email ? ("AADB2C90157", "a self-asserted step") : ("AADB2C90151", "multi-factor authentication")
+            return redirectError(
+                tx.reply,
+                OAuthFailure(error: "access_denied", code: code, message: "User has exceeded the maximum number for retries for \(step)."))
+        }
         let code = knobs.fixedCode ?? Random.digits(6)
         if channel == .email {
             try await sendEmailCode(
@@ -139,8 +153,7 @@ extension AuthorizeEndpoint {
         logMFA(m, tx, "sent \(channel.rawValue)")
         m.codeHash = EmulatorStore.hash(code)
         m.codeExpiresAt = now + Self.mfaCodeLifetime
-        m.wrongCodes = 0
-        m.verified = false
+        m.verified = false  // wrong codes stay counted: a new code is not a new set of tries
         tx.mfa = m
         try store.saveTransaction(tx, now: now)
         return try mfaPage(tx, user: user, policy: policy)
@@ -158,7 +171,9 @@ extension AuthorizeEndpoint {
         switch m.method {
         case .totp:
             let secret = m.enrolling ? m.totpSecret : try store.mfaState(oid: m.oid).totpSecret
-            good = secret.map { TOTP.accepts(typed, secret: $0, at: now) } ?? false
+            // A code is taken once: its step must be later than the last one accepted for this user (RFC 6238 §5.2).
+            let step = secret.flatMap { TOTP.step(of: typed, secret: $0, at: now) }
+            good = try step.map { try store.takeTOTPStep(oid: m.oid, $0) } ?? false
         case .email, .phone:
             guard let hash = m.codeHash, let expires = m.codeExpiresAt else {
                 return try mfaPage(tx, user: user, policy: policy, error: "Send a verification code first.")

@@ -104,7 +104,7 @@ struct NativeAuthEndpoint: TenantPart {
         return .json(["continuation_token": .string(token)])
     }
 
-    /// Picks the challenge: password when the client can take one, else an emailed code. Calling it again
+    /// Picks the challenge the user flow's sign-in method asks: a password, or an emailed code. Calling it again
     /// in the code stage sends a new code and invalidates the previous one (resend). After `mfa_required` it challenges
     /// the chosen second factor instead.
     func challenge(_ req: Request, origin: String) async throws -> Response {
@@ -122,7 +122,10 @@ struct NativeAuthEndpoint: TenantPart {
                 error: "user_not_found", description: "AADSTS50034: The user account does not exist in the \(tenantName) directory.",
                 codes: [50034])
         }
-        if types.contains("password") && flow.stage != "oob" {
+        // The user flow's sign-in method decides the first factor: a password, or a code by email — never a code to a
+        // password account of an "Email with password" flow (the code alone would be a weaker first factor).
+        let byCode = seed.nativeAuthFlow?.signInMethod == .emailOtp
+        if !byCode && types.contains("password") {
             // A second factor or its registration the client did not say it can handle: the browser has to do it.
             if try lacksCapability(flow, user: user) {
                 try store.endNativeFlow(token)
@@ -134,9 +137,16 @@ struct NativeAuthEndpoint: TenantPart {
             let t = try advanceFlow(next, replacing: token)
             return .json(["challenge_type": "password", "continuation_token": .string(t)])
         }
-        if types.contains("oob") {
+        if byCode && types.contains("oob") {
+            var next = flow
+            next.journey.firstFactorByEmail = true
+            if try lacksCapability(next, user: user) {
+                try store.endNativeFlow(token)
+                return Self.redirect(
+                    "This sign-in needs a second factor; the client did not announce mfa_required or registration_required.")
+            }
             return try await sendCode(
-                flow, token: token, to: user.email, channel: .email, purpose: "native_signin", stage: "oob", origin: origin)
+                next, token: token, to: user.email, channel: .email, purpose: "native_signin", stage: "oob", origin: origin)
         }
         return .json(["challenge_type": "redirect", "redirect_reason": "No challenge type the client supports can be used for this user."])
     }
@@ -209,12 +219,17 @@ struct NativeAuthEndpoint: TenantPart {
                         error: "invalid_grant",
                         description: "AADSTS901007: Error validating credentials due to invalid username or password.", codes: [50126])
                 }
-                try afterPassword(flow, token: token, user: user)
-            case "oob", "mfa_oob": try checkCode(form, token: token, flow: flow)
-            // A sign-up with a password or a reset proved the mailbox and set a password, not a second factor: the same rule
-            // as after a password sign-in (a sign-up without a password signs in by codes, which ask none).
-            case _ where (flow.stage == "signed_up" && flow.journey.credential != nil) || flow.stage == "reset_done":
-                try afterPassword(flow, token: token, user: user)
+                try afterFirstFactor(flow, token: token, user: user)
+            case "oob":
+                try checkCode(form, token: token, flow: flow)
+                try afterFirstFactor(flow, token: token, user: user)
+            case "mfa_oob": try checkCode(form, token: token, flow: flow)
+            // A sign-up or a reset proved the mailbox (and set a password), not a second factor: the same rule as after every
+            // other first factor.
+            case _ where flow.stage == "signed_up" || flow.stage == "reset_done":
+                var proven = flow
+                if flow.stage == "signed_up" && flow.journey.credential == nil { proven.journey.firstFactorByEmail = true }
+                try afterFirstFactor(proven, token: token, user: user)
             default: break
             }
             guard try store.spendNativeFlow(token) else {

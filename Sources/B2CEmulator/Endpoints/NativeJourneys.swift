@@ -435,15 +435,19 @@ extension NativeAuthEndpoint {
 
     enum MFANeed { case none, methods([StrongMethod]), registration }
 
-    /// The channels the External ID user flow allows as a second factor (email, sms); email when it names none.
-    var mfaChannels: [String] {
+    /// The channels the External ID user flow allows as a second factor (email, sms; email when it names none) — without
+    /// email when a code by email was the first factor, which External ID does not take twice.
+    func mfaChannels(_ journey: NativeJourney) -> [String] {
         let methods = seed.externalIdFlow?.mfa?.methods ?? [.email]
-        return methods.compactMap { $0 == .email ? "email" : $0 == .phone ? "sms" : nil }
+        return methods.compactMap { $0 == .email ? "email" : $0 == .phone ? "sms" : nil }.filter {
+            !($0 == "email" && journey.firstFactorByEmail == true)
+        }
     }
 
-    /// Whether this password sign-in needs a second factor, and with which of the user's registered methods: the user
-    /// flow's MFA (always, or conditional on a risky sign-in) or the user's own `mfaRequired`.
-    func mfaNeed(_ user: EmulatorStore.UserRecord) throws -> MFANeed {
+    /// Whether this sign-in needs a second factor after its first, and with which of the user's registered methods: the
+    /// user flow's MFA (always, or conditional on a risky sign-in) or the user's own `mfaRequired`.
+    func mfaNeed(_ user: EmulatorStore.UserRecord, _ journey: NativeJourney) throws -> MFANeed {
+        let mfaChannels = mfaChannels(journey)
         let state = try store.mfaState(oid: user.oid)
         let enforcement = seed.externalIdFlow?.mfa?.enforcement ?? .off
         guard state.mfaRequired || enforcement == .always || (enforcement == .conditional && state.risky) else { return .none }
@@ -458,9 +462,10 @@ extension NativeAuthEndpoint {
         return methods.isEmpty ? .registration : .methods(methods)
     }
 
-    /// After a right password, a sign-up or a reset: tokens, or `mfa_required` / `registration_required` with the
-    /// continuation token the next steps take (a client that did not announce it can take them: refused, to the browser).
-    func afterPassword(_ flow: EmulatorStore.NativeFlow, token: String, user: EmulatorStore.UserRecord) throws {
+    /// After every first factor — a right password, a code sign-in, a sign-up or a reset: tokens, or `mfa_required` /
+    /// `registration_required` with the continuation token the next steps take (a client that did not announce it can
+    /// take them: refused, to the browser). The one place the second-factor rule of native sign-in lives.
+    func afterFirstFactor(_ flow: EmulatorStore.NativeFlow, token: String, user: EmulatorStore.UserRecord) throws {
         if try lacksCapability(flow, user: user) {
             try store.endNativeFlow(token)
             throw AADFailure(
@@ -468,7 +473,7 @@ extension NativeAuthEndpoint {
                 description: "AADSTS50076: A second factor is required and the client did not announce it can take one; sign in in "
                     + "the browser.", codes: [50076])
         }
-        switch try mfaNeed(user) {
+        switch try mfaNeed(user, flow.journey) {
         case .none: return
         case .methods:
             let t = try advanceFlow(with(flow, stage: "mfa"), replacing: token)
@@ -488,7 +493,7 @@ extension NativeAuthEndpoint {
 
     /// Whether a client that did not announce what the user's sign-in will need must go to the browser instead.
     func lacksCapability(_ flow: EmulatorStore.NativeFlow, user: EmulatorStore.UserRecord) throws -> Bool {
-        switch try mfaNeed(user) {
+        switch try mfaNeed(user, flow.journey) {
         case .none: false
         case .methods: !flow.journey.capabilities.contains("mfa_required")
         case .registration: !flow.journey.capabilities.contains("registration_required")
@@ -500,7 +505,7 @@ extension NativeAuthEndpoint {
         let (form, app) = try await nativeClient(req)
         let (token, flow) = try self.flow(form, app: app, at: ["mfa", "mfa_oob"])
         guard let user = try store.user(oid: flow.oid) else { throw Self.userGone }
-        guard case .methods(let methods) = try mfaNeed(user) else {
+        guard case .methods(let methods) = try mfaNeed(user, flow.journey) else {
             throw AADFailure(
                 error: "invalid_request", description: "AADSTS55114: No second factor is asked of this sign-in.", codes: [55114])
         }
@@ -514,7 +519,7 @@ extension NativeAuthEndpoint {
     ) async throws -> Response {
         guard let id = form["id"], !id.isEmpty else { throw aadMissing("id") }
         guard let user = try store.user(oid: flow.oid) else { throw Self.userGone }
-        guard case .methods(let methods) = try mfaNeed(user), let method = methods.first(where: { $0.id == id }) else {
+        guard case .methods(let methods) = try mfaNeed(user, flow.journey), let method = methods.first(where: { $0.id == id }) else {
             throw AADFailure(
                 error: "invalid_request", description: "AADSTS55110: The method id '\(id)' is not one of this user's (see /introspect).",
                 codes: [55110])
@@ -531,6 +536,7 @@ extension NativeAuthEndpoint {
         let (form, app) = try await nativeClient(req)
         let (token, flow) = try self.flow(form, app: app, at: ["register", "register_oob"])
         guard let user = try store.user(oid: flow.oid) else { throw Self.userGone }
+        let mfaChannels = mfaChannels(flow.journey)
         let methods: [JSONValue] = mfaChannels.map { channel in
             var m: [String: JSONValue] = ["id": .string(channel), "challenge_type": "oob", "challenge_channel": .string(channel)]
             if channel == "email" { m["login_hint"] = .string(Self.obfuscate(user.email)) }
@@ -551,6 +557,7 @@ extension NativeAuthEndpoint {
         guard let target = form["challenge_target"]?.trimmingCharacters(in: .whitespaces), !target.isEmpty else {
             throw aadMissing("challenge_target")
         }
+        let mfaChannels = mfaChannels(flow.journey)
         guard mfaChannels.contains(channel) else {
             throw AADFailure(
                 error: "invalid_request",

@@ -69,9 +69,11 @@ enum PageLayoutTemplates {
         return t
     }
 
-    /// A template without what runs code or sends the page elsewhere: `script`, `iframe`, `form`, `object` and `embed`
-    /// elements (B2C supports no forms or frames in a template), `<base>`, `on…` event attributes and `javascript:` URLs —
-    /// removed until nothing changes, so that fragments cannot reassemble into one.
+    /// A template as B2C shows it without JavaScript: `script`, `iframe`, `form`, `object` and `embed` elements (B2C supports
+    /// no forms or frames in a template), `<base>`, `on…` event attributes and `javascript:` URLs removed, so the page
+    /// looks as it will. This is not what stops a template's script: regular expressions are not an HTML parser (an
+    /// entity-encoded `javascript:` or an `onerror` after a `/` pass them). The page's Content-Security-Policy is
+    /// (`HTML.contentSecurityPolicy`): no script but the tenant's own runs unless the policy enables JavaScript.
     static func sanitized(_ template: String) -> String {
         var t = template
         for _ in 0..<8 {
@@ -206,7 +208,8 @@ struct PageLayoutMiddleware: RouterMiddleware {
                 throw PageError(
                     code: "AADB2C90223", message: "An error has occurred sanitizing the CORS resource: it has no empty <div id=\"api\">.")
             }
-            return Self.replacingBody(response, page)
+            let laidOut = Self.replacingBody(response, page)
+            return javascript ? laidOut.withHeader("Content-Security-Policy", HTML.contentSecurityPolicyWithScripts) : laidOut
         } catch let e as PageError {
             return emulator.pages.errorPage(e)  // the error page itself, without the layout that failed
         }

@@ -17,6 +17,7 @@ extension AuthorizeEndpoint {
         }
         let pending = SAMLPending(providerID: provider.id, requestID: "_" + Random.token(bytes: 16), metadata: metadata)
         tx.saml = pending
+        tx.federatingWith = provider.id
         try store.saveTransaction(tx, now: clock.now())
         store.log(
             .init(at: clock.now(), endpoint: "idp", grantType: provider.id, policy: tx.policy, clientId: "", oid: nil, outcome: "sent"))
@@ -37,7 +38,7 @@ extension AuthorizeEndpoint {
         var request = req
         let form = try await request.queryAndForm()
         guard req.method == .post, let relay = form["RelayState"], var tx = try store.transaction(id: relay, now: clock.now()),
-            tx.policy.lowercased() == policy.lowercasedID, let pending = tx.saml,
+            tx.policy.lowercased() == policy.lowercasedID, let pending = tx.saml, tx.federatingWith == pending.providerID,
             let provider = policy.samlProviders.first(where: { $0.id == pending.providerID })
         else {
             throw PageError(
@@ -45,6 +46,7 @@ extension AuthorizeEndpoint {
                 message: "This sign-in page has expired or was already used. Go back to your application and start again.")
         }
         tx.saml = nil
+        tx.federatingWith = nil
         try store.saveTransaction(tx, now: clock.now())  // one answer per request: a replayed one finds nothing under way
         let sp = serviceProvider(origin: context.origin, tenantSegment: tx.tenantSegment, policy: policy)
         let identity: FederatedIdentity
@@ -103,14 +105,6 @@ extension AuthorizeEndpoint {
 
     /// A page that posts its fields at once (the HTTP-POST binding), with a button for a browser without JavaScript.
     private func autoPost(to url: String, _ fields: [(String, String)]) -> Response {
-        let inputs = fields.map { "<input type=\"hidden\" name=\"\(HTML.escape($0.0))\" value=\"\(HTML.escape($0.1))\">" }.joined()
-        return .html(
-            """
-            <!DOCTYPE html><html><head><title>Working...</title></head><body>
-            <form method="post" name="hiddenform" action="\(HTML.escape(url))">\(inputs)
-            <noscript><p>Script is disabled. Click Continue to go on to the identity provider.</p></noscript>
-            <button type="submit" id="continue">Continue</button></form>
-            <script>document.forms[0].submit();</script></body></html>
-            """)
+        HTML.autoPostPage(to: url, fields, goingBackTo: "on to the identity provider")
     }
 }

@@ -1,4 +1,5 @@
 import B2CProtocol
+import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -57,7 +58,10 @@ extension Response {
 
     static func html(_ html: String, status: Int = 200, headers: [(String, String)] = []) -> Response {
         make(
-            status, [("Content-Type", "text/html; charset=utf-8"), ("X-Frame-Options", "DENY"), ("Cache-Control", "no-store")] + headers,
+            status, [
+                ("Content-Type", "text/html; charset=utf-8"), ("X-Frame-Options", "DENY"), ("Cache-Control", "no-store"),
+                ("Content-Security-Policy", HTML.contentSecurityPolicy),
+            ] + headers,
             Data(html.utf8))
     }
 
@@ -129,19 +133,56 @@ struct PageError: Error, Sendable {
     var status: Int = 400
 }
 
+/// What the tenant's pages need of HTML: escaping, the one script they carry, and the policy that lets only it run.
 enum HTML {
+    /// Text and attribute values, escaped per Unicode scalar: a `Character` is a grapheme cluster, so `"` followed by a
+    /// combining mark would be one `Character` that matches no case and be written raw (security review 4, finding 1).
     static func escape(_ s: String) -> String {
         var out = ""
-        for c in s {
-            switch c {
+        out.unicodeScalars.reserveCapacity(s.unicodeScalars.count)
+        for scalar in s.unicodeScalars {
+            switch scalar {
             case "&": out += "&amp;"
             case "<": out += "&lt;"
             case ">": out += "&gt;"
             case "\"": out += "&quot;"
             case "'": out += "&#39;"
-            default: out.append(c)
+            default: out.unicodeScalars.append(scalar)
             }
         }
         return out
     }
+
+    /// The one script the tenant's own pages run: a form_post answer's (to the app, a provider or the tenant) submits
+    /// itself. The Content-Security-Policy names it by its hash, so no other inline script or event handler runs.
+    static let autoSubmitScript = "document.forms[0].submit();"
+
+    /// A page that posts `fields` to `action` at once (and shows a Continue button where script is off).
+    static func autoPostPage(
+        to action: String, _ fields: [(String, String)], goingBackTo destination: String, headers: [(String, String)] = []
+    ) -> Response {
+        let inputs = fields.map { "<input type=\"hidden\" name=\"\(escape($0.0))\" value=\"\(escape($0.1))\">" }.joined(separator: "\n")
+        return .html(
+            """
+            <!DOCTYPE html><html><head><title>Working...</title></head><body>
+            <form method="post" name="hiddenform" action="\(escape(action))">
+            \(inputs)
+            <noscript><p>Script is disabled. Click Continue to go \(destination).</p></noscript>
+            <button type="submit" id="continue">Continue</button>
+            </form>
+            <script>\(autoSubmitScript)</script>
+            </body></html>
+            """, headers: headers)
+    }
+
+    /// The tenant's pages run no script but the auto-submit one: no inline script, no event handler, no `javascript:`
+    /// URL, no plug-in, no `<base>`, and no framing. Styles, images and fonts may come from anywhere (a page layout's
+    /// CSS lives on the developer's host). A policy whose layouts enable JavaScript replaces it (`withScripts`).
+    static let contentSecurityPolicy =
+        "script-src 'sha256-\(Data(SHA256.hash(data: Data(autoSubmitScript.utf8))).base64EncodedString())'; "
+        + "object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
+
+    /// The policy of a page whose layout deliberately enables JavaScript (`pageLayouts.javascript` with a contract
+    /// layout): its scripts run, from anywhere, inline too — as B2C runs them. Plug-ins, `<base>` and framing stay off.
+    static let contentSecurityPolicyWithScripts = "object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
 }

@@ -86,10 +86,13 @@ struct ErrorMiddleware: RouterMiddleware {
     }
 }
 
-/// The admin surface answers loopback peers only (an address, never a name from a header), and never a web page: a
-/// browser on this machine is a loopback peer too. A request that a page made (an `Origin` or `Sec-Fetch-Site` of
-/// another site) is refused, and a write must say `Content-Type: application/json`, which no page can send to another
-/// origin without a CORS preflight, which this surface never answers.
+/// The admin surface answers loopback peers only (an address, never a name from a header), and never a browser: a
+/// browser on this machine is a loopback peer too, and a script on one of the tenant's own pages is same-origin. A
+/// request a browser made says so — `Sec-Fetch-Site` other than `none` (every fetch, form and subresource of a page;
+/// `none` is a URL typed into the address bar), or an `Origin` (every cross-origin request and every same-origin POST) —
+/// and is refused, whatever its origin. A write must say `Content-Type: application/json`, which no page can send to
+/// another origin without a CORS preflight, which this surface never answers. The pages' Content-Security-Policy keeps
+/// injected script from running at all (`HTML.contentSecurityPolicy`); this is the second wall.
 struct AdminGuardMiddleware: RouterMiddleware {
     typealias Context = EmulatorRequestContext
     let emulator: B2CEmulator
@@ -104,7 +107,7 @@ struct AdminGuardMiddleware: RouterMiddleware {
                     + "others that present the token it writes there)."
             return .json(["error": "forbidden", "message": .string(message)], status: 403)
         }
-        if let problem = Self.crossSite(request, origin: context.origin) {
+        if let problem = Self.madeByABrowser(request) {
             return .json(["error": "forbidden", "message": .string(problem)], status: 403)
         }
         if request.method == .post, !Self.isJSON(request.headers[.contentType]) {
@@ -117,13 +120,15 @@ struct AdminGuardMiddleware: RouterMiddleware {
         return try await next(request, context)
     }
 
-    /// Why the request looks like a web page's, or nil. Test clients and curl send neither header.
-    static func crossSite(_ request: Request, origin: String) -> String? {
-        if let site = request.headers[HTTPField.Name("Sec-Fetch-Site")!], !["same-origin", "none"].contains(site.lowercased()) {
-            return "The admin surface does not answer web pages (Sec-Fetch-Site: \(site))."
+    /// Why the request looks like a web page's (the tenant's own pages included), or nil. Test clients and curl send
+    /// neither header.
+    static func madeByABrowser(_ request: Request) -> String? {
+        let remedy = "read it from a test or curl, not from a web page"
+        if let site = request.headers[HTTPField.Name("Sec-Fetch-Site")!], site.lowercased() != "none" {
+            return "The admin surface does not answer web pages, its own origin's included (Sec-Fetch-Site: \(site)): \(remedy)."
         }
-        if let from = request.headers[HTTPField.Name("Origin")!], from.lowercased() != origin.lowercased() {
-            return "The admin surface does not answer web pages of other origins (Origin: \(from))."
+        if let from = request.headers[HTTPField.Name("Origin")!] {
+            return "The admin surface does not answer web pages, its own origin's included (Origin: \(from)): \(remedy)."
         }
         return nil
     }

@@ -133,5 +133,9 @@ enum EmulatorSchema {
                     ALTER TABLE token_log_v10 RENAME TO token_log;
                     """)
         }
+        // v11: the last authenticator-app step a user's code was accepted for (RFC 6238 §5.2: a code is taken once).
+        migrator.registerMigration("v11-totp-last-step") { db in
+            try db.execute(sql: "ALTER TABLE users ADD COLUMN totp_last_step INTEGER")
+        }
     }
 }

@@ -66,6 +66,18 @@ extension EmulatorStore {
         }
     }
 
+    /// Takes an authenticator code's time step for the user if it is later than the last one taken (RFC 6238 §5.2: the
+    /// same code — or an earlier one — is not accepted twice), in one statement so parallel submits cannot both pass. Steps
+    /// are times, so they stay comparable across a new secret: the enrolment's code counts too.
+    func takeTOTPStep(oid: String, _ step: Int) throws -> Bool {
+        try db.write {
+            try $0.execute(
+                sql: "UPDATE users SET totp_last_step = ? WHERE oid = ? AND (totp_last_step IS NULL OR totp_last_step < ?)",
+                arguments: [step, oid, step])
+            return $0.changesCount == 1
+        }
+    }
+
     func setMFAEmail(oid: String, _ email: String?) throws {
         try db.write { try $0.execute(sql: "UPDATE users SET mfa_email = ? WHERE oid = ?", arguments: [email, oid]) }
     }

@@ -6,6 +6,8 @@ import Foundation
 struct NativeJourney: Codable, Sendable, Equatable {
     /// What the client said it can handle on its first request (`mfa_required`, `registration_required`).
     var capabilities: [String] = []
+    /// The first factor was a code by email (code sign-in, passwordless sign-up): email cannot be the second factor too.
+    var firstFactorByEmail: Bool? = nil
 
     /// Sign-up: the address being signed up, whether its code was entered, the password's salted hash once given, whether
     /// the sign-up takes a password at all (the client offered `password`), and the attributes given so far (wire names

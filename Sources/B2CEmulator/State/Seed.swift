@@ -30,6 +30,9 @@ public struct EmulatorSeed: Sendable, Equatable {
     /// tenant's other key and emits the starter pack's claims.
     public enum PolicyType: String, Sendable, CaseIterable, Codable { case userFlow, custom }
 
+    /// An External ID user flow's sign-in method for local accounts: the first factor native sign-in challenges.
+    public enum SignInMethod: String, Sendable, CaseIterable, Codable { case emailPassword, emailOtp }
+
     public struct Policy: Sendable, Equatable {
         public var id: String
         public var kind: PolicyKind
@@ -68,6 +71,8 @@ public struct EmulatorSeed: Sendable, Equatable {
         public var apiConnectors = APIConnectors()
         /// Custom page layouts: the developer's HTML around the tenant's pages.
         public var pageLayouts = PageLayouts()
+        /// How an External ID user flow's local accounts sign in: "Email with password" or "Email one-time passcode".
+        public var signInMethod = SignInMethod.emailPassword
 
         public var lowercasedID: String { id.lowercased() }
     }
@@ -295,8 +300,13 @@ public struct EmulatorSeed: Sendable, Equatable {
     /// An External ID tenant's user flow: what a request without a policy runs.
     public var externalIdFlow: Policy? {
         guard tenant.externalId else { return nil }
-        return policies.first { $0.kind == .signUpSignIn && $0.type == .userFlow }
+        return nativeAuthFlow
     }
+
+    /// The user flow whose sign-in method native authentication follows: the External ID tenant's, or — where the
+    /// emulator serves native authentication in a B2C tenant, which B2C itself does not — the first sign-up-or-sign-in
+    /// user flow.
+    public var nativeAuthFlow: Policy? { policies.first { $0.kind == .signUpSignIn && $0.type == .userFlow } }
 
     /// How a redirect URI may be used: a public client (native, loopback), a web app (redeems with its secret), or a
     /// single-page app (redeems cross-origin with PKCE; its origin gets CORS at the token endpoint).

@@ -161,6 +161,7 @@ extension EmulatorSeed.Policy {
             "numbersAsStrings": .bool(numbersAsStrings),
         ]
         o["slidingWindow"] = slidingWindow.map { JSONValue($0) } ?? .null
+        if signInMethod != .emailPassword { o["signInMethod"] = .string(signInMethod.rawValue) }
         if let mfa { o["mfa"] = ["methods": JSONValue(mfa.methods.map(\.rawValue)), "enforcement": .string(mfa.enforcement.rawValue)] }
         if identityProviders != [.local] || !oidcProviders.isEmpty || !samlProviders.isEmpty {
             o["identityProviders"] = .array(
@@ -223,7 +224,7 @@ extension EmulatorSeed.Policy {
         try p.rejectUnknownKeys(allowed: [
             "id", "kind", "type", "policyClaim", "issuerPattern", "accessTokenLifetime", "idTokenLifetime",
             "refreshTokenLifetime", "slidingWindow", "numbersAsStrings", "mfa", "identityProviders", "session", "kmsi", "languages",
-            "emailVerification", "attributes", "applicationClaims", "apiConnectors", "pageLayouts",
+            "emailVerification", "attributes", "applicationClaims", "apiConnectors", "pageLayouts", "signInMethod",
         ])
         let id = try p.string("id")
         let typeName = try p.optionalString("type") ?? (id.lowercased().hasPrefix("b2c_1a_") ? "custom" : "userFlow")
@@ -261,7 +262,11 @@ extension EmulatorSeed.Policy {
                 path: p.childPath("slidingWindow"),
                 message: "must be at least refreshTokenLifetime (\(rtLifetime)); use null for no sliding-window limit")
         }
-        return Self(
+        let methodName = try p.optionalString("signInMethod") ?? "emailPassword"
+        guard let signInMethod = EmulatorSeed.SignInMethod(rawValue: methodName) else {
+            throw JSONPathError(path: p.childPath("signInMethod"), message: "is '\(methodName)'; expected emailPassword or emailOtp")
+        }
+        var policy = Self(
             id: id, kind: kind, type: type, policyClaim: claim, issuerPattern: issuer,
             accessTokenLifetime: try p.int("accessTokenLifetime", default: 3600, range: 60...86_400)!,
             idTokenLifetime: try p.int("idTokenLifetime", default: 3600, range: 60...86_400)!,
@@ -272,6 +277,8 @@ extension EmulatorSeed.Policy {
             languages: try languages(p), emailVerification: try emailVerification(p),
             attributes: try attributes(p), applicationClaims: try applicationClaims(p), apiConnectors: try apiConnectors(p, kind: kind),
             pageLayouts: try pageLayouts(p))
+        policy.signInMethod = signInMethod
+        return policy
     }
 
     /// `"emailVerification": true | false | "classic" | "displayControl"` (true is the classic widget).
@@ -688,8 +695,13 @@ extension EmulatorSeed.App {
         let clientId = try EmulatorSeed.guid(a, "clientId")
         let perms = try a.stringArray("apiPermissions")
         let allScopes = Set(apis.flatMap { api in api.scopes.map(api.fullScope) })
-        for (i, s) in perms.enumerated() where !allScopes.contains(s) {
-            throw JSONPathError(path: "\(a.childPath("apiPermissions"))[\(i)]", message: "is '\(s)', which no API in $.apis defines")
+        // Microsoft Graph's delegated permissions are named in full (`https://graph.microsoft.com/User.ReadWrite`): User.Read
+        // every app has; User.ReadWrite only an app that names it, as in Entra.
+        let graph = { (s: String) in s.hasPrefix(GraphEndpoint.resource + "/") && GraphEndpoint.scope(s) != nil }
+        for (i, s) in perms.enumerated() where !allScopes.contains(s) && !graph(s) {
+            throw JSONPathError(
+                path: "\(a.childPath("apiPermissions"))[\(i)]",
+                message: "is '\(s)', which no API in $.apis defines (Microsoft Graph's: \(GraphEndpoint.resource)/User.ReadWrite)")
         }
         let roles = try a.stringArray("applicationPermissions")
         let allRoles = Set(apis.flatMap(\.applicationRoles))

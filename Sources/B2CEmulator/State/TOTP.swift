@@ -15,10 +15,13 @@ enum TOTP {
     }
 
     /// True when `code` is the code of the current step or of the one before or after it (a clock a little off).
-    static func accepts(_ code: String, secret: String, at time: Int) -> Bool {
-        guard code.count == digits, let key = Base32.decode(secret), !key.isEmpty else { return false }
+    static func accepts(_ code: String, secret: String, at time: Int) -> Bool { step(of: code, secret: secret, at: time) != nil }
+
+    /// The time step `code` is the code of — the current one, or the one before or after it — or nil.
+    static func step(of code: String, secret: String, at time: Int) -> Int? {
+        guard code.count == digits, let key = Base32.decode(secret), !key.isEmpty else { return nil }
         let step = max(0, time) / period
-        return (step - 1...step + 1).contains { $0 >= 0 && Self.code(key: key, counter: UInt64($0)) == code }
+        return (step - 1...step + 1).first { $0 >= 0 && Self.code(key: key, counter: UInt64($0)) == code }
     }
 
     /// A new secret: 20 random bytes, base32 (what an authenticator app types or scans).
