@@ -222,7 +222,7 @@ extension EmulatorCommand {
                 do { data = try LocalFile.read(seed) } catch {
                     throw CLIError("the seed file \(error)", exitCode: ExitStatus.configuration)
                 }
-                do { seedValue = try EmulatorSeed.parse(data) } catch let e as JSONPathError {
+                do { seedValue = try EmulatorSeed.parse(data, externalId: externalId) } catch let e as JSONPathError {
                     throw CLIError("the seed file '\(seed)' is invalid: \(e.path) \(e.message)", exitCode: ExitStatus.configuration)
                 }
             } else {

@@ -137,9 +137,15 @@ public struct JWK: Sendable, Equatable {
     public var n: String
     public var e: String
     public var nbf: Int?
+    /// Entra's keys carry their certificate: its SHA-1 thumbprint (base64url) and the chain (base64 DER).
+    public var x5t: String?
+    public var x5c: [String]?
 
-    public init(kid: String, kty: String = "RSA", use: String? = "sig", n: String, e: String, nbf: Int? = nil) {
-        self.kid = kid; self.kty = kty; self.use = use; self.n = n; self.e = e; self.nbf = nbf
+    public init(
+        kid: String, kty: String = "RSA", use: String? = "sig", n: String, e: String, nbf: Int? = nil, x5t: String? = nil,
+        x5c: [String]? = nil
+    ) {
+        self.kid = kid; self.kty = kty; self.use = use; self.n = n; self.e = e; self.nbf = nbf; self.x5t = x5t; self.x5c = x5c
     }
 
     public init(publicKey: _RSA.Signing.PublicKey, kid: String? = nil, nbf: Int? = nil) throws {
@@ -168,6 +174,8 @@ public struct JWK: Sendable, Equatable {
         var o: [String: JSONValue] = ["kid": .string(kid), "kty": .string(kty), "n": .string(n), "e": .string(e)]
         if let use { o["use"] = .string(use) }
         if let nbf { o["nbf"] = JSONValue(nbf) }
+        if let x5t { o["x5t"] = .string(x5t) }
+        if let x5c { o["x5c"] = .array(x5c.map(JSONValue.string)) }
         return .object(o)
     }
 }

@@ -1,7 +1,10 @@
 import B2CEmulator
 import B2CKit
 import Foundation
+import Crypto
 import Testing
+import X509
+import _CryptoExtras
 
 @Suite struct DiscoveryTests {
     @Test func everyAuthorityFormServesDiscoveryThatMirrorsIt() async throws {
@@ -54,6 +57,29 @@ import Testing
             #expect(key["use"] == "sig")
             let set = try JWKSet.parse(Data(r.body.utf8))
             #expect(try set.keys[0].rsaPublicKey().keySizeInBits == 2048)
+        }
+    }
+
+    /// Each side publishes what it publishes: B2C's keys say since when they sign (`nbf`), Entra's carry their
+    /// certificate (`x5t`, `x5c`) — whose key is the published one and whose SHA-1 thumbprint is `x5t`.
+    @Test func eachSidesJWKSCarriesItsOwnFields() async throws {
+        try await TestTenant.with { t in
+            let keys = try await t.get("/contoso.onmicrosoft.com/B2C_1_susi/discovery/v2.0/keys").json["keys"]?.arrayValue
+            let key = try #require(keys?.first)
+            #expect((key["nbf"]?.lenientInt ?? 0) > 1_500_000_000 && key["x5c"] == nil, "\(key)")
+        }
+        try await TestTenant.with(seed: .defaultExternalID) { t in
+            let r = try await t.get("/contoso.onmicrosoft.com/discovery/v2.0/keys")
+            let key = try #require(r.json["keys"]?.arrayValue?.first, "\(r.body)")
+            #expect(key["nbf"] == nil)
+            let der = try #require(key["x5c"]?.arrayValue?.first?.stringValue.flatMap { Data(base64Encoded: $0) })
+            #expect(key["x5t"]?.stringValue == Base64URL.encode(Data(Insecure.SHA1.hash(data: der))))
+            let certificate = try Certificate(derEncoded: Array(der))
+            let published = try JWKSet.parse(Data(r.body.utf8)).keys[0].rsaPublicKey()
+            #expect(certificate.publicKey == Certificate.PublicKey(published))
+            // The same key publishes the same certificate on the next request.
+            let again = try await t.get("/contoso.onmicrosoft.com/discovery/v2.0/keys").json["keys"]?.arrayValue?.first
+            #expect(again?["x5c"] == key["x5c"])
         }
     }
 

@@ -37,11 +37,17 @@ import Testing
             // PATCH needs User.ReadWrite.
             let denied = try await t.request(.PATCH, "/graph/v1.0/me", json: ["displayName": "Alice G."], headers: bearer)
             #expect(denied.status == 403 && denied.json["error"]?["code"] == "Authorization_RequestDenied", "\(denied.body)")
+            let hint = denied.json["error"]?["message"]?.stringValue ?? ""
+            #expect(hint.contains("User.ReadWrite") && hint.contains("this one has User.Read"), "\(hint)")
             let writer = [("Authorization", "Bearer \(try await Self.graphToken(t, scope: "https://graph.microsoft.com/User.ReadWrite"))")]
             let patched = try await t.request(.PATCH, "/graph/v1.0/me", json: ["displayName": "Alice G.", "city": "Lyon"], headers: writer)
             #expect(patched.status == 204, "\(patched.body)")
             let after = try await t.get("/graph/v1.0/me?$select=displayName,city", headers: bearer)
             #expect(after.json["displayName"] == "Alice G." && after.json["city"] == "Lyon")
+            // Microsoft's Graph SDKs send OData annotations in every update: control information, not properties.
+            let annotated = try await t.request(
+                .PATCH, "/graph/v1.0/me", json: ["@odata.type": "#microsoft.graph.user", "jobTitle": "Engineer"], headers: writer)
+            #expect(annotated.status == 204, "\(annotated.body)")
             let readOnly = try await t.request(.PATCH, "/graph/v1.0/me", json: ["mail": "x@y.z"], headers: writer)
             #expect(readOnly.status == 400)
             // The checks: no token, another audience (the sample API's token), a tampered signature.

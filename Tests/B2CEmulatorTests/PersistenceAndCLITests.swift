@@ -1,5 +1,5 @@
 import AsyncHTTPClient
-import B2CEmulator
+@testable import B2CEmulator
 import B2CKit
 import Foundation
 import NIOCore
@@ -42,6 +42,7 @@ func run(_ executable: URL, _ args: [String], environment: [String: String] = [:
         try await first.advanceClock(1000)
         let kid = first.emulator.jwk.kid
         let ca = try String(contentsOf: dir.appendingPathComponent("ca.pem"), encoding: .utf8)
+        #expect(ca.hasSuffix("-----END CERTIFICATE-----\n"), "a PEM ends with a newline (a cat-built bundle needs it)")
         await first.stop()
 
         let attrs = try FileManager.default.attributesOfItem(atPath: dir.appendingPathComponent("emulator.sqlite").path)
@@ -192,6 +193,22 @@ func run(_ executable: URL, _ args: [String], environment: [String: String] = [:
         #expect(port.status == 64 && port.stderr.contains("--port"))
         let both = try run(b2cBinary, ["emulator", "serve", "--in-memory", "--state", dir.path])
         #expect(both.status == 64)
+        // --external-id counts before the seed is checked: External ID's extensions need no "tenantType" in the file.
+        var external = EmulatorSeed.default
+        external.tenant.externalId = true
+        external.authenticationExtensions = [
+            .init(event: .onTokenIssuanceStart, url: "http://127.0.0.1:9/x", appId: clientID, claims: ["loyaltyTier"], timeoutMs: 1000)
+        ]
+        let withoutType = external.json.serialized().replacingOccurrences(
+            of: "\"tenantType\":\"externalId\"", with: "\"tenantType\":\"b2c\"")
+        #expect(withoutType.contains("\"tenantType\":\"b2c\""))
+        try Data(withoutType.utf8).write(to: seedFile)
+        let refused = try run(b2cBinary, ["emulator", "serve", "--seed", seedFile.path, "--port", "0"])
+        #expect(refused.status == 3 && refused.stderr.contains("authenticationExtensions"), "\(refused.stderr)")
+        let (served, line) = try Self.serve(["--seed", seedFile.path, "--external-id", "--port", "0"])
+        served.interrupt()
+        served.waitUntilExit()
+        #expect(line.hasPrefix("b2c emulator: http"), "\(line)")
         let printed = try run(b2cBinary, ["emulator", "default-seed"])
         #expect(printed.status == 0)
         #expect(try EmulatorSeed.parse(Data(printed.stdout.utf8)) == EmulatorSeed.default)

@@ -52,13 +52,21 @@ struct GraphEndpoint: TenantPart {
         }
         if req.method == .patch {
             guard scopes.contains("user.readwrite") else {
-                return Self.error(403, "Authorization_RequestDenied", "Insufficient privileges to complete the operation.")
+                // Graph's words, and (as an emulator may) what to do: the token's scope, and the app's permission.
+                return Self.error(
+                    403, "Authorization_RequestDenied",
+                    "Insufficient privileges to complete the operation. Changing the user needs a token with the scope "
+                        + "User.ReadWrite (this one has \(jwt.string("scp") ?? "none")), which an app may ask for only "
+                        + "when its registration names https://graph.microsoft.com/User.ReadWrite (the seed's apiPermissions).")
             }
             var request = req
             let body = try await request.collectBody(upTo: 64 * 1024)
-            guard let changes = (try? JSONValue.parse(Data(buffer: body)))?.objectValue else {
+            guard var changes = (try? JSONValue.parse(Data(buffer: body)))?.objectValue else {
                 return Self.error(400, "BadRequest", "The request body is not a JSON object.")
             }
+            // OData annotations (`@odata.type`, which Microsoft's Graph SDKs send in every update) are control
+            // information, not properties.
+            changes = changes.filter { !$0.key.hasPrefix("@odata.") && !$0.key.contains("@odata.") }
             for (name, value) in changes {
                 guard Self.writable.contains(name) else {
                     return Self.error(

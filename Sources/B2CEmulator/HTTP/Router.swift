@@ -40,7 +40,8 @@ extension B2CEmulator {
             on(RouterPath(path), [.get]) { _, context in
                 // Each policy type publishes its own keys: a user flow's set does not list the custom policies' key.
                 .json(
-                    try self.keys.jwks(context.authority?.policy?.type ?? .userFlow).json, headers: [("Access-Control-Allow-Origin", "*")])
+                    try self.keys.published(context.authority?.policy?.type ?? .userFlow, externalId: self.seed.tenant.externalId).json,
+                    headers: [("Access-Control-Allow-Origin", "*")])
             }
         }
         on("/_b2c/oauth2/v2.0/authorize", [.get, .post]) { request, context in

@@ -2,6 +2,8 @@ import B2CProtocol
 import Crypto
 import Foundation
 import NIOConcurrencyHelpers
+import SwiftASN1
+import X509
 import _CryptoExtras
 
 /// The tenant's RS256 signing keys, one set per policy type (user flows; custom policies sign with the tenant's other key,
@@ -53,6 +55,40 @@ final class SigningKeys: Sendable {
         _ = try current(type)
         return JWKSet(
             keys: entries.withLockedValue { list in list.filter { $0.type == type }.sorted { $0.current && !$1.current }.map(\.jwk) })
+    }
+
+    /// The key set as the tenant's `keys` endpoint publishes it: B2C's keys say since when they sign (`nbf`); Entra's
+    /// (an External ID tenant) carry a certificate, `x5t` and `x5c`, as login.microsoftonline.com's do.
+    func published(_ type: EmulatorSeed.PolicyType, externalId: Bool) throws -> JWKSet {
+        _ = try current(type)
+        let list = entries.withLockedValue { list in list.filter { $0.type == type }.sorted { $0.current && !$1.current } }
+        return JWKSet(
+            keys: try list.map { entry in
+                var jwk = entry.jwk
+                if externalId {
+                    let der = try Self.certificate(of: entry)
+                    jwk.x5t = Base64URL.encode(Data(Insecure.SHA1.hash(data: der)))
+                    jwk.x5c = [der.base64EncodedString()]
+                } else {
+                    jwk.nbf = entry.createdAt
+                }
+                return jwk
+            })
+    }
+
+    /// A self-signed certificate of a signing key (DER), the same for the same key and creation time: its serial number
+    /// comes from the `kid` and its validity from when the key was made (RSA PKCS#1 v1.5 signatures are deterministic).
+    static func certificate(of entry: Entry) throws -> Data {
+        let name = try DistinguishedName { CommonName("b2c local tenant token signing") }
+        let serial = Certificate.SerialNumber(bytes: Array(SHA256.hash(data: Data(entry.kid.utf8)).prefix(16)).map { $0 & 0x7F })
+        let since = Date(timeIntervalSince1970: TimeInterval(entry.createdAt))
+        let certificate = try Certificate(
+            version: .v3, serialNumber: serial, publicKey: .init(entry.key.publicKey), notValidBefore: since,
+            notValidAfter: since.addingTimeInterval(5 * 365 * 86_400), issuer: name, subject: name,
+            signatureAlgorithm: .sha256WithRSAEncryption, extensions: Certificate.Extensions {}, issuerPrivateKey: .init(entry.key))
+        var serializer = DER.Serializer()
+        try serializer.serialize(certificate)
+        return Data(serializer.serializedBytes)
     }
 
     /// Every published key of every type (an API that trusts both policy types looks a `kid` up here).

@@ -32,7 +32,9 @@ extension EmulatorSeed {
         ])
     }
 
-    public static func parse(_ data: Data) throws -> EmulatorSeed {
+    /// A seed file; `externalId` (`serve --external-id`) makes it an External ID tenant whatever its `tenantType` says,
+    /// before anything that depends on the tenant's type is checked.
+    public static func parse(_ data: Data, externalId: Bool = false) throws -> EmulatorSeed {
         let root = try JSONObjectReader(JSONValue.parse(data))
         try root.rejectUnknownKeys(allowed: [
             "tenant", "policies", "apps", "apis", "users", "authenticationExtensions", "$schema", "description",
@@ -46,7 +48,7 @@ extension EmulatorSeed {
         guard ["b2c", "externalId"].contains(type) else {
             throw JSONPathError(path: t.childPath("tenantType"), message: "is '\(type)'; expected b2c or externalId")
         }
-        tenant.externalId = type == "externalId"
+        tenant.externalId = type == "externalId" || externalId
         if t.has("extensionsAppId") { tenant.extensionsAppId = try guid(t, "extensionsAppId") }
         guard tenant.name.contains("."), !tenant.name.contains("/") else {
             throw JSONPathError(path: t.childPath("name"), message: "must be a domain such as contoso.onmicrosoft.com")

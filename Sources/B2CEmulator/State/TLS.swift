@@ -34,6 +34,8 @@ public struct EmulatorTLS: Sendable {
         {
             caKey = key
             ca = cert
+            // An earlier tenant wrote the PEM without a final newline: a bundle made with `cat` joined two lines.
+            if !certPEM.hasSuffix("\n") { try write(certPEM, to: caPath, mode: 0o644) }
         } else {
             caKey = P256.Signing.PrivateKey()
             ca = try makeCA(key: caKey, names: names)
@@ -107,8 +109,9 @@ public struct EmulatorTLS: Sendable {
         return names.allSatisfy { dns.contains($0) }
     }
 
+    /// A PEM file, ending with a newline (so that `cat ca.pem other.pem > bundle.pem` makes a valid bundle).
     private static func write(_ text: String, to url: URL, mode: Int) throws {
-        try Data(text.utf8).write(to: url, options: .atomic)
+        try Data((text.hasSuffix("\n") ? text : text + "\n").utf8).write(to: url, options: .atomic)
         try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: url.path)
     }
 }
