@@ -85,9 +85,9 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible {
     case signIn(policy: String, method: SignInMethod, loginHint: String?)
     /// Check the username and password and try again, or sign in in the browser to `policy`.
     case retryPasswordOrBrowser(policy: String)
-    /// The person is unknown to the tenant: check the address or sign up in the browser.
-    /// Sign up in the browser: at the policy, or (nil) at an External ID tenant's one authority.
-    case signUp(policy: String?)
+    /// The person is unknown to the tenant (a native sign-in): check the address, or sign the person up — natively, as
+    /// they were signing in (`username`: the address tried, when known).
+    case signUp(username: String?)
     /// Several accounts of a policy match: name one (a longer selector), or make one current.
     case chooseAccount(policy: String, longerSelector: Bool)
     /// Several people match or none is current: name one by email or oid.
@@ -141,7 +141,7 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .signIn(let policy, _, let hint): "sign in to \(policy)" + (hint.map { " as \($0)" } ?? "")
         case .retryPasswordOrBrowser(let policy): "check the username and password, or sign in to \(policy) in the browser"
-        case .signUp(let policy): "check the address, or sign up in the browser\(policy.map { " with \($0)" } ?? "")"
+        case .signUp(let username): "check the address, or sign up\(username.map { " as \($0)" } ?? "") with native sign-up"
         case .chooseAccount(let policy, _): "choose one of the accounts of \(policy)"
         case .choosePerson: "choose a person by email or oid"
         case .nameAccount: "name an account, a policy, or all accounts"

@@ -170,6 +170,8 @@ import Testing
             #expect(wrong.status == 4 && wrong.stderr.contains("wrong password for alice@contoso.com"), "\(wrong.stderr)")
             let unknown = try await w.b2c(["signin", "--native", "--username", "nobody@contoso.com", "--password-stdin"], stdin: "x\n")
             #expect(unknown.status == 4 && unknown.stderr.contains("there is no account nobody@contoso.com"), "\(unknown.stderr)")
+            // The remedy is the native sign-up b2c has, not the browser.
+            #expect(unknown.stderr.contains("b2c signup --username nobody@contoso.com"), "\(unknown.stderr)")
             let noUser = try await w.b2c(["signin", "--native"])
             #expect(noUser.status == 64)
             #expect(try w.storeSnapshot() == before)

@@ -45,8 +45,8 @@ public struct CLIError: Error, CustomStringConvertible {
             return message + "\nRun: " + signInCommandLine(policy: policy, method: method, loginHint: hint)
         case .retryPasswordOrBrowser(let policy):
             return message + "\nCheck them and run the command again, or sign in in the browser: b2c signin --policy \(policy)"
-        case .signUp(let policy):
-            return message + "\nCheck the address, or sign up in the browser: b2c signin\(policy.map { " --policy \($0)" } ?? "")"
+        case .signUp(let username):
+            return message + "\nCheck the address, or sign up: b2c signup --username \(username ?? "<email>")"
         case .chooseAccount(_, true): return message + "\nGive a longer --account (email, oid or account id)."
         case .chooseAccount(let policy, false):
             return message + "\nChoose one with --account, or make one current with `b2c switch --policy \(policy) <account>`."

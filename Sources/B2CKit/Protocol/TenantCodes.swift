@@ -249,7 +249,7 @@ enum TenantCodes {
             return r.config.policies(role: .resetPassword).first.map {
                 .signIn(policy: $0.name, method: .resetPassword, loginHint: r.loginHint)
             }
-        case .signUp: return .signUp(policy: r.config.externalIdAuthority != nil ? nil : try? r.config.defaultPolicy().name)
+        case .signUp: return .signUp(username: r.loginHint)
         case .provideClientSecret: return r.secretOrigin == nil && !r.isAppOnly ? ClientSecretSource.remedy : nil
         case .signInInBrowser:
             return (try? r.config.resolve(policy: nil).name).map { r.config.signInRemedy(policy: $0, loginHint: r.loginHint) }
