@@ -16,8 +16,10 @@ public struct B2CEmulatorProgram: AsyncParsableCommand {
 
     public init() {}
 
+    /// Checks (or raises) the descriptor limit: the first thing `main` does, before any thread starts.
+    public static func ensureDescriptors() { DescriptorLimit.ensure(program: "b2c-emulator") }
+
     public static func runProgram() async -> Never {
-        DescriptorLimit.ensure(program: "b2c-emulator")
         await B2CCommand.runCatching(B2CEmulatorProgram.self) {
             var command = try parseAsRoot(Array(CommandLine.arguments.dropFirst()))
             if var async = command as? AsyncParsableCommand {

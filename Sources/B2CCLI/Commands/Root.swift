@@ -23,7 +23,6 @@ public struct B2CCommand: AsyncParsableCommand {
     /// Runs the CLI, turning `CLIError` into its message and exit code.
     public static func run(arguments: [String]? = nil) async -> Never {
         let args = arguments ?? Array(CommandLine.arguments.dropFirst())
-        DescriptorLimit.ensure(program: "b2c")
         await runCatching(B2CCommand.self) {
             if let request = TokenArguments.fastParse(args) {
                 try await request.run()

@@ -1,7 +1,9 @@
 import Foundation
 
-/// The descriptors a process of ours needs before it starts SwiftNIO, whose event loops trap (SIGILL) when `epoll_create`
-/// finds none left. A soft limit below it is raised to the hard limit; a hard limit below it is reported, exit 5.
+/// The descriptors a process of ours needs: libdispatch's event thread (started by the first task) and SwiftNIO's event
+/// loops trap (SIGILL) when `epoll_create` or `eventfd` finds none left. Checked by the first line of each program's
+/// `main`, before any task or thread: a soft limit below it is raised to the hard limit; a hard limit below it is
+/// reported, exit 5.
 package enum DescriptorLimit {
     package static let needed: rlim_t = 64
 

@@ -206,3 +206,51 @@ import Testing
         #expect(r.stdout.hasPrefix("closed"), "the idle connection was still open after 20 s: \(r.stdout) \(r.stderr)")
     }
 }
+
+// MARK: - The fourth review (issue 36): findings 4, 9 and 10
+
+extension ClientSecurityTests {
+    static let clientBinary = buildDir.appendingPathComponent("b2c-client")
+
+    /// Fourth review, finding 10: at `ulimit -n 4` every program trapped (SIGILL, exit 132) before its descriptor check ran: the async
+    /// main had started libdispatch's event thread, whose `eventfd` found no descriptor. Now the check is the first line
+    /// of each `main`: with only the soft limit low it is raised and the command works; with the hard limit low too, the
+    /// program says so and exits 5.
+    @Test(arguments: [true, false]) func fourDescriptorsAreRaisedOrRefusedBeforeAnythingStarts(hardLimit: Bool) async throws {
+        try await World.with { w in
+            #expect(try await w.b2c(["signin"], as: alice).status == 0)
+            #expect(try await w.b2c(["token"]).status == 0)
+            let ulimit = hardLimit ? "ulimit -n 4" : "ulimit -Sn 4"
+            let commands: [(URL, [String])] = [
+                (b2cBinary, ["--version"]), (b2cBinary, ["token"]), (b2cBinary, ["token", "--force-refresh"]),
+                (Self.clientBinary, ["accounts"]), (emulatorBinary, ["--version"]),
+            ]
+            for (program, args) in commands {
+                let r = try await run(
+                    URL(fileURLWithPath: "/bin/sh"), ["-c", "\(ulimit); exec \"$0\" \"$@\"", program.path] + args,
+                    environment: w.environment(as: nil))
+                let what = "\(ulimit): \(program.lastPathComponent) \(args.joined(separator: " "))"
+                if hardLimit {
+                    #expect(r.status == 5 && r.stdout.isEmpty, "\(what): exit \(r.status) \(r.stderr)")
+                    #expect(r.stderr.contains("allows only 4 open files (ulimit -n)"), "\(what): \(r.stderr)")
+                } else {
+                    #expect(r.status == 0 && !r.stdout.isEmpty, "\(what): exit \(r.status) \(r.stderr)")
+                }
+            }
+            // The tenant: refused with the hard limit; with the soft one, it serves until told to stop.
+            let p = try LiveProcess(
+                URL(fileURLWithPath: "/bin/sh"),
+                ["-c", "\(ulimit); exec \"$0\" \"$@\"", emulatorBinary.path, "serve", "--port", "0", "--in-memory"],
+                environment: [:])
+            if hardLimit {
+                let r = try #require(try await Self.finish(p, within: 15), "the tenant went on at ulimit -n 4")
+                #expect(r.status == 5 && r.stderr.contains("allows only 4 open files (ulimit -n)"), "exit \(r.status) \(r.stderr)")
+            } else {
+                try await p.waitForOutput("b2c emulator:", seconds: 20)
+                p.signal(SIGTERM)
+                let r = await p.finish()
+                #expect(r.status == 0, "exit \(r.status) \(r.stderr)")
+            }
+        }
+    }
+}
