@@ -244,8 +244,10 @@ func answer() -> String? {
             WHERE environment = ? AND client_id = ? AND account_id = ? AND target = ?
             """, [a.environment, a.clientID, a.accountID, a.target]),
         let sealed = row[0], let expiresOn = text(row[1]).flatMap({ Int($0) }),
-        // B2C_CLOCK_OFFSET shifts the clock as it does the full client's (a test that advanced the tenant's clock).
-        expiresOn - (time(nil) + (environment("B2C_CLOCK_OFFSET").flatMap { Int($0) } ?? 0)) >= question.minValid,
+        // B2C_CLOCK_OFFSET shifts the clock as it does the full client's (a test that advanced the tenant's clock); a value
+        // the full client refuses is handed to it, which says why.
+        let offset = ClockOffset.parse(environment(ClockOffset.variable)),
+        expiresOn - (time(nil) + offset) >= question.minValid,
         let secret = secrets.open(
             sealed, row: SealedSecret.accessTokenRow(a.environment, a.clientID, a.accountID, a.target), isText: text(row[2]) == "1"),
         TokenAnswer.digest(Array(secret.utf8)) == a.secretHash

@@ -1,4 +1,5 @@
 import ArgumentParser
+import B2CFastPath
 import B2CKit
 import Foundation
 
@@ -138,8 +139,7 @@ struct ClientSettings: Equatable {
         if verbose {
             trace = { line in FileHandle.standardError.write(Data("b2c: http \(line)\n".utf8)) }
         }
-        // B2C_CLOCK_OFFSET shifts our clock (seconds), to follow an emulator whose clock a test has advanced.
-        let offset = Int(ProcessInfo.processInfo.environment["B2C_CLOCK_OFFSET"] ?? "") ?? 0
+        let offset = try Self.clockOffset()
         do {
             return try B2CClient(
                 config: config, store: store, timeoutSeconds: httpTimeout, trace: trace, secrets: secretSource(),
@@ -151,6 +151,19 @@ struct ClientSettings: Equatable {
 }
 
 extension ClientSettings {
+    /// `B2C_CLOCK_OFFSET`, the seconds that shift our clock to follow a local tenant whose clock a test moved; a value
+    /// that is no whole number within ten years either way is refused before anything is done.
+    static func clockOffset(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Int {
+        let value = environment[ClockOffset.variable]
+        guard let offset = ClockOffset.parse(value) else {
+            throw CLIError(
+                "\(ClockOffset.variable) is '\(value ?? "")', not a whole number of seconds from -\(ClockOffset.limit) to "
+                    + "\(ClockOffset.limit) (ten years either way, as far as the local tenant's clock moves). Unset it, or set it "
+                    + "to the seconds the tenant's clock was moved; nothing was done.", exitCode: ExitStatus.usage)
+        }
+        return offset
+    }
+
     /// The client secret's sources: standard input only when asked (`--client-secret-stdin`), read once when first needed.
     func secretSource() -> ClientSecretSource {
         guard clientSecretStdin else { return ClientSecretSource() }

@@ -212,6 +212,43 @@ import Testing
 extension ClientSecurityTests {
     static let clientBinary = buildDir.appendingPathComponent("b2c-client")
 
+    /// Fourth review, finding 9: `B2C_CLOCK_OFFSET=9223372036854775807` made `now + offset` overflow and trap (exit 132) in both `b2c` (the
+    /// fast path) and `b2c-client`, and a value that was no number counted as 0. Now a value that is not a whole number
+    /// within ten years either way is refused in words, exit 64, by both: the fast path hands it to the full client.
+    @Test(arguments: [
+        "9223372036854775807", "-9223372036854775808", "99999999999999999999", "1e9", "abc", "315360001", "-315360001", " 60",
+        "60s",
+    ])
+    func aClockOffsetThatIsNoBoundedNumberIsRefused(value: String) async throws {
+        try await World.with { w in
+            #expect(try await w.b2c(["signin"], as: alice).status == 0)
+            #expect(try await w.b2c(["token"]).status == 0)  // a cache hit the fast path could answer next
+            for (program, args) in [(b2cBinary, ["token"]), (Self.clientBinary, ["token"]), (Self.clientBinary, ["whoami"])] {
+                let r = try await run(program, args, environment: w.environment(as: nil, extra: ["B2C_CLOCK_OFFSET": value]))
+                let what = "\(program.lastPathComponent) \(args[0]) with B2C_CLOCK_OFFSET='\(value)'"
+                #expect(r.status == 64 && r.stdout.isEmpty, "\(what): exit \(r.status) \(r.stdout) \(r.stderr)")
+                #expect(
+                    r.stderr.contains("B2C_CLOCK_OFFSET is '\(value)'") && r.stderr.contains("from -315360000 to 315360000")
+                        && r.stderr.contains("Unset it"), "\(what): \(r.stderr)")
+            }
+        }
+    }
+
+    /// Fourth review, finding 9: the values in range still shift the clock, and the fast path still answers with them.
+    @Test(arguments: ["", "0", "3600", "-3600", "315360000", "-315360000", "+60"])
+    func aClockOffsetWithinTenYearsIsTaken(value: String) async throws {
+        try await World.with { w in
+            #expect(try await w.b2c(["signin"], as: alice).status == 0)
+            #expect(try await w.b2c(["token"]).status == 0)
+            let full = try await run(Self.clientBinary, ["whoami"], environment: w.environment(as: nil, extra: ["B2C_CLOCK_OFFSET": value]))
+            #expect(full.status == 0, "b2c-client whoami with '\(value)': \(full.stderr)")
+            // A cache hit with the clock a few minutes on: the fast path answers; ten years on, the token is too old for it.
+            let fast = try await w.b2c(["token"], extra: ["B2C_CLOCK_OFFSET": value, "B2C_FAST_PATH": "require"])
+            let expired = (Int(value) ?? 0) >= 3600
+            #expect(fast.status == (expired ? 70 : 0), "b2c token with '\(value)': exit \(fast.status) \(fast.stderr)")
+        }
+    }
+
     /// Fourth review, finding 10: at `ulimit -n 4` every program trapped (SIGILL, exit 132) before its descriptor check ran: the async
     /// main had started libdispatch's event thread, whose `eventfd` found no descriptor. Now the check is the first line
     /// of each `main`: with only the soft limit low it is raised and the command works; with the hard limit low too, the
