@@ -101,9 +101,8 @@ struct CallAPICommand: AsyncParsableCommand {
             } else {
                 writeOut(json.serialized(pretty: true))
             }
-        } else if !result.body.isEmpty {
-            FileHandle.standardOutput.write(result.body)
-            if result.body.last != UInt8(ascii: "\n"), isatty(STDOUT_FILENO) == 1 { FileHandle.standardOutput.write(Data("\n".utf8)) }
+        } else {
+            Output.writeBody(result.body)
         }
         switch result.status {
         case 200..<300: return

@@ -146,7 +146,7 @@ struct InitCommand: AsyncParsableCommand {
 
     /// An answer that may be left empty (Enter); nil then.
     func askOptional(_ question: String) throws -> String? {
-        FileHandle.standardError.write(Data("\(question): ".utf8))
+        writePrompt("\(question): ")
         guard let line = Prompt.line() else { throw CLIError("no answer; nothing was written", exitCode: ExitStatus.usage) }
         let answer = line.trimmingCharacters(in: .whitespaces)
         return answer.isEmpty ? nil : answer
@@ -157,7 +157,7 @@ struct InitCommand: AsyncParsableCommand {
         while true {
             let answer = try ask(question, flag: flag)
             do { return try parse(answer) } catch let e as B2CError {
-                FileHandle.standardError.write(Data("b2c: \(e.message); try again\n".utf8))
+                Terminal.err("b2c: \(e.message); try again\n")
             }
         }
     }
@@ -167,7 +167,7 @@ struct InitCommand: AsyncParsableCommand {
         guard Prompt.stdinIsTerminal else {
             throw CLIError("\(flag) is missing (no terminal to ask at); give it as a flag", exitCode: ExitStatus.usage)
         }
-        FileHandle.standardError.write(Data("\(question): ".utf8))
+        writePrompt("\(question): ")
         guard let line = Prompt.line()?.trimmingCharacters(in: .whitespaces), !line.isEmpty else {
             throw CLIError("no answer for \(flag); nothing was written", exitCode: ExitStatus.usage)
         }

@@ -56,7 +56,13 @@ public struct B2CCommand: AsyncParsableCommand {
             writeErr(cli.message)
             Foundation.exit(cli.exitCode)
         } catch {
-            root.exit(withError: error)
+            // ArgumentParser's errors quote what they were given: said as `Terminal` says text. Help, `--version` and
+            // completion scripts (a clean exit) are ArgumentParser's to print.
+            let code = root.exitCode(for: error)
+            guard code != .success else { root.exit(withError: error) }
+            let message = root.fullMessage(for: error)
+            if !message.isEmpty { Terminal.err(message + "\n") }
+            Foundation.exit(code.rawValue)
         }
     }
 

@@ -105,7 +105,7 @@ struct SignOutCommand: AsyncParsableCommand {
                 what + "\nNothing was signed out. Add --yes to sign them all out, or name a configuration (--config, --profile) "
                     + "to sign out of it only.", exitCode: ExitStatus.usage)
         }
-        FileHandle.standardError.write(Data("b2c: \(what)\nSign them all out? [y/N] ".utf8))
+        writePrompt("b2c: \(what)\nSign them all out? [y/N] ")
         guard let answer = Prompt.line()?.trimmingCharacters(in: .whitespaces).lowercased(), ["y", "yes"].contains(answer) else {
             throw CLIError("nothing was signed out", exitCode: ExitStatus.cancelled)
         }

@@ -96,7 +96,7 @@ struct TokenArguments: Equatable {
     /// The token in the asked format (or its claims with `--decode`); `json` adds what identifies it.
     func write(_ secret: String, expiresOn: Int, now: Int, json extra: [String: TokenText.Field]) throws {
         if decode { return try Output.writeDecodedJWT(secret, format: format == .json ? .json : .table, now: now) }
-        Output.writeToken(secret, expiresOn: expiresOn, format: format, json: extra)
+        try Output.writeToken(secret, expiresOn: expiresOn, format: format, json: extra)
     }
 
     /// `--app`: the app's own token for `<App ID URI>/.default`.

@@ -137,7 +137,7 @@ struct ClientSettings: Equatable {
         let store = try openStore()
         var trace: (@Sendable (String) -> Void)?
         if verbose {
-            trace = { line in FileHandle.standardError.write(Data("b2c: http \(line)\n".utf8)) }
+            trace = { line in Terminal.err("b2c: http \(line)\n") }
         }
         let offset = try Self.clockOffset()
         do {
@@ -256,7 +256,7 @@ enum ImplicitConfiguration {
         }
         writeErr("\(what). It decides where your tokens go:")
         writeErr(summary(config))
-        FileHandle.standardError.write(Data("Use it? (it is remembered until the file changes) [y/N] ".utf8))
+        writePrompt("Use it? (it is remembered until the file changes) [y/N] ")
         guard let answer = Prompt.line()?.trimmingCharacters(in: .whitespaces).lowercased(), ["y", "yes"].contains(answer) else {
             throw CLIError("\(shown) not allowed; nothing was done.", exitCode: ExitStatus.configuration)
         }

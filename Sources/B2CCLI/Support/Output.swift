@@ -13,18 +13,66 @@ enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
     static var auto: OutputFormat { isatty(STDOUT_FILENO) == 1 ? .table : .json }
 }
 
-package func writeOut(_ text: String) { FileHandle.standardOutput.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8)) }
+/// The way text reaches the terminal. Text from outside — names and claims from the tenant and its tokens, Graph's fields,
+/// the tenant's error descriptions and native-auth labels, files — may carry control characters that a terminal obeys:
+/// OSC 52 writes the clipboard, CSI 2J clears the screen, OSC 8 forges a link, others hide text. Every human-readable
+/// line (tables, messages, prompts, ArgumentParser's errors) leaves through `out` or `err`, which show each such character
+/// as U+FFFD: one column wide, so tables stay aligned, and unlike a caret or `\x1b` spelling it is no text a sender could
+/// type to pass for a replacement. JSON carries them escaped (`JSONText`), and a token is printed byte for byte or not
+/// at all (`Output.tokenText`).
+package enum Terminal {
+    /// Writes `text` to standard output, its control characters shown as U+FFFD.
+    package static func out(_ text: String) { FileHandle.standardOutput.write(Data(shown(text).utf8)) }
+
+    /// Writes `text` to standard error, its control characters shown as U+FFFD.
+    package static func err(_ text: String) { FileHandle.standardError.write(Data(shown(text).utf8)) }
+
+    /// `text` with C0 controls (but line feed and tab), DEL and C1 controls (U+0080–U+009F) replaced by U+FFFD. Judged
+    /// per Unicode scalar: a control followed by a combining mark is one `Character`, and must not hide in it.
+    package static func shown(_ text: String) -> String {
+        guard containsControls(text) else { return text }
+        var out = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars { out.append(isControl(scalar) ? "\u{FFFD}" : scalar) }
+        return String(out)
+    }
+
+    package static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x09, 0x0A: false
+        case 0x00..<0x20, 0x7F..<0xA0: true
+        default: false
+        }
+    }
+
+    /// A scan of the UTF-8 bytes: most text, and every large listing, has no control character and is written as it is.
+    package static func containsControls(_ text: String) -> Bool {
+        func scan(_ bytes: some Sequence<UInt8>) -> Bool {
+            var afterC2 = false  // U+0080–U+009F are 0xC2 then 0x80–0x9F
+            for b in bytes {
+                if b < 0x20 ? b != 0x09 && b != 0x0A : b == 0x7F || (afterC2 && b < 0xA0) { return true }
+                afterC2 = b == 0xC2
+            }
+            return false
+        }
+        return text.utf8.withContiguousStorageIfAvailable { scan($0) } ?? scan(text.utf8)
+    }
+}
+
+package func writeOut(_ text: String) { Terminal.out(text.hasSuffix("\n") ? text : text + "\n") }
 
 package func writeErr(_ text: String) {
     StandardError.used.withLock { $0 = true }
-    FileHandle.standardError.write(Data("\(ProgramName.current): \(text)\n".utf8))
+    Terminal.err("\(ProgramName.current): \(text)\n")
 }
+
+/// A question at the terminal (on stderr, no line ending: the answer is typed after it).
+func writePrompt(_ text: String) { Terminal.err(text) }
 
 /// Says which configuration found in the working directory is in use: the one line the fast path of `b2c token` says too,
 /// so it does not count as `StandardError.used`.
 func writeFoundConfigurationNotice() {
     StandardError.foundConfiguration.withLock { $0 = true }
-    FileHandle.standardError.write(Data("\(ProgramName.current): using ./policies.json (found in the current directory)\n".utf8))
+    Terminal.err("\(ProgramName.current): using ./policies.json (found in the current directory)\n")
 }
 
 /// Whether this process said anything on stderr: `b2c token` files an answer for its fast path only when it said nothing
@@ -217,7 +265,7 @@ package enum Output {
             out += n == 0 ? "\n    " : ",\n    "
             personJSON(person, now: now).serialize(into: &out, pretty: true, indent: 2)
             if out.utf8.count >= 1 << 20 {
-                FileHandle.standardOutput.write(Data(out.utf8))
+                Terminal.out(out)
                 out = ""
             }
         }
@@ -225,7 +273,7 @@ package enum Output {
         out += ",\n  \"applications\": "
         JSONValue.array(applications.map { applicationJSON($0, now: now) }).serialize(into: &out, pretty: true, indent: 1)
         out += "\n}\n"
-        FileHandle.standardOutput.write(Data(out.utf8))
+        Terminal.out(out)
     }
 
     static func personJSON(_ person: ListedPerson, now: Int) -> JSONValue {
@@ -467,8 +515,29 @@ extension Output {
     // MARK: tokens and the store's settings
 
     /// A token in the asked format; `json` adds what identifies it (`json`'s other keys).
-    static func writeToken(_ secret: String, expiresOn: Int, format: TokenFormat, json extra: [String: TokenText.Field]) {
-        FileHandle.standardOutput.write(Data(TokenText.render(secret, expiresOn: expiresOn, format: format, extra: extra).utf8))
+    static func writeToken(_ secret: String, expiresOn: Int, format: TokenFormat, json extra: [String: TokenText.Field]) throws {
+        FileHandle.standardOutput.write(Data(try tokenText(secret, expiresOn: expiresOn, format: format, json: extra).utf8))
+    }
+
+    /// A token's printed form, byte for byte as the tenant issued it (scripts and the fast path depend on that), or a
+    /// refusal: a token is printable ASCII (RFC 6749, appendix A), and one with anything else was made to reach a terminal.
+    static func tokenText(_ secret: String, expiresOn: Int, format: TokenFormat, json extra: [String: TokenText.Field]) throws -> String {
+        guard secret.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else {
+            throw CLIError(
+                "the token the tenant issued holds characters no OAuth token has (RFC 6749 allows printable ASCII only); it was "
+                    + "not printed. Sign in again (b2c signin); if the tenant issues such a token again, tell its administrator",
+                exitCode: ExitStatus.network)
+        }
+        return TokenText.render(secret, expiresOn: expiresOn, format: format, extra: extra)
+    }
+
+    /// An API's answer that is not JSON: its bytes as they came into a file or a pipe (they are the data); on a terminal,
+    /// text shown as `Terminal` shows it, ending with a line feed.
+    static func writeBody(_ body: Data) {
+        guard !body.isEmpty else { return }
+        guard isatty(STDOUT_FILENO) == 1 else { return FileHandle.standardOutput.write(body) }
+        let text = String(decoding: body, as: UTF8.self)
+        Terminal.out(text.hasSuffix("\n") ? text : text + "\n")
     }
 
     /// A token decoded (not verified): its header and claims, times as dates, with a note that it was not checked.

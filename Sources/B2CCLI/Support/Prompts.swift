@@ -25,7 +25,7 @@ enum Prompt {
         guard stdinIsTerminal else {
             throw CLIError("no terminal to ask for the password on; pipe it with --password-stdin", exitCode: ExitStatus.usage)
         }
-        FileHandle.standardError.write(Data(prompt.utf8))
+        writePrompt(prompt)
         var old = termios()
         let haveTerm = tcgetattr(STDIN_FILENO, &old) == 0
         if haveTerm {
@@ -36,7 +36,7 @@ enum Prompt {
         }
         defer {
             if haveTerm { tcsetattr(STDIN_FILENO, TCSAFLUSH, &old); savedTerminal.withLock { $0 = nil } }
-            FileHandle.standardError.write(Data("\n".utf8))
+            writePrompt("\n")
         }
         guard let value = line() else { throw CLIError("cancelled: no password was typed", exitCode: ExitStatus.cancelled) }
         return value
@@ -83,8 +83,7 @@ struct TerminalNativePrompter: NativePrompter {
                     "a code was sent to \(label) but there is no terminal to type it on; pipe codes with --otp-stdin",
                     exitCode: ExitStatus.usage)
             }
-            FileHandle.standardError.write(
-                Data("Enter the \(length.map { "\($0)-digit " } ?? "")code sent to \(label) (or 'resend'): ".utf8))
+            writePrompt("Enter the \(length.map { "\($0)-digit " } ?? "")code sent to \(label) (or 'resend'): ")
         }
         guard let typed = Prompt.line()?.trimmingCharacters(in: .whitespaces) else {
             throw CLIError("cancelled: no code was entered; nothing was stored", exitCode: ExitStatus.cancelled)
@@ -144,7 +143,7 @@ struct TerminalNativePrompter: NativePrompter {
         if !attribute.options.isEmpty { hint = attribute.options.joined(separator: "|") }
         if attribute.type.lowercased() == "boolean" { hint = "true|false" }
         while true {
-            FileHandle.standardError.write(Data("\(attribute.label ?? attribute.name) (\(hint)): ".utf8))
+            writePrompt("\(attribute.label ?? attribute.name) (\(hint)): ")
             guard let typed = Prompt.line()?.trimmingCharacters(in: .whitespaces) else {
                 throw CLIError("cancelled: no value was entered; nothing was stored", exitCode: ExitStatus.cancelled)
             }
@@ -177,7 +176,7 @@ struct TerminalNativePrompter: NativePrompter {
         writeErr("The tenant asks for \(what):")
         for (i, d) in described.enumerated() { writeErr("  \(i + 1). \(d)") }
         while true {
-            FileHandle.standardError.write(Data("Choose 1-\(methods.count): ".utf8))
+            writePrompt("Choose 1-\(methods.count): ")
             guard let typed = Prompt.line() else { throw CLIError("cancelled: no method was chosen", exitCode: ExitStatus.cancelled) }
             if let n = Int(typed.trimmingCharacters(in: .whitespaces)), (1...methods.count).contains(n) { return methods[n - 1] }
         }
@@ -193,8 +192,7 @@ struct TerminalNativePrompter: NativePrompter {
                 exitCode: ExitStatus.usage)
         }
         let offered = method.channel == "email" ? ownEmail : nil
-        FileHandle.standardError.write(
-            Data("The tenant asks you to register a \(what) for the second factor\(offered.map { " [\($0)]" } ?? ""): ".utf8))
+        writePrompt("The tenant asks you to register a \(what) for the second factor\(offered.map { " [\($0)]" } ?? ""): ")
         guard let typed = Prompt.line()?.trimmingCharacters(in: .whitespaces) else {
             throw CLIError("cancelled: nothing was entered", exitCode: ExitStatus.cancelled)
         }

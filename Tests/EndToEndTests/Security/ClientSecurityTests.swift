@@ -1,10 +1,11 @@
 @testable import B2CKit
-import B2CEmulator
+@testable import B2CEmulator
 import Foundation
 import Testing
 
-/// Findings 4, 8, 10, 11 and 12 of the security review (docs/security.md): what one local process can do to another
-/// `b2c`, and what a full disk, a small descriptor limit or a crafted path can do to its answers.
+/// Findings 4, 8, 10, 11 and 12 of the security review and 4, 9 and 10 of the fourth (docs/security.md): what one local
+/// process can do to another `b2c`, what a full disk, a small descriptor limit, a crafted path or a clock offset can do
+/// to its answers, and what a tenant's or a token's text can do to the terminal.
 @Suite struct ClientSecurityTests {
     /// Waits for `p` to end for at most `seconds`; a process still running then is killed and reported.
     static func finish(_ p: LiveProcess, within seconds: Double) async throws -> Run? {
@@ -211,6 +212,189 @@ import Testing
 
 extension ClientSecurityTests {
     static let clientBinary = buildDir.appendingPathComponent("b2c-client")
+
+    /// What a hostile tenant, token or API puts in its text: OSC 52 (sets the clipboard), CSI 2J (clears the screen), a C1
+    /// CSI (U+009B), DEL, an OSC 8 link, and ESC before a combining mark (one `Character`, two scalars).
+    static let hostile = "Mallory\u{1B}]52;c;aGk=\u{07}\u{1B}[2J\u{9B}31m\u{7F}\u{1B}]8;;https://evil.test\u{1B}\\x\u{1B}\u{301}"
+    /// How it is shown: each control character as U+FFFD, everything else as it was.
+    static let hostileShown =
+        "Mallory\u{FFFD}]52;c;aGk=\u{FFFD}\u{FFFD}[2J\u{FFFD}31m\u{FFFD}\u{FFFD}]8;;https://evil.test\u{FFFD}\\x\u{FFFD}\u{301}"
+    /// Text from outside that must come through as it is.
+    static let legitimate = "Zoë 山田"
+
+    /// The characters of `text` a terminal would obey: C0 but line feed and tab, DEL, C1 (judged per scalar).
+    static func controls(_ text: String) -> [String] {
+        text.unicodeScalars.filter { ($0.value < 0x20 && $0 != "\n" && $0 != "\t") || (0x7F..<0xA0).contains($0.value) }
+            .map { "U+" + String($0.value, radix: 16, uppercase: true) }
+    }
+
+    /// Neither stream of `r` carries a control character a terminal would obey.
+    static func expectNoControls(_ r: Run, _ what: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(controls(r.stdout).isEmpty, "\(what): stdout carries \(controls(r.stdout))", sourceLocation: sourceLocation)
+        #expect(controls(r.stderr).isEmpty, "\(what): stderr carries \(controls(r.stderr))", sourceLocation: sourceLocation)
+    }
+
+    /// Fourth review, finding 4: `jwt decode -o table` printed a hand-made token's header and claims raw, so a pasted token could set the
+    /// clipboard (OSC 52) or clear the screen; a usage error quoted its argument raw. Now every control character is shown
+    /// as U+FFFD, and the JSON form escapes them (DEL and C1 included) and keeps the value whole.
+    @Test func aForgedTokensTextReachesTheTerminalWithoutItsControls() async throws {
+        try await World.with { w in
+            let claims: JSONValue = [
+                "name": .string(Self.hostile), "given_name": .string(Self.legitimate), "x\u{1B}[2Jkey": "v",
+                "exp": 1_900_000_000,
+            ]
+            func b64(_ s: String) -> String { Base64URL.encode(Data(s.utf8)) }
+            let header = JSONValue.object(["alg": "none", "kid": .string(Self.hostile)]).serialized()
+            let token = b64(header) + "." + b64(claims.serialized()) + "." + b64("not a signature")
+            let table = try await w.b2c(["jwt", "decode", "-o", "table"], stdin: token)
+            #expect(table.status == 0, "\(table.stderr)")
+            Self.expectNoControls(table, "jwt decode -o table")
+            #expect(table.stdout.contains(Self.hostileShown) && table.stdout.contains(Self.legitimate), "\(table.stdout)")
+            let json = try await w.b2c(["jwt", "decode", "-o", "json"], stdin: token)
+            Self.expectNoControls(json, "jwt decode -o json")
+            #expect(json.json["claims"]?["name"] == .string(Self.hostile) && json.json["header"]?["kid"] == .string(Self.hostile))
+            #expect(json.json["claims"]?["given_name"] == .string(Self.legitimate), "\(json.stdout)")
+
+            let usage = try await w.b2c(["call-api", "--api", "hello", "-X", "G\u{1B}]52;c;aGk=\u{07}"])
+            #expect(usage.status == 64 && usage.stderr.contains("G\u{FFFD}]52;c;aGk=\u{FFFD}"), "\(usage.stderr)")
+            Self.expectNoControls(usage, "a usage error quoting its argument")
+        }
+    }
+
+    /// Fourth review, finding 4: a person whose name the tenant gives with control characters (a hostile display name set through the
+    /// tenant's own profile editing) drove the terminal of every `b2c accounts`, `whoami` and Graph `call-api -o table`.
+    /// Now tables show U+FFFD in their place, JSON escapes them, and the tokens themselves are printed byte for byte.
+    @Test func aHostilePersonsNameReachesTheTerminalWithoutItsControls() async throws {
+        var seed = EmulatorSeed.defaultExternalID
+        let mallory = EmulatorSeed.User(
+            oid: "0ba11000-5eed-4ba1-8000-0000000ba110", email: "mallory@contoso.com", password: "Mallory-dev-2026!",
+            displayName: Self.hostile, givenName: Self.legitimate, surname: "\u{9B}2J\u{7F}", mfaEnrolled: false)
+        seed.users.append(mallory)
+        try await World.with(seed: seed) { w in
+            let signin = try await w.b2c(["signin"], as: (mallory.email, mallory.password, mallory.oid))
+            #expect(signin.status == 0, "\(signin.stderr)")
+            Self.expectNoControls(signin, "signin")
+            for args in [
+                ["accounts", "-o", "table"], ["whoami", "-o", "table"], ["call-api", "--api", "graph", "/me", "-o", "table"],
+            ] {
+                let r = try await w.b2c(args)
+                #expect(r.status == 0, "\(args): \(r.stderr)")
+                Self.expectNoControls(r, args.joined(separator: " "))
+                #expect(r.stdout.contains(Self.hostileShown), "\(args): \(r.stdout)")
+            }
+            let me = try await w.b2c(["call-api", "--api", "graph", "/me", "-o", "table"])
+            #expect(me.stdout.contains(Self.legitimate) && me.stdout.contains("\u{FFFD}2J\u{FFFD}"), "\(me.stdout)")
+            for args in [
+                ["accounts", "-o", "json"], ["whoami", "-o", "json"], ["call-api", "--api", "graph", "/me", "-o", "json"],
+                ["call-api", "--api", "hello"],
+            ] {
+                let r = try await w.b2c(args)
+                #expect(r.status == 0, "\(args): \(r.stderr)")
+                Self.expectNoControls(r, args.joined(separator: " "))
+                #expect(r.stdout.contains(#"\u001b]52;c;aGk=\u0007"#) && r.json != .null, "\(args): \(r.stdout)")
+            }
+            // Tokens are printed as issued: base64url, the same bytes in every form.
+            let raw = try await w.b2c(["token", "--api", "graph"])
+            let token = raw.stdout.trimmingCharacters(in: .newlines)
+            #expect(raw.status == 0 && token.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) })
+            #expect(try await w.b2c(["token", "--api", "graph", "--format", "header"]).stdout == "Authorization: Bearer \(token)\n")
+            #expect(try await w.b2c(["token", "--api", "graph", "-o", "json"]).json["accessToken"] == .string(token))
+        }
+    }
+
+    /// Fourth review, finding 4: the tenant's `error_description` reached stderr raw. Here a hostile answer arrives at the loopback
+    /// redirect (as a tenant, or a page that learnt the state, could send it); its text is shown without its controls.
+    @Test func aTenantsErrorDescriptionReachesTheTerminalWithoutItsControls() async throws {
+        try await World.with { w in
+            // The browser: answers the sign-in URL's redirect URI at once, with its state and $DESCRIPTION.
+            let answer = w.dir.appendingPathComponent("answer-with-error.py")
+            try Data(
+                """
+                import os, sys, urllib.parse, urllib.request
+                asked = urllib.parse.parse_qs(urllib.parse.urlparse(sys.argv[1]).query)
+                reply = urllib.parse.urlencode({"error": "server_error", "state": asked["state"][0],
+                    "error_description": "AADB2C99999: " + os.environ["DESCRIPTION"]})
+                urllib.request.build_opener(urllib.request.ProxyHandler({})).open(asked["redirect_uri"][0] + "?" + reply).read()
+                """.utf8
+            ).write(to: answer)
+            let r = try await w.b2c(
+                ["signin", "--timeout", "20"], extra: ["BROWSER": "/usr/bin/python3 \(answer.path)", "DESCRIPTION": Self.hostile])
+            #expect(r.status == 1 && r.stderr.contains("server_error AADB2C99999: \(Self.hostileShown)"), "\(r.stderr)")
+            Self.expectNoControls(r, "signin refused with a hostile error_description")
+        }
+    }
+
+    /// Fourth review, finding 4, `call-api`: an API's answer that is not JSON is data, its bytes as they came into a pipe or a file; on a
+    /// terminal it is text and shown without its controls (here under `script`, which gives b2c a pseudo-terminal).
+    @Test func anAPIsTextAnswerIsItsBytesInAPipeAndShownOnATerminal() async throws {
+        try await World.with { w in
+            let server = try LiveProcess(
+                URL(fileURLWithPath: "/usr/bin/python3"),
+                [
+                    "-c",
+                    """
+                    import http.server, os
+                    class H(http.server.BaseHTTPRequestHandler):
+                        def do_GET(self):
+                            body = os.environ["BODY"].encode()
+                            self.send_response(200); self.send_header("Content-Type", "text/plain")
+                            self.send_header("Content-Length", str(len(body))); self.end_headers(); self.wfile.write(body)
+                        def log_message(self, *args): pass
+                    s = http.server.HTTPServer(("127.0.0.1", 0), H)
+                    print(s.server_address[1], flush=True); s.serve_forever()
+                    """,
+                ], environment: ["BODY": Self.hostile + "\n"])
+            defer { server.signal(SIGKILL) }
+            try await server.waitForOutput("\n", seconds: 10)
+            let port = server.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            let hello = try #require(
+                try ClientConfiguration.load(path: w.configPath).apis.first { $0.name == "hello" }?.scopes, "no hello API")
+            try w.editConfig { o in
+                o["apis"] = .array(
+                    (o["apis"]?.arrayValue ?? []) + [
+                        [
+                            "name": "plain", "baseUrl": .string("http://127.0.0.1:\(port)"),
+                            "scopes": JSONValue.array(hello.map { .string($0) }),
+                        ]
+                    ])
+            }
+            #expect(try await w.b2c(["signin"], as: alice).status == 0)
+            let piped = try await w.b2c(["call-api", "--api", "plain", "/"])
+            #expect(piped.status == 0 && piped.stdout == Self.hostile + "\n", "\(piped.stderr)")
+            var environment = w.environment(as: nil)
+            environment["B2C_BIN"] = b2cBinary.path
+            let shown = try await run(
+                URL(fileURLWithPath: "/usr/bin/script"), ["-qec", "\"$B2C_BIN\" call-api --api plain /", "/dev/null"],
+                environment: environment)
+            // (The terminal turns each line feed into carriage return and line feed.)
+            let text = shown.stdout.replacingOccurrences(of: "\r\n", with: "\n")
+            #expect(shown.status == 0 && text.contains(Self.hostileShown + "\n"), "\(shown.stdout) \(shown.stderr)")
+            #expect(Self.controls(text).isEmpty, "the terminal got \(Self.controls(text))")
+        }
+    }
+
+    /// Fourth review, finding 4: native sign-up's prompt showed the tenant's label for an attribute raw. Now the prompt shows it
+    /// without its controls.
+    @Test func aTenantsPromptLabelReachesTheTerminalWithoutItsControls() async throws {
+        var seed = EmulatorSeed.defaultExternalID
+        let i = seed.policies.firstIndex { $0.id == "B2C_1_susi" }!
+        seed.policies[i].attributes = [.init(name: "displayName", required: true, label: Self.hostile)]
+        try await World.with(seed: seed) { w in
+            let p = try LiveProcess(
+                b2cBinary, ["signup", "--username", "erin@contoso.com"], environment: w.environment(as: nil), terminal: true)
+            defer { p.signal(SIGKILL) }
+            try await p.waitFor("code sent to")
+            let messages = try await w.admin("GET", "/outbox?to=erin@contoso.com")["messages"]?.arrayValue ?? []
+            p.write(try #require(messages.first?["code"]?.stringValue, "no code was sent"))
+            try await p.waitFor("New password for erin@contoso.com: ")
+            p.write("Erin-2026-pass!")
+            try await p.waitFor("Type it again: ")
+            p.write("Erin-2026-pass!")
+            try await p.waitFor(" (string): ")
+            #expect(p.stderr.contains(Self.hostileShown + " (string): "), "\(p.stderr)")
+            #expect(Self.controls(p.stderr).isEmpty, "the prompt carries \(Self.controls(p.stderr))")
+        }
+    }
 
     /// Fourth review, finding 9: `B2C_CLOCK_OFFSET=9223372036854775807` made `now + offset` overflow and trap (exit 132) in both `b2c` (the
     /// fast path) and `b2c-client`, and a value that was no number counted as 0. Now a value that is not a whole number
