@@ -56,6 +56,8 @@ public final class ScriptedBrowser: @unchecked Sendable {
 
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
+        /// The page wants something only an option can give (a display name, an attribute): a usage error.
+        public var needsOption = false
     }
 
     struct Page { var status: Int; var location: String?; var body: String; var url: URL }
@@ -147,7 +149,12 @@ public final class ScriptedBrowser: @unchecked Sendable {
         steps = []
         var page = try await fetch(start)
         var wrongTried = false
+        var previous: Page?
         for _ in 0..<24 {
+            // The same complaint twice on a self-asserted page: stop and say what it wants (a persona that types wrong
+            // codes on purpose is told the same thing each time).
+            if let previous, persona.action != .wrongCodes { try Self.refuseRepeatedPage(previous, page) }
+            previous = page
             if page.status == 302 || page.status == 303, let loc = page.location,
                 let next = URL(string: loc, relativeTo: page.url)?.absoluteURL
             {
@@ -187,7 +194,9 @@ public final class ScriptedBrowser: @unchecked Sendable {
             if let f = Self.form(page, "idpSignIn") {
                 var fields = f.fields
                 fields["email"] = persona.email
-                if let v = persona.displayName { fields["name"] = v }
+                // The person the mock provider vouches for has a name, as a real account does: the one given, else one
+                // made from the address (carol.gee@… → Carol Gee), which the social sign-up page then shows.
+                fields["name"] = persona.displayName ?? Self.name(fromEmail: persona.email)
                 if let v = persona.givenName { fields["givenName"] = v }
                 if let v = persona.surname { fields["surname"] = v }
                 page = try await fetch(f.action, form: fields)
@@ -196,6 +205,45 @@ public final class ScriptedBrowser: @unchecked Sendable {
             page = try await localAccountPage(page, start: start, as: persona, wrongTried: &wrongTried)
         }
         throw Failure(description: "too many steps without reaching the app")
+    }
+
+    /// A self-asserted page sent back with the same complaint twice: what it wants is not ours to make up. Names the page,
+    /// the complaint and the fields left empty, with the options that fill them.
+    static func refuseRepeatedPage(_ before: Page, _ after: Page) throws {
+        guard after.status == 200, let form = PageParser.form("attributeVerification", in: after.body),
+            PageParser.form("attributeVerification", in: before.body) != nil, let complaint = pageComplaint(after),
+            pageComplaint(before) == complaint
+        else { return }
+        let empty = form.fields.filter { $0.value.isEmpty && !["tx", "csrf_token"].contains($0.key) }.keys.sorted()
+        let options = empty.map { name -> String in
+            switch name {
+            case "displayName": "--display-name"
+            case "givenName": "--given-name"
+            case "surname": "--surname"
+            default: "--attribute \(name)=VALUE"
+            }
+        }
+        let page = PageParser.dataName(in: after.body) ?? "self-asserted"
+        throw Failure(
+            description: "the \(page) page at \(after.url.path) asks again: \"\(complaint)\"; the scripted browser could not fill "
+                + (empty.isEmpty ? "what it asks" : empty.joined(separator: ", "))
+                + (options.isEmpty ? "" : " — give \(options.joined(separator: " "))"),
+            needsOption: true)
+    }
+
+    /// The page-level complaint a page shows (`#claimVerificationServerError`), if any.
+    static func pageComplaint(_ page: Page) -> String? {
+        guard let r = page.body.range(of: "id=\"claimVerificationServerError\" aria-hidden=\"false\">") else { return nil }
+        let text = page.body[r.upperBound...].prefix(600).replacingOccurrences(of: "<[^>]*>", with: "", options: .regularExpression)
+        let line = PageParser.unescape(String(text.prefix { $0 != "\n" })).trimmingCharacters(in: .whitespaces)
+        return line.isEmpty ? nil : line
+    }
+
+    /// A display name made from an address's local part: `carol.gee+test@…` → "Carol Gee".
+    static func name(fromEmail email: String) -> String {
+        let local = email.split(separator: "@").first.map { $0.split(separator: "+").first ?? $0 } ?? Substring(email)
+        let words = local.split(whereSeparator: { ".-_".contains($0) }).map { $0.prefix(1).uppercased() + $0.dropFirst() }
+        return words.isEmpty ? email : words.joined(separator: " ")
     }
 }
 
@@ -409,6 +457,13 @@ public enum PageParser {
     }
 
     /// The entities `HTML.escape` writes.
+    /// The page type B2C's `<div id="api" data-name="…">` names (`Unified`, `SelfAsserted`, …).
+    public static func dataName(in html: String) -> String? {
+        guard let r = html.range(of: #"<div id="api"[^>]*data-name="[^"]*""#, options: .regularExpression) else { return nil }
+        let tag = html[r]
+        return tag.range(of: "data-name=\"").map { String(tag[$0.upperBound...].prefix { $0 != "\"" }) }
+    }
+
     public static func unescape(_ s: String) -> String {
         s.replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&#39;", with: "'").replacingOccurrences(
             of: "&lt;", with: "<"

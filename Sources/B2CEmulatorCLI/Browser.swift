@@ -26,7 +26,8 @@ struct BrowserCommand: AsyncParsableCommand {
             secret (registered in this browser's jar, the seed's totpSecret, or $B2C_EMULATOR_TOTP_SECRET).
             --action signup creates the account on the sign-up page: the email verified with the code from the outbox, the
             password from $B2C_EMULATOR_PASSWORD, the names, and the user flow's other attributes from --attribute name=value.
-            Exit codes: 0 the answer was delivered; 1 the pages did not go as expected; 3 an unknown person or a bad --seed/--ca.
+            Exit codes: 0 the answer was delivered; 1 the pages did not go as expected; 3 an unknown person or a bad --seed/--ca;
+            64 a page asked twice for something only an option gives (it names the field and the option).
             """)
 
     @Option(name: .customLong("as"), help: ArgumentHelp("The person who signs in (an email of the seed).", valueName: "email"))
@@ -130,7 +131,9 @@ struct BrowserCommand: AsyncParsableCommand {
             await browser.shutdown()
         } catch {
             await browser.shutdown()
-            throw CLIError("the scripted browser stopped at \(start.host ?? ""): \(error)", exitCode: ExitStatus.error)
+            let needsOption = (error as? ScriptedBrowser.Failure)?.needsOption == true
+            throw CLIError(
+                "the scripted browser stopped at \(start.host ?? ""): \(error)", exitCode: needsOption ? ExitStatus.usage : ExitStatus.error)
         }
     }
 

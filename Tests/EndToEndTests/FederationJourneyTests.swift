@@ -25,6 +25,34 @@ import Testing
         }
     }
 
+    /// `b2c-emulator browser --idp google` with no --display-name: the mock provider vouches for a person with a name made
+    /// from the address, so the social sign-up page is filled. A provider answer with no name at all leaves the page
+    /// asking: the scripted browser names the field and the option (exit 64), and b2c, with no terminal to paste into,
+    /// stops at once with that message instead of waiting for --timeout (issue 37, item 4).
+    @Test func theScriptedBrowserFillsTheSocialSignUpOrSaysWhatItNeeds() async throws {
+        try await World.with { w in
+            let browser = "'\(emulatorBinary.path)' browser --ca '\(w.caPath)' --idp google --as"
+            let erin = try await w.b2c(
+                ["signin", "--policy", "B2C_1_susi_social"], extra: ["BROWSER": "\(browser) erin.example@gmail.com"])
+            #expect(erin.status == 0, "\(erin.stderr)")
+            let who = try await w.b2c(["whoami", "--policy", "B2C_1_susi_social", "--output", "json"])
+            #expect(who.json["person"]?["name"] == "Erin Example", "\(who.stdout)")
+
+            _ = try await w.admin("POST", "/idp/google/next", ["sub": "g-nameless", "email": "nameless@gmail.com"])
+            let started = Date()
+            let stuck = try await w.b2c(
+                ["signin", "--policy", "B2C_1_susi_social", "--prompt", "login", "--timeout", "120"],
+                extra: ["BROWSER": "\(browser) nameless@gmail.com"])
+            #expect(stuck.status == 1, "\(stuck.stderr)")
+            #expect(stuck.stderr.contains("there is no terminal to paste"), "\(stuck.stderr)")
+            #expect(
+                stuck.stderr.contains("could not fill displayName") && stuck.stderr.contains("--display-name")
+                    && stuck.stderr.contains("failed (exit 64)"), "\(stuck.stderr)")
+            #expect(!stuck.stderr.contains("no answer from the browser"), "it waited for the timeout: \(stuck.stderr)")
+            #expect(Date().timeIntervalSince(started) < 100, "it waited for the timeout")
+        }
+    }
+
     @Test func domainHintAndACancelAtTheProvider() async throws {
         try await World.with { w in
             _ = try await w.admin("POST", "/idp/facebook/next", ["sub": "fb-7", "email": "dan@example.com", "name": "Dan"])

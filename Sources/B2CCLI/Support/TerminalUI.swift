@@ -1,6 +1,9 @@
 import B2CKit
 import Dispatch
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Shows the URL and opens the browser: `$BROWSER` (a `:`-separated list; `%s` is the URL), then xdg-open / open.
 /// With `--no-browser`, or when stdin is a terminal, it also reads the address the browser ended on from stdin (a browser on
@@ -19,9 +22,19 @@ package struct TerminalUI: InteractionUI {
         if openBrowser {
             let canPaste = isatty(STDIN_FILENO) == 1
             BrowserLauncher.open(url, verbose: verbose) { tried in
+                let what = tried.map { f in f.said.map { "\(f.why): \($0)" } ?? f.why }.joined(separator: "; ")
+                guard canPaste else {
+                    // No browser and no terminal to paste into: nothing can answer the wait, so it ends now, with what
+                    // the browser commands said (their words are the diagnosis: a scripted browser's reason, a missing
+                    // desktop).
+                    writeErr(
+                        "could not start a browser (\(what)), and there is no terminal to paste the address into; fix the "
+                            + "browser command, or run again with --no-browser to paste the address the browser ends on")
+                    exit(ExitStatus.error)
+                }
                 writeErr(
-                    "could not start a browser (\(tried.joined(separator: ", "))): open the URL above in a browser on any machine, "
-                        + (canPaste ? "then \(Self.pasteHint)" : "or run again with --no-browser to paste the address it ends on"))
+                    "could not start a browser (\(tried.map(\.why).joined(separator: ", "))): open the URL above in a browser on "
+                        + "any machine, then \(Self.pasteHint)")
             }
         } else {
             writeErr("if the browser runs on another machine, \(Self.pasteHint)")
@@ -38,8 +51,8 @@ package struct TerminalUI: InteractionUI {
 }
 
 /// Starts the browser in the background, trying each `$BROWSER` entry, then the platform's opener. An entry that cannot
-/// start or exits non-zero makes way for the next; when none works, `failed` is told what was tried (the URL is printed
-/// and the wait goes on). What the commands print is shown only with `verbose`.
+/// start or exits non-zero makes way for the next; when none works, `failed` is told what was tried and the last line each
+/// said on stderr. What the commands print is shown as it comes only with `verbose`.
 enum BrowserLauncher {
     static func commands(environment: [String: String] = ProcessInfo.processInfo.environment) -> [String] {
         var commands = (environment["BROWSER"] ?? "").split(separator: ":").map(String.init).filter { !$0.isEmpty }
@@ -51,15 +64,21 @@ enum BrowserLauncher {
         return commands
     }
 
-    static func open(_ url: URL, verbose: Bool, failed: @escaping @Sendable ([String]) -> Void) {
+    /// A browser command that did not start: why, and the last line it wrote to stderr.
+    struct Failure: Sendable {
+        var why: String
+        var said: String?
+    }
+
+    static func open(_ url: URL, verbose: Bool, failed: @escaping @Sendable ([Failure]) -> Void) {
         let commands = commands()
         Thread {
-            var tried: [String] = []
+            var tried: [Failure] = []
             for command in commands {
                 switch run(command, url: url, verbose: verbose) {
                 case .started: return
-                case .failed(let why):
-                    tried.append("'\(command)' \(why)")
+                case .failed(let why, let said):
+                    tried.append(Failure(why: "'\(command)' \(why)", said: said))
                     if verbose { writeErr("the browser command '\(command)' \(why)") }
                 }
             }
@@ -67,7 +86,29 @@ enum BrowserLauncher {
         }.start()
     }
 
-    enum Outcome { case started, failed(String) }
+    enum Outcome { case started, failed(String, said: String?) }
+
+    /// A file open for reading and writing whose name is already gone (0600 while it had one).
+    static func unnamedFile() -> FileHandle? {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("b2c-browser-\(UUID().uuidString)").path
+        #if canImport(Glibc)
+        let fd = Glibc.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        #else
+        let fd = Darwin.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        #endif
+        guard fd >= 0 else { return nil }
+        unlink(path)
+        return FileHandle(fileDescriptor: fd, closeOnDealloc: true)
+    }
+
+    /// The last non-empty line of what a command wrote, without control characters, at most 300 characters.
+    static func lastLine(_ data: Data) -> String? {
+        let text = String(decoding: data.suffix(4096), as: UTF8.self)
+        guard let line = text.split(whereSeparator: \.isNewline).last(where: { !$0.trimmingCharacters(in: .whitespaces).isEmpty })
+        else { return nil }
+        let clean = String(String.UnicodeScalarView(line.unicodeScalars.filter { $0.value >= 0x20 && !(0x7F...0x9F).contains($0.value) }))
+        return String(clean.trimmingCharacters(in: .whitespaces).prefix(300))
+    }
 
     /// Runs one entry and waits for it: exit 0 (a launcher that handed the URL over, or a browser that finished) or still
     /// running is a start; a non-zero exit or a failure to start is not.
@@ -78,15 +119,23 @@ enum BrowserLauncher {
         p.executableURL = URL(fileURLWithPath: "/bin/sh")
         p.arguments = ["-c", line, "sh", url.absoluteString]
         p.standardInput = FileHandle.nullDevice
+        // Its stderr goes to an unnamed file (removed at once, open while we hold it), read back only if it fails: no pipe
+        // to fill, nothing left behind by a browser that outlives b2c.
+        let errors = Self.unnamedFile()
         p.standardOutput = verbose ? FileHandle.standardError : FileHandle.nullDevice
-        p.standardError = verbose ? FileHandle.standardError : FileHandle.nullDevice
-        do { try p.run() } catch { return .failed("could not start") }
+        p.standardError = verbose ? FileHandle.standardError : (errors ?? FileHandle.nullDevice)
+        do { try p.run() } catch { return .failed("could not start", said: nil) }
         p.waitUntilExit()
-        if p.terminationReason == .uncaughtSignal { return .failed("was killed by signal \(p.terminationStatus)") }
+        let said = errors.flatMap { file -> String? in
+            try? file.seek(toOffset: 0)
+            return (try? file.readToEnd()).flatMap { $0.map(lastLine) ?? nil }
+        }
+        try? errors?.close()
+        if p.terminationReason == .uncaughtSignal { return .failed("was killed by signal \(p.terminationStatus)", said: said) }
         switch p.terminationStatus {
         case 0: return .started
-        case 126, 127: return .failed("was not found")
-        default: return .failed("failed (exit \(p.terminationStatus))")
+        case 126, 127: return .failed("was not found", said: nil)
+        default: return .failed("failed (exit \(p.terminationStatus))", said: said)
         }
     }
 }
