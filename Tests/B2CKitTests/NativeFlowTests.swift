@@ -49,7 +49,10 @@ struct NativeFlowTests {
 
     @Test(arguments: cases)
     func nativeSignIn(_ c: Case) async throws {
-        try await LocalTenant.with(seed: .defaultExternalID) { t in
+        // Code sign-in needs a user flow of "Email one-time passcode"; the default is "Email with password".
+        var seed = EmulatorSeed.defaultExternalID
+        if c.mode == .otp { seed.policies[seed.policies.firstIndex { $0.id == "B2C_1_susi" }!].signInMethod = .emailOtp }
+        try await LocalTenant.with(seed: seed) { t in
             let prompter = ScriptedPrompter(tenant: t, password: c.password, codes: c.codes)
             do {
                 let account = try await t.withClient {
