@@ -11,6 +11,7 @@ struct CallAPICommand: AsyncParsableCommand {
               b2c call-api --api hello
               b2c call-api /hello --account bob@contoso.com
               b2c call-api https://api.example.com/items -X POST -H 'X-Trace: 1' -d @item.json --api items
+              b2c call-api --api graph /me -X PATCH -d '{"jobTitle":"Engineer"}' --scope User.ReadWrite
               B2C_CLIENT_SECRET=… b2c call-api --app /hello      as the app itself (client credentials)
             The status line goes to stderr, the body to stdout (pretty-printed when it is JSON).
             Exit codes: 0 for 2xx, 1 for other answers, 4 when a sign-in is needed, 5 for 5xx and network failures.
@@ -18,6 +19,10 @@ struct CallAPICommand: AsyncParsableCommand {
     @OptionGroup var options: ClientOptions
     @Argument(help: "A URL, or a path below the API's base URL (default: the API's base URL).") var target: String?
     @Option(help: "The configured API whose token to use (default: the API whose base URL covers the URL).") var api: String?
+    @Option(
+        parsing: .singleValue,
+        help: "A scope of the person's token (repeatable), instead of the API's configured ones: e.g. User.ReadWrite for PATCH /me.")
+    var scope: [String] = []
     @Option(help: "The policy; default: the signUpSignIn policy.") var policy: String?
     @Option(help: "Email, oid, account id or a unique prefix.") var account: String?
     @Flag(help: "Call as the app itself: its own token (client credentials with its secret), no person.") var app = false
@@ -52,6 +57,12 @@ struct CallAPICommand: AsyncParsableCommand {
         if app && (account != nil || interactive) {
             throw ValidationError("--app calls as the app: --account and --interactive name a person.")
         }
+        if app && !scope.isEmpty {
+            throw ValidationError("--app calls with the app's own token (<App ID URI>/.default): --scope is for a person's token.")
+        }
+        if let empty = scope.first(where: { $0.trimmingCharacters(in: .whitespaces).isEmpty || $0.contains(" ") }) {
+            throw ValidationError("--scope takes one scope per option, not '\(empty)'.")
+        }
     }
 
     func body() throws -> Data? {
@@ -66,6 +77,7 @@ struct CallAPICommand: AsyncParsableCommand {
 
     func run() async throws {
         var req = APICallRequest(url: target, api: api)
+        req.scopes = scope.isEmpty ? nil : scope
         req.policy = policy
         req.account = account
         req.app = app

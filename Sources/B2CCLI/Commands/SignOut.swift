@@ -94,7 +94,8 @@ struct SignOutCommand: AsyncParsableCommand {
         let scopes = Dictionary(grouping: accounts) { "\($0.environment) · client \($0.clientID)" }
         var lines = scopes.keys.sorted().map { scope in
             let people = Set(scopes[scope, default: []].map { AccountSelection.email($0) ?? $0.oid }).sorted()
-            return "  \(scope): \(people.joined(separator: ", ")) (\(scopes[scope, default: []].count) accounts)"
+            let count = scopes[scope, default: []].count
+            return "  \(scope): \(people.joined(separator: ", ")) (\(count) account\(count == 1 ? "" : "s"))"
         }
         if !apps.isEmpty { lines.append("  \(apps.count) app token\(apps.count == 1 ? "" : "s") (client credentials)") }
         let what =

@@ -7,6 +7,8 @@ public struct APICallRequest: Sendable {
     public var url: String?
     /// The configured API whose token to send; nil: the API whose base URL covers the URL.
     public var api: String?
+    /// The scopes of the person's token; nil: the API's configured scopes (`User.ReadWrite` for a Graph update, say).
+    public var scopes: [String]?
     /// The policy whose token to use; nil: the configuration's default.
     public var policy: String?
     /// Whose token: a selector (email, oid, account id); nil: the policy's current or only account.
@@ -165,7 +167,8 @@ struct APICall: Sendable {
             signIn.ui.progress("\(e.message); signing in in the browser")
             let hint = req.account.flatMap { $0.contains("@") ? $0 : nil }
             let api = try resolve(req).1
-            let person = try await signIn.run(policyName: recovery, options: InteractiveOptions(loginHint: hint, scopes: api.scopes))
+            let person = try await signIn.run(
+                policyName: recovery, options: InteractiveOptions(loginHint: hint, scopes: req.scopes ?? api.scopes))
             var again = req
             again.account = person.id
             return try await send(again)
@@ -192,7 +195,7 @@ struct APICall: Sendable {
                 return t.token.secret
             }
             let t = try await silent.run(
-                policyName: req.policy, selector: req.account, scopes: api.scopes, minValid: 60, forceRefresh: forceRefresh)
+                policyName: req.policy, selector: req.account, scopes: req.scopes ?? api.scopes, minValid: 60, forceRefresh: forceRefresh)
             if let notice = t.notice { notices.append(notice) }
             account = t.account
             return t.accessToken.secret
