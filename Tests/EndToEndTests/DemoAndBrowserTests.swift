@@ -86,6 +86,21 @@ import Testing
         #expect(result["loginHint"] == "text" && result["scriptOn"] == "admin 403", "\(result)")
     }
 
+    /// How the pages look in headless Chromium at 1280x900 (Tests/browser/page_looks.py): the sign-in and sign-up pages with
+    /// no layout and in each built-in one keep labels above full-width fields, coloured buttons, "Sign up now" apart from
+    /// Cancel, lists without bullets and no broken logo, and their key elements are where Tests/browser/page_looks.json has
+    /// them (issue 37, item 5).
+    @Test func realChromiumShowsThePagesLaidOutAsB2CsAre() async throws {
+        let r = try await run(
+            URL(fileURLWithPath: "/bin/bash"),
+            [packageRoot.appendingPathComponent("Tests/browser/run-page-looks.sh").path, emulatorBinary.path],
+            environment: ProcessInfo.processInfo.environment)
+        #expect(r.status != 77, "install chromium chromium-driver (as .ci/run does) to run the real-browser test: \(r.stdout)")
+        #expect(r.status == 0, "\(r.stdout)\n\(r.stderr.suffix(3000))")
+        let result = try JSONValue.parse(Data((r.stdout.split(separator: "\n").last.map(String.init) ?? "{}").utf8))
+        #expect(result["pages"] == 8 && result["failures"] == 0, "\(result)")
+    }
+
     /// A single-page app in headless Chromium: PKCE in the page, fetch() to the token endpoint; the browser's CORS check
     /// blocks an unregistered origin and lets the app's `spa` origin through (Tests/browser/spa_cors.py).
     @Test func realChromiumRedeemsASinglePageAppsCodeFromItsRegisteredOriginOnly() async throws {

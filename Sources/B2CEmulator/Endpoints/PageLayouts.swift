@@ -10,37 +10,45 @@ import NIOCore
 /// (and its forms and iframes, which B2C does not support) are taken out unless JavaScript is enabled for a page with a
 /// contract data URI; `<html lang>` is the page's language.
 enum PageLayoutTemplates {
-    /// B2C's three layouts by name, with the ids and classes their CSS targets (reduced to the structure).
+    /// B2C's three layouts by name: the structure, ids and classes of its own templates, with our CSS modelled on their
+    /// look (`PageStyles`); the logo and background are drawn in the page.
     static let builtIn: [String: String] = [
         "classic": """
         <!DOCTYPE html>
-        <html><head><title>Sign in</title><meta charset="utf-8"></head>
-        <body><div id="api"></div></body></html>
+        <html><head><title>Sign in</title><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+        <style>\(PageStyles.content)\(PageStyles.branding)\(PageStyles.classic)</style></head>
+        <body><div id="background_branding_container" data-tenant-branding-background-color="true">
+        <img id="background_background_image" data-tenant-branding-background="true" alt="" aria-hidden="true"
+        src="\(PageStyles.classicBackground)"></div>
+        <div class="panel" id="panel"><table class="panel_layout" role="presentation"><tbody><tr class="panel_layout_row">
+        <td id="panel_left"></td><td id="panel_center"><div class="inner_container"><div class="api_container normaltext">
+        <img class="companyLogo" data-tenant-branding-logo="true" alt="Company Logo" src="\(PageStyles.logo)">
+        <div id="api" role="main"></div>
+        </div></div></td></tr></tbody></table></div></body></html>
         """,
         "oceanBlue": """
         <!DOCTYPE html>
-        <html><head><title>Sign in</title><meta charset="utf-8">
-        <style>body{background:#0f6cbd;font-family:"Segoe UI",sans-serif}.panel{background:#fff;max-width:440px;margin:40px auto;\
-        padding:24px}</style></head>
+        <html><head><title>Sign in</title><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+        <style>\(PageStyles.content)\(PageStyles.branding)\(PageStyles.oceanBlue)</style></head>
         <body><div id="background_branding_container" data-tenant-branding-background-color="true">
-        <img data-tenant-branding-background="true" alt="" src=""></div>
+        <img data-tenant-branding-background="true" alt="" aria-hidden="true" src="\(PageStyles.oceanBlueBackground)"></div>
         <div class="container unified_container" role="presentation"><div class="row"><div class="col-lg-6">
         <div class="panel panel-default"><div class="panel-body">
-        <img class="companyLogo" data-tenant-branding-logo="true" alt="Company Logo" src="">
+        <img class="companyLogo" data-tenant-branding-logo="true" alt="Company Logo" src="\(PageStyles.logo)">
         <div id="api" role="main"></div>
         </div></div></div></div></div></body></html>
         """,
         "slateGray": """
         <!DOCTYPE html>
-        <html><head><title>Sign in</title><meta charset="utf-8">
-        <style>body{background:#f2f2f2;font-family:"Segoe UI",sans-serif}.inner{background:#fff;max-width:440px;margin:40px auto;\
-        padding:24px}</style></head>
+        <html><head><title>Sign in</title><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+        <style>\(PageStyles.content)\(PageStyles.branding)\(PageStyles.slateGray)</style></head>
         <body><div id="background_branding_container" data-tenant-branding-background-color="true">
-        <img data-tenant-branding-background="true" alt="" src=""></div>
-        <div class="container" role="presentation"><div class="row"><div class="inner">
-        <img class="companyLogo" data-tenant-branding-logo="true" alt="Company Logo" src="">
+        <img data-tenant-branding-background="true" alt="" aria-hidden="true" src="\(PageStyles.slateGrayBackground)"></div>
+        <div class="container unified_container" role="presentation"><div class="row"><div class="col-lg-6">
+        <div class="panel panel-default"><div class="panel-body">
+        <img class="companyLogo" data-tenant-branding-logo="true" alt="Company Logo" src="\(PageStyles.logo)">
         <div id="api" role="main"></div>
-        </div></div></div></body></html>
+        </div></div></div></div></div></body></html>
         """,
     ]
 

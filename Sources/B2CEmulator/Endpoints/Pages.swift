@@ -19,19 +19,7 @@ struct PageRenderer: Sendable {
         <!DOCTYPE html>
         <html lang="\(HTML.escape(lang))"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
         <title>\(HTML.escape(title))</title>
-        <style>
-        body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;background:#f3f4f6;margin:0;color:#1f2937}
-        main{max-width:420px;margin:48px auto;background:#fff;padding:32px 36px;border-radius:10px;box-shadow:0 2px 12px rgba(0,0,0,.08)}
-        h1{font-size:1.4rem;margin:0 0 4px} .tenant{color:#6b7280;font-size:.85rem;margin:0 0 20px}
-        label{display:block;font-size:.9rem;margin:14px 0 4px}
-        input[type=email],input[type=password],input[type=text]{width:100%;box-sizing:border-box;padding:9px;border:1px solid #9ca3af;
-        border-radius:6px;font-size:1rem}
-        button{margin-top:20px;width:100%;padding:10px;border:0;border-radius:6px;background:#2563eb;color:#fff;font-size:1rem;
-        cursor:pointer}
-        .error{background:#fef2f2;color:#b91c1c;border:1px solid #fecaca;padding:8px 10px;border-radius:6px;font-size:.9rem}
-        .links{margin-top:18px;font-size:.9rem;display:flex;justify-content:space-between} a{color:#2563eb}
-        .note{font-size:.8rem;color:#6b7280;margin-top:18px}
-        </style></head>
+        <style>\(PageStyles.content)\(PageStyles.plain)</style></head>
         <body><main>\(body)</main></body></html>
         """
     }
@@ -72,8 +60,8 @@ struct PageRenderer: Sendable {
         let value = HTML.escape(email ?? tx.loginHint ?? "")
         let signUp =
             policy.kind == .signUpSignIn
-            ? "<span>\(HTML.escape(t["createaccount_intro"])) <a id=\"createAccount\" href=\"\(link(tx, "signup"))\">"
-                + "\(HTML.escape(t["createaccount_one_link"]))</a></span>" : "<span></span>"
+            ? "<div class=\"create\"><p>\(HTML.escape(t["createaccount_intro"])) <a id=\"createAccount\" href=\"\(link(tx, "signup"))\">"
+                + "\(HTML.escape(t["createaccount_one_link"]))</a></p></div>" : "<span></span>"
         let rememberMe =
             policy.session.kmsiDays == nil
             ? ""
@@ -85,13 +73,14 @@ struct PageRenderer: Sendable {
             \(errorBox(error))
             <form id="localAccountForm" method="post" action="\(HTML.escape(action(tx, "signin")))">
             \(hiddenTx(tx))
-            <label for="logonIdentifier">\(HTML.escape(t["logonIdentifier_label"]))</label>
-            <input type="email" id="logonIdentifier" name="logonIdentifier" value="\(value)" autocomplete="username" autofocus>
-            <label for="password">\(HTML.escape(t["password_label"]))</label>
+            <div class="entry"><div class="entry-item"><label for="logonIdentifier">\(HTML.escape(t["logonIdentifier_label"]))</label>
+            <input type="email" id="logonIdentifier" name="logonIdentifier" value="\(value)" autocomplete="username" autofocus></div>
+            <div class="entry-item"><label for="password">\(HTML.escape(t["password_label"]))</label>
             <input type="password" id="password" name="password" autocomplete="current-password">
-            <div class="links"><a id="forgotPassword" href="\(link(tx, "forgot"))">\(HTML.escape(t["forgotpassword_link"]))</a></div>
+            <a id="forgotPassword" href="\(link(tx, "forgot"))">\(HTML.escape(t["forgotpassword_link"]))</a></div>
             \(rememberMe)
-            <button type="submit" id="next" name="next" value="next">\(HTML.escape(t["button_signin"]))</button>
+            <div class="buttons"><button type="submit" id="next" name="next" value="next">\(HTML.escape(t["button_signin"]))</button></div>
+            </div>
             </form>
             """ : errorBox(error)
         return .html(
@@ -130,16 +119,17 @@ struct PageRenderer: Sendable {
                     <form id="attributeVerification" method="post" action="\(HTML.escape(action(tx, "signup")))">
                     \(hiddenTx(tx))
                     <div id="attributeList"><ul>
-                    <li class="email_li">\(label("email"))
+                    <li class="email_li"><div class="attrEntry">\(label("email"))
                     <input type="email" id="email" name="email" value="\(v("email"))" autocomplete="email"\(verified ? " readonly" : "")>
-                    \(widget)</li>
-                    <li class="newPassword_li">\(label("newPassword"))
-                    <input type="password" id="newPassword" name="newPassword" autocomplete="new-password"></li>
-                    <li class="reenterPassword_li">\(label("reenterPassword"))
-                    <input type="password" id="reenterPassword" name="reenterPassword" autocomplete="new-password"></li>
+                    \(widget.isEmpty ? "" : "<div class=\"buttons verify\">\(widget)</div>")</div></li>
+                    <li class="newPassword_li"><div class="attrEntry">\(label("newPassword"))
+                    <input type="password" id="newPassword" name="newPassword" autocomplete="new-password"></div></li>
+                    <li class="reenterPassword_li"><div class="attrEntry">\(label("reenterPassword"))
+                    <input type="password" id="reenterPassword" name="reenterPassword" autocomplete="new-password"></div></li>
                     \(attributes)
                     </ul></div>
-                    <button type="submit" name="step" value="create" id="continue">\(HTML.escape(t["button_continue"]))</button>
+                    <div class="buttons"><button type="submit" name="step" value="create" id="continue">\(
+                        HTML.escape(t["button_continue"]))</button></div>
                     </form>
                     <div class="links"><span></span><a id="cancel" href="\(link(tx, "cancel"))">\(HTML.escape(t["cancel"]))</a></div>
                     <p class="note">\(HTML.escape(t["password_help"]))</p>
@@ -215,7 +205,8 @@ struct PageRenderer: Sendable {
             case .int: input = "<input type=\"number\" id=\"\(a.name)\" name=\"\(a.name)\" value=\"\(value)\"\(required)>"
             case .string: input = "<input type=\"text\" id=\"\(a.name)\" name=\"\(a.name)\" value=\"\(value)\"\(required)>"
             }
-            return "<li class=\"\(a.name)_li\"><label for=\"\(a.name)\">\(HTML.escape(text))</label>\(input)</li>"
+            return "<li class=\"\(a.name)_li\"><div class=\"attrEntry\"><label for=\"\(a.name)\">\(HTML.escape(text))</label>"
+                + "\(input)</div></li>"
         }.joined(separator: "\n")
     }
 
