@@ -64,6 +64,9 @@ extension EmulatorCommand {
                 In a container, where arguments are awkward to pass (GitHub Actions services), the environment stands in for
                 options that are not given: B2C_EMULATOR_HOST, _PORT, _PUBLIC_URL, _LOG_FORMAT, _SEED, _STATE, _CONFIG_OUT and
                 _ADMIN_TOKEN_FILE. An option on the command line wins over its variable.
+
+                A client has --read-timeout seconds to send a whole request; at most --max-connections are served at once,
+                and further ones wait to be accepted: a slow or silent client cannot hold the tenant.
                 """)
 
         @Option(help: "Address to listen on. Default: 127.0.0.1 (0.0.0.0 in the container image).") var host: String?
@@ -113,10 +116,26 @@ extension EmulatorCommand {
                     + "(0600), and requests that are not from this machine must send it as Authorization: Bearer <token>.",
                 valueName: "file"))
         var adminTokenFile: String?
+        @Option(
+            help: ArgumentHelp(
+                "Seconds a client has to send a whole request, head and body, from when it connects or gets its previous answer "
+                    + "(an idle connection is closed then too).", valueName: "seconds"))
+        var readTimeout = Int(ConnectionLimits.defaultReadTimeout.components.seconds)
+        @Option(
+            help: ArgumentHelp(
+                "Connections served at once; more wait to be accepted. Default: three quarters of the descriptors left "
+                    + "(ulimit -n), at most 10000.", valueName: "n"))
+        var maxConnections: Int?
 
         mutating func validate() throws {
             try applyEnvironment(ProcessInfo.processInfo.environment)
             if let port, !(0...65535).contains(port) { throw ValidationError("--port must be between 0 and 65535, got \(port).") }
+            if !(1...86_400).contains(readTimeout) {
+                throw ValidationError("--read-timeout must be between 1 and 86400 seconds, got \(readTimeout).")
+            }
+            if let maxConnections, maxConnections < 1 {
+                throw ValidationError("--max-connections must be 1 or more, got \(maxConnections).")
+            }
             if state != nil && inMemory { throw ValidationError("--state and --in-memory exclude each other; give one.") }
             if app != nil && configOut == nil {
                 throw ValidationError("--app names the app whose settings --config-out writes; add --config-out FILE.")
@@ -195,7 +214,14 @@ extension EmulatorCommand {
             }
             if let publicUrl, let url = URL(string: publicUrl) { emulator.serve(publicURL: url) }
             try openAdminSurface(emulator)
-            let server = try await listen(emulator, host: host, tls: tlsMaterial)
+            let limits = ConnectionLimits(readTimeout: .seconds(readTimeout), maxConnections: maxConnections)
+            if verbose {
+                FileHandle.standardError.write(
+                    Data(
+                        ("b2c-emulator: at most \(limits.maxConnections) connections at once (more wait to be accepted); a client has "
+                            + "\(readTimeout) s to send a request\n").utf8))
+            }
+            let server = try await listen(emulator, host: host, tls: tlsMaterial, limits: limits)
             // What clients use: the public URL when there is one, else the address it listens on.
             let baseURL = emulator.publicOrigin ?? server.baseURL
             if let configOut {
@@ -284,12 +310,15 @@ extension EmulatorCommand {
         }
 
         /// Listens on `--port`, else (with `--state`) the port the tenant served on last, else any free port.
-        private func listen(_ emulator: B2CEmulator, host: String, tls: EmulatorTLS?) async throws -> EmulatorServer {
+        private func listen(
+            _ emulator: B2CEmulator, host: String, tls: EmulatorTLS?, limits: ConnectionLimits
+        ) async throws -> EmulatorServer {
             // With --state the tenant keeps its port: the issuer names it, and clients keep their accounts per issuer.
             let portFile = state.map { URL(fileURLWithPath: $0).appendingPathComponent("port") }
             let lastPort = port == nil ? portFile.flatMap(Self.lastPort) : nil
             func start(_ port: Int) async throws -> EmulatorServer {
-                try await EmulatorServer.start(emulator, host: host, port: port, tls: tls, handleSignals: true, logger: requestLogger)
+                try await EmulatorServer.start(
+                    emulator, host: host, port: port, tls: tls, handleSignals: true, logger: requestLogger, limits: limits)
             }
             var server: EmulatorServer?
             if port == nil, lastPort == nil, portFile != nil {

@@ -2,6 +2,7 @@ import B2CProtocol
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 import HummingbirdTLS
 import Logging
 import NIOCore
@@ -25,19 +26,26 @@ public final class EmulatorServer: Sendable {
     }
 
     /// Starts serving on `host:port` (port 0 = ephemeral). With `handleSignals`, SIGINT/SIGTERM stop it gracefully.
+    /// `limits`: how long a client may take to send a request, and how many are served at once.
     public static func start(
         _ emulator: B2CEmulator, host: String = "127.0.0.1", port: Int = 0, tls: EmulatorTLS? = nil,
-        handleSignals: Bool = false, logger: Logger? = nil
+        handleSignals: Bool = false, logger: Logger? = nil, limits: ConnectionLimits = .init()
     ) async throws -> EmulatorServer {
         var log = logger ?? Logger(label: "b2c.emulator")
         if logger == nil { log.logLevel = .critical }
         let responder = emulator.responder(scheme: tls == nil ? "http" : "https", logger: logger)
         let (stream, continuation) = AsyncStream<Int>.makeStream()
+        let readTimeout = TimeAmount(limits.readTimeout)
+        let http1 = HTTPServerBuilder.http1(
+            configuration: .init(additionalChannelHandlers: [RequestDeadlineHandler(timeout: readTimeout)]))
         let app = Application(
             responder: responder,
-            server: try tls.map { try .tls(.http1(), tlsConfiguration: $0.serverConfiguration) } ?? .http1(),
-            configuration: .init(address: .hostname(host, port: port), serverName: nil),
+            server: try tls.map { try .tls(http1, tlsConfiguration: $0.serverConfiguration) } ?? http1,
+            configuration: .init(
+                address: .hostname(host, port: port), serverName: nil,
+                availableConnectionsDelegate: MaximumAvailableConnections(limits.maxConnections, logger: log)),
             onServerRunning: { channel in
+                await ConnectionLimits.prepare(listener: channel)
                 continuation.yield(channel.localAddress?.port ?? 0)
                 continuation.finish()
             },
