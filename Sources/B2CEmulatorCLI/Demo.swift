@@ -101,7 +101,7 @@ final class DemoRun {
         }
         let configPath = dir.appendingPathComponent("policies.json")
         var trace: (@Sendable (String) -> Void)?
-        if command.verbose { trace = { line in FileHandle.standardError.write(Data("b2c: http \(line)\n".utf8)) } }
+        if command.verbose { trace = { line in Terminal.err("b2c: http \(line)\n") } }
         do {
             try Data((emulator.clientConfiguration(baseURL: server.baseURL, caFile: tls.caPath.path).serialized(pretty: true) + "\n").utf8)
                 .write(to: configPath, options: .atomic)

@@ -43,6 +43,7 @@ struct HealthCommand: AsyncParsableCommand {
         guard answer.status == 200 else {
             throw CLIError("the tenant at \(base) answered HTTP \(answer.status) to /health, not 200", exitCode: ExitStatus.network)
         }
-        print(String(decoding: answer.body, as: UTF8.self))
+        // What answered may not be a tenant: its words are shown without terminal control characters.
+        Terminal.out(String(decoding: answer.body, as: UTF8.self) + "\n")
     }
 }

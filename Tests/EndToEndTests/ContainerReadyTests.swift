@@ -136,6 +136,19 @@ import Testing
         #expect(await p.finish().status == 0)
         let gone = try await run(emulatorBinary, ["health", "--url", "http://127.0.0.1:\(port)"], environment: [:], directory: root)
         #expect(gone.status == 5 && gone.stderr.contains("no tenant answers at http://127.0.0.1:\(port)"), "\(gone.stderr)")
+        // Something else answering /health with terminal escapes (a clipboard write, a screen clear): shown without them.
+        let site = root.appendingPathComponent("site")
+        try FileManager.default.createDirectory(at: site, withIntermediateDirectories: true)
+        try Data("\u{1B}]52;c;b3duZWQ=\u{07}\u{1B}[2J{\"status\":\"ok\"}".utf8).write(to: site.appendingPathComponent("health"))
+        let impostor = try LiveProcess(
+            URL(fileURLWithPath: "/usr/bin/python3"), ["-u", "-m", "http.server", "--bind", "127.0.0.1", "\(port)"],
+            environment: ["PATH": "/usr/bin:/bin"], directory: site)
+        try await impostor.waitForOutput("Serving HTTP")
+        let shown = try await run(emulatorBinary, ["health", "--url", "http://127.0.0.1:\(port)"], environment: [:], directory: root)
+        impostor.signal(SIGKILL)  // the runner ignores SIGTERM, and python keeps an inherited SIG_IGN
+        _ = await impostor.finish()
+        #expect(shown.status == 0 && shown.stdout.contains("{\"status\":\"ok\"}"), "\(shown.stderr)")
+        #expect(!shown.stdout.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 }, "\(shown.stdout.debugDescription)")
 
         for (name, value, message) in [
             ("B2C_EMULATOR_PORT", "http", "B2C_EMULATOR_PORT must be a port number"),
