@@ -9,10 +9,11 @@
 # and the licence notices. No shell, no package manager.
 #
 # Its configuration: entrypoint b2c-emulator, command `serve`, user 65532, port 8080, and the environment that makes
-# `serve` listen on 0.0.0.0:8080 and log one line per request (B2C_EMULATOR_HOST, _PORT, _LOG_FORMAT; an option
-# given on the command line wins). OCI annotations (on the manifest) and labels (in the configuration) name the
-# title, version, revision, creation time and, when the clone has an `origin` remote or B2C_IMAGE_SOURCE is set, the
-# source.
+# `serve` listen on 0.0.0.0:8080, log one line per request, and require the admin token from every peer, loopback ones
+# included (B2C_EMULATOR_HOST, _PORT, _LOG_FORMAT, _ADMIN_TOKEN_REQUIRED; an option given on the command line wins):
+# a port forwarder (pasta, --network host) can hand the host's connections in from a loopback address. OCI
+# annotations (on the manifest) and labels (in the configuration) name the title, version, revision, creation time
+# and, when the clone has an `origin` remote or B2C_IMAGE_SOURCE is set, the source.
 #
 # OUT.tar is an OCI image layout (`podman load`, `docker load` from Docker 25 on, skopeo's oci-archive:) that also
 # carries Docker's manifest.json (`docker load` before 25); both name it b2c-emulator:VERSION. File times are the
@@ -83,6 +84,7 @@ config=(
     --config.user 65532:65532 --config.workingdir /var/lib/b2c-emulator --config.exposedports 8080/tcp
     --config.env PATH=/usr/bin --config.env HOME=/var/lib/b2c-emulator
     --config.env B2C_EMULATOR_HOST=0.0.0.0 --config.env B2C_EMULATOR_PORT=8080 --config.env B2C_EMULATOR_LOG_FORMAT=text
+    --config.env B2C_EMULATOR_ADMIN_TOKEN_REQUIRED=true
     --history.created "$created" --history.created_by "scripts/image.sh (configuration)"
 )
 for a in "${annotations[@]}"; do config+=(--manifest.annotation "$a" --config.label "$a"); done

@@ -9,6 +9,8 @@
 #     from the host: b2c signin (ROPC), b2c token, b2c call-api, the admin surface with its token; one log line per
 #     request; SIGTERM ends it with exit 0; started again on the same volume it is the same tenant (the refresh
 #     token works, a person added through the admin surface is still there), and an app-only token
+#   - the admin surface needs its token from the host whatever forwards the port: --network host (the host is then a
+#     loopback peer), and pasta and slirp4netns with either port handler where this podman has them
 #   - docs/container.md's examples: the walkthrough's shell blocks as written, the GitHub Actions job (its service
 #     started from image/ports/env/options, then its steps), the compose file (docker-compose through podman's
 #     Docker-compatible socket) and the testcontainers test (pytest, testcontainers from PyPI)
@@ -129,6 +131,36 @@ podman logs b2c-tenant 2>/dev/null | grep -Eq '^[0-9T:-]+Z POST /_admin/users 20
 tenant_log=$(podman logs b2c-tenant 2>&1)
 grep -q 'code=\|password' <<<"$tenant_log" && fail "the request log shows a query or a password"
 step "admin surface: 403 without the token, 201 with it; one log line per request"
+
+# The admin surface whatever forwards the host's connections: pasta splices them in from the container's loopback, and
+# --network host shares the host's, so a host request may be a loopback peer. The image requires the token from every
+# peer (B2C_EMULATOR_ADMIN_TOKEN_REQUIRED=true). --network host runs on any podman; the others where it has them.
+admin_from_host() { # NAME NETWORK: 403 without the token, 200 with it
+    local name=$1 net=$2 aport publish code
+    aport=$(free_port)
+    publish=(-p "127.0.0.1:$aport:8080")
+    [[ $net == host ]] && publish=(-e B2C_EMULATOR_HOST=127.0.0.1 -e "B2C_EMULATOR_PORT=$aport")
+    podman run -d --name "$name" --network "$net" "${publish[@]}" -v "$tmp/out:/out:U" "$ref" serve \
+        --admin-token-file "/out/$name-token" >/dev/null
+    wait_health "http://127.0.0.1:$aport" "$name"
+    code=$(curl -s -o "$tmp/$name.body" -w '%{http_code}' "http://127.0.0.1:$aport/_admin/users")
+    [[ $code == 403 ]] || fail "--network $net: the admin surface answered the host without the token (HTTP $code): $(cat "$tmp/$name.body")"
+    code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $(cat "$tmp/out/$name-token")" \
+        "http://127.0.0.1:$aport/_admin/users")
+    [[ $code == 200 ]] || fail "--network $net: the admin surface refused its token (HTTP $code)"
+    podman rm -f -t 0 "$name" >/dev/null
+}
+admin_from_host b2c-net-host host
+checked=(host) missing=()
+for net in pasta slirp4netns:port_handler=rootlesskit slirp4netns:port_handler=slirp4netns; do
+    if podman run --rm --network "$net" "$ref" --version >/dev/null 2>&1; then
+        admin_from_host "b2c-net-$((${#checked[@]} + 1))" "$net"
+        checked+=("$net")
+    else
+        missing+=("$net")
+    fi
+done
+step "admin surface from the host: 403 without the token, 200 with it, through --network ${checked[*]}${missing:+ (this podman has no ${missing[*]})}"
 
 # SIGTERM as PID 1: exit 0, well before podman's kill after 2 s.
 started=$(date +%s%N)

@@ -22,6 +22,9 @@ public final class B2CEmulator: Sendable {
     private let publicOriginBox = NIOLockedValueBox<String?>(nil)
     /// A token that opens the admin surface to peers that are not this machine (`--admin-token-file`); nil: loopback only.
     private let adminTokenBox = NIOLockedValueBox<String?>(nil)
+    /// Loopback peers need the token too (`--admin-token-required`; the container image): a port forwarder may hand the
+    /// host's connections in from a loopback address.
+    private let adminTokenRequiredBox = NIOLockedValueBox(false)
 
     // The endpoints, each holding what it uses.
     let issuer: TokenIssuer
@@ -110,6 +113,12 @@ public final class B2CEmulator: Sendable {
     }
 
     var adminIsOpen: Bool { adminTokenBox.withLockedValue { $0 != nil } }
+
+    /// Every request to the admin surface needs the token, loopback ones included; with no token (`openAdmin(token:)`)
+    /// the surface answers no one.
+    public func requireAdminToken() { adminTokenRequiredBox.withLockedValue { $0 = true } }
+
+    var adminTokenRequired: Bool { adminTokenRequiredBox.withLockedValue { $0 } }
 
     /// Lets requests name the tenant under these host names (`host` or `host:port`; the port is ignored).
     public func answer(to names: [String]) {

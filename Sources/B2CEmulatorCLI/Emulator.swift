@@ -62,8 +62,9 @@ extension EmulatorCommand {
                 Without --state the tenant lives in memory. A malformed --seed exits with code 3.
 
                 In a container, where arguments are awkward to pass (GitHub Actions services), the environment stands in for
-                options that are not given: B2C_EMULATOR_HOST, _PORT, _PUBLIC_URL, _LOG_FORMAT, _SEED, _STATE, _CONFIG_OUT and
-                _ADMIN_TOKEN_FILE. An option on the command line wins over its variable.
+                options that are not given: B2C_EMULATOR_HOST, _PORT, _PUBLIC_URL, _LOG_FORMAT, _SEED, _STATE, _CONFIG_OUT,
+                _ADMIN_TOKEN_FILE and _ADMIN_TOKEN_REQUIRED (true or false). An option on the command line wins over its
+                variable.
 
                 A client has --read-timeout seconds to send a whole request; at most --max-connections are served at once,
                 and further ones wait to be accepted: a slow or silent client cannot hold the tenant.
@@ -116,6 +117,12 @@ extension EmulatorCommand {
                     + "(0600), and requests that are not from this machine must send it as Authorization: Bearer <token>.",
                 valueName: "file"))
         var adminTokenFile: String?
+        @Flag(
+            inversion: .prefixedNo,
+            help: ArgumentHelp(
+                "Require the admin token from loopback peers too (the container image's default: a port forwarder may make the "
+                    + "host's connections loopback ones). Without --admin-token-file the admin surface then answers no one."))
+        var adminTokenRequired: Bool?
         @Option(
             help: ArgumentHelp(
                 "Seconds a client has to send a whole request, head and body, from when it connects or gets its previous answer "
@@ -158,7 +165,7 @@ extension EmulatorCommand {
         /// `B2C_EMULATOR_<OPTION>` stands for its option when the option is not given.
         static let environmentOptions = [
             "B2C_EMULATOR_HOST", "B2C_EMULATOR_PORT", "B2C_EMULATOR_PUBLIC_URL", "B2C_EMULATOR_LOG_FORMAT", "B2C_EMULATOR_SEED",
-            "B2C_EMULATOR_STATE", "B2C_EMULATOR_CONFIG_OUT", "B2C_EMULATOR_ADMIN_TOKEN_FILE",
+            "B2C_EMULATOR_STATE", "B2C_EMULATOR_CONFIG_OUT", "B2C_EMULATOR_ADMIN_TOKEN_FILE", "B2C_EMULATOR_ADMIN_TOKEN_REQUIRED",
         ]
 
         mutating func applyEnvironment(_ environment: [String: String]) throws {
@@ -181,6 +188,12 @@ extension EmulatorCommand {
             if state == nil && !inMemory { state = value("B2C_EMULATOR_STATE") }
             configOut = configOut ?? value("B2C_EMULATOR_CONFIG_OUT")
             adminTokenFile = adminTokenFile ?? value("B2C_EMULATOR_ADMIN_TOKEN_FILE")
+            if adminTokenRequired == nil, let text = value("B2C_EMULATOR_ADMIN_TOKEN_REQUIRED") {
+                guard let required = ["true": true, "false": false][text] else {
+                    throw ValidationError("B2C_EMULATOR_ADMIN_TOKEN_REQUIRED must be true or false, not '\(text)'.")
+                }
+                adminTokenRequired = required
+            }
         }
 
         /// The start sequence of `serve`, in order: seed, state, TLS, request log, admin surface, listen, configuration out.
@@ -234,7 +247,7 @@ extension EmulatorCommand {
             let wildcard = listening ? " (listening on \(host.contains(":") ? "[\(host)]" : host):\(server.port))" : ""
             var line =
                 "b2c emulator: \(baseURL)\(wildcard) tenant \(emulator.tenantName) (\(emulator.tenantID)); admin "
-                + "\(baseURL)/_admin (\(adminTokenFile == nil ? "loopback only" : "loopback, or with the token"))"
+                + "\(baseURL)/_admin (\(adminAccess))"
             if let tlsMaterial { line += "; CA \(tlsMaterial.caPath.path)" }
             FileHandle.standardOutput.write(Data((line + "\n").utf8))
             try await server.wait()
@@ -292,8 +305,20 @@ extension EmulatorCommand {
             return l
         }
 
-        /// `--admin-token-file`: the admin surface answers other machines that present the token written there (0600).
+        /// Who the admin surface answers, in the start line's words.
+        private var adminAccess: String {
+            switch (adminTokenRequired == true, adminTokenFile != nil) {
+            case (true, true): "with the token only"
+            case (true, false): "closed: the token is required and there is no --admin-token-file"
+            case (false, true): "loopback, or with the token"
+            case (false, false): "loopback only"
+            }
+        }
+
+        /// `--admin-token-file`: the admin surface answers other machines that present the token written there (0600);
+        /// with `--admin-token-required`, loopback ones too.
         private func openAdminSurface(_ emulator: B2CEmulator) throws {
+            if adminTokenRequired == true { emulator.requireAdminToken() }
             guard let adminTokenFile else { return }
             let token = Random.token(bytes: 32)
             do {
@@ -303,9 +328,10 @@ extension EmulatorCommand {
                 throw CLIError("--admin-token-file: \(error)", exitCode: ExitStatus.error)
             }
             emulator.openAdmin(token: token)
+            let who = adminTokenRequired == true ? "requests" : "other machines"
             FileHandle.standardError.write(
                 Data(
-                    ("b2c-emulator: warning: the admin surface (clock, faults, users, outbox) answers other machines that present the "
+                    ("b2c-emulator: warning: the admin surface (clock, faults, users, outbox) answers \(who) that present the "
                         + "token in \(adminTokenFile); keep that file to the tests that drive this tenant\n").utf8))
         }
 

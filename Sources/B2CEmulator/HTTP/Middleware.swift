@@ -99,7 +99,7 @@ struct AdminGuardMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         // Another machine's request needs the admin token, when the tenant was started with one (a container's host).
-        guard context.peerIsLoopback || emulator.adminTokenMatches(request.headers[.authorization]) else {
+        guard (context.peerIsLoopback && !emulator.adminTokenRequired) || emulator.adminTokenMatches(request.headers[.authorization]) else {
             let message =
                 emulator.adminIsOpen
                 ? "The admin surface answers other machines only with its token (Authorization: Bearer <the token file's content>)."
