@@ -9,7 +9,7 @@ import NIOSSL
 /// Cookies are kept per host and port (optionally in a jar file), so the SSO session works as in a browser.
 /// Used by the README's demo (`b2c demo`) and, through `b2c-test-agent`, by the end-to-end tests.
 public final class ScriptedBrowser: @unchecked Sendable {
-    public enum Action: String, Sendable {
+    public enum Action: String, Sendable, CaseIterable {
         /// `cancel` presses Cancel on the first page; `cancel-signup` follows "Sign up now" and cancels the sign-up
         /// page; `cancel-reset-code` asks for a reset code and cancels the page where the code is typed.
         case signin, cancel, forgot

@@ -20,8 +20,8 @@ struct BrowserCommand: AsyncParsableCommand {
               BROWSER='b2c-emulator browser --as alice@contoso.com --action cancel' b2c signin     (exits 2: cancelled)
               BROWSER='b2c-emulator browser --as alice@contoso.com --phone +14255550123' b2c signin --policy B2C_1_susi_mfa
               BROWSER='b2c-emulator browser --as carol@gmail.com --idp google' b2c signin --policy B2C_1_susi_social
-              B2C_EMULATOR_PASSWORD='Dana-2026-pw!' BROWSER='b2c-emulator browser --as dana@contoso.com --action signup \
-                --given-name Dana --surname Diaz' b2c signin
+              B2C_EMULATOR_PASSWORD='Dana-2026-pw!' \\
+                BROWSER='b2c-emulator browser --as dana@contoso.com --action signup --given-name Dana --surname Diaz' b2c signin
             A second factor is done as the person would: codes from the tenant's outbox, the authenticator's code from its
             secret (registered in this browser's jar, the seed's totpSecret, or $B2C_EMULATOR_TOTP_SECRET).
             --action signup creates the account on the sign-up page: the email verified with the code from the outbox, the
@@ -40,7 +40,8 @@ struct BrowserCommand: AsyncParsableCommand {
     @Option(
         help: ArgumentHelp(
             "What the person does: signin, cancel, forgot (with $B2C_EMULATOR_NEW_PASSWORD), wrong-then-right, cancel-signup, "
-                + "cancel-reset-code, wrong-codes (every second-factor code wrong), signup (with $B2C_EMULATOR_PASSWORD)."))
+                + "cancel-reset-code, wrong-codes (every second-factor code wrong), signup (with $B2C_EMULATOR_PASSWORD)."),
+        completion: .list(ScriptedBrowser.Action.allCases.map(\.rawValue)))
     var action = "signin"
     @Option(help: "On the profile or sign-up page: the (new) display name.") var displayName: String?
     @Option(help: "On the profile or sign-up page: the (new) given name.") var givenName: String?
@@ -57,7 +58,8 @@ struct BrowserCommand: AsyncParsableCommand {
         help: ArgumentHelp(
             "Sign in with this provider of the page as --as: a built-in one (google, facebook, microsoft, …; no password needed) "
                 + "or an OpenID Connect provider's id (its page asks for $B2C_EMULATOR_PASSWORD).",
-            valueName: "provider"))
+            valueName: "provider"),
+        completion: .list(EmulatorSeed.IdentityProvider.allCases.filter { $0 != .local }.map(\.rawValue)))
     var idp: String?
     @Flag(help: "Check \"Keep me signed in\" on the sign-in page (a policy with kmsi): the tenant's session outlives the browser.")
     var keepSignedIn = false

@@ -9,6 +9,7 @@ struct EmulatorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "emulator",
         abstract: "A local Azure AD B2C tenant for development and tests.",
+        shouldDisplay: false,  // `b2c emulator …`'s word, handed over: b2c-emulator's own list names the commands themselves
         subcommands: [Serve.self, DefaultSeed.self, BrowserCommand.self, HealthCommand.self, PageCommand.self])
 }
 
@@ -27,9 +28,12 @@ extension EmulatorCommand {
                 """)
 
         @Argument(help: "The policy, such as B2C_1_susi.") var policy: String
-        @Argument(help: "The page type: unifiedssp, selfasserted, multifactor or globalexception (error).") var pageType: String
-        @Option(help: ArgumentHelp("The layout: a file, an http(s) URL, or classic, oceanBlue, slateGray.", valueName: "layout"))
-        var layout: String?
+        @Argument(
+            help: "The page type: unifiedssp, selfasserted, multifactor or globalexception (error).",
+            completion: .list(EmulatorSeed.PageLayouts.PageType.allCases.map(\.rawValue))) var pageType: String
+        @Option(
+            help: ArgumentHelp("The layout: a file, an http(s) URL, or classic, oceanBlue, slateGray.", valueName: "layout"),
+            completion: .list(["classic", "oceanBlue", "slateGray"])) var layout: String?
         @Option(help: ArgumentHelp("The seed whose policy to render (default: the built-in seed).", valueName: "file")) var seed: String?
         @Option(help: "The page's language (its ui_locales).") var language = "en"
 

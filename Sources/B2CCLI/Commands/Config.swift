@@ -34,8 +34,8 @@ struct ConfigSetCommand: ParsableCommand {
             macOS Keychain, or B2C_STORE_KEY — in one transaction.
             plaintext: tokens are decrypted and kept unencrypted, on purpose; remembered in the store and said on every sign-in.
             """)
-    @Argument(help: "storage") var setting: String
-    @Argument(help: "encrypted or plaintext") var value: String
+    @Argument(help: "storage", completion: .list(["storage"])) var setting: String
+    @Argument(help: "encrypted or plaintext", completion: .list(["encrypted", "plaintext"])) var value: String
 
     func validate() throws {
         guard setting == "storage" else { throw ValidationError("'\(setting)' is not a setting; the one setting is storage.") }
@@ -94,7 +94,8 @@ struct ConfigAllowCommand: ParsableCommand {
         discussion: """
             A ./policies.json that no flag or variable names decides where your tokens go (its APIs' base URLs, its caFile), so
             b2c uses it only once you allowed it. This prints where it points, then remembers the file's path and content hash.
-            Example: b2c config allow ./policies.json
+            Example:
+              b2c config allow ./policies.json
             """)
     @Argument(help: ArgumentHelp("The file (default: ./policies.json).", valueName: "file")) var file = "./policies.json"
 
@@ -114,7 +115,10 @@ struct ConfigAllowCommand: ParsableCommand {
 struct ConfigDenyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "deny", abstract: "Take back the allow of a policies.json in the current directory.",
-        discussion: "Example: b2c config deny ./policies.json")
+        discussion: """
+            Example:
+              b2c config deny ./policies.json
+            """)
     @Argument(help: ArgumentHelp("The file (default: ./policies.json).", valueName: "file")) var file = "./policies.json"
 
     func run() throws {

@@ -4,8 +4,21 @@ import Foundation
 /// `b2c emulator …` and `b2c demo`: the local tenant ships as its own program, b2c-emulator (next to b2c, else on PATH),
 /// so that the client's start does not pay for the tenant's code. b2c replaces itself with it (exec): signals, exit codes
 /// and output are the tenant's own.
-enum TenantProgram {
+package enum TenantProgram {
     static let program = "b2c-emulator"
+    /// The argv[0] b2c runs b2c-emulator with: its own name, so that the tenant's usage lines and suggestions name the
+    /// command people typed (`b2c emulator serve`), not `b2c-emulator emulator serve`.
+    package static let handOverName = "b2c"
+    /// `b2c emulator`'s subcommands, which b2c offers as completions without loading the tenant (a test holds them equal
+    /// to b2c-emulator's).
+    static let emulatorSubcommands = ["serve", "default-seed", "browser", "health", "page"]
+
+    /// Whether the tenant's program answers these arguments: `b2c emulator …`, `b2c demo …`, and help about them.
+    static func isItsCommand(_ arguments: [String]) -> Bool {
+        let commands = ["emulator", "demo"]
+        guard let first = arguments.first else { return false }
+        return commands.contains(first) || (first == "help" && arguments.count > 1 && commands.contains(arguments[1]))
+    }
 
     /// Where b2c-emulator is: beside this executable, else in an absolute directory of PATH.
     static func locate() -> String? {
@@ -31,7 +44,7 @@ enum TenantProgram {
                 exitCode: ExitStatus.error)
         }
         fflush(nil)  // every stream: nothing buffered is lost to the exec
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        let argv = ([handOverName] + arguments).map { strdup($0) } + [nil]
         execv(path, argv)
         throw CLIError("cannot start \(path): \(String(cString: strerror(errno)))", exitCode: ExitStatus.error)
     }
@@ -43,8 +56,11 @@ struct EmulatorHandover: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "emulator",
         abstract: "Run the local B2C tenant: `serve`, `default-seed` (the b2c-emulator program; see `b2c emulator --help`).")
+    @Argument(
+        help: "The tenant's command: serve, default-seed, browser, health or page.", completion: .list(TenantProgram.emulatorSubcommands))
+    var subcommand: String?
     @Argument(parsing: .captureForPassthrough) var arguments: [String] = []
-    func run() throws { try TenantProgram.handOver(["emulator"] + arguments) }
+    func run() throws { try TenantProgram.handOver(["emulator"] + (subcommand.map { [$0] } ?? []) + arguments) }
 }
 
 struct DemoHandover: ParsableCommand {

@@ -31,7 +31,9 @@ struct InitCommand: AsyncParsableCommand {
     @Option(help: "The API's base URL.") var apiUrl: String?
     @Option(parsing: .singleValue, help: "A scope of the API, as a full URI (repeatable).") var scope: [String] = []
     @Flag(help: "The app is confidential (a web app): redemptions send its secret.") var confidential = false
-    @Option(help: "How the secret is sent: client_secret_post or client_secret_basic.") var clientAuth: String?
+    @Option(
+        help: "How the secret is sent: client_secret_post or client_secret_basic.",
+        completion: .list(ClientAuthentication.Method.allCases.map(\.rawValue))) var clientAuth: String?
     @Option(help: ArgumentHelp("A 0600 file holding the client secret (the path is written, never the secret).", valueName: "file"))
     var clientSecretFile: String?
     @Option(help: ArgumentHelp("A CA certificate file to trust (an emulator's, a proxy's).", valueName: "file")) var caFile: String?

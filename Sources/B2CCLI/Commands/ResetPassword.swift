@@ -7,8 +7,9 @@ struct ResetPasswordCommand: AsyncParsableCommand {
         commandName: "reset-password",
         abstract: "Reset a person's password in the browser (the resetPassword policy), or with --native without one.",
         discussion: """
-            Browser:     b2c reset-password [--account alice@contoso.com]
-            Native auth: b2c reset-password --native --username alice@contoso.com [--otp-stdin] [--password-stdin]
+            Examples (the browser, native auth):
+              b2c reset-password [--account alice@contoso.com]
+              b2c reset-password --native --username alice@contoso.com [--otp-stdin] [--password-stdin]
             Native auth (Entra External ID) sends a code to the address, asks for the new password (typed twice, or the first
             line of stdin), and signs the person in with it. The tenant revokes the person's refresh tokens on a reset; their
             other accounts stay listed and need a new sign-in.
@@ -19,8 +20,9 @@ struct ResetPasswordCommand: AsyncParsableCommand {
     @Option(help: "With --native: the person's email address.") var username: String?
     @Flag(help: "With --native: read the new password from the first line of stdin.") var passwordStdin = false
     @Flag(help: "With --native: read the emailed codes from stdin, one per line (after the password line).") var otpStdin = false
-    @Option(help: "With --native: the second factor to use or register when the tenant asks: email, sms, or a method id.")
-    var mfaMethod: String?
+    @Option(
+        help: "With --native: the second factor to use or register when the tenant asks: email, sms, or a method id.",
+        completion: .list(["email", "sms"])) var mfaMethod: String?
     @Option(help: "With --native: the email address or phone number (E.164) to register when the tenant asks.") var mfaTarget: String?
     @Option(help: "With --native: an API (from the configuration) whose scopes to request.") var api: String?
     @Option(parsing: .singleValue, help: "With --native: a scope to request (repeatable).") var scope: [String] = []

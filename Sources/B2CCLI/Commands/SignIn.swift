@@ -7,16 +7,19 @@ struct SignInCommand: AsyncParsableCommand {
         commandName: "signin",
         abstract: "Sign in to a policy: in the browser (authorization code + PKCE, loopback redirect), with ROPC, or with native auth.",
         discussion: """
-            Browser:     b2c signin [--policy B2C_1_susi]
-            ROPC:        echo "$PASSWORD" | b2c signin --policy B2C_1_ROPC_Auth --username alice@contoso.com --password-stdin
-            Native auth: b2c signin --native --username alice@contoso.com [--password-stdin] [--otp-stdin] [--mfa-method email]
+            Examples (the browser, ROPC, native auth):
+              b2c signin [--policy B2C_1_susi]
+              echo "$PASSWORD" | b2c signin --policy B2C_1_ROPC_Auth --username alice@contoso.com --password-stdin
+              b2c signin --native --username alice@contoso.com [--password-stdin] [--otp-stdin] [--mfa-method email]
             Passwords and codes are never taken as arguments: they come from stdin or are typed without echo.
             With --no-browser, paste the address the browser ends on when the browser runs on another machine (SSH).
             """,
         aliases: ["login"])
+    /// The authorize request's `prompt` values (OpenID Connect's, as B2C takes them).
+    static let prompts = ["login", "select_account", "consent", "none"]
     @OptionGroup var options: ClientOptions
     @Option(help: "The policy (user flow) to sign in to; default: the signUpSignIn policy.") var policy: String?
-    @Option(help: "login, select_account, consent or none.") var prompt: String?
+    @Option(help: "login, select_account, consent or none.", completion: .list(SignInCommand.prompts)) var prompt: String?
     @Option(help: "Pre-fill the sign-in name.") var loginHint: String?
     @Option(help: "Go straight to one identity provider (domain_hint), such as facebook.com.") var domainHint: String?
     @Option(help: "The language of the tenant's pages (ui_locales), such as fr or 'fr en'.") var uiLocales: String?
@@ -32,7 +35,9 @@ struct SignInCommand: AsyncParsableCommand {
     var native = false
     @Flag(help: "Native auth: read emailed codes line by line from stdin ('resend' asks for a new code); after the password line.")
     var otpStdin = false
-    @Option(help: "Native auth: the second factor to use or register without asking: email, sms, or a method id.") var mfaMethod: String?
+    @Option(
+        help: "Native auth: the second factor to use or register without asking: email, sms, or a method id.",
+        completion: .list(["email", "sms"])) var mfaMethod: String?
     @Option(help: "Native auth: the email address or phone number (E.164) to register when the tenant asks for one.") var mfaTarget: String?
 
     func validate() throws {
@@ -51,7 +56,7 @@ struct SignInCommand: AsyncParsableCommand {
         }
         if passwordStdin && username == nil { throw ValidationError("--password-stdin needs --username.") }
         if native && policy != nil { throw ValidationError("--native signs in with the configuration's nativeAuth; drop --policy.") }
-        if let prompt, !["login", "select_account", "consent", "none"].contains(prompt) {
+        if let prompt, !Self.prompts.contains(prompt) {
             throw ValidationError("--prompt must be login, select_account, consent or none, not '\(prompt)'.")
         }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }

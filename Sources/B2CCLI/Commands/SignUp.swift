@@ -7,7 +7,8 @@ struct SignUpCommand: AsyncParsableCommand {
         commandName: "signup",
         abstract: "Sign a new person up without a browser (Entra External ID native auth), then keep them signed in.",
         discussion: """
-            b2c signup --username erin@contoso.com [--attribute displayName=Erin ...]
+            Example:
+              b2c signup --username erin@contoso.com [--attribute displayName=Erin ...]
             The tenant sends a code to the address; then it asks for a password (typed twice, or the first line of stdin with
             --password-stdin) and every attribute its user flow requires that --attribute did not give (asked at a terminal).
             With --otp-stdin the codes are the next lines of stdin. Sign-up in the browser is the sign-in page's
@@ -24,7 +25,8 @@ struct SignUpCommand: AsyncParsableCommand {
     @Flag(help: "Sign up without a password: the person signs in with emailed codes.") var passwordless = false
     @Flag(help: "Read the new password from the first line of stdin.") var passwordStdin = false
     @Flag(help: "Read the emailed codes from stdin, one per line ('resend' asks for a new one).") var otpStdin = false
-    @Option(help: "A second factor the tenant asks the new account to register: email or sms.") var mfaMethod: String?
+    @Option(help: "A second factor the tenant asks the new account to register: email or sms.", completion: .list(["email", "sms"]))
+    var mfaMethod: String?
     @Option(help: "The email address or phone number (E.164) to register (default: the new account's address).") var mfaTarget: String?
     @Option(help: "An API (from the configuration) whose scopes to request.") var api: String?
     @Option(parsing: .singleValue, help: "A scope to request (repeatable); overrides --api.") var scope: [String] = []

@@ -58,7 +58,8 @@ struct ImportCommand: AsyncParsableCommand {
             configuration's client id and host, whose id token is signed with the policy's keys and names the same person and policy,
             are stored with their tokens; the rest are skipped with a note. An account already in the store keeps its refresh
             token unless --replace.
-            Example: b2c import --format msal ~/.cache/myapp/msal_token_cache.json
+            Example:
+              b2c import --format msal ~/.cache/myapp/msal_token_cache.json
             """)
     @OptionGroup var options: ClientOptions
     @Option(help: "The cache format (msal).") var format: CacheFormat

@@ -84,7 +84,7 @@ package enum StandardError {
 }
 
 /// The name this process's messages start with: `b2c`, or `b2c-emulator` when the local tenant's program runs (set by
-/// `B2CCommand.runCatching` from the root command's name).
+/// `B2CCommand.runCatching`).
 package enum ProgramName {
     private final class Box: @unchecked Sendable {
         let lock = NSLock()
