@@ -58,23 +58,28 @@ public final class ScriptedBrowser: @unchecked Sendable {
         public let description: String
         /// The page wants something only an option can give (a display name, an attribute): a usage error.
         public var needsOption = false
+        /// The tenant's admin surface (outbox, clock) refused the browser (401 or 403): it wants the admin token.
+        public var adminRefused = false
     }
 
     struct Page { var status: Int; var location: String?; var body: String; var url: URL }
 
     private let client: HTTPClient
     private let jarPath: String?
+    /// Sent to the tenant's admin surface only (`Authorization: Bearer`), for a tenant that requires it (a container's).
+    private let adminToken: String?
     private let lock = NSLock()
     private var jar: [String: String]
     /// What the last run did, page by page (paths only), for a demo to show.
     public private(set) var steps: [String] = []
 
-    public init(caFile: String?, jarPath: String? = nil) throws {
+    public init(caFile: String?, jarPath: String? = nil, adminToken: String? = nil) throws {
         var tls = TLSConfiguration.makeClientConfiguration()
         if let caFile { tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(caFile)) }
         client = HTTPClient(
             eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls, redirectConfiguration: .disallow))
         self.jarPath = jarPath
+        self.adminToken = adminToken
         jar =
             jarPath.flatMap { try? Data(contentsOf: URL(fileURLWithPath: $0)) }
             .flatMap { try? JSONValue.parse($0).objectValue?.compactMapValues(\.stringValue) } ?? [:]
@@ -92,8 +97,9 @@ public final class ScriptedBrowser: @unchecked Sendable {
         try? JSONValue.object(snapshot.mapValues { .string($0) }).serialized().write(toFile: jarPath, atomically: true, encoding: .utf8)
     }
 
-    private func fetch(_ url: URL, form: [String: String]? = nil) async throws -> Page {
+    private func fetch(_ url: URL, form: [String: String]? = nil, bearer: String? = nil) async throws -> Page {
         var req = HTTPClientRequest(url: url.absoluteString)
+        if let bearer { req.headers.add(name: "Authorization", value: "Bearer \(bearer)") }
         let prefix = "\(url.host ?? ""):\(url.port ?? 0):"
         let cookies = lock.withLock { jar.filter { $0.key.hasPrefix(prefix) } }
         if !cookies.isEmpty {
@@ -285,8 +291,7 @@ extension ScriptedBrowser {
             if page.body.contains("id=\"sendCode\"") {
                 fields["email"] = persona.email
             } else if page.body.contains("id=\"verificationCode\"") {
-                let outboxURL = URL(string: "/_admin/outbox?to=\(FormEncoding.escape(persona.email))", relativeTo: start)!.absoluteURL
-                let outbox = try await fetch(outboxURL)
+                let outbox = try await admin("/_admin/outbox?to=\(FormEncoding.escape(persona.email))", start: start)
                 fields["verificationCode"] =
                     (try? JSONValue.parse(outbox.body))?["messages"]?.arrayValue?.first?["code"]?.stringValue ?? ""
                 fields["newPassword"] = persona.newPassword ?? ""
@@ -402,7 +407,7 @@ extension ScriptedBrowser {
     /// The newest code the tenant sent for this page's journey, from its outbox.
     private func sentCode(_ page: Page, start: URL) async throws -> String {
         let tx = page.body.range(of: "name=\"tx\" value=\"").map { String(page.body[$0.upperBound...].prefix { $0 != "\"" }) } ?? ""
-        let outbox = try await fetch(URL(string: "/_admin/outbox", relativeTo: start)!.absoluteURL)
+        let outbox = try await admin("/_admin/outbox", start: start)
         let messages = (try? JSONValue.parse(outbox.body))?["messages"]?.arrayValue ?? []
         guard let code = messages.first(where: { $0["journey"]?.stringValue == tx })?["code"]?.stringValue else {
             throw Failure(description: "no code in the outbox for this sign-in")
@@ -410,9 +415,22 @@ extension ScriptedBrowser {
         return code
     }
 
+    /// A read of the tenant's admin surface, with the admin token when the browser has one. A refusal is said as one, never
+    /// read as an empty outbox.
+    private func admin(_ path: String, start: URL) async throws -> Page {
+        let page = try await fetch(URL(string: path, relativeTo: start)!.absoluteURL, bearer: adminToken)
+        guard page.status != 401 && page.status != 403 else {
+            let endpoint = String(path.prefix { $0 != "?" })
+            throw Failure(
+                description: "the tenant's admin surface refused \(endpoint) (HTTP \(page.status)) "
+                    + (adminToken == nil ? "without the admin token" : "with this admin token"), adminRefused: true)
+        }
+        return page
+    }
+
     /// The tenant's clock (its admin clock may be moved), for an authenticator code the tenant accepts.
     private func tenantTime(_ start: URL) async throws -> Int {
-        let page = try await fetch(URL(string: "/_admin/clock", relativeTo: start)!.absoluteURL)
+        let page = try await admin("/_admin/clock", start: start)
         return (try? JSONValue.parse(page.body))?["now"]?.lenientInt ?? Int(Date().timeIntervalSince1970)
     }
 }

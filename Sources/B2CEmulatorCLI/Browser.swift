@@ -26,7 +26,10 @@ struct BrowserCommand: AsyncParsableCommand {
             secret (registered in this browser's jar, the seed's totpSecret, or $B2C_EMULATOR_TOTP_SECRET).
             --action signup creates the account on the sign-up page: the email verified with the code from the outbox, the
             password from $B2C_EMULATOR_PASSWORD, the names, and the user flow's other attributes from --attribute name=value.
-            Exit codes: 0 the answer was delivered; 1 the pages did not go as expected; 3 an unknown person or a bad --seed/--ca;
+            A tenant that wants its admin token (serve --admin-token-file, the container image) gets it from --admin-token-file
+            or $B2C_EMULATOR_ADMIN_TOKEN_FILE: the file serve wrote (the same variable tells serve where to write it).
+            Exit codes: 0 the answer was delivered; 1 the pages did not go as expected; 3 an unknown person, a bad --seed/--ca, or
+            the admin surface refused the browser (no or a stale admin token);
             64 a page asked twice for something only an option gives (it names the field and the option).
             """)
 
@@ -37,6 +40,11 @@ struct BrowserCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The tenant's CA (PEM), for a tenant served with --tls.", valueName: "file")) var ca: String?
     @Option(help: ArgumentHelp("Keep cookies (the tenant's browser session) in this file across runs.", valueName: "file"))
     var jar: String?
+    @Option(
+        help: ArgumentHelp(
+            "The tenant's admin token, for reading its outbox and clock when it requires one (serve --admin-token-file FILE, the "
+                + "container image): the file serve wrote. Default: $B2C_EMULATOR_ADMIN_TOKEN_FILE.", valueName: "file"))
+    var adminTokenFile: String?
     @Option(
         help: ArgumentHelp(
             "What the person does: signin, cancel, forgot (with $B2C_EMULATOR_NEW_PASSWORD), wrong-then-right, cancel-signup, "
@@ -118,8 +126,11 @@ struct BrowserCommand: AsyncParsableCommand {
         if act == .forgot && newPassword == nil {
             throw CLIError("--action forgot sets a new password: give it in B2C_EMULATOR_NEW_PASSWORD", exitCode: ExitStatus.usage)
         }
+        let tokenFile = adminTokenFile ?? environment["B2C_EMULATOR_ADMIN_TOKEN_FILE"].flatMap { $0.isEmpty ? nil : $0 }
+        let tokenOption = adminTokenFile != nil ? "--admin-token-file" : "B2C_EMULATOR_ADMIN_TOKEN_FILE"
+        let adminToken = try tokenFile.map { try Self.adminToken($0, option: tokenOption) }
         let browser: ScriptedBrowser
-        do { browser = try ScriptedBrowser(caFile: ca, jarPath: jar) } catch {
+        do { browser = try ScriptedBrowser(caFile: ca, jarPath: jar, adminToken: adminToken) } catch {
             throw CLIError("cannot read the CA file '\(ca ?? "")': it must be a PEM certificate", exitCode: ExitStatus.configuration)
         }
         var persona = ScriptedBrowser.Persona(
@@ -134,9 +145,26 @@ struct BrowserCommand: AsyncParsableCommand {
         } catch {
             await browser.shutdown()
             let needsOption = (error as? ScriptedBrowser.Failure)?.needsOption == true
+            if (error as? ScriptedBrowser.Failure)?.adminRefused == true {
+                let remedy =
+                    tokenFile == nil
+                    ? "give --admin-token-file FILE or B2C_EMULATOR_ADMIN_TOKEN_FILE (the file serve --admin-token-file wrote)"
+                    : "is \(tokenFile ?? "") (\(tokenOption)) the file of the tenant's last start?"
+                throw CLIError("the scripted browser stopped at \(start.host ?? ""): \(error); \(remedy)", exitCode: ExitStatus.configuration)
+            }
             throw CLIError(
                 "the scripted browser stopped at \(start.host ?? ""): \(error)", exitCode: needsOption ? ExitStatus.usage : ExitStatus.error)
         }
+    }
+
+    /// The token in the file `serve --admin-token-file` wrote (one line).
+    static func adminToken(_ path: String, option: String) throws -> String {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw CLIError("cannot read the admin token file '\(path)' (\(option))", exitCode: ExitStatus.configuration)
+        }
+        let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !token.isEmpty else { throw CLIError("the admin token file '\(path)' (\(option)) is empty", exitCode: ExitStatus.configuration) }
+        return token
     }
 
     static func seed(_ path: String?) throws -> EmulatorSeed {

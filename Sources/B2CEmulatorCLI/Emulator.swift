@@ -95,6 +95,11 @@ extension EmulatorCommand {
         @Option(help: ArgumentHelp("Write a client policies.json that targets this emulator.", valueName: "file")) var configOut: String?
         @Option(
             help: ArgumentHelp(
+                "With --tls: also write the CA (PEM, readable by all) to this file, such as a directory a container's host mounts; "
+                    + "--config-out's caFile then names it relative to the configuration's directory.", valueName: "file"))
+        var caOut: String?
+        @Option(
+            help: ArgumentHelp(
                 "With --config-out: write this app's settings instead (a web app or daemon: appsettings-style, with its secret).",
                 valueName: "name or client id")) var app: String?
         @Option(
@@ -155,6 +160,7 @@ extension EmulatorCommand {
                 throw ValidationError("--client names the app --config-out's policies.json is for; add --config-out FILE.")
             }
             if client != nil && app != nil { throw ValidationError("--app writes an app's settings, --client a policies.json; give one.") }
+            if caOut != nil && !tls { throw ValidationError("--ca-out writes the CA of --tls; add --tls.") }
             if let publicUrl {
                 guard let url = URL(string: publicUrl), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
                     url.host != nil, url.path.isEmpty || url.path == "/", url.query == nil
@@ -229,6 +235,7 @@ extension EmulatorCommand {
                         "cannot create the emulator's TLS certificate in '\(tlsDirectory.path)': \(error)", exitCode: ExitStatus.error)
                 }
             }
+            if let tlsMaterial, let caOut { try writeCA(tlsMaterial, to: caOut) }
             if let publicUrl, let url = URL(string: publicUrl) { emulator.serve(publicURL: url) }
             try openAdminSurface(emulator)
             let limits = ConnectionLimits(readTimeout: .seconds(readTimeout), maxConnections: maxConnections)
@@ -242,7 +249,7 @@ extension EmulatorCommand {
             // What clients use: the public URL when there is one, else the address it listens on.
             let baseURL = emulator.publicOrigin ?? server.baseURL
             if let configOut {
-                do { try writeConfiguration(to: configOut, emulator, baseURL: baseURL, caFile: tlsMaterial?.caPath.path) } catch {
+                do { try writeConfiguration(to: configOut, emulator, baseURL: baseURL, caFile: caFile(tlsMaterial, configOut)) } catch {
                     await server.stop()
                     throw error
                 }
@@ -380,6 +387,26 @@ extension EmulatorCommand {
                 try? Data("\(server.port)\n".utf8).write(to: portFile, options: .atomic)
             }
             return server
+        }
+
+        /// `--ca-out`: the CA's certificate, readable by all (a container's host reads it as another user).
+        private func writeCA(_ tls: EmulatorTLS, to path: String) throws {
+            let pem = tls.caCertificatePEM.hasSuffix("\n") ? tls.caCertificatePEM : tls.caCertificatePEM + "\n"
+            do {
+                try makeParentDirectories(of: path)
+                try writeFile(Data(pem.utf8), to: path, mode: 0o644)
+                try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path)
+            } catch { throw CLIError("--ca-out: \(error)", exitCode: ExitStatus.error) }
+        }
+
+        /// The CA `--config-out` names: `--ca-out`'s copy by its path from the configuration's directory (b2c resolves a
+        /// relative caFile there), so that a host reading both through one mount finds it; else the state directory's.
+        private func caFile(_ tls: EmulatorTLS?, _ configOut: String) -> String? {
+            guard let tls, let caOut else { return tls?.caPath.path }
+            let from = URL(fileURLWithPath: configOut).standardizedFileURL.deletingLastPathComponent().pathComponents
+            let to = URL(fileURLWithPath: caOut).standardizedFileURL.pathComponents
+            let shared = zip(from, to).prefix { $0 == $1 }.count
+            return (Array(repeating: "..", count: from.count - shared) + to[shared...]).joined(separator: "/")
         }
 
         /// `--config-out`: the client configuration (of `--client`), or an app's settings (`--app`, with its secret: 0600).

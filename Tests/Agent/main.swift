@@ -7,6 +7,7 @@
 // B2C_AGENT_IDP (sign in with this social provider of the page, as B2C_AGENT_EMAIL), B2C_AGENT_KEEP_SIGNED_IN=1,
 // B2C_AGENT_DISPLAY_NAME / _GIVEN_NAME / _SURNAME (edit profile, sign-up), B2C_AGENT_NEW_PASSWORD (reset),
 // B2C_AGENT_ATTRIBUTES (sign-up: name=value pairs separated by ';'),
+// B2C_AGENT_ADMIN_TOKEN_FILE (the tenant's admin token, for its outbox and clock, when it requires one),
 // B2C_AGENT_RECORD (a file to which the delivered redirect URL is appended: the secrets test looks for its code),
 // B2C_AGENT_DELIVER=0 (stop before the answer reaches the app and print its URL on stdout, as a person would copy it).
 import B2CEmulator
@@ -35,7 +36,11 @@ for pair in (env["B2C_AGENT_ATTRIBUTES"] ?? "").split(separator: ";") {
 // The HTTP client is always shut down before the process ends (a client dropped without it traps), and a failure is one
 // line on stderr with exit 1.
 let browser: ScriptedBrowser
-do { browser = try ScriptedBrowser(caFile: env["B2C_AGENT_CA"], jarPath: env["B2C_AGENT_JAR"]) } catch {
+let adminToken = env["B2C_AGENT_ADMIN_TOKEN_FILE"].map { path in
+    guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { fail("cannot read B2C_AGENT_ADMIN_TOKEN_FILE='\(path)'") }
+    return text.trimmingCharacters(in: .whitespacesAndNewlines)
+}
+do { browser = try ScriptedBrowser(caFile: env["B2C_AGENT_CA"], jarPath: env["B2C_AGENT_JAR"], adminToken: adminToken) } catch {
     fail("cannot read the CA file B2C_AGENT_CA='\(env["B2C_AGENT_CA"] ?? "")': \(error)")
 }
 do {
