@@ -373,9 +373,15 @@ final class ScriptedBrowserUI: @unchecked Sendable {
 /// With a real browser: open it and say who to sign in as.
 struct GuidedBrowserUI: InteractionUI {
     let hint: String
+    /// The terminal's own browser opening, kept: it says when no browser can start and no one can paste.
+    private let terminal = TerminalUI(openBrowser: true)
+
+    init(hint: String) { self.hint = hint }
+
     func present(url: URL, purpose: String) async {
         writeErr("in the browser, \(hint)")
-        await TerminalUI(openBrowser: true).present(url: url, purpose: purpose)
+        await terminal.present(url: url, purpose: purpose)
     }
     func progress(_ text: String) { writeErr(text) }
+    func unanswerable() -> AsyncStream<String>? { terminal.unanswerable() }
 }

@@ -308,8 +308,10 @@ import Testing
             #expect(
                 demo.stdout.contains("b2c emulator serve --tls --state \(kept.appendingPathComponent("tenant").path) --port "),
                 "\(demo.stdout)")
+            // --browser with a browser that starts (and so is waited for; one that cannot start, with no terminal to paste
+            // into, ends the wait at once — below), then a signal.
             for sig in [SIGINT, SIGTERM] {
-                let p = try LiveProcess(b2cBinary, ["demo", "--browser"], environment: env)
+                let p = try LiveProcess(b2cBinary, ["demo", "--browser"], environment: env.merging(["BROWSER": "true"]) { $1 })
                 try await p.waitFor("Waiting for the browser")
                 let configLine = try #require(p.stdout.split(separator: "\n").first { $0.contains("client configuration: ") })
                 let dir = URL(fileURLWithPath: String(configLine.split(separator: " ").last!)).deletingLastPathComponent()
@@ -319,6 +321,12 @@ import Testing
                 #expect(r.status == 2 && r.stderr.contains("cancelled"), "\(r.stderr)")
                 #expect(!FileManager.default.fileExists(atPath: dir.path), "the temporary tenant, its CA key and the tokens are gone")
             }
+            // No browser can start and no terminal: the demo stops at once, and still removes its temporary tenant.
+            let stopped = try await run(b2cBinary, ["demo", "--browser"], environment: env)
+            #expect(stopped.status == 1 && stopped.stderr.contains("could not start a browser"), "\(stopped.stderr)")
+            let configLine = try #require(stopped.stdout.split(separator: "\n").first { $0.contains("client configuration: ") })
+            let dir = URL(fileURLWithPath: String(configLine.split(separator: " ").last!)).deletingLastPathComponent()
+            #expect(!FileManager.default.fileExists(atPath: dir.path), "the temporary tenant, its CA key and the tokens are gone")
         }
     }
 

@@ -13,24 +13,30 @@ package struct TerminalUI: InteractionUI {
     /// Shows what the browser commands print (hidden otherwise: their complaints are not the person's business).
     let verbose: Bool
 
+    /// Told when no browser could start and no one can paste the address: the wait ends then.
+    private let gaveUp = Signal()
+
     package init(openBrowser: Bool, verbose: Bool = false) { self.openBrowser = openBrowser; self.verbose = verbose }
+
+    package func unanswerable() -> AsyncStream<String>? { gaveUp.subscribe() }
 
     static let pasteHint = "paste here the address the browser ends on (http://localhost:…/?code=…), or press Ctrl-C"
 
     package func present(url: URL, purpose: String) async {
         writeErr("to \(purpose), open:\n  \(url.absoluteString)")
         if openBrowser {
+            gaveUp.reset()
             let canPaste = isatty(STDIN_FILENO) == 1
-            BrowserLauncher.open(url, verbose: verbose) { tried in
+            BrowserLauncher.open(url, verbose: verbose) { [gaveUp] tried in
                 let what = tried.map { f in f.said.map { "\(f.why): \($0)" } ?? f.why }.joined(separator: "; ")
                 guard canPaste else {
-                    // No browser and no terminal to paste into: nothing can answer the wait, so it ends now, with what
-                    // the browser commands said (their words are the diagnosis: a scripted browser's reason, a missing
-                    // desktop).
-                    writeErr(
+                    // No browser and no terminal to paste into: nothing can answer the wait, so it ends now (the flow
+                    // fails, and every cleanup runs), with what the browser commands said (their words are the diagnosis:
+                    // a scripted browser's reason, a missing desktop).
+                    gaveUp.fire(
                         "could not start a browser (\(what)), and there is no terminal to paste the address into; fix the "
                             + "browser command, or run again with --no-browser to paste the address the browser ends on")
-                    exit(ExitStatus.error)
+                    return
                 }
                 writeErr(
                     "could not start a browser (\(tried.map(\.why).joined(separator: ", "))): open the URL above in a browser on "
@@ -138,6 +144,44 @@ enum BrowserLauncher {
         default: return .failed("failed (exit \(p.terminationStatus))", said: said)
         }
     }
+}
+
+/// A one-shot message to whoever listens now (one sign-in after another may wait on the same terminal); fired before
+/// anyone listens, it waits for the next listener (the browser can fail before the flow starts its wait).
+final class Signal: @unchecked Sendable {
+    private let lock = NSLock()
+    private var current: AsyncStream<String>.Continuation?
+    private var pending: String?
+
+    func subscribe() -> AsyncStream<String> {
+        let (stream, continuation) = AsyncStream<String>.makeStream()
+        lock.withLock {
+            current?.finish()
+            current = continuation
+            if let pending {
+                continuation.yield(pending)
+                continuation.finish()
+                current = nil
+                self.pending = nil
+            }
+        }
+        return stream
+    }
+
+    func fire(_ message: String) {
+        lock.withLock {
+            guard let current else {
+                pending = message
+                return
+            }
+            current.yield(message)
+            current.finish()
+            self.current = nil
+        }
+    }
+
+    /// Forgets a message nobody heard (a new browser is about to be opened).
+    func reset() { lock.withLock { pending = nil } }
 }
 
 /// Lines of stdin, read once by one thread for the whole process and handed to whoever listens now (one sign-in after

@@ -11,6 +11,9 @@ public protocol InteractionUI: Sendable {
     func pastedAnswers() -> AsyncStream<String>?
     /// What became of a pasted URL that was not taken (another sign-in's answer, not an answer at all).
     func pastedAnswerRefused(_ reason: String)
+    /// Why the wait cannot end with an answer (no browser could start and no one can paste the address), when that
+    /// happens; nil when it never does. The flow stops with that reason instead of waiting for its timeout.
+    func unanswerable() -> AsyncStream<String>?
 }
 
 extension InteractionUI {
@@ -18,6 +21,8 @@ extension InteractionUI {
     public func pastedAnswers() -> AsyncStream<String>? { nil }
     /// By default said as a progress line.
     public func pastedAnswerRefused(_ reason: String) { progress(reason) }
+    /// By default a wait is always answerable (until its timeout).
+    public func unanswerable() -> AsyncStream<String>? { nil }
 }
 
 /// How a browser sign-in runs: `prompt` and `loginHint` for the authorize request, the loopback port (0: any), the
@@ -142,10 +147,26 @@ struct InteractiveSignIn: Sendable {
             }
         }
         defer { pasting?.cancel() }
-        guard let reply = await listener.waitForRedirect(until: deadline) else {
-            throw B2CError(.failed, "no answer from the browser within \(timeoutSeconds) s; nothing was stored", remedy: .allowMoreTime)
+        enum Waited: Sendable { case answer([String: String]?), unanswerable(String) }
+        let outcome = await withTaskGroup(of: Waited.self) { group in
+            group.addTask { .answer(await listener.waitForRedirect(until: deadline)) }
+            if let stop = ui.unanswerable() {
+                group.addTask {
+                    for await reason in stop { return .unanswerable(reason) }
+                    try? await Task.sleep(until: deadline, clock: .continuous)
+                    return .answer(nil)
+                }
+            }
+            let first = await group.next() ?? .answer(nil)
+            group.cancelAll()
+            return first
         }
-        return reply
+        switch outcome {
+        case .unanswerable(let reason): throw B2CError(.failed, "\(reason); nothing was stored")
+        case .answer(nil):
+            throw B2CError(.failed, "no answer from the browser within \(timeoutSeconds) s; nothing was stored", remedy: .allowMoreTime)
+        case .answer(let reply?): return reply
+        }
     }
 
     /// The code of an answer, or its error redirect as what it means (`TenantCodes`).
