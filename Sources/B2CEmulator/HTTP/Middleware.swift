@@ -98,13 +98,23 @@ struct AdminGuardMiddleware: RouterMiddleware {
     let emulator: B2CEmulator
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        // Another machine's request needs the admin token, when the tenant was started with one (a container's host).
-        guard (context.peerIsLoopback && !emulator.adminTokenRequired) || emulator.adminTokenMatches(request.headers[.authorization]) else {
+        // Another machine's request needs the admin token, when the tenant was started with one (a container's host);
+        // with --admin-token-required (the image's default), a loopback peer's does too.
+        let trustedPeer = context.peerIsLoopback && !emulator.adminTokenRequired
+        guard trustedPeer || emulator.adminTokenMatches(request.headers[.authorization]) else {
             let message =
-                emulator.adminIsOpen
-                ? "The admin surface answers other machines only with its token (Authorization: Bearer <the token file's content>)."
-                : "The admin surface answers loopback clients only (start the tenant with --admin-token-file FILE to open it to "
-                    + "others that present the token it writes there)."
+                switch (emulator.adminIsOpen, emulator.adminTokenRequired) {
+                case (true, true):
+                    "The admin surface answers every client only with its token (Authorization: Bearer <the token file's content>)."
+                case (true, false):
+                    "The admin surface answers other machines only with its token (Authorization: Bearer <the token file's content>)."
+                case (false, true):
+                    "The admin surface is closed: the tenant requires a token and has none (start it with --admin-token-file FILE, "
+                        + "then send Authorization: Bearer <that file's content>)."
+                case (false, false):
+                    "The admin surface answers loopback clients only (start the tenant with --admin-token-file FILE to open it to "
+                        + "others that present the token it writes there)."
+                }
             return .json(["error": "forbidden", "message": .string(message)], status: 403)
         }
         if let problem = Self.madeByABrowser(request) {
