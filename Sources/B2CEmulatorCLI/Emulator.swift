@@ -10,7 +10,7 @@ struct EmulatorCommand: AsyncParsableCommand {
         commandName: "emulator",
         abstract: "A local Azure AD B2C tenant for development and tests.",
         shouldDisplay: false,  // `b2c emulator …`'s word, handed over: b2c-emulator's own list names the commands themselves
-        subcommands: [Serve.self, DefaultSeed.self, BrowserCommand.self, HealthCommand.self, PageCommand.self])
+        subcommands: [Serve.self, DefaultSeed.self, BrowserCommand.self, HealthCommand.self, PageCommand.self, WaitCommand.self])
 }
 
 extension EmulatorCommand {
@@ -98,6 +98,11 @@ extension EmulatorCommand {
                 "With --tls: also write the CA (PEM, readable by all) to this file, such as a directory a container's host mounts; "
                     + "--config-out's caFile then names it relative to the configuration's directory.", valueName: "file"))
         var caOut: String?
+        @Option(
+            help: ArgumentHelp(
+                "Say in this file how the start went (starting, ready with the URL, or failed with the reason); removed when the "
+                    + "tenant stops. `b2c-emulator wait FILE` reads it.", valueName: "file"))
+        var readyFile: String?
         @Option(
             help: ArgumentHelp(
                 "With --config-out: write this app's settings instead (a web app or daemon: appsettings-style, with its secret).",
@@ -206,8 +211,21 @@ extension EmulatorCommand {
             }
         }
 
-        /// The start sequence of `serve`, in order: seed, state, TLS, request log, admin surface, listen, configuration out.
+        /// `serve`, saying in --ready-file how its start went.
         func run() async throws {
+            let ready = readyFile.map(ReadyFile.init)
+            ready?.write(.starting(pid: getpid()))
+            do {
+                try await serve(ready)
+            } catch {
+                ready?.write(.failed(pid: getpid(), reason: (error as? CLIError)?.message ?? "\(error)"))
+                throw error
+            }
+            ready?.remove()
+        }
+
+        /// The start sequence of `serve`, in order: seed, state, TLS, request log, admin surface, listen, configuration out.
+        private func serve(_ ready: ReadyFile?) async throws {
             let host = self.host ?? "127.0.0.1"
             // B2C_EMULATOR_EXECUTOR=default keeps Swift's own executor: a way out should the runtime hook ever misbehave.
             let executor = ProcessInfo.processInfo.environment["B2C_EMULATOR_EXECUTOR"].flatMap { $0.isEmpty ? nil : $0 } ?? "event-loops"
@@ -261,6 +279,7 @@ extension EmulatorCommand {
                 + "\(baseURL)/_admin (\(adminAccess))"
             if let tlsMaterial { line += "; CA \(tlsMaterial.caPath.path)" }
             FileHandle.standardOutput.write(Data((line + "\n").utf8))
+            ready?.write(.ready(pid: getpid(), url: baseURL))
             try await server.wait()
         }
 

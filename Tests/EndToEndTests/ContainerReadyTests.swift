@@ -108,6 +108,37 @@ import Testing
 
     /// GitHub Actions `services:` pass no arguments: the environment stands in for the options not given, and an option
     /// given wins over its variable; a variable that is not a value says so.
+    /// `serve --ready-file` and `b2c-emulator wait`: a script's wait ends — ready (the URL), failed (serve's reason, at once:
+    /// a port taken by another tenant), gone (a tenant that died), or nothing within --timeout (issue 37, item 3).
+    @Test func aWaitForATenantAlwaysEnds() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("b2c-ready-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: root) }
+        let env = ["HOME": root.path, "PATH": "/usr/bin:/bin"]
+        let first = try LiveProcess(
+            emulatorBinary, ["serve", "--port", "0", "--ready-file", "first.ready", "--config-out", "policies.json"], environment: env,
+            directory: root)
+        let ready = try await run(emulatorBinary, ["wait", "first.ready"], environment: env, directory: root)
+        #expect(ready.status == 0 && ready.stdout.hasPrefix("http://127.0.0.1:"), "\(ready.stderr)")
+        #expect(FileManager.default.fileExists(atPath: root.appendingPathComponent("policies.json").path), "ready after the config")
+        let port = try #require(Int(ready.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ":").last ?? ""))
+        // A second tenant on the same port cannot start: the wait says why at once.
+        let second = try LiveProcess(
+            emulatorBinary, ["serve", "--port", "\(port)", "--ready-file", "second.ready"], environment: env, directory: root)
+        let failed = try await run(emulatorBinary, ["wait", "second.ready", "--timeout", "60"], environment: env, directory: root)
+        #expect(failed.status == 1 && failed.stderr.contains("could not start") && failed.stderr.contains("in use"), "\(failed.stderr)")
+        _ = await second.finish()
+        // Stopped: the file goes; an old file of a process that is gone is not taken for a tenant.
+        first.signal(SIGTERM)
+        #expect(await first.finish().status == 0)
+        #expect(!FileManager.default.fileExists(atPath: root.appendingPathComponent("first.ready").path))
+        try Data("ready 999999 http://127.0.0.1:1\n".utf8).write(to: root.appendingPathComponent("stale.ready"))
+        let stale = try await run(emulatorBinary, ["wait", "stale.ready", "--timeout", "5"], environment: env, directory: root)
+        #expect(stale.status == 1 && stale.stderr.contains("is gone"), "\(stale.stderr)")
+        let nothing = try await run(emulatorBinary, ["wait", "nobody.ready", "--timeout", "1"], environment: env, directory: root)
+        #expect(nothing.status == 1 && nothing.stderr.contains("no tenant wrote nobody.ready within 1 s"), "\(nothing.stderr)")
+    }
+
     @Test func theEnvironmentStandsInForOptions() async throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("b2c-container-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
