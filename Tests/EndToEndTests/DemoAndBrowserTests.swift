@@ -70,18 +70,27 @@ import Testing
         #expect(!r.stdout.contains("not ok") && !r.stdout.contains("SKIP"), "\(r.stdout)")
     }
 
+    /// One headless-Chromium check of Tests/browser/ (run-check.sh SCRIPT BINARY): it must run (77, Chromium missing,
+    /// fails and says what to install) and pass; its last line, JSON, is returned.
+    static func browserCheck(_ script: String, _ binary: URL, sourceLocation: SourceLocation = #_sourceLocation) async throws
+        -> JSONValue
+    {
+        let r = try await run(
+            URL(fileURLWithPath: "/bin/bash"), [packageRoot.appendingPathComponent("Tests/browser/run-check.sh").path, script, binary.path],
+            environment: ProcessInfo.processInfo.environment)
+        #expect(
+            r.status != 77, "install chromium chromium-driver (as .ci/run does) to run the real-browser test: \(r.stdout)",
+            sourceLocation: sourceLocation)
+        #expect(r.status == 0, "\(r.stdout)\n\(r.stderr.suffix(3000))", sourceLocation: sourceLocation)
+        return try JSONValue.parse(Data((r.stdout.split(separator: "\n").last.map(String.init) ?? "{}").utf8))
+    }
+
     /// What a script can do on the tenant's pages, asked of headless Chromium (Tests/browser/page_policy.py): a layout's
     /// `onerror` and `javascript:` links do not run where JavaScript is off (the Content-Security-Policy refuses them), a
     /// `login_hint` with a quote and a combining mark stays text, and where a layout enables JavaScript its script runs and
     /// the admin surface refuses it (security review 4, findings 1 and 5).
     @Test func realChromiumRunsNoInjectedScriptAndTheAdminSurfaceRefusesPages() async throws {
-        let r = try await run(
-            URL(fileURLWithPath: "/bin/bash"),
-            [packageRoot.appendingPathComponent("Tests/browser/run-page-policy.sh").path, b2cBinary.path],
-            environment: ProcessInfo.processInfo.environment)
-        #expect(r.status != 77, "install chromium chromium-driver (as .ci/run does) to run the real-browser test: \(r.stdout)")
-        #expect(r.status == 0, "\(r.stdout)\n\(r.stderr.suffix(3000))")
-        let result = try JSONValue.parse(Data((r.stdout.split(separator: "\n").last.map(String.init) ?? "{}").utf8))
+        let result = try await Self.browserCheck("page_policy.py", b2cBinary)
         #expect(result["scriptOff"]?["title"] == "Contoso", "\(result)")
         #expect(result["loginHint"] == "text" && result["scriptOn"] == "admin 403", "\(result)")
     }
@@ -91,25 +100,14 @@ import Testing
     /// Cancel, lists without bullets and no broken logo, and their key elements are where Tests/browser/page_looks.json has
     /// them (issue 37, item 5).
     @Test func realChromiumShowsThePagesLaidOutAsB2CsAre() async throws {
-        let r = try await run(
-            URL(fileURLWithPath: "/bin/bash"),
-            [packageRoot.appendingPathComponent("Tests/browser/run-page-looks.sh").path, emulatorBinary.path],
-            environment: ProcessInfo.processInfo.environment)
-        #expect(r.status != 77, "install chromium chromium-driver (as .ci/run does) to run the real-browser test: \(r.stdout)")
-        #expect(r.status == 0, "\(r.stdout)\n\(r.stderr.suffix(3000))")
-        let result = try JSONValue.parse(Data((r.stdout.split(separator: "\n").last.map(String.init) ?? "{}").utf8))
+        let result = try await Self.browserCheck("page_looks.py", emulatorBinary)
         #expect(result["pages"] == 8 && result["failures"] == 0, "\(result)")
     }
 
     /// A single-page app in headless Chromium: PKCE in the page, fetch() to the token endpoint; the browser's CORS check
     /// blocks an unregistered origin and lets the app's `spa` origin through (Tests/browser/spa_cors.py).
     @Test func realChromiumRedeemsASinglePageAppsCodeFromItsRegisteredOriginOnly() async throws {
-        let r = try await run(
-            URL(fileURLWithPath: "/bin/bash"), [packageRoot.appendingPathComponent("Tests/browser/run-spa.sh").path, b2cBinary.path],
-            environment: ProcessInfo.processInfo.environment)
-        #expect(r.status != 77, "install chromium chromium-driver (as .ci/run does) to run the real-browser test: \(r.stdout)")
-        #expect(r.status == 0, "\(r.stdout)\n\(r.stderr.suffix(3000))")
-        let result = try JSONValue.parse(Data((r.stdout.split(separator: "\n").last.map(String.init) ?? "{}").utf8))
+        let result = try await Self.browserCheck("spa_cors.py", b2cBinary)
         #expect(result["unregisteredOrigin"]?.stringValue?.contains("Failed to fetch") == true, "\(result)")
         #expect(result["registeredOrigin"] == 200 && result["refreshTokenExpiresIn"] == 86_400, "\(result)")
     }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How the tenant's pages look, measured in headless Chromium (docs/emulator.md, "Custom page layouts").
 
-Usage: python page_looks.py B2C_EMULATOR_BINARY [--update]
+Usage: bash run-check.sh page_looks.py B2C_EMULATOR_BINARY [--update]
 Renders the sign-in (unifiedssp) and sign-up (selfasserted) pages of B2C_1_susi with no layout and in each built-in layout
 (`b2c-emulator page B2C_1_susi TYPE --layout NAME`), opens each at a 1280x900 viewport and checks, by
 getBoundingClientRect and computed styles: every label sits above its field, left-aligned with it; every field fills its
@@ -19,8 +19,7 @@ import subprocess
 import sys
 import tempfile
 
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
+from headless import chromium
 from selenium.webdriver.support.ui import WebDriverWait
 
 EMULATOR = sys.argv[1]
@@ -96,18 +95,9 @@ def render(work, page_type, layout):
     return path
 
 
-def chromium(work):
-    options = webdriver.ChromeOptions()
-    options.binary_location = os.environ.get("B2C_CHROMIUM", "/usr/bin/chromium")
-    for argument in ("--headless=new", f"--user-data-dir={work}/profile", "--no-first-run", "--disable-dev-shm-usage",
-                     "--disable-background-networking", "--disable-component-update", "--disable-extensions",
-                     f"--window-size={WIDTH},{HEIGHT}", "--hide-scrollbars", "--force-device-scale-factor=1",
-                     "--font-render-hinting=none"):
-        options.add_argument(argument)
-    if os.geteuid() == 0:
-        options.add_argument("--no-sandbox")  # Chromium refuses its sandbox as root (CI containers)
-    service = Service(executable_path=os.environ.get("B2C_CHROMEDRIVER", "/usr/bin/chromedriver"))
-    driver = webdriver.Chrome(service=service, options=options)
+def chromium_at_size(work):
+    driver = chromium(work, ("--window-size={},{}".format(WIDTH, HEIGHT), "--hide-scrollbars", "--force-device-scale-factor=1",
+                             "--font-render-hinting=none"))
     # The viewport itself, not the window around it, is 1280x900.
     driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
                            {"width": WIDTH, "height": HEIGHT, "deviceScaleFactor": 1, "mobile": False})
@@ -149,7 +139,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="b2c-page-looks.") as work:
         shots = keep or work
         os.makedirs(shots, exist_ok=True)
-        driver = chromium(work)
+        driver = chromium_at_size(work)
         try:
             for page_type in ("unifiedssp", "selfasserted"):
                 for layout in LAYOUTS:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What a script can do on the local tenant's pages, asked of headless Chromium (docs/security.md).
 
-Usage: python page_policy.py B2C_BINARY
+Usage: bash run-check.sh page_policy.py B2C_BINARY
 Starts the emulator (plain HTTP) with two page layouts on the default tenant: B2C_1_susi's has JavaScript off and carries
 what a regular-expression sanitizer lets through (an `onerror` after a `/`, an entity-encoded `javascript:` URL, SVG's
 `javascript&colon;`); B2C_1_signin's enables JavaScript (a contract layout) and its script asks the admin surface for
@@ -11,13 +11,11 @@ with a quote and a combining mark must stay text. Prints one JSON line; exit 0 o
 """
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import urllib.parse
 
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
+from headless import check, chromium, default_seed, start_emulator
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -39,13 +37,9 @@ fetch("/_admin/seed").then(function (r) { document.title = "admin " + r.status; 
 </script></head><body><div id="api"></div></body></html>"""
 
 
-def check(cond, what):
-    if not cond:
-        raise SystemExit(f"FAILED: {what}")
-
-
-def start_emulator(work):
-    seed = json.loads(subprocess.run([B2C, "emulator", "default-seed"], check=True, capture_output=True, text=True).stdout)
+def start(work):
+    """The default tenant with B2C_1_susi's layout quiet (JavaScript off) and B2C_1_signin's scripted (JavaScript on)."""
+    seed = default_seed(B2C)
     layouts = {}
     for name, html in (("quiet", QUIET), ("scripted", SCRIPTED)):
         layouts[name] = os.path.join(work, f"{name}.html")
@@ -57,26 +51,7 @@ def start_emulator(work):
             policy["pageLayouts"] = {"unifiedssp": {"loadUri": layouts["quiet"], "dataUri": contract}, "javascript": False}
         if policy["id"] == "B2C_1_signin":
             policy["pageLayouts"] = {"unifiedssp": {"loadUri": layouts["scripted"], "dataUri": contract}, "javascript": True}
-    with open(os.path.join(work, "seed.json"), "w") as f:
-        json.dump(seed, f)
-    emulator = subprocess.Popen([B2C, "emulator", "serve", "--seed", os.path.join(work, "seed.json"), "--port", "0"],
-                                stdout=subprocess.PIPE, stderr=open(os.path.join(work, "emulator.err"), "w"), text=True)
-    line = emulator.stdout.readline()  # "b2c emulator: http://127.0.0.1:PORT tenant …"
-    check(line.startswith("b2c emulator: http"), f"the emulator did not start: {line!r}")
-    return emulator, line.split()[2]
-
-
-def chromium(work):
-    options = webdriver.ChromeOptions()
-    options.binary_location = os.environ.get("B2C_CHROMIUM", "/usr/bin/chromium")
-    for argument in ("--headless=new", f"--user-data-dir={work}/profile", "--no-first-run", "--disable-dev-shm-usage",
-                     "--disable-background-networking", "--disable-component-update", "--disable-extensions"):
-        options.add_argument(argument)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    if os.geteuid() == 0:
-        options.add_argument("--no-sandbox")  # Chromium refuses its sandbox as root (CI containers)
-    service = Service(executable_path=os.environ.get("B2C_CHROMEDRIVER", "/usr/bin/chromedriver"))
-    return webdriver.Chrome(service=service, options=options)
+    return start_emulator(B2C, work, seed)
 
 
 def authorize(base, policy, **extra):
@@ -88,10 +63,10 @@ def authorize(base, policy, **extra):
 def main():
     out = {}
     with tempfile.TemporaryDirectory(prefix="b2c-page-policy.") as work:
-        emulator, base = start_emulator(work)
+        emulator, base = start(work)
         driver = None
         try:
-            driver = chromium(work)
+            driver = chromium(work, capabilities={"goog:loggingPrefs": {"browser": "ALL"}})
             # JavaScript off: the onerror handler is refused, and the browser says why.
             driver.get(authorize(base, "B2C_1_susi"))
             WebDriverWait(driver, 30).until(lambda d: d.find_element(By.ID, "localAccountForm"))

@@ -1,25 +1,22 @@
 #!/usr/bin/env python3
 """A single-page app in headless Chromium against the emulator: PKCE and a cross-origin fetch() to the token endpoint.
 
-Usage: python spa_cors.py B2C_BINARY
+Usage: bash run-check.sh spa_cors.py B2C_BINARY
 Starts the emulator (plain HTTP, a seed whose `spa` app lists this run's page origin) and serves Tests/browser/spa.html
 on two loopback origins: one registered as the app's `spa` redirect, one not. Chromium signs Alice in from the
 registered origin; the code is then redeemed by the page's fetch() first from the unregistered origin, where the
 browser's own CORS check must block it (the preflight fails, so the code is never sent), then from the registered one,
 where it must succeed. Prints one JSON line; exit 0 on success, 1 on a failed check.
 """
-import functools
 import http.server
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import threading
 import urllib.parse
 
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
+from headless import check, chromium, default_seed, start_emulator
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -28,11 +25,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SPA_APP = "8d3a2e4c-9f6b-4a5d-8cae-4b7f3a2d9e1c"
 SCOPE = "openid offline_access https://contoso.onmicrosoft.com/helloapi/demo.read"
 ALICE = ("alice@contoso.com", "Alice-dev-2026!")
-
-
-def check(cond, what):
-    if not cond:
-        raise SystemExit(f"FAILED: {what}")
 
 
 class Page(http.server.BaseHTTPRequestHandler):
@@ -55,29 +47,12 @@ def serve_page():
     return server, f"http://127.0.0.1:{server.server_address[1]}"
 
 
-def start_emulator(work, registered):
-    seed = json.loads(subprocess.run([B2C, "emulator", "default-seed"], check=True, capture_output=True, text=True).stdout)
+def start_tenant(work, registered):
+    """The default tenant, whose `spa` app lists this run's registered page origin."""
+    seed = default_seed(B2C)
     app = next(a for a in seed["apps"] if a["clientId"] == SPA_APP)
     app["redirectUris"].append({"uri": f"{registered}/callback", "type": "spa"})
-    with open(os.path.join(work, "seed.json"), "w") as f:
-        json.dump(seed, f)
-    emulator = subprocess.Popen([B2C, "emulator", "serve", "--seed", os.path.join(work, "seed.json"), "--port", "0"],
-                                stdout=subprocess.PIPE, stderr=open(os.path.join(work, "emulator.err"), "w"), text=True)
-    line = emulator.stdout.readline()  # "b2c emulator: http://127.0.0.1:PORT tenant …"
-    check(line.startswith("b2c emulator: http"), f"the emulator did not start: {line!r}")
-    return emulator, line.split()[2]
-
-
-def chromium(work):
-    options = webdriver.ChromeOptions()
-    options.binary_location = os.environ.get("B2C_CHROMIUM", "/usr/bin/chromium")
-    for argument in ("--headless=new", f"--user-data-dir={work}/profile", "--no-first-run", "--disable-dev-shm-usage",
-                     "--disable-background-networking", "--disable-component-update", "--disable-extensions"):
-        options.add_argument(argument)
-    if os.geteuid() == 0:
-        options.add_argument("--no-sandbox")  # Chromium refuses its sandbox as root (CI containers)
-    service = Service(executable_path=os.environ.get("B2C_CHROMEDRIVER", "/usr/bin/chromedriver"))
-    return webdriver.Chrome(service=service, options=options)
+    return start_emulator(B2C, work, seed)
 
 
 def result(driver):
@@ -90,7 +65,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="b2c-spa.") as work:
         registered_server, registered = serve_page()
         other_server, other = serve_page()
-        emulator, base = start_emulator(work, registered)
+        emulator, base = start_tenant(work, registered)
         driver = None
         try:
             driver = chromium(work)
