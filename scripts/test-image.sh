@@ -11,7 +11,9 @@
 #     token works, a person added through the admin surface is still there), and an app-only token
 #   - the admin surface needs its token from the host whatever forwards the port: --network host (the host is then a
 #     loopback peer), and pasta and slirp4netns with either port handler where this podman has them
-#   - docs/container.md's examples: the walkthrough's shell blocks as written, the GitHub Actions job (its service
+#   - docs/container.md's examples: the walkthrough's shell blocks as written (with an MFA sign-in and a sign-up whose codes
+#     the scripted browser reads with the admin token, and an API connector on the host at host.containers.internal),
+#     the HTTPS blocks (--tls --ca-out; curl --cacert, b2c, msal-python), the GitHub Actions job (its service
 #     started from image/ports/env/options, then its steps), the compose file (docker-compose through podman's
 #     Docker-compatible socket) and the testcontainers test (pytest, testcontainers from PyPI)
 #
@@ -216,7 +218,9 @@ step "README.md: the container block ran as written"
     CONTAINERS_STORAGE_CONF="$CONTAINERS_STORAGE_CONF" timeout 300 bash -e -o pipefail -c "$(blocks walkthrough)") \
     >"$tmp/walkthrough.out" 2>&1 || { tail -30 "$tmp/walkthrough.out" >&2; fail "docs/container.md's walkthrough failed"; }
 grep -q "refreshed after the restart" "$tmp/walkthrough.out" || { tail -30 "$tmp/walkthrough.out" >&2; false; } || fail "the walkthrough did not refresh after the restart"
-step "docs/container.md: the walkthrough ran as written"
+grep -q '"outcome":"continue"' "$tmp/walkthrough.out" || { tail -30 "$tmp/walkthrough.out" >&2; false; } \
+    || fail "the walkthrough's sign-up did not call the connector on the host (host.containers.internal)"
+step "docs/container.md: the walkthrough ran as written (MFA and sign-up codes through the admin token, a connector on the host)"
 
 # The GitHub Actions job: its service with podman, then its steps (checkout: the committed configuration, written
 # as the text says).
@@ -288,4 +292,17 @@ blocks testcontainers >"$tmp/tc/test_tenant.py"
 (cd "$tmp/tc" && TESTCONTAINERS_RYUK_DISABLED=true timeout 300 "$venv/bin/python" -m pytest -q -p no:cacheprovider test_tenant.py) \
     >"$tmp/tc.out" 2>&1 || { tail -30 "$tmp/tc.out" >&2; fail "docs/container.md's testcontainers test failed"; }
 step "docs/container.md: the testcontainers test passed ($(tail -1 "$tmp/tc.out"))"
+
+# The web app with MSAL: the tenant with --tls and --ca-out, the host's curl and b2c trusting the CA, then msal-python.
+"$venv/bin/pip" install -q --disable-pip-version-check msal >>"$tmp/pip.out" 2>&1 || { tail -20 "$tmp/pip.out" >&2; fail "pip install msal"; }
+[[ -n $(blocks tls) && -n $(blocks msal) && -n $(blocks tls-stop) ]] || fail "docs/container.md lacks its tls, msal or tls-stop block"
+blocks msal >"$work/msal_app.py"
+(cd "$work" && env -i HOME="$work/home" PATH="$cbin:/usr/local/sbin:/usr/sbin:/sbin:/usr/bin:/bin" CONTAINERS_CONF="$CONTAINERS_CONF" \
+    CONTAINERS_STORAGE_CONF="$CONTAINERS_STORAGE_CONF" timeout 300 bash -e -o pipefail -c \
+    "$(blocks tls)"$'\n'"'$venv/bin/python' msal_app.py"$'\n'"$(blocks tls-stop)") >"$tmp/tls.out" 2>&1 \
+    || { tail -30 "$tmp/tls.out" >&2; fail "docs/container.md's HTTPS and msal-python blocks failed"; }
+[[ $(stat -c %a "$work/b2c-tls/ca.pem") == 644 ]] && grep -q '"caFile" *: *"ca.pem"' "$work/b2c-tls/policies.json" \
+    || fail "--ca-out did not give the host a 0644 ca.pem named by the configuration: $(ls -l "$work/b2c-tls")"
+grep -q "msal-python: a token over https" "$tmp/tls.out" || { tail -30 "$tmp/tls.out" >&2; fail "msal-python got no token over https"; }
+step "docs/container.md: --tls --ca-out; curl --cacert, b2c and msal-python trust the CA the host reads"
 step "OK"
