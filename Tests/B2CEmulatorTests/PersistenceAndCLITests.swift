@@ -25,11 +25,26 @@ func run(_ executable: URL, _ args: [String], environment: [String: String] = [:
     p.standardOutput = out
     p.standardError = err
     try p.run()
+    // stderr is drained beside stdout: a child that fills one pipe while we wait on the other would never end.
+    final class Drained: @unchecked Sendable { var data = Data() }
+    let e = Drained(), done = DispatchSemaphore(value: 0)
+    Thread {
+        e.data = err.fileHandleForReading.readDataToEndOfFile()
+        done.signal()
+    }.start()
     let o = out.fileHandleForReading.readDataToEndOfFile()
-    let e = err.fileHandleForReading.readDataToEndOfFile()
+    done.wait()
     p.waitUntilExit()
     return ProcessResult(
-        status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+        status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e.data, as: UTF8.self))
+}
+
+/// `run` on a thread of its own: a long child (a Python script that first makes its venv) must not hold one of the
+/// cooperative pool's few threads, which every in-process tenant of the suite needs to answer its requests.
+func runOffThePool(_ executable: URL, _ args: [String], environment: [String: String] = [:]) async throws -> ProcessResult {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try run(executable, args, environment: environment) }) }.start()
+    }
 }
 
 @Suite struct PersistenceTests {
@@ -224,7 +239,7 @@ func run(_ executable: URL, _ args: [String], environment: [String: String] = [:
             let ca = FileManager.default.temporaryDirectory.appendingPathComponent("b2c-interop-ca-\(UUID().uuidString).pem")
             defer { try? FileManager.default.removeItem(at: ca) }
             try Data(try #require(t.server.tls?.caCertificatePEM).utf8).write(to: ca)
-            let r = try run(packageRoot.appendingPathComponent("Tests/interop/run.sh"), [script, t.base, ca.path] + extra)
+            let r = try await runOffThePool(packageRoot.appendingPathComponent("Tests/interop/run.sh"), [script, t.base, ca.path] + extra)
             #expect(r.status == 0, "\(script) failed:\n\(r.stdout)\n\(r.stderr.suffix(3000))")
             output = try JSONValue.parse(Data((r.stdout.split(separator: "\n").last.map(String.init) ?? "{}").utf8))
         }
