@@ -150,10 +150,12 @@ struct BrowserCommand: AsyncParsableCommand {
                     tokenFile == nil
                     ? "give --admin-token-file FILE or B2C_EMULATOR_ADMIN_TOKEN_FILE (the file serve --admin-token-file wrote)"
                     : "is \(tokenFile ?? "") (\(tokenOption)) the file of the tenant's last start?"
-                throw CLIError("the scripted browser stopped at \(start.host ?? ""): \(error); \(remedy)", exitCode: ExitStatus.configuration)
+                throw CLIError(
+                    "the scripted browser stopped at \(start.host ?? ""): \(error); \(remedy)", exitCode: ExitStatus.configuration)
             }
             throw CLIError(
-                "the scripted browser stopped at \(start.host ?? ""): \(error)", exitCode: needsOption ? ExitStatus.usage : ExitStatus.error)
+                "the scripted browser stopped at \(start.host ?? ""): \(error)",
+                exitCode: needsOption ? ExitStatus.usage : ExitStatus.error)
         }
     }
 
@@ -163,7 +165,9 @@ struct BrowserCommand: AsyncParsableCommand {
             throw CLIError("cannot read the admin token file '\(path)' (\(option))", exitCode: ExitStatus.configuration)
         }
         let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !token.isEmpty else { throw CLIError("the admin token file '\(path)' (\(option)) is empty", exitCode: ExitStatus.configuration) }
+        guard !token.isEmpty else {
+            throw CLIError("the admin token file '\(path)' (\(option)) is empty", exitCode: ExitStatus.configuration)
+        }
         return token
     }
 

@@ -58,7 +58,8 @@ import Testing
         try await TestTenant.with { t in
             let page = try await t.get(authorizeURL(policy: "B2C_1_susi"))
             let idp = try await t.get(
-                "/_idp/google/authorize?" + FormEncoding.encode(["redirect_uri": t.base + "/contoso.onmicrosoft.com/oauth2/authresp", "state": "s"]))
+                "/_idp/google/authorize?"
+                    + FormEncoding.encode(["redirect_uri": t.base + "/contoso.onmicrosoft.com/oauth2/authresp", "state": "s"]))
             let b = Browser(t)
             let post = try await b.signIn(email: alice.email, password: alice.password, extra: ["response_mode": "form_post"])
             for r in [page, idp, post] {
@@ -244,7 +245,8 @@ import Testing
     @Test func aPasswordFlowOffersNoCodeSignIn() async throws {
         try await TestTenant.with(seed: Self.externalID(method: .emailPassword)) { t in
             let start = try await t.native("oauth2/v2.0/initiate", ["username": bob.email, "challenge_type": "oob redirect"])
-            let ch = try await t.native("oauth2/v2.0/challenge", ["challenge_type": "oob redirect", "continuation_token": start.continuation])
+            let ch = try await t.native(
+                "oauth2/v2.0/challenge", ["challenge_type": "oob redirect", "continuation_token": start.continuation])
             #expect(ch.json["challenge_type"] == "redirect", "\(ch.body)")
             #expect(try await t.admin(.GET, "/outbox").json["messages"]?.arrayValue?.isEmpty == true, "a code was sent")
         }
@@ -316,7 +318,9 @@ import Testing
             let pkce = PKCE()
             let scope = "openid offline_access https://graph.microsoft.com/User.ReadWrite"
             let refused = try await Browser(t).get(authorizeURL(pkce: pkce, scope: scope))
-            #expect(refused.redirectParams["error"] == "invalid_scope", "\(refused.status) \(refused.location ?? refused.body.prefix(200).description)")
+            #expect(
+                refused.redirectParams["error"] == "invalid_scope",
+                "\(refused.status) \(refused.location ?? refused.body.prefix(200).description)")
             let reader = try await GraphTests.graphToken(t, scope: "User.Read")
             let patch = try await t.request(
                 .PATCH, "/graph/v1.0/me", json: ["displayName": "Mallory"], headers: [("Authorization", "Bearer \(reader)")])

@@ -12,7 +12,8 @@ import Testing
         let home = directory.appendingPathComponent("home")
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
         let env = [
-            "HOME": home.path, "PATH": "\(buildDir.path):/usr/bin:/bin", "B2C_STORE_KEY": Data(repeating: 7, count: 32).base64EncodedString(),
+            "HOME": home.path, "PATH": "\(buildDir.path):/usr/bin:/bin",
+            "B2C_STORE_KEY": Data(repeating: 7, count: 32).base64EncodedString(),
             "B2C_CONFIG": directory.appendingPathComponent("out/policies.json").path, "BROWSER": browser,
         ].merging(extra) { $1 }
         return try await run(b2cBinary, ["signin", "--policy", policy, "--timeout", "30"], environment: env, directory: directory)

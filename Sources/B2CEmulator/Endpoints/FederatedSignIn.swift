@@ -94,7 +94,8 @@ extension AuthorizeEndpoint {
         let identity: FederatedIdentity
         if let pending = pendingOIDC {
             guard pending.providerID == chosen, let provider = policy.oidcProviders.first(where: { $0.id == chosen }) else {
-                throw PageError(code: "AADB2C90273", message: "An invalid response was received : 'the identity provider is not this policy's'")
+                throw PageError(
+                    code: "AADB2C90273", message: "An invalid response was received : 'the identity provider is not this policy's'")
             }
             do {
                 identity = try await OIDCRelyingParty.redeem(
@@ -145,7 +146,8 @@ extension AuthorizeEndpoint {
             return redirectError(
                 tx.reply,
                 OAuthFailure(
-                    error: "access_denied", code: "AADB2C99002", message: "This user does not exist. Please sign up before you can sign in."))
+                    error: "access_denied", code: "AADB2C99002",
+                    message: "This user does not exist. Please sign up before you can sign in."))
         }
         // "After federating with an identity provider during sign-up": the connector may stop here or pre-fill the page.
         var identity = identity
