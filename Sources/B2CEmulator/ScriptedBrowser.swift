@@ -220,7 +220,7 @@ public final class ScriptedBrowser: @unchecked Sendable {
             PageParser.form("attributeVerification", in: before.body) != nil, let complaint = pageComplaint(after),
             pageComplaint(before) == complaint
         else { return }
-        let empty = form.fields.filter { $0.value.isEmpty && !["tx", "csrf_token"].contains($0.key) }.keys.sorted()
+        let empty = form.fields.filter { $0.value.isEmpty && $0.key != "tx" }.keys.sorted()
         let options = empty.map { name -> String in
             switch name {
             case "displayName": "--display-name"
@@ -474,7 +474,6 @@ public enum PageParser {
         return unescape(String(html[r.upperBound...].prefix { $0 != "\"" }))
     }
 
-    /// The entities `HTML.escape` writes.
     /// The page type B2C's `<div id="api" data-name="…">` names (`Unified`, `SelfAsserted`, …).
     public static func dataName(in html: String) -> String? {
         guard let r = html.range(of: #"<div id="api"[^>]*data-name="[^"]*""#, options: .regularExpression) else { return nil }
@@ -482,6 +481,7 @@ public enum PageParser {
         return tag.range(of: "data-name=\"").map { String(tag[$0.upperBound...].prefix { $0 != "\"" }) }
     }
 
+    /// The entities `HTML.escape` writes.
     public static func unescape(_ s: String) -> String {
         s.replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&#39;", with: "'").replacingOccurrences(
             of: "&lt;", with: "<"

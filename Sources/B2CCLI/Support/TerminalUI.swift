@@ -107,12 +107,13 @@ enum BrowserLauncher {
         return FileHandle(fileDescriptor: fd, closeOnDealloc: true)
     }
 
-    /// The last non-empty line of what a command wrote, without control characters, at most 300 characters.
+    /// The last non-empty line of what a command wrote, without terminal control characters (`Terminal.isControl`), at
+    /// most 300 characters.
     static func lastLine(_ data: Data) -> String? {
         let text = String(decoding: data.suffix(4096), as: UTF8.self)
         guard let line = text.split(whereSeparator: \.isNewline).last(where: { !$0.trimmingCharacters(in: .whitespaces).isEmpty })
         else { return nil }
-        let clean = String(String.UnicodeScalarView(line.unicodeScalars.filter { $0.value >= 0x20 && !(0x7F...0x9F).contains($0.value) }))
+        let clean = String(String.UnicodeScalarView(line.unicodeScalars.filter { !Terminal.isControl($0) && $0 != "\t" }))
         return String(clean.trimmingCharacters(in: .whitespaces).prefix(300))
     }
 

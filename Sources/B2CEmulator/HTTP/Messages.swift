@@ -177,7 +177,8 @@ enum HTML {
 
     /// The tenant's pages run no script but the auto-submit one: no inline script, no event handler, no `javascript:`
     /// URL, no plug-in, no `<base>`, and no framing. Styles, images and fonts may come from anywhere (a page layout's
-    /// CSS lives on the developer's host). A policy whose layouts enable JavaScript replaces it (`withScripts`).
+    /// CSS lives on the developer's host). A policy whose layouts enable JavaScript replaces it
+    /// (`contentSecurityPolicyWithScripts`).
     static let contentSecurityPolicy =
         "script-src 'sha256-\(Data(SHA256.hash(data: Data(autoSubmitScript.utf8))).base64EncodedString())'; "
         + "object-src 'none'; base-uri 'none'; frame-ancestors 'none'"

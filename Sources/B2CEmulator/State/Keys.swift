@@ -21,6 +21,8 @@ final class SigningKeys: Sendable {
 
     private let store: EmulatorStore
     private let entries: NIOLockedValueBox<[Entry]>
+    /// Each key's certificate (DER) by `kid`, made once: an External ID tenant's JWKS carries it on every request.
+    private let certificates = NIOLockedValueBox<[String: Data]>([:])
 
     init(store: EmulatorStore, now: Int) throws {
         self.store = store
@@ -66,7 +68,12 @@ final class SigningKeys: Sendable {
             keys: try list.map { entry in
                 var jwk = entry.jwk
                 if externalId {
-                    let der = try Self.certificate(of: entry)
+                    let der = try certificates.withLockedValue { made in
+                        if let der = made[entry.kid] { return der }
+                        let der = try Self.certificate(of: entry)
+                        made[entry.kid] = der
+                        return der
+                    }
                     jwk.x5t = Base64URL.encode(Data(Insecure.SHA1.hash(data: der)))
                     jwk.x5c = [der.base64EncodedString()]
                 } else {
