@@ -242,10 +242,6 @@ func runAndSignal(_ executable: URL, _ args: [String], environment: [String: Str
 }
 
 /// A process we talk to while it runs: its stdin is ours to write, its stderr is collected as it arrives.
-/// Held while a process is spawned, and by tests that open or close descriptors by the hundred (SlowClientTests):
-/// Foundation's `Process.run` on Linux crashed (a memmove in it) when the process's descriptor table changed under it.
-let processSpawnLock = NSLock()
-
 final class LiveProcess: @unchecked Sendable {
     let process = Process()
     private let input = Pipe()
@@ -282,7 +278,7 @@ final class LiveProcess: @unchecked Sendable {
         } else {
             process.standardInput = input
         }
-        try processSpawnLock.withLock { try process.run() }
+        try process.run()
         let done = DispatchGroup()
         done.enter()
         Self.drain(err.fileHandleForReading, then: { done.leave() }) { [self] text in lock.withLock { errText += text } }

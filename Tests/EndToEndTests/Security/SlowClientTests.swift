@@ -166,7 +166,7 @@ final class RawClient: @unchecked Sendable {
     let fd: Int32
 
     init(port: Int) throws {
-        fd = processSpawnLock.withLock { socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0) }
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -176,12 +176,12 @@ final class RawClient: @unchecked Sendable {
         }
         guard fd >= 0, connected == 0 else {
             let reason = String(cString: strerror(errno))
-            if fd >= 0 { processSpawnLock.withLock { _ = close(fd) } }
+            if fd >= 0 { close(fd) }
             throw LiveProcessError(message: "cannot connect to 127.0.0.1:\(port): \(reason)")
         }
     }
 
-    deinit { processSpawnLock.withLock { _ = close(fd) } }
+    deinit { close(fd) }
 
     /// Whether all of `text` went out (false once the tenant has closed the connection).
     func send(_ text: String) -> Bool {
