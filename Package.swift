@@ -148,13 +148,17 @@ let package = Package(
             ],
             path: "bench/Tool"
         ),
+        // How tests start programs: posix_spawn with a process group, default signals and no stray descriptors, not
+        // Foundation's Process (Tests/ChildProcess/ChildProcess.swift says why).
+        .target(name: "CChildProcess", path: "Tests/CChildProcess"),
+        .target(name: "ChildProcess", dependencies: ["CChildProcess"], path: "Tests/ChildProcess"),
         .testTarget(
             name: "B2CKitTests",
             dependencies: ["B2CKit", "B2CEmulator"]
         ),
         .testTarget(
             name: "SecretServiceTests",
-            dependencies: ["SecretService"]
+            dependencies: ["SecretService", "ChildProcess"]
         ),
         .testTarget(
             name: "B2CCLITests",
@@ -163,7 +167,7 @@ let package = Package(
         .testTarget(
             name: "B2CEmulatorTests",
             dependencies: [
-                "B2CKit", "B2CEmulator",
+                "B2CKit", "B2CEmulator", "ChildProcess",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -174,7 +178,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "B2CKit", "B2CEmulator", "B2CCLI", "B2CEmulatorCLI",
+                "B2CKit", "B2CEmulator", "B2CCLI", "B2CEmulatorCLI", "ChildProcess",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 @testable import B2CEmulator
 import B2CKit
+import ChildProcess
 import Foundation
 import NIOCore
 import Testing
@@ -17,34 +18,34 @@ var b2cBinary: URL {
 struct ProcessResult { var status: Int32; var stdout: String; var stderr: String }
 
 func run(_ executable: URL, _ args: [String], environment: [String: String] = [:]) throws -> ProcessResult {
-    let p = Process()
-    p.executableURL = executable
-    p.arguments = args
-    p.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-    let out = Pipe(), err = Pipe()
-    p.standardOutput = out
-    p.standardError = err
-    try p.run()
-    // stderr is drained beside stdout: a child that fills one pipe while we wait on the other would never end.
-    final class Drained: @unchecked Sendable { var data = Data() }
-    let e = Drained(), done = DispatchSemaphore(value: 0)
-    Thread {
-        e.data = err.fileHandleForReading.readDataToEndOfFile()
-        done.signal()
-    }.start()
-    let o = out.fileHandleForReading.readDataToEndOfFile()
-    done.wait()
-    p.waitUntilExit()
-    return ProcessResult(
-        status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e.data, as: UTF8.self))
+    let r = try ChildProcess.run(executable, args, environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new })
+    return ProcessResult(status: r.status, stdout: r.output, stderr: r.errors)
 }
 
 /// `run` on a thread of its own: a long child (a Python script that first makes its venv) must not hold one of the
 /// cooperative pool's few threads, which every in-process tenant of the suite needs to answer its requests.
 func runOffThePool(_ executable: URL, _ args: [String], environment: [String: String] = [:]) async throws -> ProcessResult {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try run(executable, args, environment: environment) }) }.start()
+    let r = try await ChildProcess.runOffThePool(
+        executable, args, environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new })
+    return ProcessResult(status: r.status, stdout: r.output, stderr: r.errors)
+}
+
+/// Starts a program whose first line on stdout says where it serves, and reads that line (stderr: the test's own).
+func startServing(_ executable: URL, _ args: [String]) throws -> (ChildProcess, String) {
+    let out = try ChildPipe()
+    let p = try ChildProcess(executable, args, stdout: out.writeEnd.fd)
+    out.writeEnd.close()
+    var line = Data()
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while !line.contains(UInt8(ascii: "\n")) {
+        let n = buffer.withUnsafeMutableBytes { read(out.readEnd.fd, $0.baseAddress, $0.count) }
+        if n < 0 && errno == EINTR { continue }
+        if n <= 0 { break }
+        line += buffer[0..<n]
     }
+    // The rest of what it prints is read and dropped, so that a full pipe never stops it.
+    drain(out.readEnd) { _ in }
+    return (p, String(decoding: line, as: UTF8.self))
 }
 
 @Suite struct PersistenceTests {
@@ -103,20 +104,8 @@ func runOffThePool(_ executable: URL, _ args: [String], environment: [String: St
 
 @Suite(.serialized) struct CLITests {
     /// Starts `b2c emulator serve ARGS` and returns it with its first line (the base URL line).
-    static func serve(_ args: [String]) throws -> (Process, String) {
-        let p = Process()
-        p.executableURL = b2cBinary
-        p.arguments = ["emulator", "serve"] + args
-        let out = Pipe()
-        p.standardOutput = out
-        try p.run()
-        var line = ""
-        while !line.contains("\n") {
-            let chunk = out.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            line += String(decoding: chunk, as: UTF8.self)
-        }
-        return (p, line)
+    static func serve(_ args: [String]) throws -> (ChildProcess, String) {
+        try startServing(b2cBinary, ["emulator", "serve"] + args)
     }
 
     /// `--config-out FILE --app NAME`: a web app's settings (Microsoft.Identity.Web's section and plain values), with its

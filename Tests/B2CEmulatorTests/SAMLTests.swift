@@ -1,4 +1,5 @@
 import B2CKit
+import ChildProcess
 import Foundation
 import Testing
 
@@ -7,33 +8,22 @@ import Testing
 /// A test service in a Python process of its own (`Tests/interop/<script>` in the interop venv), on ephemeral loopback
 /// ports: what it printed first (one JSON line) says where it listens.
 final class PythonService: Sendable {
-    let process: Process
+    let process: ChildProcess
     let started: JSONValue
 
     init(_ script: String, _ arguments: [String] = []) throws {
-        let p = Process()
-        p.executableURL = packageRoot.appendingPathComponent("Tests/interop/run.sh")
-        p.arguments = [script] + arguments
-        let out = Pipe()
-        p.standardOutput = out
-        try p.run()
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = out.fileHandleForReading.availableData
-            guard !chunk.isEmpty else { break }
-            line += chunk
-        }
-        guard let json = try? JSONValue.parse(line), json.objectValue != nil else {
-            p.terminate()
-            throw ScriptedBrowser.Failure(description: "\(script) did not start: \(String(decoding: line, as: UTF8.self))")
+        let (p, line) = try startServing(packageRoot.appendingPathComponent("Tests/interop/run.sh"), [script] + arguments)
+        guard let json = try? JSONValue.parse(Data(line.utf8)), json.objectValue != nil else {
+            p.killGroup()
+            throw ScriptedBrowser.Failure(description: "\(script) did not start: \(line)")
         }
         process = p
         started = json
     }
 
-    /// SIGKILL: the test process ignores SIGTERM (the in-process tenants' service lifecycle), and so do its children.
+    /// SIGKILL to its group: run.sh and the Python program it started.
     func stop() {
-        kill(process.processIdentifier, SIGKILL)
+        process.killGroup()
         process.waitUntilExit()
     }
 }

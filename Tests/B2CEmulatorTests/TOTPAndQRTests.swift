@@ -1,3 +1,4 @@
+import ChildProcess
 import Foundation
 import Testing
 
@@ -18,16 +19,9 @@ import Testing
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("qr-\(UUID().uuidString).png")
         defer { try? FileManager.default.removeItem(at: file) }
         try QRCode(text).png().write(to: file)
-        let p = Process()
-        p.executableURL = Self.zbarimg
-        p.arguments = ["--raw", "-q", "-Sbinary", file.path]
-        let out = Pipe()
-        p.standardOutput = out
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        #expect(p.terminationStatus == 0)
-        var decoded = String(decoding: data, as: UTF8.self)
+        let r = try ChildProcess.run(Self.zbarimg, ["--raw", "-q", "-Sbinary", file.path])
+        #expect(r.status == 0, "\(r.errors)")
+        var decoded = r.output
         if decoded.hasSuffix("\n") { decoded.removeLast() }
         #expect(decoded == text)
     }

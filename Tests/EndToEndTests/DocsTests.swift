@@ -1,3 +1,4 @@
+import ChildProcess
 import Foundation
 import Testing
 
@@ -111,19 +112,16 @@ import Testing
     ) {
         let log = script.deletingPathExtension().appendingPathExtension("log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        let out = try FileHandle(forWritingTo: log)
-        defer { try? out.close() }
-        let p = Process()
-        // A terminal's signals: this test process ignores SIGTERM (its in-process tenants' service lifecycle) and a child
-        // would inherit that, so a block's `kill %1` would not stop a Python server it started.
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["--default-signal=TERM,INT,HUP", "/bin/bash", script.path]
-        p.environment = environment
-        p.currentDirectoryURL = directory
-        p.standardInput = FileHandle.nullDevice
-        p.standardOutput = out
-        p.standardError = out
-        try p.run()
+        let out = open(log.path, O_WRONLY | O_CLOEXEC), null = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        defer {
+            close(out)
+            close(null)
+        }
+        // A terminal's signals (ChildProcess resets them): this test process ignores SIGTERM (its in-process tenants'
+        // service lifecycle), and a child that inherited that would not stop on a block's `kill %1`.
+        let p = try ChildProcess(
+            URL(fileURLWithPath: "/bin/bash"), [script.path], environment: environment, directory: directory,
+            stdin: null, stdout: out, stderr: out)
         let deadline = Date().addingTimeInterval(Double(seconds))
         var code: Int32 = -1
         while true {
@@ -133,7 +131,7 @@ import Testing
                 break
             }
             if Date() > deadline {
-                kill(p.processIdentifier, SIGKILL)
+                p.killGroup()
                 break
             }
             try await Task.sleep(nanoseconds: 50_000_000)

@@ -158,12 +158,10 @@ import Testing
     }
 
     static func sqlite(_ w: World, _ sql: String) throws {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        p.arguments = [w.home.appendingPathComponent("store.sqlite").path, sql]
-        try p.run()
-        p.waitUntilExit()
-        guard p.terminationStatus == 0 else { throw LiveProcessError(message: "sqlite3 failed: \(sql)") }
+        let r = try runBlocking(
+            URL(fileURLWithPath: "/usr/bin/sqlite3"), [w.home.appendingPathComponent("store.sqlite").path, sql],
+            environment: ProcessInfo.processInfo.environment)
+        guard r.status == 0 else { throw LiveProcessError(message: "sqlite3 failed: \(sql): \(r.stderr)") }
     }
 
     @Test(arguments: cases)

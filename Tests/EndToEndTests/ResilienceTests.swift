@@ -365,15 +365,10 @@ import Testing
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let configOut = dir.appendingPathComponent("policies.json")
-        let emulator = Process()
-        emulator.executableURL = b2cBinary
-        emulator.arguments = [
-            "emulator", "serve", "--tls", "--verbose", "--state", dir.appendingPathComponent("state").path, "--config-out", configOut.path,
-        ]
-        let out = Pipe(), err = Pipe()
-        emulator.standardOutput = out
-        emulator.standardError = err
-        try emulator.run()
+        let emulator = try LiveProcess(
+            b2cBinary,
+            ["emulator", "serve", "--tls", "--verbose", "--state", dir.appendingPathComponent("state").path, "--config-out", configOut.path],
+            environment: ProcessInfo.processInfo.environment)
         // It is serving once it has written the client configuration (which names its CA).
         var written: JSONValue?
         for _ in 0..<300 where written == nil {
@@ -409,9 +404,8 @@ import Testing
         let tokenStore = try TokenStore(
             directory: dir.appendingPathComponent("home"), keys: .system(environment: ["B2C_STORE_KEY": storeKey]))
         for s in try allSecrets(in: tokenStore) where s.count > 20 { secrets.insert(s) }
-        kill(emulator.processIdentifier, SIGINT)
-        emulator.waitUntilExit()
-        let log = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        emulator.signal(SIGINT)
+        let log = await emulator.finish().stderr
         #expect(
             log.contains("POST") && log.contains("/oauth2/v2.0/token") && log.contains("200"), "the log shows requests: \(log.prefix(300))")
         #expect(secrets.count >= 8)

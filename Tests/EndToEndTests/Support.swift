@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import B2CEmulator
 import B2CKit
+import ChildProcess
 import Foundation
 import NIOCore
 import NIOSSL
@@ -208,13 +209,16 @@ final class World: @unchecked Sendable {
     }
 }
 
-/// Runs a process to its end (the one runner, `LiveProcess`, underneath), with `stdin` as its whole input.
+/// Runs a process to its end (the one runner, `LiveProcess`, underneath), with `stdin` as its whole input, in one of
+/// `ChildSlots`' places.
 func run(
     _ executable: URL, _ args: [String], environment: [String: String], stdin: String? = nil, directory: URL? = nil
 ) async throws -> Run {
-    let p = try LiveProcess(executable, args, environment: environment, directory: directory)
-    if let stdin { p.send(stdin) }
-    return await p.finish()
+    try await ChildSlots.shared.withPlace {
+        let p = try LiveProcess(executable, args, environment: environment, directory: directory)
+        if let stdin { p.send(stdin) }
+        return await p.finish()
+    }
 }
 
 /// The same, blocking the calling thread (for quick tools such as sqlite3, outside the cooperative pool's way).
@@ -243,64 +247,66 @@ func runAndSignal(_ executable: URL, _ args: [String], environment: [String: Str
 
 /// A process we talk to while it runs: its stdin is ours to write, its stderr is collected as it arrives.
 final class LiveProcess: @unchecked Sendable {
-    let process = Process()
-    private let input = Pipe()
+    let process: ChildProcess
+    private let input: Descriptor
     private let lock = NSLock()
     private var errText = ""
     private var outText = ""
     private let finished = DispatchSemaphore(value: 0)
+    private var echoText = ""
+    private let isTerminal: Bool
 
     /// With `terminal`, stdin is a pseudo-terminal (so b2c prompts, and turns echo off for passwords); what the
     /// terminal echoes back is collected in `echoed`.
-    private var terminalMaster: FileHandle?
-    private var echoText = ""
-
     init(_ executable: URL, _ args: [String], environment: [String: String], terminal: Bool = false, directory: URL? = nil) throws {
-        process.executableURL = executable
-        process.arguments = args
-        process.environment = environment
-        if let directory { process.currentDirectoryURL = directory }
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
+        isTerminal = terminal
+        let out = try ChildPipe(), err = try ChildPipe()
+        let childInput: Descriptor
         if terminal {
             let pty = try PseudoTerminal.functions()
-            let master = pty.open(O_RDWR | O_NOCTTY)
-            guard master >= 0, pty.grant(master) == 0, pty.unlock(master) == 0, let name = pty.name(master) else {
+            let master = pty.open(O_RDWR | O_NOCTTY | O_CLOEXEC)
+            guard master >= 0 else { throw LiveProcessError(message: "cannot open a pseudo-terminal") }
+            input = Descriptor(master)
+            guard pty.grant(master) == 0, pty.unlock(master) == 0, let name = pty.name(master) else {
                 throw LiveProcessError(message: "cannot open a pseudo-terminal")
             }
-            let slave = open(String(cString: name), O_RDWR | O_NOCTTY)
+            let slave = open(String(cString: name), O_RDWR | O_NOCTTY | O_CLOEXEC)
             guard slave >= 0 else { throw LiveProcessError(message: "cannot open \(String(cString: name))") }
-            process.standardInput = FileHandle(fileDescriptor: slave, closeOnDealloc: true)
-            let masterHandle = FileHandle(fileDescriptor: master, closeOnDealloc: true)
-            terminalMaster = masterHandle
-            Self.drain(masterHandle) { [self] text in lock.withLock { echoText += text } }
+            childInput = Descriptor(slave)
         } else {
-            process.standardInput = input
+            let pipe = try ChildPipe()
+            input = pipe.writeEnd
+            childInput = pipe.readEnd
         }
-        try process.run()
+        process = try ChildProcess(
+            executable, args, environment: environment, directory: directory,
+            stdin: childInput.fd, stdout: out.writeEnd.fd, stderr: err.writeEnd.fd)
+        childInput.close()
+        out.writeEnd.close()
+        err.writeEnd.close()
+        if terminal {
+            // The terminal's echo ends (EIO) once the child, its only user, has gone.
+            let master = input
+            Thread { [self] in
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                while true {
+                    let n = buffer.withUnsafeMutableBytes { read(master.fd, $0.baseAddress, $0.count) }
+                    if n < 0 && errno == EINTR { continue }
+                    if n <= 0 { break }
+                    let text = String(decoding: buffer[0..<n], as: UTF8.self)
+                    lock.withLock { echoText += text }
+                }
+            }.start()
+        }
         let done = DispatchGroup()
         done.enter()
-        Self.drain(err.fileHandleForReading, then: { done.leave() }) { [self] text in lock.withLock { errText += text } }
+        drain(err.readEnd, then: { done.leave() }) { [self] data in lock.withLock { errText += String(decoding: data, as: UTF8.self) } }
         done.enter()
-        Self.drain(out.fileHandleForReading, then: { done.leave() }) { [self] text in lock.withLock { outText += text } }
+        drain(out.readEnd, then: { done.leave() }) { [self] data in lock.withLock { outText += String(decoding: data, as: UTF8.self) } }
         Thread { [self] in
             done.wait()
             process.waitUntilExit()
             finished.signal()
-        }.start()
-    }
-
-    /// Reads a handle on a thread of its own until its end: the in-process emulator needs the cooperative pool meanwhile.
-    private static func drain(_ handle: FileHandle, then end: (@Sendable () -> Void)? = nil, _ append: @escaping @Sendable (String) -> Void)
-    {
-        Thread {
-            while true {
-                let chunk = handle.availableData
-                if chunk.isEmpty { break }
-                append(String(decoding: chunk, as: UTF8.self))
-            }
-            end?()
         }.start()
     }
 
@@ -322,13 +328,7 @@ final class LiveProcess: @unchecked Sendable {
     func signal(_ sig: Int32) { kill(process.processIdentifier, sig) }
     var echoed: String { lock.withLock { echoText } }
 
-    func write(_ line: String) {
-        if let terminalMaster {
-            terminalMaster.write(Data((line + "\n").utf8))
-        } else {
-            input.fileHandleForWriting.write(Data((line + "\n").utf8))
-        }
-    }
+    func write(_ line: String) { input.write(Data((line + "\n").utf8)) }
 
     /// Waits (polling, without blocking the cooperative pool) until stderr contains `text` `times` times.
     func waitFor(_ text: String, times: Int = 1, seconds: Double = 30) async throws {
@@ -343,7 +343,7 @@ final class LiveProcess: @unchecked Sendable {
     }
 
     /// Writes text to stdin as it is (no line ending added).
-    func send(_ text: String) { input.fileHandleForWriting.write(Data(text.utf8)) }
+    func send(_ text: String) { input.write(Data(text.utf8)) }
 
     /// Closes stdin and waits for the end; stdout and stderr are then complete.
     func finish() async -> Run {
@@ -353,7 +353,7 @@ final class LiveProcess: @unchecked Sendable {
     }
 
     func finishBlocking() -> Run {
-        try? input.fileHandleForWriting.close()
+        if !isTerminal { input.close() }
         finished.wait()
         finished.signal()  // finishing twice is allowed
         return lock.withLock { Run(status: process.terminationStatus, stdout: outText, stderr: errText) }

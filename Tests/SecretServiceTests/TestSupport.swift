@@ -1,3 +1,4 @@
+import ChildProcess
 import Foundation
 import Glibc
 @testable import SecretService
@@ -12,23 +13,13 @@ func which(_ name: String) -> String? {
     return dirs.map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
 }
 
-/// Runs a command under coreutils `timeout` (so a test can never hang on it;
-/// SIGKILL because children inherit the test runner's blocked SIGTERM) and
+/// Runs a command under coreutils `timeout` (so a test can never hang on it) and
 /// returns its exit status and stdout.
 @discardableResult
 func run(_ arguments: [String], stdin: Data? = nil, seconds: Int = 10) throws -> (status: Int32, stdout: Data) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
-    process.arguments = ["-s", "KILL", String(seconds)] + arguments
-    let output = Pipe(), input = Pipe()
-    process.standardOutput = output
-    process.standardInput = input
-    try process.run()
-    input.fileHandleForWriting.write(stdin ?? Data())
-    try input.fileHandleForWriting.close()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, data)
+    let r = try ChildProcess.run(
+        URL(fileURLWithPath: "/usr/bin/timeout"), ["-s", "KILL", String(seconds)] + arguments, input: stdin ?? Data())
+    return (r.status, r.stdout)
 }
 
 /// Milliseconds taken by `body`, whatever it throws.
@@ -50,7 +41,7 @@ func temporaryDirectory() throws -> String {
 /// A private dbus-daemon for one test, e.g. a bus where no Secret Service is
 /// registered or activatable.
 final class PrivateBus {
-    let process = Process()
+    let process: ChildProcess
     let address: String
     private let directory: String
 
@@ -77,26 +68,23 @@ final class PrivateBus {
         </busconfig>
         """.write(toFile: config, atomically: true, encoding: .utf8)
         guard let daemon = which("dbus-daemon") else { throw SkipReason("dbus-daemon is not installed") }
-        process.executableURL = URL(fileURLWithPath: daemon)
-        process.arguments = ["--config-file=" + config, "--nofork", "--print-address=1"]
-        if let environment { process.environment = environment }
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let output = try ChildPipe(), null = Descriptor(open("/dev/null", O_WRONLY | O_CLOEXEC))
+        process = try ChildProcess(
+            URL(fileURLWithPath: daemon), ["--config-file=" + config, "--nofork", "--print-address=1"], environment: environment,
+            stdout: output.writeEnd.fd, stderr: null.fd)
+        output.writeEnd.close()
+        null.close()
         do {
-            address = try readLine(output.fileHandleForReading.fileDescriptor, within: .seconds(5))
+            address = try readLine(output.readEnd.fd, within: .seconds(5))
         } catch {
-            kill(process.processIdentifier, SIGKILL)
+            process.killGroup()
             throw error
         }
     }
 
-    /// SIGKILL, not SIGTERM: Foundation's Process starts children with the
-    /// spawning thread's signal mask, and under the test runner that blocks
-    /// SIGTERM, so dbus-daemon would never see it.
+    /// SIGKILL to its group: the daemon and the services it activated.
     func stop() {
-        kill(process.processIdentifier, SIGKILL)
+        process.killGroup()
         process.waitUntilExit()
         try? FileManager.default.removeItem(atPath: directory)
     }
