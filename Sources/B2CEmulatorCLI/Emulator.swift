@@ -421,7 +421,7 @@ extension EmulatorCommand {
         /// The CA `--config-out` names: `--ca-out`'s copy by its path from the configuration's directory (b2c resolves a
         /// relative caFile there), so that a host reading both through one mount finds it; else the state directory's.
         private func caFile(_ tls: EmulatorTLS?, _ configOut: String) -> String? {
-            guard let tls, let caOut else { return tls?.caPath.path }
+            guard tls != nil, let caOut else { return tls?.caPath.path }
             let from = URL(fileURLWithPath: configOut).standardizedFileURL.deletingLastPathComponent().pathComponents
             let to = URL(fileURLWithPath: caOut).standardizedFileURL.pathComponents
             let shared = zip(from, to).prefix { $0 == $1 }.count

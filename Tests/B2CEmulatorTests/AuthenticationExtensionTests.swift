@@ -164,6 +164,50 @@ import Testing
         }
     }
 
+    /// Native authentication ends in tokens through the same OnTokenIssuanceStart as the browser: its claims are in the
+    /// token, and a failing extension mints none (the continuation token is spent, as the browser's transaction is).
+    @Test func nativeAuthenticationsTokensGoThroughTokenIssuanceStart() async throws {
+        let e = try ConnectorEndpoint()
+        defer { e.stop() }
+        try await TestTenant.with(seed: Self.seed(e, events: [.onTokenIssuanceStart])) { t in
+            let base = "/contoso.onmicrosoft.com/oauth2/v2.0"
+            func signIn() async throws -> (TestResponse, String) {
+                let start = try await t.post(
+                    "\(base)/initiate", ["client_id": clientID, "challenge_type": "password redirect", "username": alice.email])
+                let ct1 = try #require(start.json["continuation_token"]?.stringValue, "\(start.body)")
+                let ch = try await t.post(
+                    "\(base)/challenge", ["client_id": clientID, "challenge_type": "password redirect", "continuation_token": ct1])
+                let ct2 = try #require(ch.json["continuation_token"]?.stringValue, "\(ch.body)")
+                let form = [
+                    "client_id": clientID, "grant_type": "password", "continuation_token": ct2, "password": alice.password,
+                    "scope": "openid offline_access",
+                ]
+                return (try await t.post("\(base)/token", form), ct2)
+            }
+            try await e.queue(
+                t,
+                [
+                    Self.action(
+                        "onTokenIssuanceStart", "microsoft.graph.tokenIssuanceStart.provideClaimsForToken",
+                        ["claims": ["loyaltyTier": "gold", "sub": "forged"]])
+                ])
+            let (ok, _) = try await signIn()
+            #expect(ok.status == 200, "\(ok.body)")
+            let c = try claims(ok.json["id_token"]?.stringValue)
+            #expect(c["loyaltyTier"] == "gold" && c["sub"] != "forged", "\(c)")
+            let call = try #require(try await e.received(t).last)
+            #expect(call["body"]?["type"] == "microsoft.graph.authenticationEvent.tokenIssuanceStart" && call["token"]?["valid"] == true)
+            #expect(call["body"]?["data"]?["authenticationContext"]?["user"]?["mail"] == .string(alice.email))
+            try await e.queue(t, [["status": 500, "body": "no"]])
+            let (refused, spent) = try await signIn()
+            #expect(refused.status >= 400 && refused.json["access_token"] == nil, "\(refused.status) \(refused.body.prefix(300))")
+            #expect(refused.body.contains("AADSTS1003002"), "\(refused.body.prefix(300))")
+            let again = try await t.post(
+                "\(base)/token", ["client_id": clientID, "grant_type": "password", "continuation_token": spent, "password": alice.password])
+            #expect(again.json["error_codes"]?.arrayValue?.first?.lenientInt == 55113, "\(again.body)")
+        }
+    }
+
     /// Native authentication's email code goes to OnOtpSend too (and to the outbox); an answer over 1 MiB is 1003024.
     @Test func nativeAuthenticationsCodeGoesToTheExtension() async throws {
         let e = try ConnectorEndpoint()

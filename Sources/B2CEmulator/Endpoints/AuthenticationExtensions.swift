@@ -215,8 +215,9 @@ extension JourneyCallouts {
     }
 
     /// `OnTokenIssuanceStart`: the claims of the answer that the extension's `claims` list (the claims-mapping policy).
+    /// The one rule for every way a journey ends in tokens: the browser's pages and native authentication.
     func tokenIssuanceClaims(
-        _ tx: AuthorizeTransaction, user: EmulatorStore.UserRecord
+        _ tx: CalloutContext, user: EmulatorStore.UserRecord
     ) async -> Result<[String: JSONValue], ExtensionFailure> {
         guard seed.tenant.externalId, let ext = authenticationExtension(.onTokenIssuanceStart, clientId: tx.clientId) else {
             return .success([:])
@@ -227,7 +228,7 @@ extension JourneyCallouts {
             "userType": "Member",
             "createdDateTime": .string(ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double(user.createdAt)))),
         ]
-        return await callExtension(ext, tx: tx.callout, data: [:], user: person).map { action in
+        return await callExtension(ext, tx: tx, data: [:], user: person).map { action in
             let provided = action["claims"]?.objectValue ?? [:]
             return provided.filter { ext.claims.contains($0.key) && !TokenIssuer.protocolClaims.contains($0.key) }
         }

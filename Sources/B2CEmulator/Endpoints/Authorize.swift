@@ -370,7 +370,7 @@ struct AuthorizeEndpoint: TenantPart {
         // "Before sending the token": the connector's claims go into this sign-in's tokens (not into later refreshes).
         var extraClaims = try await preTokenClaims(tx, user: user, policy: policy)
         // External ID's OnTokenIssuanceStart: a failure sends the app an error, and no token is minted.
-        switch await tokenIssuanceClaims(tx, user: user) {
+        switch await tokenIssuanceClaims(tx.callout, user: user) {
         case .success(let claims): extraClaims.merge(claims) { _, new in new }
         case .failure(let f):
             try store.deleteTransaction(id: tx.id)

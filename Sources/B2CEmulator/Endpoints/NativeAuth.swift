@@ -166,7 +166,7 @@ struct NativeAuthEndpoint: TenantPart {
             at: clock.now(), endpoint: "native-token", grantType: grantType, policy: "",
             clientId: app.clientId, oid: nil, outcome: "ok")
         do {
-            let out = try nativeGrant(grantType, form: form, app: app, origin: authority.origin, log: &entry)
+            let out = try await nativeGrant(grantType, form: form, app: app, origin: authority.origin, log: &entry)
             store.log(entry)
             return out
         } catch let f as AADFailure {
@@ -191,7 +191,7 @@ struct NativeAuthEndpoint: TenantPart {
     private func nativeGrant(
         _ grantType: String, form: [String: String], app: EmulatorSeed.App, origin: String,
         log: inout EmulatorStore.LogEntry
-    ) throws -> Response {
+    ) async throws -> Response {
         let now = clock.now()
         switch grantType {
         case "password", "oob", "mfa_oob", "continuation_token":
@@ -235,10 +235,19 @@ struct NativeAuthEndpoint: TenantPart {
             guard try store.spendNativeFlow(token) else {
                 throw AADFailure(error: "invalid_grant", description: "AADSTS55113: The continuation_token is not valid.", codes: [55113])
             }
+            // OnTokenIssuanceStart, as for a browser sign-in of the same app: a failure mints no token.
+            let callout = CalloutContext(
+                clientId: app.clientId, language: "en", origin: origin, journeyID: token, policy: seed.externalIdFlow?.id ?? "")
+            let extraClaims: [String: JSONValue]
+            switch await tokenIssuanceClaims(callout, user: user) {
+            case .success(let claims): extraClaims = claims
+            case .failure(let f):
+                throw AADFailure(error: "server_error", description: "AADSTS\(f.code): \(f.pageError.message)", codes: [f.code], status: 500)
+            }
             let issued = try issuer.issue(
                 Issuance(
                     user: user, policy: nil, app: app, scopes: try nativeScopes(form, app: app), authTime: now, origin: origin,
-                    clientInfo: TokenIssuer.wantsClientInfo(form)))
+                    clientInfo: TokenIssuer.wantsClientInfo(form), extraClaims: extraClaims))
             return issuer.tokenResponse(issued)
         case "refresh_token":
             guard let rt = form["refresh_token"], !rt.isEmpty else { throw aadMissing("refresh_token") }
