@@ -23,6 +23,8 @@ struct CalloutRecord: Sendable {
     /// What the tenant made of the answer: `continue`, `block`, `validationError`, or the failure's code.
     var outcome: String
     var error: String?
+    /// The journey that made the call (the recorder's id).
+    var journey: String? = nil
 
     var json: JSONValue {
         var o: [String: JSONValue] = [
@@ -32,6 +34,7 @@ struct CalloutRecord: Sendable {
         if let status { o["status"] = JSONValue(status) }
         if let response { o["response"] = (try? JSONValue.parse(response)) ?? .string(response) }
         if let error { o["error"] = .string(error) }
+        if let journey { o["journey"] = .string(journey) }
         return .object(o)
     }
 }

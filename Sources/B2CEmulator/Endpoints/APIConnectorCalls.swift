@@ -84,7 +84,8 @@ extension AuthorizeEndpoint {
             record.outcome = e.code ?? "error"
             record.error = e.message
         }
-        store.callouts.append(record)
+        record.journey = tx.id
+        store.recordCallout(record)
         store.log(
             .init(
                 at: clock.now(), endpoint: "callout", grantType: step.rawValue, policy: policy.id, clientId: tx.clientId, oid: nil,

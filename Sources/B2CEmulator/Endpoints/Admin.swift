@@ -22,6 +22,7 @@ struct AdminEndpoint: TenantPart {
         "GET|POST /_admin/users/{email|oid}/mfa {risky, required, phone, totpSecret, email, reset}",
         "GET|POST|DELETE /_admin/idp/{provider}/next {sub, email, name, givenName, surname} | {error, errorDescription}",
         "GET /_admin/sessions", "DELETE /_admin/sessions[?user=email|oid]", "GET|DELETE /_admin/callouts[?step=name]",
+        "GET|DELETE /_admin/journeys[?user=email&policy=id&client=id]", "GET /_admin/journeys/{id}",
     ]
 
     func addRoutes(to group: RouterGroup<EmulatorRequestContext>) {
@@ -39,6 +40,7 @@ struct AdminEndpoint: TenantPart {
         }
         peopleRoutes(on)
         journeyRoutes(on)
+        journeyRecorderRoutes(on)
         tenantRoutes(on)
         for method in [HTTPRequest.Method.get, .post, .put, .delete, .patch] {
             group.on("**", method: method) { request, _ in

@@ -113,7 +113,8 @@ extension JourneyCallouts {
             record.outcome = String(f.code)
             record.error = "\(f.name): \(f.detail)"
         }
-        store.callouts.append(record)
+        record.journey = tx.journeyID
+        store.recordCallout(record)
         store.log(
             .init(
                 at: clock.now(), endpoint: "callout", grantType: ext.event.rawValue, policy: tx.policy, clientId: tx.clientId, oid: nil,

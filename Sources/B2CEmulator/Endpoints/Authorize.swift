@@ -61,7 +61,7 @@ struct AuthorizeTransaction: Codable, Sendable {
 
     subscript<T>(dynamicMember field: KeyPath<AppRequest, T>) -> T { request[keyPath: field] }
 
-    var reply: ReplyTo { ReplyTo(redirectUri: request.redirectUri, mode: request.responseMode, state: request.state) }
+    var reply: ReplyTo { ReplyTo(redirectUri: request.redirectUri, mode: request.responseMode, state: request.state, journey: id) }
 }
 
 /// Where and how a result goes back to the app.
@@ -69,6 +69,8 @@ struct ReplyTo: Sendable {
     var redirectUri: String
     var mode: String
     var state: String?
+    /// The journey this answer ends (the recorder's), if one had begun.
+    var journey: String? = nil
 }
 
 /// `/authorize`: the request checked, then the user journey of the policy (its pages, or the SSO session), then the answer
@@ -144,6 +146,12 @@ struct AuthorizeEndpoint: TenantPart {
                 authority: authority, origin: context.origin)
             tx.request.language = PageStrings.resolve(
                 uiLocales: q["ui_locales"], acceptLanguage: req.headers[.acceptLanguage], settings: policy.languages)
+            var asked: [String: JSONValue] = [
+                "response_type": .string(responseType.joined(separator: " ")), "response_mode": .string(reply.mode),
+                "scope": .string(tx.scope), "language": .string(tx.language),
+            ]
+            for name in ["prompt", "login_hint", "domain_hint", "ui_locales"] { if let v = q[name] { asked[name] = .string(v) } }
+            store.journeys.begin(tx.id, channel: "browser", policy: policy.id, clientId: clientId, at: clock.now(), detail: asked)
             return try await startJourney(tx, req, context, policy: policy)
         } catch let f as OAuthFailure {
             return redirectError(reply, f)
@@ -274,6 +282,8 @@ struct AuthorizeEndpoint: TenantPart {
                     error: "interaction_required", code: "AADB2C90077",
                     message: "User does not have an existing session and request prompt parameter has a value of 'None'.")
             }
+            store.journeys.note(
+                tx.id, .decision, "single sign-on", ["why": "prompt=none and a session of this user flow"], user: s.user.email)
             return try await complete(tx, user: s.user, authTime: s.authTime, newUser: false, secure: context.isHTTPS)
         }
         // domain_hint: a provider of this policy's page is asked at once (an unknown hint shows the page, as B2C appears to).
@@ -291,6 +301,9 @@ struct AuthorizeEndpoint: TenantPart {
             let provider = policy.samlProviders.first(where: { $0.domainHint?.lowercased() == hint || $0.id.lowercased() == hint })
         {
             return try await federate(tx, to: provider, origin: context.origin, policy: policy)
+        }
+        if let s = usableSession {
+            store.journeys.note(tx.id, .decision, "single sign-on", ["why": "a session of this user flow for this app"], user: s.user.email)
         }
         switch policy.kind {
         case .signUpSignIn, .signIn:
@@ -348,6 +361,15 @@ struct AuthorizeEndpoint: TenantPart {
     }
 
     func sendReply(_ r: ReplyTo, _ params: [(String, String)], headers: [(String, String)] = []) -> Response {
+        let sent = Dictionary(params, uniquingKeysWith: { a, _ in a })
+        if let error = sent["error"] {
+            let code = sent["error_description"].flatMap { $0.split(separator: ":").first.map(String.init) } ?? error
+            store.journeys.end(
+                r.journey, outcome: code.hasPrefix("AAD") ? code : error,
+                ["error": .string(error), "error_description": .string(sent["error_description"] ?? "")])
+        } else {
+            store.journeys.end(r.journey, outcome: "tokens", ["returned": JSONValue(params.map(\.0)), "responseMode": .string(r.mode)])
+        }
         switch r.mode {
         case "form_post":
             return HTML.autoPostPage(to: r.redirectUri, params, goingBackTo: "back to the application", headers: headers)
@@ -376,6 +398,12 @@ struct AuthorizeEndpoint: TenantPart {
             try store.deleteTransaction(id: tx.id)
             return redirectError(tx.reply, OAuthFailure(error: "server_error", code: "AADSTS\(f.code)", message: f.pageError.message))
         }
+        store.journeys.note(
+            tx.id, .claims, "token issuance",
+            [
+                "oid": .string(user.oid), "email": .string(user.email), "name": .string(user.displayName), "newUser": .bool(newUser),
+                "idp": .string(user.idp ?? "local"), "mfa": .bool(mfa), "extraClaims": .object(extraClaims),
+            ], user: user.email)
         let now = clock.now()
         var headers: [(String, String)] = []
         if newSession {

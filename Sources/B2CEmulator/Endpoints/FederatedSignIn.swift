@@ -12,6 +12,7 @@ extension AuthorizeEndpoint {
         var tx = tx
         tx.federatingWith = provider.rawValue
         try store.saveTransaction(tx, now: clock.now())
+        store.journeys.note(tx.id, .decision, "sent to an identity provider", ["provider": .string(provider.rawValue), "protocol": "mock"])
         let params: [(String, String)] =
             [
                 ("client_id", "b2c-\(tenantID)"), ("response_type", "code"), ("response_mode", "form_post"),
@@ -34,6 +35,7 @@ extension AuthorizeEndpoint {
         tx.oidc = pending
         tx.federatingWith = provider.id
         try store.saveTransaction(tx, now: clock.now())
+        store.journeys.note(tx.id, .decision, "sent to an identity provider", ["provider": .string(provider.id), "protocol": "oidc"])
         store.log(
             .init(at: clock.now(), endpoint: "idp", grantType: provider.id, policy: tx.policy, clientId: "", oid: nil, outcome: "sent"))
         return .redirect(
@@ -66,13 +68,23 @@ extension AuthorizeEndpoint {
     func providerAnswered(_ req: Request, _ context: EmulatorRequestContext) async throws -> Response {
         var request = req
         let q = try await request.queryAndForm()
-        guard let state = q["state"], var tx = try store.transaction(id: state, now: clock.now()),
+        guard let state = q["state"], let tx = try store.transaction(id: state, now: clock.now()),
             let policy = seed.policy(named: tx.policy)
         else {
             throw PageError(
                 code: "AADB2C90208",
                 message: "This sign-in page has expired or was already used. Go back to your application and start again.")
         }
+        store.journeys.note(
+            tx.id, .step, "identity provider answered",
+            ["expected": .string(tx.federatingWith ?? "none"), "answer": .string(q["error"].map { "error \($0)" } ?? "code")])
+        return try await recording(tx.id) { try await providerAnswered(q, tx: tx, policy: policy, context) }
+    }
+
+    private func providerAnswered(
+        _ q: [String: String], tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, _ context: EmulatorRequestContext
+    ) async throws -> Response {
+        var tx = tx
         // Only the provider this sign-in was sent to may answer it, and once: an answer of another provider, or one for a
         // sign-in that sent nobody, would sign a stranger up at any policy.
         guard let chosen = tx.federatingWith else {
@@ -135,7 +147,15 @@ extension AuthorizeEndpoint {
         -> Response
     {
         var tx = tx
-        if let user = try store.federatedUser(identity) {
+        let returning = try store.federatedUser(identity)
+        store.journeys.note(
+            tx.id, .claims, "identity provider's claims",
+            [
+                "provider": .string(identity.provider?.rawValue ?? identity.issuer ?? ""), "email": .string(identity.email),
+                "name": .string(identity.name ?? ""),
+                "person": .string(returning == nil ? "first time: social sign-up" : "known"),
+            ], user: identity.email)
+        if let user = returning {
             return try await afterFirstFactor(
                 tx, user: user, authTime: clock.now(), newUser: false, secure: secure, newSession: true, sessionDidMFA: false,
                 policy: policy)

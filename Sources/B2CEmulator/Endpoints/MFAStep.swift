@@ -50,15 +50,25 @@ extension AuthorizeEndpoint {
         _ tx: AuthorizeTransaction, user: EmulatorStore.UserRecord, authTime: Int, newUser: Bool, secure: Bool, newSession: Bool,
         sessionDidMFA: Bool, policy: EmulatorSeed.Policy
     ) async throws -> Response {
+        let journeys = store.journeys
         guard let mfa = policy.mfa, mfa.enforcement != .off, !sessionDidMFA else {
+            let why = sessionDidMFA ? "the session already did it" : "the user flow does not ask for it"
+            journeys.note(tx.id, .decision, "MFA not asked", ["why": .string(why)], user: user.email)
             return try await complete(tx, user: user, authTime: authTime, newUser: newUser, secure: secure, newSession: newSession)
         }
         let state = try store.mfaState(oid: user.oid)
         let method = mfa.methods.first { state.enrolled($0) } ?? mfa.methods[0]
         let enrolled = state.enrolled(method)
         if mfa.enforcement == .conditional && !state.risky && enrolled {
+            journeys.note(tx.id, .decision, "MFA not asked", ["why": "conditional, and this sign-in is not risky"], user: user.email)
             return try await complete(tx, user: user, authTime: authTime, newUser: newUser, secure: secure, newSession: newSession)
         }
+        journeys.note(
+            tx.id, .decision, "MFA asked",
+            [
+                "why": .string(mfa.enforcement == .always ? "the user flow always asks" : "conditional, and this sign-in is risky"),
+                "method": .string(method.rawValue), "enrolling": .bool(!enrolled),
+            ], user: user.email)
         if mfa.enforcement == .conditional && state.risky && !enrolled {
             try store.deleteTransaction(id: tx.id)
             store.log(

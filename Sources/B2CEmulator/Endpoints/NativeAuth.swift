@@ -215,6 +215,7 @@ struct NativeAuthEndpoint: TenantPart {
             case "password":
                 guard let password = form["password"], !password.isEmpty else { throw aadMissing("password") }
                 guard try store.checkPassword(email: user.email, password: password) != nil else {
+                    store.journeys.note(flow.journey.id, .decision, "password refused", ["why": "it does not match"], user: user.email)
                     throw AADFailure(
                         error: "invalid_grant",
                         description: "AADSTS901007: Error validating credentials due to invalid username or password.", codes: [50126])
@@ -237,7 +238,8 @@ struct NativeAuthEndpoint: TenantPart {
             }
             // OnTokenIssuanceStart, as for a browser sign-in of the same app: a failure mints no token.
             let callout = CalloutContext(
-                clientId: app.clientId, language: "en", origin: origin, journeyID: token, policy: seed.externalIdFlow?.id ?? "")
+                clientId: app.clientId, language: "en", origin: origin, journeyID: flow.journey.id ?? token,
+                policy: seed.externalIdFlow?.id ?? "")
             let extraClaims: [String: JSONValue]
             switch await tokenIssuanceClaims(callout, user: user) {
             case .success(let claims): extraClaims = claims
@@ -248,6 +250,14 @@ struct NativeAuthEndpoint: TenantPart {
                 Issuance(
                     user: user, policy: nil, app: app, scopes: try nativeScopes(form, app: app), authTime: now, origin: origin,
                     clientInfo: TokenIssuer.wantsClientInfo(form), extraClaims: extraClaims))
+            store.journeys.note(
+                flow.journey.id, .claims, "token issuance",
+                [
+                    "oid": .string(user.oid), "email": .string(user.email), "name": .string(user.displayName),
+                    "extraClaims": .object(extraClaims),
+                ],
+                user: user.email)
+            store.journeys.end(flow.journey.id, outcome: "tokens", ["grant": .string(grantType)])
             return issuer.tokenResponse(issued)
         case "refresh_token":
             guard let rt = form["refresh_token"], !rt.isEmpty else { throw aadMissing("refresh_token") }

@@ -57,6 +57,16 @@ extension NativeAuthEndpoint {
 
     /// A flow moved on under a new continuation token; a token already spent (two requests racing with one) is refused.
     func advanceFlow(_ flow: EmulatorStore.NativeFlow, replacing old: String?) throws -> String {
+        var flow = flow
+        if flow.journey.id == nil {
+            let id = UUID().uuidString.lowercased()
+            flow.journey.id = id
+            store.journeys.begin(
+                id, channel: "native", policy: seed.externalIdFlow?.id ?? "", clientId: flow.clientId, at: clock.now(),
+                detail: ["challengeTypes": .string(flow.challengeTypes), "capabilities": JSONValue(flow.journey.capabilities)])
+        }
+        let user = try? store.user(oid: flow.oid)
+        store.journeys.note(flow.journey.id, .step, flow.stage, [:], user: user?.email ?? flow.journey.email)
         do { return try store.advanceNativeFlow(flow, replacing: old) } catch is EmulatorStore.NativeFlowSpent {
             throw AADFailure(error: "invalid_grant", description: "AADSTS55113: The continuation_token is not valid.", codes: [55113])
         }
@@ -103,12 +113,13 @@ extension NativeAuthEndpoint {
         let t = try advanceFlow(next, replacing: token)
         if channel == .email {
             let context = CalloutContext(
-                clientId: flow.clientId, language: "en", origin: origin, journeyID: t, policy: seed.externalIdFlow?.id ?? "")
+                clientId: flow.clientId, language: "en", origin: origin, journeyID: next.journey.id ?? t,
+                policy: seed.externalIdFlow?.id ?? "")
             do { try await sendEmailCode(to: target, purpose: purpose, code: code, now: now, tx: context) } catch let e as PageError {
                 throw AADFailure(error: "server_error", description: "\(e.code ?? ""): \(e.message)", codes: [], status: 500)
             }
         } else {
-            try store.send(to: target, purpose: purpose, code: code, now: now, channel: channel, journey: t)
+            try store.send(to: target, purpose: purpose, code: code, now: now, channel: channel, journey: next.journey.id ?? t)
         }
         var body: [String: JSONValue] = [
             "challenge_type": "oob", "binding_method": "prompt", "challenge_channel": .string(channel == .email ? "email" : "sms"),
@@ -473,7 +484,15 @@ extension NativeAuthEndpoint {
                 description: "AADSTS50076: A second factor is required and the client did not announce it can take one; sign in in "
                     + "the browser.", codes: [50076])
         }
-        switch try mfaNeed(user, flow.journey) {
+        let need = try mfaNeed(user, flow.journey)
+        let (decision, why): (String, JSONValue) =
+            switch need {
+            case .none: ("MFA not asked", "neither the user flow nor the user asks for a second factor")
+            case .methods: ("MFA asked", "a second factor is required, by a method the user registered")
+            case .registration: ("MFA asked", "a second factor is required, and the user has no method registered")
+            }
+        store.journeys.note(flow.journey.id, .decision, decision, ["why": why], user: user.email)
+        switch need {
         case .none: return
         case .methods:
             let t = try advanceFlow(with(flow, stage: "mfa"), replacing: token)

@@ -21,7 +21,7 @@ extension AuthorizeEndpoint {
     func page(_ name: String, _ req: Request, _ context: EmulatorRequestContext, policy: EmulatorSeed.Policy) async throws -> Response {
         var request = req
         let form = req.method == .post ? try await request.formParameters() : [:]
-        guard let txID = try form["tx"] ?? req.queryParameters()["tx"], var tx = try store.transaction(id: txID, now: clock.now()) else {
+        guard let txID = try form["tx"] ?? req.queryParameters()["tx"], let tx = try store.transaction(id: txID, now: clock.now()) else {
             throw PageError(
                 code: "AADB2C90208",
                 message: "This sign-in page has expired or was already used. Go back to your application and start again.")
@@ -29,6 +29,24 @@ extension AuthorizeEndpoint {
         guard tx.policy.caseInsensitiveCompare(policy.id) == .orderedSame else {
             throw PageError(code: nil, message: "This page belongs to another user flow ('\(tx.policy)').")
         }
+        store.journeys.note(tx.id, .step, name, ["method": .string(req.method.rawValue), "form": .object(JourneyRecorder.form(form))])
+        return try await recording(tx.id) { try await pageStep(name, req, request, context, policy: policy, form: form, tx: tx) }
+    }
+
+    /// A step of journey `id`: an error page it ends with is the journey's end in the recorder.
+    func recording(_ id: String, _ step: () async throws -> Response) async throws -> Response {
+        do { return try await step() } catch let e as PageError {
+            store.journeys.end(id, outcome: e.code ?? "error page", ["message": .string(e.message)])
+            throw e
+        }
+    }
+
+    /// One page's request, its transaction found: the step it belongs to.
+    private func pageStep(
+        _ name: String, _ req: Request, _ request: Request, _ context: EmulatorRequestContext, policy: EmulatorSeed.Policy,
+        form: [String: String], tx: AuthorizeTransaction
+    ) async throws -> Response {
+        var tx = tx
         let now = clock.now()
         let signsUp = policy.kind == .signUpSignIn || policy.kind == .signUp
         switch (name, req.method.rawValue) {

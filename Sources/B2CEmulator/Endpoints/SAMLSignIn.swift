@@ -19,6 +19,7 @@ extension AuthorizeEndpoint {
         tx.saml = pending
         tx.federatingWith = provider.id
         try store.saveTransaction(tx, now: clock.now())
+        store.journeys.note(tx.id, .decision, "sent to an identity provider", ["provider": .string(provider.id), "protocol": "saml"])
         store.log(
             .init(at: clock.now(), endpoint: "idp", grantType: provider.id, policy: tx.policy, clientId: "", oid: nil, outcome: "sent"))
         let sp = serviceProvider(origin: origin, tenantSegment: tx.tenantSegment, policy: policy)
@@ -48,6 +49,7 @@ extension AuthorizeEndpoint {
         tx.saml = nil
         tx.federatingWith = nil
         try store.saveTransaction(tx, now: clock.now())  // one answer per request: a replayed one finds nothing under way
+        store.journeys.note(tx.id, .step, "identity provider answered", ["expected": .string(pending.providerID), "answer": "SAMLResponse"])
         let sp = serviceProvider(origin: context.origin, tenantSegment: tx.tenantSegment, policy: policy)
         let identity: FederatedIdentity
         do {

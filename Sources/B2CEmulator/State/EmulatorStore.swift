@@ -11,6 +11,21 @@ import NIOConcurrencyHelpers
 public final class EmulatorStore: Sendable {
     /// The journey's calls to the developer's code (API connectors, authentication extensions), for `GET /_admin/callouts`.
     let callouts = CalloutLog()
+    /// Every journey's steps in order, for `GET /_admin/journeys` and `b2c-emulator journeys`.
+    let journeys = JourneyRecorder()
+
+    /// A call to the developer's code: in the callout log, and in its journey's record (what was asked, what came back).
+    func recordCallout(_ r: CalloutRecord) {
+        callouts.append(r)
+        var detail: [String: JSONValue] = [
+            "kind": .string(r.kind), "url": .string(r.url), "attempts": JSONValue(r.attempts), "durationMs": JSONValue(r.durationMs),
+            "outcome": .string(r.outcome), "request": r.request,
+        ]
+        if let status = r.status { detail["status"] = JSONValue(status) }
+        if let response = r.response { detail["response"] = (try? JSONValue.parse(response)) ?? .string(response) }
+        if let error = r.error { detail["error"] = .string(error) }
+        journeys.note(r.journey, .callout, r.step, detail)
+    }
     /// SAML assertions already taken (issuer and ID → until when they could be presented), so none is taken twice.
     private let usedAssertions = NIOLockedValueBox<[String: Int]>([:])
 
@@ -531,6 +546,8 @@ public final class EmulatorStore: Sendable {
                     INSERT INTO outbox(recipient, purpose, code, created_at, channel, expires_at, journey) VALUES (?, ?, ?, ?, ?, ?, ?)
                     """, arguments: [recipient, purpose, code, now, channel.rawValue, expiresAt, journey])
         }
+        journeys.note(
+            journey, .code, "code sent", ["to": .string(recipient), "purpose": .string(purpose), "channel": .string(channel.rawValue)])
     }
 
     /// Newest first.

@@ -4,6 +4,8 @@ import Foundation
 /// What a native-auth journey carries from one step to the next beyond its stage and one-time code: kept as JSON beside
 /// the continuation token (`native_flows.journey`).
 struct NativeJourney: Codable, Sendable, Equatable {
+    /// The journey's id in the recorder (and the outbox), the same from the first call to the last.
+    var id: String? = nil
     /// What the client said it can handle on its first request (`mfa_required`, `registration_required`).
     var capabilities: [String] = []
     /// The first factor was a code by email (code sign-in, passwordless sign-up): email cannot be the second factor too.
