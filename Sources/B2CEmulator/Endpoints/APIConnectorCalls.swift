@@ -150,14 +150,7 @@ extension AuthorizeEndpoint {
     /// A block page: the connector's message and no way on (the sign-in ends here).
     func blockPage(_ tx: AuthorizeTransaction, message: String) throws -> Response {
         try store.deleteTransaction(id: tx.id)
-        return .html(
-            pages.page(
-                title: "Blocked",
-                body: """
-                    \(pages.header(pages.strings(tx)["signup_heading"]))
-                    <div class="error pageLevel" id="claimVerificationServerError" role="alert" aria-hidden="false">\(
-                        HTML.escape(message))</div>
-                    """, lang: tx.language))
+        return pages.blockPage(tx, message: message)
     }
 
     /// "Before sending the token": the connector's claims, as the tokens name them, for a policy whose connector is set.

@@ -58,19 +58,5 @@ struct DiscoveryEndpoint: TenantPart {
         return .json(doc, headers: [("Access-Control-Allow-Origin", "*")])
     }
 
-    func indexPage(origin: String) -> Response {
-        let policies = seed.policies.map { p in
-            let href = "/\(HTML.escape(tenantName))/\(HTML.escape(p.lowercasedID))/v2.0/.well-known/openid-configuration"
-            return "<li><code>\(HTML.escape(p.id))</code> (\(p.kind.rawValue)) — <a href=\"\(href)\">discovery</a></li>"
-        }.joined()
-        return .html(
-            pages.page(
-                title: "b2c emulator",
-                body: """
-                    <h1>b2c emulator</h1>
-                    <p>Tenant <code>\(HTML.escape(tenantName))</code> (<code>\(tenantID)</code>) at <code>\(HTML.escape(origin))</code>.</p>
-                    <ul>\(policies)</ul>
-                    <p>Sample API: <code>GET /hello</code>. Admin (loopback only): <code>/_admin</code>.</p>
-                    """))
-    }
+    func indexPage(origin: String) -> Response { pages.indexPage(tenantID: tenantID, origin: origin) }
 }

@@ -17,8 +17,7 @@ struct LogoutEndpoint: TenantPart {
         if let id = sessions.id(in: req) { try store.endSession(id: id) }
         let cleared = sessions.clearedCookie(secure: context.isHTTPS)
         guard let target = q["post_logout_redirect_uri"], !target.isEmpty else {
-            return .html(
-                pages.page(title: "Signed out", body: "<h1>You have signed out.</h1><p>You can close this window.</p>"), headers: [cleared])
+            return pages.signedOutPage(headers: [cleared])
         }
         let registered = seed.apps.flatMap(\.redirectUris)
         guard AuthorizeEndpoint.redirectAllowed(target, registered: registered) else {

@@ -157,24 +157,6 @@ enum HTML {
     /// itself. The Content-Security-Policy names it by its hash, so no other inline script or event handler runs.
     static let autoSubmitScript = "document.forms[0].submit();"
 
-    /// A page that posts `fields` to `action` at once (and shows a Continue button where script is off).
-    static func autoPostPage(
-        to action: String, _ fields: [(String, String)], goingBackTo destination: String, headers: [(String, String)] = []
-    ) -> Response {
-        let inputs = fields.map { "<input type=\"hidden\" name=\"\(escape($0.0))\" value=\"\(escape($0.1))\">" }.joined(separator: "\n")
-        return .html(
-            """
-            <!DOCTYPE html><html><head><title>Working...</title></head><body>
-            <form method="post" name="hiddenform" action="\(escape(action))">
-            \(inputs)
-            <noscript><p>Script is disabled. Click Continue to go \(destination).</p></noscript>
-            <button type="submit" id="continue">Continue</button>
-            </form>
-            <script>\(autoSubmitScript)</script>
-            </body></html>
-            """, headers: headers)
-    }
-
     /// The tenant's pages run no script but the auto-submit one: no inline script, no event handler, no `javascript:`
     /// URL, no plug-in, no `<base>`, and no framing. Styles, images and fonts may come from anywhere (a page layout's
     /// CSS lives on the developer's host). A policy whose layouts enable JavaScript replaces it

@@ -91,30 +91,18 @@ enum SAMLRelyingParty {
 
     /// The tenant's own metadata for one provider (`samlp/metadata?idptp=`): what an IdP administrator imports.
     static func serviceProviderMetadata(_ sp: ServiceProvider) -> String {
-        """
-        <?xml version="1.0" encoding="utf-8"?>
-        <EntityDescriptor xmlns="\(metadataNS)" entityID="\(HTML.escape(sp.entityID))">
-          <SPSSODescriptor AuthnRequestsSigned="false" WantAssertionsSigned="true" \
-        protocolSupportEnumeration="\(protocolNS)">
-            <NameIDFormat>urn:oasis:names:tc:SAML:1.1:nameid-format:unspecified</NameIDFormat>
-            <NameIDFormat>urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress</NameIDFormat>
-            <NameIDFormat>urn:oasis:names:tc:SAML:2.0:nameid-format:persistent</NameIDFormat>
-            <AssertionConsumerService Binding="\(postBinding)" Location="\(HTML.escape(sp.assertionConsumer))" index="0" \
-        isDefault="true"/>
-          </SPSSODescriptor>
-        </EntityDescriptor>
-
-        """
+        PageTemplates.render("saml-metadata", ["entityID": sp.entityID, "assertionConsumer": sp.assertionConsumer])
     }
 
     // MARK: The request
 
     static func authnRequest(id: String, sp: ServiceProvider, destination: String, at instant: Date) -> String {
-        "<samlp:AuthnRequest xmlns:samlp=\"\(protocolNS)\" xmlns:saml=\"\(assertionNS)\" ID=\"\(id)\" Version=\"2.0\" "
-            + "IssueInstant=\"\(timestamp(instant))\" Destination=\"\(HTML.escape(destination))\" "
-            + "AssertionConsumerServiceURL=\"\(HTML.escape(sp.assertionConsumer))\" ProtocolBinding=\"\(postBinding)\">"
-            + "<saml:Issuer>\(HTML.escape(sp.entityID))</saml:Issuer>"
-            + "<samlp:NameIDPolicy AllowCreate=\"true\"/></samlp:AuthnRequest>"
+        PageTemplates.render(
+            "saml-authnrequest",
+            [
+                "id": id, "instant": timestamp(instant), "destination": destination, "assertionConsumer": sp.assertionConsumer,
+                "entityID": sp.entityID,
+            ])
     }
 
     /// The HTTP-Redirect binding's `SAMLRequest`: the request DEFLATE-encoded (in stored blocks, which every inflater
