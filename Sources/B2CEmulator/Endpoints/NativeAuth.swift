@@ -97,7 +97,7 @@ struct NativeAuthEndpoint: TenantPart {
         let user = try knownUser(username)
         let token = try advanceFlow(
             .init(
-                clientId: app.clientId, oid: user.oid, stage: "initiated",
+                clientId: app.clientId, oid: user.oid, stage: .initiated,
                 challengeTypes: types.joined(separator: " "), otpHash: nil, otpIssuedAt: nil,
                 attempts: 0, expiresAt: clock.now() + Self.continuationLifetime,
                 journey: NativeJourney(capabilities: Self.capabilities(form))), replacing: nil)
@@ -110,10 +110,11 @@ struct NativeAuthEndpoint: TenantPart {
     func challenge(_ req: Request, origin: String) async throws -> Response {
         let (form, app) = try await nativeClient(req)
         let (token, flow) = try self.flow(form, app: app)
-        if flow.stage == "mfa" || flow.stage == "mfa_oob" { return try await mfaChallenge(form, token: token, flow: flow, origin: origin) }
-        guard ["initiated", "password", "oob"].contains(flow.stage) else {
+        if flow.stage == .mfa || flow.stage == .mfaOOB { return try await mfaChallenge(form, token: token, flow: flow, origin: origin) }
+        guard [.initiated, .password, .oob].contains(flow.stage) else {
             throw AADFailure(
-                error: "invalid_request", description: "AADSTS55114: The continuation_token was issued for another step ('\(flow.stage)').",
+                error: "invalid_request",
+                description: "AADSTS55114: The continuation_token was issued for another step ('\(flow.stage.rawValue)').",
                 codes: [55114])
         }
         let types = try form["challenge_type"].map { try challengeTypes($0) } ?? flow.challengeTypes.split(separator: " ").map(String.init)
@@ -133,7 +134,7 @@ struct NativeAuthEndpoint: TenantPart {
                     "This sign-in needs a second factor; the client did not announce mfa_required or registration_required.")
             }
             var next = flow
-            next.stage = "password"
+            next.stage = .password
             let t = try advanceFlow(next, replacing: token)
             return .json(["challenge_type": "password", "continuation_token": .string(t)])
         }
@@ -146,7 +147,7 @@ struct NativeAuthEndpoint: TenantPart {
                     "This sign-in needs a second factor; the client did not announce mfa_required or registration_required.")
             }
             return try await sendCode(
-                next, token: token, to: user.email, channel: .email, purpose: "native_signin", stage: "oob", origin: origin)
+                next, token: token, to: user.email, channel: .email, purpose: "native_signin", stage: .oob, origin: origin)
         }
         return .json(["challenge_type": "redirect", "redirect_reason": "No challenge type the client supports can be used for this user."])
     }
@@ -195,19 +196,13 @@ struct NativeAuthEndpoint: TenantPart {
         let now = clock.now()
         switch grantType {
         case "password", "oob", "mfa_oob", "continuation_token":
-            let stages: Set<String> =
-                switch grantType {
-                case "password": ["password"]
-                case "oob": ["oob"]
-                case "mfa_oob": ["mfa_oob"]
-                default: ["registered", "signed_up", "reset_done"]
-                }
             let (token, flow) = try self.flow(form, app: app)
             log.oid = flow.oid
-            guard stages.contains(flow.stage) else {
+            guard flow.stage.grants.contains(grantType) else {
                 throw AADFailure(
                     error: "invalid_request",
-                    description: "AADSTS55114: The continuation_token was not issued for the '\(grantType)' grant ('\(flow.stage)').",
+                    description:
+                        "AADSTS55114: The continuation_token was not issued for the '\(grantType)' grant ('\(flow.stage.rawValue)').",
                     codes: [55114])
             }
             guard let user = try store.user(oid: flow.oid) else { throw Self.userGone }
@@ -227,9 +222,9 @@ struct NativeAuthEndpoint: TenantPart {
             case "mfa_oob": try checkCode(form, token: token, flow: flow)
             // A sign-up or a reset proved the mailbox (and set a password), not a second factor: the same rule as after every
             // other first factor.
-            case _ where flow.stage == "signed_up" || flow.stage == "reset_done":
+            case _ where flow.stage == .signedUp || flow.stage == .resetDone:
                 var proven = flow
-                if flow.stage == "signed_up" && flow.journey.credential == nil { proven.journey.firstFactorByEmail = true }
+                if flow.stage == .signedUp && flow.journey.credential == nil { proven.journey.firstFactorByEmail = true }
                 try afterFirstFactor(proven, token: token, user: user)
             default: break
             }
@@ -244,7 +239,8 @@ struct NativeAuthEndpoint: TenantPart {
             switch await tokenIssuanceClaims(callout, user: user) {
             case .success(let claims): extraClaims = claims
             case .failure(let f):
-                throw AADFailure(error: "server_error", description: "AADSTS\(f.code): \(f.pageError.message)", codes: [f.code], status: 500)
+                throw AADFailure(
+                    error: "server_error", description: "AADSTS\(f.code): \(f.pageError.message)", codes: [f.code], status: 500)
             }
             let issued = try issuer.issue(
                 Issuance(

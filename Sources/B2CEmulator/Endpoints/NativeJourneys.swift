@@ -11,13 +11,13 @@ extension NativeAuthEndpoint {
 
     /// The flow behind the request's continuation token, refused unless it is at one of `stages`.
     func flow(
-        _ form: [String: String], app: EmulatorSeed.App, at stages: Set<String>
+        _ form: [String: String], app: EmulatorSeed.App, at stages: Set<NativeStage>
     ) throws -> (String, EmulatorStore.NativeFlow) {
         let (token, flow) = try self.flow(form, app: app)
         guard stages.contains(flow.stage) else {
             throw AADFailure(
                 error: "invalid_request",
-                description: "AADSTS55114: The continuation_token was issued for another step of the flow ('\(flow.stage)').",
+                description: "AADSTS55114: The continuation_token was issued for another step of the flow ('\(flow.stage.rawValue)').",
                 codes: [55114])
         }
         return (token, flow)
@@ -58,6 +58,14 @@ extension NativeAuthEndpoint {
     /// A flow moved on under a new continuation token; a token already spent (two requests racing with one) is refused.
     func advanceFlow(_ flow: EmulatorStore.NativeFlow, replacing old: String?) throws -> String {
         var flow = flow
+        // The state machine: a flow starts at a start, and moves only along its stage's `next`.
+        let from = try old.flatMap { try store.nativeFlow($0)?.stage }
+        guard from.map({ $0.next.contains(flow.stage) }) ?? (old != nil || NativeStage.starts.contains(flow.stage)) else {
+            throw AADFailure(
+                error: "invalid_request",
+                description: "AADSTS55114: The continuation_token was issued for another step of the flow ('\(from?.rawValue ?? "none")', "
+                    + "not one that leads to '\(flow.stage.rawValue)').", codes: [55114])
+        }
         if flow.journey.id == nil {
             let id = UUID().uuidString.lowercased()
             flow.journey.id = id
@@ -66,7 +74,7 @@ extension NativeAuthEndpoint {
                 detail: ["challengeTypes": .string(flow.challengeTypes), "capabilities": JSONValue(flow.journey.capabilities)])
         }
         let user = try? store.user(oid: flow.oid)
-        store.journeys.note(flow.journey.id, .step, flow.stage, [:], user: user?.email ?? flow.journey.email)
+        store.journeys.note(flow.journey.id, .step, flow.stage.rawValue, [:], user: user?.email ?? flow.journey.email)
         do { return try store.advanceNativeFlow(flow, replacing: old) } catch is EmulatorStore.NativeFlowSpent {
             throw AADFailure(error: "invalid_grant", description: "AADSTS55113: The continuation_token is not valid.", codes: [55113])
         }
@@ -79,7 +87,7 @@ extension NativeAuthEndpoint {
     /// answers the `oob` challenge every native step uses.
     func sendCode(
         _ flow: EmulatorStore.NativeFlow, token: String, to target: String, channel: EmulatorStore.Channel, purpose: String,
-        stage: String, origin: String, showTarget: Bool = false
+        stage: NativeStage, origin: String, showTarget: Bool = false
     ) async throws -> Response {
         let now = clock.now()
         let sent = (flow.journey.codesSent ?? 0) + 1
@@ -134,7 +142,7 @@ extension NativeAuthEndpoint {
 
     /// Moves the flow on to `stage` and answers its new continuation token (with `extra` beside it).
     func advance(
-        _ flow: EmulatorStore.NativeFlow, token: String, to stage: String, extra: [String: JSONValue] = [:]
+        _ flow: EmulatorStore.NativeFlow, token: String, to stage: NativeStage, extra: [String: JSONValue] = [:]
     ) throws -> (String, Response) {
         var next = flow
         next.stage = stage
@@ -194,7 +202,7 @@ extension NativeAuthEndpoint {
         if let raw = form["attributes"] { journey.attributes = try typedAttributes(raw) }
         let token = try advanceFlow(
             .init(
-                clientId: app.clientId, oid: UUID().uuidString.lowercased(), stage: "signup_started",
+                clientId: app.clientId, oid: UUID().uuidString.lowercased(), stage: .signUpStarted,
                 challengeTypes: types.joined(separator: " "), otpHash: nil, otpIssuedAt: nil, attempts: 0,
                 expiresAt: clock.now() + Self.continuationLifetime, journey: journey), replacing: nil)
         return .json(["continuation_token": .string(token)])
@@ -204,18 +212,18 @@ extension NativeAuthEndpoint {
     func signUpChallenge(_ req: Request, origin: String) async throws -> Response {
         let (form, app) = try await nativeClient(req)
         let (token, flow) = try self.flow(
-            form, app: app, at: ["signup_started", "signup_oob", "signup_verified", "signup_attributes"])
+            form, app: app, at: [.signUpStarted, .signUpOOB, .signUpVerified, .signUpAttributes])
         let types = try form["challenge_type"].map { try challengeTypes($0) } ?? flow.challengeTypes.split(separator: " ").map(String.init)
         guard let email = flow.journey.email else { throw AADFailure(error: "invalid_request", description: "AADSTS55114", codes: [55114]) }
         if !flow.journey.verified {
             guard types.contains("oob") else { return Self.redirect("Sign-up verifies the email address with a one-time code.") }
             return try await sendCode(
-                flow, token: token, to: email, channel: .email, purpose: "signup", stage: "signup_oob", origin: origin)
+                flow, token: token, to: email, channel: .email, purpose: "signup", stage: .signUpOOB, origin: origin)
         }
         guard flow.journey.wantsPassword, flow.journey.credential == nil, types.contains("password") else {
             return Self.redirect("Nothing is left to challenge in this sign-up; continue with its attributes.")
         }
-        let (_, response) = try advance(flow, token: token, to: "signup_verified", extra: ["challenge_type": "password"])
+        let (_, response) = try advance(flow, token: token, to: .signUpVerified, extra: ["challenge_type": "password"])
         return response
     }
 
@@ -223,11 +231,11 @@ extension NativeAuthEndpoint {
     func signUpContinue(_ req: Request) async throws -> Response {
         let (form, app) = try await nativeClient(req)
         let (token, found) = try self.flow(
-            form, app: app, at: ["signup_started", "signup_oob", "signup_verified", "signup_attributes"])
+            form, app: app, at: [.signUpStarted, .signUpOOB, .signUpVerified, .signUpAttributes])
         var flow = found
         switch form["grant_type"] ?? "" {
         case "oob":
-            guard flow.stage == "signup_oob" else {
+            guard flow.stage == .signUpOOB else {
                 throw AADFailure(
                     error: "invalid_request", description: "AADSTS55114: No code was sent in this sign-up yet; call /challenge.",
                     codes: [55114])
@@ -265,7 +273,7 @@ extension NativeAuthEndpoint {
     /// (`attributes_required`, with their list), or the account made and a continuation token for `/token`.
     private func signUpNext(_ flow: EmulatorStore.NativeFlow, token: String) throws -> Response {
         if flow.journey.wantsPassword && flow.journey.credential == nil {
-            let t = try advanceFlow(with(flow, stage: "signup_verified"), replacing: token)
+            let t = try advanceFlow(with(flow, stage: .signUpVerified), replacing: token)
             throw AADFailure(
                 error: "credential_required", description: "AADSTS55103: A password is required to sign up.", codes: [55103],
                 extra: ["continuation_token": .string(t)])
@@ -273,17 +281,17 @@ extension NativeAuthEndpoint {
         let policy = seed.externalIdFlow
         let missing = (policy?.attributes ?? []).filter { $0.required && flow.journey.attributes[$0.name] == nil }
         if !missing.isEmpty {
-            let t = try advanceFlow(with(flow, stage: "signup_attributes"), replacing: token)
+            let t = try advanceFlow(with(flow, stage: .signUpAttributes), replacing: token)
             throw AADFailure(
                 error: "attributes_required", description: "AADSTS55106: User attributes required.", codes: [55106],
                 extra: ["continuation_token": .string(t), "required_attributes": .array(missing.map(requiredAttribute))])
         }
         try createSignedUpUser(flow)
-        let (_, response) = try advance(flow, token: token, to: "signed_up")
+        let (_, response) = try advance(flow, token: token, to: .signedUp)
         return response
     }
 
-    private func with(_ flow: EmulatorStore.NativeFlow, stage: String) -> EmulatorStore.NativeFlow {
+    private func with(_ flow: EmulatorStore.NativeFlow, stage: NativeStage) -> EmulatorStore.NativeFlow {
         var next = flow
         next.stage = stage
         next.otpHash = nil
@@ -374,7 +382,7 @@ extension NativeAuthEndpoint {
         let user = try knownUser(username)
         let token = try advanceFlow(
             .init(
-                clientId: app.clientId, oid: user.oid, stage: "reset_started", challengeTypes: types.joined(separator: " "),
+                clientId: app.clientId, oid: user.oid, stage: .resetStarted, challengeTypes: types.joined(separator: " "),
                 otpHash: nil, otpIssuedAt: nil, attempts: 0, expiresAt: clock.now() + Self.continuationLifetime,
                 journey: NativeJourney(capabilities: Self.capabilities(form))), replacing: nil)
         return .json(["continuation_token": .string(token)])
@@ -383,20 +391,20 @@ extension NativeAuthEndpoint {
     /// `/resetpassword/v1.0/challenge`: a code to the person's address (again: a new code, the old one no longer works).
     func resetChallenge(_ req: Request, origin: String) async throws -> Response {
         let (form, app) = try await nativeClient(req)
-        let (token, flow) = try self.flow(form, app: app, at: ["reset_started", "reset_oob"])
+        let (token, flow) = try self.flow(form, app: app, at: [.resetStarted, .resetOOB])
         guard let user = try store.user(oid: flow.oid) else { throw Self.userGone }
         return try await sendCode(
-            flow, token: token, to: user.email, channel: .email, purpose: "password_reset", stage: "reset_oob", origin: origin)
+            flow, token: token, to: user.email, channel: .email, purpose: "password_reset", stage: .resetOOB, origin: origin)
     }
 
     /// `/resetpassword/v1.0/continue`: the code; then the new password may be submitted.
     func resetContinue(_ req: Request) async throws -> Response {
         let (form, app) = try await nativeClient(req)
-        let (token, flow) = try self.flow(form, app: app, at: ["reset_oob"])
+        let (token, flow) = try self.flow(form, app: app, at: [.resetOOB])
         try requireOOBGrant(form, flow: "Password reset")
         try checkCode(form, token: token, flow: flow)
         let (_, response) = try advance(
-            flow, token: token, to: "reset_verified", extra: ["expires_in": JSONValue(Self.continuationLifetime)])
+            flow, token: token, to: .resetVerified, extra: ["expires_in": JSONValue(Self.continuationLifetime)])
         return response
     }
 
@@ -404,12 +412,12 @@ extension NativeAuthEndpoint {
     /// (`poll_completion`). Setting it revokes the person's refresh tokens, as a reset on the pages does.
     func resetSubmit(_ req: Request) async throws -> Response {
         let (form, app) = try await nativeClient(req)
-        let (token, flow) = try self.flow(form, app: app, at: ["reset_verified"])
+        let (token, flow) = try self.flow(form, app: app, at: [.resetVerified])
         guard let user = try store.user(oid: flow.oid) else { throw Self.userGone }
         guard let password = form["new_password"], !password.isEmpty else { throw aadMissing("new_password") }
         if let refusal = try passwordRefusal(password, currentOf: user.email) { throw refusal }
         // The token is spent first: of two racing submits, only the one that goes on sets its password.
-        let (_, response) = try advance(flow, token: token, to: "reset_polling", extra: ["poll_interval": 1])
+        let (_, response) = try advance(flow, token: token, to: .resetPolling, extra: ["poll_interval": 1])
         try store.setPassword(oid: user.oid, password: password, now: clock.now())
         return response
     }
@@ -418,12 +426,12 @@ extension NativeAuthEndpoint {
     /// `succeeded` with the continuation token that signs the person in.
     func resetPoll(_ req: Request) async throws -> Response {
         let (form, app) = try await nativeClient(req)
-        let (token, found) = try self.flow(form, app: app, at: ["reset_polling"])
+        let (token, found) = try self.flow(form, app: app, at: [.resetPolling])
         var flow = found
         flow.journey.polls += 1
         let done = flow.journey.polls > 1
         let (_, response) = try advance(
-            flow, token: token, to: done ? "reset_done" : "reset_polling", extra: ["status": done ? "succeeded" : "in_progress"])
+            flow, token: token, to: done ? .resetDone : .resetPolling, extra: ["status": done ? "succeeded" : "in_progress"])
         return response
     }
 
@@ -495,14 +503,14 @@ extension NativeAuthEndpoint {
         switch need {
         case .none: return
         case .methods:
-            let t = try advanceFlow(with(flow, stage: "mfa"), replacing: token)
+            let t = try advanceFlow(with(flow, stage: .mfa), replacing: token)
             throw AADFailure(
                 error: "invalid_grant",
                 description: "AADSTS50076: Due to a configuration change made by your administrator, or because you moved to a new "
                     + "location, you must use multi-factor authentication to access this application.", codes: [50076],
                 suberror: "mfa_required", extra: ["continuation_token": .string(t)])
         case .registration:
-            let t = try advanceFlow(with(flow, stage: "register"), replacing: token)
+            let t = try advanceFlow(with(flow, stage: .register), replacing: token)
             throw AADFailure(
                 error: "invalid_grant",
                 description: "AADSTS50079: You must register a strong authentication method (email or phone) to sign in.",
@@ -522,13 +530,13 @@ extension NativeAuthEndpoint {
     /// `/oauth2/v2.0/introspect`: the user's registered second factors after `mfa_required`.
     func introspect(_ req: Request) async throws -> Response {
         let (form, app) = try await nativeClient(req)
-        let (token, flow) = try self.flow(form, app: app, at: ["mfa", "mfa_oob"])
+        let (token, flow) = try self.flow(form, app: app, at: [.mfa, .mfaOOB])
         guard let user = try store.user(oid: flow.oid) else { throw Self.userGone }
         guard case .methods(let methods) = try mfaNeed(user, flow.journey) else {
             throw AADFailure(
                 error: "invalid_request", description: "AADSTS55114: No second factor is asked of this sign-in.", codes: [55114])
         }
-        let (_, response) = try advance(flow, token: token, to: "mfa", extra: ["methods": .array(methods.map(\.json))])
+        let (_, response) = try advance(flow, token: token, to: .mfa, extra: ["methods": .array(methods.map(\.json))])
         return response
     }
 
@@ -546,14 +554,14 @@ extension NativeAuthEndpoint {
         var next = flow
         next.journey.methodID = method.id
         return try await sendCode(
-            next, token: token, to: method.target, channel: method.channel == "sms" ? .sms : .email, purpose: "mfa", stage: "mfa_oob",
+            next, token: token, to: method.target, channel: method.channel == "sms" ? .sms : .email, purpose: "mfa", stage: .mfaOOB,
             origin: origin)
     }
 
     /// `/register/v1.0/introspect`: the methods the user may register (the user flow's channels).
     func registerIntrospect(_ req: Request) async throws -> Response {
         let (form, app) = try await nativeClient(req)
-        let (token, flow) = try self.flow(form, app: app, at: ["register", "register_oob"])
+        let (token, flow) = try self.flow(form, app: app, at: [.register, .registerOOB])
         guard let user = try store.user(oid: flow.oid) else { throw Self.userGone }
         let mfaChannels = mfaChannels(flow.journey)
         let methods: [JSONValue] = mfaChannels.map { channel in
@@ -561,7 +569,7 @@ extension NativeAuthEndpoint {
             if channel == "email" { m["login_hint"] = .string(Self.obfuscate(user.email)) }
             return .object(m)
         }
-        let (_, response) = try advance(flow, token: token, to: "register", extra: ["methods": .array(methods)])
+        let (_, response) = try advance(flow, token: token, to: .register, extra: ["methods": .array(methods)])
         return response
     }
 
@@ -569,7 +577,7 @@ extension NativeAuthEndpoint {
     /// (`preverified`, no code); another gets a code.
     func registerChallenge(_ req: Request, origin: String) async throws -> Response {
         let (form, app) = try await nativeClient(req)
-        let (token, found) = try self.flow(form, app: app, at: ["register", "register_oob"])
+        let (token, found) = try self.flow(form, app: app, at: [.register, .registerOOB])
         var flow = found
         guard let user = try store.user(oid: flow.oid) else { throw Self.userGone }
         let channel = form["challenge_channel"] ?? "email"
@@ -594,18 +602,18 @@ extension NativeAuthEndpoint {
         flow.journey.target = target
         if channel == "email" && target.caseInsensitiveCompare(user.email) == .orderedSame {
             try store.setMFAEmail(oid: user.oid, target)
-            let (_, response) = try advance(flow, token: token, to: "registered", extra: ["challenge_type": "preverified"])
+            let (_, response) = try advance(flow, token: token, to: .registered, extra: ["challenge_type": "preverified"])
             return response
         }
         return try await sendCode(
-            flow, token: token, to: target, channel: channel == "sms" ? .sms : .email, purpose: "mfa", stage: "register_oob",
+            flow, token: token, to: target, channel: channel == "sms" ? .sms : .email, purpose: "mfa", stage: .registerOOB,
             origin: origin, showTarget: true)
     }
 
     /// `/register/v1.0/continue`: the code sent to the new method; the method is registered and the sign-in may finish.
     func registerContinue(_ req: Request) async throws -> Response {
         let (form, app) = try await nativeClient(req)
-        let (token, flow) = try self.flow(form, app: app, at: ["register_oob"])
+        let (token, flow) = try self.flow(form, app: app, at: [.registerOOB])
         try requireOOBGrant(form, flow: "Registration")
         try checkCode(form, token: token, flow: flow)
         guard let target = flow.journey.target else { throw Self.userGone }
@@ -614,7 +622,7 @@ extension NativeAuthEndpoint {
         } else {
             try store.setMFAEmail(oid: flow.oid, target)
         }
-        let (_, response) = try advance(flow, token: token, to: "registered")
+        let (_, response) = try advance(flow, token: token, to: .registered)
         return response
     }
 

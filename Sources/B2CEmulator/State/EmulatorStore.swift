@@ -568,7 +568,7 @@ public final class EmulatorStore: Sendable {
     // MARK: native-auth flows (continuation tokens)
 
     struct NativeFlow {
-        var clientId: String, oid: String, stage: String, challengeTypes: String
+        var clientId: String, oid: String, stage: NativeStage, challengeTypes: String
         var otpHash: String?, otpIssuedAt: Int?, attempts: Int, expiresAt: Int
         var journey = NativeJourney()
     }
@@ -592,7 +592,7 @@ public final class EmulatorStore: Sendable {
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
-                    Self.hash(token), flow.clientId, flow.oid, flow.stage, flow.challengeTypes, flow.otpHash,
+                    Self.hash(token), flow.clientId, flow.oid, flow.stage.rawValue, flow.challengeTypes, flow.otpHash,
                     flow.otpIssuedAt, flow.attempts, flow.expiresAt,
                     String(decoding: try JSONEncoder().encode(flow.journey), as: UTF8.self),
                 ])
@@ -602,11 +602,11 @@ public final class EmulatorStore: Sendable {
 
     func nativeFlow(_ token: String) throws -> NativeFlow? {
         try db.read { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM native_flows WHERE hash = ?", arguments: [Self.hash(token)]) else {
-                return nil
-            }
+            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM native_flows WHERE hash = ?", arguments: [Self.hash(token)]),
+                let stage = NativeStage(rawValue: row["stage"])
+            else { return nil }
             return NativeFlow(
-                clientId: row["client_id"], oid: row["oid"], stage: row["stage"], challengeTypes: row["challenge_types"],
+                clientId: row["client_id"], oid: row["oid"], stage: stage, challengeTypes: row["challenge_types"],
                 otpHash: row["otp_hash"], otpIssuedAt: row["otp_issued_at"], attempts: row["attempts"],
                 expiresAt: row["expires_at"],
                 journey: (row["journey"] as String?).flatMap { try? JSONDecoder().decode(NativeJourney.self, from: Data($0.utf8)) }
