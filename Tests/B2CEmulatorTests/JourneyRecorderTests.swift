@@ -1,4 +1,5 @@
 import B2CKit
+import B2CProtocol
 import ChildProcess
 import Foundation
 import Testing
@@ -75,6 +76,48 @@ import Testing
             #expect(unknown.status == 1 && unknown.stderr.contains("no journey 'nope'"), "\(unknown.status) \(unknown.stderr)")
             let nobody = try await runOffThePool(Self.emulatorBinary, ["journeys", "--url", "http://127.0.0.1:9"])
             #expect(nobody.status == 5 && nobody.stderr.contains("no tenant answers"), "\(nobody.status) \(nobody.stderr)")
+        }
+    }
+
+    /// The same journey as a page a person opens (the URL asked for HTML): the steps in order with their claims, the code
+    /// and the callout in the page, no script, and what the app or the person typed escaped.
+    @Test func aJourneyAsAPage() async throws {
+        let e = try ConnectorEndpoint()
+        defer { e.stop() }
+        try await TestTenant.with(seed: try Self.seed(e)) { t in
+            try await e.queue(t, [["body": ["version": "1.0.0", "action": "Continue"]]])
+            let b = Browser(t)
+            let hostile = "x\"><img src=x onerror=alert(1)>@contoso.com"
+            _ = try await b.get(authorizeURL(policy: APIConnectorTests.policy) + "&login_hint=" + FormEncoding.escape(hostile))
+            let page = try await b.signIn(policy: APIConnectorTests.policy, email: alice.email, password: alice.password)
+            let sent = try await b.submit(page, form: "emailSendForm", [:])
+            let code = try #require(try await MFATests.outbox(t).first?["code"]?.stringValue)
+            let verified = try await b.submit(sent, form: "emailVerifyForm", ["ReadOnlyEmail_ver_input": code])
+            _ = try await b.submit(verified, form: "attributeVerification", [:])
+            let html = [("Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8")]
+            let list = try await t.get("/_admin/journeys", headers: html)
+            #expect(list.status == 200 && list.body.contains("<table"))
+            #expect(list.headers.first(name: "content-type")?.hasPrefix("text/html") == true)
+            let ids = try await t.admin(.GET, "/journeys").json["journeys"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? []
+            #expect(ids.count == 2)
+            for id in ids { #expect(list.body.contains("/_admin/journeys/\(id)")) }
+            let done = try #require(ids.first)
+            let journey = try await t.get("/_admin/journeys/\(done)", headers: html)
+            #expect(journey.status == 200 && !journey.body.contains("<script"), "\(journey.body.prefix(300))")
+            var at = journey.body.startIndex
+            for step in ["authorize", "signin", "MFA asked", "code sent", "preTokenIssuance", "token issuance", "tokens"] {
+                let found = try #require(journey.body.range(of: step, range: at..<journey.body.endIndex), "\(step) in order")
+                at = found.upperBound
+            }
+            #expect(journey.body.contains("href=\"#message-1\"") && journey.body.contains("id=\"message-1\""))
+            #expect(journey.body.contains(code), "the code is in the page's messages, as in the outbox")
+            #expect(journey.body.contains("href=\"#callout-1\"") && journey.body.contains("id=\"callout-1\""))
+            // The first journey carried the hostile hint: in the page, escaped.
+            let first = try await t.get("/_admin/journeys/\(ids[1])", headers: html)
+            #expect(first.body.contains("&lt;img src=x onerror=alert(1)&gt;") && !first.body.contains("<img src=x"), "\(first.body)")
+            // A page's own request (a script's fetch) is refused, as for the rest of the admin surface.
+            let scripted = try await t.get("/_admin/journeys", headers: html + [("Sec-Fetch-Site", "same-origin")])
+            #expect(scripted.status == 403)
         }
     }
 

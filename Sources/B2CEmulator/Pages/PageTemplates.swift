@@ -35,7 +35,7 @@ enum PageTemplates {
         return library
     }()
 
-    static let all = [frame, unifiedSSP, selfAsserted, multifactor, globalException, emulatorPages, samlMessages]
+    static let all = [frame, unifiedSSP, selfAsserted, multifactor, globalException, emulatorPages, samlMessages, journeyPages]
 
     private static let contentType = "B2C_HTML"
 
