@@ -10,7 +10,9 @@ struct EmulatorCommand: AsyncParsableCommand {
         commandName: "emulator",
         abstract: "A local Azure AD B2C tenant for development and tests.",
         shouldDisplay: false,  // `b2c emulator …`'s word, handed over: b2c-emulator's own list names the commands themselves
-        subcommands: [Serve.self, DefaultSeed.self, BrowserCommand.self, HealthCommand.self, PageCommand.self, WaitCommand.self])
+        subcommands: [
+            Serve.self, DefaultSeed.self, BrowserCommand.self, HealthCommand.self, PageCommand.self, WaitCommand.self, JourneysCommand.self,
+        ])
 }
 
 extension EmulatorCommand {
