@@ -33,31 +33,10 @@ struct AuthorizeTransaction: Codable, Sendable {
     var tenantSegment: String
     var origin: String
     var request: AppRequest
-    /// The signed-in user, once known (edit profile after sign-in; reset after the code).
-    var oid: String? = nil
-    var resetEmail: String? = nil
-    var resetCodeHash: String? = nil
-    var resetAttempts = 0
-    /// The second factor under way, once the first one (password, sign-up) passed.
-    var mfa: PendingMFA? = nil
-    /// A first-time federated person, between the identity provider's answer and the social sign-up page.
-    var federated: FederatedIdentity? = nil
-    /// The identity provider the person was sent to (a built-in provider's name, an OIDC or SAML provider's id): only
-    /// its answer is taken, and only once.
-    var federatingWith: String? = nil
-    /// An OpenID Connect provider's sign-in under way (its PKCE verifier and nonce).
-    var oidc: OIDCPending? = nil
-    /// A SAML provider's sign-in under way (its metadata and the request's ID).
-    var saml: SAMLPending? = nil
-    /// The provider's access token of a federated sign-in, for the `idp_access_token` claim.
-    var idpAccessToken: String? = nil
-    /// "Keep me signed in" was checked on the sign-in page.
-    var rememberMe = false
-    /// Sign-up's email verification: the address the code went to, the code, and the address verified.
-    var signUpEmail: String? = nil
-    var signUpCodeHash: String? = nil
-    var signUpCodeExpiresAt: Int? = nil
-    var verifiedEmail: String? = nil
+    /// Where the journey stands, with what that step keeps (`JourneyStep`).
+    var step = JourneyStep.start
+    /// What the journey has learnt about the person so far.
+    var claims = JourneyClaims()
 
     subscript<T>(dynamicMember field: KeyPath<AppRequest, T>) -> T { request[keyPath: field] }
 

@@ -29,7 +29,9 @@ extension AuthorizeEndpoint {
         guard tx.policy.caseInsensitiveCompare(policy.id) == .orderedSame else {
             throw PageError(code: nil, message: "This page belongs to another user flow ('\(tx.policy)').")
         }
-        store.journeys.note(tx.id, .step, name, ["method": .string(req.method.rawValue), "form": .object(JourneyRecorder.form(form))])
+        store.journeys.note(
+            tx.id, .step, name,
+            ["method": .string(req.method.rawValue), "form": .object(JourneyRecorder.form(form)), "at": .string(tx.step.name)])
         return try await recording(tx.id) { try await pageStep(name, req, request, context, policy: policy, form: form, tx: tx) }
     }
 
@@ -47,6 +49,13 @@ extension AuthorizeEndpoint {
         form: [String: String], tx: AuthorizeTransaction
     ) async throws -> Response {
         var tx = tx
+        // The one rule of which page may come next: the step the transaction is at says which requests it takes.
+        guard tx.step.accepts.contains(name) else {
+            throw PageError(
+                code: nil,
+                message: "This page is not the step this sign-in is at (it waits for \(tx.step.name)). Go back to your application "
+                    + "and start again.")
+        }
         let now = clock.now()
         let signsUp = policy.kind == .signUpSignIn || policy.kind == .signUp
         switch (name, req.method.rawValue) {
