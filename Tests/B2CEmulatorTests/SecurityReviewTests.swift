@@ -270,7 +270,7 @@ import Testing
                 }
                 sent = try await b.submit(answer, form: "emailSendForm", [:])  // a new code, the same tries
             }
-            #expect(tries == AuthorizeEndpoint.emailStrikes, "\(tries) wrong codes went through")
+            #expect(tries == SecondFactorStep.emailStrikes, "\(tries) wrong codes went through")
         }
     }
 
@@ -284,9 +284,9 @@ import Testing
                 sends += 1
                 page = try await b.submit(page, form: "emailSendForm", [:])
             }
-            #expect(sends == AuthorizeEndpoint.maxCodesSent + 1)
+            #expect(sends == SecondFactorStep.maxCodesSent + 1)
             #expect(page.redirectParams["error_description"]?.hasPrefix("AADB2C90157: ") == true)
-            #expect(try await MFATests.outbox(t).count == AuthorizeEndpoint.maxCodesSent)
+            #expect(try await MFATests.outbox(t).count == SecondFactorStep.maxCodesSent)
         }
     }
 

@@ -50,7 +50,7 @@ import Testing
         return s
     }
 
-    static let codeLifetime = AuthorizeEndpoint.mfaCodeLifetime
+    static let codeLifetime = SecondFactorStep.mfaCodeLifetime
 
     static func signUpPage(_ b: Browser, policy: String, pkce: PKCE = PKCE()) async throws -> TestResponse {
         let page = try await b.get(authorizeURL(policy: policy, pkce: pkce))

@@ -7,15 +7,16 @@ import NIOCore
 /// (Graph names, `step`, `client_id`, `ui_locales`, custom attributes as `extension_<appId>_<Name>`, empty claims left out)
 /// to the developer's endpoint and holds the answer to B2C's contract — `Continue` (with claims), `ShowBlockPage`,
 /// `ValidationError` (HTTP 400 with `"status": 400`, before the user is created only); anything else is B2C's error page.
-extension AuthorizeEndpoint {
-    typealias ConnectorStep = EmulatorSeed.APIConnectors.Step
+/// What a connector's answer makes of the journey.
+enum ConnectorDecision {
+    /// Go on, with the claims the endpoint returned (stored names: `extension_<Name>` for custom attributes).
+    case proceed([String: JSONValue])
+    case block(String)
+    case validationError(String)
+}
 
-    enum ConnectorDecision {
-        /// Go on, with the claims the endpoint returned (stored names: `extension_<Name>` for custom attributes).
-        case proceed([String: JSONValue])
-        case block(String)
-        case validationError(String)
-    }
+extension JourneyContext {
+    typealias ConnectorStep = EmulatorSeed.APIConnectors.Step
 
     /// The request's claims of a person: the Graph-style names B2C sends, empty ones left out.
     func connectorClaims(

@@ -156,7 +156,7 @@ extension AuthorizeEndpoint {
                 "person": .string(returning == nil ? "first time: social sign-up" : "known"),
             ], user: identity.email)
         if let user = returning {
-            return try await afterFirstFactor(
+            return try await SecondFactorStep(self).enter(
                 tx, user: user, authTime: clock.now(), newUser: false, secure: secure, newSession: true, sessionDidMFA: false,
                 policy: policy)
         }
@@ -220,7 +220,7 @@ extension AuthorizeEndpoint {
             try store.setAttributes(oid: user.oid, attributes)
             user.attributes = attributes
         }
-        return try await afterFirstFactor(
+        return try await SecondFactorStep(self).enter(
             tx, user: user, authTime: clock.now(), newUser: true, secure: secure, newSession: true, sessionDidMFA: false, policy: policy)
     }
 }

@@ -67,14 +67,8 @@ extension AuthorizeEndpoint {
             return try await providerChosen(form, tx, policy: policy, origin: context.origin)
         case ("socialsignup", "POST"):
             return try await socialSignUpSubmitted(form, tx, policy: policy, secure: context.isHTTPS)
-        case ("mfasend", "POST"):
-            return try await mfaSend(form, &tx, policy: policy)
-        case ("mfaverify", "POST"):
-            return try await mfaVerify(form, &tx, policy: policy, request: request, secure: context.isHTTPS)
-        case ("mfacontinue", "POST"):
-            return try await mfaContinue(tx, policy: policy, request: request, secure: context.isHTTPS)
-        case ("mfaqr", "GET"):
-            return try mfaQRCode(tx)
+        case ("mfasend", "POST"), ("mfaverify", "POST"), ("mfacontinue", "POST"), ("mfaqr", "GET"):
+            return try await SecondFactorStep(self).resume(name, form, tx, policy: policy, request: request, secure: context.isHTTPS)
         case ("forgot", "GET"):
             try store.deleteTransaction(id: tx.id)
             return redirectError(
@@ -106,7 +100,7 @@ extension AuthorizeEndpoint {
                 surname: (form["surname"] ?? "").trimmingCharacters(in: .whitespaces))
             let updated = try store.user(oid: oid) ?? user
             let authTime = try sessions.current(request, now: now)?.authTime ?? now
-            return try await complete(tx, user: updated, authTime: authTime, newUser: false, secure: context.isHTTPS)
+            return try await TokenIssuanceStep(self).enter(tx, user: updated, authTime: authTime, newUser: false, secure: context.isHTTPS)
         case ("reset", "POST") where policy.kind == .resetPassword, ("resend", "GET") where policy.kind == .resetPassword:
             let email = name == "resend" ? (tx.resetEmail ?? "") : (form["email"] ?? "").trimmingCharacters(in: .whitespaces)
             return try await resetCodeRequested(email: email, &tx, policy: policy)
@@ -148,7 +142,7 @@ extension AuthorizeEndpoint {
             return pages.profilePage(
                 tx, policy: policy, user: user, headers: [sessions.cookie(sessionID, secure: secure, keepSeconds: keep)])
         }
-        return try await afterFirstFactor(
+        return try await SecondFactorStep(self).enter(
             tx, user: user, authTime: now, newUser: false, secure: secure, newSession: true, sessionDidMFA: false, policy: policy)
     }
 
@@ -227,7 +221,7 @@ extension AuthorizeEndpoint {
             try store.setAttributes(oid: user.oid, collected)
             user.attributes = collected
         }
-        return try await afterFirstFactor(
+        return try await SecondFactorStep(self).enter(
             tx, user: user, authTime: now, newUser: true, secure: secure, newSession: true, sessionDidMFA: false, policy: policy)
     }
 
@@ -244,9 +238,9 @@ extension AuthorizeEndpoint {
             }
             let code = try store.mfaKnobs.fixedCode ?? Random.digits(6)
             try await sendEmailCode(
-                to: email, purpose: "signup", code: code, now: now, expiresAt: now + Self.mfaCodeLifetime, tx: tx.callout)
+                to: email, purpose: "signup", code: code, now: now, expiresAt: now + SecondFactorStep.mfaCodeLifetime, tx: tx.callout)
             (tx.signUpEmail, tx.signUpCodeHash, tx.signUpCodeExpiresAt, tx.verifiedEmail) =
-                (email, EmulatorStore.hash(code), now + Self.mfaCodeLifetime, nil)
+                (email, EmulatorStore.hash(code), now + SecondFactorStep.mfaCodeLifetime, nil)
         case "verify":
             let typed = (form["email_ver_input"] ?? form["verificationCode"] ?? "").filter { !$0.isWhitespace }
             guard let hash = tx.signUpCodeHash, tx.signUpEmail?.lowercased() == email.lowercased() else {
@@ -388,6 +382,6 @@ extension AuthorizeEndpoint {
             return pages.resetVerifyPage(tx, policy: policy, error: t["error_passwordEntryMismatch"])
         }
         try store.setPassword(oid: user.oid, password: pw, now: now)
-        return try await complete(tx, user: user, authTime: now, newUser: false, secure: secure, newSession: true)
+        return try await TokenIssuanceStep(self).enter(tx, user: user, authTime: now, newUser: false, secure: secure, newSession: true)
     }
 }

@@ -27,8 +27,14 @@ struct PendingMFA: Codable, Sendable {
 
 /// Multifactor authentication in a user flow (reference: b2c-journeys.md §1): after the password page or the sign-up
 /// page, the policy's method — an emailed code, a phone (text or call) with enrolment of a number on first use, or an
-/// authenticator app (TOTP) with enrolment by QR code — unless the SSO session already did MFA.
-extension AuthorizeEndpoint {
+/// authenticator app (TOTP) with enrolment by QR code — unless the SSO session already did MFA. Entered after every
+/// first factor (a password, a sign-up, a provider's answer, an SSO session of a policy that now asks more); resumed by
+/// the pages of its step (`mfasend`, `mfaverify`, `mfacontinue`, `mfaqr`); ends in `TokenIssuanceStep`.
+struct SecondFactorStep: JourneyStepType {
+    let parts: JourneyParts
+
+    init(_ c: some JourneyContext) { parts = JourneyParts(c) }
+
     /// Codes live ten minutes (B2C's one-time-password default); three wrong phone or authenticator codes end the
     /// journey (AADB2C90151), five wrong email codes too (AADB2C90157, the self-asserted page's retry cap).
     static let mfaCodeLifetime = 600
@@ -46,7 +52,7 @@ extension AuthorizeEndpoint {
     }
 
     /// The first factor passed: the second one when the policy asks for it, else back to the app.
-    func afterFirstFactor(
+    func enter(
         _ tx: AuthorizeTransaction, user: EmulatorStore.UserRecord, authTime: Int, newUser: Bool, secure: Bool, newSession: Bool,
         sessionDidMFA: Bool, policy: EmulatorSeed.Policy
     ) async throws -> Response {
@@ -54,14 +60,16 @@ extension AuthorizeEndpoint {
         guard let mfa = policy.mfa, mfa.enforcement != .off, !sessionDidMFA else {
             let why = sessionDidMFA ? "the session already did it" : "the user flow does not ask for it"
             journeys.note(tx.id, .decision, "MFA not asked", ["why": .string(why)], user: user.email)
-            return try await complete(tx, user: user, authTime: authTime, newUser: newUser, secure: secure, newSession: newSession)
+            return try await TokenIssuanceStep(self).enter(
+                tx, user: user, authTime: authTime, newUser: newUser, secure: secure, newSession: newSession)
         }
         let state = try store.mfaState(oid: user.oid)
         let method = mfa.methods.first { state.enrolled($0) } ?? mfa.methods[0]
         let enrolled = state.enrolled(method)
         if mfa.enforcement == .conditional && !state.risky && enrolled {
             journeys.note(tx.id, .decision, "MFA not asked", ["why": "conditional, and this sign-in is not risky"], user: user.email)
-            return try await complete(tx, user: user, authTime: authTime, newUser: newUser, secure: secure, newSession: newSession)
+            return try await TokenIssuanceStep(self).enter(
+                tx, user: user, authTime: authTime, newUser: newUser, secure: secure, newSession: newSession)
         }
         journeys.note(
             tx.id, .decision, "MFA asked",
@@ -89,6 +97,19 @@ extension AuthorizeEndpoint {
         return try mfaPage(tx, user: user, policy: policy)
     }
 
+    /// A request of this step's pages.
+    func resume(
+        _ name: String, _ form: [String: String], _ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, request: Request, secure: Bool
+    ) async throws -> Response {
+        var tx = tx
+        switch name {
+        case "mfasend": return try await mfaSend(form, &tx, policy: policy)
+        case "mfaverify": return try await mfaVerify(form, &tx, policy: policy, request: request, secure: secure)
+        case "mfacontinue": return try await mfaContinue(tx, policy: policy, request: request, secure: secure)
+        default: return try mfaQRCode(tx)
+        }
+    }
+
     /// The page of the pending step as it stands.
     func mfaPage(
         _ tx: AuthorizeTransaction, user: EmulatorStore.UserRecord, policy: EmulatorSeed.Policy, error: String? = nil
@@ -108,7 +129,7 @@ extension AuthorizeEndpoint {
     }
 
     /// `mfasend`: a code by email, text or call (phone: the number entered at enrolment, else the registered one).
-    func mfaSend(_ form: [String: String], _ tx: inout AuthorizeTransaction, policy: EmulatorSeed.Policy) async throws -> Response {
+    private func mfaSend(_ form: [String: String], _ tx: inout AuthorizeTransaction, policy: EmulatorSeed.Policy) async throws -> Response {
         guard var m = tx.mfa, let user = try store.user(oid: m.oid) else { throw PageError(code: nil, message: "Sign in first.") }
         let now = clock.now()
         let knobs = try store.mfaKnobs
@@ -171,7 +192,7 @@ extension AuthorizeEndpoint {
 
     /// `mfaverify`: the code typed (email, phone) or the authenticator's (TOTP). Email then shows `#continue`; the others go
     /// back to the app at once. The last wrong phone or authenticator code ends the journey with AADB2C90151.
-    func mfaVerify(
+    private func mfaVerify(
         _ form: [String: String], _ tx: inout AuthorizeTransaction, policy: EmulatorSeed.Policy, request: Request, secure: Bool
     ) async throws -> Response {
         guard var m = tx.mfa, let user = try store.user(oid: m.oid) else { throw PageError(code: nil, message: "Sign in first.") }
@@ -208,14 +229,16 @@ extension AuthorizeEndpoint {
     }
 
     /// `mfacontinue`: email's `#continue` after its code was verified.
-    func mfaContinue(_ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, request: Request, secure: Bool) async throws -> Response {
+    private func mfaContinue(
+        _ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, request: Request, secure: Bool
+    ) async throws -> Response {
         guard let m = tx.mfa, let user = try store.user(oid: m.oid) else { throw PageError(code: nil, message: "Sign in first.") }
         guard m.verified else { return try mfaPage(tx, user: user, policy: policy, error: "Verify the code first.") }
         return try await mfaDone(tx, m, user: user, request: request, secure: secure)
     }
 
     /// `mfaqr`: the enrolment's QR code (a PNG of the `otpauth://` URI).
-    func mfaQRCode(_ tx: AuthorizeTransaction) throws -> Response {
+    private func mfaQRCode(_ tx: AuthorizeTransaction) throws -> Response {
         guard let m = tx.mfa, m.enrolling, let secret = m.totpSecret, let user = try store.user(oid: m.oid) else {
             throw PageError(code: nil, message: "There is no authenticator to register in this sign-in.", status: 404)
         }
@@ -260,7 +283,7 @@ extension AuthorizeEndpoint {
             }
         }
         if !m.newSession, let id = sessions.id(in: request) { try store.markSessionMFA(id: id) }
-        return try await complete(
+        return try await TokenIssuanceStep(self).enter(
             tx, user: user, authTime: m.authTime, newUser: m.newUser, secure: secure, newSession: m.newSession, mfa: true)
     }
 }

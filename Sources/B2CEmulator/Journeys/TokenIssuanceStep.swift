@@ -1,0 +1,93 @@
+import B2CProtocol
+import Foundation
+import Hummingbird
+
+/// The last step of every browser journey, the one place where tokens and the SSO session are made: the claims callouts
+/// before the token (B2C's `preTokenIssuance` connector, External ID's OnTokenIssuanceStart), the code and the implicit
+/// tokens, the session (keep me signed in), and the answer to the app.
+struct TokenIssuanceStep: JourneyStepType {
+    let parts: JourneyParts
+
+    init(_ c: some JourneyContext) { parts = JourneyParts(c) }
+
+    /// The user is known: issue a code (and/or implicit tokens), keep the SSO session, go back to the app.
+    func enter(
+        _ tx: AuthorizeTransaction, user: EmulatorStore.UserRecord, authTime: Int, newUser: Bool, secure: Bool,
+        newSession: Bool = false, mfa: Bool = false
+    ) async throws -> Response {
+        guard let policy = seed.policy(named: tx.policy), let app = seed.app(clientId: tx.clientId) else {
+            throw PageError(code: nil, message: "The tenant configuration changed during sign-in; start again from your app.")
+        }
+        // "Before sending the token": the connector's claims go into this sign-in's tokens (not into later refreshes).
+        var extraClaims = try await preTokenClaims(tx, user: user, policy: policy)
+        // External ID's OnTokenIssuanceStart: a failure sends the app an error, and no token is minted.
+        switch await tokenIssuanceClaims(tx.callout, user: user) {
+        case .success(let claims): extraClaims.merge(claims) { _, new in new }
+        case .failure(let f):
+            try store.deleteTransaction(id: tx.id)
+            return redirectError(tx.reply, OAuthFailure(error: "server_error", code: "AADSTS\(f.code)", message: f.pageError.message))
+        }
+        store.journeys.note(
+            tx.id, .claims, "token issuance",
+            [
+                "oid": .string(user.oid), "email": .string(user.email), "name": .string(user.displayName), "newUser": .bool(newUser),
+                "idp": .string(user.idp ?? "local"), "mfa": .bool(mfa), "extraClaims": .object(extraClaims),
+            ], user: user.email)
+        let now = clock.now()
+        var headers: [(String, String)] = []
+        if newSession {
+            // "Keep me signed in" (local accounts): a persistent session of the policy's days; else the browser's own, for the
+            // policy's lifetime on the tenant clock.
+            let keep = tx.rememberMe && user.idp == nil ? policy.session.kmsiDays.map { $0 * 86_400 } : nil
+            let sessionID = try store.createSession(
+                oid: user.oid, now: now, mfa: mfa, expiresAt: now + (keep ?? policy.session.lifetimeMinutes * 60), persistent: keep != nil,
+                clientID: app.clientId, policy: policy.id)
+            headers.append(sessions.cookie(sessionID, secure: secure, keepSeconds: keep))
+        }
+        try store.deleteTransaction(id: tx.id)
+        let scopes: TokenIssuer.Scopes
+        do { scopes = try issuer.resolveScopes(tx.scope, app: app) } catch { return redirectError(tx.reply, error, headers: headers) }
+        var params: [(String, String)] = []
+        var code: String?
+        if tx.responseType.contains("code") {
+            let newCode = Random.token(bytes: 32)
+            code = newCode
+            try store.saveCode(
+                newCode,
+                .init(
+                    clientId: app.clientId, redirectUri: tx.redirectUri, policy: policy.lowercasedID,
+                    scopes: tx.scope, nonce: tx.nonce, challenge: tx.codeChallenge,
+                    challengeMethod: tx.codeChallengeMethod, oid: user.oid, authTime: authTime,
+                    newUser: newUser, createdAt: now, redeemedAt: nil, grantId: UUID().uuidString.lowercased(),
+                    redirectType: tx.redirectType, idpAccessToken: tx.idpAccessToken, extraClaims: extraClaims))
+            params.append(("code", newCode))
+        }
+        if tx.responseType.contains("token") || tx.responseType.contains("id_token") {
+            params += try frontChannelTokens(
+                tx, user: user, authTime: authTime, newUser: newUser, policy: policy, app: app, scopes: scopes,
+                code: code, extraClaims: extraClaims)
+        }
+        if let state = tx.state { params.append(("state", state)) }
+        if tx.clientInfo { params.append(("client_info", ClientInfo(uid: "\(user.oid)-\(policy.lowercasedID)", utid: tenantID).encoded)) }
+        return sendReply(tx.reply, params, headers: headers)
+    }
+
+    /// The tokens of an implicit or hybrid answer, as B2C sends them (reference §3.2): `code id_token` carries the id token
+    /// (with `c_hash`) and no `token_type` or `scope`; an access token comes with `token_type`, `expires_in` and `scope`, and
+    /// the id token beside it carries `at_hash`.
+    private func frontChannelTokens(
+        _ tx: AuthorizeTransaction, user: EmulatorStore.UserRecord, authTime: Int, newUser: Bool, policy: EmulatorSeed.Policy,
+        app: EmulatorSeed.App, scopes: TokenIssuer.Scopes, code: String?, extraClaims: [String: JSONValue]
+    ) throws -> [(String, String)] {
+        var implicitScopes = scopes
+        implicitScopes.offlineAccess = false
+        if !tx.responseType.contains("token") { implicitScopes.resourceAppId = nil }
+        if !tx.responseType.contains("id_token") { implicitScopes.openid = false }
+        let issued = try issuer.issue(
+            Issuance(
+                user: user, policy: policy, app: app, scopes: implicitScopes, nonce: tx.nonce, authTime: authTime, newUser: newUser,
+                origin: tx.origin, code: code, idpAccessToken: tx.idpAccessToken, extraClaims: extraClaims))
+        let keys = issued.accessToken == nil ? ["id_token"] : ["access_token", "token_type", "expires_in", "scope", "id_token"]
+        return keys.compactMap { key in issued.body[key].map { (key, $0.stringValue ?? $0.serialized()) } }
+    }
+}
