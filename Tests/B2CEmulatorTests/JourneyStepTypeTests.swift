@@ -92,3 +92,97 @@ actor CollectingWriter: ResponseBodyWriter {
     func write(_ buffer: ByteBuffer) async throws { bytes += buffer.readableBytesView }
     func finish(_ trailingHeaders: HTTPFields?) async throws {}
 }
+
+/// The first-page steps and federation, each entered or resumed in-process: claims in (the form, the transaction), claims
+/// out (the directory, the tokens, the transaction's next step).
+@Suite struct FirstPageStepTests {
+    typealias T = JourneyStepTypeTests
+
+    static func code(_ r: Response) -> String? {
+        r.headers[.location].flatMap { URLComponents(string: $0)?.queryItems?.first { $0.name == "code" }?.value }
+    }
+
+    @Test func signInChecksThePasswordThenGoesOn() async throws {
+        try await TestTenant.with { t in
+            let policy = try #require(t.emulator.seed.policy(named: "B2C_1_susi"))
+            let step = SignInStep(t.emulator.authorize)
+            let tx = try await T.transaction(t, policy: "B2C_1_susi")
+            let wrong = try await step.resume(["logonIdentifier": alice.email, "password": "nope"], tx, policy: policy, secure: true)
+            let wrongPage = try await T.body(wrong)
+            #expect(wrongPage.contains("Your password is incorrect") && wrongPage.contains(alice.email), "\(wrongPage.prefix(300))")
+            let right = try await step.resume(
+                ["logonIdentifier": alice.email, "password": alice.password], tx, policy: policy, secure: true)
+            #expect(Self.code(right) != nil)
+            let events = t.emulator.store.journeys.journey(tx.id)?.events.map(\.name) ?? []
+            #expect(events.contains("MFA not asked") && events.last == "tokens", "\(events)")
+        }
+    }
+
+    @Test func signUpMakesTheAccountFromThePage() async throws {
+        var seed = EmulatorSeed.default
+        seed.policies[seed.policies.firstIndex { $0.id == "B2C_1_susi" }!].emailVerification = .off
+        try await TestTenant.with(seed: seed) { t in
+            let policy = try #require(t.emulator.seed.policy(named: "B2C_1_susi"))
+            let step = SignUpStep(t.emulator.authorize)
+            let tx = try await T.transaction(t, policy: "B2C_1_susi")
+            var form = [
+                "email": "sam@contoso.com", "newPassword": "Sam-dev-2026!", "reenterPassword": "Sam-dev-2026!", "givenName": "Sam",
+                "surname": "Lee", "displayName": "Sam Lee",
+            ]
+            form["reenterPassword"] = "different"
+            let refused = try await step.resume(form, tx, policy: policy, secure: true)
+            #expect(try t.emulator.store.user(email: "sam@contoso.com") == nil && refused.status == .ok)
+            form["reenterPassword"] = "Sam-dev-2026!"
+            let made = try await step.resume(form, tx, policy: policy, secure: true)
+            #expect(Self.code(made) != nil)
+            let sam = try #require(try t.emulator.store.user(email: "sam@contoso.com"))
+            #expect(sam.displayName == "Sam Lee" && sam.givenName == "Sam")
+            let issued = t.emulator.store.journeys.journey(tx.id)?.events.first { $0.name == "token issuance" }
+            #expect(issued?.detail["newUser"] == true && issued?.detail["oid"] == .string(sam.oid))
+        }
+    }
+
+    @Test func aResetSendsACodeThenTakesItAndTheNewPassword() async throws {
+        try await TestTenant.with { t in
+            let policy = try #require(t.emulator.seed.policy(named: "B2C_1_reset"))
+            let step = PasswordResetStep(t.emulator.authorize)
+            var tx = try await T.transaction(t, policy: "B2C_1_reset")
+            _ = try await step.requestCode(email: alice.email, &tx, policy: policy)
+            #expect(tx.resetEmail == alice.email && tx.step.accepts.contains("resetverify"))
+            let code = try #require(try await MFATests.outbox(t).first?["code"]?.stringValue)
+            let done = try await step.resume(
+                ["verificationCode": code, "newPassword": "Alice-new-2026!", "reenterPassword": "Alice-new-2026!"], &tx, policy: policy,
+                secure: true)
+            #expect(Self.code(done) != nil)
+            #expect(try t.emulator.store.checkPassword(email: alice.email, password: "Alice-new-2026!") != nil)
+        }
+    }
+
+    @Test func theProfilePageWritesTheDirectoryThenIssues() async throws {
+        try await TestTenant.with { t in
+            let policy = try #require(t.emulator.seed.policy(named: "B2C_1_edit_profile"))
+            let step = ProfileEditStep(t.emulator.authorize)
+            var tx = try await T.transaction(t, policy: "B2C_1_edit_profile")
+            let request = Request(head: .init(method: .post, scheme: "https", authority: "x", path: "/"), body: .init(buffer: .init()))
+            await #expect(throws: PageError.self) {
+                try await step.resume(["displayName": "A"], tx, policy: policy, request: request, secure: true)
+            }
+            tx.oid = alice.oid
+            let done = try await step.resume(
+                ["displayName": "Alice Renamed", "givenName": "Alice", "surname": "R"], tx, policy: policy, request: request, secure: true)
+            #expect(Self.code(done) != nil)
+            #expect(try t.emulator.store.user(oid: alice.oid)?.displayName == "Alice Renamed")
+        }
+    }
+
+    @Test func federationSendsToTheProviderAndWaitsForItsAnswerOnly() async throws {
+        try await TestTenant.with { t in
+            let step = FederationStep(t.emulator.authorize)
+            let tx = try await T.transaction(t, policy: "B2C_1_susi_social")
+            let sent = try step.federate(tx, to: .google, origin: t.base)
+            #expect(sent.headers[.location]?.hasPrefix(t.base + "/_idp/google/authorize?") == true)
+            let waiting = try #require(try t.emulator.store.transaction(id: tx.id, now: t.emulator.clock.now()))
+            #expect(waiting.federatingWith == "google" && waiting.step.name == "the identity provider google")
+        }
+    }
+}

@@ -129,11 +129,11 @@ import Testing
         let policy = try parsePolicySeed(#""attributes": [{"name": "extension_Age", "type": "Int"}]"#)
         var (display, given, surname) = ("", "", "")
         var attributes: [String: JSONValue] = [:]
-        AuthorizeEndpoint.apply(
+        SignUpStep.apply(
             ["extension_Age": .number(1e300)], policy: policy, displayName: &display, givenName: &given, surname: &surname,
             attributes: &attributes)
         #expect(attributes.isEmpty)
-        AuthorizeEndpoint.apply(
+        SignUpStep.apply(
             ["extension_Age": 41], policy: policy, displayName: &display, givenName: &given, surname: &surname, attributes: &attributes)
         #expect(attributes["extension_Age"] == 41)
     }

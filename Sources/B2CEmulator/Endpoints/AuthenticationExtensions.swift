@@ -41,7 +41,6 @@ extension AuthorizeTransaction {
     }
 }
 
-extension AuthorizeEndpoint: JourneyCallouts {}
 extension NativeAuthEndpoint: JourneyCallouts {}
 
 extension JourneyCallouts {

@@ -54,7 +54,7 @@ struct ReplyTo: Sendable {
 
 /// `/authorize`: the request checked, then the user journey of the policy (its pages, or the SSO session), then the answer
 /// to the app (query, fragment or form_post).
-struct AuthorizeEndpoint: TenantPart {
+struct AuthorizeEndpoint: JourneyContext {
     let seed: EmulatorSeed
     let store: EmulatorStore
     let clock: EmulatorClock
@@ -269,17 +269,17 @@ struct AuthorizeEndpoint: TenantPart {
         if let hint = tx.domainHint, let provider = EmulatorSeed.IdentityProvider.hinted(hint),
             policy.identityProviders.contains(provider), usableSession == nil
         {
-            return try federate(tx, to: provider, origin: context.origin)
+            return try FederationStep(self).federate(tx, to: provider, origin: context.origin)
         }
         if let hint = tx.domainHint?.lowercased(), usableSession == nil,
             let provider = policy.oidcProviders.first(where: { $0.domainHint?.lowercased() == hint || $0.id.lowercased() == hint })
         {
-            return try await federate(tx, to: provider, origin: context.origin)
+            return try await FederationStep(self).federate(tx, to: provider, origin: context.origin)
         }
         if let hint = tx.domainHint?.lowercased(), usableSession == nil,
             let provider = policy.samlProviders.first(where: { $0.domainHint?.lowercased() == hint || $0.id.lowercased() == hint })
         {
-            return try await federate(tx, to: provider, origin: context.origin, policy: policy)
+            return try await FederationStep(self).federate(tx, to: provider, origin: context.origin, policy: policy)
         }
         if let s = usableSession {
             store.journeys.note(tx.id, .decision, "single sign-on", ["why": "a session of this user flow for this app"], user: s.user.email)
@@ -295,7 +295,7 @@ struct AuthorizeEndpoint: TenantPart {
             return pages.signInPage(tx, policy: policy)
         case .signUp:
             try store.saveTransaction(tx, now: clock.now())
-            return try await signUpPageStarting(tx, policy: policy)
+            return try await SignUpStep(self).signUpPageStarting(tx, policy: policy)
         case .editProfile:
             if let s = usableSession {
                 tx.oid = s.user.oid

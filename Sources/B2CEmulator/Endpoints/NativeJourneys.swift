@@ -160,7 +160,7 @@ extension NativeAuthEndpoint {
             (suberror, text) = ("password_too_short", "The password is too short: it needs at least 8 characters.")
         } else if password.count > 256 {
             (suberror, text) = ("password_too_long", "The password is too long: it may have at most 256 characters.")
-        } else if AuthorizeEndpoint.passwordProblem(password) != nil {
+        } else if SignUpStep.passwordProblem(password) != nil {
             (suberror, text) = (
                 "password_too_weak", "The password is too weak: use three of lower case, upper case, digits and symbols."
             )

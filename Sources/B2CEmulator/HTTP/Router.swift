@@ -63,12 +63,15 @@ extension B2CEmulator {
             try self.userInfo.userInfo(request, policy: try Self.policy(context))
         }
         nativeAuthRoutes(on, methods: any)
-        on("/_b2c/oauth2/authresp", [.get, .post]) { request, context in try await self.authorize.providerAnswered(request, context) }
+        on("/_b2c/oauth2/authresp", [.get, .post]) { request, context in
+            try await FederationStep(self.authorize).providerAnswered(request, context)
+        }
         on("/_b2c/samlp/sso/assertionconsumer", [.post]) { request, context in
-            try await self.authorize.samlAnswered(request, context, policy: try Self.policy(context))
+            try await FederationStep(self.authorize).samlAnswered(request, context, policy: try Self.policy(context))
         }
         on("/_b2c/samlp/metadata", [.get]) { request, context in
-            try self.authorize.samlMetadata(request, context, authority: try Self.authority(context), policy: try Self.policy(context))
+            try FederationStep(self.authorize).samlMetadata(
+                request, context, authority: try Self.authority(context), policy: try Self.policy(context))
         }
         on("/_idp/:name/authorize", [.get, .post]) { request, context in
             try await self.identityProviders.authorize(request, context, name: context.parameters.get("name") ?? "")

@@ -38,11 +38,17 @@ extension JourneyStepType {
     var sessions: Sessions { parts.sessions }
 }
 
-extension AuthorizeEndpoint: JourneyContext {}
-
 // MARK: answers to the app
 
 extension JourneyContext {
+    /// A step of journey `id`: an error page it ends with is the journey's end in the recorder.
+    func recording(_ id: String, _ step: () async throws -> Response) async throws -> Response {
+        do { return try await step() } catch let e as PageError {
+            store.journeys.end(id, outcome: e.code ?? "error page", ["message": .string(e.message)])
+            throw e
+        }
+    }
+
     /// An error for the app, as its response mode sends it; the journey ends with its code.
     func redirectError(_ reply: ReplyTo, _ f: OAuthFailure, headers: [(String, String)] = []) -> Response {
         var params = [("error", f.error), ("error_description", f.description(at: clock.date))]

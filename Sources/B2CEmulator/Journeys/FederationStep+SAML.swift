@@ -6,7 +6,7 @@ import Hummingbird
 /// sends an `AuthnRequest` with the transaction as `RelayState`; the answer comes back by HTTP-POST to
 /// `/{tenant}/{policy}/samlp/sso/assertionconsumer`, and the tenant publishes what an IdP administrator imports at
 /// `/{tenant}/{policy}/samlp/metadata?idptp={provider id}`.
-extension AuthorizeEndpoint {
+extension FederationStep {
     func federate(
         _ tx: AuthorizeTransaction, to provider: EmulatorSeed.SAMLProvider, origin: String, policy: EmulatorSeed.Policy
     ) async throws -> Response {
