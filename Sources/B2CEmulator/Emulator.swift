@@ -172,6 +172,30 @@ enum HostHeader {
     static func isAddress(_ name: String) -> Bool { IPBytes.parse(name) != nil }
 }
 
+/// The request pipeline's questions to the tenant: the next injected fault of an endpoint, and whether a path's tenant
+/// segment names this tenant.
+extension B2CEmulator {
+    /// Takes one of the faults queued for `endpoint` (`POST /_admin/faults`).
+    func takeFault(for endpoint: String) -> Fault? {
+        faults.withLockedValue { list in
+            guard let i = list.firstIndex(where: { ($0.endpoint == endpoint || $0.endpoint == "any") && $0.remaining > 0 }) else {
+                return nil
+            }
+            list[i].remaining -= 1
+            let f = list[i]
+            if list[i].remaining == 0 { list.remove(at: i) }
+            return f
+        }
+    }
+
+    /// The tenant by its name, its id, or its name's first label (`contoso` for contoso.onmicrosoft.com).
+    func tenantMatches(_ segment: String) -> Bool {
+        let s = segment.lowercased()
+        let name = tenantName.lowercased()
+        return s == name || s == tenantID || s[...] == name.prefix { $0 != "." }
+    }
+}
+
 /// What every endpoint knows of its tenant.
 protocol TenantPart: Sendable {
     var seed: EmulatorSeed { get }

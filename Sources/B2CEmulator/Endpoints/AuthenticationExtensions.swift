@@ -41,7 +41,6 @@ extension AuthorizeTransaction {
     }
 }
 
-extension NativeAuthEndpoint: JourneyCallouts {}
 
 extension JourneyCallouts {
     typealias ExtensionEvent = EmulatorSeed.AuthenticationExtension.Event

@@ -4,7 +4,7 @@ import Hummingbird
 
 /// Entra External ID native authentication: `/oauth2/v2.0/initiate`, `/challenge`, `/token` with
 /// continuation tokens, email one-time codes and passwords, and AAD-style errors.
-struct NativeAuthEndpoint: TenantPart {
+struct NativeAuthEndpoint: JourneyCallouts {
     let seed: EmulatorSeed
     let store: EmulatorStore
     let clock: EmulatorClock
@@ -275,4 +275,39 @@ struct NativeAuthEndpoint: TenantPart {
                 description: "AADSTS70003: The app requested an unsupported grant type '\(grantType)'.", codes: [70003])
         }
     }
+}
+
+extension NativeAuthEndpoint {
+    // MARK: helpers
+
+    /// The user of a native flow's `username`, or `user_not_found` (AAD's 50034).
+    func knownUser(_ username: String) throws -> EmulatorStore.UserRecord {
+        guard let user = try store.user(email: username) else {
+            throw AADFailure(
+                error: "user_not_found",
+                description: "AADSTS50034: The user account \(Self.obfuscate(username)) does not exist in the \(tenantName) directory.",
+                codes: [50034])
+        }
+        return user
+    }
+
+    /// A `/continue` that takes the code alone: `grant_type=oob`.
+    func requireOOBGrant(_ form: [String: String], flow name: String) throws {
+        guard form["grant_type"] == "oob" else {
+            throw form["grant_type"] == nil
+                ? aadMissing("grant_type")
+                : AADFailure(error: "unsupported_grant_type", description: "AADSTS70003: \(name) continues with 'oob'.", codes: [70003])
+        }
+    }
+
+    static func capabilities(_ form: [String: String]) -> [String] {
+        (form["capabilities"] ?? "").split(separator: " ").map(String.init).filter {
+            ["mfa_required", "registration_required"].contains($0)
+        }
+    }
+
+    static func redirect(_ reason: String) -> Response { .json(["challenge_type": "redirect", "redirect_reason": .string(reason)]) }
+
+    static let userGone = AADFailure(
+        error: "user_not_found", description: "AADSTS50034: The user account does not exist in the directory.", codes: [50034])
 }

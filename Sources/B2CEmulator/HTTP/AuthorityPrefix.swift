@@ -172,11 +172,3 @@ struct AuthorityPrefixMiddleware: RouterMiddleware {
             ], status: 404)
     }
 }
-
-extension B2CEmulator {
-    func tenantMatches(_ segment: String) -> Bool {
-        let s = segment.lowercased()
-        let name = tenantName.lowercased()
-        return s == name || s == tenantID || s[...] == name.prefix { $0 != "." }
-    }
-}

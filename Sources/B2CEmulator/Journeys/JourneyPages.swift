@@ -6,7 +6,7 @@ import Hummingbird
 /// HTML. No script. The admin surface answers only requests a person makes directly (not those a page makes), so the list
 /// names each journey's address rather than linking to it, and a journey's page carries its codes and callouts itself,
 /// linked within the page.
-extension PageTemplates {
+enum JourneyPageTemplates {
     /// Claims as a two-column grid beside each step; the table and the timeline in the page's width.
     private static let style = """
         main{max-width:60rem}dl#summary,dl.claims{display:grid;grid-template-columns:max-content 1fr;gap:.1rem 1rem;margin:.3rem 0}\

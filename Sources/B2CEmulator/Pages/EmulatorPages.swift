@@ -3,7 +3,7 @@ import Hummingbird
 /// The emulator's own pages, which B2C does not have: the tenant's index, the mock identity providers' sign-in page, the
 /// signed-out page, and the page that posts an answer on (`form_post` to the app, a SAML request to a provider, a mock
 /// provider's answer to the tenant).
-extension PageTemplates {
+enum EmulatorPageTemplates {
     static let emulatorPages = [
         "index": """
         {{<page}}{{$title}}b2c emulator{{/title}}{{$body}}<h1>b2c emulator</h1>
@@ -51,7 +51,9 @@ extension PageTemplates {
     ]
 }
 
-extension PageRenderer {
+protocol EmulatorOwnPages: PageMaking {}
+
+extension EmulatorOwnPages {
     /// The tenant's index: its policies, each with its discovery document.
     func indexPage(tenantID: String, origin: String) -> Response {
         let policies = seed.policies.map { ["id": $0.id, "kind": $0.kind.rawValue, "path": $0.lowercasedID] }

@@ -4,7 +4,7 @@ import Hummingbird
 
 /// B2C's error page (`globalexception`, `<div id="api" class="error-page-content" data-name="GlobalException">`): the
 /// B2C error code and message in `#error`, a correlation id and the time, in English as B2C's own.
-extension PageTemplates {
+enum GlobalExceptionTemplates {
     static let globalException = [
         "error": """
         {{<page}}{{$title}}Error{{/title}}{{$body}}<div id="api" class="error-page-content" data-name="GlobalException">
@@ -18,7 +18,9 @@ extension PageTemplates {
     ]
 }
 
-extension PageRenderer {
+protocol GlobalExceptionPages: PageMaking {}
+
+extension GlobalExceptionPages {
     func errorPage(_ e: PageError, headers: [(String, String)] = []) -> Response {
         let values = [
             "lang": "en", "tenant": tenantName, "message": (e.code.map { "\($0): " } ?? "") + e.message,

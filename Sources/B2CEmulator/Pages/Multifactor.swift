@@ -5,7 +5,7 @@ import Hummingbird
 /// `#countryCode`, `#number`, `#sendCode`, `#verifyPhone`, `#verificationCode`, `#verifyCode`, `#retryCode`, `#cancel`)
 /// and the authenticator pages (a QR code of the `otpauth://` URI, the secret under "Still having trouble?", then
 /// `#otpCode`). Plain forms: no JavaScript needed.
-extension PageTemplates {
+enum MultifactorTemplates {
     static let multifactor = [
         "mfaemail": """
         {{<page}}{{$title}}{{t.mfa_heading}}{{/title}}{{$body}}<div id="api" data-name="SelfAsserted">
@@ -98,7 +98,9 @@ extension PageTemplates {
     ]
 }
 
-extension PageRenderer {
+protocol MultifactorPages: PageMaking {}
+
+extension MultifactorPages {
     func emailMFAPage(_ tx: AuthorizeTransaction, email: String, verified: Bool = false, error: String? = nil) -> Response {
         let sent = tx.mfa?.codeHash != nil
         var values: [String: Any] = ["email": email, "verified": verified, "sent": sent, "codeEntry": sent && !verified]
@@ -128,8 +130,10 @@ extension PageRenderer {
     }
 
     /// The phone page's countries, the first one selected.
-    static let countries: [[String: String]] = [
-        ("+1", "United States"), ("+44", "United Kingdom"), ("+33", "France"), ("+49", "Germany"), ("+61", "Australia"),
-        ("+81", "Japan"), ("+91", "India"),
-    ].map { ["code": $0.0, "name": $0.1] }
+    static var countries: [[String: String]] {
+        [
+            ("+1", "United States"), ("+44", "United Kingdom"), ("+33", "France"), ("+49", "Germany"), ("+61", "Australia"),
+            ("+81", "Japan"), ("+91", "India"),
+        ].map { ["code": $0.0, "name": $0.1] }
+    }
 }

@@ -35,7 +35,11 @@ enum PageTemplates {
         return library
     }()
 
-    static let all = [frame, unifiedSSP, selfAsserted, multifactor, globalException, emulatorPages, samlMessages, journeyPages]
+    static let all = [
+        frame, UnifiedSSPTemplates.unifiedSSP, SelfAssertedTemplates.selfAsserted, MultifactorTemplates.multifactor,
+        GlobalExceptionTemplates.globalException, EmulatorPageTemplates.emulatorPages, SAMLMessagesTemplates.samlMessages,
+        JourneyPageTemplates.journeyPages,
+    ]
 
     private static let contentType = "B2C_HTML"
 

@@ -1,6 +1,6 @@
 /// The tenant's SAML messages to a provider, templated like its pages so that their values go through the same escaper
 /// (`HTML.escape`'s entities are XML's).
-extension PageTemplates {
+enum SAMLMessagesTemplates {
     static let samlMessages = [
         "saml-metadata": """
         <?xml version="1.0" encoding="utf-8"?>

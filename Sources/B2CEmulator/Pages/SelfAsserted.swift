@@ -6,7 +6,7 @@ import Hummingbird
 /// page. Attributes use their claim ids as element ids and field names (`#givenName`, `#extension_Age`). A server message
 /// (a validation error, an API connector's `userMessage`) goes in B2C's page-level slot, `#claimVerificationServerError`,
 /// around the emulator's `#error`.
-extension PageTemplates {
+enum SelfAssertedTemplates {
     static let selfAsserted = [
         // Sign-up: B2C's email verification beside `#email`, classic (`email_ver_*`) or as its display control
         // (`emailVerificationControl_but_*`, code in `#verificationCode`). Each button posts the one form with a `step`.
@@ -141,7 +141,9 @@ extension PageTemplates {
     ]
 }
 
-extension PageRenderer {
+protocol SelfAssertedPages: PageMaking {}
+
+extension SelfAssertedPages {
     /// The local sign-up page, built from the user flow's attributes, with the email verification the flow asks for.
     func signUpPage(_ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, error: String? = nil, form: [String: String] = [:]) -> Response
     {

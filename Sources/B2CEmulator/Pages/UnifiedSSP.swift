@@ -5,7 +5,7 @@ import Hummingbird
 /// `#createAccount` when sign-up is allowed, and the identity providers' buttons (B2C's `.social .options` with one
 /// `button.accountButton` per provider, ids such as `#GoogleExchange`), each in its own form so that it posts without
 /// JavaScript.
-extension PageTemplates {
+enum UnifiedSSPTemplates {
     static let unifiedSSP = [
         "signin": """
         {{<page}}{{$title}}{{t.heading}}{{/title}}{{$body}}<div id="api" data-name="Unified">
@@ -40,7 +40,9 @@ extension PageTemplates {
     ]
 }
 
-extension PageRenderer {
+protocol UnifiedSSPPages: PageMaking {}
+
+extension UnifiedSSPPages {
     func signInPage(
         _ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, error: String? = nil, email: String? = nil,
         headers: [(String, String)] = []

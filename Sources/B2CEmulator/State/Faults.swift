@@ -21,17 +21,3 @@ struct Fault: Sendable {
         "signup", "resetpassword", "register",
     ]
 }
-
-extension B2CEmulator {
-    func takeFault(for endpoint: String) -> Fault? {
-        faults.withLockedValue { list in
-            guard let i = list.firstIndex(where: { ($0.endpoint == endpoint || $0.endpoint == "any") && $0.remaining > 0 }) else {
-                return nil
-            }
-            list[i].remaining -= 1
-            let f = list[i]
-            if list[i].remaining == 0 { list.remove(at: i) }
-            return f
-        }
-    }
-}
