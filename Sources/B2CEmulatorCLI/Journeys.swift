@@ -11,11 +11,11 @@ struct JourneysCommand: AsyncParsableCommand {
         commandName: "journeys",
         abstract: "Show what the tenant's journeys did, step by step: why a sign-in went the way it did.",
         discussion: """
-            Without --id: the last journeys, newest first (id, start, policy, user, steps, outcome). With --id: that journey's
-            timeline — each step, decision, callout, code sent and the claims it wrote, passwords and codes masked. With
+            Without --id: the last journeys, newest first (id, start, policy, user, steps, outcome). With --id: that journey's \
+            timeline — each step, decision, callout, code sent and the claims it wrote, passwords and codes masked. With \
             --follow: every new event of every journey (or of --id's) as it happens, until interrupted.
 
-            Asks http://127.0.0.1:$B2C_EMULATOR_PORT (8080 without the variable) unless --url names the tenant; a tenant
+            Asks http://127.0.0.1:$B2C_EMULATOR_PORT (8080 without the variable) unless --url names the tenant; a tenant \
             that wants its admin token gets it from --admin-token-file or B2C_EMULATOR_ADMIN_TOKEN_FILE.
             Exit codes: 0 shown, 1 no such journey, 3 a CA or token file that cannot be read, 5 no tenant answers, 64 usage.
             """)
