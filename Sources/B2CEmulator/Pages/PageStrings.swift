@@ -173,14 +173,3 @@ struct PageStrings: Sendable {
         "otp_label": "Saisissez votre code", "button_verify_otp": "Vérifier",
     ]
 }
-
-extension EmulatorSeed {
-    /// A user flow's languages (B2C's "Languages" blade): the default, the enabled ones, and per-language overrides of
-    /// the pages' strings (string id → text).
-    public struct Languages: Sendable, Equatable {
-        public var defaultLanguage = "en"
-        public var enabled = ["en", "fr"]
-        public var overrides: [String: [String: String]] = [:]
-        public init() {}
-    }
-}

@@ -1,0 +1,100 @@
+import B2CProtocol
+import Foundation
+
+extension EmulatorSeed {
+    /// A user flow's languages (B2C's "Languages" blade): the default, the enabled ones, and per-language overrides of
+    /// the pages' strings (string id → text).
+    public struct Languages: Sendable, Equatable {
+        public var defaultLanguage = "en"
+        public var enabled = ["en", "fr"]
+        public var overrides: [String: [String: String]] = [:]
+        public init() {}
+    }
+
+    // MARK: the documented default tenant
+
+    public static let defaultTenantID = "8f2c6d4e-1a3b-4c5d-9e7f-0a1b2c3d4e5f"
+    public static let defaultClientID = "3f6b8c9d-2e1a-4b7c-8d9e-0f1a2b3c4d5e"
+    public static let defaultHelloAppID = "5a7b9c1d-3e2f-4a6b-8c0d-1e2f3a4b5c6d"
+
+    public static let defaultWebAppID = "6b1e0c2a-7d4f-4e3b-9a8c-2f5d1e0b7c9a"
+    public static let defaultDaemonID = "7c2f1d3b-8e5a-4f4c-8b9d-3a6e2f1c8d0b"
+    public static let defaultSPAID = "8d3a2e4c-9f6b-4a5d-8cae-4b7f3a2d9e1c"
+    /// The default tenant as an Entra External ID tenant (`emulator serve --external-id`): the same apps and people, no
+    /// policy in any URL.
+    public static var defaultExternalID: EmulatorSeed {
+        var seed = EmulatorSeed.default
+        seed.tenant.externalId = true
+        return seed
+    }
+
+    /// Development secrets of the default tenant's confidential apps (like the users' development passwords: public fixtures).
+    public static let defaultWebAppSecret = "WebApp-dev-secret-2026"
+    public static let defaultDaemonSecret = "Daemon-dev-secret-2026"
+
+    public static let `default`: EmulatorSeed = {
+        func policy(_ id: String, _ kind: PolicyKind, type: PolicyType = .userFlow) -> Policy {
+            Policy(
+                id: id, kind: kind, type: type, policyClaim: type == .custom ? "acr" : "tfp", issuerPattern: "tenantGuid",
+                accessTokenLifetime: 3600, idTokenLifetime: 3600, refreshTokenLifetime: 1_209_600, slidingWindow: 7_776_000,
+                numbersAsStrings: false)
+        }
+        let helloURI = "https://contoso.onmicrosoft.com/helloapi"
+        return EmulatorSeed(
+            tenant: Tenant(name: "contoso.onmicrosoft.com", id: defaultTenantID, hostAliases: []),
+            policies: [
+                policy("B2C_1_susi", .signUpSignIn),
+                policy("B2C_1_signin", .signIn),
+                policy("B2C_1_edit_profile", .editProfile),
+                policy("B2C_1_reset", .resetPassword),
+                policy("B2C_1_ROPC_Auth", .ropc),
+                policy("B2C_1A_signup_signin", .signUpSignIn, type: .custom),
+                // Sign-up or sign-in with an emailed code after the password, every time.
+                {
+                    var p = policy("B2C_1_susi_mfa", .signUpSignIn)
+                    p.mfa = MFA(methods: [.email], enforcement: .always)
+                    return p
+                }(),
+                // Sign-up or sign-in with local accounts or a social provider (the tenant's mock providers).
+                {
+                    var p = policy("B2C_1_susi_social", .signUpSignIn)
+                    p.identityProviders = [.local, .google, .facebook, .microsoft, .apple]
+                    return p
+                }(),
+            ],
+            apps: [
+                App(
+                    clientId: defaultClientID, name: "b2c-cli", redirects: [Redirect(uri: "http://localhost", type: .publicClient)],
+                    allowImplicitFlow: false, nativeAuth: true, apiPermissions: ["\(helloURI)/demo.read", "\(helloURI)/demo.write"],
+                    servicePrincipalId: "3f6b8c9d-5e1f-4c2a-9b3d-000000000001"),
+                App(
+                    clientId: defaultWebAppID, name: "web-app",
+                    redirects: [Redirect(uri: "http://localhost/signin-oidc", type: .web), Redirect(uri: "http://localhost", type: .web)],
+                    allowImplicitFlow: true, nativeAuth: false, apiPermissions: ["\(helloURI)/demo.read"],
+                    secrets: [Secret(value: defaultWebAppSecret)], servicePrincipalId: "6b1e0c2a-5e1f-4c2a-9b3d-000000000002"),
+                App(
+                    clientId: defaultDaemonID, name: "daemon", redirects: [], allowImplicitFlow: false, nativeAuth: false,
+                    apiPermissions: [], applicationPermissions: ["\(helloURI)/hello.read.all"],
+                    secrets: [Secret(value: defaultDaemonSecret)], servicePrincipalId: "7c2f1d3b-5e1f-4c2a-9b3d-000000000003"),
+                App(
+                    clientId: defaultSPAID, name: "spa",
+                    redirects: [Redirect(uri: "http://localhost:3000", type: .spa), Redirect(uri: "http://127.0.0.1:3000", type: .spa)],
+                    allowImplicitFlow: false, nativeAuth: false, apiPermissions: ["\(helloURI)/demo.read"],
+                    servicePrincipalId: "8d3a2e4c-5e1f-4c2a-9b3d-000000000004"),
+            ],
+            apis: [
+                API(
+                    name: "hello", appId: defaultHelloAppID, identifierUri: helloURI, scopes: ["demo.read", "demo.write"],
+                    requiredScope: "demo.read", appRoles: [AppRole(value: "hello.read.all", allowedMemberTypes: ["Application"])])
+            ],
+            users: [
+                User(
+                    oid: "0a11ce00-5eed-4a11-8000-00000000a11c", email: "alice@contoso.com", password: "Alice-dev-2026!",
+                    displayName: "Alice Example", givenName: "Alice", surname: "Example"),
+                User(
+                    oid: "0b0b0000-5eed-4b0b-8000-000000000b0b", email: "bob@contoso.com", password: "Bob-dev-2026!",
+                    displayName: "Bob Example", givenName: "Bob", surname: "Example"),
+            ]
+        )
+    }()
+}
