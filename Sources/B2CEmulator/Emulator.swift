@@ -55,7 +55,8 @@ public final class B2CEmulator: Sendable {
         pages = PageRenderer(tenantName: seed.tenant.name, clock: clock, seed: seed)
         let sessions = Sessions(store: store, tenantID: seed.tenant.id)
         discovery = DiscoveryEndpoint(seed: seed, issuer: issuer, pages: pages)
-        authorize = AuthorizeEndpoint(seed: seed, store: store, clock: clock, issuer: issuer, pages: pages, sessions: sessions)
+        authorize = AuthorizeEndpoint(
+            parts: JourneyParts(seed: seed, store: store, clock: clock, issuer: issuer, pages: pages, sessions: sessions))
         token = TokenEndpoint(seed: seed, store: store, clock: clock, issuer: issuer)
         nativeAuth = NativeAuthEndpoint(seed: seed, store: store, clock: clock, issuer: issuer)
         logout = LogoutEndpoint(seed: seed, store: store, sessions: sessions, pages: pages)

@@ -150,7 +150,7 @@ import Testing
         }
     }
 
-    @Test func aCancelAndAForgottenPasswordEndWithTheirCodes() async throws {
+    @Test func aForgottenPasswordEndsWithItsCode() async throws {
         try await TestTenant.with { t in
             let b = Browser(t)
             let page = try await b.get(authorizeURL())

@@ -31,6 +31,7 @@ import Testing
                 #expect(r.status == 400 && r.body.contains("it waits for the second factor"), "\(action): \(r.body.prefix(200))")
             }
             // The refusal ended the journey in the recorder; the right step still goes on for a new sign-in.
+            #expect(t.emulator.store.journeys.journey(mfaTx)?.outcome == "error page")
             let again = try await Browser(t).signIn(policy: "B2C_1_mfa_email", email: alice.email, password: alice.password)
             #expect(again.body.contains("id=\"ReadOnlyEmail_ver_but_send\""))
         }

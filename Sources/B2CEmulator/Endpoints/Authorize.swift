@@ -54,13 +54,8 @@ struct ReplyTo: Sendable {
 
 /// `/authorize`: the request checked, then the user journey of the policy (its pages, or the SSO session), then the answer
 /// to the app (query, fragment or form_post).
-struct AuthorizeEndpoint: JourneyContext {
-    let seed: EmulatorSeed
-    let store: EmulatorStore
-    let clock: EmulatorClock
-    let issuer: TokenIssuer
-    let pages: PageRenderer
-    let sessions: Sessions
+struct AuthorizeEndpoint: JourneyStepType {
+    let parts: JourneyParts
 
     /// Exact match, or `http://localhost` registered = any loopback host and port with the same path (RFC 8252 §7.3).
     static func redirectAllowed(_ uri: String, registered: [String]) -> Bool {

@@ -2,7 +2,7 @@ import B2CProtocol
 import Foundation
 import Hummingbird
 
-/// What a browser journey's steps use: the tenant's parts. `AuthorizeEndpoint` has them and makes each step from itself
+/// What a browser journey's steps use: the tenant's parts. `AuthorizeEndpoint` holds them and makes each step from itself
 /// (`SecondFactorStep(self)`); a step makes the next one the same way.
 protocol JourneyContext: JourneyCallouts {
     var pages: PageRenderer { get }
@@ -18,8 +18,14 @@ struct JourneyParts: Sendable {
     let pages: PageRenderer
     let sessions: Sessions
 
+    init(
+        seed: EmulatorSeed, store: EmulatorStore, clock: EmulatorClock, issuer: TokenIssuer, pages: PageRenderer, sessions: Sessions
+    ) {
+        (self.seed, self.store, self.clock, self.issuer, self.pages, self.sessions) = (seed, store, clock, issuer, pages, sessions)
+    }
+
     init(_ c: some JourneyContext) {
-        (seed, store, clock, issuer, pages, sessions) = (c.seed, c.store, c.clock, c.issuer, c.pages, c.sessions)
+        self.init(seed: c.seed, store: c.store, clock: c.clock, issuer: c.issuer, pages: c.pages, sessions: c.sessions)
     }
 }
 
