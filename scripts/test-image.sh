@@ -261,7 +261,7 @@ try:
 finally:
     for n in names: subprocess.run(["podman", "rm", "-f", "-t", "0", n], stdout=subprocess.DEVNULL)
 PY
-grep -q '"status":"ok"' "$tmp/services.out" && grep -q '"name"' "$tmp/services.out" \
+grep -q '^Signed in as bob@contoso.com' "$tmp/services.out" && grep -q '"name"' "$tmp/services.out" \
     || { cat "$tmp/services.out" >&2; fail "the GitHub Actions job did not reach the tenant and its API"; }
 step "docs/container.md: the GitHub Actions job (service and steps) ran"
 
