@@ -36,11 +36,21 @@ import Testing
             let journey = try await t.admin(.GET, "/journeys/\(id)").json
             let events = journey["events"]?.arrayValue ?? []
             let names = events.map { "\($0["kind"]?.stringValue ?? ""):\($0["name"]?.stringValue ?? "")" }
+            // The journey's orchestration steps in order, the ones whose conditions did not hold said as skipped, the page
+            // requests between them.
             let expected = [
-                "start:authorize", "step:signin", "decision:MFA asked", "step:mfasend", "code:code sent", "step:mfaverify",
-                "step:mfacontinue", "callout:preTokenIssuance", "claims:token issuance", "end:tokens",
+                "start:authorize", "step:step 1: combinedSignIn", "step:signin", "decision:step 2 skipped: federation",
+                "decision:step 3 skipped: postFederationConnector", "decision:step 4 skipped: socialSignUp",
+                "decision:step 5 skipped: signUp", "step:step 6: secondFactor", "decision:MFA asked", "step:mfasend", "code:code sent",
+                "step:mfaverify", "step:mfacontinue", "step:step 7: directoryRead", "claims:directory read",
+                "step:step 8: preTokenConnector", "callout:preTokenIssuance", "step:step 9: tokenIssuance", "claims:token issuance",
+                "end:tokens",
             ]
             #expect(names == expected, "\(names)")
+            let skipped = try #require(events.first { $0["name"] == "step 5 skipped: signUp" })
+            #expect(skipped["detail"]?["because"] == "a person is already known")
+            let entered = try #require(events.first { $0["name"] == "step 6: secondFactor" })
+            #expect(entered["detail"]?["claims"]?["objectId"] == .string(alice.oid) && entered["detail"]?["claims"]?["mfaDone"] == false)
             let signIn = try #require(events.first { $0["name"] == "signin" })
             #expect(signIn["detail"]?["form"]?["logonIdentifier"] == .string(alice.email))
             #expect(signIn["detail"]?["form"]?["password"] == "••••", "a password is never kept: \(signIn)")

@@ -6,7 +6,9 @@ import Testing
 
 /// The transaction's step: what each page's request may be, decided in one place, and the fields each step keeps.
 @Suite struct JourneyStepTests {
-    static func post(_ t: TestTenant, _ policy: String, _ action: String, tx: String, _ form: [String: String] = [:]) async throws
+    static func post(
+        _ t: TestTenant, _ policy: String, _ action: String, tx: String, _ form: [String: String] = [:]
+    ) async throws
         -> TestResponse
     {
         try await t.post("/contoso.onmicrosoft.com/\(policy.lowercased())/emulator/\(action)", form.merging(["tx": tx]) { a, _ in a })
@@ -61,7 +63,7 @@ import Testing
         tx.federatingWith = "google"
         #expect(tx.federatingWith == "google" && tx.step.accepts.contains("signin") && !tx.step.accepts.contains("mfaverify"))
         tx.federatingWith = nil
-        tx.mfa = PendingMFA(oid: "o", authTime: 1, newUser: false, newSession: true, method: .email, enrolling: false)
+        tx.mfa = PendingMFA(oid: "o", method: .email, enrolling: false)
         #expect(tx.step.accepts == ["mfasend", "mfaverify", "mfacontinue", "mfaqr", "cancel"] && tx.federatingWith == nil)
         let decoded = try JSONDecoder().decode(AuthorizeTransaction.self, from: JSONEncoder().encode(tx))
         #expect(decoded.mfa?.oid == "o" && decoded.idpAccessToken == "idp")

@@ -37,6 +37,8 @@ struct AuthorizeTransaction: Codable, Sendable {
     var step = JourneyStep.start
     /// What the journey has learnt about the person so far.
     var claims = JourneyClaims()
+    /// The orchestration step of the policy's journey (`Journey`) the transaction is at.
+    var stepIndex = 0
 
     subscript<T>(dynamicMember field: KeyPath<AppRequest, T>) -> T { request[keyPath: field] }
 
@@ -248,8 +250,14 @@ struct AuthorizeEndpoint: JourneyStepType {
                 session.map { $0.user.email.caseInsensitiveCompare(h) == .orderedSame || $0.user.oid == h.lowercased() } ?? false
             } ?? true
         let usableSession = (prompt.contains("login") || !hintMatches) ? nil : session
-        // A session that has not done the MFA this policy asks for cannot answer prompt=none: that needs a page.
-        let mfaPending = policy.mfa.map { $0.enforcement == .always } == true && session?.mfa == false
+        let runner = JourneyRunner(self)
+        let visit = Visit(req, context)
+        // A session that has not done the MFA this user asks for cannot answer prompt=none: that needs a page.
+        let mfaPending =
+            try session.map { s in
+                let state = try store.mfaState(oid: s.user.oid)
+                return !s.mfa && (policy.mfa?.enforcement == .always || state.mfaRequired)
+            } ?? false
         if prompt.contains("none") {
             guard let s = session, hintMatches, policy.kind != .resetPassword, policy.kind != .signUp, !mfaPending else {
                 throw OAuthFailure(
@@ -258,52 +266,33 @@ struct AuthorizeEndpoint: JourneyStepType {
             }
             store.journeys.note(
                 tx.id, .decision, "single sign-on", ["why": "prompt=none and a session of this user flow"], user: s.user.email)
-            return try await TokenIssuanceStep(self).enter(tx, user: s.user, authTime: s.authTime, newUser: false, secure: context.isHTTPS)
+            tx.claims.fromSession(s.user.oid, authTime: s.authTime, mfa: s.mfa)
+            return try await runner.silently(tx, policy: policy, visit)
         }
         // domain_hint: a provider of this policy's page is asked at once (an unknown hint shows the page, as B2C appears to).
-        if let hint = tx.domainHint, let provider = EmulatorSeed.IdentityProvider.hinted(hint),
-            policy.identityProviders.contains(provider), usableSession == nil
-        {
-            return try FederationStep(self).federate(tx, to: provider, origin: context.origin)
+        if usableSession == nil, let hint = tx.domainHint, let provider = Self.hintedProvider(hint, policy: policy) {
+            let journey = runner.journey(tx, policy: policy)
+            if let first = journey.steps.first, journey.contains(.federation) {
+                tx.claims.provider = provider
+                return try await runner.proceed(.next(tx), after: first.step, policy: policy, visit)
+            }
         }
-        if let hint = tx.domainHint?.lowercased(), usableSession == nil,
-            let provider = policy.oidcProviders.first(where: { $0.domainHint?.lowercased() == hint || $0.id.lowercased() == hint })
-        {
-            return try await FederationStep(self).federate(tx, to: provider, origin: context.origin)
-        }
-        if let hint = tx.domainHint?.lowercased(), usableSession == nil,
-            let provider = policy.samlProviders.first(where: { $0.domainHint?.lowercased() == hint || $0.id.lowercased() == hint })
-        {
-            return try await FederationStep(self).federate(tx, to: provider, origin: context.origin, policy: policy)
-        }
-        if let s = usableSession {
+        // The SSO session names the person: the journey's pages before the second factor are skipped.
+        if let s = usableSession, [.signUpSignIn, .signIn, .editProfile].contains(policy.kind) {
             store.journeys.note(tx.id, .decision, "single sign-on", ["why": "a session of this user flow for this app"], user: s.user.email)
+            tx.claims.fromSession(s.user.oid, authTime: s.authTime, mfa: s.mfa)
         }
-        switch policy.kind {
-        case .signUpSignIn, .signIn:
-            if let s = usableSession {
-                return try await SecondFactorStep(self).enter(
-                    tx, user: s.user, authTime: s.authTime, newUser: false, secure: context.isHTTPS, newSession: false,
-                    sessionDidMFA: s.mfa, policy: policy)
-            }
-            try store.saveTransaction(tx, now: clock.now())
-            return pages.signInPage(tx, policy: policy)
-        case .signUp:
-            try store.saveTransaction(tx, now: clock.now())
-            return try await SignUpStep(self).signUpPageStarting(tx, policy: policy)
-        case .editProfile:
-            if let s = usableSession {
-                tx.oid = s.user.oid
-                try store.saveTransaction(tx, now: clock.now())
-                return pages.profilePage(tx, policy: policy, user: s.user)
-            }
-            try store.saveTransaction(tx, now: clock.now())
-            return pages.signInPage(tx, policy: policy)
-        case .resetPassword:
-            try store.saveTransaction(tx, now: clock.now())
-            return pages.resetEmailPage(tx, policy: policy)
-        case .ropc, .clientCredentials:
-            fatalError("refused by authorizeTransaction (ROPC) and by seed parsing (client credentials)")
+        return try await runner.start(tx, policy: policy, visit)
+    }
+
+    /// The provider a `domain_hint` names among the policy's: a built-in one, or an OpenID Connect or SAML provider by its
+    /// domain hint or id.
+    static func hintedProvider(_ hint: String, policy: EmulatorSeed.Policy) -> String? {
+        if let provider = EmulatorSeed.IdentityProvider.hinted(hint), policy.identityProviders.contains(provider) {
+            return provider.rawValue
         }
+        let h = hint.lowercased()
+        return policy.oidcProviders.first { $0.domainHint?.lowercased() == h || $0.id.lowercased() == h }?.id
+            ?? policy.samlProviders.first { $0.domainHint?.lowercased() == h || $0.id.lowercased() == h }?.id
     }
 }

@@ -34,13 +34,12 @@ extension NativeAuthEndpoint {
         }
     }
 
-    /// Whether this sign-in needs a second factor after its first, and with which of the user's registered methods: the
-    /// user flow's MFA (always, or conditional on a risky sign-in) or the user's own `mfaRequired`.
+    /// Whether this sign-in needs a second factor after its first — the browser's rule (`SecondFactorRule`) — and with which
+    /// of the user's registered methods.
     func mfaNeed(_ user: EmulatorStore.UserRecord, _ journey: NativeJourney) throws -> MFANeed {
         let mfaChannels = mfaChannels(journey)
         let state = try store.mfaState(oid: user.oid)
-        let enforcement = seed.externalIdFlow?.mfa?.enforcement ?? .off
-        guard state.mfaRequired || enforcement == .always || (enforcement == .conditional && state.risky) else { return .none }
+        guard SecondFactorRule.required(seed.externalIdFlow?.mfa?.enforcement, state) != nil else { return .none }
         var methods: [StrongMethod] = []
         if mfaChannels.contains("email"), let email = state.mfaEmail {
             methods.append(

@@ -22,7 +22,6 @@ extension AuthorizeEndpoint {
         return try await recording(tx.id) { try await pageStep(name, req, request, context, policy: policy, form: form, tx: tx) }
     }
 
-
     /// One page's request, its transaction found: the step it belongs to.
     private func pageStep(
         _ name: String, _ req: Request, _ request: Request, _ context: EmulatorRequestContext, policy: EmulatorSeed.Policy,
@@ -37,17 +36,23 @@ extension AuthorizeEndpoint {
                     + "and start again.")
         }
         let signsUp = policy.kind == .signUpSignIn || policy.kind == .signUp
+        let runner = JourneyRunner(self)
+        let visit = Visit(request, context)
+        func goOn(_ outcome: StepOutcome, after step: Journey.Step) async throws -> Response {
+            try await runner.proceed(outcome, after: step, policy: policy, visit)
+        }
         switch (name, req.method.rawValue) {
         case ("signin", "GET"):
             return pages.signInPage(tx, policy: policy)
         case ("signin", "POST"):
-            return try await SignInStep(self).resume(form, tx, policy: policy, secure: context.isHTTPS)
+            return try await goOn(SignInStep(self).resume(form, tx, policy: policy), after: .combinedSignIn)
         case ("idp", "POST"):
-            return try await FederationStep(self).providerChosen(form, tx, policy: policy, origin: context.origin)
+            let firstPage = runner.journey(tx, policy: policy).steps.first?.step ?? .combinedSignIn
+            return try await goOn(FederationStep(self).providerChosen(form, tx, policy: policy), after: firstPage)
         case ("socialsignup", "POST"):
-            return try await FederationStep(self).socialSignUpSubmitted(form, tx, policy: policy, secure: context.isHTTPS)
+            return try await goOn(SocialSignUpStep(self).resume(form, tx, policy: policy), after: .socialSignUp)
         case ("mfasend", "POST"), ("mfaverify", "POST"), ("mfacontinue", "POST"), ("mfaqr", "GET"):
-            return try await SecondFactorStep(self).resume(name, form, tx, policy: policy, request: request, secure: context.isHTTPS)
+            return try await goOn(SecondFactorStep(self).resume(name, form, tx, policy: policy, request: request), after: .secondFactor)
         case ("forgot", "GET"):
             try store.deleteTransaction(id: tx.id)
             return redirectError(
@@ -59,16 +64,19 @@ extension AuthorizeEndpoint {
                 OAuthFailure(
                     error: "access_denied", code: "AADB2C90091", message: "The user has cancelled entering self-asserted information."))
         case ("signup", "GET") where signsUp:
-            return try await SignUpStep(self).signUpPageStarting(tx, policy: policy)
+            // The combined page's sign-up link: the journey's sign-up step.
+            let journey = runner.journey(tx, policy: policy)
+            tx.claims.signUpChosen = true
+            return try await runner.run(tx, from: journey.index(of: .signUp) ?? 0, journey, policy: policy, visit)
         case ("signup", "POST") where signsUp:
-            return try await SignUpStep(self).resume(form, tx, policy: policy, secure: context.isHTTPS)
+            return try await goOn(SignUpStep(self).resume(form, tx, policy: policy), after: .signUp)
         case ("profile", "POST") where policy.kind == .editProfile:
-            return try await ProfileEditStep(self).resume(form, tx, policy: policy, request: request, secure: context.isHTTPS)
+            return try await goOn(ProfileEditStep(self).resume(form, tx, policy: policy), after: .profileEdit)
         case ("reset", "POST") where policy.kind == .resetPassword, ("resend", "GET") where policy.kind == .resetPassword:
             let email = name == "resend" ? (tx.resetEmail ?? "") : (form["email"] ?? "").trimmingCharacters(in: .whitespaces)
             return try await PasswordResetStep(self).requestCode(email: email, &tx, policy: policy)
         case ("resetverify", "POST") where policy.kind == .resetPassword:
-            return try await PasswordResetStep(self).resume(form, &tx, policy: policy, secure: context.isHTTPS)
+            return try await goOn(PasswordResetStep(self).resume(form, tx, policy: policy), after: .passwordReset)
         default:
             break
         }

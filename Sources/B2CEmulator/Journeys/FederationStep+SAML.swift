@@ -49,7 +49,8 @@ extension FederationStep {
         tx.saml = nil
         tx.federatingWith = nil
         try store.saveTransaction(tx, now: clock.now())  // one answer per request: a replayed one finds nothing under way
-        store.journeys.note(tx.id, .step, "identity provider answered", ["expected": .string(pending.providerID), "answer": "SAMLResponse"])
+        store.journeys.note(
+            tx.id, .step, "identity provider answered", ["expected": .string(pending.providerID), "answer": "SAMLResponse"])
         let sp = serviceProvider(origin: context.origin, tenantSegment: tx.tenantSegment, policy: policy)
         let identity: FederatedIdentity
         do {
@@ -73,7 +74,8 @@ extension FederationStep {
             throw PageError(code: "AADB2C90273", message: "An invalid response was received : '\(e.reason)'")
         }
         logIdP(provider, tx, outcome: "ok")
-        return try await federated(identity, tx, policy: policy, secure: context.isHTTPS)
+        let outcome = try federated(identity, tx, policy: policy)
+        return try await JourneyRunner(self).proceed(outcome, after: .federation, policy: policy, Visit(req, context))
     }
 
     /// `GET /{tenant}/{policy}/samlp/metadata?idptp={provider id}`: the service provider as the IdP is to know it.

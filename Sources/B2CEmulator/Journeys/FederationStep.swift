@@ -6,10 +6,25 @@ import Hummingbird
 /// browser to the provider — here the tenant's own mock provider — which answers at `/{tenant}/oauth2/authresp`. A
 /// returning person (same provider and subject) goes on at once; a first-time one gets the social sign-up page, pre-filled
 /// from the provider's claims, and becomes a user whose tokens carry `idp` (and `newUser` the first time).
-struct FederationStep: JourneyStepType {
+struct FederationStep: OrchestrationStep {
     let parts: JourneyParts
 
-    init(_ c: some JourneyContext) { parts = JourneyParts(c) }
+    /// To the provider the claims bag names (a button of the page, or `domain_hint`).
+    func enter(_ tx: AuthorizeTransaction, _ visit: Visit, policy: EmulatorSeed.Policy) async throws -> StepOutcome {
+        let chosen = tx.claims.provider ?? ""
+        if let oidc = policy.oidcProviders.first(where: { $0.id == chosen }) {
+            return .respond(try await federate(tx, to: oidc, origin: visit.origin))
+        }
+        if let saml = policy.samlProviders.first(where: { $0.id == chosen }) {
+            return .respond(try await federate(tx, to: saml, origin: visit.origin, policy: policy))
+        }
+        guard let provider = EmulatorSeed.IdentityProvider(rawValue: chosen), provider != .local,
+            policy.identityProviders.contains(provider)
+        else {
+            throw PageError(code: "AADB2C90051", message: "No suitable claims providers were found.")
+        }
+        return .respond(try federate(tx, to: provider, origin: visit.origin))
+    }
 
     /// To the provider's authorize page, with this tenant's `authresp` as the redirect URI and the transaction as state.
     func federate(_ tx: AuthorizeTransaction, to provider: EmulatorSeed.IdentityProvider, origin: String) throws -> Response {
@@ -48,24 +63,16 @@ struct FederationStep: JourneyStepType {
                 loginHint: tx.loginHint))
     }
 
-    /// `idp` (a provider's button): the provider must be one of the policy's.
-    func providerChosen(
-        _ form: [String: String], _ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, origin: String
-    ) async throws
-        -> Response
-    {
-        if let oidc = policy.oidcProviders.first(where: { $0.id == form["provider"] }) {
-            return try await federate(tx, to: oidc, origin: origin)
-        }
-        if let saml = policy.samlProviders.first(where: { $0.id == form["provider"] }) {
-            return try await federate(tx, to: saml, origin: origin, policy: policy)
-        }
-        guard let provider = EmulatorSeed.IdentityProvider(rawValue: form["provider"] ?? ""), provider != .local,
-            policy.identityProviders.contains(provider)
-        else {
-            throw PageError(code: "AADB2C90051", message: "No suitable claims providers were found.")
-        }
-        return try federate(tx, to: provider, origin: origin)
+    /// `idp` (a provider's button): the provider must be one of the policy's; the journey goes on to it.
+    func providerChosen(_ form: [String: String], _ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy) throws -> StepOutcome {
+        let chosen = form["provider"] ?? ""
+        let offered =
+            policy.oidcProviders.contains { $0.id == chosen } || policy.samlProviders.contains { $0.id == chosen }
+            || EmulatorSeed.IdentityProvider(rawValue: chosen).map { $0 != .local && policy.identityProviders.contains($0) } == true
+        guard offered else { throw PageError(code: "AADB2C90051", message: "No suitable claims providers were found.") }
+        var tx = tx
+        tx.claims.provider = chosen
+        return .next(tx)
     }
 
     /// `/{tenant}/oauth2/authresp`: the provider's answer (code or error) for the transaction named by `state`.
@@ -82,12 +89,15 @@ struct FederationStep: JourneyStepType {
         store.journeys.note(
             tx.id, .step, "identity provider answered",
             ["expected": .string(tx.federatingWith ?? "none"), "answer": .string(q["error"].map { "error \($0)" } ?? "code")])
-        return try await recording(tx.id) { try await providerAnswered(q, tx: tx, policy: policy, context) }
+        return try await recording(tx.id) {
+            let outcome = try await providerAnswered(q, tx: tx, policy: policy, context)
+            return try await JourneyRunner(self).proceed(outcome, after: .federation, policy: policy, Visit(req, context))
+        }
     }
 
     private func providerAnswered(
         _ q: [String: String], tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, _ context: EmulatorRequestContext
-    ) async throws -> Response {
+    ) async throws -> StepOutcome {
         var tx = tx
         // Only the provider this sign-in was sent to may answer it, and once: an answer of another provider, or one for a
         // sign-in that sent nobody, would sign a stranger up at any policy.
@@ -97,11 +107,13 @@ struct FederationStep: JourneyStepType {
         }
         if let error = q["error"] {
             try store.deleteTransaction(id: tx.id)
-            return redirectError(
-                tx.reply,
-                OAuthFailure(
-                    error: "access_denied", code: "AADB2C90273",
-                    message: "An invalid response was received : 'Error: \(error),Error Description: \(q["error_description"] ?? "")'"))
+            return .respond(
+                redirectError(
+                    tx.reply,
+                    OAuthFailure(
+                        error: "access_denied", code: "AADB2C90273",
+                        message: "An invalid response was received : 'Error: \(error),Error Description: \(q["error_description"] ?? "")'"))
+            )
         }
         let pendingOIDC = tx.oidc
         tx.federatingWith = nil
@@ -140,16 +152,12 @@ struct FederationStep: JourneyStepType {
         }
         // A mock provider's access token is made up (opaque); an OpenID Connect provider's is its own, when it sent one.
         tx.idpAccessToken = identity.accessToken ?? identity.provider.map { "mock-\($0.rawValue)-" + Random.token(bytes: 24) }
-        return try await federated(identity, tx, policy: policy, secure: context.isHTTPS)
+        return try federated(identity, tx, policy: policy)
     }
 
-    /// The provider vouched for `identity`: a returning person goes on at once, a first-time one gets the social sign-up
-    /// page.
-    func federated(
-        _ identity: FederatedIdentity, _ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, secure: Bool
-    ) async throws
-        -> Response
-    {
+    /// The provider vouched for `identity`: a returning person is signed in; a first-time one goes on to the social sign-up
+    /// steps, where the user flow signs people up.
+    func federated(_ identity: FederatedIdentity, _ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy) throws -> StepOutcome {
         var tx = tx
         let returning = try store.federatedUser(identity)
         store.journeys.note(
@@ -159,73 +167,22 @@ struct FederationStep: JourneyStepType {
                 "name": .string(identity.name ?? ""),
                 "person": .string(returning == nil ? "first time: social sign-up" : "known"),
             ], user: identity.email)
+        tx.claims.provider = nil
         if let user = returning {
-            return try await SecondFactorStep(self).enter(
-                tx, user: user, authTime: clock.now(), newUser: false, secure: secure, newSession: true, sessionDidMFA: false,
-                policy: policy)
+            tx.claims.signedIn(user.oid, at: clock.now())
+            return .next(tx)
         }
         // A person the directory does not know can sign up only where the user flow signs people up.
-        guard [.signUpSignIn, .signUp].contains(policy.kind) else {
+        guard JourneyRunner(self).journey(tx, policy: policy).contains(.socialSignUp) else {
             try store.deleteTransaction(id: tx.id)
-            return redirectError(
-                tx.reply,
-                OAuthFailure(
-                    error: "access_denied", code: "AADB2C99002",
-                    message: "This user does not exist. Please sign up before you can sign in."))
+            return .respond(
+                redirectError(
+                    tx.reply,
+                    OAuthFailure(
+                        error: "access_denied", code: "AADB2C99002",
+                        message: "This user does not exist. Please sign up before you can sign in.")))
         }
-        // "After federating with an identity provider during sign-up": the connector may stop here or pre-fill the page.
-        var identity = identity
-        let claims = connectorClaims(
-            email: identity.email, identity: identity, displayName: identity.name, givenName: identity.givenName,
-            surname: identity.surname, attributes: [:])
-        switch try await callConnector(.postFederationSignup, policy: policy, tx: tx, claims: claims) {
-        case .block(let message): return try blockPage(tx, message: message)
-        case .validationError: throw PageError(code: "AADB2C90261", message: "ValidationError is not an answer of this step.")
-        case .proceed(let returned):
-            identity.name = returned["displayName"]?.stringValue ?? identity.name
-            identity.givenName = returned["givenName"]?.stringValue ?? identity.givenName
-            identity.surname = returned["surname"]?.stringValue ?? identity.surname
-        }
-        tx.federated = identity
-        try store.saveTransaction(tx, now: clock.now())
-        return pages.socialSignUpPage(tx, identity: identity)
-    }
-
-    /// `socialsignup`: the first-time federated person's page, then a new user linked to the identity.
-    func socialSignUpSubmitted(
-        _ form: [String: String], _ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, secure: Bool
-    ) async throws
-        -> Response
-    {
-        guard let identity = tx.federated else { throw PageError(code: nil, message: "Sign in with your identity provider first.") }
-        var given = (form["givenName"] ?? "").trimmingCharacters(in: .whitespaces)
-        var surname = (form["surname"] ?? "").trimmingCharacters(in: .whitespaces)
-        var display = (form["displayName"] ?? "").trimmingCharacters(in: .whitespaces)
-        guard !display.isEmpty else {
-            return pages.socialSignUpPage(tx, identity: identity, error: pages.strings(tx)["required_displayName"], form: form)
-        }
-        var attributes: [String: JSONValue] = [:]
-        let claims = connectorClaims(
-            email: identity.email, identity: identity, displayName: display, givenName: given, surname: surname, attributes: [:])
-        switch try await callConnector(.postAttributeCollection, policy: policy, tx: tx, claims: claims) {
-        case .block(let message): return try blockPage(tx, message: message)
-        case .validationError(let message): return pages.socialSignUpPage(tx, identity: identity, error: message, form: form)
-        case .proceed(let returned):
-            SignUpStep.apply(
-                returned, policy: policy, displayName: &display, givenName: &given, surname: &surname, attributes: &attributes)
-        }
-        var user: EmulatorStore.UserRecord
-        do {
-            user = try store.createFederatedUser(identity, displayName: display, givenName: given, surname: surname, now: clock.now())
-        } catch EmulatorStore.UserError.emailTaken {
-            return pages.socialSignUpPage(
-                tx, identity: identity, error: pages.strings(tx)["UserMessageIfClaimsPrincipalAlreadyExists"], form: form)
-        }
-        if !attributes.isEmpty {
-            try store.setAttributes(oid: user.oid, attributes)
-            user.attributes = attributes
-        }
-        return try await SecondFactorStep(self).enter(
-            tx, user: user, authTime: clock.now(), newUser: true, secure: secure, newSession: true, sessionDidMFA: false, policy: policy)
+        tx.claims.firstTimeIdentity = identity
+        return .next(tx)
     }
 }

@@ -33,9 +33,13 @@ struct JourneyParts: Sendable {
 /// requests its step (`JourneyStep`) takes.
 protocol JourneyStepType: JourneyContext {
     var parts: JourneyParts { get }
+    init(parts: JourneyParts)
 }
 
 extension JourneyStepType {
+    /// The step with the parts of the type that makes it (`SecondFactorStep(self)`).
+    init(_ c: some JourneyContext) { self.init(parts: JourneyParts(c)) }
+
     var seed: EmulatorSeed { parts.seed }
     var store: EmulatorStore { parts.store }
     var clock: EmulatorClock { parts.clock }

@@ -1,3 +1,5 @@
+import B2CProtocol
+
 /// Where a browser journey stands: the one thing it waits for, with what that step keeps — a fact of the transaction, so
 /// which request may come next is decided in one place (`accepts`), and a page posted out of turn is refused there.
 enum JourneyStep: Codable, Sendable {
@@ -59,16 +61,105 @@ enum JourneyStep: Codable, Sendable {
     }
 }
 
-/// What the journey has learnt about the person, carried from step to step to token issuance.
+/// The claims bag: what the journey has learnt about the person, carried from step to step to token issuance, and what the
+/// steps' conditions (`Journey.Condition`) read.
 struct JourneyClaims: Codable, Sendable {
-    /// The signed-in user, once known (edit profile after sign-in).
+    /// The user, once known (signed in, signed up, federated and linked, or the SSO session's).
     var oid: String?
+    /// When the person authenticated (now, or the SSO session's time).
+    var authTime: Int?
+    /// The person signed up in this journey (the `newUser` claim).
+    var newUser = false
+    /// The first factor was typed on a page: token issuance makes a new SSO session.
+    var newSession = false
+    /// The SSO session that answered had done MFA.
+    var sessionDidMFA = false
+    /// A second factor was passed in this journey.
+    var mfaDone = false
+    /// The combined page's sign-up link was followed.
+    var signUpChosen = false
+    /// The provider chosen (a built-in provider's name, or an OpenID Connect or SAML provider's id), until it answers.
+    var provider: String?
+    /// A provider vouched for a person the directory does not know: the social sign-up's identity.
+    var firstTimeIdentity: FederatedIdentity?
     /// The address the sign-up page verified.
     var verifiedEmail: String?
     /// The provider's access token of a federated sign-in, for the `idp_access_token` claim.
     var idpAccessToken: String?
     /// "Keep me signed in" was checked on the sign-in page.
     var rememberMe = false
+    /// Claims the callouts before the token added (the API connector, the OnTokenIssuanceStart extension).
+    var extraClaims: [String: JSONValue] = [:]
+
+    init() {}
+
+    /// A bag of an older emulator's transaction decodes too: what it lacks is unset.
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        oid = try c.decodeIfPresent(String.self, forKey: .oid)
+        authTime = try c.decodeIfPresent(Int.self, forKey: .authTime)
+        newUser = try c.decodeIfPresent(Bool.self, forKey: .newUser) ?? false
+        newSession = try c.decodeIfPresent(Bool.self, forKey: .newSession) ?? false
+        sessionDidMFA = try c.decodeIfPresent(Bool.self, forKey: .sessionDidMFA) ?? false
+        mfaDone = try c.decodeIfPresent(Bool.self, forKey: .mfaDone) ?? false
+        signUpChosen = try c.decodeIfPresent(Bool.self, forKey: .signUpChosen) ?? false
+        provider = try c.decodeIfPresent(String.self, forKey: .provider)
+        firstTimeIdentity = try c.decodeIfPresent(FederatedIdentity.self, forKey: .firstTimeIdentity)
+        verifiedEmail = try c.decodeIfPresent(String.self, forKey: .verifiedEmail)
+        idpAccessToken = try c.decodeIfPresent(String.self, forKey: .idpAccessToken)
+        rememberMe = try c.decodeIfPresent(Bool.self, forKey: .rememberMe) ?? false
+        extraClaims = try c.decodeIfPresent(String.self, forKey: .extraClaims).flatMap { try? JSONValue.parse($0).objectValue } ?? [:]
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case oid, authTime, newUser, newSession, sessionDidMFA, mfaDone, signUpChosen, provider, firstTimeIdentity, verifiedEmail
+        case idpAccessToken, rememberMe, extraClaims
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encodeIfPresent(oid, forKey: .oid)
+        try c.encodeIfPresent(authTime, forKey: .authTime)
+        try c.encode(newUser, forKey: .newUser)
+        try c.encode(newSession, forKey: .newSession)
+        try c.encode(sessionDidMFA, forKey: .sessionDidMFA)
+        try c.encode(mfaDone, forKey: .mfaDone)
+        try c.encode(signUpChosen, forKey: .signUpChosen)
+        try c.encodeIfPresent(provider, forKey: .provider)
+        try c.encodeIfPresent(firstTimeIdentity, forKey: .firstTimeIdentity)
+        try c.encodeIfPresent(verifiedEmail, forKey: .verifiedEmail)
+        try c.encodeIfPresent(idpAccessToken, forKey: .idpAccessToken)
+        try c.encode(rememberMe, forKey: .rememberMe)
+        // The callouts' claims are JSON of any shape: kept as their serialization.
+        if !extraClaims.isEmpty { try c.encode(JSONValue.object(extraClaims).serialized(), forKey: .extraClaims) }
+    }
+
+    /// The person signed in now, on a page: a new session follows.
+    mutating func signedIn(_ oid: String, at now: Int, newUser: Bool = false) {
+        (self.oid, authTime, self.newUser, newSession) = (oid, now, newUser, true)
+    }
+
+    /// The SSO session named the person: no new session, and its MFA counts.
+    mutating func fromSession(_ oid: String, authTime: Int, mfa: Bool) {
+        (self.oid, self.authTime, newSession, sessionDidMFA) = (oid, authTime, false, mfa)
+    }
+
+    /// The bag as the recorder keeps it (which masks the provider's token, as it masks every secret).
+    var recorded: JSONValue {
+        var o: [String: JSONValue] = [
+            "newUser": .bool(newUser), "newSession": .bool(newSession), "mfaDone": .bool(mfaDone), "rememberMe": .bool(rememberMe),
+        ]
+        if let oid { o["objectId"] = .string(oid) }
+        if let authTime { o["authTime"] = JSONValue(authTime) }
+        if sessionDidMFA { o["sessionDidMFA"] = true }
+        if signUpChosen { o["signUpChosen"] = true }
+        if let provider { o["provider"] = .string(provider) }
+        if let f = firstTimeIdentity { o["firstTimeIdentity"] = .string(f.email) }
+        if let verifiedEmail { o["verifiedEmail"] = .string(verifiedEmail) }
+        if let idpAccessToken { o["idpAccessToken"] = .string(idpAccessToken) }
+        if !extraClaims.isEmpty { o["extraClaims"] = .object(extraClaims) }
+        return .object(o)
+    }
 }
 
 /// The transaction's fields as each step reads and writes them: each lives in its step (setting one moves the transaction

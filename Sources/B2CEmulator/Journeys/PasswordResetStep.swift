@@ -3,10 +3,13 @@ import Foundation
 import Hummingbird
 
 /// The reset-password user flow: a code to the account's address, then the code and the new password, then tokens.
-struct PasswordResetStep: JourneyStepType {
+struct PasswordResetStep: OrchestrationStep {
     let parts: JourneyParts
 
-    init(_ c: some JourneyContext) { parts = JourneyParts(c) }
+    func enter(_ tx: AuthorizeTransaction, _ visit: Visit, policy: EmulatorSeed.Policy) async throws -> StepOutcome {
+        try store.saveTransaction(tx, now: clock.now())
+        return .respond(pages.resetEmailPage(tx, policy: policy))
+    }
 
     /// "Send verification code": the code goes to the outbox (`GET /_admin/outbox`).
     func requestCode(
@@ -27,12 +30,10 @@ struct PasswordResetStep: JourneyStepType {
         return pages.resetVerifyPage(tx, policy: policy)
     }
 
-    /// The emailed code and the new password: three wrong codes need a new code; a good one sets the password.
-    func resume(
-        _ form: [String: String], _ tx: inout AuthorizeTransaction, policy: EmulatorSeed.Policy, secure: Bool
-    )
-        async throws -> Response
-    {
+    /// The emailed code and the new password: three wrong codes need a new code; a good one sets the password, and the
+    /// person is signed in.
+    func resume(_ form: [String: String], _ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy) async throws -> StepOutcome {
+        var tx = tx
         let now = clock.now()
         let t = pages.strings(tx)
         guard let email = tx.resetEmail, let expected = tx.resetCodeHash, let user = try store.user(email: email) else {
@@ -44,14 +45,15 @@ struct PasswordResetStep: JourneyStepType {
             if tx.resetAttempts >= 3 { tx.resetCodeHash = nil }
             try store.saveTransaction(tx, now: now)
             let message = t[tx.resetAttempts >= 3 ? "reset_too_many_attempts" : "reset_code_mismatch"]
-            return pages.resetVerifyPage(tx, policy: policy, error: message)
+            return .respond(pages.resetVerifyPage(tx, policy: policy, error: message))
         }
         let pw = form["newPassword"] ?? ""
-        if let problem = SignUpStep.passwordProblem(pw) { return pages.resetVerifyPage(tx, policy: policy, error: t[problem]) }
+        if let problem = SignUpStep.passwordProblem(pw) { return .respond(pages.resetVerifyPage(tx, policy: policy, error: t[problem])) }
         guard pw == form["reenterPassword"] else {
-            return pages.resetVerifyPage(tx, policy: policy, error: t["error_passwordEntryMismatch"])
+            return .respond(pages.resetVerifyPage(tx, policy: policy, error: t["error_passwordEntryMismatch"]))
         }
         try store.setPassword(oid: user.oid, password: pw, now: now)
-        return try await TokenIssuanceStep(self).enter(tx, user: user, authTime: now, newUser: false, secure: secure, newSession: true)
+        tx.claims.signedIn(user.oid, at: now)
+        return .next(tx)
     }
 }

@@ -5,10 +5,6 @@ import Hummingbird
 /// A second factor under way: who passed the first one, how, and the code or secret of this step.
 struct PendingMFA: Codable, Sendable {
     var oid: String
-    var authTime: Int
-    var newUser: Bool
-    /// The first factor was typed on a page (a new SSO session follows), not answered by an SSO session.
-    var newSession: Bool
     var method: EmulatorSeed.MFA.Method
     /// The method is being registered (a phone number entered, an authenticator scanned), not only used.
     var enrolling: Bool
@@ -30,10 +26,8 @@ struct PendingMFA: Codable, Sendable {
 /// authenticator app (TOTP) with enrolment by QR code — unless the SSO session already did MFA. Entered after every
 /// first factor (a password, a sign-up, a provider's answer, an SSO session of a policy that now asks more); resumed by
 /// the pages of its step (`mfasend`, `mfaverify`, `mfacontinue`, `mfaqr`); ends in `TokenIssuanceStep`.
-struct SecondFactorStep: JourneyStepType {
+struct SecondFactorStep: OrchestrationStep {
     let parts: JourneyParts
-
-    init(_ c: some JourneyContext) { parts = JourneyParts(c) }
 
     /// Codes live ten minutes (B2C's one-time-password default); three wrong phone or authenticator codes end the
     /// journey (AADB2C90151), five wrong email codes too (AADB2C90157, the self-asserted page's retry cap).
@@ -51,33 +45,30 @@ struct SecondFactorStep: JourneyStepType {
                 oid: m.oid, outcome: outcome))
     }
 
-    /// The first factor passed: the second one when the policy asks for it, else back to the app.
-    func enter(
-        _ tx: AuthorizeTransaction, user: EmulatorStore.UserRecord, authTime: Int, newUser: Bool, secure: Bool, newSession: Bool,
-        sessionDidMFA: Bool, policy: EmulatorSeed.Policy
-    ) async throws -> Response {
+    /// The first factor passed: the second one when the rule (`SecondFactorRule`) asks for it — or, under conditional MFA,
+    /// to register a method someone has none of — else the journey goes on.
+    func enter(_ tx: AuthorizeTransaction, _ visit: Visit, policy: EmulatorSeed.Policy) async throws -> StepOutcome {
         let journeys = store.journeys
-        guard let mfa = policy.mfa, mfa.enforcement != .off, !sessionDidMFA else {
-            let why = sessionDidMFA ? "the session already did it" : "the user flow does not ask for it"
-            journeys.note(tx.id, .decision, "MFA not asked", ["why": .string(why)], user: user.email)
-            return try await TokenIssuanceStep(self).enter(
-                tx, user: user, authTime: authTime, newUser: newUser, secure: secure, newSession: newSession)
-        }
+        let user = try DirectoryReadStep(parts: parts).user(tx)
+        let c = tx.claims
         let state = try store.mfaState(oid: user.oid)
+        let mfa = policy.mfa ?? .init(methods: [.email], enforcement: .off)
         let method = mfa.methods.first { state.enrolled($0) } ?? mfa.methods[0]
         let enrolled = state.enrolled(method)
-        if mfa.enforcement == .conditional && !state.risky && enrolled {
-            journeys.note(tx.id, .decision, "MFA not asked", ["why": "conditional, and this sign-in is not risky"], user: user.email)
-            return try await TokenIssuanceStep(self).enter(
-                tx, user: user, authTime: authTime, newUser: newUser, secure: secure, newSession: newSession)
+        let required = SecondFactorRule.required(mfa.enforcement, state)
+        let registration = mfa.enforcement == .conditional && !enrolled
+        guard !c.sessionDidMFA, let why = required ?? (registration ? "conditional: a method is registered on first use" : nil) else {
+            let why =
+                c.sessionDidMFA
+                ? "the session already did it"
+                : mfa.enforcement == .conditional ? "conditional, and this sign-in is not risky" : "the user flow does not ask for it"
+            journeys.note(tx.id, .decision, "MFA not asked", ["why": .string(why)], user: user.email)
+            return .next(tx)
         }
         journeys.note(
-            tx.id, .decision, "MFA asked",
-            [
-                "why": .string(mfa.enforcement == .always ? "the user flow always asks" : "conditional, and this sign-in is risky"),
-                "method": .string(method.rawValue), "enrolling": .bool(!enrolled),
-            ], user: user.email)
-        if mfa.enforcement == .conditional && state.risky && !enrolled {
+            tx.id, .decision, "MFA asked", ["why": .string(why), "method": .string(method.rawValue), "enrolling": .bool(!enrolled)],
+            user: user.email)
+        if mfa.enforcement == .conditional && state.risky && !enrolled && !state.mfaRequired {
             try store.deleteTransaction(id: tx.id)
             store.log(
                 .init(
@@ -90,23 +81,22 @@ struct SecondFactorStep: JourneyStepType {
         }
         var tx = tx
         tx.mfa = PendingMFA(
-            oid: user.oid, authTime: authTime, newUser: newUser, newSession: newSession, method: method, enrolling: !enrolled,
-            phone: enrolled ? state.phone : nil,
+            oid: user.oid, method: method, enrolling: !enrolled, phone: enrolled ? state.phone : nil,
             totpSecret: method == .totp && !enrolled ? (state.totpSecret ?? TOTP.newSecret()) : nil)
         try store.saveTransaction(tx, now: clock.now())
-        return try mfaPage(tx, user: user, policy: policy)
+        return .respond(try mfaPage(tx, user: user, policy: policy))
     }
 
     /// A request of this step's pages.
     func resume(
-        _ name: String, _ form: [String: String], _ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, request: Request, secure: Bool
-    ) async throws -> Response {
+        _ name: String, _ form: [String: String], _ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, request: Request
+    ) async throws -> StepOutcome {
         var tx = tx
         switch name {
-        case "mfasend": return try await mfaSend(form, &tx, policy: policy)
-        case "mfaverify": return try await mfaVerify(form, &tx, policy: policy, request: request, secure: secure)
-        case "mfacontinue": return try await mfaContinue(tx, policy: policy, request: request, secure: secure)
-        default: return try mfaQRCode(tx)
+        case "mfasend": return .respond(try await mfaSend(form, &tx, policy: policy))
+        case "mfaverify": return try await mfaVerify(form, &tx, policy: policy, request: request)
+        case "mfacontinue": return try await mfaContinue(tx, policy: policy, request: request)
+        default: return .respond(try mfaQRCode(tx))
         }
     }
 
@@ -193,8 +183,8 @@ struct SecondFactorStep: JourneyStepType {
     /// `mfaverify`: the code typed (email, phone) or the authenticator's (TOTP). Email then shows `#continue`; the others go
     /// back to the app at once. The last wrong phone or authenticator code ends the journey with AADB2C90151.
     private func mfaVerify(
-        _ form: [String: String], _ tx: inout AuthorizeTransaction, policy: EmulatorSeed.Policy, request: Request, secure: Bool
-    ) async throws -> Response {
+        _ form: [String: String], _ tx: inout AuthorizeTransaction, policy: EmulatorSeed.Policy, request: Request
+    ) async throws -> StepOutcome {
         guard var m = tx.mfa, let user = try store.user(oid: m.oid) else { throw PageError(code: nil, message: "Sign in first.") }
         let now = clock.now()
         let typed = (form["verificationCode"] ?? form["ReadOnlyEmail_ver_input"] ?? form["otpCode"] ?? "").filter { !$0.isWhitespace }
@@ -207,34 +197,32 @@ struct SecondFactorStep: JourneyStepType {
             good = try step.map { try store.takeTOTPStep(oid: m.oid, $0) } ?? false
         case .email, .phone:
             guard let hash = m.codeHash, let expires = m.codeExpiresAt else {
-                return try mfaPage(tx, user: user, policy: policy, error: "Send a verification code first.")
+                return .respond(try mfaPage(tx, user: user, policy: policy, error: "Send a verification code first."))
             }
             guard now < expires else {
-                return try mfaPage(tx, user: user, policy: policy, error: pages.strings(tx)["ver_fail_code_expired"])
+                return .respond(try mfaPage(tx, user: user, policy: policy, error: pages.strings(tx)["ver_fail_code_expired"]))
             }
             good = typed.count == 6 && EmulatorStore.hash(typed) == hash
         }
         guard good else {
             logMFA(m, tx, "wrong code")
-            return try wrongCode(&tx, &m, user: user, policy: policy)
+            return .respond(try wrongCode(&tx, &m, user: user, policy: policy))
         }
         logMFA(m, tx, m.enrolling ? "verified, registered" : "verified")
         if m.method == .email && !m.verified {
             m.verified = true
             tx.mfa = m
             try store.saveTransaction(tx, now: now)
-            return pages.emailMFAPage(tx, email: user.email, verified: true)
+            return .respond(pages.emailMFAPage(tx, email: user.email, verified: true))
         }
-        return try await mfaDone(tx, m, user: user, request: request, secure: secure)
+        return try mfaDone(tx, m, request: request)
     }
 
     /// `mfacontinue`: email's `#continue` after its code was verified.
-    private func mfaContinue(
-        _ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, request: Request, secure: Bool
-    ) async throws -> Response {
+    private func mfaContinue(_ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, request: Request) async throws -> StepOutcome {
         guard let m = tx.mfa, let user = try store.user(oid: m.oid) else { throw PageError(code: nil, message: "Sign in first.") }
-        guard m.verified else { return try mfaPage(tx, user: user, policy: policy, error: "Verify the code first.") }
-        return try await mfaDone(tx, m, user: user, request: request, secure: secure)
+        guard m.verified else { return .respond(try mfaPage(tx, user: user, policy: policy, error: "Verify the code first.")) }
+        return try mfaDone(tx, m, request: request)
     }
 
     /// `mfaqr`: the enrolment's QR code (a PNG of the `otpauth://` URI).
@@ -269,12 +257,8 @@ struct SecondFactorStep: JourneyStepType {
         return try mfaPage(tx, user: user, policy: policy, error: message)
     }
 
-    /// The second factor passed: a new method is registered, the session remembers MFA, and the app gets its answer.
-    private func mfaDone(
-        _ tx: AuthorizeTransaction, _ m: PendingMFA, user: EmulatorStore.UserRecord, request: Request, secure: Bool
-    )
-        async throws -> Response
-    {
+    /// The second factor passed: a new method is registered, the session remembers MFA, and the journey goes on.
+    private func mfaDone(_ tx: AuthorizeTransaction, _ m: PendingMFA, request: Request) throws -> StepOutcome {
         if m.enrolling {
             switch m.method {
             case .phone: try store.setPhone(oid: m.oid, m.phone, enrolled: true)
@@ -282,8 +266,10 @@ struct SecondFactorStep: JourneyStepType {
             case .email: break
             }
         }
-        if !m.newSession, let id = sessions.id(in: request) { try store.markSessionMFA(id: id) }
-        return try await TokenIssuanceStep(self).enter(
-            tx, user: user, authTime: m.authTime, newUser: m.newUser, secure: secure, newSession: m.newSession, mfa: true)
+        var tx = tx
+        if !tx.claims.newSession, let id = sessions.id(in: request) { try store.markSessionMFA(id: id) }
+        tx.claims.mfaDone = true
+        tx.mfa = nil
+        return .next(tx)
     }
 }

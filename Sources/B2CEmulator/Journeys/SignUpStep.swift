@@ -4,11 +4,14 @@ import Hummingbird
 
 /// Sign-up with a local account: the page (after External ID's OnAttributeCollectionStart), its email verification, the
 /// password rules, the user flow's attributes, B2C's `postAttributeCollection` connector and External ID's
-/// OnAttributeCollectionSubmit, then the account and the second factor.
-struct SignUpStep: JourneyStepType {
+/// OnAttributeCollectionSubmit (its validations), then the account written to the directory.
+struct SignUpStep: OrchestrationStep {
     let parts: JourneyParts
 
-    init(_ c: some JourneyContext) { parts = JourneyParts(c) }
+    func enter(_ tx: AuthorizeTransaction, _ visit: Visit, policy: EmulatorSeed.Policy) async throws -> StepOutcome {
+        try store.saveTransaction(tx, now: clock.now())
+        return .respond(try await signUpPageStarting(tx, policy: policy))
+    }
 
     /// The string id of what is wrong with a new password (B2C's default rules), or nil.
     static func passwordProblem(_ p: String) -> String? {
@@ -20,34 +23,31 @@ struct SignUpStep: JourneyStepType {
         return classes >= 3 ? nil : "password_classes"
     }
 
-    /// The sign-up form: a new user, then back to the app (newUser = true).
-    func resume(
-        _ form: [String: String], _ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, secure: Bool
-    ) async throws
-        -> Response
-    {
+    /// The sign-up form: its validations (the password rules, the attributes, the connector and the extension before the
+    /// account is made), then a new user (newUser = true) and the journey goes on.
+    func resume(_ form: [String: String], _ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy) async throws -> StepOutcome {
         var tx = tx
         let t = pages.strings(tx)
         let now = clock.now()
         let email = (form["email"] ?? "").trimmingCharacters(in: .whitespaces)
         switch form["step"] ?? "create" {
-        case "send", "verify", "edit": return try await verifySignUpEmail(form, &tx, email: email, policy: policy)
+        case "send", "verify", "edit": return .respond(try await verifySignUpEmail(form, &tx, email: email, policy: policy))
         default: break
         }
         guard EmulatorSeed.isPlausibleEmail(email) else {
-            return pages.signUpPage(tx, policy: policy, error: t["error_invalid_email"], form: form)
+            return .respond(pages.signUpPage(tx, policy: policy, error: t["error_invalid_email"], form: form))
         }
         if policy.emailVerification != .off && tx.verifiedEmail?.lowercased() != email.lowercased() {
-            return pages.signUpPage(tx, policy: policy, error: t["UserMessageIfClaimNotVerified"], form: form)
+            return .respond(pages.signUpPage(tx, policy: policy, error: t["UserMessageIfClaimNotVerified"], form: form))
         }
         let pw = form["newPassword"] ?? ""
-        if let problem = Self.passwordProblem(pw) { return pages.signUpPage(tx, policy: policy, error: t[problem], form: form) }
+        if let problem = Self.passwordProblem(pw) { return .respond(pages.signUpPage(tx, policy: policy, error: t[problem], form: form)) }
         guard pw == form["reenterPassword"] else {
-            return pages.signUpPage(tx, policy: policy, error: t["error_passwordEntryMismatch"], form: form)
+            return .respond(pages.signUpPage(tx, policy: policy, error: t["error_passwordEntryMismatch"], form: form))
         }
         var collected: [String: JSONValue]
         do { collected = try Self.collectedAttributes(form, policy: policy) } catch let e as AttributeProblem {
-            return pages.signUpPage(tx, policy: policy, error: "\(e.label): \(t[e.stringID])", form: form)
+            return .respond(pages.signUpPage(tx, policy: policy, error: "\(e.label): \(t[e.stringID])", form: form))
         }
         var given = (form["givenName"] ?? "").trimmingCharacters(in: .whitespaces)
         var surname = (form["surname"] ?? "").trimmingCharacters(in: .whitespaces)
@@ -56,8 +56,8 @@ struct SignUpStep: JourneyStepType {
         let claims = connectorClaims(
             email: email, identity: nil, displayName: display, givenName: given, surname: surname, attributes: collected)
         switch try await callConnector(.postAttributeCollection, policy: policy, tx: tx, claims: claims) {
-        case .block(let message): return try blockPage(tx, message: message)
-        case .validationError(let message): return pages.signUpPage(tx, policy: policy, error: message, form: form)
+        case .block(let message): return .respond(try blockPage(tx, message: message))
+        case .validationError(let message): return .respond(pages.signUpPage(tx, policy: policy, error: message, form: form))
         case .proceed(let returned):
             Self.apply(returned, policy: policy, displayName: &display, givenName: &given, surname: &surname, attributes: &collected)
         }
@@ -67,7 +67,7 @@ struct SignUpStep: JourneyStepType {
         if let action = try await extensionAction(.onAttributeCollectionSubmit, tx, data: ["userSignUpInfo": info]) {
             switch action["@odata.type"]?.stringValue ?? "" {
             case "microsoft.graph.attributeCollectionSubmit.showBlockPage":
-                return try blockPage(tx, message: action["message"]?.stringValue ?? "")
+                return .respond(try blockPage(tx, message: action["message"]?.stringValue ?? ""))
             case "microsoft.graph.attributeCollectionSubmit.showValidationError":
                 let fields = (action["attributeErrors"]?.objectValue ?? [:]).sorted { $0.key < $1.key }.map { name, text in
                     let attribute = storedAttributeName(name)
@@ -75,7 +75,7 @@ struct SignUpStep: JourneyStepType {
                     return "\(label): \(text.stringValue ?? "")"
                 }
                 let message = ([action["message"]?.stringValue ?? ""] + fields).filter { !$0.isEmpty }.joined(separator: " ")
-                return pages.signUpPage(tx, policy: policy, error: message, form: form)
+                return .respond(pages.signUpPage(tx, policy: policy, error: message, form: form))
             case "microsoft.graph.attributeCollectionSubmit.modifyAttributeValues":
                 var changed: [String: JSONValue] = [:]
                 for (name, value) in action["attributes"]?.objectValue ?? [:] { changed[storedAttributeName(name)] = value }
@@ -89,14 +89,15 @@ struct SignUpStep: JourneyStepType {
         do {
             user = try store.createUser(email: email, password: pw, displayName: display, givenName: given, surname: surname, now: now)
         } catch EmulatorStore.UserError.emailTaken {
-            return pages.signUpPage(tx, policy: policy, error: t["UserMessageIfClaimsPrincipalAlreadyExists"], form: form)
+            return .respond(pages.signUpPage(tx, policy: policy, error: t["UserMessageIfClaimsPrincipalAlreadyExists"], form: form))
         }
         if !collected.isEmpty {
             try store.setAttributes(oid: user.oid, collected)
             user.attributes = collected
         }
-        return try await SecondFactorStep(self).enter(
-            tx, user: user, authTime: now, newUser: true, secure: secure, newSession: true, sessionDidMFA: false, policy: policy)
+        tx.claims.signedIn(user.oid, at: now, newUser: true)
+        tx.claims.provider = nil
+        return .next(tx)
     }
 
     /// The sign-up page's email verification: send a code (to the outbox), verify it, or change the address.

@@ -2,31 +2,21 @@ import B2CProtocol
 import Foundation
 import Hummingbird
 
-/// The last step of every browser journey, the one place where tokens and the SSO session are made: the claims callouts
-/// before the token (B2C's `preTokenIssuance` connector, External ID's OnTokenIssuanceStart), the code and the implicit
-/// tokens, the session (keep me signed in), and the answer to the app.
-struct TokenIssuanceStep: JourneyStepType {
+/// The last step of every browser journey, the one place where tokens and the SSO session are made: the code and the
+/// implicit tokens with the claims the callouts before it added, the session (keep me signed in), and the answer to the
+/// app.
+struct TokenIssuanceStep: OrchestrationStep {
     let parts: JourneyParts
 
-    init(_ c: some JourneyContext) { parts = JourneyParts(c) }
-
     /// The user is known: issue a code (and/or implicit tokens), keep the SSO session, go back to the app.
-    func enter(
-        _ tx: AuthorizeTransaction, user: EmulatorStore.UserRecord, authTime: Int, newUser: Bool, secure: Bool,
-        newSession: Bool = false, mfa: Bool = false
-    ) async throws -> Response {
-        guard let policy = seed.policy(named: tx.policy), let app = seed.app(clientId: tx.clientId) else {
+    func enter(_ tx: AuthorizeTransaction, _ visit: Visit, policy: EmulatorSeed.Policy) async throws -> StepOutcome {
+        guard let app = seed.app(clientId: tx.clientId) else {
             throw PageError(code: nil, message: "The tenant configuration changed during sign-in; start again from your app.")
         }
-        // "Before sending the token": the connector's claims go into this sign-in's tokens (not into later refreshes).
-        var extraClaims = try await preTokenClaims(tx, user: user, policy: policy)
-        // External ID's OnTokenIssuanceStart: a failure sends the app an error, and no token is minted.
-        switch await tokenIssuanceClaims(tx.callout, user: user) {
-        case .success(let claims): extraClaims.merge(claims) { _, new in new }
-        case .failure(let f):
-            try store.deleteTransaction(id: tx.id)
-            return redirectError(tx.reply, OAuthFailure(error: "server_error", code: "AADSTS\(f.code)", message: f.pageError.message))
-        }
+        let user = try DirectoryReadStep(parts: parts).user(tx)
+        let c = tx.claims
+        let (authTime, newUser, newSession, mfa) = (c.authTime ?? clock.now(), c.newUser, c.newSession, c.mfaDone)
+        let (extraClaims, secure) = (c.extraClaims, visit.secure)
         store.journeys.note(
             tx.id, .claims, "token issuance",
             [
@@ -46,7 +36,9 @@ struct TokenIssuanceStep: JourneyStepType {
         }
         try store.deleteTransaction(id: tx.id)
         let scopes: TokenIssuer.Scopes
-        do { scopes = try issuer.resolveScopes(tx.scope, app: app) } catch { return redirectError(tx.reply, error, headers: headers) }
+        do { scopes = try issuer.resolveScopes(tx.scope, app: app) } catch {
+            return .respond(redirectError(tx.reply, error, headers: headers))
+        }
         var params: [(String, String)] = []
         var code: String?
         if tx.responseType.contains("code") {
@@ -69,7 +61,7 @@ struct TokenIssuanceStep: JourneyStepType {
         }
         if let state = tx.state { params.append(("state", state)) }
         if tx.clientInfo { params.append(("client_info", ClientInfo(uid: "\(user.oid)-\(policy.lowercasedID)", utid: tenantID).encoded)) }
-        return sendReply(tx.reply, params, headers: headers)
+        return .respond(sendReply(tx.reply, params, headers: headers))
     }
 
     /// The tokens of an implicit or hybrid answer, as B2C sends them (reference §3.2): `code id_token` carries the id token

@@ -171,7 +171,7 @@ import Testing
                         + "    t=socket.socket()\n"
                         + "    try:\n        t.bind(('127.0.0.1',p)); t.close(); break\n"
                         + "    except OSError:\n        t.close(); s.close()\n"
-                        + "print(p, flush=True); time.sleep(60)",
+                        + "print(p, flush=True); time.sleep(3600)",  // killed by the test; it may wait a while for a slot to run b2c
                 ],
                 environment: [:])
             defer { holder.signal(SIGKILL) }
