@@ -208,7 +208,7 @@ final class DemoRun {
             ui: ui(Self.alice, jar: "alice"))
         detail(describe(a))
         scripted.showSteps(detail)
-        if let sent = try emulator.store.outbox(to: Self.alice.email).first(where: { $0.purpose == "mfa" }) {
+        if let sent = try emulator.store.outbox.messages(to: Self.alice.email).first(where: { $0.purpose == "mfa" }) {
             detail("the outbox: an \(sent.channel.rawValue) to \(sent.recipient) (GET /_admin/outbox shows its code)")
         }
     }

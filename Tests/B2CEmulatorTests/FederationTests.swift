@@ -200,7 +200,7 @@ import Testing
                 #expect(passed["iss"] == .string(upstream.base + "/\(tenantID)/v2.0/") && passed["sub"] != nil)
                 // The upstream tenant saw a PKCE code flow from the web app.
                 #expect(
-                    try upstream.emulator.store.tokenLog().contains {
+                    try upstream.emulator.store.requests.entries().contains {
                         $0.grantType == "authorization_code" && $0.clientId == EmulatorSeed.defaultWebAppID
                     })
                 // Returning, by domain_hint, in a new browser: no page of this tenant is shown, and no newUser.

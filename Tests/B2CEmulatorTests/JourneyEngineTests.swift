@@ -137,4 +137,38 @@ import Testing
             #expect(made.claims.oid == gus.oid && made.claims.newUser && gus.displayName == "Gus G")
         }
     }
+
+    /// OnTokenIssuanceStart as a step: its claims go into the bag; a failure answers the app with Entra's code and no
+    /// token. The journey of an app without the extension has no such step.
+    @Test func theTokenExtensionStepAddsItsClaimsOrEndsTheJourney() async throws {
+        let e = try ConnectorEndpoint()
+        defer { e.stop() }
+        try await TestTenant.with(seed: AuthenticationExtensionTests.seed(e, events: [.onTokenIssuanceStart])) { t in
+            let policy = try #require(t.emulator.seed.policy(named: "B2C_1_susi"))
+            var tx = try await T.transaction(t, policy: "B2C_1_susi")
+            #expect(JourneyRunner(t.emulator.authorize).journey(tx, policy: policy).contains(.tokenIssuanceExtension))
+            tx.claims.signedIn(alice.oid, at: 1)
+            try await e.queue(
+                t,
+                [
+                    AuthenticationExtensionTests.action(
+                        "onTokenIssuanceStart", "microsoft.graph.tokenIssuanceStart.provideClaimsForToken",
+                        ["claims": ["loyaltyTier": "gold", "unmapped": "x"]]),
+                    ["status": 500, "body": "no"],
+                ])
+            let step = TokenExtensionStep(t.emulator.authorize)
+            let after = try T.next(try await step.enter(tx, T.visit(t), policy: policy))
+            #expect(after.claims.extraClaims == ["loyaltyTier": "gold"], "only the claims the extension's list names")
+            let failed = try T.response(try await step.enter(tx, T.visit(t), policy: policy))
+            let location = try #require(failed.headers[.location])
+            #expect(location.contains("error=server_error") && location.contains("AADSTS1003"), "\(location)")
+            #expect(try t.emulator.store.transaction(id: tx.id, now: t.emulator.clock.now()) == nil, "the journey ended")
+        }
+        // Without the extension, the journey has no such step.
+        try await TestTenant.with { t in
+            let policy = try #require(t.emulator.seed.policy(named: "B2C_1_susi"))
+            let tx = try await T.transaction(t, policy: "B2C_1_susi")
+            #expect(!JourneyRunner(t.emulator.authorize).journey(tx, policy: policy).contains(.tokenIssuanceExtension))
+        }
+    }
 }

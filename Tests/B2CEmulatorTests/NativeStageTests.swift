@@ -31,7 +31,7 @@ import Testing
                 ["client_id": clientID, "challenge_type": "oob password redirect", "username": alice.email])
             let token = try #require(start.json["continuation_token"]?.stringValue, "\(start.body)")
             let native = t.emulator.nativeAuth
-            var flow = try #require(try t.emulator.store.nativeFlow(token))
+            var flow = try #require(try t.emulator.store.nativeFlows.flow(token))
             #expect(flow.stage == .initiated)
             // From `initiated` a flow goes to a password or a code, not to a finished reset or sign-up.
             for stage in [NativeStage.resetDone, .signedUp, .registered, .mfaOOB] {
@@ -40,7 +40,7 @@ import Testing
             }
             flow.stage = .oob
             let moved = try native.advanceFlow(flow, replacing: token)
-            #expect(try t.emulator.store.nativeFlow(moved)?.stage == .oob)
+            #expect(try t.emulator.store.nativeFlows.flow(moved)?.stage == .oob)
             // A new flow starts only at a start.
             flow.stage = .resetVerified
             #expect(throws: AADFailure.self) { try native.advanceFlow(flow, replacing: nil) }

@@ -27,10 +27,10 @@ import Testing
 
         let store = try EmulatorStore.file(directory: dir)
         defer { store.close() }
-        store.log(
+        store.requests.log(
             .init(at: 1_700_000_001, endpoint: "token", grantType: "password", policy: "b2c_1_ropc", clientId: "c", oid: "o", outcome: "ok")
         )
-        #expect(try store.tokenLog().map(\.outcome) == ["ok", "AADB2C90080", "ok"])
+        #expect(try store.requests.entries().map(\.outcome) == ["ok", "AADB2C90080", "ok"])
         try store.db.read { db in
             #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_sequence WHERE name = 'token_log'") == 0)
             let sql = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'token_log'") ?? ""

@@ -193,10 +193,10 @@ struct FlowTests {
             try await t.withClient {
                 _ = try await $0.signInInteractively(policyName: nil, options: InteractiveOptions(timeoutSeconds: 20), ui: ui)
             }
-            #expect(try t.emulator.store.sessions().count == 1)
+            #expect(try t.emulator.store.ssoSessions.all().count == 1)
             let ended = try await t.withClient { try await $0.endBrowserSession(policyName: "B2C_1_ROPC_Auth", ui: ui, timeoutSeconds: 20) }
             #expect(ended, "an ROPC policy has no browser session: the default policy's end_session ends the tenant's")
-            #expect(try t.emulator.store.sessions().isEmpty)
+            #expect(try t.emulator.store.ssoSessions.all().isEmpty)
         }
     }
 

@@ -87,7 +87,7 @@ final class LocalTenant: Sendable {
     }
 
     /// Grants of one kind the tenant answered (its token log), e.g. `refresh_token`.
-    func grants(_ type: String) throws -> Int { try emulator.store.tokenLog().filter { $0.grantType == type }.count }
+    func grants(_ type: String) throws -> Int { try emulator.store.requests.entries().filter { $0.grantType == type }.count }
 
     /// The person at the browser: the scripted user agent, run in-process against the URL the flow shows.
     func browser(_ who: ScriptedBrowser.Persona) throws -> BrowserUI {

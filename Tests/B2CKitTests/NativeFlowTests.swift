@@ -19,7 +19,7 @@ struct ScriptedPrompter: NativePrompter {
     func code(sentTo label: String, length: Int?, attempt: Int, attemptsLeft: Int) async throws -> String? {
         let typed = codes[min(attempt - 1, codes.count - 1)]
         guard typed == "OUTBOX" else { return typed }
-        return try tenant.emulator.store.outbox(to: alice.email).first?.code
+        return try tenant.emulator.store.outbox.messages(to: alice.email).first?.code
     }
 
     func codeResent(to label: String, length: Int?) {}
@@ -91,7 +91,7 @@ final class JourneyPrompter: NativePrompter, @unchecked Sendable {
 
     func password(for username: String) async throws -> String { passwords.removeFirst() }
     func code(sentTo label: String, length: Int?, attempt: Int, attemptsLeft: Int) async throws -> String? {
-        try tenant.emulator.store.outbox(to: codeTo).first?.code
+        try tenant.emulator.store.outbox.messages(to: codeTo).first?.code
     }
     func codeResent(to label: String, length: Int?) {}
     func notice(_ text: String) {}

@@ -87,7 +87,7 @@ extension JourneyContext {
         }
         record.journey = tx.id
         store.recordCallout(record)
-        store.log(
+        store.requests.log(
             .init(
                 at: clock.now(), endpoint: "callout", grantType: step.rawValue, policy: policy.id, clientId: tx.clientId, oid: nil,
                 outcome: record.outcome))

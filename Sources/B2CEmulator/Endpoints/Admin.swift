@@ -84,7 +84,7 @@ struct AdminEndpoint: TenantPart {
             return .json([
                 "now": JSONValue(now),
                 "sessions": .array(
-                    try self.store.sessions().map { s in
+                    try self.store.ssoSessions.all().map { s in
                         var o = s.json.objectValue ?? [:]
                         o["live"] = .bool(s.expiresAt.map { $0 > now } ?? true)
                         return .object(o)
@@ -97,7 +97,7 @@ struct AdminEndpoint: TenantPart {
                 guard let u = try self.store.user(identifier: id) else { throw AdminError(status: 404, message: "no user '\(id)'") }
                 return u.oid
             }
-            return .json(["ended": JSONValue(try self.store.endSessions(oid: oid))])
+            return .json(["ended": JSONValue(try self.store.ssoSessions.end(oid: oid))])
         }
         on("idp/:name/next", .get) { _, context in
             .json(try Self.answerJSON(try self.store.nextIdPAnswer(try Self.provider(context))))
@@ -120,7 +120,7 @@ struct AdminEndpoint: TenantPart {
             return .empty(204)
         }
         on("outbox", .get) { request, _ in
-            .json(["messages": .array(try self.store.outbox(to: try request.queryParameters()["to"]).map(\.json))])
+            .json(["messages": .array(try self.store.outbox.messages(to: try request.queryParameters()["to"]).map(\.json))])
         }
     }
 
@@ -144,14 +144,14 @@ struct AdminEndpoint: TenantPart {
             let type = try Self.policyType(try await Self.adminBody(request))
             return .json(["retired": JSONValue(try self.keys.retire(type)), "keys": self.keys.json])
         }
-        on("log", .get) { _, _ in .json(["requests": .array(try self.store.tokenLog().map(\.json))]) }
+        on("log", .get) { _, _ in .json(["requests": .array(try self.store.requests.entries().map(\.json))]) }
         on("log", .delete) { _, _ in
-            try self.store.clearTokenLog()
+            try self.store.requests.clear()
             return .empty(204)
         }
         on("stats", .get) { _, _ in
             var counts: [String: JSONValue] = [:]
-            for e in try self.store.tokenLog() {
+            for e in try self.store.requests.entries() {
                 let key = "\(e.endpoint) \(e.grantType) \(e.policy.isEmpty ? "-" : e.policy) \(e.outcome)"
                 counts[key] = JSONValue((counts[key]?.lenientInt ?? 0) + 1)
             }

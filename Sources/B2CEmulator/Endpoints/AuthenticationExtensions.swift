@@ -113,7 +113,7 @@ extension JourneyCallouts {
         }
         record.journey = tx.journeyID
         store.recordCallout(record)
-        store.log(
+        store.requests.log(
             .init(
                 at: clock.now(), endpoint: "callout", grantType: ext.event.rawValue, policy: tx.policy, clientId: tx.clientId, oid: nil,
                 outcome: record.outcome))
@@ -246,7 +246,7 @@ extension JourneyCallouts {
                 throw f.pageError
             }
         }
-        try store.send(to: email, purpose: purpose, code: code, now: now, expiresAt: expiresAt, journey: tx.journeyID)
+        try store.outbox.send(to: email, purpose: purpose, code: code, now: now, expiresAt: expiresAt, journey: tx.journeyID)
     }
 
     /// The one action of the tenant's extension for `event` and this app, if it has one; a failure is the page's error.

@@ -14,7 +14,7 @@ struct LogoutEndpoint: TenantPart {
     func logout(_ req: Request, _ context: EmulatorRequestContext, policy: EmulatorSeed.Policy) async throws -> Response {
         var request = req
         let q = try await request.queryAndForm()
-        if let id = sessions.id(in: req) { try store.endSession(id: id) }
+        if let id = sessions.id(in: req) { try store.ssoSessions.end(id: id) }
         let cleared = sessions.clearedCookie(secure: context.isHTTPS)
         guard let target = q["post_logout_redirect_uri"], !target.isEmpty else {
             return pages.signedOutPage(headers: [cleared])

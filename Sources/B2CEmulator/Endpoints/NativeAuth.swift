@@ -66,11 +66,11 @@ struct NativeAuthEndpoint: JourneyCallouts {
 
     func flow(_ form: [String: String], app: EmulatorSeed.App) throws -> (String, EmulatorStore.NativeFlow) {
         guard let token = form["continuation_token"], !token.isEmpty else { throw aadMissing("continuation_token") }
-        guard let flow = try store.nativeFlow(token), flow.clientId == app.clientId else {
+        guard let flow = try store.nativeFlows.flow(token), flow.clientId == app.clientId else {
             throw AADFailure(error: "invalid_grant", description: "AADSTS55113: The continuation_token is not valid.", codes: [55113])
         }
         guard clock.now() < flow.expiresAt else {
-            try store.endNativeFlow(token)
+            try store.nativeFlows.end(token)
             throw AADFailure(error: "expired_token", description: "AADSTS55112: The continuation_token is expired.", codes: [552003])
         }
         return (token, flow)
@@ -129,7 +129,7 @@ struct NativeAuthEndpoint: JourneyCallouts {
         if !byCode && types.contains("password") {
             // A second factor or its registration the client did not say it can handle: the browser has to do it.
             if try lacksCapability(flow, user: user) {
-                try store.endNativeFlow(token)
+                try store.nativeFlows.end(token)
                 return Self.redirect(
                     "This sign-in needs a second factor; the client did not announce mfa_required or registration_required.")
             }
@@ -142,7 +142,7 @@ struct NativeAuthEndpoint: JourneyCallouts {
             var next = flow
             next.journey.firstFactorByEmail = true
             if try lacksCapability(next, user: user) {
-                try store.endNativeFlow(token)
+                try store.nativeFlows.end(token)
                 return Self.redirect(
                     "This sign-in needs a second factor; the client did not announce mfa_required or registration_required.")
             }
@@ -168,11 +168,11 @@ struct NativeAuthEndpoint: JourneyCallouts {
             clientId: app.clientId, oid: nil, outcome: "ok")
         do {
             let out = try await nativeGrant(grantType, form: form, app: app, origin: authority.origin, log: &entry)
-            store.log(entry)
+            store.requests.log(entry)
             return out
         } catch let f as AADFailure {
             entry.outcome = f.suberror ?? f.error
-            store.log(entry)
+            store.requests.log(entry)
             throw f
         }
     }
@@ -228,7 +228,7 @@ struct NativeAuthEndpoint: JourneyCallouts {
                 try afterFirstFactor(proven, token: token, user: user)
             default: break
             }
-            guard try store.spendNativeFlow(token) else {
+            guard try store.nativeFlows.spend(token) else {
                 throw AADFailure(error: "invalid_grant", description: "AADSTS55113: The continuation_token is not valid.", codes: [55113])
             }
             // OnTokenIssuanceStart, as for a browser sign-in of the same app: a failure mints no token.

@@ -33,20 +33,20 @@ extension NativeAuthEndpoint {
         }
         guard let code = form["oob"], !code.isEmpty else { throw aadMissing("oob") }
         guard clock.now() < issuedAt + Self.continuationLifetime else {
-            try store.endNativeFlow(token)
+            try store.nativeFlows.end(token)
             throw AADFailure(error: "expired_token", description: "AADSTS55112: The one-time code has expired.", codes: [552003])
         }
         let tooMany = AADFailure(
             error: "invalid_grant", description: "AADSTS50196: Too many incorrect codes. Start again.", codes: [50196],
             suberror: "invalid_oob_value")
         // Every try counts, taken atomically before the code is compared: parallel guesses cannot pass the cap.
-        guard let attempt = try store.takeNativeAttempt(token, cap: Self.maxOTPAttempts) else {
-            try store.endNativeFlow(token)
+        guard let attempt = try store.nativeFlows.takeAttempt(token, cap: Self.maxOTPAttempts) else {
+            try store.nativeFlows.end(token)
             throw tooMany
         }
         guard EmulatorStore.hash(code) == expected else {
             if attempt >= Self.maxOTPAttempts {
-                try store.endNativeFlow(token)
+                try store.nativeFlows.end(token)
                 throw tooMany
             }
             throw AADFailure(
@@ -59,7 +59,7 @@ extension NativeAuthEndpoint {
     func advanceFlow(_ flow: EmulatorStore.NativeFlow, replacing old: String?) throws -> String {
         var flow = flow
         // The state machine: a flow starts at a start, and moves only along its stage's `next`.
-        let from = try old.flatMap { try store.nativeFlow($0)?.stage }
+        let from = try old.flatMap { try store.nativeFlows.flow($0)?.stage }
         guard from.map({ $0.next.contains(flow.stage) }) ?? (old != nil || NativeStage.starts.contains(flow.stage)) else {
             throw AADFailure(
                 error: "invalid_request",
@@ -75,7 +75,7 @@ extension NativeAuthEndpoint {
         }
         let user = try? store.user(oid: flow.oid)
         store.journeys.note(flow.journey.id, .step, flow.stage.rawValue, [:], user: user?.email ?? flow.journey.email)
-        do { return try store.advanceNativeFlow(flow, replacing: old) } catch is EmulatorStore.NativeFlowSpent {
+        do { return try store.nativeFlows.advance(flow, replacing: old) } catch is EmulatorStore.NativeFlowSpent {
             throw AADFailure(error: "invalid_grant", description: "AADSTS55113: The continuation_token is not valid.", codes: [55113])
         }
     }
@@ -92,7 +92,7 @@ extension NativeAuthEndpoint {
         let now = clock.now()
         let sent = (flow.journey.codesSent ?? 0) + 1
         guard sent <= Self.maxCodesSent else {
-            try store.endNativeFlow(token)
+            try store.nativeFlows.end(token)
             throw AADFailure(
                 error: "invalid_grant", description: "AADSTS50196: Too many codes were requested. Start again.", codes: [50196])
         }
@@ -127,7 +127,7 @@ extension NativeAuthEndpoint {
                 throw AADFailure(error: "server_error", description: "\(e.code ?? ""): \(e.message)", codes: [], status: 500)
             }
         } else {
-            try store.send(to: target, purpose: purpose, code: code, now: now, channel: channel, journey: next.journey.id ?? t)
+            try store.outbox.send(to: target, purpose: purpose, code: code, now: now, channel: channel, journey: next.journey.id ?? t)
         }
         var body: [String: JSONValue] = [
             "challenge_type": "oob", "binding_method": "prompt", "challenge_channel": .string(channel == .email ? "email" : "sms"),

@@ -56,7 +56,7 @@ extension NativeAuthEndpoint {
     /// take them: refused, to the browser). The one place the second-factor rule of native sign-in lives.
     func afterFirstFactor(_ flow: EmulatorStore.NativeFlow, token: String, user: EmulatorStore.UserRecord) throws {
         if try lacksCapability(flow, user: user) {
-            try store.endNativeFlow(token)
+            try store.nativeFlows.end(token)
             throw AADFailure(
                 error: "invalid_grant",
                 description: "AADSTS50076: A second factor is required and the client did not announce it can take one; sign in in "

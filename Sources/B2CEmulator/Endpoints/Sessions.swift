@@ -38,7 +38,7 @@ struct Sessions: Sendable {
     func current(
         _ request: Request, for sign: (policy: EmulatorSeed.Policy, clientID: String)? = nil, now: Int
     ) throws -> (user: EmulatorStore.UserRecord, authTime: Int, mfa: Bool)? {
-        guard let id = id(in: request), let s = try store.session(id: id), let user = try store.user(oid: s.oid) else { return nil }
+        guard let id = id(in: request), let s = try store.ssoSessions.session(id: id), let user = try store.user(oid: s.oid) else { return nil }
         if let end = s.expiresAt, end <= now { return nil }
         if let sign {
             switch sign.policy.session.scope {
@@ -49,7 +49,7 @@ struct Sessions: Sendable {
             case .suppressed: return nil
             }
             if sign.policy.session.rolling, !s.persistent, s.expiresAt != nil {
-                try store.extendSession(id: id, until: now + sign.policy.session.lifetimeMinutes * 60)
+                try store.ssoSessions.extend(id: id, until: now + sign.policy.session.lifetimeMinutes * 60)
             }
         }
         return (user, s.authTime, s.mfa)

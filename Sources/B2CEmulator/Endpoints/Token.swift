@@ -100,11 +100,11 @@ struct TokenEndpoint: TenantPart {
                     error: "unsupported_grant_type", code: "AADB2C90086",
                     message: "The supplied grant_type [\(grantType)] is not supported.")
             }
-            if !entry.written { store.log(entry) }
+            if !entry.written { store.requests.log(entry) }
             return cors(out, caller)
         } catch let f as OAuthFailure {
             entry.outcome = f.code
-            store.log(entry)
+            store.requests.log(entry)
             return cors(f.response(at: clock.date), caller)
         }
     }
@@ -190,7 +190,7 @@ struct TokenEndpoint: TenantPart {
         guard let code = form["code"], !code.isEmpty else { throw missing("code") }
         let now = clock.now()
         let record: EmulatorStore.CodeRecord
-        switch try store.redeemCode(code, now: now) {
+        switch try store.codes.redeem(code, now: now) {
         case .unknown:
             throw OAuthFailure(error: "invalid_grant", code: "AADB2C90090", message: "The provided JWE token is not valid.")
         case .replayed:

@@ -20,7 +20,7 @@ extension FederationStep {
         tx.federatingWith = provider.id
         try store.saveTransaction(tx, now: clock.now())
         store.journeys.note(tx.id, .decision, "sent to an identity provider", ["provider": .string(provider.id), "protocol": "saml"])
-        store.log(
+        store.requests.log(
             .init(at: clock.now(), endpoint: "idp", grantType: provider.id, policy: tx.policy, clientId: "", oid: nil, outcome: "sent"))
         let sp = serviceProvider(origin: origin, tenantSegment: tx.tenantSegment, policy: policy)
         let request = SAMLRelyingParty.authnRequest(
@@ -103,7 +103,7 @@ extension FederationStep {
     }
 
     private func logIdP(_ provider: EmulatorSeed.SAMLProvider, _ tx: AuthorizeTransaction, outcome: String) {
-        store.log(
+        store.requests.log(
             .init(at: clock.now(), endpoint: "idp", grantType: provider.id, policy: tx.policy, clientId: "", oid: nil, outcome: outcome))
     }
 

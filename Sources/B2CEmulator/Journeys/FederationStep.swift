@@ -55,7 +55,7 @@ struct FederationStep: OrchestrationStep {
         tx.federatingWith = provider.id
         try store.saveTransaction(tx, now: clock.now())
         store.journeys.note(tx.id, .decision, "sent to an identity provider", ["provider": .string(provider.id), "protocol": "oidc"])
-        store.log(
+        store.requests.log(
             .init(at: clock.now(), endpoint: "idp", grantType: provider.id, policy: tx.policy, clientId: "", oid: nil, outcome: "sent"))
         return .redirect(
             OIDCRelyingParty.authorizeURL(
@@ -129,13 +129,13 @@ struct FederationStep: OrchestrationStep {
                 identity = try await OIDCRelyingParty.redeem(
                     code: q["code"] ?? "", provider, pending: pending, redirectURI: "\(context.origin)/\(tx.tenantSegment)/oauth2/authresp")
             } catch let e as OIDCRelyingParty.Failure {
-                store.log(
+                store.requests.log(
                     .init(
                         at: clock.now(), endpoint: "idp", grantType: provider.id, policy: tx.policy, clientId: "", oid: nil,
                         outcome: "invalid"))
                 throw PageError(code: "AADB2C90273", message: "An invalid response was received : '\(e.reason)'")
             }
-            store.log(
+            store.requests.log(
                 .init(at: clock.now(), endpoint: "idp", grantType: provider.id, policy: tx.policy, clientId: "", oid: nil, outcome: "ok"))
         } else {
             guard let code = q["code"], let mock = try store.redeemIdPCode(code, now: clock.now()) else {

@@ -30,7 +30,7 @@ extension AdminEndpoint {
     /// A journey with what it left elsewhere: the messages of the outbox it sent and the callouts it made.
     func journeyJSON(_ journey: JourneyRecord) throws -> JSONValue {
         guard case .object(var o) = journey.json else { return journey.json }
-        o["messages"] = .array(try store.outbox(to: nil).filter { $0.journey == journey.id }.map(\.json))
+        o["messages"] = .array(try store.outbox.messages(to: nil).filter { $0.journey == journey.id }.map(\.json))
         o["callouts"] = .array(store.callouts.all.filter { $0.journey == journey.id }.map(\.json))
         return .object(o)
     }

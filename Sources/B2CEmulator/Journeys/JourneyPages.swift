@@ -68,7 +68,7 @@ extension AdminEndpoint {
     }
 
     func journeyPage(_ j: JourneyRecord) throws -> Response {
-        let messages = try store.outbox(to: nil).filter { $0.journey == j.id }.reversed()
+        let messages = try store.outbox.messages(to: nil).filter { $0.journey == j.id }.reversed()
         let callouts = store.callouts.all.filter { $0.journey == j.id }
         var codesSeen = 0, calloutsSeen = 0
         let events: [[String: Any]] = j.events.enumerated().map { i, e in

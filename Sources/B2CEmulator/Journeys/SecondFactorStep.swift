@@ -39,7 +39,7 @@ struct SecondFactorStep: OrchestrationStep {
 
     /// An MFA event in the request log (`GET /_admin/log`: endpoint `mfa`, the method, what happened).
     func logMFA(_ m: PendingMFA, _ tx: AuthorizeTransaction, _ outcome: String) {
-        store.log(
+        store.requests.log(
             .init(
                 at: clock.now(), endpoint: "mfa", grantType: m.method.rawValue, policy: tx.policy.lowercased(), clientId: tx.clientId,
                 oid: m.oid, outcome: outcome))
@@ -70,7 +70,7 @@ struct SecondFactorStep: OrchestrationStep {
             user: user.email)
         if mfa.enforcement == .conditional && state.risky && !enrolled && !state.mfaRequired {
             try store.deleteTransaction(id: tx.id)
-            store.log(
+            store.requests.log(
                 .init(
                     at: clock.now(), endpoint: "mfa", grantType: method.rawValue, policy: tx.policy.lowercased(), clientId: tx.clientId,
                     oid: user.oid, outcome: "blocked"))
@@ -167,7 +167,7 @@ struct SecondFactorStep: OrchestrationStep {
             try await sendEmailCode(
                 to: recipient, purpose: "mfa", code: code, now: now, expiresAt: now + Self.mfaCodeLifetime, tx: tx.callout)
         } else {
-            try store.send(
+            try store.outbox.send(
                 to: recipient, purpose: "mfa", code: code, now: now, channel: channel, expiresAt: now + Self.mfaCodeLifetime, journey: tx.id
             )
         }
@@ -267,7 +267,7 @@ struct SecondFactorStep: OrchestrationStep {
             }
         }
         var tx = tx
-        if !tx.claims.newSession, let id = sessions.id(in: request) { try store.markSessionMFA(id: id) }
+        if !tx.claims.newSession, let id = sessions.id(in: request) { try store.ssoSessions.markMFA(id: id) }
         tx.claims.mfaDone = true
         tx.mfa = nil
         return .next(tx)

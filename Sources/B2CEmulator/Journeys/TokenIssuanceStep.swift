@@ -29,7 +29,7 @@ struct TokenIssuanceStep: OrchestrationStep {
             // "Keep me signed in" (local accounts): a persistent session of the policy's days; else the browser's own, for the
             // policy's lifetime on the tenant clock.
             let keep = tx.rememberMe && user.idp == nil ? policy.session.kmsiDays.map { $0 * 86_400 } : nil
-            let sessionID = try store.createSession(
+            let sessionID = try store.ssoSessions.create(
                 oid: user.oid, now: now, mfa: mfa, expiresAt: now + (keep ?? policy.session.lifetimeMinutes * 60), persistent: keep != nil,
                 clientID: app.clientId, policy: policy.id)
             headers.append(sessions.cookie(sessionID, secure: secure, keepSeconds: keep))
@@ -44,7 +44,7 @@ struct TokenIssuanceStep: OrchestrationStep {
         if tx.responseType.contains("code") {
             let newCode = Random.token(bytes: 32)
             code = newCode
-            try store.saveCode(
+            try store.codes.save(
                 newCode,
                 .init(
                     clientId: app.clientId, redirectUri: tx.redirectUri, policy: policy.lowercasedID,

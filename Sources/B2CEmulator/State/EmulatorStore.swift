@@ -36,6 +36,21 @@ public final class EmulatorStore: Sendable {
         }
     }
     let db: any DatabaseWriter
+    /// The parts of the state with types of their own.
+    public let ssoSessions: SSOSessions
+    let codes: AuthorizationCodes
+    public let outbox: Outbox
+    let nativeFlows: NativeFlows
+    public let requests: RequestLog
+
+    public typealias SessionRecord = SSOSessions.Record
+    typealias CodeRecord = AuthorizationCodes.Record
+    typealias Redemption = AuthorizationCodes.Redemption
+    public typealias Channel = Outbox.Channel
+    public typealias Message = Outbox.Message
+    typealias NativeFlow = NativeFlows.Flow
+    typealias NativeFlowSpent = NativeFlows.Spent
+    public typealias LogEntry = RequestLog.Entry
 
     /// Closes the database (its connections and files); the store is not used afterwards. For a host that starts and stops
     /// many tenants in one process (a test suite), where open files add up.
@@ -74,6 +89,10 @@ public final class EmulatorStore: Sendable {
 
     init(writer: any DatabaseWriter) throws {
         self.db = writer
+        (ssoSessions, codes, nativeFlows, requests) = (
+            SSOSessions(db: writer), AuthorizationCodes(db: writer), NativeFlows(db: writer), RequestLog(db: writer)
+        )
+        outbox = Outbox(db: writer, journeys: journeys)
         try EmulatorSchema.migrator.migrate(writer)
     }
 
@@ -287,80 +306,6 @@ public final class EmulatorStore: Sendable {
         }
     }
 
-    // MARK: sessions (SSO cookie)
-
-    /// An SSO session as stored: whose, since when, until when, and what made it.
-    public struct SessionRecord: Sendable {
-        public var oid: String, authTime: Int, createdAt: Int, mfa: Bool
-        /// When it ends on the tenant clock; nil: never on its own (sessions of the first releases).
-        public var expiresAt: Int?
-        /// "Keep me signed in": a persistent cookie.
-        public var persistent: Bool
-        public var clientID: String?, policy: String?
-        var json: JSONValue {
-            [
-                "oid": .string(oid), "authTime": JSONValue(authTime), "createdAt": JSONValue(createdAt), "mfa": .bool(mfa),
-                "expiresAt": expiresAt.map { JSONValue($0) } ?? .null, "keepMeSignedIn": .bool(persistent),
-                "clientId": clientID.map { .string($0) } ?? .null, "policy": policy.map { .string($0) } ?? .null,
-            ]
-        }
-        static func from(_ row: Row) -> SessionRecord {
-            SessionRecord(
-                oid: row["oid"], authTime: row["auth_time"], createdAt: row["created_at"], mfa: row["mfa"], expiresAt: row["expires_at"],
-                persistent: row["persistent"], clientID: row["client_id"], policy: row["policy"])
-        }
-    }
-
-    /// A new SSO session; `mfa`: the sign-in that made it did multifactor authentication (not asked again in it).
-    func createSession(
-        oid: String, now: Int, mfa: Bool = false, expiresAt: Int? = nil, persistent: Bool = false, clientID: String? = nil,
-        policy: String? = nil
-    ) throws -> String {
-        let id = Random.token()
-        try db.write {
-            try $0.execute(
-                sql: """
-                    INSERT INTO sessions(id_hash, oid, auth_time, created_at, mfa, expires_at, persistent, client_id, policy)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """, arguments: [Self.hash(id), oid, now, now, mfa, expiresAt, persistent, clientID, policy?.lowercased()])
-        }
-        return id
-    }
-
-    func session(id: String) throws -> SessionRecord? {
-        try db.read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM sessions WHERE id_hash = ?", arguments: [Self.hash(id)]).map(SessionRecord.from)
-        }
-    }
-
-    /// A rolling session's new end, each time it answers.
-    func extendSession(id: String, until: Int) throws {
-        try db.write { try $0.execute(sql: "UPDATE sessions SET expires_at = ? WHERE id_hash = ?", arguments: [until, Self.hash(id)]) }
-    }
-
-    /// Every session (the admin surface), newest first.
-    public func sessions() throws -> [SessionRecord] {
-        try db.read { try Row.fetchAll($0, sql: "SELECT * FROM sessions ORDER BY created_at DESC, rowid DESC").map(SessionRecord.from) }
-    }
-
-    /// Ends every session, or one person's. Returns how many.
-    @discardableResult
-    public func endSessions(oid: String?) throws -> Int {
-        try db.write { db in
-            try db.execute(sql: "DELETE FROM sessions WHERE ?1 IS NULL OR oid = ?1", arguments: [oid])
-            return db.changesCount
-        }
-    }
-
-    /// The session did multifactor authentication (a later sign-in in it is not asked again).
-    func markSessionMFA(id: String) throws {
-        try db.write { try $0.execute(sql: "UPDATE sessions SET mfa = 1 WHERE id_hash = ?", arguments: [Self.hash(id)]) }
-    }
-
-    func endSession(id: String) throws {
-        try db.write { try $0.execute(sql: "DELETE FROM sessions WHERE id_hash = ?", arguments: [Self.hash(id)]) }
-    }
-
     // MARK: transactions (an authorize request waiting for the user)
 
     func saveTransaction(_ tx: AuthorizeTransaction, now: Int) throws {
@@ -383,61 +328,6 @@ public final class EmulatorStore: Sendable {
 
     func deleteTransaction(id: String) throws {
         try db.write { try $0.execute(sql: "DELETE FROM transactions WHERE id = ?", arguments: [id]) }
-    }
-
-    // MARK: authorization codes
-
-    struct CodeRecord {
-        var clientId: String, redirectUri: String, policy: String, scopes: String, nonce: String?
-        var challenge: String?, challengeMethod: String?, oid: String, authTime: Int, newUser: Bool
-        var createdAt: Int, redeemedAt: Int?, grantId: String
-        var redirectType: EmulatorSeed.RedirectType = .publicClient
-        /// A federated sign-in's provider access token, for a user flow whose application claims name `idp_access_token`.
-        var idpAccessToken: String? = nil
-        /// Claims the user flow's "before sending the token" API connector returned.
-        var extraClaims: [String: JSONValue] = [:]
-    }
-
-    func saveCode(_ code: String, _ r: CodeRecord) throws {
-        try db.write {
-            try $0.execute(
-                sql: """
-                    INSERT INTO codes(hash, client_id, redirect_uri, policy, scopes, nonce, challenge, challenge_method, oid,
-                                      auth_time, new_user, created_at, grant_id, redirect_type, idp_access_token, extra_claims)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [
-                    Self.hash(code), r.clientId, r.redirectUri, r.policy, r.scopes, r.nonce, r.challenge,
-                    r.challengeMethod, r.oid, r.authTime, r.newUser, r.createdAt, r.grantId, r.redirectType.rawValue,
-                    r.idpAccessToken, r.extraClaims.isEmpty ? nil : JSONValue.object(r.extraClaims).serialized(),
-                ])
-        }
-    }
-
-    enum Redemption { case unknown, replayed(CodeRecord), fresh(CodeRecord) }
-
-    /// Marks a code redeemed, atomically, so that only one request can ever redeem it.
-    /// A replay also revokes the refresh tokens that the first redemption issued (RFC 6749 §4.1.2).
-    func redeemCode(_ code: String, now: Int) throws -> Redemption {
-        try db.write { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM codes WHERE hash = ?", arguments: [Self.hash(code)]) else {
-                return .unknown
-            }
-            let r = CodeRecord(
-                clientId: row["client_id"], redirectUri: row["redirect_uri"], policy: row["policy"],
-                scopes: row["scopes"], nonce: row["nonce"], challenge: row["challenge"],
-                challengeMethod: row["challenge_method"], oid: row["oid"], authTime: row["auth_time"],
-                newUser: row["new_user"], createdAt: row["created_at"], redeemedAt: row["redeemed_at"],
-                grantId: row["grant_id"], redirectType: EmulatorSeed.RedirectType(rawValue: row["redirect_type"]) ?? .publicClient,
-                idpAccessToken: row["idp_access_token"],
-                extraClaims: (row["extra_claims"] as String?).flatMap { try? JSONValue.parse($0).objectValue } ?? [:])
-            if r.redeemedAt != nil {
-                try db.execute(sql: "UPDATE refresh_tokens SET revoked = 1 WHERE grant_id = ?", arguments: [r.grantId])
-                return .replayed(r)
-            }
-            try db.execute(sql: "UPDATE codes SET redeemed_at = ? WHERE hash = ?", arguments: [now, Self.hash(code)])
-            return .fresh(r)
-        }
     }
 
     // MARK: refresh tokens
@@ -479,7 +369,7 @@ public final class EmulatorStore: Sendable {
         if let old = t.rotating {
             try db.cachedExecute("UPDATE refresh_tokens SET rotated_at = ? WHERE hash = ? AND rotated_at IS NULL", [t.now, Self.hash(old)])
         }
-        if let log = t.log { try insert(log, db) }
+        if let log = t.log { try RequestLog.insert(log, db) }
     }
 
     /// A refresh token's record, and the person it was issued to (nil when they are gone): one read for a refresh grant.
@@ -514,166 +404,6 @@ public final class EmulatorStore: Sendable {
             grantIssuedAt: row[7], rotatedAt: row[8], revoked: row[9], confidential: row[10], spa: row[11])
     }
 
-    // MARK: outbox
-
-    /// How a code reached the person: an email, a text message, or a call that reads it out.
-    public enum Channel: String, Sendable, Codable { case email, sms, voice }
-
-    public struct Message: Sendable {
-        public var id: Int, recipient: String, purpose: String, code: String, createdAt: Int
-        public var channel: Channel = .email
-        public var expiresAt: Int? = nil
-        /// The authorize transaction (or native-auth flow) the code belongs to.
-        public var journey: String? = nil
-        var json: JSONValue {
-            var o: [String: JSONValue] = [
-                "id": JSONValue(id), "to": .string(recipient), "purpose": .string(purpose), "code": .string(code),
-                "sentAt": JSONValue(createdAt), "channel": .string(channel.rawValue),
-            ]
-            if let expiresAt { o["expiresAt"] = JSONValue(expiresAt) }
-            if let journey { o["journey"] = .string(journey) }
-            return .object(o)
-        }
-    }
-
-    func send(
-        to recipient: String, purpose: String, code: String, now: Int, channel: Channel = .email, expiresAt: Int? = nil,
-        journey: String? = nil
-    ) throws {
-        try db.write {
-            try $0.execute(
-                sql: """
-                    INSERT INTO outbox(recipient, purpose, code, created_at, channel, expires_at, journey) VALUES (?, ?, ?, ?, ?, ?, ?)
-                    """, arguments: [recipient, purpose, code, now, channel.rawValue, expiresAt, journey])
-        }
-        journeys.note(
-            journey, .code, "code sent", ["to": .string(recipient), "purpose": .string(purpose), "channel": .string(channel.rawValue)])
-    }
-
-    /// Newest first.
-    public func outbox(to recipient: String?) throws -> [Message] {
-        try db.read { db in
-            let rows =
-                try recipient.map {
-                    try Row.fetchAll(db, sql: "SELECT * FROM outbox WHERE recipient = ? ORDER BY id DESC", arguments: [$0])
-                } ?? Row.fetchAll(db, sql: "SELECT * FROM outbox ORDER BY id DESC")
-            return rows.map {
-                Message(
-                    id: $0["id"], recipient: $0["recipient"], purpose: $0["purpose"], code: $0["code"], createdAt: $0["created_at"],
-                    channel: Channel(rawValue: $0["channel"]) ?? .email, expiresAt: $0["expires_at"], journey: $0["journey"])
-            }
-        }
-    }
-
-    // MARK: native-auth flows (continuation tokens)
-
-    struct NativeFlow {
-        var clientId: String, oid: String, stage: NativeStage, challengeTypes: String
-        var otpHash: String?, otpIssuedAt: Int?, attempts: Int, expiresAt: Int
-        var journey = NativeJourney()
-    }
-
-    /// Stores the flow under a fresh continuation token, replacing the previous token of the same flow.
-    /// A continuation token that was already spent (or ended) when a step tried to replace it: the step fails.
-    struct NativeFlowSpent: Error {}
-
-    func advanceNativeFlow(_ flow: NativeFlow, replacing old: String?) throws -> String {
-        let token = Random.token(bytes: 48)
-        try db.write { db in
-            if let old {
-                // Each token is spent once: two requests racing with one token cannot both go on.
-                try db.execute(sql: "DELETE FROM native_flows WHERE hash = ?", arguments: [Self.hash(old)])
-                guard db.changesCount == 1 else { throw NativeFlowSpent() }
-            }
-            try db.execute(
-                sql: """
-                    INSERT INTO native_flows(
-                        hash, client_id, oid, stage, challenge_types, otp_hash, otp_issued_at, attempts, expires_at, journey)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [
-                    Self.hash(token), flow.clientId, flow.oid, flow.stage.rawValue, flow.challengeTypes, flow.otpHash,
-                    flow.otpIssuedAt, flow.attempts, flow.expiresAt,
-                    String(decoding: try JSONEncoder().encode(flow.journey), as: UTF8.self),
-                ])
-        }
-        return token
-    }
-
-    func nativeFlow(_ token: String) throws -> NativeFlow? {
-        try db.read { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM native_flows WHERE hash = ?", arguments: [Self.hash(token)]),
-                let stage = NativeStage(rawValue: row["stage"])
-            else { return nil }
-            return NativeFlow(
-                clientId: row["client_id"], oid: row["oid"], stage: stage, challengeTypes: row["challenge_types"],
-                otpHash: row["otp_hash"], otpIssuedAt: row["otp_issued_at"], attempts: row["attempts"],
-                expiresAt: row["expires_at"],
-                journey: (row["journey"] as String?).flatMap { try? JSONDecoder().decode(NativeJourney.self, from: Data($0.utf8)) }
-                    ?? NativeJourney())
-        }
-    }
-
-    /// Takes one of the flow's `cap` tries at a code, atomically (parallel guesses count each); the number of this try, or
-    /// nil when none is left (or the flow is gone).
-    func takeNativeAttempt(_ token: String, cap: Int) throws -> Int? {
-        try db.write {
-            try Int.fetchOne(
-                $0, sql: "UPDATE native_flows SET attempts = attempts + 1 WHERE hash = ? AND attempts < ? RETURNING attempts",
-                arguments: [Self.hash(token), cap])
-        }
-    }
-
-    /// Ends the flow of a token the step redeems; false when another request spent it first.
-    func spendNativeFlow(_ token: String) throws -> Bool {
-        try db.write {
-            try $0.execute(sql: "DELETE FROM native_flows WHERE hash = ?", arguments: [Self.hash(token)])
-            return $0.changesCount == 1
-        }
-    }
-
-    func endNativeFlow(_ token: String) throws {
-        try db.write { try $0.execute(sql: "DELETE FROM native_flows WHERE hash = ?", arguments: [Self.hash(token)]) }
-    }
-
-    // MARK: token request log (no secrets)
-
-    public struct LogEntry: Sendable {
-        public var at: Int, endpoint: String, grantType: String, policy: String, clientId: String, oid: String?, outcome: String
-        /// Written already, with the refresh token the request rotated (in its transaction).
-        var written = false
-        var json: JSONValue {
-            [
-                "at": JSONValue(at), "endpoint": .string(endpoint), "grantType": .string(grantType), "policy": .string(policy),
-                "clientId": .string(clientId), "oid": oid.map { .string($0) } ?? .null, "outcome": .string(outcome),
-            ]
-        }
-    }
-
-    func log(_ e: LogEntry) {
-        // One statement: SQLite commits it alone, no transaction around it (every token request logs).
-        try? db.writeWithoutTransaction { try Self.insert(e, $0) }
-    }
-
-    private static func insert(_ e: LogEntry, _ db: Database) throws {
-        try db.cachedExecute(
-            "INSERT INTO token_log(at, endpoint, grant_type, policy, client_id, oid, outcome) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [e.at, e.endpoint, e.grantType, e.policy, e.clientId, e.oid, e.outcome])
-    }
-
-    public func tokenLog() throws -> [LogEntry] {
-        try db.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM token_log ORDER BY id").map {
-                LogEntry(
-                    at: $0["at"], endpoint: $0["endpoint"], grantType: $0["grant_type"], policy: $0["policy"],
-                    clientId: $0["client_id"], oid: $0["oid"], outcome: $0["outcome"])
-            }
-        }
-    }
-
-    func clearTokenLog() throws {
-        try db.write { try $0.execute(sql: "DELETE FROM token_log") }
-    }
 }
 
 extension Database {

@@ -1,0 +1,83 @@
+import B2CProtocol
+import Foundation
+import GRDB
+
+/// The SSO sessions behind the tenant's cookie (`x-ms-cpim-sso`): whose, since when, until when, and whether they did
+/// MFA. Session ids are stored only as hashes.
+public struct SSOSessions: Sendable {
+    let db: any DatabaseWriter
+
+    /// An SSO session as stored: whose, since when, until when, and what made it.
+    public struct Record: Sendable {
+        public var oid: String, authTime: Int, createdAt: Int, mfa: Bool
+        /// When it ends on the tenant clock; nil: never on its own (sessions of the first releases).
+        public var expiresAt: Int?
+        /// "Keep me signed in": a persistent cookie.
+        public var persistent: Bool
+        public var clientID: String?, policy: String?
+        var json: JSONValue {
+            [
+                "oid": .string(oid), "authTime": JSONValue(authTime), "createdAt": JSONValue(createdAt), "mfa": .bool(mfa),
+                "expiresAt": expiresAt.map { JSONValue($0) } ?? .null, "keepMeSignedIn": .bool(persistent),
+                "clientId": clientID.map { .string($0) } ?? .null, "policy": policy.map { .string($0) } ?? .null,
+            ]
+        }
+        static func from(_ row: Row) -> Record {
+            Record(
+                oid: row["oid"], authTime: row["auth_time"], createdAt: row["created_at"], mfa: row["mfa"], expiresAt: row["expires_at"],
+                persistent: row["persistent"], clientID: row["client_id"], policy: row["policy"])
+        }
+    }
+
+    /// A new SSO session; `mfa`: the sign-in that made it did multifactor authentication (not asked again in it).
+    func create(
+        oid: String, now: Int, mfa: Bool = false, expiresAt: Int? = nil, persistent: Bool = false, clientID: String? = nil,
+        policy: String? = nil
+    ) throws -> String {
+        let id = Random.token()
+        try db.write {
+            try $0.execute(
+                sql: """
+                    INSERT INTO sessions(id_hash, oid, auth_time, created_at, mfa, expires_at, persistent, client_id, policy)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """, arguments: [EmulatorStore.hash(id), oid, now, now, mfa, expiresAt, persistent, clientID, policy?.lowercased()])
+        }
+        return id
+    }
+
+    func session(id: String) throws -> Record? {
+        try db.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM sessions WHERE id_hash = ?", arguments: [EmulatorStore.hash(id)]).map(Record.from)
+        }
+    }
+
+    /// A rolling session's new end, each time it answers.
+    func extend(id: String, until: Int) throws {
+        try db.write {
+            try $0.execute(sql: "UPDATE sessions SET expires_at = ? WHERE id_hash = ?", arguments: [until, EmulatorStore.hash(id)])
+        }
+    }
+
+    /// Every session (the admin surface), newest first.
+    public func all() throws -> [Record] {
+        try db.read { try Row.fetchAll($0, sql: "SELECT * FROM sessions ORDER BY created_at DESC, rowid DESC").map(Record.from) }
+    }
+
+    /// Ends every session, or one person's. Returns how many.
+    @discardableResult
+    public func end(oid: String?) throws -> Int {
+        try db.write { db in
+            try db.execute(sql: "DELETE FROM sessions WHERE ?1 IS NULL OR oid = ?1", arguments: [oid])
+            return db.changesCount
+        }
+    }
+
+    /// The session did multifactor authentication (a later sign-in in it is not asked again).
+    func markMFA(id: String) throws {
+        try db.write { try $0.execute(sql: "UPDATE sessions SET mfa = 1 WHERE id_hash = ?", arguments: [EmulatorStore.hash(id)]) }
+    }
+
+    func end(id: String) throws {
+        try db.write { try $0.execute(sql: "DELETE FROM sessions WHERE id_hash = ?", arguments: [EmulatorStore.hash(id)]) }
+    }
+}
