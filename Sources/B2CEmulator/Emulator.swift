@@ -36,6 +36,8 @@ public final class B2CEmulator: Sendable {
     let logout: LogoutEndpoint
     let sampleAPI: SampleAPI
     let graph: GraphEndpoint
+    /// The custom policies of `--custom-policies` and of Graph uploads.
+    public let customPolicies: CustomPolicies
     let userInfo: UserInfoEndpoint
     let admin: AdminEndpoint
     let identityProviders: MockIdentityProviders
@@ -78,7 +80,9 @@ public final class B2CEmulator: Sendable {
         }
         sampleAPI = SampleAPI(seed: seed, clock: clock, keys: keys, trustedIssuers: trusted)
         userInfo = UserInfoEndpoint(seed: seed, store: store, clock: clock, keys: keys, trustedIssuers: trusted)
-        graph = GraphEndpoint(seed: seed, store: store, clock: clock, keys: keys, trustedIssuers: trusted)
+        customPolicies = try CustomPolicies(tenant: seed.tenant.name, store: store, clock: clock)
+        graph = GraphEndpoint(
+            seed: seed, store: store, clock: clock, keys: keys, trustedIssuers: trusted, customPolicies: customPolicies)
         answer(to: seed.tenant.hostAliases)
     }
 

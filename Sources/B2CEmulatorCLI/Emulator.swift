@@ -97,6 +97,10 @@ extension EmulatorCommand {
         @Option(help: ArgumentHelp("Write a client policies.json that targets this emulator.", valueName: "file")) var configOut: String?
         @Option(
             help: ArgumentHelp(
+                "Load every custom-policy file (*.xml) of this folder, base before child, with B2C's upload checks.", valueName: "dir"))
+        var customPolicies: String?
+        @Option(
+            help: ArgumentHelp(
                 "With --tls: also write the CA (PEM, readable by all) to this file, such as a directory a container's host mounts; "
                     + "--config-out's caFile then names it relative to the configuration's directory.", valueName: "file"))
         var caOut: String?
@@ -183,6 +187,7 @@ extension EmulatorCommand {
         static let environmentOptions = [
             "B2C_EMULATOR_HOST", "B2C_EMULATOR_PORT", "B2C_EMULATOR_PUBLIC_URL", "B2C_EMULATOR_LOG_FORMAT", "B2C_EMULATOR_SEED",
             "B2C_EMULATOR_STATE", "B2C_EMULATOR_CONFIG_OUT", "B2C_EMULATOR_ADMIN_TOKEN_FILE", "B2C_EMULATOR_ADMIN_TOKEN_REQUIRED",
+            "B2C_EMULATOR_CUSTOM_POLICIES",
         ]
 
         mutating func applyEnvironment(_ environment: [String: String]) throws {
@@ -204,6 +209,7 @@ extension EmulatorCommand {
             seed = seed ?? value("B2C_EMULATOR_SEED")
             if state == nil && !inMemory { state = value("B2C_EMULATOR_STATE") }
             configOut = configOut ?? value("B2C_EMULATOR_CONFIG_OUT")
+            customPolicies = customPolicies ?? value("B2C_EMULATOR_CUSTOM_POLICIES")
             adminTokenFile = adminTokenFile ?? value("B2C_EMULATOR_ADMIN_TOKEN_FILE")
             if adminTokenRequired == nil, let text = value("B2C_EMULATOR_ADMIN_TOKEN_REQUIRED") {
                 guard let required = ["true": true, "false": false][text] else {
@@ -248,6 +254,7 @@ extension EmulatorCommand {
                 throw CLIError("cannot start the emulator with this state and seed: \(error)", exitCode: ExitStatus.configuration)
             }
             emulator.answer(to: hostNames)
+            if let customPolicies { try loadCustomPolicies(emulator, from: customPolicies) }
             var tlsMaterial: EmulatorTLS?
             if tls {
                 do { tlsMaterial = try EmulatorTLS.loadOrCreate(in: tlsDirectory, extraHostNames: [host] + hostNames) } catch {
@@ -283,6 +290,25 @@ extension EmulatorCommand {
             FileHandle.standardOutput.write(Data((line + "\n").utf8))
             ready?.write(.ready(pid: getpid(), url: baseURL))
             try await server.wait()
+        }
+
+        /// `--custom-policies DIR`: a folder that cannot be read, or a policy B2C would refuse, stops the start (exit 3).
+        private func loadCustomPolicies(_ emulator: B2CEmulator, from path: String) throws {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw CLIError(
+                    "--custom-policies names '\(path)', which is not a folder; give the folder that holds the policy files (*.xml).",
+                    exitCode: ExitStatus.configuration)
+            }
+            do { try emulator.customPolicies.load(directory: URL(fileURLWithPath: path)) } catch let e as PolicyLoadError {
+                throw CLIError("a custom policy of \(path) is refused: \(e.description)", exitCode: ExitStatus.configuration)
+            } catch {
+                throw CLIError("cannot read the custom policies of \(path): \(error.localizedDescription)", exitCode: ExitStatus.configuration)
+            }
+            if verbose {
+                FileHandle.standardError.write(
+                    Data("b2c-emulator: custom policies: \(emulator.customPolicies.ids.joined(separator: ", "))\n".utf8))
+            }
         }
 
         /// The seed (`--seed`, else the default tenant), as an External ID tenant with `--external-id`.

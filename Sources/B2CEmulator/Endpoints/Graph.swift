@@ -12,6 +12,7 @@ struct GraphEndpoint: TenantPart {
     let clock: EmulatorClock
     let keys: SigningKeys
     let trustedIssuers: @Sendable (String?) -> Set<String>
+    let customPolicies: CustomPolicies
 
     /// Microsoft Graph's application id: the audience of its tokens.
     static let appId = "00000003-0000-0000-c000-000000000000"
@@ -116,8 +117,20 @@ struct GraphEndpoint: TenantPart {
 
     struct Refusal: Error { var response: Response }
 
-    /// What a resource server checks before it reads anything: the bearer token's signature, issuer, audience, expiry, scope.
+    /// What a resource server checks before it reads a person's data: the token (`verify`) and a delegated scope.
     private func authenticate(_ req: Request) -> Result<JWT, Refusal> {
+        verify(req).flatMap { jwt in
+            let scopes = Set((jwt.string("scp") ?? "").split(separator: " ").map { $0.lowercased() })
+            guard !scopes.isDisjoint(with: ["user.read", "user.readwrite"]) else {
+                return .failure(
+                    Refusal(response: Self.error(403, "Authorization_RequestDenied", "Insufficient privileges to complete the operation.")))
+            }
+            return .success(jwt)
+        }
+    }
+
+    /// What a resource server checks before it reads anything: the bearer token's signature, issuer, audience, expiry.
+    func verify(_ req: Request) -> Result<JWT, Refusal> {
         guard let header = req.headers[.authorization], header.lowercased().hasPrefix("bearer ") else {
             return .failure(Refusal(response: Self.error(401, "InvalidAuthenticationToken", "Access token is empty.")))
         }
@@ -143,11 +156,6 @@ struct GraphEndpoint: TenantPart {
         guard let exp = jwt.int("exp"), clock.now() < exp else {
             return .failure(
                 Refusal(response: Self.error(401, "InvalidAuthenticationToken", "Lifetime validation failed, the token is expired.")))
-        }
-        let scopes = Set((jwt.string("scp") ?? "").split(separator: " ").map { $0.lowercased() })
-        guard !scopes.isDisjoint(with: ["user.read", "user.readwrite"]) else {
-            return .failure(
-                Refusal(response: Self.error(403, "Authorization_RequestDenied", "Insufficient privileges to complete the operation.")))
         }
         return .success(jwt)
     }

@@ -144,9 +144,21 @@ struct TokenEndpoint: TenantPart {
 
     // MARK: client credentials
 
+    static let noPolicy = OAuthFailure(
+        error: "invalid_request", code: "AADB2C90055",
+        message: "The request names no policy. Put the policy in the path (/<tenant>/B2C_1_susi/...) or in the p query parameter.")
+
+    /// A B2C tenant's token endpoint without a policy (Entra's, on login.microsoftonline.com, in a real tenant): app-only
+    /// tokens for Microsoft Graph only.
+    func tenantToken(_ req: Request, _ context: EmulatorRequestContext) async throws -> Response {
+        let caller = try await caller(req)
+        guard caller.form["grant_type"] == "client_credentials" else { throw Self.noPolicy }
+        return try clientCredentials(caller, policy: nil, origin: context.origin)
+    }
+
     /// An app-only token for `<App ID URI>/.default`: the app's granted roles of that API in `scp`, no id token, no refresh
     /// token, no `scope` in the answer (reference §13.2).
-    func clientCredentials(_ caller: Caller, policy: EmulatorSeed.Policy, origin: String) throws -> Response {
+    func clientCredentials(_ caller: Caller, policy: EmulatorSeed.Policy?, origin: String) throws -> Response {
         guard caller.app.isConfidential else {
             throw OAuthFailure(
                 error: "unauthorized_client", code: "AADB2C90079",
@@ -160,6 +172,12 @@ struct TokenEndpoint: TenantPart {
         }
         guard let scope = caller.form["scope"], !scope.isEmpty else { throw missing("scope") }
         let items = scope.split(separator: " ").map(String.init)
+        // Microsoft Graph (its trustFramework API: custom-policy deployment), as Entra issues its app-only tokens.
+        if items.count == 1, [GraphEndpoint.resource, GraphEndpoint.appId].contains(String(items[0].dropLast("/.default".count))),
+            items[0].hasSuffix("/.default")
+        {
+            return try issuer.graphAppToken(app: caller.app, origin: origin)
+        }
         guard items.count == 1, items[0].hasSuffix("/.default"),
             let api = seed.apis.first(where: {
                 $0.identifierUri.caseInsensitiveCompare(String(items[0].dropLast("/.default".count))) == .orderedSame
@@ -179,6 +197,7 @@ struct TokenEndpoint: TenantPart {
                 error: "unauthorized_client", code: "AADB2C90205",
                 message: "This application does not have sufficient permissions against this web resource to perform the operation.")
         }
+        guard let policy else { throw Self.noPolicy }
         return try issuer.appToken(app: caller.app, api: api, roles: roles.map(\.value), policy: policy, origin: origin)
     }
 

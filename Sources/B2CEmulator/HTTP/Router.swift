@@ -50,6 +50,7 @@ extension B2CEmulator {
         on("/_b2c/oauth2/v2.0/token", any) { request, context in
             var request = request
             let a = try Self.authority(context)
+            if a.policy == nil && !self.seed.tenant.externalId { return try await self.token.tenantToken(request, context) }
             if a.policy == nil { return try await self.nativeAuth.token(request, context, authority: a) }
             if a.implicitFlow, await NativeAuthEndpoint.isNativeGrant(&request) {
                 return try await self.nativeAuth.token(request, context, authority: a)
@@ -104,6 +105,16 @@ extension B2CEmulator {
             .json(["status": "ok", "tenant": .string(self.tenantName), "tenantId": .string(self.tenantID)])
         }
         on("/graph/v1.0/me", [.get, .patch]) { request, _ in try await self.graph.me(request) }
+        on("/graph/beta/trustFramework/policies", [.get]) { request, _ in try await self.graph.listPolicies(request) }
+        on("/graph/beta/trustFramework/policies/:id", [.get, .delete]) { request, context in
+            try await self.graph.policy(request, id: context.parameters.get("id") ?? "", value: false)
+        }
+        on("/graph/beta/trustFramework/policies/:id/:value", [.get, .put]) { request, context in
+            guard ["$value", "%24value"].contains(context.parameters.get("value") ?? "") else {
+                return GraphEndpoint.error(404, "Request_ResourceNotFound", "Resource not found for the segment '\(context.parameters.get("value") ?? "")'.")
+            }
+            return try await self.graph.policy(request, id: context.parameters.get("id") ?? "", value: true)
+        }
         on("/public", [.get]) { _, _ in .json(["date": .string(ISO8601DateFormatter().string(from: self.clock.date))]) }
         // msal-python probes this before ROPC and falls back to plain ROPC on 404.
         on("/common/**", any) { _, _ in

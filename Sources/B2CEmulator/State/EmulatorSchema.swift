@@ -137,5 +137,13 @@ enum EmulatorSchema {
         migrator.registerMigration("v11-totp-last-step") { db in
             try db.execute(sql: "ALTER TABLE users ADD COLUMN totp_last_step INTEGER")
         }
+        // v12: custom policies uploaded through Graph (trustFramework/policies), kept across restarts in upload order.
+        migrator.registerMigration("v12-custom-policies") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE custom_policies(
+                        id TEXT PRIMARY KEY COLLATE NOCASE, xml BLOB NOT NULL, uploaded_at INTEGER NOT NULL, seq INTEGER NOT NULL)
+                    """)
+        }
     }
 }

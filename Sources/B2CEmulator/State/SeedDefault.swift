@@ -20,6 +20,12 @@ extension EmulatorSeed {
     public static let defaultWebAppID = "6b1e0c2a-7d4f-4e3b-9a8c-2f5d1e0b7c9a"
     public static let defaultDaemonID = "7c2f1d3b-8e5a-4f4c-8b9d-3a6e2f1c8d0b"
     public static let defaultSPAID = "8d3a2e4c-9f6b-4a5d-8cae-4b7f3a2d9e1c"
+    /// The two app registrations B2C's custom-policy setup creates (their ids fill the starter pack's placeholders), and an
+    /// app a deployment pipeline signs in as (Graph's Policy.ReadWrite.TrustFramework, application permission).
+    public static let identityExperienceFrameworkID = "9e4b3f5d-0a7c-4b6e-8d1f-5c8a4b3e0f2d"
+    public static let proxyIdentityExperienceFrameworkID = "0f5c4a6e-1b8d-4c7f-9e2a-6d9b5c4f1a3e"
+    public static let defaultPolicyDeployID = "1a6d5b7f-2c9e-4d8a-8f3b-7e0c6d5a2b4f"
+    public static let defaultPolicyDeploySecret = "Deploy-dev-secret-2026"
     /// The default tenant as an Entra External ID tenant (`emulator serve --external-id`): the same apps and people, no
     /// policy in any URL.
     public static var defaultExternalID: EmulatorSeed {
@@ -81,6 +87,20 @@ extension EmulatorSeed {
                     redirects: [Redirect(uri: "http://localhost:3000", type: .spa), Redirect(uri: "http://127.0.0.1:3000", type: .spa)],
                     allowImplicitFlow: false, nativeAuth: false, apiPermissions: ["\(helloURI)/demo.read"],
                     servicePrincipalId: "8d3a2e4c-5e1f-4c2a-9b3d-000000000004"),
+                App(
+                    clientId: identityExperienceFrameworkID, name: "IdentityExperienceFramework",
+                    redirects: [Redirect(uri: "https://contoso.b2clogin.com/contoso.onmicrosoft.com", type: .web)],
+                    allowImplicitFlow: false, nativeAuth: false, apiPermissions: [],
+                    servicePrincipalId: "9e4b3f5d-5e1f-4c2a-9b3d-000000000005"),
+                // "Treat application as a public client": the starter pack's password check signs in through it.
+                App(
+                    clientId: proxyIdentityExperienceFrameworkID, name: "ProxyIdentityExperienceFramework",
+                    redirects: [Redirect(uri: "myapp://auth", type: .publicClient)], allowImplicitFlow: false, nativeAuth: false,
+                    apiPermissions: [], servicePrincipalId: "0f5c4a6e-5e1f-4c2a-9b3d-000000000006"),
+                App(
+                    clientId: defaultPolicyDeployID, name: "policy-deploy", redirects: [], allowImplicitFlow: false, nativeAuth: false,
+                    apiPermissions: [], applicationPermissions: ["\(GraphEndpoint.resource)/\(GraphEndpoint.trustFrameworkPermission)"],
+                    secrets: [Secret(value: defaultPolicyDeploySecret)], servicePrincipalId: "1a6d5b7f-5e1f-4c2a-9b3d-000000000007"),
             ],
             apis: [
                 API(

@@ -81,10 +81,11 @@ extension EmulatorSeed.App {
         }
         let roles = try a.stringArray("applicationPermissions")
         let allRoles = Set(apis.flatMap(\.applicationRoles))
-        for (i, r) in roles.enumerated() where !allRoles.contains(r) {
+        for (i, r) in roles.enumerated() where !allRoles.contains(r) && !GraphEndpoint.applicationPermissions.contains(r) {
             throw JSONPathError(
                 path: "\(a.childPath("applicationPermissions"))[\(i)]",
-                message: "is '\(r)', which no API in $.apis defines as an Application app role")
+                message: "is '\(r)', which no API in $.apis defines as an Application app role (Microsoft Graph's: "
+                    + "\(GraphEndpoint.resource)/\(GraphEndpoint.trustFrameworkPermission))")
         }
         return Self(
             clientId: clientId, name: try a.optionalString("name") ?? "app", redirects: try redirects(a),

@@ -1,0 +1,80 @@
+import Foundation
+import GRDB
+import NIOConcurrencyHelpers
+
+/// The tenant's custom policies: those of `serve --custom-policies DIR`, then those uploaded through Graph (kept in the
+/// state, so an upload survives a restart), each checked in its chain as B2C checks an upload.
+public final class CustomPolicies: Sendable {
+    private let policies: NIOLockedValueBox<PolicySet>
+    private let db: any DatabaseWriter
+    private let clock: EmulatorClock
+
+    init(tenant: String, store: EmulatorStore, clock: EmulatorClock) throws {
+        (policies, db, self.clock) = (NIOLockedValueBox(PolicySet(tenant: tenant)), store.db, clock)
+        try reloadUploads()
+    }
+
+    /// The uploads of earlier runs, in their order; one the tenant no longer takes (a changed seed) is left out and said.
+    private func reloadUploads() throws {
+        let rows = try db.read { try Row.fetchAll($0, sql: "SELECT id, xml FROM custom_policies ORDER BY seq") }
+        for row in rows {
+            do {
+                let file = try PolicyFile(xml: row["xml"], source: "Graph upload", tenant: policies.withLockedValue { $0.tenant })
+                try policies.withLockedValue { _ = try $0.upload(file) }
+            } catch {
+                FileHandle.standardError.write(
+                    Data("b2c-emulator: the uploaded policy \(row["id"] as String) is left out: \(error)\n".utf8))
+            }
+        }
+    }
+
+    /// Every policy file of a folder (`serve --custom-policies DIR`), base before child; the first refusal is the error.
+    public func load(directory: URL) throws {
+        let tenant = policies.withLockedValue { $0.tenant }
+        let loaded = try PolicySet.load(directory: directory, tenant: tenant)
+        try policies.withLockedValue { current in
+            for id in try Self.baseFirst(loaded) { _ = try current.upload(loaded.file(id)!) }
+        }
+    }
+
+    /// The ids of a set, each after its base.
+    private static func baseFirst(_ s: PolicySet) throws -> [String] {
+        var out: [String] = []
+        for id in s.ids { for f in try s.chain(id) where !out.contains(f.policyId) { out.append(f.policyId) } }
+        return out
+    }
+
+    public var ids: [String] { policies.withLockedValue { $0.ids } }
+    func file(_ id: String) -> PolicyFile? { policies.withLockedValue { $0.file(id) } }
+    func effective(_ id: String) throws -> EffectivePolicy { try policies.withLockedValue { try $0.effective(id) } }
+
+    /// `PUT …/trustFramework/policies/{id}/$value`: checked, stored, kept; true when the policy is new.
+    func upload(_ xml: Data, id: String) throws -> Bool {
+        let tenant = policies.withLockedValue { $0.tenant }
+        let file = try PolicyFile(xml: xml, source: "Graph upload", tenant: tenant)
+        guard file.policyId.caseInsensitiveCompare(id) == .orderedSame else {
+            throw PolicyLoadError(
+                policyId: id, tenant: tenant,
+                reason: "The request is for policy \"\(id)\" and the file's PolicyId is \"\(file.policyId)\"; they must be the same.",
+                file: file.source)
+        }
+        let created = try policies.withLockedValue { try $0.upload(file) }
+        let now = clock.now()
+        try db.write {
+            try $0.execute(
+                sql: """
+                    INSERT INTO custom_policies(id, xml, uploaded_at, seq)
+                    VALUES (?, ?, ?, (SELECT coalesce(max(seq), 0) + 1 FROM custom_policies))
+                    ON CONFLICT(id) DO UPDATE SET xml = excluded.xml, uploaded_at = excluded.uploaded_at
+                    """, arguments: [file.policyId, xml, now])
+        }
+        return created
+    }
+
+    /// `DELETE …/trustFramework/policies/{id}`: false when there is no such policy.
+    func delete(_ id: String) throws -> Bool {
+        let removed = try policies.withLockedValue { try $0.delete(id) }
+        try db.write { try $0.execute(sql: "DELETE FROM custom_policies WHERE id = ?", arguments: [id]) }
+        return removed
+    }
+}

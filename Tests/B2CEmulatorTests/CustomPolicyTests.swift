@@ -1,0 +1,231 @@
+import B2CKit
+import B2CProtocol
+import Foundation
+import Testing
+
+@testable import B2CEmulator
+
+/// Custom policies (reference: b2c-custom-policies.md): a folder loaded base before child, the chain merged by element id,
+/// B2C's upload checks with errors that name the file and the element, hostile files refused, and Graph's
+/// trustFramework API over real HTTP with an app-only token.
+@Suite struct CustomPolicyTests {
+    static let examples = packageRoot.appendingPathComponent("Examples/custom-policies")
+    static let tenant = "contoso.onmicrosoft.com"
+
+    static func xml(_ name: String) throws -> String {
+        try String(contentsOf: examples.appendingPathComponent(name), encoding: .utf8)
+    }
+
+    /// A folder holding the example set with `change` applied to one of its files (or a file added).
+    static func folder(_ file: String? = nil, _ change: (String) -> String = { $0 }) throws -> URL {
+        let dir = temporaryDirectory()
+        for name in ["TrustFrameworkBase.xml", "TrustFrameworkExtensions.xml", "SignUpOrSignin.xml"] {
+            let text = try xml(name)
+            try Data((name == file ? change(text) : text).utf8).write(to: dir.appendingPathComponent(name))
+        }
+        return dir
+    }
+
+    static func refusal(_ dir: URL) -> PolicyLoadError? {
+        do {
+            _ = try PolicySet.load(directory: dir, tenant: tenant)
+            return nil
+        } catch let e as PolicyLoadError { return e } catch {
+            Issue.record("not a policy error: \(error)")
+            return nil
+        }
+    }
+
+    @Test func theExampleSetLoadsAndItsChainMergesByElementId() throws {
+        let set = try PolicySet.load(directory: Self.examples, tenant: Self.tenant)
+        #expect(set.ids == ["B2C_1A_signup_signin", "B2C_1A_TrustFrameworkBase", "B2C_1A_TrustFrameworkExtensions"])
+        #expect(
+            try set.chain("B2C_1A_signup_signin").map(\.policyId) == [
+                "B2C_1A_TrustFrameworkBase", "B2C_1A_TrustFrameworkExtensions", "B2C_1A_signup_signin",
+            ])
+        let policy = try set.effective("B2C_1A_signup_signin")
+        // The extensions' metadata items join the base's by key; their input claims join by claim type.
+        let login = try #require(policy.element(.technicalProfile, "login-NonInteractive"))
+        let items = Dictionary(
+            (login.child("Metadata")?.all("Item") ?? []).map { ($0["Key"] ?? "", $0.trimmedText) }, uniquingKeysWith: { a, _ in a })
+        #expect(items["client_id"] == EmulatorSeed.proxyIdentityExperienceFrameworkID)
+        #expect(items["METADATA"]?.hasPrefix("https://login.microsoftonline.com/") == true && items["scope"] == "email openid")
+        let inputs = login.child("InputClaims")?.all("InputClaim").compactMap { $0["ClaimTypeReferenceId"] } ?? []
+        #expect(inputs == ["signInName", "password", "grant_type", "scope", "nca", "client_id", "resource_id"])
+        #expect(login.child("Protocol")?["Name"] == "OpenIdConnect", "what the extensions do not say stays the base's")
+        #expect(policy.relyingParty?.child("DefaultUserJourney")?["ReferenceId"] == "SignUpOrSignIn")
+        #expect(policy.element(.userJourney, "SignUpOrSignIn")?.at("OrchestrationSteps")?.all("OrchestrationStep").count == 4)
+    }
+
+    /// Each check B2C makes on an upload: the refusal names the policy, the file, the element and its line.
+    @Test func aBrokenPolicyIsRefusedNamingTheElement() throws {
+        let undeclared = try #require(
+            Self.refusal(
+                try Self.folder("TrustFrameworkExtensions.xml") {
+                    $0.replacingOccurrences(
+                        of: #"<InputClaim ClaimTypeReferenceId="client_id""#, with: #"<InputClaim ClaimTypeReferenceId="clientIdentifier""#)
+                }))
+        #expect(
+            undeclared.description.hasPrefix("Validation failed: 1 validation error(s) found in policy \"B2C_1A_TRUSTFRAMEWORKEXTENSIONS\"")
+        )
+        #expect(undeclared.description.contains("makes a reference to ClaimType with id \"clientIdentifier\" but neither the policy"))
+        #expect(undeclared.file == "TrustFrameworkExtensions.xml" && undeclared.element == "<InputClaim ClaimTypeReferenceId=\"clientIdentifier\"> (line 23)", "\(undeclared)")
+
+        let noBase = try #require(
+            Self.refusal(
+                try Self.folder("SignUpOrSignin.xml") {
+                    $0.replacingOccurrences(of: "B2C_1A_TrustFrameworkExtensions", with: "B2C_1A_Nope")
+                }))
+        #expect(noBase.description.contains("The base policy \"B2C_1A_Nope\" of tenant \"contoso.onmicrosoft.com\" does not exist"))
+        #expect(noBase.element?.contains("<BasePolicy>") == true)
+
+        let tenant = try #require(
+            Self.refusal(
+                try Self.folder("TrustFrameworkBase.xml") {
+                    $0.replacingOccurrences(of: #"TenantId="contoso.onmicrosoft.com""#, with: #"TenantId="yourtenant.onmicrosoft.com""#)
+                }))
+        #expect(tenant.description.contains("TenantId is 'yourtenant.onmicrosoft.com'; this tenant is 'contoso.onmicrosoft.com'"))
+
+        let handler = try #require(
+            Self.refusal(
+                try Self.folder("TrustFrameworkBase.xml") {
+                    $0.replacingOccurrences(of: "Providers.AzureActiveDirectoryProvider", with: "Providers.LdapProvider")
+                }))
+        #expect(handler.description.contains("names the protocol handler 'Web.TPEngine.Providers.LdapProvider'"))
+        #expect(handler.element?.hasPrefix("<Protocol>") == true)
+
+        let twice = try #require(
+            Self.refusal(
+                try Self.folder("TrustFrameworkBase.xml") {
+                    $0.replacingOccurrences(of: #"<ClaimType Id="tenantId">"#, with: #"<ClaimType Id="surname">"#)
+                }))
+        #expect(twice.description.contains("The ClaimType with id \"surname\" is declared twice in this policy"))
+
+        let journey = try #require(
+            Self.refusal(
+                try Self.folder("SignUpOrSignin.xml") {
+                    $0.replacingOccurrences(of: #"ReferenceId="SignUpOrSignIn""#, with: #"ReferenceId="SignIn""#)
+                }))
+        #expect(journey.description.contains("makes a reference to UserJourney with id \"SignIn\""))
+
+        let regex = try #require(
+            Self.refusal(
+                try Self.folder("TrustFrameworkBase.xml") {
+                    $0.replacingOccurrences(of: #"(?:\.[a-zA-Z0-9-]+)*$"#, with: #"(?:(\.[a-zA-Z0-9-]+)*$"#)
+                }))
+        #expect(regex.description.contains("The claim type \"email\" has a Pattern whose RegularExpression is not a regular expression"))
+    }
+
+    /// Hostile files: entities, deep nesting, a gigantic file, a cycle of base policies, what is not XML. Each is refused
+    /// at once, and nothing is fetched or expanded.
+    @Test func hostileFilesAreRefusedQuickly() throws {
+        let entity = try #require(
+            Self.refusal(
+                try Self.folder("TrustFrameworkBase.xml") {
+                    $0.replacingOccurrences(
+                        of: "<TrustFrameworkPolicy ",
+                        with: "<!DOCTYPE p [<!ENTITY x SYSTEM \"file:///etc/passwd\">]>\n<TrustFrameworkPolicy ")
+                }))
+        #expect(entity.description.contains("declares a DTD"))
+
+        let deep = String(repeating: "<a>", count: 200) + String(repeating: "</a>", count: 200)
+        let nested = try #require(
+            Self.refusal(
+                try Self.folder("SignUpOrSignin.xml") { $0.replacingOccurrences(of: "<RelyingParty>", with: "<RelyingParty>" + deep) }))
+        #expect(nested.description.contains("nested more than 40 deep"), "\(nested)")
+
+        let huge = try Self.folder()
+        try Data(repeating: UInt8(ascii: " "), count: PolicyXML.maximumBytes + 1).write(to: huge.appendingPathComponent("Huge.xml"))
+        #expect(Self.refusal(huge)?.description.contains("a policy file may have at most 1048576") == true)
+
+        let cycle = try Self.folder("TrustFrameworkBase.xml") {
+            $0.replacingOccurrences(
+                of: "  <BuildingBlocks>",
+                with:
+                    "  <BasePolicy><TenantId>contoso.onmicrosoft.com</TenantId><PolicyId>B2C_1A_signup_signin</PolicyId></BasePolicy>\n  <BuildingBlocks>"
+            )
+        }
+        #expect(Self.refusal(cycle)?.description.contains("form a cycle") == true)
+
+        let broken = try #require(
+            Self.refusal(try Self.folder("SignUpOrSignin.xml") { $0.replacingOccurrences(of: "</RelyingParty>", with: "") }))
+        #expect(broken.description.contains("is not well-formed XML") && broken.policyId == "B2C_1A_signup_signin", "\(broken)")
+    }
+
+    /// Graph's trustFramework API, as a deployment pipeline calls it: an app-only token, base before child, B2C's refusals
+    /// as Graph's 400, and the permission checked.
+    @Test func policiesAreUploadedListedDownloadedAndDeletedThroughGraph() async throws {
+        let state = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: state) }
+        try await TestTenant.with(stateDirectory: state) { t in
+            let token = try await Self.graphToken(t, EmulatorSeed.defaultPolicyDeployID, EmulatorSeed.defaultPolicyDeploySecret)
+            let auth = [("Authorization", "Bearer \(token)"), ("Content-Type", "application/xml")]
+            let path = "/graph/beta/trustFramework/policies"
+            // The child first: its base is not there yet.
+            let early = try await t.request(
+                .PUT, "\(path)/B2C_1A_signup_signin/$value", body: try Self.xml("SignUpOrSignin.xml"), headers: auth)
+            #expect(early.status == 400 && early.body.contains("does not exist"), "\(early.body)")
+            for (id, file) in [
+                ("B2C_1A_TrustFrameworkBase", "TrustFrameworkBase.xml"),
+                ("B2C_1A_TrustFrameworkExtensions", "TrustFrameworkExtensions.xml"),
+                ("B2C_1A_signup_signin", "SignUpOrSignin.xml"),
+            ] {
+                let put = try await t.request(.PUT, "\(path)/\(id)/$value", body: try Self.xml(file), headers: auth)
+                #expect(put.status == 201, "\(id): \(put.status) \(put.body.prefix(300))")
+            }
+            let again = try await t.request(
+                .PUT, "\(path)/B2C_1A_signup_signin/$value", body: try Self.xml("SignUpOrSignin.xml"), headers: auth)
+            #expect(again.status == 200)
+            let list = try await t.request(.GET, path, headers: auth)
+            #expect(list.json["value"]?.arrayValue?.compactMap { $0["id"]?.stringValue }.count == 3, "\(list.body)")
+            let download = try await t.request(.GET, "\(path)/B2C_1A_TrustFrameworkExtensions/$value", headers: auth)
+            let original = try Self.xml("TrustFrameworkExtensions.xml")
+            #expect(download.status == 200 && download.body == original)
+            // A file for another id than the URL's, and B2C's refusals, are Graph's 400 with B2C's words.
+            let mismatch = try await t.request(.PUT, "\(path)/B2C_1A_other/$value", body: try Self.xml("SignUpOrSignin.xml"), headers: auth)
+            #expect(mismatch.status == 400 && mismatch.body.contains("must be the same"))
+            // A base another policy builds on stays; the leaf goes, then is gone.
+            let base = try await t.request(.DELETE, "\(path)/B2C_1A_TrustFrameworkExtensions", headers: auth)
+            #expect(base.status == 400 && base.body.contains("as its base policy"), "\(base.body)")
+            let gone = try await t.request(.DELETE, "\(path)/B2C_1A_signup_signin", headers: auth)
+            #expect(gone.status == 204)
+            #expect(try await t.request(.GET, "\(path)/B2C_1A_signup_signin/$value", headers: auth).status == 404)
+            // Without the permission (the daemon holds only the sample API's role), or without a token: refused.
+            let daemon = try await Self.graphToken(t, EmulatorSeed.defaultDaemonID, EmulatorSeed.defaultDaemonSecret)
+            let denied = try await t.request(.GET, path, headers: [("Authorization", "Bearer \(daemon)")])
+            #expect(denied.status == 403 && denied.body.contains("Policy.ReadWrite.TrustFramework"), "\(denied.body)")
+            #expect(try await t.request(.GET, path).status == 401)
+            // Wrong content type.
+            let json = try await t.request(.PUT, "\(path)/B2C_1A_x/$value", body: "{}", headers: [("Authorization", "Bearer \(token)")])
+            #expect(json.status == 415)
+        }
+        // The uploads stay with the state.
+        try await TestTenant.with(stateDirectory: state) { t in
+            #expect(t.emulator.customPolicies.ids == ["B2C_1A_TrustFrameworkBase", "B2C_1A_TrustFrameworkExtensions"])
+        }
+    }
+
+    static func graphToken(_ t: TestTenant, _ client: String, _ secret: String) async throws -> String {
+        let r = try await t.request(
+            .POST, "/\(tenant)/oauth2/v2.0/token",
+            form: [
+                "grant_type": "client_credentials", "client_id": client, "client_secret": secret,
+                "scope": "https://graph.microsoft.com/.default",
+            ])
+        return try #require(r.json["access_token"]?.stringValue, "\(r.status) \(r.body)")
+    }
+
+    @Test func serveRefusesABrokenFolderWithExitThree() throws {
+        let dir = try Self.folder("TrustFrameworkExtensions.xml") {
+            $0.replacingOccurrences(of: #"ClaimTypeReferenceId="resource_id""#, with: #"ClaimTypeReferenceId="resourceId""#)
+        }
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let refused = try run(b2cBinary, ["emulator", "serve", "--port", "0", "--custom-policies", dir.path])
+        #expect(refused.status == 3, "\(refused.stderr)")
+        #expect(refused.stderr.contains("is refused: Validation failed") && refused.stderr.contains("\"resourceId\""), "\(refused.stderr)")
+        #expect(refused.stderr.contains("file TrustFrameworkExtensions.xml"))
+        let notAFolder = try run(
+            b2cBinary, ["emulator", "serve", "--port", "0", "--custom-policies", dir.appendingPathComponent("nope").path])
+        #expect(notAFolder.status == 3 && notAFolder.stderr.contains("which is not a folder"), "\(notAFolder.stderr)")
+    }
+}
