@@ -19,7 +19,7 @@ public final class CustomPolicies: Sendable {
         let rows = try db.read { try Row.fetchAll($0, sql: "SELECT id, xml FROM custom_policies ORDER BY seq") }
         for row in rows {
             do {
-                let file = try PolicyFile(xml: row["xml"], source: "Graph upload", tenant: policies.withLockedValue { $0.tenant })
+                let file = try PolicyFile(xml: row["xml"], source: "uploaded through Graph", tenant: policies.withLockedValue { $0.tenant })
                 try policies.withLockedValue { _ = try $0.upload(file) }
             } catch {
                 FileHandle.standardError.write(
@@ -51,7 +51,7 @@ public final class CustomPolicies: Sendable {
     /// `PUT …/trustFramework/policies/{id}/$value`: checked, stored, kept; true when the policy is new.
     func upload(_ xml: Data, id: String) throws -> Bool {
         let tenant = policies.withLockedValue { $0.tenant }
-        let file = try PolicyFile(xml: xml, source: "Graph upload", tenant: tenant)
+        let file = try PolicyFile(xml: xml, source: "uploaded through Graph", tenant: tenant)
         guard file.policyId.caseInsensitiveCompare(id) == .orderedSame else {
             throw PolicyLoadError(
                 policyId: id, tenant: tenant,

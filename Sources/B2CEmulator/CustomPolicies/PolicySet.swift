@@ -10,7 +10,8 @@ public struct PolicyLoadError: Error, Equatable, CustomStringConvertible {
     var element: String?
 
     public var description: String {
-        let whereText = [file.map { "file \($0)" }, element].compactMap { $0 }.joined(separator: ", ")
+        let whereText = [file.map { $0.lowercased().hasSuffix(".xml") ? "file \($0)" : $0 }, element].compactMap { $0 }.joined(
+            separator: ", ")
         return "Validation failed: 1 validation error(s) found in policy \"\(policyId.uppercased())\" of tenant \"\(tenant)\". "
             + reason + (whereText.isEmpty ? "" : " (\(whereText))")
     }
@@ -22,7 +23,7 @@ struct PolicyFile: Sendable {
     var tenantId: String
     var basePolicyId: String?
     var root: PolicyNode
-    /// Where it came from: a file name, or `Graph upload`.
+    /// Where it came from: a file name, or `uploaded through Graph`.
     var source: String
     var xml: Data
 
