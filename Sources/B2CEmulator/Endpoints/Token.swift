@@ -148,6 +148,21 @@ struct TokenEndpoint: TenantPart {
         error: "invalid_request", code: "AADB2C90055",
         message: "The request names no policy. Put the policy in the path (/<tenant>/B2C_1_susi/...) or in the p query parameter.")
 
+    /// A client-credentials request for Microsoft Graph (the body is read into the request, which stays usable).
+    static func isGraphAppRequest(_ req: inout Request) async -> Bool {
+        guard req.method == .post, let form = try? await req.formParameters(), form["grant_type"] == "client_credentials" else {
+            return false
+        }
+        return isGraphScope(form["scope"] ?? "")
+    }
+
+    /// `https://graph.microsoft.com/.default` (or by Graph's app id).
+    static func isGraphScope(_ scope: String) -> Bool {
+        let items = scope.split(separator: " ")
+        return items.count == 1 && items[0].hasSuffix("/.default")
+            && [GraphEndpoint.resource, GraphEndpoint.appId].contains(String(items[0].dropLast("/.default".count)))
+    }
+
     /// A B2C tenant's token endpoint without a policy (Entra's, on login.microsoftonline.com, in a real tenant): app-only
     /// tokens for Microsoft Graph only.
     func tenantToken(_ req: Request, _ context: EmulatorRequestContext) async throws -> Response {
@@ -173,11 +188,7 @@ struct TokenEndpoint: TenantPart {
         guard let scope = caller.form["scope"], !scope.isEmpty else { throw missing("scope") }
         let items = scope.split(separator: " ").map(String.init)
         // Microsoft Graph (its trustFramework API: custom-policy deployment), as Entra issues its app-only tokens.
-        if items.count == 1, [GraphEndpoint.resource, GraphEndpoint.appId].contains(String(items[0].dropLast("/.default".count))),
-            items[0].hasSuffix("/.default")
-        {
-            return try issuer.graphAppToken(app: caller.app, origin: origin)
-        }
+        if Self.isGraphScope(scope) { return try issuer.graphAppToken(app: caller.app, origin: origin) }
         guard items.count == 1, items[0].hasSuffix("/.default"),
             let api = seed.apis.first(where: {
                 $0.identifierUri.caseInsensitiveCompare(String(items[0].dropLast("/.default".count))) == .orderedSame

@@ -50,7 +50,9 @@ extension B2CEmulator {
         on("/_b2c/oauth2/v2.0/token", any) { request, context in
             var request = request
             let a = try Self.authority(context)
-            if a.policy == nil && !self.seed.tenant.externalId { return try await self.token.tenantToken(request, context) }
+            if a.policy == nil && !self.seed.tenant.externalId, await TokenEndpoint.isGraphAppRequest(&request) {
+                return try await self.token.tenantToken(request, context)
+            }
             if a.policy == nil { return try await self.nativeAuth.token(request, context, authority: a) }
             if a.implicitFlow, await NativeAuthEndpoint.isNativeGrant(&request) {
                 return try await self.nativeAuth.token(request, context, authority: a)
