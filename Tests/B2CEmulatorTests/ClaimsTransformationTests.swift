@@ -1,0 +1,146 @@
+import Foundation
+import Testing
+
+@testable import B2CEmulator
+
+/// B2C's claims-transformation methods against the examples of Microsoft's reference pages (string, boolean, date,
+/// integer, string collection, JSON, social accounts): the same inputs give the documented outputs, and the asserting
+/// methods fail as documented.
+@Suite struct ClaimsTransformationTests {
+    typealias T = ClaimsTransformations
+
+    static func run(_ method: String, _ inputs: T.Inputs = [:], _ parameters: T.Parameters = [:]) throws -> T.Inputs {
+        try T.apply(method, inputs, parameters, now: Date(timeIntervalSince1970: 1_795_000_000))
+    }
+
+    @Test func stringMethodsGiveTheDocumentedOutputs() throws {
+        #expect(
+            try Self.run("ChangeCase", ["inputClaim1": .string("SomeOne@contoso.com")], ["toCase": "LOWER"]) == [
+                "outputClaim": .string("someone@contoso.com")
+            ])
+        #expect(
+            try Self.run("CreateStringClaim", [:], ["value": "Contoso terms of service..."]) == [
+                "createdClaim": .string("Contoso terms of service...")
+            ])
+        #expect(
+            try Self.run(
+                "CompareClaims", ["inputClaim1": .string("someone@contoso.com"), "inputClaim2": .string("someone@outlook.com")],
+                ["operator": "NOT EQUAL", "ignoreCase": "true"]) == ["outputClaim": .bool(true)])
+        #expect(
+            try Self.run(
+                "CompareClaimToValue", ["inputClaim1": .string("v1")], ["compareTo": "V1", "operator": "EQUAL", "ignoreCase": "true"])
+                == ["outputClaim": .bool(true)])
+        #expect(
+            try Self.run(
+                "FormatStringClaim", ["inputClaim": .string("5164db16-3eee-4629-bfda-dcc3326790e9")],
+                ["stringFormat": "cpim_{0}@b2cdemo.onmicrosoft.com"])
+                == ["outputClaim": .string("cpim_5164db16-3eee-4629-bfda-dcc3326790e9@b2cdemo.onmicrosoft.com")])
+        #expect(
+            try Self.run(
+                "FormatStringMultipleClaims", ["inputClaim1": .string("Joe"), "inputClaim2": .string("Fernando")],
+                ["stringFormat": "{0} {1}"])
+                == ["outputClaim": .string("Joe Fernando")])
+        #expect(T.format("{{literal}} {0}", ["x"]) == "{literal} x", "C#'s doubled braces")
+        #expect(
+            try Self.run("StringSubstring", ["inputClaim": .string("+1213-555-1234")], ["startIndex": "0", "length": "2"]) == [
+                "outputClaim": .string("+1")
+            ])
+        #expect(
+            try Self.run("StringReplace", ["inputClaim": .string("+1 (123) 456-7890")], ["oldValue": "-", "newValue": ""])
+                == ["outputClaim": .string("+1 (123) 4567890")])
+        #expect(
+            try Self.run("StringJoin", ["inputClaim": .collection(["Admin", "Author", "Reader"])], ["delimiter": ","])
+                == ["outputClaim": .string("Admin,Author,Reader")])
+        #expect(
+            try Self.run("StringSplit", ["inputClaim": .string("Admin,Author,Reader")], ["delimiter": ","])
+                == ["outputClaim": .collection(["Admin", "Author", "Reader"])])
+        #expect(
+            try Self.run("StringContains", ["inputClaim": .string("Admin, Reviewer")], ["contains": "admin", "ignoreCase": "true"]) == [
+                "outputClaim": .bool(true)
+            ])
+        // Random strings: a GUID, or a formatted integer no larger than the maximum.
+        let guid = try #require(try Self.run("CreateRandomString", [:], ["randomGeneratorType": "GUID"])["outputClaim"]?.text)
+        #expect(UUID(uuidString: guid) != nil)
+        let otp = try #require(
+            try Self.run(
+                "CreateRandomString", [:],
+                ["randomGeneratorType": "INTEGER", "maximumNumber": "1000", "stringFormat": "OTP_{0}", "base64": "false"])[
+                    "outputClaim"]?.text)
+        #expect(otp.hasPrefix("OTP_") && (Int(otp.dropFirst(4)) ?? 1001) <= 1000)
+    }
+
+    @Test func assertingMethodsFailWithTheirMetadataKey() throws {
+        #expect(
+            throws: TransformationFailure.assertion(
+                key: "UserMessageIfClaimsTransformationStringsAreNotEqual", fallback: "The claims are not equal.")
+        ) {
+            try Self.run(
+                "AssertStringClaimsAreEqual",
+                ["inputClaim1": .string("someone@contoso.com"), "inputClaim2": .string("someone@outlook.com")],
+                ["stringComparison": "ordinalIgnoreCase"])
+        }
+        #expect(
+            try Self.run(
+                "AssertStringClaimsAreEqual",
+                ["inputClaim1": .string("Someone@contoso.com"), "inputClaim2": .string("someone@contoso.com")],
+                ["stringComparison": "ordinalIgnoreCase"]
+            ).isEmpty)
+        // The starter pack's AssertAccountEnabledIsTrue.
+        #expect(throws: TransformationFailure.self) {
+            try Self.run("AssertBooleanClaimIsEqualToValue", ["inputClaim": .bool(false)], ["valueToCompareTo": "true"])
+        }
+        #expect(try Self.run("AssertBooleanClaimIsEqualToValue", ["inputClaim": .bool(true)], ["valueToCompareTo": "true"]).isEmpty)
+        // The starter pack's refresh-token check: a token issued before the user's valid-from date is refused.
+        let issued = ClaimValue.string("2026-11-01T00:00:00Z"), validFrom = ClaimValue.string("2026-11-02T00:00:00Z")
+        let params = ["AssertIfEqualTo": "false", "AssertIfRightOperandIsNotPresent": "true", "TreatAsEqualIfWithinMillseconds": "80000"]
+        #expect(throws: TransformationFailure.self) {
+            try Self.run("AssertDateTimeIsGreaterThan", ["leftOperand": issued, "rightOperand": validFrom], params)
+        }
+        #expect(try Self.run("AssertDateTimeIsGreaterThan", ["leftOperand": validFrom, "rightOperand": issued], params).isEmpty)
+        #expect(throws: TransformationFailure.self) { try Self.run("AssertDateTimeIsGreaterThan", ["leftOperand": issued], params) }
+        #expect(throws: TransformationFailure.unsupported("Teleport")) { try Self.run("Teleport") }
+    }
+
+    @Test func booleanDateIntegerCollectionJsonAndSocialMethods() throws {
+        #expect(try Self.run("AndClaims", ["inputClaim1": .bool(true), "inputClaim2": .bool(false)]) == ["outputClaim": .bool(false)])
+        #expect(try Self.run("OrClaims", ["inputClaim1": .bool(true), "inputClaim2": .bool(false)]) == ["outputClaim": .bool(true)])
+        #expect(try Self.run("NotClaims", ["inputClaim": .bool(true)]) == ["outputClaim": .bool(false)])
+        #expect(
+            try Self.run("CompareBooleanClaimToValue", ["inputClaim": .bool(true)], ["valueToCompareTo": "true"]) == [
+                "compareResult": .bool(true)
+            ])
+        #expect(try Self.run("GetCurrentDateTime") == ["currentDateTime": .dateTime(Date(timeIntervalSince1970: 1_795_000_000))])
+        #expect(
+            try Self.run(
+                "DateTimeComparison",
+                ["firstDateTime": .string("2026-11-28T10:00:00Z"), "secondDateTime": .string("2026-11-28T09:00:00Z")],
+                ["operator": "later than", "timeSpanInSeconds": "1800"]) == ["result": .bool(true)])
+        #expect(try Self.run("AdjustNumber", ["inputClaim": .int(1)], ["Operator": "INCREMENT"]) == ["outputClaim": .int(2)])
+        #expect(try Self.run("ConvertNumberToStringClaim", ["inputClaim": .int(1234)]) == ["outputClaim": .string("1234")])
+        #expect(
+            try Self.run(
+                "AddItemToStringCollection", ["item": .string("admin@contoso.com"), "collection": .collection(["someone@outlook.com"])])
+                == ["collection": .collection(["someone@outlook.com", "admin@contoso.com"])])
+        #expect(
+            try Self.run("AddParameterToStringCollection", [:], ["item": "admin@contoso.com"]) == [
+                "collection": .collection(["admin@contoso.com"])
+            ])
+        #expect(
+            try Self.run("GetSingleItemFromStringCollection", ["collection": .collection(["someone@outlook.com", "someone@contoso.com"])])
+                == ["extractedItem": .string("someone@outlook.com")])
+        #expect(
+            try Self.run(
+                "StringCollectionContains", ["inputClaim": .collection(["contributor", "Admin"])], ["item": "Admin", "ignoreCase": "true"])
+                == ["outputClaim": .bool(true)])
+        #expect(
+            try Self.run(
+                "GetClaimFromJson", ["inputJson": .string(#"{"emailAddress": "someone@example.com", "displayName": "Someone"}"#)],
+                ["claimToExtract": "emailAddress"])
+                == ["extractedClaim": .string("someone@example.com")])
+        let altSecId = try #require(
+            try Self.run("CreateAlternativeSecurityId", ["key": .string("12334"), "identityProvider": .string("Facebook.com")])[
+                "alternativeSecurityId"]?.text)
+        #expect(altSecId.contains(#""issuer":"Facebook.com""#) && altSecId.contains(#""issuerUserId":"MTIzMzQ=""#), "\(altSecId)")
+        #expect(T.methods.count >= 30)
+    }
+}
