@@ -144,3 +144,21 @@ import Testing
         #expect(T.methods.count >= 30)
     }
 }
+
+/// Claim resolvers: each kind from the request and the tenant; an unknown value is empty; a format's `{0}` stays.
+@Suite struct ClaimResolverTests {
+    @Test func resolversTakeTheirValuesFromTheRequestAndTheTenant() {
+        let r = ClaimResolvers.of(
+            tenantName: "contoso.onmicrosoft.com", tenantId: "8f2c6d4e-1a3b-4c5d-9e7f-0a1b2c3d4e5f", policyId: "B2C_1A_signup_signin",
+            request: ["login_hint": "alice@contoso.com", "client_id": "c1", "campaignId": "hawaii"], language: "fr-FR",
+            correlationId: "c-1",
+            now: Date(timeIntervalSince1970: 0))
+        #expect(r.resolve("{OIDC:LoginHint}") == "alice@contoso.com")
+        #expect(r.resolve("cpim_{0}@{Policy:RelyingPartyTenantId}") == "cpim_{0}@contoso.onmicrosoft.com")
+        #expect(r.resolve("{Policy:TenantObjectId}") == "8f2c6d4e-1a3b-4c5d-9e7f-0a1b2c3d4e5f")
+        #expect(r.resolve("{Culture:LanguageName}-{Culture:RegionName}") == "fr-FR")
+        #expect(r.resolve("{OAUTH-KV:campaignId} {Context:CorrelationId} {Context:DateTimeInUtc}") == "hawaii c-1 1970-01-01T00:00:00Z")
+        #expect(r.resolve("[{OIDC:DomainHint}]") == "[]", "a resolver with no value is empty")
+        #expect(r.resolve("{unknown} {") == "{unknown} {")
+    }
+}
