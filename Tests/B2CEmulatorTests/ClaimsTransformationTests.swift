@@ -162,3 +162,41 @@ import Testing
         #expect(r.resolve("{unknown} {") == "{unknown} {")
     }
 }
+
+/// Preconditions as B2C evaluates them: the first satisfied one skips; ClaimEquals is ordinal and ignores a claim with
+/// no value.
+@Suite struct PreconditionTests {
+    static func node(_ xml: String) throws -> PolicyNode { try PolicyXML.parse(Data("<Preconditions>\(xml)</Preconditions>".utf8)) }
+
+    @Test func theFirstSatisfiedPreconditionSkipsTheStep() throws {
+        let exists = try Self.node(
+            #"<Precondition Type="ClaimsExist" ExecuteActionsIf="true"><Value>objectId</Value><Action>SkipThisOrchestrationStep</Action></Precondition>"#
+        )
+        #expect(Preconditions.skipReason(exists, claims: ["objectId": .string("o")])?.hasPrefix("SkipThisOrchestrationStep") == true)
+        #expect(Preconditions.skipReason(exists, claims: [:]) == nil)
+        let missing = try Self.node(
+            #"<Precondition Type="ClaimsExist" ExecuteActionsIf="false"><Value>email</Value><Action>SkipThisOrchestrationStep</Action></Precondition>"#
+        )
+        #expect(
+            Preconditions.skipReason(missing, claims: [:]) != nil
+                && Preconditions.skipReason(missing, claims: ["email": .string("a@b.c")]) == nil)
+        // The starter pack's MFA step: skipped when the identity provider is not local, or when an MFA session exists.
+        let mfa = try Self.node(
+            #"<Precondition Type="ClaimEquals" ExecuteActionsIf="true"><Value>authenticationSource</Value><Value>socialIdpAuthentication</Value><Action>SkipThisOrchestrationStep</Action></Precondition>"#
+                + #"<Precondition Type="ClaimsExist" ExecuteActionsIf="true"><Value>isActiveMFASession</Value><Action>SkipThisOrchestrationStep</Action></Precondition>"#
+        )
+        #expect(Preconditions.skipReason(mfa, claims: ["authenticationSource": .string("socialIdpAuthentication")]) != nil)
+        #expect(
+            Preconditions.skipReason(mfa, claims: ["authenticationSource": .string("SocialIdpAuthentication")]) == nil,
+            "ordinal, case-sensitive")
+        #expect(Preconditions.skipReason(mfa, claims: ["authenticationSource": .string("localAccountAuthentication")]) == nil)
+        #expect(Preconditions.skipReason(mfa, claims: ["isActiveMFASession": .bool(true)]) != nil, "the second one is reached")
+        // A ClaimEquals on a claim with no value is ignored, even with ExecuteActionsIf="false".
+        let notEquals = try Self.node(
+            #"<Precondition Type="ClaimEquals" ExecuteActionsIf="false"><Value>newUser</Value><Value>true</Value><Action>SkipThisOrchestrationStep</Action></Precondition>"#
+        )
+        #expect(Preconditions.skipReason(notEquals, claims: [:]) == nil)
+        #expect(Preconditions.skipReason(notEquals, claims: ["newUser": .bool(false)]) != nil)
+        #expect(Preconditions.skipReason(nil, claims: [:]) == nil)
+    }
+}
