@@ -69,7 +69,9 @@ import Testing
             undeclared.description.hasPrefix("Validation failed: 1 validation error(s) found in policy \"B2C_1A_TRUSTFRAMEWORKEXTENSIONS\"")
         )
         #expect(undeclared.description.contains("makes a reference to ClaimType with id \"clientIdentifier\" but neither the policy"))
-        #expect(undeclared.file == "TrustFrameworkExtensions.xml" && undeclared.element == "<InputClaim ClaimTypeReferenceId=\"clientIdentifier\"> (line 23)", "\(undeclared)")
+        #expect(
+            undeclared.file == "TrustFrameworkExtensions.xml"
+                && undeclared.element == "<InputClaim ClaimTypeReferenceId=\"clientIdentifier\"> (line 23)", "\(undeclared)")
 
         let noBase = try #require(
             Self.refusal(
@@ -227,5 +229,50 @@ import Testing
         let notAFolder = try run(
             b2cBinary, ["emulator", "serve", "--port", "0", "--custom-policies", dir.appendingPathComponent("nope").path])
         #expect(notAFolder.status == 3 && notAFolder.stderr.contains("which is not a folder"), "\(notAFolder.stderr)")
+    }
+
+    /// A claim type's pattern and predicate validation, as the pages will check them: the starter pack's strong password
+    /// (length 8–64 and three of four character classes) and the email pattern.
+    @Test func claimTypesValidateValuesByPatternAndPredicates() throws {
+        let predicates = """
+              <Predicates>
+                <Predicate Id="IsLengthBetween8And64" Method="IsLengthRange" HelpText="The password must be between 8 and 64 characters.">
+                  <Parameters><Parameter Id="Minimum">8</Parameter><Parameter Id="Maximum">64</Parameter></Parameters>
+                </Predicate>
+                <Predicate Id="Lowercase" Method="IncludesCharacters"><Parameters><Parameter Id="CharacterSet">a-z</Parameter></Parameters></Predicate>
+                <Predicate Id="Uppercase" Method="IncludesCharacters"><Parameters><Parameter Id="CharacterSet">A-Z</Parameter></Parameters></Predicate>
+                <Predicate Id="Number" Method="IncludesCharacters"><Parameters><Parameter Id="CharacterSet">0-9</Parameter></Parameters></Predicate>
+                <Predicate Id="Symbol" Method="IncludesCharacters"><Parameters><Parameter Id="CharacterSet">@#$%^&amp;*-_+=</Parameter></Parameters></Predicate>
+              </Predicates>
+              <PredicateValidations>
+                <PredicateValidation Id="StrongPassword">
+                  <PredicateGroups>
+                    <PredicateGroup Id="Length"><PredicateReferences><PredicateReference Id="IsLengthBetween8And64" /></PredicateReferences></PredicateGroup>
+                    <PredicateGroup Id="CharacterClasses">
+                      <UserHelpText>The password must have at least 3 of the following:</UserHelpText>
+                      <PredicateReferences MatchAtLeast="3">
+                        <PredicateReference Id="Lowercase" /><PredicateReference Id="Uppercase" /><PredicateReference Id="Number" /><PredicateReference Id="Symbol" />
+                      </PredicateReferences>
+                    </PredicateGroup>
+                  </PredicateGroups>
+                </PredicateValidation>
+              </PredicateValidations>
+            """
+        let dir = try Self.folder("TrustFrameworkBase.xml") {
+            $0.replacingOccurrences(of: "    </ClaimsSchema>", with: "    </ClaimsSchema>\n" + predicates)
+                .replacingOccurrences(
+                    of: #"<ClaimType Id="reenterPassword">"#,
+                    with:
+                        #"<ClaimType Id="strongPassword"><DataType>string</DataType><PredicateValidationReference Id="StrongPassword" /></ClaimType><ClaimType Id="reenterPassword">"#
+                )
+        }
+        let policy = try PolicySet.load(directory: dir, tenant: Self.tenant).effective("B2C_1A_signup_signin")
+        let v = ClaimValidation(policy: policy)
+        #expect(v.problem(claimType: "strongPassword", value: "Short1!") == "The password must be between 8 and 64 characters.")
+        #expect(v.problem(claimType: "strongPassword", value: "alllowercase1") == "The password must have at least 3 of the following:")
+        #expect(v.problem(claimType: "strongPassword", value: "Alice-dev-2026!") == nil)
+        #expect(v.problem(claimType: "email", value: "not an address") == "Please enter a valid email address.")
+        #expect(v.problem(claimType: "email", value: "alice@contoso.com") == nil)
+        #expect(v.problem(claimType: "displayName", value: "anything") == nil)
     }
 }

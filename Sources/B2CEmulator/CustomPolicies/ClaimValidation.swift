@@ -1,0 +1,70 @@
+import Foundation
+
+/// What a page's value must be, from its claim type (reference: claimsschema.md, predicates.md): a `Restriction/Pattern`
+/// (its `HelpText` when it does not match), or the `PredicateValidation` the claim's `PredicateValidationReference`
+/// names — predicate groups, each satisfied when at least `MatchAtLeast` (all when absent) of its predicates hold:
+/// `IsLengthRange`, `MatchesRegex`, `IncludesCharacters`, `IsDateRange`.
+struct ClaimValidation {
+    let policy: EffectivePolicy
+
+    /// The first thing wrong with `value` for the claim type, in the policy's words; nil when it is fine.
+    func problem(claimType id: String, value: String) -> String? {
+        guard let claim = policy.element(.claimType, id) else { return nil }
+        if let pattern = claim.at("Restriction/Pattern"), let regex = PolicyRegex.compile(pattern["RegularExpression"] ?? "") {
+            if !Self.matches(regex, value) { return pattern["HelpText"] ?? "The value is not in the expected format." }
+        }
+        guard let reference = claim.child("PredicateValidationReference")?["Id"],
+            let validation = policy.element(.predicateValidation, reference)
+        else { return nil }
+        for group in validation.at("PredicateGroups")?.all("PredicateGroup") ?? [] {
+            let references = group.at("PredicateReferences")
+            let predicates = references?.all("PredicateReference").compactMap { $0["Id"] } ?? []
+            let needed = Int(references?["MatchAtLeast"] ?? "") ?? predicates.count
+            let failing = predicates.filter { id in policy.element(.predicate, id).map { !Self.holds($0, value) } ?? false }
+            if predicates.count - failing.count < needed {
+                let predicateText = failing.compactMap { policy.element(.predicate, $0) }.compactMap {
+                    $0.child("UserHelpText")?.trimmedText ?? $0["HelpText"]
+                }.first
+                return group.child("UserHelpText")?.trimmedText ?? predicateText ?? "The value does not meet the requirements."
+            }
+        }
+        return nil
+    }
+
+    static func matches(_ regex: NSRegularExpression, _ value: String) -> Bool {
+        regex.firstMatch(in: value, range: NSRange(value.startIndex..., in: value)) != nil
+    }
+
+    /// One predicate of B2C's four methods; an unknown method holds (the upload checks said nothing of it).
+    static func holds(_ predicate: PolicyNode, _ value: String) -> Bool {
+        var parameters: [String: String] = [:]
+        for p in predicate.at("Parameters")?.all("Parameter") ?? [] { parameters[p["Id"] ?? ""] = p.trimmedText }
+        switch predicate["Method"] ?? "" {
+        case "IsLengthRange":
+            let minimum = Int(parameters["Minimum"] ?? "") ?? 0, maximum = Int(parameters["Maximum"] ?? "") ?? Int.max
+            return (minimum...maximum).contains(value.count)
+        case "MatchesRegex":
+            return PolicyRegex.compile(parameters["RegularExpression"] ?? "").map { matches($0, value) } ?? false
+        case "IncludesCharacters":
+            let set = parameters["CharacterSet"] ?? ""
+            let wanted: (Character) -> Bool
+            switch set {
+            case "a-z": wanted = { $0.isLowercase }
+            case "A-Z": wanted = { $0.isUppercase }
+            case "0-9": wanted = { $0.isNumber }
+            default: wanted = { set.contains($0) }
+            }
+            return value.contains(where: wanted)
+        case "IsDateRange":
+            let f = DateFormatter()
+            f.dateFormat = "yyyy-MM-dd"
+            f.timeZone = TimeZone(identifier: "UTC")
+            guard let date = f.date(from: value) else { return false }
+            let lower = parameters["Minimum"].flatMap(f.date(from:)) ?? .distantPast
+            let upper = parameters["Maximum"].flatMap(f.date(from:)) ?? .distantFuture
+            return lower <= date && date <= upper
+        default:
+            return true
+        }
+    }
+}
