@@ -303,7 +303,8 @@ extension EmulatorCommand {
             do { try emulator.customPolicies.load(directory: URL(fileURLWithPath: path)) } catch let e as PolicyLoadError {
                 throw CLIError("a custom policy of \(path) is refused: \(e.description)", exitCode: ExitStatus.configuration)
             } catch {
-                throw CLIError("cannot read the custom policies of \(path): \(error.localizedDescription)", exitCode: ExitStatus.configuration)
+                throw CLIError(
+                    "cannot read the custom policies of \(path): \(error.localizedDescription)", exitCode: ExitStatus.configuration)
             }
             if verbose {
                 FileHandle.standardError.write(

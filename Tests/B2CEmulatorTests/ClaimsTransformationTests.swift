@@ -168,23 +168,24 @@ import Testing
 @Suite struct PreconditionTests {
     static func node(_ xml: String) throws -> PolicyNode { try PolicyXML.parse(Data("<Preconditions>\(xml)</Preconditions>".utf8)) }
 
+    /// One `<Precondition>` that skips the step: its type, `ExecuteActionsIf`, and its values.
+    static func precondition(_ type: String, _ executeIf: Bool, _ values: String...) -> String {
+        "<Precondition Type=\"\(type)\" ExecuteActionsIf=\"\(executeIf)\">" + values.map { "<Value>\($0)</Value>" }.joined()
+            + "<Action>SkipThisOrchestrationStep</Action></Precondition>"
+    }
+
     @Test func theFirstSatisfiedPreconditionSkipsTheStep() throws {
-        let exists = try Self.node(
-            #"<Precondition Type="ClaimsExist" ExecuteActionsIf="true"><Value>objectId</Value><Action>SkipThisOrchestrationStep</Action></Precondition>"#
-        )
+        let exists = try Self.node(Self.precondition("ClaimsExist", true, "objectId"))
         #expect(Preconditions.skipReason(exists, claims: ["objectId": .string("o")])?.hasPrefix("SkipThisOrchestrationStep") == true)
         #expect(Preconditions.skipReason(exists, claims: [:]) == nil)
-        let missing = try Self.node(
-            #"<Precondition Type="ClaimsExist" ExecuteActionsIf="false"><Value>email</Value><Action>SkipThisOrchestrationStep</Action></Precondition>"#
-        )
+        let missing = try Self.node(Self.precondition("ClaimsExist", false, "email"))
         #expect(
             Preconditions.skipReason(missing, claims: [:]) != nil
                 && Preconditions.skipReason(missing, claims: ["email": .string("a@b.c")]) == nil)
         // The starter pack's MFA step: skipped when the identity provider is not local, or when an MFA session exists.
         let mfa = try Self.node(
-            #"<Precondition Type="ClaimEquals" ExecuteActionsIf="true"><Value>authenticationSource</Value><Value>socialIdpAuthentication</Value><Action>SkipThisOrchestrationStep</Action></Precondition>"#
-                + #"<Precondition Type="ClaimsExist" ExecuteActionsIf="true"><Value>isActiveMFASession</Value><Action>SkipThisOrchestrationStep</Action></Precondition>"#
-        )
+            Self.precondition("ClaimEquals", true, "authenticationSource", "socialIdpAuthentication")
+                + Self.precondition("ClaimsExist", true, "isActiveMFASession"))
         #expect(Preconditions.skipReason(mfa, claims: ["authenticationSource": .string("socialIdpAuthentication")]) != nil)
         #expect(
             Preconditions.skipReason(mfa, claims: ["authenticationSource": .string("SocialIdpAuthentication")]) == nil,
@@ -192,9 +193,7 @@ import Testing
         #expect(Preconditions.skipReason(mfa, claims: ["authenticationSource": .string("localAccountAuthentication")]) == nil)
         #expect(Preconditions.skipReason(mfa, claims: ["isActiveMFASession": .bool(true)]) != nil, "the second one is reached")
         // A ClaimEquals on a claim with no value is ignored, even with ExecuteActionsIf="false".
-        let notEquals = try Self.node(
-            #"<Precondition Type="ClaimEquals" ExecuteActionsIf="false"><Value>newUser</Value><Value>true</Value><Action>SkipThisOrchestrationStep</Action></Precondition>"#
-        )
+        let notEquals = try Self.node(Self.precondition("ClaimEquals", false, "newUser", "true"))
         #expect(Preconditions.skipReason(notEquals, claims: [:]) == nil)
         #expect(Preconditions.skipReason(notEquals, claims: ["newUser": .bool(false)]) != nil)
         #expect(Preconditions.skipReason(nil, claims: [:]) == nil)

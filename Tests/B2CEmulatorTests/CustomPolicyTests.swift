@@ -144,7 +144,8 @@ import Testing
             $0.replacingOccurrences(
                 of: "  <BuildingBlocks>",
                 with:
-                    "  <BasePolicy><TenantId>contoso.onmicrosoft.com</TenantId><PolicyId>B2C_1A_signup_signin</PolicyId></BasePolicy>\n  <BuildingBlocks>"
+                    "  <BasePolicy><TenantId>contoso.onmicrosoft.com</TenantId>"
+                    + "<PolicyId>B2C_1A_signup_signin</PolicyId></BasePolicy>\n  <BuildingBlocks>"
             )
         }
         #expect(Self.refusal(cycle)?.description.contains("form a cycle") == true)
@@ -239,19 +240,25 @@ import Testing
                 <Predicate Id="IsLengthBetween8And64" Method="IsLengthRange" HelpText="The password must be between 8 and 64 characters.">
                   <Parameters><Parameter Id="Minimum">8</Parameter><Parameter Id="Maximum">64</Parameter></Parameters>
                 </Predicate>
-                <Predicate Id="Lowercase" Method="IncludesCharacters"><Parameters><Parameter Id="CharacterSet">a-z</Parameter></Parameters></Predicate>
-                <Predicate Id="Uppercase" Method="IncludesCharacters"><Parameters><Parameter Id="CharacterSet">A-Z</Parameter></Parameters></Predicate>
-                <Predicate Id="Number" Method="IncludesCharacters"><Parameters><Parameter Id="CharacterSet">0-9</Parameter></Parameters></Predicate>
-                <Predicate Id="Symbol" Method="IncludesCharacters"><Parameters><Parameter Id="CharacterSet">@#$%^&amp;*-_+=</Parameter></Parameters></Predicate>
+                <Predicate Id="Lowercase" Method="IncludesCharacters"><Parameters><Parameter Id="CharacterSet">a-z</Parameter></Parameters>
+                </Predicate>
+                <Predicate Id="Uppercase" Method="IncludesCharacters"><Parameters><Parameter Id="CharacterSet">A-Z</Parameter></Parameters>
+                </Predicate>
+                <Predicate Id="Number" Method="IncludesCharacters"><Parameters><Parameter Id="CharacterSet">0-9</Parameter></Parameters>
+                </Predicate>
+                <Predicate Id="Symbol" Method="IncludesCharacters"><Parameters><Parameter Id="CharacterSet">@#$%^&amp;*-_+=</Parameter>
+                </Parameters></Predicate>
               </Predicates>
               <PredicateValidations>
                 <PredicateValidation Id="StrongPassword">
                   <PredicateGroups>
-                    <PredicateGroup Id="Length"><PredicateReferences><PredicateReference Id="IsLengthBetween8And64" /></PredicateReferences></PredicateGroup>
+                    <PredicateGroup Id="Length"><PredicateReferences><PredicateReference Id="IsLengthBetween8And64" /></PredicateReferences>
+                    </PredicateGroup>
                     <PredicateGroup Id="CharacterClasses">
                       <UserHelpText>The password must have at least 3 of the following:</UserHelpText>
                       <PredicateReferences MatchAtLeast="3">
-                        <PredicateReference Id="Lowercase" /><PredicateReference Id="Uppercase" /><PredicateReference Id="Number" /><PredicateReference Id="Symbol" />
+                        <PredicateReference Id="Lowercase" /><PredicateReference Id="Uppercase" /><PredicateReference Id="Number" />
+                        <PredicateReference Id="Symbol" />
                       </PredicateReferences>
                     </PredicateGroup>
                   </PredicateGroups>
@@ -263,7 +270,8 @@ import Testing
                 .replacingOccurrences(
                     of: #"<ClaimType Id="reenterPassword">"#,
                     with:
-                        #"<ClaimType Id="strongPassword"><DataType>string</DataType><PredicateValidationReference Id="StrongPassword" /></ClaimType><ClaimType Id="reenterPassword">"#
+                        #"<ClaimType Id="strongPassword"><DataType>string</DataType>"#
+                        + #"<PredicateValidationReference Id="StrongPassword" /></ClaimType><ClaimType Id="reenterPassword">"#
                 )
         }
         let policy = try PolicySet.load(directory: dir, tenant: Self.tenant).effective("B2C_1A_signup_signin")

@@ -43,7 +43,8 @@ struct MockIdentityProviders: Sendable {
         let now = clock.now()
         if let error = a.error {
             params += [("error", error), ("error_description", a.errorDescription ?? error)]
-            store.requests.log(.init(at: now, endpoint: "idp", grantType: provider.rawValue, policy: "", clientId: "", oid: nil, outcome: error))
+            store.requests.log(
+                .init(at: now, endpoint: "idp", grantType: provider.rawValue, policy: "", clientId: "", oid: nil, outcome: error))
         } else {
             guard let email = a.email, EmulatorSeed.isPlausibleEmail(email) else {
                 throw PageError(code: nil, message: "The identity provider needs the person's email address.")
@@ -54,7 +55,8 @@ struct MockIdentityProviders: Sendable {
             let code = Random.token(bytes: 24)
             try store.saveIdPCode(code, identity, now: now)
             params.append(("code", code))
-            store.requests.log(.init(at: now, endpoint: "idp", grantType: provider.rawValue, policy: "", clientId: "", oid: nil, outcome: "ok"))
+            store.requests.log(
+                .init(at: now, endpoint: "idp", grantType: provider.rawValue, policy: "", clientId: "", oid: nil, outcome: "ok"))
         }
         return HTML.autoPostPage(to: redirectURI, params, goingBackTo: "back to the tenant")
     }

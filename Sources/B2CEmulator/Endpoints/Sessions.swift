@@ -38,7 +38,9 @@ struct Sessions: Sendable {
     func current(
         _ request: Request, for sign: (policy: EmulatorSeed.Policy, clientID: String)? = nil, now: Int
     ) throws -> (user: EmulatorStore.UserRecord, authTime: Int, mfa: Bool)? {
-        guard let id = id(in: request), let s = try store.ssoSessions.session(id: id), let user = try store.user(oid: s.oid) else { return nil }
+        guard let id = id(in: request), let s = try store.ssoSessions.session(id: id), let user = try store.user(oid: s.oid) else {
+            return nil
+        }
         if let end = s.expiresAt, end <= now { return nil }
         if let sign {
             switch sign.policy.session.scope {

@@ -113,7 +113,8 @@ extension B2CEmulator {
         }
         on("/graph/beta/trustFramework/policies/:id/:value", [.get, .put]) { request, context in
             guard ["$value", "%24value"].contains(context.parameters.get("value") ?? "") else {
-                return GraphEndpoint.error(404, "Request_ResourceNotFound", "Resource not found for the segment '\(context.parameters.get("value") ?? "")'.")
+                return GraphEndpoint.error(
+                    404, "Request_ResourceNotFound", "Resource not found for the segment '\(context.parameters.get("value") ?? "")'.")
             }
             return try await self.graph.policy(request, id: context.parameters.get("id") ?? "", value: true)
         }
