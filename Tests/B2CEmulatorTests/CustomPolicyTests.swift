@@ -230,6 +230,10 @@ import Testing
         let notAFolder = try run(
             b2cBinary, ["emulator", "serve", "--port", "0", "--custom-policies", dir.appendingPathComponent("nope").path])
         #expect(notAFolder.status == 3 && notAFolder.stderr.contains("which is not a folder"), "\(notAFolder.stderr)")
+        // The container's way: the variable stands for the option.
+        let fromEnvironment = try run(
+            b2cBinary, ["emulator", "serve", "--port", "0"], environment: ["B2C_EMULATOR_CUSTOM_POLICIES": dir.path])
+        #expect(fromEnvironment.status == 3 && fromEnvironment.stderr.contains("\"resourceId\""), "\(fromEnvironment.stderr)")
     }
 
     /// A claim type's pattern and predicate validation, as the pages will check them: the starter pack's strong password

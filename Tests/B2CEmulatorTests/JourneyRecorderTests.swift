@@ -54,6 +54,7 @@ import Testing
             let signIn = try #require(events.first { $0["name"] == "signin" })
             #expect(signIn["detail"]?["form"]?["logonIdentifier"] == .string(alice.email))
             #expect(signIn["detail"]?["form"]?["password"] == "••••", "a password is never kept: \(signIn)")
+            #expect(signIn["detail"]?["orchestrationStep"] == "step 1: combinedSignIn", "the step the transaction waited at")
             let mfa = try #require(events.first { $0["name"] == "MFA asked" })
             #expect(mfa["detail"]?["why"] == "the user flow always asks" && mfa["detail"]?["method"] == "email")
             let callout = try #require(events.first { $0["kind"] == "callout" })

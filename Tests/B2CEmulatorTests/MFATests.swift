@@ -77,6 +77,13 @@ import Testing
             // ...and prompt=none cannot answer a session that did not do MFA.
             let none = try await other.get(authorizeURL(policy: "B2C_1_mfa_email", extra: ["prompt": "none"]))
             #expect(none.redirectParams["error_description"]?.hasPrefix("AADB2C90077") == true)
+            // A person marked mfaRequired is asked on a user flow without MFA too, and prompt=none cannot answer for them.
+            try t.emulator.store.setMFARequired(oid: alice.oid, true)
+            let required = Browser(t)
+            let asksMFA = try await required.signIn(policy: "B2C_1_susi", email: alice.email, password: alice.password)
+            #expect(asksMFA.status == 200 && asksMFA.body.contains("ReadOnlyEmail_ver_but_send"), "\(asksMFA.status)")
+            let silent = try await other.get(authorizeURL(policy: "B2C_1_susi", extra: ["prompt": "none"]))
+            #expect(silent.redirectParams["error_description"]?.hasPrefix("AADB2C90077") == true, "\(silent.location ?? silent.body)")
         }
     }
 

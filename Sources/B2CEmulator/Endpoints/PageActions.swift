@@ -16,9 +16,15 @@ extension AuthorizeEndpoint {
         guard tx.policy.caseInsensitiveCompare(policy.id) == .orderedSame else {
             throw PageError(code: nil, message: "This page belongs to another user flow ('\(tx.policy)').")
         }
+        // The orchestration step the transaction waits at (its index), as the recorder's "step N: name".
+        let steps = JourneyRunner(self).journey(tx, policy: policy).steps
+        let waitingAt = steps.indices.contains(tx.stepIndex) ? "step \(tx.stepIndex + 1): \(steps[tx.stepIndex].step.rawValue)" : "none"
         store.journeys.note(
             tx.id, .step, name,
-            ["method": .string(req.method.rawValue), "form": .object(JourneyRecorder.form(form)), "at": .string(tx.step.name)])
+            [
+                "method": .string(req.method.rawValue), "form": .object(JourneyRecorder.form(form)), "at": .string(tx.step.name),
+                "orchestrationStep": .string(waitingAt),
+            ])
         return try await recording(tx.id) { try await pageStep(name, req, request, context, policy: policy, form: form, tx: tx) }
     }
 

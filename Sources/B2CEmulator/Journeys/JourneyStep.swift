@@ -88,51 +88,15 @@ struct JourneyClaims: Codable, Sendable {
     var idpAccessToken: String?
     /// "Keep me signed in" was checked on the sign-in page.
     var rememberMe = false
-    /// Claims the callouts before the token added (the API connector, the OnTokenIssuanceStart extension).
-    var extraClaims: [String: JSONValue] = [:]
+    /// Claims the callouts before the token added (the API connector, the OnTokenIssuanceStart extension): JSON of any
+    /// shape, kept as its serialization so the bag stays `Codable`.
+    private var extraClaimsJSON: String?
+    var extraClaims: [String: JSONValue] {
+        get { extraClaimsJSON.flatMap { try? JSONValue.parse($0).objectValue } ?? [:] }
+        set { extraClaimsJSON = newValue.isEmpty ? nil : JSONValue.object(newValue).serialized() }
+    }
 
     init() {}
-
-    /// A bag of an older emulator's transaction decodes too: what it lacks is unset.
-    init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        oid = try c.decodeIfPresent(String.self, forKey: .oid)
-        authTime = try c.decodeIfPresent(Int.self, forKey: .authTime)
-        newUser = try c.decodeIfPresent(Bool.self, forKey: .newUser) ?? false
-        newSession = try c.decodeIfPresent(Bool.self, forKey: .newSession) ?? false
-        sessionDidMFA = try c.decodeIfPresent(Bool.self, forKey: .sessionDidMFA) ?? false
-        mfaDone = try c.decodeIfPresent(Bool.self, forKey: .mfaDone) ?? false
-        signUpChosen = try c.decodeIfPresent(Bool.self, forKey: .signUpChosen) ?? false
-        provider = try c.decodeIfPresent(String.self, forKey: .provider)
-        firstTimeIdentity = try c.decodeIfPresent(FederatedIdentity.self, forKey: .firstTimeIdentity)
-        verifiedEmail = try c.decodeIfPresent(String.self, forKey: .verifiedEmail)
-        idpAccessToken = try c.decodeIfPresent(String.self, forKey: .idpAccessToken)
-        rememberMe = try c.decodeIfPresent(Bool.self, forKey: .rememberMe) ?? false
-        extraClaims = try c.decodeIfPresent(String.self, forKey: .extraClaims).flatMap { try? JSONValue.parse($0).objectValue } ?? [:]
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case oid, authTime, newUser, newSession, sessionDidMFA, mfaDone, signUpChosen, provider, firstTimeIdentity, verifiedEmail
-        case idpAccessToken, rememberMe, extraClaims
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encodeIfPresent(oid, forKey: .oid)
-        try c.encodeIfPresent(authTime, forKey: .authTime)
-        try c.encode(newUser, forKey: .newUser)
-        try c.encode(newSession, forKey: .newSession)
-        try c.encode(sessionDidMFA, forKey: .sessionDidMFA)
-        try c.encode(mfaDone, forKey: .mfaDone)
-        try c.encode(signUpChosen, forKey: .signUpChosen)
-        try c.encodeIfPresent(provider, forKey: .provider)
-        try c.encodeIfPresent(firstTimeIdentity, forKey: .firstTimeIdentity)
-        try c.encodeIfPresent(verifiedEmail, forKey: .verifiedEmail)
-        try c.encodeIfPresent(idpAccessToken, forKey: .idpAccessToken)
-        try c.encode(rememberMe, forKey: .rememberMe)
-        // The callouts' claims are JSON of any shape: kept as their serialization.
-        if !extraClaims.isEmpty { try c.encode(JSONValue.object(extraClaims).serialized(), forKey: .extraClaims) }
-    }
 
     /// The person signed in now, on a page: a new session follows.
     mutating func signedIn(_ oid: String, at now: Int, newUser: Bool = false) {
