@@ -297,7 +297,9 @@ step "docs/container.md: the testcontainers test passed ($(tail -1 "$tmp/tc.out"
 "$venv/bin/pip" install -q --disable-pip-version-check msal >>"$tmp/pip.out" 2>&1 || { tail -20 "$tmp/pip.out" >&2; fail "pip install msal"; }
 [[ -n $(blocks tls) && -n $(blocks msal) && -n $(blocks tls-stop) ]] || fail "docs/container.md lacks its tls, msal or tls-stop block"
 blocks msal >"$work/msal_app.py"
-(cd "$work" && env -i HOME="$work/home" PATH="$cbin:/usr/local/sbin:/usr/sbin:/sbin:/usr/bin:/bin" CONTAINERS_CONF="$CONTAINERS_CONF" \
+# A clean shell: its own HOME, so the block's fresh B2C_STORE_KEY meets no store the walkthrough's key encrypted.
+mkdir -p "$work/tls-home"
+(cd "$work" && env -i HOME="$work/tls-home" PATH="$cbin:/usr/local/sbin:/usr/sbin:/sbin:/usr/bin:/bin" CONTAINERS_CONF="$CONTAINERS_CONF" \
     CONTAINERS_STORAGE_CONF="$CONTAINERS_STORAGE_CONF" timeout 300 bash -e -o pipefail -c \
     "$(blocks tls)"$'\n'"'$venv/bin/python' msal_app.py"$'\n'"$(blocks tls-stop)") >"$tmp/tls.out" 2>&1 \
     || { tail -30 "$tmp/tls.out" >&2; fail "docs/container.md's HTTPS and msal-python blocks failed"; }
