@@ -31,7 +31,7 @@ struct ConnectorCalloutStep: OrchestrationStep {
             }
             tx.claims.firstTimeIdentity = identity
         case .preTokenIssuance:
-            let user = try DirectoryReadStep(parts: parts).user(tx)
+            let user = try DirectoryReadStep(parts: parts).user(tx, visit)
             tx.claims.extraClaims.merge(try await preTokenClaims(tx, user: user, policy: policy)) { _, new in new }
         case .postAttributeCollection:
             break
@@ -47,7 +47,7 @@ struct TokenExtensionStep: OrchestrationStep {
 
     func enter(_ tx: AuthorizeTransaction, _ visit: Visit, policy: EmulatorSeed.Policy) async throws -> StepOutcome {
         var tx = tx
-        let user = try DirectoryReadStep(parts: parts).user(tx)
+        let user = try DirectoryReadStep(parts: parts).user(tx, visit)
         switch await tokenIssuanceClaims(tx.callout, user: user) {
         case .success(let claims):
             tx.claims.extraClaims.merge(claims) { _, new in new }
@@ -66,15 +66,15 @@ struct DirectoryReadStep: OrchestrationStep {
     let parts: JourneyParts
 
     /// The user the claims bag names; a person deleted while the journey ran ends it as B2C ends a sign-in of nobody.
-    func user(_ tx: AuthorizeTransaction) throws -> EmulatorStore.UserRecord {
-        guard let oid = tx.claims.oid, let user = try store.user(oid: oid) else {
+    func user(_ tx: AuthorizeTransaction, _ visit: Visit) throws -> EmulatorStore.UserRecord {
+        guard let oid = tx.claims.oid, let user = try visit.directory.user(oid, read: { try store.user(oid: oid) }) else {
             throw PageError(code: "AADB2C99002", message: "This user does not exist. Please sign up before you can sign in.")
         }
         return user
     }
 
     func enter(_ tx: AuthorizeTransaction, _ visit: Visit, policy: EmulatorSeed.Policy) async throws -> StepOutcome {
-        let user = try user(tx)
+        let user = try user(tx, visit)
         store.journeys.note(
             tx.id, .claims, "directory read",
             [

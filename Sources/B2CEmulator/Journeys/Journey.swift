@@ -1,5 +1,6 @@
 import B2CProtocol
 import Hummingbird
+import NIOConcurrencyHelpers
 
 /// A policy as B2C runs it (reference: b2c-custom-policies.md, user journeys): an ordered list of orchestration steps,
 /// each entered when the steps before it are done and its precondition holds on the claims bag. A user flow builds its
@@ -141,10 +142,26 @@ struct Visit {
     var secure: Bool
     var origin: String
     var request: Request
+    /// The directory's rows this request has read, shared by the steps it runs (`DirectoryReadStep.user`).
+    let directory = DirectoryMemo()
 
     init(_ request: Request, _ context: EmulatorRequestContext) {
         (secure, origin, self.request) = (context.isHTTPS, context.origin, request)
     }
 
     init(secure: Bool, origin: String, request: Request) { (self.secure, self.origin, self.request) = (secure, origin, request) }
+}
+
+/// The users one request's steps read, each read once: a sign-in's steps (second factor, directory read, callouts, token
+/// issuance) all need the person. Lives as long as the request; steps that write a user do so in `resume`, before the
+/// runner's walk fills this.
+final class DirectoryMemo: Sendable {
+    private let users = NIOLockedValueBox<[String: EmulatorStore.UserRecord]>([:])
+
+    func user(_ oid: String, read: () throws -> EmulatorStore.UserRecord?) rethrows -> EmulatorStore.UserRecord? {
+        if let known = users.withLockedValue({ $0[oid] }) { return known }
+        let user = try read()
+        if let user { users.withLockedValue { $0[oid] = user } }
+        return user
+    }
 }

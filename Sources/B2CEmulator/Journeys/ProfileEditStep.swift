@@ -8,7 +8,7 @@ struct ProfileEditStep: OrchestrationStep {
     let parts: JourneyParts
 
     func enter(_ tx: AuthorizeTransaction, _ visit: Visit, policy: EmulatorSeed.Policy) async throws -> StepOutcome {
-        let user = try DirectoryReadStep(parts: parts).user(tx)
+        let user = try DirectoryReadStep(parts: parts).user(tx, visit)
         try store.saveTransaction(tx, now: clock.now())
         return .respond(pages.profilePage(tx, policy: policy, user: user))
     }

@@ -49,7 +49,7 @@ struct SecondFactorStep: OrchestrationStep {
     /// to register a method someone has none of — else the journey goes on.
     func enter(_ tx: AuthorizeTransaction, _ visit: Visit, policy: EmulatorSeed.Policy) async throws -> StepOutcome {
         let journeys = store.journeys
-        let user = try DirectoryReadStep(parts: parts).user(tx)
+        let user = try DirectoryReadStep(parts: parts).user(tx, visit)
         let c = tx.claims
         let state = try store.mfaState(oid: user.oid)
         let mfa = policy.mfa ?? .init(methods: [.email], enforcement: .off)

@@ -20,12 +20,14 @@ struct SignInStep: OrchestrationStep {
         guard !email.isEmpty, !password.isEmpty else {
             return .respond(pages.signInPage(tx, policy: policy, error: pages.strings(tx)["requiredField_credentials"], email: email))
         }
-        guard try store.user(email: email) != nil else {
+        let user: EmulatorStore.UserRecord
+        switch try store.passwordCheck(email: email, password: password) {
+        case .noUser:
             return .respond(
                 pages.signInPage(tx, policy: policy, error: pages.strings(tx)["UserMessageIfClaimsPrincipalDoesNotExist"], email: email))
-        }
-        guard let user = try store.checkPassword(email: email, password: password) else {
+        case .wrongPassword:
             return .respond(pages.signInPage(tx, policy: policy, error: pages.strings(tx)["UserMessageIfInvalidPassword"], email: email))
+        case .user(let known): user = known
         }
         tx.rememberMe = policy.session.kmsiDays != nil && ["true", "on"].contains(form["rememberMe"]?.lowercased() ?? "")
         tx.claims.signedIn(user.oid, at: clock.now())

@@ -13,7 +13,7 @@ struct TokenIssuanceStep: OrchestrationStep {
         guard let app = seed.app(clientId: tx.clientId) else {
             throw PageError(code: nil, message: "The tenant configuration changed during sign-in; start again from your app.")
         }
-        let user = try DirectoryReadStep(parts: parts).user(tx)
+        let user = try DirectoryReadStep(parts: parts).user(tx, visit)
         let c = tx.claims
         let (authTime, newUser, newSession, mfa) = (c.authTime ?? clock.now(), c.newUser, c.newSession, c.mfaDone)
         let (extraClaims, secure) = (c.extraClaims, visit.secure)

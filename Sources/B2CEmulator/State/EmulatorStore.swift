@@ -251,16 +251,24 @@ public final class EmulatorStore: Sendable {
     }
 
     func checkPassword(email: String, password: String) throws -> UserRecord? {
+        if case .user(let user) = try passwordCheck(email: email, password: password) { return user }
+        return nil
+    }
+
+    enum PasswordCheck { case noUser, wrongPassword, user(UserRecord) }
+
+    /// A local account's password, checked in one read: whether the account exists, and the user when the password is right.
+    func passwordCheck(email: String, password: String) throws -> PasswordCheck {
         let row = try db.read {
             try Row.fetchOne(
                 $0, sql: "SELECT password_salt, password_hash, \(Self.userColumns) FROM users WHERE email = ?", arguments: [email])
         }
-        guard let row else { return nil }
+        guard let row else { return .noUser }
         let salt: Data = row[0]
         let expected: Data = row[1]
         let actual = Self.passwordHash(password, salt: salt)
-        guard actual.count == expected.count, zip(actual, expected).reduce(0, { $0 | ($1.0 ^ $1.1) }) == 0 else { return nil }
-        return Self.user(row, from: 2)
+        guard actual.count == expected.count, zip(actual, expected).reduce(0, { $0 | ($1.0 ^ $1.1) }) == 0 else { return .wrongPassword }
+        return .user(Self.user(row, from: 2))
     }
 
     func updateProfile(oid: String, displayName: String, givenName: String, surname: String) throws {
