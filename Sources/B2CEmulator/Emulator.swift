@@ -54,12 +54,15 @@ public final class B2CEmulator: Sendable {
             servedHosts.withLockedValue { $0.formUnion(list.compactMap(\.stringValue)) }
         }
         issuer = TokenIssuer(seed: seed, store: store, clock: clock, keys: keys)
+        let customPolicies = try CustomPolicies(tenant: seed.tenant.name, store: store, clock: clock)
+        self.customPolicies = customPolicies
         pages = PageRenderer(tenantName: seed.tenant.name, clock: clock, seed: seed)
         let sessions = Sessions(store: store, tenantID: seed.tenant.id)
         discovery = DiscoveryEndpoint(seed: seed, issuer: issuer, pages: pages)
         authorize = AuthorizeEndpoint(
-            parts: JourneyParts(seed: seed, store: store, clock: clock, issuer: issuer, pages: pages, sessions: sessions))
-        token = TokenEndpoint(seed: seed, store: store, clock: clock, issuer: issuer)
+            parts: JourneyParts(
+                seed: seed, store: store, clock: clock, issuer: issuer, pages: pages, sessions: sessions, customPolicies: customPolicies))
+        token = TokenEndpoint(seed: seed, store: store, clock: clock, issuer: issuer, customPolicies: customPolicies)
         nativeAuth = NativeAuthEndpoint(seed: seed, store: store, clock: clock, issuer: issuer)
         logout = LogoutEndpoint(seed: seed, store: store, sessions: sessions, pages: pages)
         admin = AdminEndpoint(seed: seed, store: store, clock: clock, faults: faults, keys: keys)
@@ -80,13 +83,21 @@ public final class B2CEmulator: Sendable {
         }
         sampleAPI = SampleAPI(seed: seed, clock: clock, keys: keys, trustedIssuers: trusted)
         userInfo = UserInfoEndpoint(seed: seed, store: store, clock: clock, keys: keys, trustedIssuers: trusted)
-        customPolicies = try CustomPolicies(tenant: seed.tenant.name, store: store, clock: clock)
         graph = GraphEndpoint(
             seed: seed, store: store, clock: clock, keys: keys, trustedIssuers: trusted, customPolicies: customPolicies)
         answer(to: seed.tenant.hostAliases)
     }
 
     public var tenantID: String { seed.tenant.id }
+
+    /// The policy a request names: a loaded custom policy's relying party (over a seed policy of the same id), else the
+    /// seed's.
+    func policy(named name: String) -> EmulatorSeed.Policy? {
+        guard let id = customPolicies.relyingPartyID(name) else { return seed.policy(named: name) }
+        var p = seed.policy(named: id) ?? EmulatorSeed.Policy.customPolicy(id)
+        (p.type, p.kind, p.runsCustomPolicy) = (.custom, .signUpSignIn, true)
+        return p
+    }
     public var tenantName: String { seed.tenant.name }
     /// The user flows' current signing key, as published.
     public var jwk: JWK { (try? keys.current(.userFlow).jwk) ?? JWK(kid: "", n: "", e: "") }

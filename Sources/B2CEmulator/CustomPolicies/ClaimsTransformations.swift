@@ -2,7 +2,7 @@ import B2CProtocol
 import Foundation
 
 /// A claim's value in a custom policy's claims bag, of the claim type's data type.
-enum ClaimValue: Equatable, Sendable {
+enum ClaimValue: Equatable, Sendable, Codable {
     case string(String)
     case bool(Bool)
     case int(Int)

@@ -6,6 +6,8 @@ import NIOConcurrencyHelpers
 /// state, so an upload survives a restart), each checked in its chain as B2C checks an upload.
 public final class CustomPolicies: Sendable {
     private let policies: NIOLockedValueBox<PolicySet>
+    /// Effective policies by id, made once per change of the set (a page of a journey reads its policy at every step).
+    private let merged = NIOLockedValueBox<[String: EffectivePolicy]>([:])
     private let db: any DatabaseWriter
     private let clock: EmulatorClock
 
@@ -35,6 +37,7 @@ public final class CustomPolicies: Sendable {
         try policies.withLockedValue { current in
             for id in try Self.baseFirst(loaded) { _ = try current.upload(loaded.file(id)!) }
         }
+        merged.withLockedValue { $0 = [:] }
     }
 
     /// The ids of a set, each after its base.
@@ -46,7 +49,20 @@ public final class CustomPolicies: Sendable {
 
     public var ids: [String] { policies.withLockedValue { $0.ids } }
     func file(_ id: String) -> PolicyFile? { policies.withLockedValue { $0.file(id) } }
-    func effective(_ id: String) throws -> EffectivePolicy { try policies.withLockedValue { try $0.effective(id) } }
+    func effective(_ id: String) throws -> EffectivePolicy {
+        if let known = merged.withLockedValue({ $0[id.uppercased()] }) { return known }
+        let made = try policies.withLockedValue { try $0.effective(id) }
+        merged.withLockedValue { $0[id.uppercased()] = made }
+        return made
+    }
+
+    /// The policy id (as its file spells it) when `name` is a loaded relying-party policy: an authority of the tenant.
+    func relyingPartyID(_ name: String) -> String? {
+        guard name.count > 6, name.prefix(6).uppercased() == "B2C_1A" else { return nil }
+        return policies.withLockedValue { set in
+            set.file(name).flatMap { $0.root.child("RelyingParty") != nil ? $0.policyId : nil }
+        }
+    }
 
     /// `PUT …/trustFramework/policies/{id}/$value`: checked, stored, kept; true when the policy is new.
     func upload(_ xml: Data, id: String) throws -> Bool {
@@ -59,6 +75,7 @@ public final class CustomPolicies: Sendable {
                 file: file.source)
         }
         let created = try policies.withLockedValue { try $0.upload(file) }
+        merged.withLockedValue { $0 = [:] }
         let now = clock.now()
         try db.write {
             try $0.execute(
@@ -74,6 +91,7 @@ public final class CustomPolicies: Sendable {
     /// `DELETE …/trustFramework/policies/{id}`: false when there is no such policy.
     func delete(_ id: String) throws -> Bool {
         let removed = try policies.withLockedValue { try $0.delete(id) }
+        merged.withLockedValue { $0 = [:] }
         try db.write { try $0.execute(sql: "DELETE FROM custom_policies WHERE id = ?", arguments: [id]) }
         return removed
     }

@@ -144,7 +144,13 @@ struct TokenIssuer: TenantPart {
         if let token = r.idpAccessToken, policy?.applicationClaims?.contains("idp_access_token") == true {
             common["idp_access_token"] = .string(token)
         }
-        for (name, value) in r.extraClaims where !Self.protocolClaims.contains(name) { common[name] = value }
+        if policy?.runsCustomPolicy == true {
+            // A custom policy's tokens carry what its relying party names (`sub` and `tid` too), and the protocol's own.
+            common = common.filter { ["iss", "iat", "nbf", "auth_time", "ver", "nonce", "tfp", "acr"].contains($0.key) }
+            for (name, value) in r.extraClaims where !["iss", "aud", "exp", "nbf", "iat", "nonce"].contains(name) { common[name] = value }
+        } else {
+            for (name, value) in r.extraClaims where !Self.protocolClaims.contains(name) { common[name] = value }
+        }
         let signer = try keys.current(policy?.type ?? .userFlow)
         var accessToken: String?
         if let resource = scopes.resourceAppId {
@@ -278,11 +284,13 @@ struct TokenIssuer: TenantPart {
     /// without holding its thread.
     func refreshed(
         _ token: String, record: EmulatorStore.RefreshRecord, user: EmulatorStore.UserRecord, policy: EmulatorSeed.Policy?,
-        app: EmulatorSeed.App, scopes: Scopes, form: [String: String], origin: String, log: EmulatorStore.LogEntry
+        app: EmulatorSeed.App, scopes: Scopes, form: [String: String], origin: String, log: EmulatorStore.LogEntry,
+        extraClaims: [String: JSONValue] = [:]
     ) async throws -> Response {
         var issuance = refreshIssuance(
             token, record: record, user: user, policy: policy, app: app, scopes: scopes, form: form, origin: origin)
         issuance.log = log
+        issuance.extraClaims = extraClaims
         issuance.storeLater = true
         let issued = try issue(issuance)
         if let new = issued.unsaved { try await store.saveRefreshToken(new) }

@@ -48,6 +48,8 @@ extension AuthorizeEndpoint {
             try await runner.proceed(outcome, after: step, policy: policy, visit)
         }
         switch (name, req.method.rawValue) {
+        case ("policy", "POST"), ("policysignup", "GET"):
+            return try await goOn(CustomPolicyStep(self).resume(name, form, tx, policy: policy), after: .customPolicy)
         case ("signin", "GET"):
             return pages.signInPage(tx, policy: policy)
         case ("signin", "POST"):

@@ -9,6 +9,7 @@ struct TokenEndpoint: TenantPart {
     let store: EmulatorStore
     let clock: EmulatorClock
     let issuer: TokenIssuer
+    let customPolicies: CustomPolicies
 
     private func missing(_ name: String) -> OAuthFailure {
         OAuthFailure(error: "invalid_request", code: "AADB2C90083", message: "The request is missing required parameter: \(name).")
@@ -338,8 +339,10 @@ struct TokenEndpoint: TenantPart {
         }
         log.oid = user.oid
         let scopes = try issuer.resolveScopes(form["scope"].flatMap { $0.isEmpty ? nil : $0 } ?? record.scopes, app: app)
+        let claims = policy.runsCustomPolicy ? try await customPolicyClaims(policy, user: user) : [:]
         let response = try await issuer.refreshed(
-            token, record: record, user: user, policy: policy, app: app, scopes: scopes, form: form, origin: origin, log: log)
+            token, record: record, user: user, policy: policy, app: app, scopes: scopes, form: form, origin: origin, log: log,
+            extraClaims: claims)
         log.written = true
         return response
     }
@@ -379,5 +382,42 @@ struct TokenEndpoint: TenantPart {
                 user: user, policy: policy, app: app, scopes: scopes, authTime: now, origin: origin,
                 clientInfo: TokenIssuer.wantsClientInfo(form)))
         return issuer.tokenResponse(issued)
+    }
+
+    /// A custom policy's claims on a refresh: its relying party's `Token` journey run without pages when it declares one
+    /// (B2C's `RedeemRefreshToken`), else the relying party's claims from the directory's profile of the person (the
+    /// emulator's choice: B2C keeps them in the refresh token, and they are the same unless the directory changed).
+    private func customPolicyClaims(_ policy: EmulatorSeed.Policy, user: EmulatorStore.UserRecord) async throws -> [String: JSONValue] {
+        let effective: EffectivePolicy
+        do { effective = try customPolicies.effective(policy.id) } catch {
+            throw OAuthFailure(error: "server_error", code: "AADB2C90067", message: "The custom policy '\(policy.id)' cannot run: \(error)")
+        }
+        let run = PolicyRun(
+            policy: effective,
+            resolvers: ClaimResolvers.of(
+                tenantName: seed.tenant.name, tenantId: seed.tenant.id, policyId: policy.id, request: [:], language: "en",
+                correlationId: UUID().uuidString.lowercased(), now: clock.date),
+            store: store, tenantName: seed.tenant.name, now: clock.now(), note: { _, _ in })
+        var state = PolicyJourneyState()
+        state.claims["objectId"] = .string(user.oid)
+        do {
+            if effective.relyingParty?.at("Endpoints")?.all("Endpoint").contains(where: { $0["Id"] == "Token" }) == true {
+                guard case .sendClaims = try await run.walk(try run.journey(endpoint: "Token"), &state) else {
+                    throw CustomPolicyError(code: "AADB2C90250", message: "The policy's Token journey shows a page; a refresh has none.")
+                }
+            } else {
+                let profile = PolicyRun.directoryClaims(user, tenantName: seed.tenant.name)
+                for (claim, partner) in [
+                    "email": "signInNames.emailAddress", "displayName": "displayName", "givenName": "givenName",
+                    "surname": "surname",
+                ] {
+                    if let v = profile[partner] { state.claims[claim] = v }
+                }
+                for (k, v) in profile where k.hasPrefix("extension_") { state.claims[k] = v }
+            }
+        } catch let e as CustomPolicyError {
+            throw OAuthFailure(error: "invalid_grant", code: e.code, message: e.message)
+        }
+        return run.relyingPartyClaims(state.claims)
     }
 }

@@ -66,13 +66,13 @@ struct AuthorityPrefixMiddleware: RouterMiddleware {
         var policy: EmulatorSeed.Policy?
         var inPath = false
         if let candidate = rest.first, candidate.lowercased().hasPrefix("b2c_1") {
-            guard let p = emulator.seed.policy(named: candidate) else { return failure(unknownPolicy: candidate) }
+            guard let p = emulator.policy(named: candidate) else { return failure(unknownPolicy: candidate) }
             policy = p
             inPath = true
             rest = rest.dropFirst()
         }
         if policy == nil, let p = (try? request.queryParameters())?["p"] {
-            guard let found = emulator.seed.policy(named: p) else { return failure(unknownPolicy: p) }
+            guard let found = emulator.policy(named: p) else { return failure(unknownPolicy: p) }
             policy = found
         }
         var implicit = false

@@ -34,6 +34,8 @@ struct Journey: Sendable {
         case tokenIssuanceExtension
         /// Tokens and the SSO session, and the answer to the app.
         case tokenIssuance
+        /// A custom policy's user journey, its orchestration steps from the XML (`CustomPolicyStep`).
+        case customPolicy
     }
 
     /// When a step runs: every condition of its list holds on the claims bag (B2C's preconditions, the other way round:
@@ -104,6 +106,10 @@ struct Journey: Sendable {
         if tokenExtension { tokens.append(.init(step: .tokenIssuanceExtension, when: [.userKnown])) }
         tokens.append(.init(step: .tokenIssuance, when: [.userKnown]))
         let mfa = Entry(step: .secondFactor, when: [.userKnown])
+        if policy.runsCustomPolicy {
+            steps = [.init(step: .customPolicy, when: []), tokens[0], tokens.last!]
+            return
+        }
         switch policy.kind {
         case .signUpSignIn:
             steps =

@@ -17,15 +17,14 @@ struct JourneyParts: Sendable {
     let issuer: TokenIssuer
     let pages: PageRenderer
     let sessions: Sessions
+    let customPolicies: CustomPolicies
 
     init(
-        seed: EmulatorSeed, store: EmulatorStore, clock: EmulatorClock, issuer: TokenIssuer, pages: PageRenderer, sessions: Sessions
+        seed: EmulatorSeed, store: EmulatorStore, clock: EmulatorClock, issuer: TokenIssuer, pages: PageRenderer, sessions: Sessions,
+        customPolicies: CustomPolicies
     ) {
         (self.seed, self.store, self.clock, self.issuer, self.pages, self.sessions) = (seed, store, clock, issuer, pages, sessions)
-    }
-
-    init(_ c: some JourneyContext) {
-        self.init(seed: c.seed, store: c.store, clock: c.clock, issuer: c.issuer, pages: c.pages, sessions: c.sessions)
+        self.customPolicies = customPolicies
     }
 }
 
@@ -38,7 +37,7 @@ protocol JourneyStepType: JourneyContext {
 
 extension JourneyStepType {
     /// The step with the parts of the type that makes it (`SecondFactorStep(self)`).
-    init(_ c: some JourneyContext) { self.init(parts: JourneyParts(c)) }
+    init(_ c: some JourneyStepType) { self.init(parts: c.parts) }
 
     var seed: EmulatorSeed { parts.seed }
     var store: EmulatorStore { parts.store }

@@ -31,7 +31,7 @@ struct JourneyRunner: JourneyStepType {
     /// the person, and a page would need the user.
     func silently(_ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy, _ visit: Visit) async throws -> Response {
         let journey = journey(tx, policy: policy)
-        let quiet: Set<Journey.Step> = [.directoryRead, .preTokenConnector, .tokenIssuanceExtension, .tokenIssuance]
+        let quiet: Set<Journey.Step> = [.customPolicy, .directoryRead, .preTokenConnector, .tokenIssuanceExtension, .tokenIssuance]
         return try await run(
             tx, from: 0, Journey(id: journey.id, steps: journey.steps.filter { quiet.contains($0.step) }), policy: policy, visit)
     }
@@ -88,6 +88,7 @@ struct JourneyRunner: JourneyStepType {
         case .preTokenConnector: ConnectorCalloutStep(parts: parts, point: .preTokenIssuance)
         case .tokenIssuanceExtension: TokenExtensionStep(parts: parts)
         case .tokenIssuance: TokenIssuanceStep(parts: parts)
+        case .customPolicy: CustomPolicyStep(parts: parts)
         }
     }
 }

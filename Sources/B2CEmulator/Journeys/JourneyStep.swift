@@ -14,6 +14,8 @@ enum JourneyStep: Codable, Sendable {
     case secondFactor(PendingMFA)
     /// Password reset: a code sent to the address; the code and the new password come next.
     case resetCode(ResetCode)
+    /// A custom policy's page (a self-asserted profile), with the policy's claims bag.
+    case customPolicy(PolicyJourneyState)
 
     static let start = JourneyStep.firstPage(SignUpVerification())
 
@@ -46,6 +48,7 @@ enum JourneyStep: Codable, Sendable {
         case .socialSignUp: ["socialsignup", "cancel"]
         case .secondFactor: ["mfasend", "mfaverify", "mfacontinue", "mfaqr", "cancel"]
         case .resetCode: ["resetverify", "resend", "reset", "cancel"]
+        case .customPolicy: ["policy", "policysignup", "forgot", "cancel"]
         }
     }
 
@@ -57,6 +60,7 @@ enum JourneyStep: Codable, Sendable {
         case .socialSignUp: "social sign-up"
         case .secondFactor: "the second factor"
         case .resetCode: "the reset code"
+        case .customPolicy(let s): "the custom policy's page \(s.page ?? "")"
         }
     }
 }

@@ -38,7 +38,7 @@ enum PageTemplates {
     static let all = [
         frame, UnifiedSSPTemplates.unifiedSSP, SelfAssertedTemplates.selfAsserted, MultifactorTemplates.multifactor,
         GlobalExceptionTemplates.globalException, EmulatorPageTemplates.emulatorPages, SAMLMessagesTemplates.samlMessages,
-        JourneyPageTemplates.journeyPages,
+        JourneyPageTemplates.journeyPages, CustomPolicyTemplates.pages,
     ]
 
     private static let contentType = "B2C_HTML"

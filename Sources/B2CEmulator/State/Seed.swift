@@ -73,6 +73,9 @@ public struct EmulatorSeed: Sendable, Equatable {
         public var pageLayouts = PageLayouts()
         /// How an External ID user flow's local accounts sign in: "Email with password" or "Email one-time passcode".
         public var signInMethod = SignInMethod.emailPassword
+        /// The policy is a loaded custom policy's relying party: its journey is the XML's (`CustomPolicyStep`), its tokens
+        /// carry the claims the relying party names. Set by the tenant, never by a seed.
+        public var runsCustomPolicy = false
 
         public var lowercasedID: String { id.lowercased() }
     }

@@ -118,3 +118,13 @@ extension EmulatorSeed {
         )
     }()
 }
+
+extension EmulatorSeed.Policy {
+    /// A custom policy's authority when the seed has no policy of its id: the starter pack's token shape (`acr`, the
+    /// tenant-id issuer) and B2C's default lifetimes.
+    static func customPolicy(_ id: String) -> EmulatorSeed.Policy {
+        EmulatorSeed.Policy(
+            id: id, kind: .signUpSignIn, type: .custom, policyClaim: "acr", issuerPattern: "tenantGuid", accessTokenLifetime: 3600,
+            idTokenLifetime: 3600, refreshTokenLifetime: 1_209_600, slidingWindow: 7_776_000, numbersAsStrings: false)
+    }
+}

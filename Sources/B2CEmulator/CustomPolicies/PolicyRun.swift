@@ -1,0 +1,374 @@
+import B2CProtocol
+import Foundation
+
+/// A custom policy's journey as it stands between requests: the claims bag, the orchestration step it is at, the page it
+/// shows, the addresses a code verified. Kept in the transaction (`JourneyStep.customPolicy`).
+struct PolicyJourneyState: Codable, Sendable {
+    var claims: [String: ClaimValue] = [:]
+    /// The `Order` of the orchestration step the journey is at.
+    var order = 1
+    /// The self-asserted profile whose page is shown, when one is.
+    var page: String?
+    /// The orchestration step's page is the combined sign-in (`CombinedSignInAndSignUp`).
+    var combined = false
+    /// The claims exchange the page's sign-up link (or a provider's button) chose, for the next `ClaimsExchange` step.
+    var chosenExchange: String?
+    /// An address a code was sent to, the code's hash, and the addresses verified.
+    var codeSentTo: String?
+    var codeHash: String?
+    var verified: [String] = []
+}
+
+/// One request's run of a custom policy (reference: b2c-custom-policies.md): technical profiles in B2C's order — input
+/// claims transformations, input claims, the protocol, validation profiles, output claims, output claims transformations
+/// — over the claims bag, and the orchestration steps of the relying party's journey. The pages are the step's
+/// (`CustomPolicyStep`); everything else happens here.
+struct PolicyRun {
+    let policy: EffectivePolicy
+    let resolvers: ClaimResolvers
+    let store: EmulatorStore
+    let tenantName: String
+    let now: Int
+    /// The recorder's note for this journey: what happened, with what.
+    let note: (String, [String: JSONValue]) -> Void
+
+    /// What the walk stopped at.
+    enum Stop {
+        /// A self-asserted page (the state names it).
+        case page
+        /// `SendClaims`: the relying party's claims are due, by this issuer profile.
+        case sendClaims(issuer: String?)
+    }
+
+    // MARK: orchestration
+
+    /// The relying party's journey (its `DefaultUserJourney`), or the one `endpoint` names (`Token` on a refresh).
+    func journey(endpoint: String? = nil) throws -> PolicyNode {
+        let rp = policy.relyingParty
+        let id =
+            endpoint.flatMap { e in rp?.at("Endpoints")?.all("Endpoint").first { $0["Id"] == e }?["UserJourneyReferenceId"] }
+            ?? rp?.child("DefaultUserJourney")?["ReferenceId"]
+        guard let id, let journey = policy.element(.userJourney, id) else {
+            throw CustomPolicyError(code: "AADB2C90067", message: "The policy '\(policy.id)' names no user journey the tenant can run.")
+        }
+        return journey
+    }
+
+    static func steps(of journey: PolicyNode) -> [PolicyNode] {
+        (journey.child("OrchestrationSteps")?.all("OrchestrationStep") ?? []).sorted {
+            (Int($0["Order"] ?? "") ?? 0) < (Int($1["Order"] ?? "") ?? 0)
+        }
+    }
+
+    /// The steps from the state's order on, until a page or `SendClaims`.
+    func walk(_ journey: PolicyNode, _ state: inout PolicyJourneyState) async throws -> Stop {
+        for step in Self.steps(of: journey) {
+            let order = Int(step["Order"] ?? "") ?? 0
+            guard order >= state.order else { continue }
+            state.order = order
+            let type = step["Type"] ?? ""
+            if let why = Preconditions.skipReason(step.child("Preconditions"), claims: state.claims) {
+                note("orchestration step \(order) skipped: \(type)", ["because": .string(why)])
+                continue
+            }
+            note("orchestration step \(order): \(type)", ["claims": Self.recorded(state.claims)])
+            switch type {
+            case "CombinedSignInAndSignUp", "ClaimsProviderSelection":
+                if state.claims["objectIdFromSession"]?.bool == true {
+                    note("orchestration step \(order) answered by the SSO session", [:])
+                    continue
+                }
+                let validation = step.at("ClaimsProviderSelections")?.all("ClaimsProviderSelection").compactMap {
+                    $0["ValidationClaimsExchangeId"]
+                }.first
+                guard let exchange = exchange(of: step, id: validation), let profile = try TechnicalProfile.named(exchange, in: policy)
+                else {
+                    throw CustomPolicyError(
+                        code: "AADB2C90250", message: "Orchestration step \(order) has no self-asserted sign-in the tenant can show.")
+                }
+                state.page = profile.id
+                state.combined = true
+                return .page
+            case "ClaimsExchange":
+                guard let id = exchange(of: step, id: state.chosenExchange), let profile = try TechnicalProfile.named(id, in: policy) else {
+                    throw CustomPolicyError(code: "AADB2C90250", message: "Orchestration step \(order) names no technical profile.")
+                }
+                state.chosenExchange = nil
+                if profile.handler == .selfAsserted {
+                    state.page = profile.id
+                    state.combined = false
+                    return .page
+                }
+                try await execute(profile, &state.claims)
+            case "SendClaims":
+                return .sendClaims(issuer: step["CpimIssuerTechnicalProfileReferenceId"])
+            case "GetClaims":
+                break
+            default:
+                throw CustomPolicyError(
+                    code: "AADB2C90250",
+                    message: "Orchestration step \(order) is of type '\(type)', which the local tenant does not run yet.")
+            }
+        }
+        throw CustomPolicyError(code: "AADB2C90067", message: "The user journey ended without a SendClaims step.")
+    }
+
+    /// The technical profile a step's claims exchange names: the one chosen (its `Id`), else the step's only one.
+    private func exchange(of step: PolicyNode, id: String?) -> String? {
+        let exchanges = step.at("ClaimsExchanges")?.all("ClaimsExchange") ?? []
+        let chosen = id.flatMap { id in exchanges.first { $0["Id"] == id } } ?? exchanges.first
+        return chosen?["TechnicalProfileReferenceId"]
+    }
+
+    // MARK: technical profiles
+
+    /// A profile that needs no page: its inputs, its protocol, its outputs.
+    func execute(_ profile: TechnicalProfile, _ bag: inout [String: ClaimValue]) async throws {
+        let inputs = try inputClaims(profile, &bag)
+        let returned: [String: ClaimValue]
+        switch profile.handler {
+        case .directory: returned = try directory(profile, inputs, bag)
+        case .openIdConnect where Self.isLocalPasswordCheck(profile): returned = try passwordCheck(profile, inputs)
+        case .claimsTransformation, .none, .noopSession, .defaultSession, .externalLoginSession, .oauthSession, .samlSession:
+            returned = [:]
+        default:
+            throw CustomPolicyError(
+                code: "AADB2C90250",
+                message: "The technical profile '\(profile.id)' uses \(profile.handler.rawValue), which the local tenant does not run yet.")
+        }
+        try outputClaims(profile, returned, &bag)
+        note("technical profile \(profile.id)", ["handler": .string(profile.handler.rawValue), "claims": Self.recorded(bag)])
+    }
+
+    /// Input claims transformations, then the input claims keyed by the names the protocol knows them by.
+    func inputClaims(_ profile: TechnicalProfile, _ bag: inout [String: ClaimValue]) throws -> [String: ClaimValue] {
+        for id in profile.transformations("InputClaimsTransformations") { try transform(id, &bag, profile: profile) }
+        var out: [String: ClaimValue] = [:]
+        for claim in profile.inputClaims {
+            guard let ref = claim["ClaimTypeReferenceId"] else { continue }
+            let name = claim["PartnerClaimType"] ?? ref
+            if let value = value(of: claim, ref, in: bag) { out[name] = value }
+            if claim["Required"] == "true" && out[name] == nil {
+                throw CustomPolicyError(
+                    code: "AADB2C90075", message: "The claim '\(ref)' that '\(profile.id)' requires was not supplied.", onPage: true)
+            }
+        }
+        return out
+    }
+
+    /// Output claims from what the protocol returned (by partner name), else their default; then the output
+    /// transformations.
+    func outputClaims(_ profile: TechnicalProfile, _ returned: [String: ClaimValue], _ bag: inout [String: ClaimValue]) throws {
+        for claim in profile.outputClaims {
+            guard let ref = claim["ClaimTypeReferenceId"] else { continue }
+            let always = claim["AlwaysUseDefaultValue"] == "true"
+            if !always, let v = returned[claim["PartnerClaimType"] ?? ref] {
+                bag[ref] = v
+            } else if let d = claim["DefaultValue"], always || bag[ref] == nil {
+                bag[ref] = typed(resolvers.resolve(d), ref)
+            }
+        }
+        for id in profile.transformations("OutputClaimsTransformations") { try transform(id, &bag, profile: profile) }
+    }
+
+    /// A claim element's value: the bag's, or its `DefaultValue` (always, with `AlwaysUseDefaultValue`).
+    func value(of claim: PolicyNode, _ ref: String, in bag: [String: ClaimValue]) -> ClaimValue? {
+        let always = claim["AlwaysUseDefaultValue"] == "true"
+        if !always, let v = bag[ref], !v.text.isEmpty { return v }
+        return claim["DefaultValue"].map { typed(resolvers.resolve($0), ref) }.flatMap { $0.text.isEmpty ? nil : $0 }
+    }
+
+    /// Text as the claim type's data type holds it.
+    func typed(_ text: String, _ claimType: String) -> ClaimValue {
+        switch policy.element(.claimType, claimType)?.child("DataType")?.trimmedText.lowercased() {
+        case "boolean": ClaimValue.string(text).bool.map(ClaimValue.bool) ?? .string(text)
+        case "int", "long": Int(text).map(ClaimValue.int) ?? .string(text)
+        case "datetime", "date": ClaimValue.string(text).date.map(ClaimValue.dateTime) ?? .string(text)
+        case "stringcollection": .collection(text.isEmpty ? [] : [text])
+        default: .string(text)
+        }
+    }
+
+    /// A claims transformation of the policy run over the bag; an asserting one's failure is the calling profile's message.
+    func transform(_ id: String, _ bag: inout [String: ClaimValue], profile: TechnicalProfile? = nil) throws {
+        guard let ct = policy.element(.claimsTransformation, id), let method = ct["TransformationMethod"] else {
+            throw CustomPolicyError(code: "AADB2C90250", message: "The claims transformation '\(id)' is not declared.")
+        }
+        var inputs: [String: ClaimValue] = [:]
+        for c in ct.at("InputClaims")?.all("InputClaim") ?? [] {
+            if let ref = c["ClaimTypeReferenceId"], let name = c["TransformationClaimType"], let v = bag[ref] { inputs[name] = v }
+        }
+        var parameters: [String: String] = [:]
+        for p in ct.at("InputParameters")?.all("InputParameter") ?? [] {
+            if let name = p["Id"] { parameters[name] = resolvers.resolve(p["Value"] ?? "") }
+        }
+        let outputs: [String: ClaimValue]
+        do {
+            outputs = try ClaimsTransformations.apply(method, inputs, parameters, now: Date(timeIntervalSince1970: Double(now)))
+        } catch TransformationFailure.assertion(let key, let fallback) {
+            throw CustomPolicyError(code: "AADB2C90000", message: profile?.metadata(key) ?? fallback, onPage: true)
+        } catch TransformationFailure.unsupported(let m) {
+            throw CustomPolicyError(code: "AADB2C90250", message: "The claims transformation method '\(m)' is not one the tenant runs.")
+        } catch TransformationFailure.input(let why) {
+            throw CustomPolicyError(code: "AADB2C90250", message: "The claims transformation '\(id)': \(why)")
+        }
+        for c in ct.at("OutputClaims")?.all("OutputClaim") ?? [] {
+            if let ref = c["ClaimTypeReferenceId"], let name = c["TransformationClaimType"], let v = outputs[name] { bag[ref] = v }
+        }
+        note("claims transformation \(id)", ["method": .string(method), "outputs": Self.recorded(outputs)])
+    }
+
+    // MARK: protocols answered locally
+
+    /// The starter pack's `login-NonInteractive`: an OpenID Connect password grant to `login.microsoftonline.com`, answered
+    /// here against the directory and never sent out.
+    static func isLocalPasswordCheck(_ profile: TechnicalProfile) -> Bool {
+        [profile.metadata("METADATA"), profile.metadata("authorization_endpoint")].contains {
+            $0?.lowercased().contains("login.microsoftonline.com") == true
+        }
+    }
+
+    private func passwordCheck(_ profile: TechnicalProfile, _ inputs: [String: ClaimValue]) throws -> [String: ClaimValue] {
+        let username = inputs["username"]?.text ?? "", password = inputs["password"]?.text ?? ""
+        switch try store.passwordCheck(email: username, password: password) {
+        case .noUser:
+            throw CustomPolicyError(
+                code: "AADB2C99002",
+                message: profile.metadata("UserMessageIfClaimsPrincipalDoesNotExist") ?? "We can't seem to find your account.",
+                onPage: true)
+        case .wrongPassword:
+            throw CustomPolicyError(
+                code: "AADB2C90225", message: profile.metadata("UserMessageIfInvalidPassword") ?? "Your password is incorrect.",
+                onPage: true)
+        case .user(let user):
+            return [
+                "oid": .string(user.oid), "sub": .string(user.oid), "tid": .string(tenantName), "given_name": .string(user.givenName),
+                "family_name": .string(user.surname), "name": .string(user.displayName), "upn": .string("\(user.oid)@\(tenantName)"),
+            ]
+        }
+    }
+
+    /// `AzureActiveDirectoryProvider`: read, write or delete a person of the directory, with B2C's `RaiseErrorIf…` rules.
+    private func directory(
+        _ profile: TechnicalProfile, _ inputs: [String: ClaimValue], _ bag: [String: ClaimValue]
+    ) throws -> [String: ClaimValue] {
+        var user = try inputs["objectId"].flatMap { try store.user(oid: $0.text) }
+        if user == nil, let name = inputs["signInNames.emailAddress"] ?? inputs["signInNames.userName"] ?? inputs["email"] {
+            user = try store.user(email: name.text)
+        }
+        let operation = profile.metadata("Operation") ?? "Read"
+        switch operation {
+        case "Read":
+            guard let user else {
+                if profile.metadata("RaiseErrorIfClaimsPrincipalDoesNotExist") == "true" {
+                    throw CustomPolicyError(
+                        code: "AADB2C99002",
+                        message: profile.metadata("UserMessageIfClaimsPrincipalDoesNotExist")
+                            ?? "An account could not be found for the provided user ID.", onPage: true)
+                }
+                return [:]
+            }
+            return Self.directoryClaims(user, tenantName: tenantName)
+        case "Write":
+            if user != nil, profile.metadata("RaiseErrorIfClaimsPrincipalAlreadyExists") == "true" {
+                throw CustomPolicyError(
+                    code: "AADB2C90052",
+                    message: profile.metadata("UserMessageIfClaimsPrincipalAlreadyExists")
+                        ?? "A user with the specified ID already exists. Please choose a different one.", onPage: true)
+            }
+            var persisted: [String: String] = [:]
+            for claim in profile.persistedClaims {
+                guard let ref = claim["ClaimTypeReferenceId"] else { continue }
+                if let v = value(of: claim, ref, in: bag) { persisted[claim["PartnerClaimType"] ?? ref] = v.text }
+            }
+            let written = try write(user, persisted)
+            var out = Self.directoryClaims(written, tenantName: tenantName)
+            out["newClaimsPrincipalCreated"] = .bool(user == nil)
+            return out
+        case "DeleteClaimsPrincipal":
+            if let user { _ = try store.deleteUser(oid: user.oid) }
+            return [:]
+        default:
+            throw CustomPolicyError(
+                code: "AADB2C90250", message: "The directory operation '\(operation)' of '\(profile.id)' is not one the tenant runs.")
+        }
+    }
+
+    /// A new local account, or the person's changed names, password and extension attributes.
+    private func write(_ user: EmulatorStore.UserRecord?, _ persisted: [String: String]) throws -> EmulatorStore.UserRecord {
+        var attributes = user?.attributes ?? [:]
+        for (name, value) in persisted where name.hasPrefix("extension_") { attributes[name] = .string(value) }
+        let oid: String
+        if let user {
+            oid = user.oid
+            try store.updateProfile(
+                oid: oid, displayName: persisted["displayName"] ?? user.displayName, givenName: persisted["givenName"] ?? user.givenName,
+                surname: persisted["surname"] ?? user.surname)
+            if let password = persisted["password"] { try store.setPassword(oid: oid, password: password, now: now) }
+        } else {
+            guard let email = persisted["signInNames.emailAddress"] ?? persisted["signInNames.userName"],
+                let password = persisted["password"]
+            else {
+                throw CustomPolicyError(
+                    code: "AADB2C90250", message: "A new account needs signInNames.emailAddress and password among the persisted claims.")
+            }
+            oid = try store.createUser(
+                email: email, password: password, displayName: persisted["displayName"] ?? "unknown",
+                givenName: persisted["givenName"] ?? "", surname: persisted["surname"] ?? "", now: now
+            ).oid
+        }
+        if attributes != (user?.attributes ?? [:]) { try store.setAttributes(oid: oid, attributes) }
+        guard let written = try store.user(oid: oid) else {
+            throw CustomPolicyError(code: "AADB2C99002", message: "The account was removed while it was written.")
+        }
+        return written
+    }
+
+    /// A person as the directory's profile names them (Graph's property names, which policies use as partner claims).
+    static func directoryClaims(_ user: EmulatorStore.UserRecord, tenantName: String) -> [String: ClaimValue] {
+        var c: [String: ClaimValue] = [
+            "objectId": .string(user.oid), "displayName": .string(user.displayName), "givenName": .string(user.givenName),
+            "surname": .string(user.surname), "userPrincipalName": .string("\(user.oid)@\(tenantName)"), "accountEnabled": .bool(true),
+            "mail": .string(user.email), "otherMails": .collection([user.email]),
+        ]
+        if user.idp == nil { c["signInNames.emailAddress"] = .string(user.email) }
+        for (name, value) in user.attributes {
+            let key = name.hasPrefix("extension_") ? name : "extension_\(name)"
+            c[key] = value.stringValue.map(ClaimValue.string) ?? value.boolValue.map(ClaimValue.bool) ?? .string(value.serialized())
+        }
+        return c
+    }
+
+    // MARK: the relying party's claims
+
+    /// The token's claims the relying party's profile names: each output claim by its partner name (else the claim
+    /// type's OpenID Connect name, else its id), from the bag or its default; `sub` from `SubjectNamingInfo`.
+    func relyingPartyClaims(_ bag: [String: ClaimValue]) -> [String: JSONValue] {
+        guard let rp = policy.relyingParty?.child("TechnicalProfile") else { return [:] }
+        var out: [String: JSONValue] = [:]
+        for claim in rp.at("OutputClaims")?.all("OutputClaim") ?? [] {
+            guard let ref = claim["ClaimTypeReferenceId"], let value = value(of: claim, ref, in: bag) else { continue }
+            let name =
+                claim["PartnerClaimType"]
+                ?? policy.element(.claimType, ref)?.at("DefaultPartnerClaimTypes")?.all("Protocol").first {
+                    $0["Name"] == "OpenIdConnect"
+                }?["PartnerClaimType"] ?? ref
+            out[name] = Self.json(value)
+        }
+        return out
+    }
+
+    static func json(_ v: ClaimValue) -> JSONValue {
+        switch v {
+        case .string(let s): .string(s)
+        case .bool(let b): .bool(b)
+        case .int(let n): JSONValue(n)
+        case .dateTime: .string(v.text)
+        case .collection(let items): JSONValue(items)
+        }
+    }
+
+    static func recorded(_ bag: [String: ClaimValue]) -> JSONValue {
+        .object(JourneyRecorder.masked(bag.mapValues(json)))
+    }
+}

@@ -1,0 +1,212 @@
+import B2CProtocol
+import Foundation
+import Hummingbird
+
+/// A custom policy's user journey as one step of the engine: its orchestration steps run over the claims bag
+/// (`PolicyRun`), its self-asserted profiles are pages, and its `SendClaims` hands the relying party's claims and the
+/// person to token issuance, which ends every journey.
+struct CustomPolicyStep: OrchestrationStep {
+    let parts: JourneyParts
+
+    func enter(_ tx: AuthorizeTransaction, _ visit: Visit, policy: EmulatorSeed.Policy) async throws -> StepOutcome {
+        var tx = tx
+        var state = PolicyJourneyState()
+        if let oid = tx.claims.oid {
+            // The SSO session named the person: the journey's sign-in is skipped, as B2C's session provider does.
+            state.claims["objectId"] = .string(oid)
+            state.claims["objectIdFromSession"] = .bool(true)
+        }
+        return try await walk(&tx, state, policy: policy)
+    }
+
+    /// A page's answer: the code buttons of an email to verify, the sign-up link, or the page submitted.
+    func resume(
+        _ name: String, _ form: [String: String], _ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy
+    ) async throws
+        -> StepOutcome
+    {
+        var tx = tx
+        guard case .customPolicy(var state) = tx.step, let pageProfile = state.page else {
+            throw PageError(code: nil, message: "This sign-in is not at a page of its custom policy. Start again from your application.")
+        }
+        let run = try self.run(tx, policy: policy)
+        guard let profile = try TechnicalProfile.named(pageProfile, in: run.policy) else {
+            throw PageError(code: "AADB2C90250", message: "The policy no longer has the technical profile '\(pageProfile)'.")
+        }
+        if name == "policysignup" {
+            guard state.combined, let target = profile.metadata("SignUpTarget") else {
+                throw PageError(code: nil, message: "This page has no sign-up link.")
+            }
+            state.chosenExchange = target
+            state.page = nil
+            state.order += 1
+            run.note("sign-up link", ["claimsExchange": .string(target)])
+            return try await walk(&tx, state, policy: policy)
+        }
+        let values = CustomPolicyPages.values(form, profile: profile, policy: run.policy)
+        for (id, value) in values { state.claims[id] = run.typed(value, id) }
+        switch form["step"] ?? "continue" {
+        case "send":
+            try sendCode(values, profile: profile, &state, tx, run: run)
+            return try await show(&tx, state, run: run)
+        case "verify":
+            let error = verifyCode(form, &state)
+            return try await show(&tx, state, run: run, error: error)
+        case "edit":
+            state.verified = []
+            (state.codeSentTo, state.codeHash) = (nil, nil)
+            return try await show(&tx, state, run: run)
+        default:
+            do {
+                try await submit(profile, values, &state, run: run)
+            } catch let e as CustomPolicyError where e.onPage {
+                run.note("page refused", ["code": .string(e.code), "message": .string(e.message)])
+                return try await show(&tx, state, run: run, error: e.message)
+            }
+            state.page = nil
+            state.order += 1
+            return try await walk(&tx, state, policy: policy)
+        }
+    }
+
+    // MARK: the walk
+
+    private func walk(
+        _ tx: inout AuthorizeTransaction, _ state: PolicyJourneyState, policy: EmulatorSeed.Policy
+    ) async throws
+        -> StepOutcome
+    {
+        var state = state
+        let run = try self.run(tx, policy: policy)
+        let stop: PolicyRun.Stop
+        do { stop = try await run.walk(try run.journey(), &state) } catch let e as CustomPolicyError {
+            throw PageError(code: e.code, message: e.message)
+        }
+        switch stop {
+        case .page where tx.prompt.contains("none"):
+            throw OAuthFailure(
+                error: "interaction_required", code: "AADB2C90077",
+                message: "The policy needs a page for this sign-in and the request's prompt parameter has a value of 'None'.")
+        case .page:
+            return try await show(&tx, state, run: run)
+        case .sendClaims:
+            guard let oid = state.claims["objectId"]?.text, !oid.isEmpty else {
+                throw PageError(code: "AADB2C90251", message: "The journey sent its claims without an objectId: nobody is signed in.")
+            }
+            let claims = run.relyingPartyClaims(state.claims)
+            run.note("send claims", ["claims": .object(JourneyRecorder.masked(claims))])
+            if state.claims["objectIdFromSession"]?.bool != true {
+                tx.claims.signedIn(oid, at: clock.now(), newUser: state.claims["newUser"]?.bool ?? false)
+            }
+            tx.claims.extraClaims = claims
+            tx.step = .start
+            return .next(tx)
+        }
+    }
+
+    /// The page of the profile the state names, with the values the person typed and the bag's.
+    private func show(
+        _ tx: inout AuthorizeTransaction, _ state: PolicyJourneyState, run: PolicyRun, error: String? = nil
+    ) async throws
+        -> StepOutcome
+    {
+        tx.step = .customPolicy(state)
+        try store.saveTransaction(tx, now: clock.now())
+        guard let id = state.page, let profile = try TechnicalProfile.named(id, in: run.policy) else {
+            throw PageError(code: "AADB2C90250", message: "The policy's page has no technical profile.")
+        }
+        return .respond(CustomPolicyPages(parts: parts).page(tx, profile: profile, state: state, run: run, error: error))
+    }
+
+    /// The run of this transaction's policy: its effective policy (cached by the tenant), the request's resolvers.
+    func run(_ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy) throws -> PolicyRun {
+        let effective: EffectivePolicy
+        do { effective = try parts.customPolicies.effective(policy.id) } catch {
+            throw PageError(code: "AADB2C90067", message: "The custom policy '\(policy.id)' cannot run: \(error)")
+        }
+        var request: [String: String] = ["client_id": tx.clientId, "redirect_uri": tx.redirectUri, "scope": tx.scope]
+        if let hint = tx.loginHint { request["login_hint"] = hint }
+        if let nonce = tx.nonce { request["nonce"] = nonce }
+        let resolvers = ClaimResolvers.of(
+            tenantName: seed.tenant.name, tenantId: seed.tenant.id, policyId: policy.id, request: request, language: tx.language,
+            correlationId: tx.id, now: clock.date)
+        let journeys = store.journeys, id = tx.id
+        return PolicyRun(
+            policy: effective, resolvers: resolvers, store: store, tenantName: seed.tenant.name, now: clock.now(),
+            note: { name, detail in journeys.note(id, .claims, name, detail) })
+    }
+
+    // MARK: the page's submit
+
+    /// A self-asserted page submitted: each shown claim required and valid by its claim type, a verified address
+    /// verified, the passwords equal, then the validation profiles in order and the profile's outputs.
+    private func submit(
+        _ profile: TechnicalProfile, _ values: [String: String], _ state: inout PolicyJourneyState, run: PolicyRun
+    )
+        async throws
+    {
+        let validation = ClaimValidation(policy: run.policy)
+        for field in CustomPolicyPages.fields(profile, policy: run.policy) where !field.readOnly {
+            let value = values[field.id] ?? ""
+            if value.isEmpty {
+                if field.required { throw CustomPolicyError(code: "AADB2C90075", message: "\(field.label) is required.", onPage: true) }
+                continue
+            }
+            if let problem = validation.problem(claimType: field.id, value: value) {
+                throw CustomPolicyError(code: "AADB2C90075", message: problem, onPage: true)
+            }
+            if field.verify && !state.verified.contains(value.lowercased()) {
+                throw CustomPolicyError(code: "AADB2C90075", message: "Please verify your email address before you continue.", onPage: true)
+            }
+        }
+        if let password = values["newPassword"], let again = values["reenterPassword"], password != again {
+            throw CustomPolicyError(
+                code: "AADB2C90075",
+                message: "The password entry fields do not match. Please enter the same password in both fields and try again.",
+                onPage: true)
+        }
+        var bag = state.claims
+        _ = try run.inputClaims(profile, &bag)
+        for reference in profile.validationProfiles {
+            guard let id = reference["ReferenceId"], let vtp = try TechnicalProfile.named(id, in: run.policy) else { continue }
+            if let why = Preconditions.skipReason(reference.child("Preconditions"), claims: bag) {
+                run.note("validation profile \(id) skipped", ["because": .string(why)])
+                continue
+            }
+            do { try await run.execute(vtp, &bag) } catch let e as CustomPolicyError where reference["ContinueOnError"] == "true" {
+                run.note("validation profile \(id) failed, and the page goes on", ["message": .string(e.message)])
+            } catch let e as CustomPolicyError {
+                throw CustomPolicyError(code: e.code, message: e.message, onPage: true)
+            }
+        }
+        try run.outputClaims(profile, [:], &bag)
+        state.claims = bag
+    }
+
+    // MARK: email verification
+
+    private func sendCode(
+        _ values: [String: String], profile: TechnicalProfile, _ state: inout PolicyJourneyState, _ tx: AuthorizeTransaction,
+        run: PolicyRun
+    ) throws {
+        guard let field = CustomPolicyPages.fields(profile, policy: run.policy).first(where: \.verify) else { return }
+        let address = (values[field.id] ?? "").lowercased()
+        guard !address.isEmpty, ClaimValidation(policy: run.policy).problem(claimType: field.id, value: address) == nil else { return }
+        let code = try store.mfaKnobs.fixedCode ?? Random.digits(6)
+        let now = clock.now()
+        (state.codeSentTo, state.codeHash) = (address, EmulatorStore.hash(code))
+        try store.outbox.send(
+            to: address, purpose: "signup", code: code, now: now, expiresAt: now + SecondFactorStep.mfaCodeLifetime, journey: tx.id)
+        run.note("code sent", ["to": .string(address)])
+    }
+
+    private func verifyCode(_ form: [String: String], _ state: inout PolicyJourneyState) -> String? {
+        let typed = (form["email_ver_input"] ?? "").trimmingCharacters(in: .whitespaces)
+        guard let address = state.codeSentTo, let hash = state.codeHash, EmulatorStore.hash(typed) == hash else {
+            return "The verification code you have entered does not match our records. Please try again, or request a new code."
+        }
+        state.verified.append(address)
+        (state.codeSentTo, state.codeHash) = (nil, nil)
+        return nil
+    }
+}

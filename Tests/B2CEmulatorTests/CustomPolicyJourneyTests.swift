@@ -1,0 +1,129 @@
+import B2CKit
+import B2CProtocol
+import Foundation
+import Testing
+
+@testable import B2CEmulator
+
+/// A loaded custom policy is an authority whose journey is its XML: the example set's sign-up-or-sign-in through its pages
+/// over real HTTP (the password checked by `login-NonInteractive` against the directory, the sign-up page with its email
+/// verification and the directory write), tokens with the relying party's claims, a refresh, and the recorder's account.
+@Suite struct CustomPolicyJourneyTests {
+    static let policy = "B2C_1A_signup_signin"
+
+    static func tenantWithExamples() async throws -> TestTenant {
+        let t = try await TestTenant.start()
+        try t.emulator.customPolicies.load(directory: CustomPolicyTests.examples)
+        return t
+    }
+
+    @Test func signInRunsTheRelyingPartysJourneyAndItsTokensCarryItsClaims() async throws {
+        let t = try await Self.tenantWithExamples()
+        defer { Task { await t.stop() } }
+        let b = Browser(t)
+        let pkce = PKCE()
+        let page = try await b.get(authorizeURL(policy: Self.policy, pkce: pkce, extra: ["login_hint": alice.email]))
+        #expect(page.status == 200 && page.body.contains("data-name=\"Unified\""), "\(page.body.prefix(400))")
+        // Element ids are the claim type ids; the login hint fills signInName ({OIDC:LoginHint}).
+        let form = try #require(page.form("localAccountForm"))
+        #expect(form.fields["signInName"] == alice.email && page.body.contains("id=\"password\""))
+        #expect(page.link("createAccount") != nil && page.link("forgotPassword") != nil)
+        let wrong = try await b.submit(page, form: "localAccountForm", ["password": "nope"])
+        #expect(wrong.status == 200 && wrong.body.contains("Your password is incorrect"), "\(wrong.body.prefix(600))")
+        let nobody = try await b.submit(wrong, form: "localAccountForm", ["signInName": "nobody@contoso.com", "password": "x"])
+        #expect(nobody.body.contains("We can&#39;t seem to find your account") || nobody.body.contains("seem to find your account"))
+        let done = try await b.submit(nobody, form: "localAccountForm", ["signInName": alice.email, "password": alice.password])
+        let code = try #require(done.redirectParams["code"], "\(done.status) \(done.location ?? done.body.prefix(600).description)")
+        let tokens = try await t.token(Self.policy, redeemForm(code: code, verifier: pkce.verifier))
+        #expect(tokens.status == 200, "\(tokens.body)")
+        let id = try claims(tokens.json["id_token"]?.stringValue)
+        // What SignUpOrSignin.xml's relying party names, and the protocol's claims; nothing of a user flow's.
+        #expect(id["sub"]?.stringValue == alice.oid && id["tid"]?.stringValue == tenantID)
+        #expect(id["email"]?.stringValue == alice.email && id["name"] != nil && id["given_name"] != nil && id["family_name"] != nil)
+        #expect(id["acr"]?.stringValue == Self.policy.lowercased() && id["nonce"]?.stringValue == "n-456")
+        #expect(id["oid"] == nil && id["emails"] == nil && id["tfp"] == nil, "\(id.keys.sorted())")
+        // The refresh gives the same claims.
+        let refreshed = try await t.token(
+            Self.policy,
+            ["grant_type": "refresh_token", "client_id": clientID, "refresh_token": tokens.json["refresh_token"]?.stringValue ?? ""])
+        #expect(refreshed.status == 200, "\(refreshed.body)")
+        let again = try claims(refreshed.json["id_token"]?.stringValue)
+        #expect(again["sub"] == id["sub"] && again["email"] == id["email"] && again["tid"] == id["tid"] && again["oid"] == nil)
+        // The recorder tells the journey: its orchestration steps, the skipped sign-up, the password check.
+        let list = try await t.admin(.GET, "/journeys?policy=\(Self.policy)")
+        let journeyID = try #require(list.json["journeys"]?.arrayValue?.first?["id"]?.stringValue, "\(list.body)")
+        let journey = try await t.admin(.GET, "/journeys/\(journeyID)")
+        let names = journey.json["events"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? []
+        #expect(names.contains("orchestration step 1: CombinedSignInAndSignUp"), "\(names)")
+        #expect(names.contains("orchestration step 2 skipped: ClaimsExchange"), "\(names)")
+        #expect(names.contains("technical profile login-NonInteractive") && names.contains("send claims"), "\(names)")
+    }
+
+    @Test func signUpVerifiesTheEmailAndWritesTheAccount() async throws {
+        let t = try await Self.tenantWithExamples()
+        defer { Task { await t.stop() } }
+        let b = Browser(t)
+        let pkce = PKCE()
+        let first = try await b.get(authorizeURL(policy: Self.policy, pkce: pkce))
+        let page = try await b.follow(first, link: "createAccount")
+        #expect(page.body.contains("data-name=\"SelfAsserted\""), "\(page.body.prefix(600))")
+        for id in ["email", "newPassword", "reenterPassword", "displayName", "givenName", "surname", "email_ver_but_send", "continue"] {
+            #expect(page.body.contains("id=\"\(id)\""), "no #\(id)")
+        }
+        let erin = "erin.policy@example.com"
+        let fields = [
+            "email": erin, "newPassword": "Erin-2026-pw!", "reenterPassword": "Erin-2026-pw!", "displayName": "Erin",
+            "givenName": "Erin", "surname": "Ek",
+        ]
+        let unverified = try await b.submit(page, form: "attributeVerification", fields)
+        #expect(unverified.body.contains("verify your email"), "\(unverified.body.prefix(600))")
+        let sent = try await b.submit(unverified, form: "attributeVerification", ["email": erin, "step": "send"])
+        #expect(sent.body.contains("id=\"email_ver_input\""))
+        let code = try await t.latestCode(to: erin)
+        let wrongCode = try await b.submit(sent, form: "attributeVerification", ["email_ver_input": "000000", "step": "verify"])
+        #expect(code == "000000" || wrongCode.body.contains("does not match"))
+        let resent = try await b.submit(wrongCode, form: "attributeVerification", ["email": erin, "step": "send"])
+        let verified = try await b.submit(
+            resent, form: "attributeVerification", ["email_ver_input": try await t.latestCode(to: erin), "step": "verify"])
+        #expect(verified.body.contains("id=\"email_success\""), "\(verified.body.prefix(800))")
+        let mismatch = try await b.submit(
+            verified, form: "attributeVerification", fields.merging(["reenterPassword": "Other-2026-pw!", "step": "continue"]) { $1 })
+        #expect(mismatch.body.contains("do not match"))
+        let weak = try await b.submit(
+            mismatch, form: "attributeVerification", fields.merging(["newPassword": "short", "reenterPassword": "short"]) { $1 })
+        #expect(weak.body.contains("8 to 64 characters"), "\(weak.body.prefix(800))")
+        let done = try await b.submit(weak, form: "attributeVerification", fields.merging(["step": "continue"]) { $1 })
+        let authCode = try #require(done.redirectParams["code"], "\(done.status) \(done.body.prefix(800))")
+        let tokens = try await t.token(Self.policy, redeemForm(code: authCode, verifier: pkce.verifier))
+        let id = try claims(tokens.json["id_token"]?.stringValue)
+        let user = try #require(try t.emulator.store.user(email: erin))
+        #expect(id["sub"]?.stringValue == user.oid && id["email"]?.stringValue == erin && id["family_name"]?.stringValue == "Ek")
+        // The same address again: the directory write refuses it on the page (RaiseErrorIfClaimsPrincipalAlreadyExists).
+        let b2 = Browser(t)
+        let second = try await b2.follow(try await b2.get(authorizeURL(policy: Self.policy)), link: "createAccount")
+        let sent2 = try await b2.submit(second, form: "attributeVerification", ["email": erin, "step": "send"])
+        let ok2 = try await b2.submit(
+            sent2, form: "attributeVerification", ["email_ver_input": try await t.latestCode(to: erin), "step": "verify"])
+        let exists = try await b2.submit(ok2, form: "attributeVerification", fields.merging(["step": "continue"]) { $1 })
+        #expect(exists.status == 200 && exists.body.contains("already exists"), "\(exists.body.prefix(800))")
+    }
+
+    @Test func theSSOSessionSkipsTheSignInAndAPageOutOfTurnIsRefused() async throws {
+        let t = try await Self.tenantWithExamples()
+        defer { Task { await t.stop() } }
+        let b = Browser(t)
+        let page = try await b.get(authorizeURL(policy: Self.policy))
+        let done = try await b.submit(page, form: "localAccountForm", ["signInName": alice.email, "password": alice.password])
+        #expect(done.redirectParams["code"] != nil)
+        // The session answers the next authorize: no page, a code.
+        let silent = try await b.get(authorizeURL(policy: Self.policy, extra: ["prompt": "none"]))
+        #expect(silent.redirectParams["code"] != nil, "\(silent.status) \(silent.body.prefix(400))")
+        // A user flow's sign-in form posted to the custom policy's transaction is not its step.
+        let fresh = try await Browser(t).get(authorizeURL(policy: Self.policy))
+        let tx = try #require(fresh.form("localAccountForm")?.fields["tx"])
+        let outOfTurn = try await t.post(
+            "/contoso.onmicrosoft.com/\(Self.policy.lowercased())/emulator/signin",
+            ["tx": tx, "logonIdentifier": alice.email, "password": alice.password])
+        #expect(outOfTurn.status >= 400 && outOfTurn.redirectParams["code"] == nil, "\(outOfTurn.status)")
+    }
+}
