@@ -42,8 +42,11 @@ struct EffectivePolicy {
 
     let id: String
     let chain: [PolicyFile]
-    /// Each kind's elements by id, merged along the chain (ids compare as B2C does: exactly).
+    /// Each kind's elements by id, merged along the chain.
     private(set) var elements: [Kind: [String: PolicyNode]] = [:]
+    /// Each kind's ids by their lower case: a reference finds its element whatever the case (the starter pack's
+    /// `surName` names the claim type `surname`, and B2C takes it).
+    private var folded: [Kind: [String: String]] = [:]
     /// Which file declared each element last (for the errors that name it).
     private(set) var origin: [String: String] = [:]
     /// The leaf's relying party, if it has one.
@@ -70,13 +73,16 @@ struct EffectivePolicy {
                     }
                     let merged = elements[kind]?[key].map { Self.merge($0, node) } ?? node.copy()
                     elements[kind, default: [:]][key] = merged
+                    folded[kind, default: [:]][key.lowercased()] = folded[kind]?[key.lowercased()] ?? key
                     origin["\(kind.rawValue)/\(key)"] = file.source
                 }
             }
         }
     }
 
-    func element(_ kind: Kind, _ id: String) -> PolicyNode? { elements[kind]?[id] }
+    func element(_ kind: Kind, _ id: String) -> PolicyNode? { elements[kind]?[id] ?? elements[kind]?[declaredID(kind, id)] }
+    /// The id as the policy declares it (`surName` → `surname`), or `id` when none is declared.
+    func declaredID(_ kind: Kind, _ id: String) -> String { folded[kind]?[id.lowercased()] ?? id }
     func all(_ kind: Kind) -> [String: PolicyNode] { elements[kind] ?? [:] }
     func file(of kind: Kind, _ id: String) -> String? { origin["\(kind.rawValue)/\(id)"] }
 

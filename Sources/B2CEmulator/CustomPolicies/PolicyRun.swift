@@ -40,6 +40,9 @@ struct PolicyRun {
         case sendClaims(issuer: String?)
     }
 
+    /// A claim reference as the claims bag keys it: the claim type's declared id.
+    func claimTypeID(_ reference: String) -> String { policy.declaredID(.claimType, reference) }
+
     // MARK: orchestration
 
     /// The relying party's journey (its `DefaultUserJourney`), or the one `endpoint` names (`Token` on a refresh).
@@ -78,9 +81,15 @@ struct PolicyRun {
                     note("orchestration step \(order) answered by the SSO session", [:])
                     continue
                 }
-                let validation = step.at("ClaimsProviderSelections")?.all("ClaimsProviderSelection").compactMap {
-                    $0["ValidationClaimsExchangeId"]
-                }.first
+                let selections = step.at("ClaimsProviderSelections")?.all("ClaimsProviderSelection") ?? []
+                let validation = selections.compactMap { $0["ValidationClaimsExchangeId"] }.first
+                let targets = selections.compactMap { $0["TargetClaimsExchangeId"] }
+                if validation == nil, targets.count == 1 {
+                    // One provider to choose from: chosen, as B2C does, without a selection page.
+                    state.chosenExchange = targets[0]
+                    note("orchestration step \(order): the only claims provider chosen", ["claimsExchange": .string(targets[0])])
+                    continue
+                }
                 guard let exchange = exchange(of: step, id: validation), let profile = try TechnicalProfile.named(exchange, in: policy)
                 else {
                     throw CustomPolicyError(
@@ -145,7 +154,7 @@ struct PolicyRun {
         for id in profile.transformations("InputClaimsTransformations") { try transform(id, &bag, profile: profile) }
         var out: [String: ClaimValue] = [:]
         for claim in profile.inputClaims {
-            guard let ref = claim["ClaimTypeReferenceId"] else { continue }
+            guard let ref = claim["ClaimTypeReferenceId"].map(claimTypeID) else { continue }
             let name = claim["PartnerClaimType"] ?? ref
             if let value = value(of: claim, ref, in: bag) { out[name] = value }
             if claim["Required"] == "true" && out[name] == nil {
@@ -160,7 +169,7 @@ struct PolicyRun {
     /// transformations.
     func outputClaims(_ profile: TechnicalProfile, _ returned: [String: ClaimValue], _ bag: inout [String: ClaimValue]) throws {
         for claim in profile.outputClaims {
-            guard let ref = claim["ClaimTypeReferenceId"] else { continue }
+            guard let ref = claim["ClaimTypeReferenceId"].map(claimTypeID) else { continue }
             let always = claim["AlwaysUseDefaultValue"] == "true"
             if !always, let v = returned[claim["PartnerClaimType"] ?? ref] {
                 bag[ref] = v
@@ -196,7 +205,9 @@ struct PolicyRun {
         }
         var inputs: [String: ClaimValue] = [:]
         for c in ct.at("InputClaims")?.all("InputClaim") ?? [] {
-            if let ref = c["ClaimTypeReferenceId"], let name = c["TransformationClaimType"], let v = bag[ref] { inputs[name] = v }
+            if let ref = c["ClaimTypeReferenceId"].map(claimTypeID), let name = c["TransformationClaimType"], let v = bag[ref] {
+                inputs[name] = v
+            }
         }
         var parameters: [String: String] = [:]
         for p in ct.at("InputParameters")?.all("InputParameter") ?? [] {
@@ -213,7 +224,9 @@ struct PolicyRun {
             throw CustomPolicyError(code: "AADB2C90250", message: "The claims transformation '\(id)': \(why)")
         }
         for c in ct.at("OutputClaims")?.all("OutputClaim") ?? [] {
-            if let ref = c["ClaimTypeReferenceId"], let name = c["TransformationClaimType"], let v = outputs[name] { bag[ref] = v }
+            if let ref = c["ClaimTypeReferenceId"].map(claimTypeID), let name = c["TransformationClaimType"], let v = outputs[name] {
+                bag[ref] = v
+            }
         }
         note("claims transformation \(id)", ["method": .string(method), "outputs": Self.recorded(outputs)])
     }
@@ -278,7 +291,7 @@ struct PolicyRun {
             }
             var persisted: [String: String] = [:]
             for claim in profile.persistedClaims {
-                guard let ref = claim["ClaimTypeReferenceId"] else { continue }
+                guard let ref = claim["ClaimTypeReferenceId"].map(claimTypeID) else { continue }
                 if let v = value(of: claim, ref, in: bag) { persisted[claim["PartnerClaimType"] ?? ref] = v.text }
             }
             let written = try write(user, persisted)
@@ -330,6 +343,7 @@ struct PolicyRun {
             "objectId": .string(user.oid), "displayName": .string(user.displayName), "givenName": .string(user.givenName),
             "surname": .string(user.surname), "userPrincipalName": .string("\(user.oid)@\(tenantName)"), "accountEnabled": .bool(true),
             "mail": .string(user.email), "otherMails": .collection([user.email]),
+            "refreshTokensValidFromDateTime": .dateTime(Date(timeIntervalSince1970: Double(max(user.tokensValidFrom, user.createdAt)))),
         ]
         if user.idp == nil { c["signInNames.emailAddress"] = .string(user.email) }
         for (name, value) in user.attributes {
@@ -347,7 +361,7 @@ struct PolicyRun {
         guard let rp = policy.relyingParty?.child("TechnicalProfile") else { return [:] }
         var out: [String: JSONValue] = [:]
         for claim in rp.at("OutputClaims")?.all("OutputClaim") ?? [] {
-            guard let ref = claim["ClaimTypeReferenceId"], let value = value(of: claim, ref, in: bag) else { continue }
+            guard let ref = claim["ClaimTypeReferenceId"].map(claimTypeID), let value = value(of: claim, ref, in: bag) else { continue }
             let name =
                 claim["PartnerClaimType"]
                 ?? policy.element(.claimType, ref)?.at("DefaultPartnerClaimTypes")?.all("Protocol").first {

@@ -339,7 +339,7 @@ struct TokenEndpoint: TenantPart {
         }
         log.oid = user.oid
         let scopes = try issuer.resolveScopes(form["scope"].flatMap { $0.isEmpty ? nil : $0 } ?? record.scopes, app: app)
-        let claims = policy.runsCustomPolicy ? try await customPolicyClaims(policy, user: user) : [:]
+        let claims = policy.runsCustomPolicy ? try await customPolicyClaims(policy, user: user, grantedAt: record.issuedAt) : [:]
         let response = try await issuer.refreshed(
             token, record: record, user: user, policy: policy, app: app, scopes: scopes, form: form, origin: origin, log: log,
             extraClaims: claims)
@@ -387,7 +387,9 @@ struct TokenEndpoint: TenantPart {
     /// A custom policy's claims on a refresh: its relying party's `Token` journey run without pages when it declares one
     /// (B2C's `RedeemRefreshToken`), else the relying party's claims from the directory's profile of the person (the
     /// emulator's choice: B2C keeps them in the refresh token, and they are the same unless the directory changed).
-    private func customPolicyClaims(_ policy: EmulatorSeed.Policy, user: EmulatorStore.UserRecord) async throws -> [String: JSONValue] {
+    private func customPolicyClaims(
+        _ policy: EmulatorSeed.Policy, user: EmulatorStore.UserRecord, grantedAt: Int
+    ) async throws -> [String: JSONValue] {
         let effective: EffectivePolicy
         do { effective = try customPolicies.effective(policy.id) } catch {
             throw OAuthFailure(error: "server_error", code: "AADB2C90067", message: "The custom policy '\(policy.id)' cannot run: \(error)")
@@ -399,7 +401,9 @@ struct TokenEndpoint: TenantPart {
                 correlationId: UUID().uuidString.lowercased(), now: clock.date),
             store: store, tenantName: seed.tenant.name, now: clock.now(), note: { _, _ in })
         var state = PolicyJourneyState()
+        // What B2C reads from the refresh token itself (the starter pack's RefreshTokenReadAndSetup).
         state.claims["objectId"] = .string(user.oid)
+        state.claims["refreshTokenIssuedOnDateTime"] = .dateTime(Date(timeIntervalSince1970: Double(grantedAt)))
         do {
             if effective.relyingParty?.at("Endpoints")?.all("Endpoint").contains(where: { $0["Id"] == "Token" }) == true {
                 guard case .sendClaims = try await run.walk(try run.journey(endpoint: "Token"), &state) else {

@@ -81,7 +81,7 @@ struct CustomPolicyPages {
     static func fields(_ profile: TechnicalProfile, policy: EffectivePolicy) -> [Field] {
         var out: [Field] = []
         for claim in profile.displayClaims + profile.outputClaims {
-            guard let id = claim["ClaimTypeReferenceId"], !out.contains(where: { $0.id == id }),
+            guard let id = claim["ClaimTypeReferenceId"].map({ policy.declaredID(.claimType, $0) }), !out.contains(where: { $0.id == id }),
                 let type = policy.element(.claimType, id), let input = type.child("UserInputType")?.trimmedText, input != "Paragraph"
             else { continue }
             let options = type.at("Restriction")?.all("Enumeration").map { ($0["Value"] ?? "", $0["Text"] ?? $0["Value"] ?? "") } ?? []
@@ -121,7 +121,11 @@ struct CustomPolicyPages {
                 .child("DataUri")?.trimmedText.contains("unifiedssp") == true
         var inputs = state.claims
         for claim in profile.inputClaims {
-            if let id = claim["ClaimTypeReferenceId"], let v = run.value(of: claim, id, in: state.claims) { inputs[id] = v }
+            if let id = claim["ClaimTypeReferenceId"].map({ run.policy.declaredID(.claimType, $0) }),
+                let v = run.value(of: claim, id, in: state.claims)
+            {
+                inputs[id] = v
+            }
         }
         let fields: [[String: Any]] = Self.fields(profile, policy: run.policy).map { f in
             let value = f.type == "password" ? "" : inputs[f.id]?.text ?? ""
@@ -137,7 +141,7 @@ struct CustomPolicyPages {
             return row
         }
         var values: [String: Any] = [
-            "fields": fields, "signUp": profile.metadata("SignUpTarget") != nil,
+            "fields": fields, "signUp": state.combined && profile.metadata("SignUpTarget") != nil,
             "heading": profile.node.child("DisplayName")?.trimmedText ?? profile.id,
             "button": profile.metadata("language.button_continue") ?? "Continue",
         ]
