@@ -15,7 +15,11 @@ extension B2CEmulator {
             ],
             "clientId": .string(app?.clientId ?? ""),
             "redirectUri": .string(app?.redirectUris.first ?? "http://localhost"),
-            "policies": .array(seed.policies.map { ["name": .string($0.id), "role": .string($0.kind.rawValue)] }),
+            "policies": .array(
+                seed.policies.map { ["name": .string($0.id), "role": .string($0.kind.rawValue)] }
+                    + customPolicies.relyingParties.filter { seed.policy(named: $0.id) == nil }.map {
+                        ["name": .string($0.id), "role": .string($0.role.rawValue)]
+                    }),
             // The app's delegated scopes of each API; an app granted only app roles (a daemon) gets `<App ID URI>/.default`.
             "apis": .array(
                 seed.apis.compactMap { api in

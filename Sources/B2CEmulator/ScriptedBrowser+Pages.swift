@@ -32,11 +32,15 @@ extension ScriptedBrowser {
             }
             var fields = f.fields
             fields["logonIdentifier"] = persona.email
+            if fields["signInName"] != nil { fields["signInName"] = persona.email }  // a custom policy's page: the claim's id
             let password = resetDone ? (persona.newPassword ?? persona.password) : persona.password
             fields["password"] = persona.action == .wrongThenRight && !wrongTried ? "definitely-wrong" : password
             if persona.keepSignedIn && page.body.contains("id=\"rememberMe\"") { fields["rememberMe"] = "true" }
             wrongTried = true
             return try await fetch(f.action, form: fields)
+        } else if let f = Self.form(page, "attributeVerification"), f.action.path.hasSuffix("/policy") {
+            return try await fetch(
+                f.action, form: try await customPolicyPage(page, f.fields, start: start, as: persona, resetKey: resetKey))
         } else if let f = Self.form(page, "attributeVerification") {
             var fields = f.fields
             if page.body.contains("id=\"sendCode\"") {
@@ -125,8 +129,9 @@ extension ScriptedBrowser {
     func signUp(_ page: Page, start: URL, as persona: Persona) async throws -> Page? {
         if Self.form(page, "localAccountForm") != nil, let link = Self.link(page, "createAccount") { return try await fetch(link) }
         guard page.body.contains("id=\"reenterPassword\""), let f = Self.form(page, "attributeVerification"),
-            f.action.path.hasSuffix("/signup")
+            f.action.path.hasSuffix("/signup") || f.action.path.hasSuffix("/policy")
         else { return nil }
+        let customPolicy = f.action.path.hasSuffix("/policy")
         if let error = page.body.range(of: "id=\"error\" role=\"alert\">") {
             // The page refused what was typed (a taken address, a weak password, a required attribute): say so and stop.
             let message = page.body[error.upperBound...].prefix { $0 != "<" }
@@ -144,7 +149,7 @@ extension ScriptedBrowser {
             fields["step"] = "verify"
             fields["verificationCode"] = try await sentCode(page, start: start)
         } else {
-            fields["step"] = "create"
+            fields["step"] = customPolicy ? "continue" : "create"
             fields["newPassword"] = persona.password
             fields["reenterPassword"] = persona.password
             if let v = persona.displayName { fields["displayName"] = v }
@@ -238,5 +243,39 @@ public enum PageParser {
             of: "&lt;", with: "<"
         )
         .replacingOccurrences(of: "&gt;", with: ">").replacingOccurrences(of: "&amp;", with: "&")
+    }
+
+}
+
+extension ScriptedBrowser {
+    /// A custom policy's self-asserted page (its fields are its claim type ids): an address to verify first, then every
+    /// field the persona has a value for.
+    func customPolicyPage(
+        _ page: Page, _ form: [String: String], start: URL, as persona: Persona, resetKey: String
+    ) async throws -> [String: String] {
+        var fields = form
+        if page.body.contains("id=\"email_ver_but_send\"") {
+            (fields["email"], fields["step"]) = (persona.email, "send")
+            return fields
+        }
+        if page.body.contains("id=\"email_ver_input\"") {
+            (fields["step"], fields["email_ver_input"]) = ("verify", try await sentCode(page, start: start))
+            return fields
+        }
+        fields["step"] = "continue"
+        let has = { (id: String) in page.body.contains("id=\"\(id)\"") }
+        let resetDone = lock.withLock { jar[resetKey] != nil }
+        if has("signInName") { fields["signInName"] = persona.email }
+        if has("password") { fields["password"] = resetDone ? (persona.newPassword ?? persona.password) : persona.password }
+        if has("reenterPassword") {
+            let password = persona.newPassword ?? persona.password
+            (fields["newPassword"], fields["reenterPassword"]) = (password, password)
+            lock.withLock { jar[resetKey] = "1" }
+        }
+        if let v = persona.displayName, has("displayName") { fields["displayName"] = v }
+        if let v = persona.givenName, has("givenName") { fields["givenName"] = v }
+        if let v = persona.surname, has("surname") { fields["surname"] = v }
+        for (k, v) in persona.attributes where has(k) { fields[k] = v }
+        return fields
     }
 }

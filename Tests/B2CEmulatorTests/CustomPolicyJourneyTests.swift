@@ -126,4 +126,61 @@ import Testing
             ["tx": tx, "logonIdentifier": alice.email, "password": alice.password])
         #expect(outOfTurn.status >= 400 && outOfTurn.redirectParams["code"] == nil, "\(outOfTurn.status)")
     }
+
+    @Test func profileEditIsAnsweredByTheSessionAndResetChangesThePassword() async throws {
+        let t = try await Self.tenantWithExamples()
+        defer { Task { await t.stop() } }
+        let b = Browser(t)
+        let signIn = try await b.get(authorizeURL(policy: Self.policy))
+        _ = try await b.submit(signIn, form: "localAccountForm", ["signInName": alice.email, "password": alice.password])
+        // ProfileEdit: its one provider chosen without a page, its sign-in answered by the SSO session (SM-AAD), the
+        // profile page filled from the directory.
+        let pkce = PKCE()
+        let profile = try await b.get(authorizeURL(policy: "B2C_1A_ProfileEdit", pkce: pkce))
+        let form = try #require(profile.form("attributeVerification"), "\(profile.body.prefix(600))")
+        #expect(form.fields["givenName"] == "Alice" && profile.body.contains("<h1>Your profile</h1>"))
+        let edited = try await b.submit(profile, form: "attributeVerification", ["surname": "Edited", "step": "continue"])
+        #expect(edited.redirectParams["code"] != nil, "\(edited.body.prefix(400))")
+        #expect(try t.emulator.store.user(oid: alice.oid)?.surname == "Edited")
+        // PasswordReset: the address verified, then a new password; the old one no longer signs in.
+        let r = Browser(t)
+        let first = try await r.get(authorizeURL(policy: "B2C_1A_PasswordReset"))
+        let sent = try await r.submit(first, form: "attributeVerification", ["email": bob.email, "step": "send"])
+        let ok = try await r.submit(
+            sent, form: "attributeVerification", ["email_ver_input": try await t.latestCode(to: bob.email), "step": "verify"])
+        let next = try await r.submit(ok, form: "attributeVerification", ["step": "continue"])
+        #expect(
+            next.body.contains("id=\"newPassword\"") && next.body.contains("<h1>Choose a new password</h1>"), "\(next.body.prefix(600))")
+        let done = try await r.submit(
+            next, form: "attributeVerification", ["newPassword": "Bob-2026-new!", "reenterPassword": "Bob-2026-new!"])
+        #expect(done.redirectParams["code"] != nil, "\(done.body.prefix(400))")
+        #expect(try t.emulator.store.checkPassword(email: bob.email, password: bob.password) == nil)
+        #expect(try t.emulator.store.checkPassword(email: bob.email, password: "Bob-2026-new!") != nil)
+    }
+
+    @Test func aRefreshRunsTheTokenJourneyWhichRefusesARevokedGrant() async throws {
+        let t = try await Self.tenantWithExamples()
+        defer { Task { await t.stop() } }
+        let b = Browser(t)
+        let pkce = PKCE()
+        let page = try await b.get(authorizeURL(policy: Self.policy, pkce: pkce))
+        let done = try await b.submit(page, form: "localAccountForm", ["signInName": alice.email, "password": alice.password])
+        let tokens = try await t.token(Self.policy, redeemForm(code: try #require(done.redirectParams["code"]), verifier: pkce.verifier))
+        let refresh = [
+            "grant_type": "refresh_token", "client_id": clientID, "refresh_token": tokens.json["refresh_token"]?.stringValue ?? "",
+        ]
+        let first = try await t.token(Self.policy, refresh)
+        #expect(first.status == 200, "\(first.body)")
+        // The directory's refreshTokensValidFromDateTime moved past the grant (beyond the transformation's five minutes),
+        // the refresh token itself untouched: only the Token journey's assertion can refuse it.
+        try await t.advanceClock(600)
+        let now = t.emulator.clock.now()
+        try await t.emulator.store.db.write {
+            try $0.execute(sql: "UPDATE users SET tokens_valid_from = ? WHERE oid = ?", arguments: [now, alice.oid])
+        }
+        let refused = try await t.token(
+            Self.policy, refresh.merging(["refresh_token": first.json["refresh_token"]?.stringValue ?? ""]) { $1 })
+        #expect(refused.status == 400 && refused.json["error"]?.stringValue == "invalid_grant", "\(refused.body)")
+        #expect(refused.json["error_description"]?.stringValue?.hasPrefix("AADB2C90129") == false, "\(refused.body)")
+    }
 }

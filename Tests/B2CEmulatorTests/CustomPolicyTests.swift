@@ -38,7 +38,11 @@ import Testing
 
     @Test func theExampleSetLoadsAndItsChainMergesByElementId() throws {
         let set = try PolicySet.load(directory: Self.examples, tenant: Self.tenant)
-        #expect(set.ids == ["B2C_1A_signup_signin", "B2C_1A_TrustFrameworkBase", "B2C_1A_TrustFrameworkExtensions"])
+        #expect(
+            set.ids == [
+                "B2C_1A_PasswordReset", "B2C_1A_ProfileEdit", "B2C_1A_signup_signin", "B2C_1A_TrustFrameworkBase",
+                "B2C_1A_TrustFrameworkExtensions",
+            ])
         #expect(
             try set.chain("B2C_1A_signup_signin").map(\.policyId) == [
                 "B2C_1A_TrustFrameworkBase", "B2C_1A_TrustFrameworkExtensions", "B2C_1A_signup_signin",

@@ -56,6 +56,21 @@ public final class CustomPolicies: Sendable {
         return made
     }
 
+    /// The loaded relying parties, each with the role its journey's name suggests (`ProfileEdit` → edit profile,
+    /// `PasswordReset` → reset; otherwise sign-up or sign-in): what `--config-out` lists for b2c.
+    var relyingParties: [(id: String, role: EmulatorSeed.PolicyKind)] {
+        policies.withLockedValue { set in
+            set.ids.compactMap { id -> (String, EmulatorSeed.PolicyKind)? in
+                guard let rp = set.file(id)?.root.child("RelyingParty") else { return nil }
+                let journey = (rp.child("DefaultUserJourney")?["ReferenceId"] ?? "").lowercased()
+                let role: EmulatorSeed.PolicyKind =
+                    journey.contains("profileedit") || journey.contains("editprofile")
+                    ? .editProfile : journey.contains("passwordreset") || journey.contains("resetpassword") ? .resetPassword : .signUpSignIn
+                return (set.file(id)?.policyId ?? id, role)
+            }
+        }
+    }
+
     /// The policy id (as its file spells it) when `name` is a loaded relying-party policy: an authority of the tenant.
     func relyingPartyID(_ name: String) -> String? {
         guard name.count > 6, name.prefix(6).uppercased() == "B2C_1A" else { return nil }

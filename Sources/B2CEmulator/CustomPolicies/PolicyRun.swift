@@ -103,6 +103,10 @@ struct PolicyRun {
                     throw CustomPolicyError(code: "AADB2C90250", message: "Orchestration step \(order) names no technical profile.")
                 }
                 state.chosenExchange = nil
+                if profile.handler == .selfAsserted, state.claims["objectIdFromSession"]?.bool == true, try keepsSession(profile) {
+                    note("orchestration step \(order): \(profile.id) answered by the SSO session", [:])
+                    continue
+                }
                 if profile.handler == .selfAsserted {
                     state.page = profile.id
                     state.combined = false
@@ -120,6 +124,13 @@ struct PolicyRun {
             }
         }
         throw CustomPolicyError(code: "AADB2C90067", message: "The user journey ended without a SendClaims step.")
+    }
+
+    /// Whether a profile's session manager keeps what it did in the SSO session (any but B2C's no-op provider), so that a
+    /// session answers it the next time.
+    private func keepsSession(_ profile: TechnicalProfile) throws -> Bool {
+        guard let id = profile.sessionManager, let manager = try TechnicalProfile.named(id, in: policy) else { return false }
+        return manager.handler.isSession && manager.handler != .noopSession
     }
 
     /// The technical profile a step's claims exchange names: the one chosen (its `Id`), else the step's only one.

@@ -142,7 +142,7 @@ enum PolicyRegex {
             case "[":
                 inClass = true
                 out.append(c)
-                // A `]` right after `[` or `[^` is literal in both dialects.
+            // A `]` right after `[` or `[^` is literal in both dialects.
             case "]" where inClass && !(out.hasSuffix("[") || out.hasSuffix("[^")):
                 inClass = false
                 out.append(c)

@@ -357,7 +357,10 @@ struct TokenIssuer: TenantPart {
                 error: "invalid_grant", code: "AADB2C90128",
                 message: "The account associated with this grant no longer exists. Please reauthenticate and try again.")
         }
-        if record.revoked || record.issuedAt < user.tokensValidFrom {
+        // A custom policy's refresh is revoked by its own Token journey (the starter pack's
+        // AssertRefreshTokenIssuedLaterThanValidFromDate), as in B2C; a user flow's, here.
+        let validFromChecked = policy?.runsCustomPolicy != true
+        if record.revoked || (validFromChecked && record.issuedAt < user.tokensValidFrom) {
             throw OAuthFailure(
                 error: "invalid_grant", code: "AADB2C90129",
                 message: "The provided grant has been revoked. Please reauthenticate and try again.")
