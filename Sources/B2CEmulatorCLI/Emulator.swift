@@ -11,7 +11,7 @@ struct EmulatorCommand: AsyncParsableCommand {
         abstract: "A local Azure AD B2C tenant for development and tests.",
         shouldDisplay: false,  // `b2c emulator …`'s word, handed over: b2c-emulator's own list names the commands themselves
         subcommands: [
-            Serve.self, DefaultSeed.self, BrowserCommand.self, HealthCommand.self, PageCommand.self, WaitCommand.self, JourneysCommand.self,
+            Serve.self, DefaultSeed.self, ExamplePoliciesCommand.self, BrowserCommand.self, HealthCommand.self, PageCommand.self, WaitCommand.self, JourneysCommand.self,
         ])
 }
 
@@ -56,6 +56,45 @@ extension EmulatorCommand {
 
         func run() async throws {
             print(EmulatorSeed.default.json.serialized(pretty: true))
+        }
+    }
+
+    /// `b2c-emulator example-policies DIR`: the custom-policy set to start from, written where the user says.
+    struct ExamplePoliciesCommand: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "example-policies",
+            abstract: "Write a small custom-policy set (B2C's schema, the default tenant) into a folder, for --custom-policies.",
+            discussion: """
+                The files: TrustFrameworkBase.xml, TrustFrameworkExtensions.xml and three relying parties — B2C_1A_signup_signin
+                (sign-up with a verified email, or sign-in), B2C_1A_ProfileEdit and B2C_1A_PasswordReset. The folder is made
+                if it does not exist; a file already there is never replaced (exit 1, nothing written). Then:
+                b2c-emulator serve --custom-policies DIR.
+                """)
+
+        @Argument(help: ArgumentHelp("The folder to write the files into.", valueName: "dir")) var directory: String
+
+        func run() async throws {
+            let dir = URL(fileURLWithPath: directory)
+            let fm = FileManager.default
+            let taken = ExamplePolicies.files.map { dir.appendingPathComponent($0.name) }.filter { fm.fileExists(atPath: $0.path) }
+            guard taken.isEmpty else {
+                FileHandle.standardError.write(
+                    Data(
+                        ("b2c-emulator: \(taken.map(\.path).joined(separator: ", ")) already exists; nothing was written. Choose an "
+                            + "empty folder.\n").utf8))
+                throw ExitCode(1)
+            }
+            do {
+                try fm.createDirectory(at: dir, withIntermediateDirectories: true)
+                for file in ExamplePolicies.files {
+                    try Data((file.xml + "\n").utf8).write(to: dir.appendingPathComponent(file.name), options: .withoutOverwriting)
+                }
+            } catch {
+                FileHandle.standardError.write(
+                    Data("b2c-emulator: could not write the example policies into \(dir.path): is the folder writable, and is there room?\n".utf8))
+                throw ExitCode(1)
+            }
+            print("Wrote \(ExamplePolicies.files.map(\.name).joined(separator: ", ")) into \(dir.path).")
         }
     }
 

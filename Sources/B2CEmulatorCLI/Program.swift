@@ -13,7 +13,8 @@ public struct B2CEmulatorProgram: AsyncParsableCommand {
         abstract: "The local B2C tenant of b2c: serve it, print its seed, sign people in with its scripted browser, or run the demo.",
         version: "b2c-emulator \(B2CCommand.version)",
         subcommands: [
-            EmulatorCommand.self, DemoCommand.self, EmulatorCommand.Serve.self, EmulatorCommand.DefaultSeed.self, BrowserCommand.self,
+            EmulatorCommand.self, DemoCommand.self, EmulatorCommand.Serve.self, EmulatorCommand.DefaultSeed.self,
+            EmulatorCommand.ExamplePoliciesCommand.self, BrowserCommand.self,
             HealthCommand.self, EmulatorCommand.PageCommand.self, WaitCommand.self, JourneysCommand.self,
         ])
 

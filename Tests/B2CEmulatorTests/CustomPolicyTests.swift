@@ -222,6 +222,23 @@ import Testing
         return try #require(r.json["access_token"]?.stringValue, "\(r.status) \(r.body)")
     }
 
+    /// `b2c-emulator example-policies DIR` writes the Examples folder's files (they are the same, byte for byte), loads as a
+    /// set, and never replaces a file.
+    @Test func examplePoliciesWritesTheExamplesFolderAndReplacesNothing() throws {
+        let names = try FileManager.default.contentsOfDirectory(atPath: Self.examples.path).filter { $0.hasSuffix(".xml") }
+        #expect(Set(names) == Set(ExamplePolicies.files.map(\.name)))
+        for file in ExamplePolicies.files { #expect(try Self.xml(file.name) == file.xml + "\n", "\(file.name) differs") }
+        let dir = temporaryDirectory().appendingPathComponent("policies")
+        defer { try? FileManager.default.removeItem(at: dir.deletingLastPathComponent()) }
+        let wrote = try run(b2cBinary, ["emulator", "example-policies", dir.path])
+        #expect(wrote.status == 0 && wrote.stdout.contains("TrustFrameworkBase.xml"), "\(wrote.stderr)")
+        #expect(try PolicySet.load(directory: dir, tenant: Self.tenant).ids.count == 5)
+        try Data("mine".utf8).write(to: dir.appendingPathComponent("ProfileEdit.xml"))
+        let again = try run(b2cBinary, ["emulator", "example-policies", dir.path])
+        #expect(again.status == 1 && again.stderr.contains("already exists; nothing was written"), "\(again.stderr)")
+        #expect(try String(contentsOf: dir.appendingPathComponent("ProfileEdit.xml"), encoding: .utf8) == "mine")
+    }
+
     @Test func serveRefusesABrokenFolderWithExitThree() throws {
         let dir = try Self.folder("TrustFrameworkExtensions.xml") {
             $0.replacingOccurrences(of: #"ClaimTypeReferenceId="resource_id""#, with: #"ClaimTypeReferenceId="resourceId""#)
