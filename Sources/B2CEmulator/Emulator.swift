@@ -93,10 +93,7 @@ public final class B2CEmulator: Sendable {
     /// The policy a request names: a loaded custom policy's relying party (over a seed policy of the same id), else the
     /// seed's.
     func policy(named name: String) -> EmulatorSeed.Policy? {
-        guard let id = customPolicies.relyingPartyID(name) else { return seed.policy(named: name) }
-        var p = seed.policy(named: id) ?? EmulatorSeed.Policy.customPolicy(id)
-        (p.type, p.kind, p.runsCustomPolicy) = (.custom, .signUpSignIn, true)
-        return p
+        customPolicies.authority(name, seed: seed)
     }
     public var tenantName: String { seed.tenant.name }
     /// The user flows' current signing key, as published.

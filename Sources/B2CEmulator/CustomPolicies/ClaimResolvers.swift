@@ -10,6 +10,8 @@ struct ClaimResolvers: Sendable {
     var values: [String: String]
 
     static let kinds: Set = ["Culture", "Policy", "OIDC", "Context", "Claim", "OAUTH-KV", "service"]
+    /// The policy's resolvers B2C also takes without their kind (the starter pack's `cpim_{0}@{RelyingPartyTenantId}`).
+    static let bare: Set = ["RelyingPartyTenantId", "TrustFrameworkTenantId", "TenantObjectId", "PolicyId"]
 
     /// The resolvers a request of `policy` has: the tenant's, the policy's, the authorize request's.
     static func of(
@@ -43,6 +45,8 @@ struct ClaimResolvers: Sendable {
             let inner = rest[rest.index(after: open)..<close]
             if let colon = inner.firstIndex(of: ":"), Self.kinds.contains(String(inner[..<colon])) {
                 out += values[String(inner)] ?? ""
+            } else if Self.bare.contains(String(inner)) {
+                out += values["Policy:\(inner)"] ?? ""
             } else {
                 out += rest[open...close]
             }

@@ -71,6 +71,15 @@ public final class CustomPolicies: Sendable {
         }
     }
 
+    /// The policy a request names: a loaded relying party (over a seed policy of the same id, whose token settings it
+    /// keeps), else the seed's.
+    func authority(_ name: String, seed: EmulatorSeed) -> EmulatorSeed.Policy? {
+        guard let id = relyingPartyID(name) else { return seed.policy(named: name) }
+        var p = seed.policy(named: id) ?? EmulatorSeed.Policy.customPolicy(id)
+        (p.type, p.kind, p.runsCustomPolicy) = (.custom, .signUpSignIn, true)
+        return p
+    }
+
     /// The policy id (as its file spells it) when `name` is a loaded relying-party policy: an authority of the tenant.
     func relyingPartyID(_ name: String) -> String? {
         guard name.count > 6, name.prefix(6).uppercased() == "B2C_1A" else { return nil }

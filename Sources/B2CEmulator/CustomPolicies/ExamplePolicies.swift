@@ -1,3 +1,4 @@
+// swift-format-ignore-file
 /// The small custom-policy set a user can start from (`b2c-emulator example-policies DIR`; `Examples/custom-policies` in a
 /// clone holds the same files, and `CustomPolicyTests` checks they stay the same): written for b2c in B2C's schema
 /// (TrustFrameworkPolicy_0.3.0.0) for the default tenant, local accounts only — sign-up or sign-in with a verified email,

@@ -13,10 +13,15 @@ struct PolicyJourneyState: Codable, Sendable {
     var combined = false
     /// The claims exchange the page's sign-up link (or a provider's button) chose, for the next `ClaimsExchange` step.
     var chosenExchange: String?
+    /// The providers' buttons the page offers (`ClaimsProviderSelection`'s `TargetClaimsExchangeId`s): the only exchanges
+    /// a button may choose.
+    var choices: [String] = []
     /// An address a code was sent to, the code's hash, and the addresses verified.
     var codeSentTo: String?
     var codeHash: String?
     var verified: [String] = []
+    /// The phone factor's number on record (its input claim), when the person has one.
+    var phoneOnRecord: String?
 }
 
 /// One request's run of a custom policy (reference: b2c-custom-policies.md): technical profiles in B2C's order — input
@@ -38,6 +43,8 @@ struct PolicyRun {
         case page
         /// `SendClaims`: the relying party's claims are due, by this issuer profile.
         case sendClaims(issuer: String?)
+        /// An OAuth2 or OpenID Connect profile: the person goes to the provider (the tenant's mock of it).
+        case federate(profile: String, provider: EmulatorSeed.IdentityProvider)
     }
 
     /// A claim reference as the claims bag keys it: the claim type's declared id.
@@ -90,13 +97,22 @@ struct PolicyRun {
                     note("orchestration step \(order): the only claims provider chosen", ["claimsExchange": .string(targets[0])])
                     continue
                 }
+                state.choices = targets
+                state.combined = true
+                guard let validation else {
+                    // Buttons only: B2C's provider selection page.
+                    guard !targets.isEmpty else {
+                        throw CustomPolicyError(code: "AADB2C90250", message: "Orchestration step \(order) offers no claims provider.")
+                    }
+                    state.page = nil
+                    return .page
+                }
                 guard let exchange = exchange(of: step, id: validation), let profile = try TechnicalProfile.named(exchange, in: policy)
                 else {
                     throw CustomPolicyError(
                         code: "AADB2C90250", message: "Orchestration step \(order) has no self-asserted sign-in the tenant can show.")
                 }
                 state.page = profile.id
-                state.combined = true
                 return .page
             case "ClaimsExchange":
                 guard let id = exchange(of: step, id: state.chosenExchange), let profile = try TechnicalProfile.named(id, in: policy) else {
@@ -111,6 +127,24 @@ struct PolicyRun {
                     state.page = profile.id
                     state.combined = false
                     return .page
+                }
+                if profile.handler == .phoneFactor {
+                    // B2C's phone factor page: the number on record verified by a code, or one entered (when allowed).
+                    let inputs = try inputClaims(profile, &state.claims)
+                    state.phoneOnRecord = inputs["strongAuthenticationPhoneNumber"]?.text.nilIfEmpty
+                    (state.page, state.combined, state.codeSentTo, state.codeHash) = (profile.id, false, nil, nil)
+                    return .page
+                }
+                if [.oauth2, .openIdConnect].contains(profile.handler), !Self.isLocalPasswordCheck(profile) {
+                    guard let provider = Self.mockProvider(profile) else {
+                        throw CustomPolicyError(
+                            code: "AADB2C90250",
+                            message: "The technical profile '\(profile.id)' federates with a provider the local tenant does not mock "
+                                + "(\(profile.metadata("authorization_endpoint") ?? profile.metadata("METADATA") ?? "no endpoint")).")
+                    }
+                    _ = try inputClaims(profile, &state.claims)
+                    state.page = profile.id
+                    return .federate(profile: profile.id, provider: provider)
                 }
                 try await execute(profile, &state.claims)
             case "SendClaims":
@@ -131,6 +165,16 @@ struct PolicyRun {
     private func keepsSession(_ profile: TechnicalProfile) throws -> Bool {
         guard let id = profile.sessionManager, let manager = try TechnicalProfile.named(id, in: policy) else { return false }
         return manager.handler.isSession && manager.handler != .noopSession
+    }
+
+    /// The technical profile of the claims exchange `id`, wherever the journey declares it (a button's label and provider).
+    func profile(ofExchange id: String, in journey: PolicyNode) throws -> TechnicalProfile? {
+        for step in Self.steps(of: journey) {
+            if let tp = step.at("ClaimsExchanges")?.all("ClaimsExchange").first(where: { $0["Id"] == id })?["TechnicalProfileReferenceId"] {
+                return try TechnicalProfile.named(tp, in: policy)
+            }
+        }
+        return nil
     }
 
     /// The technical profile a step's claims exchange names: the one chosen (its `Id`), else the step's only one.
@@ -242,6 +286,27 @@ struct PolicyRun {
         note("claims transformation \(id)", ["method": .string(method), "outputs": Self.recorded(outputs)])
     }
 
+    /// The tenant's mock of the provider a federation profile names, by its endpoints' host or its `ProviderName`
+    /// (`www.facebook.com/dialog/oauth` → Facebook).
+    static func mockProvider(_ profile: TechnicalProfile) -> EmulatorSeed.IdentityProvider? {
+        let named = [profile.metadata("authorization_endpoint"), profile.metadata("METADATA"), profile.metadata("ProviderName")]
+            .compactMap { $0?.lowercased() }
+        return EmulatorSeed.IdentityProvider.allCases.first { p in
+            p != .local && named.contains { $0.contains(p.domain.split(separator: ".").first.map(String.init) ?? p.rawValue) }
+        }
+    }
+
+    /// What a provider's answer says of the person, under the partner names the providers use (Facebook's `id`,
+    /// `first_name`; OpenID Connect's `sub`, `given_name`), for the profile's output claims to pick from.
+    static func federatedClaims(_ identity: FederatedIdentity) -> [String: ClaimValue] {
+        var c: [String: ClaimValue] = ["id": .string(identity.subject), "sub": .string(identity.subject), "email": .string(identity.email)]
+        if let v = identity.givenName { (c["first_name"], c["given_name"]) = (.string(v), .string(v)) }
+        if let v = identity.surname { (c["last_name"], c["family_name"]) = (.string(v), .string(v)) }
+        if let v = identity.name { c["name"] = .string(v) }
+        if let v = identity.accessToken { c["access_token"] = .string(v) }
+        return c
+    }
+
     // MARK: protocols answered locally
 
     /// The starter pack's `login-NonInteractive`: an OpenID Connect password grant to `login.microsoftonline.com`, answered
@@ -270,98 +335,6 @@ struct PolicyRun {
                 "family_name": .string(user.surname), "name": .string(user.displayName), "upn": .string("\(user.oid)@\(tenantName)"),
             ]
         }
-    }
-
-    /// `AzureActiveDirectoryProvider`: read, write or delete a person of the directory, with B2C's `RaiseErrorIf…` rules.
-    private func directory(
-        _ profile: TechnicalProfile, _ inputs: [String: ClaimValue], _ bag: [String: ClaimValue]
-    ) throws -> [String: ClaimValue] {
-        var user = try inputs["objectId"].flatMap { try store.user(oid: $0.text) }
-        if user == nil, let name = inputs["signInNames.emailAddress"] ?? inputs["signInNames.userName"] ?? inputs["email"] {
-            user = try store.user(email: name.text)
-        }
-        let operation = profile.metadata("Operation") ?? "Read"
-        switch operation {
-        case "Read":
-            guard let user else {
-                if profile.metadata("RaiseErrorIfClaimsPrincipalDoesNotExist") == "true" {
-                    throw CustomPolicyError(
-                        code: "AADB2C99002",
-                        message: profile.metadata("UserMessageIfClaimsPrincipalDoesNotExist")
-                            ?? "An account could not be found for the provided user ID.", onPage: true)
-                }
-                return [:]
-            }
-            return Self.directoryClaims(user, tenantName: tenantName)
-        case "Write":
-            if user != nil, profile.metadata("RaiseErrorIfClaimsPrincipalAlreadyExists") == "true" {
-                throw CustomPolicyError(
-                    code: "AADB2C90052",
-                    message: profile.metadata("UserMessageIfClaimsPrincipalAlreadyExists")
-                        ?? "A user with the specified ID already exists. Please choose a different one.", onPage: true)
-            }
-            var persisted: [String: String] = [:]
-            for claim in profile.persistedClaims {
-                guard let ref = claim["ClaimTypeReferenceId"].map(claimTypeID) else { continue }
-                if let v = value(of: claim, ref, in: bag) { persisted[claim["PartnerClaimType"] ?? ref] = v.text }
-            }
-            let written = try write(user, persisted)
-            var out = Self.directoryClaims(written, tenantName: tenantName)
-            out["newClaimsPrincipalCreated"] = .bool(user == nil)
-            return out
-        case "DeleteClaimsPrincipal":
-            if let user { _ = try store.deleteUser(oid: user.oid) }
-            return [:]
-        default:
-            throw CustomPolicyError(
-                code: "AADB2C90250", message: "The directory operation '\(operation)' of '\(profile.id)' is not one the tenant runs.")
-        }
-    }
-
-    /// A new local account, or the person's changed names, password and extension attributes.
-    private func write(_ user: EmulatorStore.UserRecord?, _ persisted: [String: String]) throws -> EmulatorStore.UserRecord {
-        var attributes = user?.attributes ?? [:]
-        for (name, value) in persisted where name.hasPrefix("extension_") { attributes[name] = .string(value) }
-        let oid: String
-        if let user {
-            oid = user.oid
-            try store.updateProfile(
-                oid: oid, displayName: persisted["displayName"] ?? user.displayName, givenName: persisted["givenName"] ?? user.givenName,
-                surname: persisted["surname"] ?? user.surname)
-            if let password = persisted["password"] { try store.setPassword(oid: oid, password: password, now: now) }
-        } else {
-            guard let email = persisted["signInNames.emailAddress"] ?? persisted["signInNames.userName"],
-                let password = persisted["password"]
-            else {
-                throw CustomPolicyError(
-                    code: "AADB2C90250", message: "A new account needs signInNames.emailAddress and password among the persisted claims.")
-            }
-            oid = try store.createUser(
-                email: email, password: password, displayName: persisted["displayName"] ?? "unknown",
-                givenName: persisted["givenName"] ?? "", surname: persisted["surname"] ?? "", now: now
-            ).oid
-        }
-        if attributes != (user?.attributes ?? [:]) { try store.setAttributes(oid: oid, attributes) }
-        guard let written = try store.user(oid: oid) else {
-            throw CustomPolicyError(code: "AADB2C99002", message: "The account was removed while it was written.")
-        }
-        return written
-    }
-
-    /// A person as the directory's profile names them (Graph's property names, which policies use as partner claims).
-    static func directoryClaims(_ user: EmulatorStore.UserRecord, tenantName: String) -> [String: ClaimValue] {
-        var c: [String: ClaimValue] = [
-            "objectId": .string(user.oid), "displayName": .string(user.displayName), "givenName": .string(user.givenName),
-            "surname": .string(user.surname), "userPrincipalName": .string("\(user.oid)@\(tenantName)"), "accountEnabled": .bool(true),
-            "mail": .string(user.email), "otherMails": .collection([user.email]),
-            "refreshTokensValidFromDateTime": .dateTime(Date(timeIntervalSince1970: Double(max(user.tokensValidFrom, user.createdAt)))),
-        ]
-        if user.idp == nil { c["signInNames.emailAddress"] = .string(user.email) }
-        for (name, value) in user.attributes {
-            let key = name.hasPrefix("extension_") ? name : "extension_\(name)"
-            c[key] = value.stringValue.map(ClaimValue.string) ?? value.boolValue.map(ClaimValue.bool) ?? .string(value.serialized())
-        }
-        return c
     }
 
     // MARK: the relying party's claims

@@ -12,11 +12,30 @@ struct CustomPolicyStep: OrchestrationStep {
         var tx = tx
         var state = PolicyJourneyState()
         if let oid = tx.claims.oid {
-            // The SSO session named the person: the journey's sign-in is skipped, as B2C's session provider does.
+            // The SSO session named the person: the journey's sign-in is skipped, as B2C's session provider does, and each
+            // session manager whose work the session holds says so (SM-AAD's objectIdFromSession, SM-MFA's
+            // isActiveMFASession when the session did MFA).
             state.claims["objectId"] = .string(oid)
             state.claims["objectIdFromSession"] = .bool(true)
+            try sessionOutputs(&state, tx, policy: policy)
         }
         return try await walk(&tx, state, policy: policy)
+    }
+
+    /// The output claims of the session managers the SSO session answers for.
+    private func sessionOutputs(_ state: inout PolicyJourneyState, _ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy) throws {
+        let run = try self.run(tx, policy: policy)
+        var answered: Set<String> = []
+        for id in run.policy.all(.technicalProfile).keys.sorted() {
+            guard let profile = try? TechnicalProfile.named(id, in: run.policy), let manager = profile.sessionManager,
+                !answered.contains(manager), profile.handler != .phoneFactor || tx.claims.sessionDidMFA,
+                let session = try? TechnicalProfile.named(manager, in: run.policy), session.handler.isSession,
+                session.handler != .noopSession
+            else { continue }
+            answered.insert(manager)
+            try? run.outputClaims(session, [:], &state.claims)
+        }
+        run.note("the SSO session answered", ["sessionManagers": JSONValue(answered.sorted())])
     }
 
     /// A page's answer: the code buttons of an email to verify, the sign-up link, or the page submitted.
@@ -26,12 +45,22 @@ struct CustomPolicyStep: OrchestrationStep {
         -> StepOutcome
     {
         var tx = tx
-        guard case .customPolicy(var state) = tx.step, let pageProfile = state.page else {
+        guard case .customPolicy(var state) = tx.step else {
             throw PageError(code: nil, message: "This sign-in is not at a page of its custom policy. Start again from your application.")
         }
         let run = try self.run(tx, policy: policy)
-        guard let profile = try TechnicalProfile.named(pageProfile, in: run.policy) else {
-            throw PageError(code: "AADB2C90250", message: "The policy no longer has the technical profile '\(pageProfile)'.")
+        if form["step"] == "exchange" {
+            // A provider's button: only one the page offered.
+            guard let chosen = form["exchange"], state.choices.contains(chosen) else {
+                throw PageError(code: "AADB2C90051", message: "No suitable claims providers were found.")
+            }
+            run.note("claims provider chosen", ["claimsExchange": .string(chosen)])
+            (state.chosenExchange, state.page, state.choices) = (chosen, nil, [])
+            state.order += 1
+            return try await walk(&tx, state, policy: policy)
+        }
+        guard let pageProfile = state.page, let profile = try TechnicalProfile.named(pageProfile, in: run.policy) else {
+            throw PageError(code: "AADB2C90250", message: "This page of the custom policy takes no form; choose one of its buttons.")
         }
         if name == "policysignup" {
             guard state.combined, let target = profile.metadata("SignUpTarget") else {
@@ -39,8 +68,21 @@ struct CustomPolicyStep: OrchestrationStep {
             }
             state.chosenExchange = target
             state.page = nil
+            state.choices = []
             state.order += 1
             run.note("sign-up link", ["claimsExchange": .string(target)])
+            return try await walk(&tx, state, policy: policy)
+        }
+        if profile.handler == .phoneFactor {
+            let (page, done) = try phoneFactor(form, &state, tx, profile: profile, run: run)
+            if let page {
+                tx.step = .customPolicy(state)
+                try store.saveTransaction(tx, now: clock.now())
+                return .respond(page)
+            }
+            if done { tx.claims.mfaDone = true }
+            state.page = nil
+            state.order += 1
             return try await walk(&tx, state, policy: policy)
         }
         let values = CustomPolicyPages.values(form, profile: profile, policy: run.policy)
@@ -83,6 +125,9 @@ struct CustomPolicyStep: OrchestrationStep {
             throw PageError(code: e.code, message: e.message)
         }
         switch stop {
+        case .federate(_, let provider):
+            tx.step = .federating(.init(provider: provider.rawValue, customPolicy: state))
+            return .respond(try FederationStep(parts: parts).federate(tx, to: provider, origin: tx.origin))
         case .page where tx.prompt.contains("none"):
             throw OAuthFailure(
                 error: "interaction_required", code: "AADB2C90077",
@@ -104,7 +149,8 @@ struct CustomPolicyStep: OrchestrationStep {
         }
     }
 
-    /// The page of the profile the state names, with the values the person typed and the bag's.
+    /// The page of the profile the state names (or the provider buttons alone), with the values the person typed and the
+    /// bag's.
     private func show(
         _ tx: inout AuthorizeTransaction, _ state: PolicyJourneyState, run: PolicyRun, error: String? = nil
     ) async throws
@@ -112,10 +158,33 @@ struct CustomPolicyStep: OrchestrationStep {
     {
         tx.step = .customPolicy(state)
         try store.saveTransaction(tx, now: clock.now())
-        guard let id = state.page, let profile = try TechnicalProfile.named(id, in: run.policy) else {
+        let profile = try state.page.flatMap { try TechnicalProfile.named($0, in: run.policy) }
+        guard profile != nil || !state.choices.isEmpty else {
             throw PageError(code: "AADB2C90250", message: "The policy's page has no technical profile.")
         }
+        if let profile, profile.handler == .phoneFactor { return .respond(phoneFactorPage(tx, state: state, error: error)) }
         return .respond(CustomPolicyPages(parts: parts).page(tx, profile: profile, state: state, run: run, error: error))
+    }
+
+    /// A provider answered the journey's OAuth2 or OpenID Connect profile (the checks of which provider may answer are
+    /// `FederationStep`'s): its claims, by the profile's partner names, go into the bag, and the journey goes on.
+    func federated(
+        _ identity: FederatedIdentity, _ tx: AuthorizeTransaction, state: PolicyJourneyState, policy: EmulatorSeed.Policy
+    )
+        async throws -> StepOutcome
+    {
+        var (tx, state) = (tx, state)
+        let run = try self.run(tx, policy: policy)
+        guard let id = state.page, let profile = try TechnicalProfile.named(id, in: run.policy) else {
+            throw PageError(code: "AADB2C90250", message: "The policy no longer has the technical profile that federated.")
+        }
+        do { try run.outputClaims(profile, PolicyRun.federatedClaims(identity), &state.claims) } catch let e as CustomPolicyError {
+            throw PageError(code: e.code, message: e.message)
+        }
+        run.note("technical profile \(id)", ["handler": .string(profile.handler.rawValue), "claims": PolicyRun.recorded(state.claims)])
+        state.page = nil
+        state.order += 1
+        return try await walk(&tx, state, policy: policy)
     }
 
     /// The run of this transaction's policy: its effective policy (cached by the tenant), the request's resolvers.

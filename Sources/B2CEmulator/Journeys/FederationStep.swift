@@ -80,7 +80,7 @@ struct FederationStep: OrchestrationStep {
         var request = req
         let q = try await request.queryAndForm()
         guard let state = q["state"], let tx = try store.transaction(id: state, now: clock.now()),
-            let policy = seed.policy(named: tx.policy)
+            let policy = parts.customPolicies.authority(tx.policy, seed: seed)
         else {
             throw PageError(
                 code: "AADB2C90208",
@@ -91,7 +91,8 @@ struct FederationStep: OrchestrationStep {
             ["expected": .string(tx.federatingWith ?? "none"), "answer": .string(q["error"].map { "error \($0)" } ?? "code")])
         return try await recording(tx.id) {
             let outcome = try await providerAnswered(q, tx: tx, policy: policy, context)
-            return try await JourneyRunner(self).proceed(outcome, after: .federation, policy: policy, Visit(req, context))
+            let step: Journey.Step = policy.runsCustomPolicy ? .customPolicy : .federation
+            return try await JourneyRunner(self).proceed(outcome, after: step, policy: policy, Visit(req, context))
         }
     }
 
@@ -116,6 +117,7 @@ struct FederationStep: OrchestrationStep {
             )
         }
         let pendingOIDC = tx.oidc
+        let customPolicy = tx.federatingCustomPolicy
         tx.federatingWith = nil
         tx.oidc = nil
         try store.saveTransaction(tx, now: clock.now())
@@ -142,7 +144,10 @@ struct FederationStep: OrchestrationStep {
                 throw PageError(
                     code: "AADB2C90273", message: "An invalid response was received : 'the identity provider's code is not valid'")
             }
-            guard let provider = mock.provider, provider.rawValue == chosen, policy.identityProviders.contains(provider) else {
+            // The provider must be the one this sign-in was sent to: a user flow's, or the custom policy's own profile's.
+            guard let provider = mock.provider, provider.rawValue == chosen,
+                customPolicy != nil || policy.identityProviders.contains(provider)
+            else {
                 throw PageError(
                     code: "AADB2C90273",
                     message: "An invalid response was received : 'the code is \(mock.provider?.label ?? "another provider")'s, "
@@ -152,6 +157,7 @@ struct FederationStep: OrchestrationStep {
         }
         // A mock provider's access token is made up (opaque); an OpenID Connect provider's is its own, when it sent one.
         tx.idpAccessToken = identity.accessToken ?? identity.provider.map { "mock-\($0.rawValue)-" + Random.token(bytes: 24) }
+        if let customPolicy { return try await CustomPolicyStep(parts: parts).federated(identity, tx, state: customPolicy, policy: policy) }
         return try federated(identity, tx, policy: policy)
     }
 

@@ -31,6 +31,8 @@ enum JourneyStep: Codable, Sendable {
         var provider: String
         var oidc: OIDCPending?
         var saml: SAMLPending?
+        /// A custom policy's journey, waiting for its OAuth2 or OpenID Connect profile's answer.
+        var customPolicy: PolicyJourneyState?
     }
 
     struct ResetCode: Codable, Sendable {
@@ -164,6 +166,9 @@ extension AuthorizeTransaction {
         get { if case .federating(let f) = step { f } else { nil } }
         set { step = newValue.map { .federating($0) } ?? (federation == nil ? step : .start) }
     }
+    /// The custom policy's journey that sent the person to a provider.
+    var federatingCustomPolicy: PolicyJourneyState? { federation?.customPolicy }
+
     var federatingWith: String? {
         get { federation?.provider }
         set {

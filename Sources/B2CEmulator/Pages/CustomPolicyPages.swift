@@ -31,14 +31,22 @@ enum CustomPolicyTemplates {
         "policy-unified": """
         {{<page}}{{$title}}{{t.heading}}{{/title}}{{$body}}<div id="api" data-name="Unified">
         <h1>{{t.heading}}</h1><p class="tenant">{{tenant}} · b2c emulator</p>
-        {{#error}}<div class="error" id="error" role="alert">{{error}}</div>{{/error}}
+        {{#social}}<div class="social" role="form"><div class="intro"><h2>{{t.social_intro}}</h2></div>
+        <div class="options">
+        {{#providers}}<div><form id="idp_{{id}}" method="post" action="{{action.policy}}">\
+        <input type="hidden" name="tx" value="{{tx}}"><input type="hidden" name="step" value="exchange">\
+        <input type="hidden" name="exchange" value="{{exchange}}">\
+        <button type="submit" class="accountButton" id="{{exchange}}">{{label}}</button></form></div>
+        {{/providers}}</div></div>
+        {{#local}}<div class="divider"><h2>{{t.divider_title}}</h2></div>{{/local}}{{/social}}
+        {{#error}}<div class="error" id="error" role="alert">{{error}}</div>{{/error}}{{#local}}
         <form id="localAccountForm" method="post" action="{{action.policy}}">
         <input type="hidden" name="tx" value="{{tx}}">
         <div class="entry"><ul>{{#fields}}{{>policy-field}}{{/fields}}</ul>
         <a id="forgotPassword" href="{{link.forgot}}">{{t.forgotpassword_link}}</a>
         <div class="buttons"><button type="submit" id="next" name="next" value="next">{{t.button_signin}}</button></div>
         </div>
-        </form>
+        </form>{{/local}}
         <div class="links">{{#signUp}}<div class="create"><p>{{t.createaccount_intro}} \
         <a id="createAccount" href="{{link.policysignup}}">{{t.createaccount_one_link}}</a></p></div>{{/signUp}}\
         {{^signUp}}<span></span>{{/signUp}}<a id="cancel" href="{{link.cancel}}">{{t.cancel}}</a></div>
@@ -113,21 +121,31 @@ struct CustomPolicyPages {
     }
 
     func page(
-        _ tx: AuthorizeTransaction, profile: TechnicalProfile, state: PolicyJourneyState, run: PolicyRun, error: String?
+        _ tx: AuthorizeTransaction, profile: TechnicalProfile?, state: PolicyJourneyState, run: PolicyRun, error: String?
     ) -> Response {
         let unified =
             state.combined
-            || profile.metadata("ContentDefinitionReferenceId").flatMap { run.policy.element(.contentDefinition, $0) }?
+            || profile?.metadata("ContentDefinitionReferenceId").flatMap { run.policy.element(.contentDefinition, $0) }?
                 .child("DataUri")?.trimmedText.contains("unifiedssp") == true
+        // The providers' buttons: each exchange's profile gives the label (its DisplayName); a form's id names the mock
+        // provider it goes to (`idp_facebook`), else the exchange.
+        let journey = try? run.journey()
+        let providers: [[String: Any]] = state.choices.map { exchange in
+            let tp = journey.flatMap { try? run.profile(ofExchange: exchange, in: $0) }
+            return [
+                "exchange": exchange, "label": tp?.node.child("DisplayName")?.trimmedText ?? exchange,
+                "id": tp.flatMap(PolicyRun.mockProvider)?.rawValue ?? exchange,
+            ]
+        }
         var inputs = state.claims
-        for claim in profile.inputClaims {
+        for claim in profile?.inputClaims ?? [] {
             if let id = claim["ClaimTypeReferenceId"].map({ run.policy.declaredID(.claimType, $0) }),
                 let v = run.value(of: claim, id, in: state.claims)
             {
                 inputs[id] = v
             }
         }
-        let fields: [[String: Any]] = Self.fields(profile, policy: run.policy).map { f in
+        let fields: [[String: Any]] = (profile.map { Self.fields($0, policy: run.policy) } ?? []).map { f in
             let value = f.type == "password" ? "" : inputs[f.id]?.text ?? ""
             var row: [String: Any] = [
                 "id": f.id, "label": f.label, "type": f.type, "value": value, "readOnly": f.readOnly, "select": f.type == "select",
@@ -141,9 +159,10 @@ struct CustomPolicyPages {
             return row
         }
         var values: [String: Any] = [
-            "fields": fields, "signUp": state.combined && profile.metadata("SignUpTarget") != nil,
-            "heading": profile.node.child("DisplayName")?.trimmedText ?? profile.id,
-            "button": profile.metadata("language.button_continue") ?? "Continue",
+            "fields": fields, "signUp": state.combined && profile?.metadata("SignUpTarget") != nil,
+            "heading": profile?.node.child("DisplayName")?.trimmedText ?? profile?.id ?? "",
+            "button": profile?.metadata("language.button_continue") ?? "Continue", "providers": providers,
+            "social": !providers.isEmpty, "local": profile != nil,
         ]
         if let error { values["error"] = error }
         return parts.pages.page(unified ? "policy-unified" : "policy-selfasserted", tx, values)

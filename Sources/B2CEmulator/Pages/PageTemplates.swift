@@ -78,6 +78,8 @@ extension PageStrings: MustacheParent {
 struct PageURLs: MustacheParent {
     let prefix: String
     let query: String
+    /// Every name is the prefix itself: a page whose forms all post to one step (a custom policy's page).
+    var fixed = false
 
-    func child(named name: String) -> Any? { prefix + name + query }
+    func child(named name: String) -> Any? { fixed ? prefix + query : prefix + name + query }
 }
