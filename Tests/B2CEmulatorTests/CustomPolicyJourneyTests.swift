@@ -117,7 +117,9 @@ import Testing
         #expect(done.redirectParams["code"] != nil)
         // The session answers the next authorize: no page, a code.
         let silent = try await b.get(authorizeURL(policy: Self.policy, extra: ["prompt": "none"]))
-        #expect(silent.redirectParams["code"] != nil, "\(silent.status) \(silent.body.prefix(400))")
+        #expect(
+            silent.redirectParams["code"] != nil,
+            "\(silent.status) \(silent.location ?? "") \(silent.body.components(separatedBy: "<main>").last?.prefix(500) ?? "")")
         // A user flow's sign-in form posted to the custom policy's transaction is not its step.
         let fresh = try await Browser(t).get(authorizeURL(policy: Self.policy))
         let tx = try #require(fresh.form("localAccountForm")?.fields["tx"])
@@ -182,5 +184,56 @@ import Testing
             Self.policy, refresh.merging(["refresh_token": first.json["refresh_token"]?.stringValue ?? ""]) { $1 })
         #expect(refused.status == 400 && refused.json["error"]?.stringValue == "invalid_grant", "\(refused.body)")
         #expect(refused.json["error_description"]?.stringValue?.hasPrefix("AADB2C90129") == false, "\(refused.body)")
+    }
+
+    @Test func facebookSignUpThenAPhoneCodeAndTheSessionRemembersTheMFA() async throws {
+        let t = try await Self.tenantWithExamples()
+        defer { Task { await t.stop() } }
+        let policy = "B2C_1A_signup_signin_social_mfa"
+        let b = Browser(t)
+        let pkce = PKCE()
+        let page = try await b.get(authorizeURL(policy: policy, pkce: pkce))
+        // The button is the exchange's (B2C's id), labelled by its profile, in a form of its own.
+        #expect(page.body.contains("id=\"FacebookExchange\">Facebook</button>") && page.form("localAccountForm") != nil)
+        // A button the page did not offer is refused.
+        let forged = try await b.submit(page, form: "idp_facebook", ["exchange": "SignUpWithLogonEmailExchange"])
+        #expect(forged.status >= 400 && forged.body.contains("AADB2C90051"), "\(forged.status)")
+        let fresh = try await b.get(authorizeURL(policy: policy, pkce: pkce))
+        let sent = try await b.submit(fresh, form: "idp_facebook", [:])
+        #expect(
+            sent.location?.contains("/_idp/facebook/authorize") == true,
+            "\(sent.status) \(sent.location ?? sent.body.prefix(300).description)")
+        let social = try await FederationTests.providerPage(b, sent, email: "fay@facebook.example", name: "Fay Book")
+        let about = try #require(social.form("attributeVerification"), "\(social.body.prefix(600))")
+        #expect(about.fields["displayName"] == "Fay Book")
+        let phonePage = try await b.submit(social, form: "attributeVerification", ["step": "continue"])
+        #expect(
+            phonePage.body.contains("data-name=\"Phonefactor\"") && phonePage.body.contains("id=\"number\""),
+            "\(phonePage.body.prefix(600))")
+        let badNumber = try await b.submit(phonePage, form: "phoneSendForm", ["countryCode": "", "number": "12"])
+        #expect(badNumber.body.contains("id=\"number\"") && !badNumber.body.contains("codeVerification"))
+        let codePage = try await b.submit(badNumber, form: "phoneSendForm", ["countryCode": "+1", "number": "5555550142"])
+        let messages = try await t.admin(.GET, "/outbox?to=%2B15555550142")
+        let code = try #require(messages.json["messages"]?.arrayValue?.first?["code"]?.stringValue, "\(messages.body)")
+        let wrong = try await b.submit(codePage, form: "codeVerification", ["verificationCode": code == "000000" ? "111111" : "000000"])
+        #expect(wrong.body.contains("codeVerification"))
+        let done = try await b.submit(wrong, form: "codeVerification", ["verificationCode": code])
+        let authCode = try #require(done.redirectParams["code"], "\(done.status) \(done.body.prefix(600))")
+        let id = try claims(try await t.token(policy, redeemForm(code: authCode, verifier: pkce.verifier)).json["id_token"]?.stringValue)
+        #expect(id["idp"]?.stringValue == "facebook.com" && id["newUser"]?.boolValue == true && id["name"]?.stringValue == "Fay Book")
+        let fay = try #require(
+            try t.emulator.store.federatedUser(FederatedIdentity(issuer: "facebook.com", subject: "", email: ""))
+                ?? t.emulator.store.user(email: "fay@facebook.example"))
+        #expect(try t.emulator.store.mfaState(oid: fay.oid).phone == "+15555550142")
+        // The session did MFA: a silent sign-in skips the phone (SM-MFA's isActiveMFASession) and needs no page.
+        let silent = try await b.get(authorizeURL(policy: policy, extra: ["prompt": "none"]))
+        #expect(
+            silent.redirectParams["code"] != nil,
+            "\(silent.status) \(silent.location ?? "") \(silent.body.components(separatedBy: "<main>").last?.prefix(500) ?? "")")
+        // Another browser: Facebook again (a returning person, no sign-up page), the code to the number on record.
+        let c = Browser(t)
+        let again = try await c.submit(try await c.get(authorizeURL(policy: policy)), form: "idp_facebook", [:])
+        let returning = try await FederationTests.providerPage(c, again, email: "fay@facebook.example", name: "Fay Book")
+        #expect(returning.body.contains("id=\"maskedNumber\">XXXXXXXX0142<"), "\(returning.body.prefix(600))")
     }
 }

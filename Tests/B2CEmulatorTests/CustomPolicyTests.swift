@@ -40,8 +40,8 @@ import Testing
         let set = try PolicySet.load(directory: Self.examples, tenant: Self.tenant)
         #expect(
             set.ids == [
-                "B2C_1A_PasswordReset", "B2C_1A_ProfileEdit", "B2C_1A_signup_signin", "B2C_1A_TrustFrameworkBase",
-                "B2C_1A_TrustFrameworkExtensions",
+                "B2C_1A_PasswordReset", "B2C_1A_ProfileEdit", "B2C_1A_signup_signin", "B2C_1A_signup_signin_social_mfa",
+                "B2C_1A_TrustFrameworkBase", "B2C_1A_TrustFrameworkExtensions",
             ])
         #expect(
             try set.chain("B2C_1A_signup_signin").map(\.policyId) == [
@@ -232,7 +232,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: dir.deletingLastPathComponent()) }
         let wrote = try run(b2cBinary, ["emulator", "example-policies", dir.path])
         #expect(wrote.status == 0 && wrote.stdout.contains("TrustFrameworkBase.xml"), "\(wrote.stderr)")
-        #expect(try PolicySet.load(directory: dir, tenant: Self.tenant).ids.count == 5)
+        #expect(try PolicySet.load(directory: dir, tenant: Self.tenant).ids.count == ExamplePolicies.files.count)
         try Data("mine".utf8).write(to: dir.appendingPathComponent("ProfileEdit.xml"))
         let again = try run(b2cBinary, ["emulator", "example-policies", dir.path])
         #expect(again.status == 1 && again.stderr.contains("already exists; nothing was written"), "\(again.stderr)")

@@ -267,6 +267,7 @@ struct AuthorizeEndpoint: JourneyStepType {
             store.journeys.note(
                 tx.id, .decision, "single sign-on", ["why": "prompt=none and a session of this user flow"], user: s.user.email)
             tx.claims.fromSession(s.user.oid, authTime: s.authTime, mfa: s.mfa)
+            tx.claims.sessionClaims = s.claims.flatMap { try? JSONDecoder().decode([String: ClaimValue].self, from: Data($0.utf8)) }
             return try await runner.silently(tx, policy: policy, visit)
         }
         // domain_hint: a provider of this policy's page is asked at once (an unknown hint shows the page, as B2C appears to).
@@ -281,6 +282,7 @@ struct AuthorizeEndpoint: JourneyStepType {
         if let s = usableSession, [.signUpSignIn, .signIn, .editProfile].contains(policy.kind) {
             store.journeys.note(tx.id, .decision, "single sign-on", ["why": "a session of this user flow for this app"], user: s.user.email)
             tx.claims.fromSession(s.user.oid, authTime: s.authTime, mfa: s.mfa)
+            tx.claims.sessionClaims = s.claims.flatMap { try? JSONDecoder().decode([String: ClaimValue].self, from: Data($0.utf8)) }
         }
         return try await runner.start(tx, policy: policy, visit)
     }

@@ -37,7 +37,7 @@ struct Sessions: Sendable {
     /// rolling session that answers lives on.
     func current(
         _ request: Request, for sign: (policy: EmulatorSeed.Policy, clientID: String)? = nil, now: Int
-    ) throws -> (user: EmulatorStore.UserRecord, authTime: Int, mfa: Bool)? {
+    ) throws -> (user: EmulatorStore.UserRecord, authTime: Int, mfa: Bool, claims: String?)? {
         guard let id = id(in: request), let s = try store.ssoSessions.session(id: id), let user = try store.user(oid: s.oid) else {
             return nil
         }
@@ -54,6 +54,6 @@ struct Sessions: Sendable {
                 try store.ssoSessions.extend(id: id, until: now + sign.policy.session.lifetimeMinutes * 60)
             }
         }
-        return (user, s.authTime, s.mfa)
+        return (user, s.authTime, s.mfa, s.claims)
     }
 }

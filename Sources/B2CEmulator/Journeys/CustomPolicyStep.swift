@@ -15,11 +15,25 @@ struct CustomPolicyStep: OrchestrationStep {
             // The SSO session named the person: the journey's sign-in is skipped, as B2C's session provider does, and each
             // session manager whose work the session holds says so (SM-AAD's objectIdFromSession, SM-MFA's
             // isActiveMFASession when the session did MFA).
+            state.claims = tx.claims.sessionClaims ?? [:]
             state.claims["objectId"] = .string(oid)
             state.claims["objectIdFromSession"] = .bool(true)
             try sessionOutputs(&state, tx, policy: policy)
         }
         return try await walk(&tx, state, policy: policy)
+    }
+
+    /// What the policy's session managers keep in the SSO session: the bag's values of their `PersistedClaims`.
+    private func sessionKept(_ bag: [String: ClaimValue], run: PolicyRun) throws -> [String: ClaimValue] {
+        var kept: [String: ClaimValue] = [:]
+        for (id, node) in run.policy.all(.technicalProfile) where TechnicalProfile.Handler.of(node.child("Protocol"))?.isSession == true {
+            guard let manager = try TechnicalProfile.named(id, in: run.policy), manager.handler != .noopSession else { continue }
+            for claim in manager.persistedClaims {
+                guard let ref = claim["ClaimTypeReferenceId"].map(run.claimTypeID), let value = bag[ref] else { continue }
+                kept[ref] = value
+            }
+        }
+        return kept
     }
 
     /// The output claims of the session managers the SSO session answers for.
@@ -144,6 +158,7 @@ struct CustomPolicyStep: OrchestrationStep {
                 tx.claims.signedIn(oid, at: clock.now(), newUser: state.claims["newUser"]?.bool ?? false)
             }
             tx.claims.extraClaims = claims
+            tx.claims.sessionClaims = try sessionKept(state.claims, run: run)
             tx.step = .start
             return .next(tx)
         }

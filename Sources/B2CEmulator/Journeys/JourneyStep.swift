@@ -94,6 +94,9 @@ struct JourneyClaims: Codable, Sendable {
     var idpAccessToken: String?
     /// "Keep me signed in" was checked on the sign-in page.
     var rememberMe = false
+    /// A custom policy's claims its session managers keep in the SSO session (`PersistedClaims`): written with a new
+    /// session, read back when the session answers.
+    var sessionClaims: [String: ClaimValue]?
     /// Claims the callouts before the token added (the API connector, the OnTokenIssuanceStart extension): JSON of any
     /// shape, kept as its serialization so the bag stays `Codable`.
     private var extraClaimsJSON: String?

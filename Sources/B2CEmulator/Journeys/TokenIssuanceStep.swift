@@ -31,7 +31,8 @@ struct TokenIssuanceStep: OrchestrationStep {
             let keep = tx.rememberMe && user.idp == nil ? policy.session.kmsiDays.map { $0 * 86_400 } : nil
             let sessionID = try store.ssoSessions.create(
                 oid: user.oid, now: now, mfa: mfa, expiresAt: now + (keep ?? policy.session.lifetimeMinutes * 60), persistent: keep != nil,
-                clientID: app.clientId, policy: policy.id)
+                clientID: app.clientId, policy: policy.id,
+                claims: c.sessionClaims.flatMap { try? String(decoding: JSONEncoder().encode($0), as: UTF8.self) })
             headers.append(sessions.cookie(sessionID, secure: secure, keepSeconds: keep))
         }
         try store.deleteTransaction(id: tx.id)

@@ -145,5 +145,9 @@ enum EmulatorSchema {
                         id TEXT PRIMARY KEY COLLATE NOCASE, xml BLOB NOT NULL, uploaded_at INTEGER NOT NULL, seq INTEGER NOT NULL)
                     """)
         }
+        // v13: what a custom policy's session managers keep in the SSO session (their PersistedClaims), as JSON.
+        migrator.registerMigration("v13-session-claims") { db in
+            try db.execute(sql: "ALTER TABLE sessions ADD COLUMN claims TEXT")
+        }
     }
 }

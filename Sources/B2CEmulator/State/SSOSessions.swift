@@ -15,6 +15,8 @@ public struct SSOSessions: Sendable {
         /// "Keep me signed in": a persistent cookie.
         public var persistent: Bool
         public var clientID: String?, policy: String?
+        /// A custom policy's session managers' persisted claims (JSON of the claims bag's values); nil for a user flow.
+        var claims: String? = nil
         var json: JSONValue {
             [
                 "oid": .string(oid), "authTime": JSONValue(authTime), "createdAt": JSONValue(createdAt), "mfa": .bool(mfa),
@@ -25,22 +27,23 @@ public struct SSOSessions: Sendable {
         static func from(_ row: Row) -> Record {
             Record(
                 oid: row["oid"], authTime: row["auth_time"], createdAt: row["created_at"], mfa: row["mfa"], expiresAt: row["expires_at"],
-                persistent: row["persistent"], clientID: row["client_id"], policy: row["policy"])
+                persistent: row["persistent"], clientID: row["client_id"], policy: row["policy"], claims: row["claims"])
         }
     }
 
     /// A new SSO session; `mfa`: the sign-in that made it did multifactor authentication (not asked again in it).
     func create(
         oid: String, now: Int, mfa: Bool = false, expiresAt: Int? = nil, persistent: Bool = false, clientID: String? = nil,
-        policy: String? = nil
+        policy: String? = nil, claims: String? = nil
     ) throws -> String {
         let id = Random.token()
         try db.write {
             try $0.execute(
                 sql: """
-                    INSERT INTO sessions(id_hash, oid, auth_time, created_at, mfa, expires_at, persistent, client_id, policy)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """, arguments: [EmulatorStore.hash(id), oid, now, now, mfa, expiresAt, persistent, clientID, policy?.lowercased()])
+                    INSERT INTO sessions(id_hash, oid, auth_time, created_at, mfa, expires_at, persistent, client_id, policy, claims)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [EmulatorStore.hash(id), oid, now, now, mfa, expiresAt, persistent, clientID, policy?.lowercased(), claims])
         }
         return id
     }
