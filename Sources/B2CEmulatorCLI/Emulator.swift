@@ -65,9 +65,10 @@ extension EmulatorCommand {
             commandName: "example-policies",
             abstract: "Write a small custom-policy set (B2C's schema, the default tenant) into a folder, for --custom-policies.",
             discussion: """
-                The files: TrustFrameworkBase.xml, TrustFrameworkExtensions.xml and three relying parties — B2C_1A_signup_signin
-                (sign-up with a verified email, or sign-in), B2C_1A_ProfileEdit and B2C_1A_PasswordReset. The folder is made
-                if it does not exist; a file already there is never replaced (exit 1, nothing written). Then:
+                The files: TrustFrameworkBase.xml, TrustFrameworkExtensions.xml and four relying parties — B2C_1A_signup_signin
+                (sign-up with a verified email, or sign-in), B2C_1A_ProfileEdit, B2C_1A_PasswordReset and
+                B2C_1A_signup_signin_social_mfa (Facebook through the tenant's mock, then a code to the phone). The folder is
+                made if it does not exist; a file already there is never replaced (exit 1, nothing written). Then:
                 b2c-emulator serve --custom-policies DIR.
                 """)
 
