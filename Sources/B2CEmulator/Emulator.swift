@@ -54,7 +54,8 @@ public final class B2CEmulator: Sendable {
             servedHosts.withLockedValue { $0.formUnion(list.compactMap(\.stringValue)) }
         }
         issuer = TokenIssuer(seed: seed, store: store, clock: clock, keys: keys)
-        let customPolicies = try CustomPolicies(tenant: seed.tenant.name, store: store, clock: clock)
+        let customPolicies = try CustomPolicies(
+            tenant: seed.tenant.name, policyKeys: seed.tenant.policyKeys, store: store, clock: clock)
         self.customPolicies = customPolicies
         pages = PageRenderer(tenantName: seed.tenant.name, clock: clock, seed: seed)
         let sessions = Sessions(store: store, tenantID: seed.tenant.id)

@@ -11,7 +11,8 @@ struct EmulatorCommand: AsyncParsableCommand {
         abstract: "A local Azure AD B2C tenant for development and tests.",
         shouldDisplay: false,  // `b2c emulator …`'s word, handed over: b2c-emulator's own list names the commands themselves
         subcommands: [
-            Serve.self, DefaultSeed.self, ExamplePoliciesCommand.self, BrowserCommand.self, HealthCommand.self, PageCommand.self, WaitCommand.self, JourneysCommand.self,
+            Serve.self, DefaultSeed.self, ExamplePoliciesCommand.self, BrowserCommand.self, HealthCommand.self, PageCommand.self,
+            WaitCommand.self, JourneysCommand.self,
         ])
 }
 
@@ -68,8 +69,9 @@ extension EmulatorCommand {
                 The files: TrustFrameworkBase.xml, TrustFrameworkExtensions.xml and four relying parties — B2C_1A_signup_signin
                 (sign-up with a verified email, or sign-in), B2C_1A_ProfileEdit, B2C_1A_PasswordReset and
                 B2C_1A_signup_signin_social_mfa (Facebook through the tenant's mock, then a code to the phone). The folder is
-                made if it does not exist; a file already there is never replaced (exit 1, nothing written). Then:
-                b2c-emulator serve --custom-policies DIR.
+                made if it does not exist; a file already there is never replaced (exit 1, nothing written). Then serve them:
+
+                  b2c-emulator serve --custom-policies DIR
                 """)
 
         @Argument(help: ArgumentHelp("The folder to write the files into.", valueName: "dir")) var directory: String
@@ -92,7 +94,9 @@ extension EmulatorCommand {
                 }
             } catch {
                 FileHandle.standardError.write(
-                    Data("b2c-emulator: could not write the example policies into \(dir.path): is the folder writable, and is there room?\n".utf8))
+                    Data(
+                        "b2c-emulator: could not write the example policies into \(dir.path): is the folder writable, and is there room?\n"
+                            .utf8))
                 throw ExitCode(1)
             }
             print("Wrote \(ExamplePolicies.files.map(\.name).joined(separator: ", ")) into \(dir.path).")

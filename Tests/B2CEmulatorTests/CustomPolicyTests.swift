@@ -239,6 +239,27 @@ import Testing
         #expect(try String(contentsOf: dir.appendingPathComponent("ProfileEdit.xml"), encoding: .utf8) == "mine")
     }
 
+    /// The tenant's policy keys (the default seed: what B2C's setup creates) are the only key containers a policy's
+    /// `CryptographicKeys` may name.
+    @Test func aPolicyKeyTheTenantDoesNotHaveIsRefused() async throws {
+        #expect(EmulatorSeed.default.json["tenant"]?["policyKeys"] == JSONValue(EmulatorSeed.Tenant.setupPolicyKeys))
+        let dir = try Self.folder("TrustFrameworkBase.xml") {
+            $0.replacingOccurrences(of: "B2C_1A_TokenEncryptionKeyContainer", with: "B2C_1A_NoSuchKey")
+        }
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try await TestTenant.with { t in
+            #expect(throws: PolicyLoadError.self) { try t.emulator.customPolicies.load(directory: dir) }
+            do { try t.emulator.customPolicies.load(directory: dir) } catch let e as PolicyLoadError {
+                #expect("\(e)".contains("policy key \"B2C_1A_NoSuchKey\"") && "\(e)".contains("TrustFrameworkBase.xml"), "\(e)")
+            }
+        }
+        var seed = EmulatorSeed.default
+        seed.tenant.policyKeys.append("B2C_1A_NoSuchKey")
+        let reread = try EmulatorSeed.parse(Data(seed.json.serialized().utf8))
+        #expect(reread.tenant.policyKeys.contains("B2C_1A_NoSuchKey"))
+        try await TestTenant.with(seed: reread) { t in try t.emulator.customPolicies.load(directory: dir) }
+    }
+
     @Test func serveRefusesABrokenFolderWithExitThree() throws {
         let dir = try Self.folder("TrustFrameworkExtensions.xml") {
             $0.replacingOccurrences(of: #"ClaimTypeReferenceId="resource_id""#, with: #"ClaimTypeReferenceId="resourceId""#)

@@ -222,9 +222,12 @@ func startServing(_ executable: URL, _ args: [String]) throws -> (ChildProcess, 
 /// Third-party Python clients (from PyPI, in a venv `Tests/interop/run.sh` makes) against the TLS emulator.
 @Suite(.serialized) struct PythonInteropTests {
     /// Runs one script of `Tests/interop/` against a fresh TLS tenant and returns its last line as JSON.
-    static func interop(_ script: String, _ extra: [String] = [], seed: EmulatorSeed = .default) async throws -> JSONValue {
+    static func interop(
+        _ script: String, _ extra: [String] = [], seed: EmulatorSeed = .default, customPolicies: URL? = nil
+    ) async throws -> JSONValue {
         var output = JSONValue.null
         try await TestTenant.with(tls: true, seed: seed) { t in
+            if let customPolicies { try t.emulator.customPolicies.load(directory: customPolicies) }
             let ca = FileManager.default.temporaryDirectory.appendingPathComponent("b2c-interop-ca-\(UUID().uuidString).pem")
             defer { try? FileManager.default.removeItem(at: ca) }
             try Data(try #require(t.server.tls?.caCertificatePEM).utf8).write(to: ca)
@@ -254,6 +257,18 @@ func startServing(_ executable: URL, _ args: [String]) throws -> (ChildProcess, 
         let result = try await Self.interop("msal_mfa_interactive.py", [build.appendingPathComponent("b2c-test-agent").path])
         #expect(result["account"]?.stringValue == "\(alice.oid)-b2c_1_susi_mfa.\(tenantID)")
         #expect(result["tfp"] == "B2C_1_susi_mfa" && result["mfaCodes"] == 1)
+    }
+
+    /// msal's interactive flow and a refresh against a custom policy (Examples/custom-policies): the XML's journey, its
+    /// Token journey on the refresh, PyJWT on the custom policy's keys.
+    @Test func msalPythonAgainstACustomPolicy() async throws {
+        let build =
+            ProcessInfo.processInfo.environment["B2C_BUILD_DIR"].map { URL(fileURLWithPath: $0) }
+            ?? packageRoot.appendingPathComponent(".build/debug")
+        let result = try await Self.interop(
+            "msal_custom_policy.py", [build.appendingPathComponent("b2c-test-agent").path], customPolicies: CustomPolicyTests.examples)
+        #expect(result["account"]?.stringValue == "\(alice.oid)-b2c_1a_signup_signin.\(tenantID)")
+        #expect(result["acr"] == "b2c_1a_signup_signin" && result["refreshedSub"]?.stringValue == alice.oid)
     }
 
     /// msal's `ConfidentialClientApplication`: a daemon's client credentials (cached), a web app's code and refresh with

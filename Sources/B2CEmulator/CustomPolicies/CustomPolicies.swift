@@ -11,8 +11,8 @@ public final class CustomPolicies: Sendable {
     private let db: any DatabaseWriter
     private let clock: EmulatorClock
 
-    init(tenant: String, store: EmulatorStore, clock: EmulatorClock) throws {
-        (policies, db, self.clock) = (NIOLockedValueBox(PolicySet(tenant: tenant)), store.db, clock)
+    init(tenant: String, policyKeys: [String], store: EmulatorStore, clock: EmulatorClock) throws {
+        (policies, db, self.clock) = (NIOLockedValueBox(PolicySet(tenant: tenant, policyKeys: policyKeys)), store.db, clock)
         try reloadUploads()
     }
 
@@ -32,8 +32,8 @@ public final class CustomPolicies: Sendable {
 
     /// Every policy file of a folder (`serve --custom-policies DIR`), base before child; the first refusal is the error.
     public func load(directory: URL) throws {
-        let tenant = policies.withLockedValue { $0.tenant }
-        let loaded = try PolicySet.load(directory: directory, tenant: tenant)
+        let (tenant, keys) = policies.withLockedValue { ($0.tenant, $0.policyKeys.map { Array($0) }) }
+        let loaded = try PolicySet.load(directory: directory, tenant: tenant, policyKeys: keys)
         try policies.withLockedValue { current in
             for id in try Self.baseFirst(loaded) { _ = try current.upload(loaded.file(id)!) }
         }

@@ -7,6 +7,8 @@ struct PolicyChecks {
     let policy: EffectivePolicy
     let leaf: PolicyFile
     let tenant: String
+    /// The tenant's policy keys (upper case); nil: not checked.
+    var policyKeys: Set<String>? = nil
 
     /// The protocol names of `<Protocol Name=…>` and the handlers of `Proprietary` ones (the class, before the assembly).
     static let protocols: Set = ["OAuth1", "OAuth2", "SAML2", "OpenIdConnect", "Proprietary", "None"]
@@ -65,6 +67,11 @@ struct PolicyChecks {
                 wanted.append((.contentDefinition, n.trimmedText))
             }
             if n.name == "DisplayClaim", let dc = n["DisplayControlReferenceId"] { wanted.append((.displayControl, dc)) }
+            if n.name == "Key", let key = n["StorageReferenceId"], let keys = policyKeys, !keys.contains(key.uppercased()) {
+                throw refuse(
+                    "\(owner) makes a reference to the policy key \"\(key)\", which the tenant does not have (add it to the seed's "
+                        + "tenant.policyKeys, as Identity Experience Framework → Policy keys does in B2C).", n, file: file)
+            }
             if n.name == "Precondition", let claim = n.child("Value")?.trimmedText, !claim.isEmpty {
                 wanted.append((.claimType, claim))
             }

@@ -73,9 +73,14 @@ struct PolicyFile: Sendable {
 /// an upload, and merged along that chain into what a journey runs.
 struct PolicySet: Sendable {
     let tenant: String
+    /// The tenant's policy keys (upper case), which `CryptographicKeys` must name; nil: not checked.
+    let policyKeys: Set<String>?
     private(set) var files: [String: PolicyFile] = [:]
 
-    init(tenant: String) { self.tenant = tenant }
+    init(tenant: String, policyKeys: [String]? = nil) {
+        self.tenant = tenant
+        self.policyKeys = policyKeys.map { Set($0.map { $0.uppercased() }) }
+    }
 
     func file(_ id: String) -> PolicyFile? { files[id.uppercased()] }
     var ids: [String] { files.values.map(\.policyId).sorted { $0.uppercased() < $1.uppercased() } }
@@ -102,7 +107,7 @@ struct PolicySet: Sendable {
     }
 
     /// Every `*.xml` of a folder, uploaded base before child as a deployment does; the first refusal stops the load.
-    static func load(directory: URL, tenant: String) throws -> PolicySet {
+    static func load(directory: URL, tenant: String, policyKeys: [String]? = nil) throws -> PolicySet {
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.lowercased().hasSuffix(".xml") }
             .sorted()
         var pending: [PolicyFile] = []
@@ -124,7 +129,7 @@ struct PolicySet: Sendable {
             }
             pending.append(file)
         }
-        var set = PolicySet(tenant: tenant)
+        var set = PolicySet(tenant: tenant, policyKeys: policyKeys)
         // Base before child: each round uploads the files whose base is loaded (or that have none).
         while !pending.isEmpty {
             let ready = pending.filter { f in f.basePolicyId.map { set.file($0) != nil } ?? true }
@@ -177,6 +182,6 @@ struct PolicySet: Sendable {
         let chain = try chain(id)
         guard let leaf = chain.last else { return }
         let merged = try EffectivePolicy(chain: chain, tenant: tenant)
-        try PolicyChecks(policy: merged, leaf: leaf, tenant: tenant).run()
+        try PolicyChecks(policy: merged, leaf: leaf, tenant: tenant, policyKeys: policyKeys).run()
     }
 }

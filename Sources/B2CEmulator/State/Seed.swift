@@ -18,6 +18,12 @@ public struct EmulatorSeed: Sendable, Equatable {
         /// The appId of the tenant's `b2c-extensions-app`: API connectors name custom attributes
         /// `extension_<this appId without hyphens>_<Name>`. Default: a GUID derived from the tenant id.
         public var extensionsAppId: String?
+        /// The tenant's policy keys (Identity Experience Framework → Policy keys): the key containers a custom policy's
+        /// `CryptographicKeys` may name. Default: what B2C's custom-policy setup creates.
+        public var policyKeys = Tenant.setupPolicyKeys
+        public static let setupPolicyKeys = [
+            "B2C_1A_TokenSigningKeyContainer", "B2C_1A_TokenEncryptionKeyContainer", "B2C_1A_FacebookSecret",
+        ]
 
         public var extensionsAppIdOrDefault: String { extensionsAppId ?? EmulatorStore.derivedGUID("b2c-extensions-app:\(id)") }
     }

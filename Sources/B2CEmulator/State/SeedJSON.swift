@@ -12,6 +12,7 @@ extension EmulatorSeed {
                     "appTokenPolicyClaim": .bool(tenant.appTokenPolicyClaim),
                     "tenantType": .string(tenant.externalId ? "externalId" : "b2c"),
                     "extensionsAppId": tenant.extensionsAppId.map { .string($0) } ?? .null,
+                    "policyKeys": JSONValue(tenant.policyKeys),
                 ].filter { $0.value != .null }),
             "policies": .array(policies.map(\.json)),
             "authenticationExtensions": .array(authenticationExtensions.map(\.json)),
@@ -40,7 +41,9 @@ extension EmulatorSeed {
             "tenant", "policies", "apps", "apis", "users", "authenticationExtensions", "$schema", "description",
         ])
         guard let t = try root.object("tenant") else { throw JSONPathError(path: "$.tenant", message: "is required (an object)") }
-        try t.rejectUnknownKeys(allowed: ["name", "id", "hostAliases", "appTokenPolicyClaim", "tenantType", "extensionsAppId"])
+        try t.rejectUnknownKeys(allowed: [
+            "name", "id", "hostAliases", "appTokenPolicyClaim", "tenantType", "extensionsAppId", "policyKeys",
+        ])
         var tenant = Tenant(
             name: try t.string("name"), id: try guid(t, "id"), hostAliases: try t.stringArray("hostAliases"),
             appTokenPolicyClaim: try t.bool("appTokenPolicyClaim", default: true))
@@ -50,6 +53,13 @@ extension EmulatorSeed {
         }
         tenant.externalId = type == "externalId" || externalId
         if t.has("extensionsAppId") { tenant.extensionsAppId = try guid(t, "extensionsAppId") }
+        if t.has("policyKeys") {
+            tenant.policyKeys = try t.stringArray("policyKeys")
+            for (i, key) in tenant.policyKeys.enumerated() where !key.uppercased().hasPrefix("B2C_1A_") {
+                throw JSONPathError(
+                    path: t.childPath("policyKeys") + "[\(i)]", message: "is '\(key)'; a policy key's name starts with B2C_1A_")
+            }
+        }
         guard tenant.name.contains("."), !tenant.name.contains("/") else {
             throw JSONPathError(path: t.childPath("name"), message: "must be a domain such as contoso.onmicrosoft.com")
         }
