@@ -236,4 +236,99 @@ import Testing
         let returning = try await FederationTests.providerPage(c, again, email: "fay@facebook.example", name: "Fay Book")
         #expect(returning.body.contains("id=\"maskedNumber\">XXXXXXXX0142<"), "\(returning.body.prefix(600))")
     }
+
+    /// A relying party over the example set whose journey asks the app's REST API (`RestfulProvider`) for a claim.
+    static func restfulPolicy(_ url: String) -> String {
+        """
+        <TrustFrameworkPolicy xmlns="http://schemas.microsoft.com/online/cpim/schemas/2013/06" PolicySchemaVersion="0.3.0.0"
+          TenantId="contoso.onmicrosoft.com" PolicyId="B2C_1A_loyalty">
+          <BasePolicy><TenantId>contoso.onmicrosoft.com</TenantId><PolicyId>B2C_1A_TrustFrameworkExtensions</PolicyId></BasePolicy>
+          <BuildingBlocks><ClaimsSchema>
+            <ClaimType Id="loyaltyNumber"><DisplayName>Loyalty number</DisplayName><DataType>string</DataType></ClaimType>
+            <ClaimType Id="tier"><DisplayName>Tier</DisplayName><DataType>int</DataType></ClaimType>
+          </ClaimsSchema></BuildingBlocks>
+          <ClaimsProviders><ClaimsProvider><DisplayName>REST</DisplayName><TechnicalProfiles>
+            <TechnicalProfile Id="REST-GetLoyalty">
+              <DisplayName>Loyalty</DisplayName>
+              <Protocol Name="Proprietary" Handler="Web.TPEngine.Providers.RestfulProvider, Web.TPEngine, Version=1.0.0.0, Culture=neutral, PublicKeyToken=null" />
+              <Metadata>
+                <Item Key="ServiceUrl">\(url)/none/loyalty</Item>
+                <Item Key="AuthenticationType">None</Item>
+                <Item Key="SendClaimsIn">Body</Item>
+              </Metadata>
+              <InputClaims>
+                <InputClaim ClaimTypeReferenceId="objectId" PartnerClaimType="userId" />
+                <InputClaim ClaimTypeReferenceId="email" />
+              </InputClaims>
+              <OutputClaims>
+                <OutputClaim ClaimTypeReferenceId="loyaltyNumber" PartnerClaimType="number" />
+                <OutputClaim ClaimTypeReferenceId="tier" />
+              </OutputClaims>
+            </TechnicalProfile>
+          </TechnicalProfiles></ClaimsProvider></ClaimsProviders>
+          <UserJourneys><UserJourney Id="Loyalty"><OrchestrationSteps>
+            <OrchestrationStep Order="1" Type="CombinedSignInAndSignUp" ContentDefinitionReferenceId="api.signuporsignin">
+              <ClaimsProviderSelections><ClaimsProviderSelection ValidationClaimsExchangeId="Local" /></ClaimsProviderSelections>
+              <ClaimsExchanges><ClaimsExchange Id="Local" TechnicalProfileReferenceId="SelfAsserted-LocalAccountSignin-Email" /></ClaimsExchanges>
+            </OrchestrationStep>
+            <OrchestrationStep Order="2" Type="ClaimsExchange">
+              <ClaimsExchanges><ClaimsExchange Id="Read" TechnicalProfileReferenceId="AAD-UserReadUsingObjectId" /></ClaimsExchanges>
+            </OrchestrationStep>
+            <OrchestrationStep Order="3" Type="ClaimsExchange">
+              <ClaimsExchanges><ClaimsExchange Id="Loyalty" TechnicalProfileReferenceId="REST-GetLoyalty" /></ClaimsExchanges>
+            </OrchestrationStep>
+            <OrchestrationStep Order="4" Type="SendClaims" CpimIssuerTechnicalProfileReferenceId="JwtIssuer" />
+          </OrchestrationSteps></UserJourney></UserJourneys>
+          <RelyingParty>
+            <DefaultUserJourney ReferenceId="Loyalty" />
+            <TechnicalProfile Id="PolicyProfile">
+              <Protocol Name="OpenIdConnect" />
+              <OutputClaims>
+                <OutputClaim ClaimTypeReferenceId="objectId" PartnerClaimType="sub" />
+                <OutputClaim ClaimTypeReferenceId="loyaltyNumber" PartnerClaimType="loyalty_number" />
+                <OutputClaim ClaimTypeReferenceId="tier" />
+              </OutputClaims>
+              <SubjectNamingInfo ClaimType="sub" />
+            </TechnicalProfile>
+          </RelyingParty>
+        </TrustFrameworkPolicy>
+        """
+    }
+
+    @Test func aRestfulProfileSendsTheClaimsAndItsAnswerReachesTheToken() async throws {
+        let endpoint = try ConnectorEndpoint()
+        defer { endpoint.stop() }
+        let t = try await Self.tenantWithExamples()
+        defer { Task { await t.stop() } }
+        let dir = try CustomPolicyTests.folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try Data(Self.restfulPolicy(endpoint.http).utf8).write(to: dir.appendingPathComponent("Loyalty.xml"))
+        try t.emulator.customPolicies.load(directory: dir)
+        try await endpoint.queue(t, [["status": 200, "body": ["number": "L-0042", "tier": 3]]])
+        let b = Browser(t)
+        let pkce = PKCE()
+        let page = try await b.get(authorizeURL(policy: "B2C_1A_loyalty", pkce: pkce))
+        let done = try await b.submit(page, form: "localAccountForm", ["signInName": alice.email, "password": alice.password])
+        let code = try #require(done.redirectParams["code"], "\(done.status) \(done.body.prefix(600))")
+        let id = try claims(
+            try await t.token("B2C_1A_loyalty", redeemForm(code: code, verifier: pkce.verifier)).json["id_token"]?.stringValue)
+        #expect(id["loyalty_number"]?.stringValue == "L-0042" && id["tier"]?.doubleValue == 3, "\(id)")
+        // What the API received: the input claims by their partner names, as JSON.
+        let call = try #require(try await endpoint.received(t).last)
+        #expect(call["body"]?["userId"]?.stringValue == alice.oid && call["body"]?["email"]?.stringValue == alice.email, "\(call)")
+        #expect(call["path"]?.stringValue == "/none/loyalty")
+        // B2C's error contract (409 with userMessage) ends the journey with that message; another status with B2C's.
+        try await endpoint.queue(t, [["status": 409, "body": ["version": "1.0.0", "status": 409, "userMessage": "No loyalty here."]]])
+        let refused = try await Browser(t).submit(
+            try await Browser(t).get(authorizeURL(policy: "B2C_1A_loyalty")), form: "localAccountForm",
+            ["signInName": alice.email, "password": alice.password])
+        #expect(refused.body.contains("No loyalty here."), "\(refused.status) \(refused.body.prefix(600))")
+        try await endpoint.queue(t, [["status": 500, "body": "oops"]])
+        let broken = try await Browser(t).submit(
+            try await Browser(t).get(authorizeURL(policy: "B2C_1A_loyalty")), form: "localAccountForm",
+            ["signInName": alice.email, "password": alice.password])
+        #expect(broken.body.contains("returned HTTP error response with Code &#39;500&#39;"), "\(broken.body.prefix(900))")
+        let callouts = try await t.admin(.GET, "/callouts")
+        #expect(callouts.body.contains("\"kind\":\"restful\"") && callouts.body.contains("REST-GetLoyalty"), "\(callouts.body.prefix(400))")
+    }
 }

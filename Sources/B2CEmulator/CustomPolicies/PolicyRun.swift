@@ -36,6 +36,8 @@ struct PolicyRun {
     let now: Int
     /// The recorder's note for this journey: what happened, with what.
     let note: (String, [String: JSONValue]) -> Void
+    /// The journey's id, for the callouts' records.
+    var journeyID: String? = nil
 
     /// What the walk stopped at.
     enum Stop {
@@ -193,6 +195,7 @@ struct PolicyRun {
         switch profile.handler {
         case .directory: returned = try directory(profile, inputs, bag)
         case .openIdConnect where Self.isLocalPasswordCheck(profile): returned = try passwordCheck(profile, inputs)
+        case .restful: returned = try await restful(profile, inputs)
         case .claimsTransformation, .none, .noopSession, .defaultSession, .externalLoginSession, .oauthSession, .samlSession:
             returned = [:]
         default:

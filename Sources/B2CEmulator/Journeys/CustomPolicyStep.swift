@@ -217,7 +217,7 @@ struct CustomPolicyStep: OrchestrationStep {
         let journeys = store.journeys, id = tx.id
         return PolicyRun(
             policy: effective, resolvers: resolvers, store: store, tenantName: seed.tenant.name, now: clock.now(),
-            note: { name, detail in journeys.note(id, .claims, name, detail) })
+            note: { name, detail in journeys.note(id, .claims, name, detail) }, journeyID: id)
     }
 
     // MARK: the page's submit

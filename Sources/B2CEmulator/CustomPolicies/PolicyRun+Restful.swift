@@ -1,0 +1,90 @@
+import B2CProtocol
+import Foundation
+import NIOCore
+
+/// `RestfulProvider`: the app's own REST API (reference: b2c-custom-policies.md, RESTful technical profile). The input
+/// claims go as a JSON body by their partner names (`SendClaimsIn` `Body`, the default) or in the query (`QueryString`);
+/// a 200 answer's JSON gives the output claims by partner name; a 409 answer is B2C's error contract, its `userMessage`
+/// shown on the page that called; anything else ends the journey with B2C's message. Every call is in the recorder and
+/// `/_admin/callouts`.
+extension PolicyRun {
+    func restful(_ profile: TechnicalProfile, _ inputs: [String: ClaimValue]) async throws -> [String: ClaimValue] {
+        guard let url = profile.metadata("ServiceUrl").map(resolvers.resolve), url.hasPrefix("http://") || url.hasPrefix("https://")
+        else {
+            throw CustomPolicyError(
+                code: "AADB2C90250", message: "The technical profile '\(profile.id)' has no ServiceUrl the tenant can call.")
+        }
+        let auth = profile.metadata("AuthenticationType") ?? "None"
+        guard auth == "None" else {
+            throw CustomPolicyError(
+                code: "AADB2C90250",
+                message: "The technical profile '\(profile.id)' authenticates with \(auth); the local tenant calls REST APIs with "
+                    + "AuthenticationType None only (its policy keys hold no values).")
+        }
+        let body = JSONValue.object(inputs.mapValues(Self.json))
+        let target: String
+        switch profile.metadata("SendClaimsIn") ?? "Body" {
+        case "Body": target = url
+        case "QueryString":
+            target =
+                url + (url.contains("?") ? "&" : "?") + FormEncoding.encode(inputs.map { ($0.key, $0.value.text) }.sorted { $0.0 < $1.0 })
+        case let other:
+            throw CustomPolicyError(
+                code: "AADB2C90250",
+                message: "The technical profile '\(profile.id)' sends its claims in \(other); the tenant sends Body or QueryString.")
+        }
+        var record = CalloutRecord(
+            at: now, kind: "restful", step: profile.id, policy: policy.id, url: target, request: body, attempts: 0, durationMs: 0,
+            outcome: "")
+        record.journey = journeyID
+        let timeout = Int64(profile.metadata("Timeout").flatMap(Int.init) ?? 30)
+        let outcome = await CalloutHTTP.post(target, json: body, headers: [], tls: nil, timeout: .seconds(timeout), retries: 0)
+        (record.attempts, record.durationMs) = (outcome.attempts, outcome.durationMs)
+        defer { store.recordCallout(record) }
+        let answer: CalloutHTTP.Answer
+        switch outcome.answer {
+        case .failure:
+            record.outcome = "AADB2C90075"
+            throw CustomPolicyError(
+                code: "AADB2C90075",
+                message: "The claims exchange '\(profile.id)' did not answer: the REST API at \(target) could not be reached.")
+        case .success(let a): answer = a
+        }
+        record.status = answer.status
+        record.response = String(decoding: answer.body.prefix(16_384), as: UTF8.self)
+        let json = (try? JSONValue.parse(answer.body))?.objectValue
+        switch answer.status {
+        case 200:
+            guard let json else {
+                record.outcome = "AADB2C90261"
+                throw CustomPolicyError(
+                    code: "AADB2C90261",
+                    message: "The claims exchange '\(profile.id)' returned HTTP error response that could not be parsed.")
+            }
+            record.outcome = "continue"
+            var out: [String: ClaimValue] = [:]
+            for (name, value) in json {
+                switch value {
+                case .string(let s): out[name] = .string(s)
+                case .bool(let b): out[name] = .bool(b)
+                case .array(let items): out[name] = .collection(items.compactMap(\.stringValue))
+                case .number(let n) where n == n.rounded() && abs(n) < 1e15: out[name] = .int(Int(n))
+                case .null: break
+                default: out[name] = .string(value.serialized())
+                }
+            }
+            return out
+        case 409:
+            // B2C's error contract: {"version", "status": 409, "userMessage", "code"?, "requestId"?, "developerMessage"?}.
+            let message = json?["userMessage"]?.stringValue ?? "The REST API refused the request."
+            record.outcome = "validationError"
+            throw CustomPolicyError(code: "AADB2C90075", message: message, onPage: true)
+        default:
+            record.outcome = "AADB2C90075"
+            throw CustomPolicyError(
+                code: "AADB2C90075",
+                message: "The claims exchange '\(profile.id)' returned HTTP error response with Code '\(answer.status)' and Reason "
+                    + "'\(answer.reason)'.")
+        }
+    }
+}
