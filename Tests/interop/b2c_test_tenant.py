@@ -72,3 +72,28 @@ def verify_with_pyjwt(token, policy, audience, policy_claim=True):
     if policy_claim:
         check(claims.get("tfp", claims.get("acr", "")).lower() == policy.lower(), f"policy claim of {claims}")
     return claims
+
+
+def scripted_browser(agent, email, password):
+    """Makes the scripted agent at `agent` Python's `$BROWSER` for `email`: `webbrowser` runs `$BROWSER` as one program and
+    waits for it, as a browser's launcher returns at once; a small launcher starts the agent in the background (its output
+    kept in a log for a failure), so that msal's loopback listener can take its answer. Returns (read_log, clean_up)."""
+    import shlex
+    import tempfile
+
+    log = tempfile.NamedTemporaryFile(prefix="b2c-agent-", suffix=".log", delete=False).name
+    launcher = tempfile.NamedTemporaryFile("w", prefix="b2c-browser-", suffix=".sh", delete=False)
+    launcher.write(f"#!/bin/sh\n{shlex.quote(agent)} \"$1\" >>{shlex.quote(log)} 2>&1 &\n")
+    launcher.close()
+    os.chmod(launcher.name, 0o700)
+    os.environ.update({"BROWSER": launcher.name, "B2C_AGENT_EMAIL": email, "B2C_AGENT_PASSWORD": password, "B2C_AGENT_CA": CA})
+
+    def read_log():
+        with open(log) as f:
+            return f.read()
+
+    def clean_up():
+        os.unlink(launcher.name)
+        os.unlink(log)
+
+    return read_log, clean_up

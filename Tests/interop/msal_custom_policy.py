@@ -7,25 +7,17 @@ Usage: python msal_custom_policy.py BASE_URL CA_FILE AGENT_PATH
 Prints one JSON line; exit 0 on success.
 """
 import json
-import os
-import shlex
 import sys
-import tempfile
 
 import msal
 
-from b2c_test_tenant import ALICE, CLIENT_ID, SCOPE, TENANT, TENANT_ID, BASE, CA, check, verify_with_pyjwt
+from b2c_test_tenant import ALICE, BASE, CA, CLIENT_ID, SCOPE, TENANT, TENANT_ID, check, scripted_browser, verify_with_pyjwt
 
 POLICY = "B2C_1A_signup_signin"
-log = tempfile.NamedTemporaryFile(prefix="b2c-agent-", suffix=".log", delete=False).name
-launcher = tempfile.NamedTemporaryFile("w", prefix="b2c-browser-", suffix=".sh", delete=False)
-launcher.write(f"#!/bin/sh\n{shlex.quote(sys.argv[3])} \"$1\" >>{shlex.quote(log)} 2>&1 &\n")
-launcher.close()
-os.chmod(launcher.name, 0o700)
-os.environ.update({"BROWSER": launcher.name, "B2C_AGENT_EMAIL": ALICE[0], "B2C_AGENT_PASSWORD": ALICE[1], "B2C_AGENT_CA": CA})
+agent_log, clean_up = scripted_browser(sys.argv[3], ALICE[0], ALICE[1])
 app = msal.PublicClientApplication(CLIENT_ID, authority=f"{BASE}/{TENANT}/{POLICY}", verify=CA)
 result = app.acquire_token_interactive([SCOPE], timeout=60, prompt="login")
-check("access_token" in result, f"interactive sign-in failed: {result}; the agent said: {open(log).read()}")
+check("access_token" in result, f"interactive sign-in failed: {result}; the agent said: {agent_log()}")
 claims = verify_with_pyjwt(result["id_token"], POLICY, CLIENT_ID)
 check(claims["sub"] == ALICE[2] and claims["tid"] == TENANT_ID and claims["email"] == ALICE[0], f"claims {claims}")
 check("oid" not in claims and "emails" not in claims and "tfp" not in claims, f"user-flow claims in {claims}")
@@ -36,5 +28,4 @@ check(refreshed and "id_token" in refreshed, f"refresh through the Token journey
 again = verify_with_pyjwt(refreshed["id_token"], POLICY, CLIENT_ID)
 check(again["sub"] == claims["sub"] and again["email"] == claims["email"], f"refreshed claims {again}")
 print(json.dumps({"account": account["home_account_id"], "acr": claims["acr"], "refreshedSub": again["sub"]}))
-os.unlink(launcher.name)
-os.unlink(log)
+clean_up()
