@@ -99,7 +99,10 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Mustache", package: "swift-mustache"),
-            ]
+            ],
+            // ICU as Foundation ships it (`_FoundationICU`): a custom policy's regular expressions run with ICU's match time
+            // limit, which NSRegularExpression does not offer (CustomPolicies/PolicyRegex.swift).
+            linkerSettings: [.linkedLibrary("_FoundationICU")]
         ),
         // The client's commands. It does not link the emulator: `b2c emulator …` and `b2c demo` hand over to b2c-emulator,
         // so that a token cache hit does not pay for the tenant's code at start-up (bench/README.md, "lean client").

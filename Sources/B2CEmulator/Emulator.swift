@@ -55,7 +55,7 @@ public final class B2CEmulator: Sendable {
         }
         issuer = TokenIssuer(seed: seed, store: store, clock: clock, keys: keys)
         let customPolicies = try CustomPolicies(
-            tenant: seed.tenant.name, policyKeys: seed.tenant.policyKeys, store: store, clock: clock)
+            tenant: seed.tenant.name, policyKeys: seed.tenant.allPolicyKeys, store: store, clock: clock)
         self.customPolicies = customPolicies
         pages = PageRenderer(tenantName: seed.tenant.name, clock: clock, seed: seed)
         let sessions = Sessions(store: store, tenantID: seed.tenant.id)

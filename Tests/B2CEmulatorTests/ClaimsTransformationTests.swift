@@ -1,3 +1,4 @@
+import B2CProtocol
 import Foundation
 import Testing
 
@@ -142,6 +143,86 @@ import Testing
                 "alternativeSecurityId"]?.text)
         #expect(altSecId.contains(#""issuer":"Facebook.com""#) && altSecId.contains(#""issuerUserId":"MTIzMzQ=""#), "\(altSecId)")
         #expect(T.methods.count >= 30)
+    }
+}
+
+/// The JSON, phone-number and pattern methods against the reference pages' examples.
+@Suite struct StructuredTransformationTests {
+    typealias T = ClaimsTransformations
+
+    @Test func generateJsonBuildsTheSendGridBodyOfTheReferencePage() throws {
+        let out = try ClaimsTransformationTests.run(
+            "GenerateJson",
+            [
+                "personalizations.0.to.0.email": .string("someone@example.com"),
+                "personalizations.0.dynamic_template_data.otp": .string("346349"),
+                "personalizations.0.dynamic_template_data.verify-email": .string("someone@example.com"),
+            ],
+            [
+                "template_id": "d-989077fbba9746e89f3f6411f596fb96", "from.email": "service@contoso.com",
+                "personalizations.0.dynamic_template_data.subject": "Contoso account email verification code",
+            ])
+        let json = try JSONValue.parse(try #require(out["outputClaim"]?.text))
+        let expected = try JSONValue.parse(
+            #"{"personalizations":[{"to":[{"email":"someone@example.com"}],"dynamic_template_data":{"otp":"346349","#
+                + #""verify-email":"someone@example.com","subject":"Contoso account email verification code"}}],"#
+                + #""template_id":"d-989077fbba9746e89f3f6411f596fb96","from":{"email":"service@contoso.com"}}"#)
+        #expect(json == expected)
+        #expect(
+            try ClaimsTransformationTests.run(
+                "GetNumericClaimFromJson", ["inputJson": .string(#"{"emailAddress":"a@b.c","loyaltyNumber":1234}"#)],
+                ["claimToExtract": "loyaltyNumber"]) == ["extractedClaim": .int(1234)])
+        #expect(
+            try ClaimsTransformationTests.run("GetSingleValueFromJsonArray", ["inputJsonClaim": .string(#"["someone@example.com", true]"#)])
+                == ["extractedClaim": .string("someone@example.com")])
+        #expect(
+            try ClaimsTransformationTests.run(
+                "GetClaimFromJson", ["inputJson": .string(#"{"a":{"b":[{"c":"deep"}]}}"#)], ["claimToExtract": "a.b.0.c"])
+                == ["extractedClaim": .string("deep")])
+    }
+
+    @Test func phoneNumbersAreReadIntoE164AndSplitByCountry() throws {
+        #expect(
+            try ClaimsTransformationTests.run("ConvertStringToPhoneNumberClaim", ["inputClaim": .string("+1 (123) 456-7890")])
+                == ["outputClaim": .string("+11234567890")])
+        #expect(
+            try ClaimsTransformationTests.run(
+                "ConvertStringToPhoneNumberClaim", ["phoneNumberString": .string("020 7946 0958"), "country": .string("GB")])
+                == ["outputClaim": .string("+442079460958")])
+        #expect(
+            throws: TransformationFailure.assertion(
+                key: "UserMessageIfClaimsTransformationInvalidPhoneNumber", fallback: "The phone number you provided is not valid.")
+        ) {
+            try ClaimsTransformationTests.run("ConvertStringToPhoneNumberClaim", ["inputClaim": .string("call me maybe")])
+        }
+        let german = ["phoneNumber": ClaimValue.string("+49 (123) 456-7890")]
+        #expect(
+            try ClaimsTransformationTests.run(
+                "GetNationalNumberAndCountryCodeFromPhoneNumberString", german, ["countryCodeType": "ISO3166"])
+                == ["nationalNumber": .string("1234567890"), "countryCode": .string("DE")])
+        #expect(
+            try ClaimsTransformationTests.run(
+                "GetNationalNumberAndCountryCodeFromPhoneNumberString", german, ["countryCodeType": "CallingCode"])
+                == ["nationalNumber": .string("1234567890"), "countryCode": .string("+49")])
+        let bad = ["phoneNumber": ClaimValue.string("12")]
+        #expect(try ClaimsTransformationTests.run("GetNationalNumberAndCountryCodeFromPhoneNumberString", bad).isEmpty)
+        #expect(throws: TransformationFailure.self) {
+            try ClaimsTransformationTests.run(
+                "GetNationalNumberAndCountryCodeFromPhoneNumberString", bad, ["throwExceptionOnFailure": "true"])
+        }
+        #expect(
+            try ClaimsTransformationTests.run("ConvertPhoneNumberClaimToString", ["phoneNumber": .string("+11234567890")])
+                == ["phoneNumberString": .string("+11234567890")])
+    }
+
+    @Test func setClaimsIfRegexMatchSetsTheValueAndTheResult() throws {
+        let parameters = ["matchTo": "^[0-9]{4,16}$", "outputClaimIfMatched": "isPhone"]
+        #expect(
+            try ClaimsTransformationTests.run("SetClaimsIfRegexMatch", ["claimToMatch": .string("0123456789")], parameters)
+                == ["outputClaim": .string("isPhone"), "regexCompareResultClaim": .bool(true)])
+        #expect(
+            try ClaimsTransformationTests.run("SetClaimsIfRegexMatch", ["claimToMatch": .string("someone@contoso.com")], parameters)
+                == ["regexCompareResultClaim": .bool(false)])
     }
 }
 

@@ -1,6 +1,7 @@
 import B2CKit
 import B2CProtocol
 import Foundation
+import Synchronization
 import Testing
 
 @testable import B2CEmulator
@@ -232,7 +233,9 @@ import Testing
         #expect(wrote.status == 0 && wrote.stdout.contains("TrustFrameworkBase.xml"), "\(wrote.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == names)
         for name in names {
-            #expect(try Data(contentsOf: dir.appendingPathComponent(name)) == Data(contentsOf: Self.examples.appendingPathComponent(name)), "\(name) differs")
+            #expect(
+                try Data(contentsOf: dir.appendingPathComponent(name)) == Data(contentsOf: Self.examples.appendingPathComponent(name)),
+                "\(name) differs")
         }
         #expect(try PolicySet.load(directory: dir, tenant: Self.tenant).ids.count == names.count)
         try Data("mine".utf8).write(to: dir.appendingPathComponent("ProfileEdit.xml"))
@@ -330,5 +333,26 @@ import Testing
         #expect(v.problem(claimType: "email", value: "not an address") == "Please enter a valid email address.")
         #expect(v.problem(claimType: "email", value: "alice@contoso.com") == nil)
         #expect(v.problem(claimType: "displayName", value: "anything") == nil)
+    }
+
+    /// A pattern that backtracks without end (`^(a+)+$` against thirty-odd `a`s and a `!`: 2^33 paths) stops at ICU's time
+    /// limit: a failed match, the page's help text, a note for the recorder, and the request goes on.
+    @Test func aPatternThatBacktracksForeverIsAFailedMatchNotAHang() throws {
+        let dir = try Self.folder("TrustFrameworkBase.xml") {
+            $0.replacingOccurrences(
+                of: #"<ClaimType Id="reenterPassword">"#,
+                with: #"<ClaimType Id="nickname"><DataType>string</DataType><Restriction><Pattern RegularExpression="^(a+)+$" "#
+                    + #"HelpText="Only a's." /></Restriction></ClaimType><ClaimType Id="reenterPassword">"#)
+        }
+        let policy = try PolicySet.load(directory: dir, tenant: Self.tenant).effective("B2C_1A_signup_signin")
+        let notes = Mutex<[String]>([])
+        let v = ClaimValidation(policy: policy) { name, _ in notes.withLock { $0.append(name) } }
+        #expect(v.problem(claimType: "nickname", value: "aaaa") == nil)
+        #expect(notes.withLock { $0 }.isEmpty)
+        #expect(v.problem(claimType: "nickname", value: String(repeating: "a", count: 34) + "!") == "Only a's.")
+        #expect(notes.withLock { $0 } == ["a pattern ran out of time"])
+        #expect(PolicyRegex.compile("^(a+)+$")?.matches(String(repeating: "a", count: 40) + "!") == .timedOut)
+        #expect(PolicyRegex.compile("[a-z]+@[a-z]+")?.matches("x alice@contoso y") == .match)
+        #expect(PolicyRegex.compile("(unclosed") == nil)
     }
 }

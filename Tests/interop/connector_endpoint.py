@@ -133,7 +133,8 @@ class Handler(QuietHandler):
         url = urllib.parse.urlsplit(self.path)
         extension = url.path.startswith("/extension/")
         record = {"path": self.path, "authorization": authorization, "contentType": self.headers.get("Content-Type"),
-                  "body": json.loads(body or b"null"), "clientCN": cn, "token": "pending" if extension else None}
+                  "body": json.loads(body or b"null"), "clientCN": cn, "token": "pending" if extension else None,
+                  "apiKey": self.headers.get("x-functions-key")}
         with lock:
             requests.append(record)
             answer = answers.pop(0) if answers else {"status": 200, "body": {"version": "1.0.0", "action": "Continue"}}

@@ -1,3 +1,4 @@
+import B2CProtocol
 import Foundation
 
 /// What a page's value must be, from its claim type (reference: claimsschema.md, predicates.md): a `Restriction/Pattern`
@@ -6,12 +7,14 @@ import Foundation
 /// `IsLengthRange`, `MatchesRegex`, `IncludesCharacters`, `IsDateRange`.
 struct ClaimValidation {
     let policy: EffectivePolicy
+    /// The recorder's note: a pattern that ran out of time is the policy author's to know of.
+    var note: (String, [String: JSONValue]) -> Void = { _, _ in }
 
     /// The first thing wrong with `value` for the claim type, in the policy's words; nil when it is fine.
     func problem(claimType id: String, value: String) -> String? {
         guard let claim = policy.element(.claimType, id) else { return nil }
         if let pattern = claim.at("Restriction/Pattern"), let regex = PolicyRegex.compile(pattern["RegularExpression"] ?? "") {
-            if !Self.matches(regex, value) { return pattern["HelpText"] ?? "The value is not in the expected format." }
+            if !matches(regex, claim: id, value) { return pattern["HelpText"] ?? "The value is not in the expected format." }
         }
         guard let reference = claim.child("PredicateValidationReference")?["Id"],
             let validation = policy.element(.predicateValidation, reference)
@@ -20,7 +23,7 @@ struct ClaimValidation {
             let references = group.at("PredicateReferences")
             let predicates = references?.all("PredicateReference").compactMap { $0["Id"] } ?? []
             let needed = Int(references?["MatchAtLeast"] ?? "") ?? predicates.count
-            let failing = predicates.filter { id in policy.element(.predicate, id).map { !Self.holds($0, value) } ?? false }
+            let failing = predicates.filter { p in policy.element(.predicate, p).map { !holds($0, value, claim: id) } ?? false }
             if predicates.count - failing.count < needed {
                 let predicateText = failing.compactMap { policy.element(.predicate, $0) }.compactMap {
                     $0.child("UserHelpText")?.trimmedText ?? $0["HelpText"]
@@ -31,12 +34,21 @@ struct ClaimValidation {
         return nil
     }
 
-    static func matches(_ regex: NSRegularExpression, _ value: String) -> Bool {
-        regex.firstMatch(in: value, range: NSRange(value.startIndex..., in: value)) != nil
+    /// A match within ICU's time limit; a pattern that runs out of time does not match, and the recorder says so.
+    private func matches(_ regex: PolicyRegex, claim: String, _ value: String) -> Bool {
+        switch regex.matches(value) {
+        case .match: return true
+        case .noMatch: return false
+        case .timedOut:
+            note(
+                "a pattern ran out of time",
+                ["claimType": .string(claim), "pattern": .string(regex.pattern), "characters": JSONValue(value.count)])
+            return false
+        }
     }
 
     /// One predicate of B2C's four methods; an unknown method holds (the upload checks said nothing of it).
-    static func holds(_ predicate: PolicyNode, _ value: String) -> Bool {
+    func holds(_ predicate: PolicyNode, _ value: String, claim: String) -> Bool {
         var parameters: [String: String] = [:]
         for p in predicate.at("Parameters")?.all("Parameter") ?? [] { parameters[p["Id"] ?? ""] = p.trimmedText }
         switch predicate["Method"] ?? "" {
@@ -44,7 +56,7 @@ struct ClaimValidation {
             let minimum = Int(parameters["Minimum"] ?? "") ?? 0, maximum = Int(parameters["Maximum"] ?? "") ?? Int.max
             return (minimum...maximum).contains(value.count)
         case "MatchesRegex":
-            return PolicyRegex.compile(parameters["RegularExpression"] ?? "").map { matches($0, value) } ?? false
+            return PolicyRegex.compile(parameters["RegularExpression"] ?? "").map { matches($0, claim: claim, value) } ?? false
         case "IncludesCharacters":
             let set = parameters["CharacterSet"] ?? ""
             let wanted: (Character) -> Bool

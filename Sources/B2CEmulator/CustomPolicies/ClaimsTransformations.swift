@@ -124,7 +124,9 @@ enum ClaimsTransformations {
         return out
     }
 
-    private static let table: [String: @Sendable (Call) throws -> Inputs] = [
+    private static let table = core.merging(structured) { first, _ in first }
+
+    private static let core: [String: @Sendable (Call) throws -> Inputs] = [
         // String
         "AssertStringClaimsAreEqual": { c in
             let ignore = (c.parameters["stringComparison"] ?? "ordinal").lowercased() == "ordinalignorecase"
@@ -272,12 +274,7 @@ enum ClaimsTransformations {
         },
         // JSON
         "GetClaimFromJson": { c in
-            guard let json = try? JSONValue.parse(try c.string("inputJson")) else {
-                throw TransformationFailure.input("the input claim 'inputJson' is not JSON")
-            }
-            let path = try c.parameter("claimToExtract").split(separator: ".").map(String.init)
-            let value = path.reduce(json as JSONValue?) { node, key in node?[key] }
-            guard let value, value != .null else { return [:] }
+            guard let value = try json(c, "inputJson", path: try c.parameter("claimToExtract")) else { return [:] }
             return ["extractedClaim": .string(value.stringValue ?? value.serialized())]
         },
         // Social accounts

@@ -32,6 +32,7 @@ struct PolicyChecks {
         if let rp = policy.relyingParty { try references(in: rp, owner: "RelyingParty", file: leaf.source) }
         for (id, tp) in policy.all(.technicalProfile) { try protocolOf(tp, id) }
         for (id, claim) in policy.all(.claimType) { try patterns(claim, id) }
+        try subJourneyCycles()
         if let rp = policy.relyingParty, rp.child("DefaultUserJourney") == nil {
             throw refuse("The relying party has no DefaultUserJourney.", rp, file: leaf.source)
         }
@@ -86,6 +87,23 @@ struct PolicyChecks {
                         + "with that id.", n, file: file)
             }
         }
+    }
+
+    /// Sub-journeys that invoke one another in a circle (`A → B → A`) are refused, as base policies in a circle are.
+    private func subJourneyCycles() throws {
+        func invoked(_ node: PolicyNode) -> [String] {
+            node.descendants.filter { $0.name == "Candidate" }.compactMap { $0["SubJourneyReferenceId"] }
+        }
+        func visit(_ id: String, _ path: [String]) throws {
+            if let start = path.firstIndex(where: { $0.caseInsensitiveCompare(id) == .orderedSame }) {
+                let circle = (path[start...] + [id]).joined(separator: " → ")
+                throw refuse(
+                    "The sub-journeys form a cycle: \(circle).", policy.element(.subJourney, id)!, file: policy.file(of: .subJourney, id))
+            }
+            guard let node = policy.element(.subJourney, id) else { return }
+            for next in invoked(node) { try visit(next, path + [id]) }
+        }
+        for id in policy.all(.subJourney).keys.sorted() { try visit(id, []) }
     }
 
     private func protocolOf(_ tp: PolicyNode, _ id: String) throws {

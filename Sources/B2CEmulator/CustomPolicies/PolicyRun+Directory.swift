@@ -130,4 +130,34 @@ extension PolicyRun {
         }
         return c
     }
+
+    // MARK: protocols answered locally
+
+    /// The starter pack's `login-NonInteractive`: an OpenID Connect password grant to `login.microsoftonline.com`, answered
+    /// here against the directory and never sent out.
+    static func isLocalPasswordCheck(_ profile: TechnicalProfile) -> Bool {
+        [profile.metadata("METADATA"), profile.metadata("authorization_endpoint")].contains {
+            $0?.lowercased().contains("login.microsoftonline.com") == true
+        }
+    }
+
+    func passwordCheck(_ profile: TechnicalProfile, _ inputs: [String: ClaimValue]) throws -> [String: ClaimValue] {
+        let username = inputs["username"]?.text ?? "", password = inputs["password"]?.text ?? ""
+        switch try store.passwordCheck(email: username, password: password) {
+        case .noUser:
+            throw CustomPolicyError(
+                code: "AADB2C99002",
+                message: profile.metadata("UserMessageIfClaimsPrincipalDoesNotExist") ?? "We can't seem to find your account.",
+                onPage: true)
+        case .wrongPassword:
+            throw CustomPolicyError(
+                code: "AADB2C90225", message: profile.metadata("UserMessageIfInvalidPassword") ?? "Your password is incorrect.",
+                onPage: true)
+        case .user(let user):
+            return [
+                "oid": .string(user.oid), "sub": .string(user.oid), "tid": .string(tenantName), "given_name": .string(user.givenName),
+                "family_name": .string(user.surname), "name": .string(user.displayName), "upn": .string("\(user.oid)@\(tenantName)"),
+            ]
+        }
+    }
 }

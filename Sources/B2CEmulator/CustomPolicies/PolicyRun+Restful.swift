@@ -14,14 +14,19 @@ extension PolicyRun {
             throw CustomPolicyError(
                 code: "AADB2C90250", message: "The technical profile '\(profile.id)' has no ServiceUrl the tenant can call.")
         }
-        let auth = profile.metadata("AuthenticationType") ?? "None"
-        guard auth == "None" else {
-            throw CustomPolicyError(
-                code: "AADB2C90250",
-                message: "The technical profile '\(profile.id)' authenticates with \(auth); the local tenant calls REST APIs with "
-                    + "AuthenticationType None only (its policy keys hold no values).")
+        let headers = try authorization(profile)
+        let body: JSONValue
+        if let claim = profile.metadata("ClaimUsedForRequestPayload").map(claimTypeID) {
+            // One claim's value is the whole body (a JSON document a GenerateJson transformation made).
+            guard let text = inputs.first(where: { claimTypeID($0.key) == claim })?.value.text, let json = try? JSONValue.parse(text) else {
+                throw CustomPolicyError(
+                    code: "AADB2C90250",
+                    message: "The technical profile '\(profile.id)' sends the claim '\(claim)' as its body, and it holds no JSON.")
+            }
+            body = json
+        } else {
+            body = JSONValue.object(inputs.mapValues(Self.json))
         }
-        let body = JSONValue.object(inputs.mapValues(Self.json))
         let target: String
         switch profile.metadata("SendClaimsIn") ?? "Body" {
         case "Body": target = url
@@ -38,7 +43,7 @@ extension PolicyRun {
             outcome: "")
         record.journey = journeyID
         let timeout = Int64(profile.metadata("Timeout").flatMap(Int.init) ?? 30)
-        let outcome = await CalloutHTTP.post(target, json: body, headers: [], tls: nil, timeout: .seconds(timeout), retries: 0)
+        let outcome = await CalloutHTTP.post(target, json: body, headers: headers, tls: nil, timeout: .seconds(timeout), retries: 0)
         (record.attempts, record.durationMs) = (outcome.attempts, outcome.durationMs)
         defer { store.recordCallout(record) }
         let answer: CalloutHTTP.Answer
@@ -85,6 +90,42 @@ extension PolicyRun {
                 code: "AADB2C90075",
                 message: "The claims exchange '\(profile.id)' returned HTTP error response with Code '\(answer.status)' and Reason "
                     + "'\(answer.reason)'.")
+        }
+    }
+
+    /// The request's credentials, from the profile's `CryptographicKeys` and the tenant's policy keys (reference: RESTful
+    /// technical profile): `Basic` (`BasicAuthenticationUsername`, `BasicAuthenticationPassword`), `Bearer`
+    /// (`BearerAuthenticationToken`), `ApiKeyHeader` (each key's `Id` is the header's name). A client certificate is
+    /// refused: the tenant's policy keys hold text, not certificates.
+    func authorization(_ profile: TechnicalProfile) throws -> [(String, String)] {
+        let auth = profile.metadata("AuthenticationType") ?? "None"
+        let keys = profile.node.child("CryptographicKeys")?.all("Key") ?? []
+        func secret(_ id: String) throws -> String {
+            guard let key = keys.first(where: { $0["Id"] == id }), let name = key["StorageReferenceId"] else {
+                throw CustomPolicyError(
+                    code: "AADB2C90250", message: "The technical profile '\(profile.id)' authenticates with \(auth) and has no key '\(id)'."
+                )
+            }
+            guard let value = policyKeys.first(where: { $0.key.caseInsensitiveCompare(name) == .orderedSame })?.value else {
+                throw CustomPolicyError(
+                    code: "AADB2C90250",
+                    message: "The policy key '\(name)' that '\(profile.id)' sends has no value; give it one in the seed's "
+                        + "tenant.policyKeyValues.")
+            }
+            return value
+        }
+        switch auth {
+        case "None": return []
+        case "Basic":
+            let pair = "\(try secret("BasicAuthenticationUsername")):\(try secret("BasicAuthenticationPassword"))"
+            return [("Authorization", "Basic " + Data(pair.utf8).base64EncodedString())]
+        case "Bearer": return [("Authorization", "Bearer " + (try secret("BearerAuthenticationToken")))]
+        case "ApiKeyHeader": return try keys.compactMap { $0["Id"] }.map { ($0, try secret($0)) }
+        default:
+            throw CustomPolicyError(
+                code: "AADB2C90250",
+                message: "The technical profile '\(profile.id)' authenticates with \(auth); the local tenant sends None, Basic, Bearer "
+                    + "or ApiKeyHeader.")
         }
     }
 }

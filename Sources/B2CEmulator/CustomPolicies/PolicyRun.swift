@@ -22,6 +22,19 @@ struct PolicyJourneyState: Codable, Sendable {
     var verified: [String] = []
     /// The phone factor's number on record (its input claim), when the person has one.
     var phoneOnRecord: String?
+    /// The display controls of the page whose code was sent (`sent`) or verified (`verified`), by control id.
+    var controls: [String: String] = [:]
+    /// The codes issued in this journey by identifier (an address, a number, an OTP identifier), hashed.
+    var codes: [String: IssuedCode] = [:]
+    /// The sub-journeys the walk is inside (`InvokeSubJourney`), innermost last; `order` is then the sub-journey's.
+    var calls: [SubJourneyCall] = []
+
+    /// A sub-journey entered: its id, and the parent's step to go on from when it ends (nil for a `Transfer`, whose
+    /// parent never resumes).
+    struct SubJourneyCall: Codable, Sendable, Equatable {
+        var id: String
+        var returnTo: Int?
+    }
 }
 
 /// One request's run of a custom policy (reference: b2c-custom-policies.md): technical profiles in B2C's order — input
@@ -38,6 +51,8 @@ struct PolicyRun {
     let note: (String, [String: JSONValue]) -> Void
     /// The journey's id, for the callouts' records.
     var journeyID: String? = nil
+    /// The tenant's policy keys that hold a value (the seed's `tenant.policyKeyValues`), by name.
+    var policyKeys: [String: String] = [:]
 
     /// What the walk stopped at.
     enum Stop {
@@ -72,19 +87,64 @@ struct PolicyRun {
         }
     }
 
-    /// The steps from the state's order on, until a page or `SendClaims`.
+    /// How deep sub-journeys may call one another (the upload refuses a cycle; this bounds what a cycle could not).
+    static let maximumCallDepth = 8
+
+    /// The journey the state is in: the innermost sub-journey called, else `journey`.
+    func current(_ journey: PolicyNode, _ state: PolicyJourneyState) throws -> PolicyNode {
+        guard let call = state.calls.last else { return journey }
+        guard let sub = policy.element(.subJourney, call.id) else {
+            throw CustomPolicyError(code: "AADB2C90067", message: "The policy no longer declares the sub-journey '\(call.id)'.")
+        }
+        return sub
+    }
+
+    /// The steps from the state's order on, until a page or `SendClaims`; a called sub-journey runs its steps, then its
+    /// caller goes on after the `InvokeSubJourney` step.
     func walk(_ journey: PolicyNode, _ state: inout PolicyJourneyState) async throws -> Stop {
+        while true {
+            let current = try current(journey, state)
+            switch try await walkSteps(of: current, &state) {
+            case .stop(let stop): return stop
+            case .entered: continue
+            case .ended: break
+            }
+            guard let call = state.calls.popLast() else {
+                throw CustomPolicyError(code: "AADB2C90067", message: "The user journey ended without a SendClaims step.")
+            }
+            guard let back = call.returnTo else {
+                throw CustomPolicyError(
+                    code: "AADB2C90067", message: "The sub-journey '\(call.id)' (Transfer) ended without a SendClaims step.")
+            }
+            note("sub-journey \(call.id) ended", [:])
+            state.order = back
+        }
+    }
+
+    private enum StepsOutcome {
+        case stop(Stop)
+        /// A sub-journey was entered (`calls` names it, `order` is 0).
+        case entered
+        /// The journey's steps ran out.
+        case ended
+    }
+
+    /// One journey's steps from the state's order on.
+    private func walkSteps(of journey: PolicyNode, _ state: inout PolicyJourneyState) async throws -> StepsOutcome {
+        let inside = state.calls.last.map { "sub-journey \($0.id), " } ?? ""
         for step in Self.steps(of: journey) {
             let order = Int(step["Order"] ?? "") ?? 0
             guard order >= state.order else { continue }
             state.order = order
             let type = step["Type"] ?? ""
             if let why = Preconditions.skipReason(step.child("Preconditions"), claims: state.claims) {
-                note("orchestration step \(order) skipped: \(type)", ["because": .string(why)])
+                note("\(inside)orchestration step \(order) skipped: \(type)", ["because": .string(why)])
                 continue
             }
-            note("orchestration step \(order): \(type)", ["claims": Self.recorded(state.claims)])
+            note("\(inside)orchestration step \(order): \(type)", ["claims": Self.recorded(state.claims)])
             switch type {
+            case "InvokeSubJourney":
+                if try invoke(step, order: order, &state) { return .entered }
             case "CombinedSignInAndSignUp", "ClaimsProviderSelection":
                 if state.claims["objectIdFromSession"]?.bool == true {
                     note("orchestration step \(order) answered by the SSO session", [:])
@@ -107,7 +167,7 @@ struct PolicyRun {
                         throw CustomPolicyError(code: "AADB2C90250", message: "Orchestration step \(order) offers no claims provider.")
                     }
                     state.page = nil
-                    return .page
+                    return .stop(.page)
                 }
                 guard let exchange = exchange(of: step, id: validation), let profile = try TechnicalProfile.named(exchange, in: policy)
                 else {
@@ -115,7 +175,7 @@ struct PolicyRun {
                         code: "AADB2C90250", message: "Orchestration step \(order) has no self-asserted sign-in the tenant can show.")
                 }
                 state.page = profile.id
-                return .page
+                return .stop(.page)
             case "ClaimsExchange":
                 guard let id = exchange(of: step, id: state.chosenExchange), let profile = try TechnicalProfile.named(id, in: policy) else {
                     throw CustomPolicyError(code: "AADB2C90250", message: "Orchestration step \(order) names no technical profile.")
@@ -128,14 +188,14 @@ struct PolicyRun {
                 if profile.handler == .selfAsserted {
                     state.page = profile.id
                     state.combined = false
-                    return .page
+                    return .stop(.page)
                 }
                 if profile.handler == .phoneFactor {
                     // B2C's phone factor page: the number on record verified by a code, or one entered (when allowed).
                     let inputs = try inputClaims(profile, &state.claims)
                     state.phoneOnRecord = inputs["strongAuthenticationPhoneNumber"]?.text.nilIfEmpty
                     (state.page, state.combined, state.codeSentTo, state.codeHash) = (profile.id, false, nil, nil)
-                    return .page
+                    return .stop(.page)
                 }
                 if [.oauth2, .openIdConnect].contains(profile.handler), !Self.isLocalPasswordCheck(profile) {
                     guard let provider = Self.mockProvider(profile) else {
@@ -146,11 +206,11 @@ struct PolicyRun {
                     }
                     _ = try inputClaims(profile, &state.claims)
                     state.page = profile.id
-                    return .federate(profile: profile.id, provider: provider)
+                    return .stop(.federate(profile: profile.id, provider: provider))
                 }
-                try await execute(profile, &state.claims)
+                try await execute(profile, &state)
             case "SendClaims":
-                return .sendClaims(issuer: step["CpimIssuerTechnicalProfileReferenceId"])
+                return .stop(.sendClaims(issuer: step["CpimIssuerTechnicalProfileReferenceId"]))
             case "GetClaims":
                 break
             default:
@@ -159,7 +219,29 @@ struct PolicyRun {
                     message: "Orchestration step \(order) is of type '\(type)', which the local tenant does not run yet.")
             }
         }
-        throw CustomPolicyError(code: "AADB2C90067", message: "The user journey ended without a SendClaims step.")
+        return .ended
+    }
+
+    /// `InvokeSubJourney`: its first candidate whose preconditions hold is entered, at its first step; false when none
+    /// holds.
+    private func invoke(_ step: PolicyNode, order: Int, _ state: inout PolicyJourneyState) throws -> Bool {
+        let candidates = step.at("JourneyList")?.all("Candidate") ?? []
+        guard
+            let id = candidates.first(where: { Preconditions.skipReason($0.child("Preconditions"), claims: state.claims) == nil })?[
+                "SubJourneyReferenceId"], let sub = policy.element(.subJourney, id)
+        else {
+            note("orchestration step \(order): no sub-journey's preconditions hold", [:])
+            return false
+        }
+        guard state.calls.count < Self.maximumCallDepth else {
+            throw CustomPolicyError(
+                code: "AADB2C90067", message: "Sub-journeys call one another more than \(Self.maximumCallDepth) deep (at '\(id)').")
+        }
+        let transfer = sub["Type"]?.lowercased() == "transfer"
+        state.calls.append(.init(id: id, returnTo: transfer ? nil : order + 1))
+        state.order = 0
+        note("sub-journey \(id) entered", ["type": .string(transfer ? "Transfer" : "Call")])
+        return true
     }
 
     /// Whether a profile's session manager keeps what it did in the SSO session (any but B2C's no-op provider), so that a
@@ -189,13 +271,15 @@ struct PolicyRun {
     // MARK: technical profiles
 
     /// A profile that needs no page: its inputs, its protocol, its outputs.
-    func execute(_ profile: TechnicalProfile, _ bag: inout [String: ClaimValue]) async throws {
-        let inputs = try inputClaims(profile, &bag)
+    func execute(_ profile: TechnicalProfile, _ state: inout PolicyJourneyState) async throws {
+        let inputs = try inputClaims(profile, &state.claims)
         let returned: [String: ClaimValue]
         switch profile.handler {
-        case .directory: returned = try directory(profile, inputs, bag)
+        case .directory: returned = try directory(profile, inputs, state.claims)
         case .openIdConnect where Self.isLocalPasswordCheck(profile): returned = try passwordCheck(profile, inputs)
         case .restful: returned = try await restful(profile, inputs)
+        case .oneTimePassword: returned = try oneTimePassword(profile, inputs, &state.codes)
+        case .sspr: returned = try sspr(profile, inputs, &state.codes)
         case .claimsTransformation, .none, .noopSession, .defaultSession, .externalLoginSession, .oauthSession, .samlSession:
             returned = [:]
         default:
@@ -203,8 +287,8 @@ struct PolicyRun {
                 code: "AADB2C90250",
                 message: "The technical profile '\(profile.id)' uses \(profile.handler.rawValue), which the local tenant does not run yet.")
         }
-        try outputClaims(profile, returned, &bag)
-        note("technical profile \(profile.id)", ["handler": .string(profile.handler.rawValue), "claims": Self.recorded(bag)])
+        try outputClaims(profile, returned, &state.claims)
+        note("technical profile \(profile.id)", ["handler": .string(profile.handler.rawValue), "claims": Self.recorded(state.claims)])
     }
 
     /// Input claims transformations, then the input claims keyed by the names the protocol knows them by.
@@ -286,7 +370,7 @@ struct PolicyRun {
                 bag[ref] = v
             }
         }
-        note("claims transformation \(id)", ["method": .string(method), "outputs": Self.recorded(outputs)])
+        note("claims transformation \(id)", ["method": .string(method), "outputs": Self.recorded(outputs, context: bag)])
     }
 
     /// The tenant's mock of the provider a federation profile names, by its endpoints' host or its `ProviderName`
@@ -308,36 +392,6 @@ struct PolicyRun {
         if let v = identity.name { c["name"] = .string(v) }
         if let v = identity.accessToken { c["access_token"] = .string(v) }
         return c
-    }
-
-    // MARK: protocols answered locally
-
-    /// The starter pack's `login-NonInteractive`: an OpenID Connect password grant to `login.microsoftonline.com`, answered
-    /// here against the directory and never sent out.
-    static func isLocalPasswordCheck(_ profile: TechnicalProfile) -> Bool {
-        [profile.metadata("METADATA"), profile.metadata("authorization_endpoint")].contains {
-            $0?.lowercased().contains("login.microsoftonline.com") == true
-        }
-    }
-
-    private func passwordCheck(_ profile: TechnicalProfile, _ inputs: [String: ClaimValue]) throws -> [String: ClaimValue] {
-        let username = inputs["username"]?.text ?? "", password = inputs["password"]?.text ?? ""
-        switch try store.passwordCheck(email: username, password: password) {
-        case .noUser:
-            throw CustomPolicyError(
-                code: "AADB2C99002",
-                message: profile.metadata("UserMessageIfClaimsPrincipalDoesNotExist") ?? "We can't seem to find your account.",
-                onPage: true)
-        case .wrongPassword:
-            throw CustomPolicyError(
-                code: "AADB2C90225", message: profile.metadata("UserMessageIfInvalidPassword") ?? "Your password is incorrect.",
-                onPage: true)
-        case .user(let user):
-            return [
-                "oid": .string(user.oid), "sub": .string(user.oid), "tid": .string(tenantName), "given_name": .string(user.givenName),
-                "family_name": .string(user.surname), "name": .string(user.displayName), "upn": .string("\(user.oid)@\(tenantName)"),
-            ]
-        }
     }
 
     // MARK: the relying party's claims
@@ -369,7 +423,7 @@ struct PolicyRun {
         }
     }
 
-    static func recorded(_ bag: [String: ClaimValue]) -> JSONValue {
-        .object(JourneyRecorder.masked(bag.mapValues(json)))
+    static func recorded(_ bag: [String: ClaimValue], context: [String: ClaimValue] = [:]) -> JSONValue {
+        .object(JourneyRecorder.masked(bag.mapValues(json), context: context.mapValues(json)))
     }
 }

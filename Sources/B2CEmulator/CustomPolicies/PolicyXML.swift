@@ -119,39 +119,3 @@ enum PolicyXML {
         func parser(_ parser: XMLParser, foundCDATA data: Data) { stack.last?.text += String(decoding: data, as: UTF8.self) }
     }
 }
-
-/// A policy's regular expressions are .NET's; the tenant matches with ICU's (NSRegularExpression). Inside a character
-/// class .NET takes `[` and `&` literally, where ICU reads a nested set or an intersection: those are escaped.
-enum PolicyRegex {
-    static func icu(_ pattern: String) -> String {
-        var out = ""
-        var inClass = false
-        var escaped = false
-        for c in pattern {
-            if escaped {
-                out.append(c)
-                escaped = false
-                continue
-            }
-            switch c {
-            case "\\":
-                escaped = true
-                out.append(c)
-            case "[" where inClass, "&" where inClass:
-                out += "\\\(c)"
-            case "[":
-                inClass = true
-                out.append(c)
-            // A `]` right after `[` or `[^` is literal in both dialects.
-            case "]" where inClass && !(out.hasSuffix("[") || out.hasSuffix("[^")):
-                inClass = false
-                out.append(c)
-            default:
-                out.append(c)
-            }
-        }
-        return out
-    }
-
-    static func compile(_ pattern: String) -> NSRegularExpression? { try? NSRegularExpression(pattern: icu(pattern)) }
-}

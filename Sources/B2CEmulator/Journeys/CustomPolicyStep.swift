@@ -101,6 +101,12 @@ struct CustomPolicyStep: OrchestrationStep {
         }
         let values = CustomPolicyPages.values(form, profile: profile, policy: run.policy)
         for (id, value) in values { state.claims[id] = run.typed(value, id) }
+        if let step = form["step"], let colon = step.firstIndex(of: ":") {
+            let control = String(step[..<colon])
+            let error = try await controlAction(
+                control, String(step[step.index(after: colon)...]), form, profile: profile, &state, run: run)
+            return try await show(&tx, state, run: run, controlError: error.map { [control: $0] } ?? [:])
+        }
         switch form["step"] ?? "continue" {
         case "send":
             try sendCode(values, profile: profile, &state, tx, run: run)
@@ -166,8 +172,9 @@ struct CustomPolicyStep: OrchestrationStep {
 
     /// The page of the profile the state names (or the provider buttons alone), with the values the person typed and the
     /// bag's.
-    private func show(
-        _ tx: inout AuthorizeTransaction, _ state: PolicyJourneyState, run: PolicyRun, error: String? = nil
+    func show(
+        _ tx: inout AuthorizeTransaction, _ state: PolicyJourneyState, run: PolicyRun, error: String? = nil,
+        controlError: [String: String] = [:]
     ) async throws
         -> StepOutcome
     {
@@ -178,7 +185,8 @@ struct CustomPolicyStep: OrchestrationStep {
             throw PageError(code: "AADB2C90250", message: "The policy's page has no technical profile.")
         }
         if let profile, profile.handler == .phoneFactor { return .respond(phoneFactorPage(tx, state: state, error: error)) }
-        return .respond(CustomPolicyPages(parts: parts).page(tx, profile: profile, state: state, run: run, error: error))
+        return .respond(
+            CustomPolicyPages(parts: parts).page(tx, profile: profile, state: state, run: run, error: error, controlError: controlError))
     }
 
     /// A provider answered the journey's OAuth2 or OpenID Connect profile (the checks of which provider may answer are
@@ -217,7 +225,8 @@ struct CustomPolicyStep: OrchestrationStep {
         let journeys = store.journeys, id = tx.id
         return PolicyRun(
             policy: effective, resolvers: resolvers, store: store, tenantName: seed.tenant.name, now: clock.now(),
-            note: { name, detail in journeys.note(id, .claims, name, detail) }, journeyID: id)
+            note: { name, detail in journeys.note(id, .claims, name, detail) }, journeyID: id,
+            policyKeys: seed.tenant.policyKeyValues)
     }
 
     // MARK: the page's submit
@@ -229,7 +238,7 @@ struct CustomPolicyStep: OrchestrationStep {
     )
         async throws
     {
-        let validation = ClaimValidation(policy: run.policy)
+        let validation = ClaimValidation(policy: run.policy, note: run.note)
         for field in CustomPolicyPages.fields(profile, policy: run.policy) where !field.readOnly {
             let value = values[field.id] ?? ""
             if value.isEmpty {
@@ -243,28 +252,40 @@ struct CustomPolicyStep: OrchestrationStep {
                 throw CustomPolicyError(code: "AADB2C90075", message: "Please verify your email address before you continue.", onPage: true)
             }
         }
+        for control in CustomPolicyPages.controls(profile, policy: run.policy) where state.controls[control.id] != "verified" {
+            throw CustomPolicyError(
+                code: "AADB2C90075", message: "Please verify \(control.label) before you continue.", onPage: true)
+        }
         if let password = values["newPassword"], let again = values["reenterPassword"], password != again {
             throw CustomPolicyError(
                 code: "AADB2C90075",
                 message: "The password entry fields do not match. Please enter the same password in both fields and try again.",
                 onPage: true)
         }
-        var bag = state.claims
-        _ = try run.inputClaims(profile, &bag)
+        var scratch = state
+        _ = try run.inputClaims(profile, &scratch.claims)
         for reference in profile.validationProfiles {
-            guard let id = reference["ReferenceId"], let vtp = try TechnicalProfile.named(id, in: run.policy) else { continue }
-            if let why = Preconditions.skipReason(reference.child("Preconditions"), claims: bag) {
-                run.note("validation profile \(id) skipped", ["because": .string(why)])
-                continue
-            }
-            do { try await run.execute(vtp, &bag) } catch let e as CustomPolicyError where reference["ContinueOnError"] == "true" {
-                run.note("validation profile \(id) failed, and the page goes on", ["message": .string(e.message)])
-            } catch let e as CustomPolicyError {
-                throw CustomPolicyError(code: e.code, message: e.message, onPage: true)
-            }
+            try await validate(reference, &scratch, run: run)
         }
-        try run.outputClaims(profile, [:], &bag)
-        state.claims = bag
+        try run.outputClaims(profile, [:], &scratch.claims)
+        state = scratch
+    }
+
+    /// One validation profile of a page or a display control's action, unless its preconditions skip it; an error is the
+    /// page's (or, with `ContinueOnError`, noted and passed over).
+    func validate(_ reference: PolicyNode, _ state: inout PolicyJourneyState, run: PolicyRun) async throws {
+        guard let id = reference["ReferenceId"] ?? reference["TechnicalProfileReferenceId"],
+            let vtp = try TechnicalProfile.named(id, in: run.policy)
+        else { return }
+        if let why = Preconditions.skipReason(reference.child("Preconditions"), claims: state.claims) {
+            run.note("validation profile \(id) skipped", ["because": .string(why)])
+            return
+        }
+        do { try await run.execute(vtp, &state) } catch let e as CustomPolicyError where reference["ContinueOnError"] == "true" {
+            run.note("validation profile \(id) failed, and the page goes on", ["message": .string(e.message)])
+        } catch let e as CustomPolicyError {
+            throw CustomPolicyError(code: e.code, message: e.message, onPage: true)
+        }
     }
 
     // MARK: email verification

@@ -112,14 +112,28 @@ final class JourneyRecorder: Sendable {
 
     /// What the recorder keeps of claims and form values: a value whose name says password, code, secret, token,
     /// assertion, verifier, otp or ver_input (case-insensitive, anywhere in the name; not countryCode or postalCode) is
-    /// replaced by `••••` — the one place that rule lives.
-    static func masked(_ values: [String: JSONValue]) -> [String: JSONValue] {
+    /// replaced by `••••`, and so is such a value (of four characters or more) wherever another value quotes it (a JSON
+    /// body a transformation built around a one-time code) — the one place that rule lives. `context` holds secrets to
+    /// hide that are not among `values` (the claims bag beside a transformation's outputs).
+    static func masked(_ values: [String: JSONValue], context: [String: JSONValue] = [:]) -> [String: JSONValue] {
+        var secrets: [String] = []
+        for (name, value) in values.merging(context, uniquingKeysWith: { a, _ in a }) where isSecret(name) {
+            if let s = value.stringValue, s.utf8.count >= 4 { secrets.append(s) }
+        }
+        return masked(values, hiding: secrets)
+    }
+
+    private static func masked(_ values: [String: JSONValue], hiding secrets: [String]) -> [String: JSONValue] {
         var out: [String: JSONValue] = [:]
         for (name, value) in values {
             if isSecret(name) {
                 out[name] = "••••"
             } else if case .object(let inner) = value {
-                out[name] = .object(masked(inner))
+                out[name] = .object(masked(inner, hiding: secrets))
+            } else if case .array(let items) = value, items.contains(where: { $0.objectValue != nil }) {
+                out[name] = .array(items.map { $0.objectValue.map { .object(masked($0, hiding: secrets)) } ?? $0 })
+            } else if case .string(let text) = value, !secrets.isEmpty, secrets.contains(where: { text.contains($0) }) {
+                out[name] = .string(secrets.reduce(text) { $0.replacingOccurrences(of: $1, with: "••••") })
             } else {
                 out[name] = value
             }

@@ -28,6 +28,23 @@ enum CustomPolicyTemplates {
         <button type="submit" name="step" value="edit" id="{{id}}_ver_but_edit" formnovalidate class="editButton">\
         {{t.ver_but_edit}}</button>{{/verified}}</div>{{/verify}}</div></li>
         """,
+        // A display control (`VerificationControl`): its claims, then B2C's buttons `{control}_but_send_code`, `_verify_code`,
+        // `_send_new_code`, `_change_claims`; each posts the page's form with `step` = `{control}:{action}`.
+        "policy-control": """
+        <li class="{{id}}_li"><div class="verificationControlContent" id="{{id}}">\
+        {{#error}}<div id="{{id}}_error_message" class="error" role="alert">{{error}}</div>{{/error}}\
+        <ul>{{#fields}}{{>policy-field}}{{/fields}}</ul>\
+        {{#sent}}<div id="{{id}}_info" class="verificationInfoText">{{t.verification_control_code_sent}}</div>{{/sent}}\
+        <div class="buttons">{{^sent}}{{^verified}}<button type="submit" name="step" value="{{id}}:SendCode" id="{{id}}_but_send_code" \
+        formnovalidate class="sendCode">{{t.verification_control_but_send_code}}</button>{{/verified}}{{/sent}}\
+        {{#sent}}<button type="submit" name="step" value="{{id}}:VerifyCode" id="{{id}}_but_verify_code" formnovalidate \
+        class="verifyCode">{{t.verification_control_but_verify_code}}</button><button type="submit" name="step" \
+        value="{{id}}:SendCode" id="{{id}}_but_send_new_code" formnovalidate class="sendNewCode">\
+        {{t.verification_control_but_send_new_code}}</button>{{/sent}}\
+        {{#verified}}<div id="{{id}}_success_message" class="verificationSuccessText">{{t.ver_success_msg}}</div>\
+        <button type="submit" name="step" value="{{id}}:change" id="{{id}}_but_change_claims" formnovalidate class="changeClaims">\
+        {{t.verification_control_but_change_claims}}</button>{{/verified}}</div></div></li>
+        """,
         "policy-unified": """
         {{<page}}{{$title}}{{t.heading}}{{/title}}{{$body}}<div id="api" data-name="Unified">
         <h1>{{t.heading}}</h1><p class="tenant">{{tenant}} · b2c emulator</p>
@@ -59,7 +76,8 @@ enum CustomPolicyTemplates {
         <div class="error" id="error" role="alert">{{error}}</div></div>{{/error}}
         <form id="attributeVerification" method="post" action="{{action.policy}}">
         <input type="hidden" name="tx" value="{{tx}}">
-        <div id="attributeList"><ul>{{#fields}}{{>policy-field}}{{/fields}}</ul></div>
+        <div id="attributeList"><ul>{{#items}}{{#control}}{{>policy-control}}{{/control}}{{#field}}{{>policy-field}}{{/field}}\
+        {{/items}}</ul></div>
         <div class="buttons"><button type="submit" id="continue" name="step" value="continue">{{button}}</button>\
         <a id="cancel" href="{{link.cancel}}">{{t.cancel}}</a></div>
         </form>
@@ -85,29 +103,63 @@ struct CustomPolicyPages {
         var help: String?
     }
 
-    /// The profile's output claims that a person sees: those whose claim type has a `UserInputType`, in order.
+    /// The claims a person sees: the profile's display claims when it has any (B2C then shows no output claim), else its
+    /// output claims; each whose claim type has a `UserInputType`, in order. A display control's claims are the control's.
     static func fields(_ profile: TechnicalProfile, policy: EffectivePolicy) -> [Field] {
         var out: [Field] = []
-        for claim in profile.displayClaims + profile.outputClaims {
-            guard let id = claim["ClaimTypeReferenceId"].map({ policy.declaredID(.claimType, $0) }), !out.contains(where: { $0.id == id }),
-                let type = policy.element(.claimType, id), let input = type.child("UserInputType")?.trimmedText, input != "Paragraph"
-            else { continue }
-            let options = type.at("Restriction")?.all("Enumeration").map { ($0["Value"] ?? "", $0["Text"] ?? $0["Value"] ?? "") } ?? []
-            let html: String
-            switch input {
-            case "Password": html = "password"
-            case "EmailBox": html = "email"
-            case "DropdownSingleSelect", "RadioSingleSelect": html = "select"
-            default: html = id.lowercased().contains("email") || id == "signInName" ? "email" : "text"
-            }
-            out.append(
-                Field(
-                    id: id, label: type.child("DisplayName")?.trimmedText ?? id, type: html,
-                    required: claim["Required"] == "true", readOnly: input == "Readonly",
-                    verify: claim["PartnerClaimType"] == "Verified.Email",
-                    options: options, help: type.child("UserHelpText")?.trimmedText))
+        for claim in profile.displayClaims.isEmpty ? profile.outputClaims : profile.displayClaims {
+            if let f = field(claim, policy: policy), !out.contains(where: { $0.id == f.id }) { out.append(f) }
         }
         return out
+    }
+
+    static func field(_ claim: PolicyNode, policy: EffectivePolicy) -> Field? {
+        guard let id = claim["ClaimTypeReferenceId"].map({ policy.declaredID(.claimType, $0) }),
+            let type = policy.element(.claimType, id), let input = type.child("UserInputType")?.trimmedText, input != "Paragraph"
+        else { return nil }
+        let options = type.at("Restriction")?.all("Enumeration").map { ($0["Value"] ?? "", $0["Text"] ?? $0["Value"] ?? "") } ?? []
+        let html: String
+        switch input {
+        case "Password": html = "password"
+        case "EmailBox": html = "email"
+        case "DropdownSingleSelect", "RadioSingleSelect": html = "select"
+        default: html = id.lowercased().contains("email") || id == "signInName" ? "email" : "text"
+        }
+        return Field(
+            id: id, label: type.child("DisplayName")?.trimmedText ?? id, type: html,
+            required: claim["Required"] == "true", readOnly: input == "Readonly",
+            verify: claim["PartnerClaimType"] == "Verified.Email",
+            options: options, help: type.child("UserHelpText")?.trimmedText)
+    }
+
+    /// A `VerificationControl` the page shows (reference: display-controls.md): its claims, the one that takes the code
+    /// (`ControlClaimType="VerificationCode"`), and its actions' validation profiles (`SendCode`, `VerifyCode`).
+    struct Control {
+        var id: String
+        var fields: [Field]
+        var codeClaim: String?
+        var actions: [String: [PolicyNode]]
+        /// How the page names what it verifies: its first claim's label.
+        var label: String { fields.first { $0.id != codeClaim }?.label.lowercased() ?? id }
+    }
+
+    /// The verification controls among the profile's display claims, in order.
+    static func controls(_ profile: TechnicalProfile, policy: EffectivePolicy) -> [Control] {
+        profile.displayClaims.compactMap { claim in
+            guard let id = claim["DisplayControlReferenceId"], let node = policy.element(.displayControl, id),
+                node["UserInterfaceControlType"] == "VerificationControl"
+            else { return nil }
+            let claims = node.at("DisplayClaims")?.all("DisplayClaim") ?? []
+            var actions: [String: [PolicyNode]] = [:]
+            for action in node.at("Actions")?.all("Action") ?? [] {
+                actions[action["Id"] ?? ""] = action.descendants.filter { $0.name == "ValidationClaimsExchangeTechnicalProfile" }
+            }
+            return Control(
+                id: id, fields: claims.compactMap { field($0, policy: policy) },
+                codeClaim: claims.first { $0["ControlClaimType"] == "VerificationCode" }?["ClaimTypeReferenceId"].map {
+                    policy.declaredID(.claimType, $0)
+                }, actions: actions)
+        }
     }
 
     /// What the page sent for each claim it shows (passwords as typed, other values trimmed).
@@ -121,7 +173,8 @@ struct CustomPolicyPages {
     }
 
     func page(
-        _ tx: AuthorizeTransaction, profile: TechnicalProfile?, state: PolicyJourneyState, run: PolicyRun, error: String?
+        _ tx: AuthorizeTransaction, profile: TechnicalProfile?, state: PolicyJourneyState, run: PolicyRun, error: String?,
+        controlError: [String: String] = [:]
     ) -> Response {
         let unified =
             state.combined
@@ -129,7 +182,7 @@ struct CustomPolicyPages {
                 .child("DataUri")?.trimmedText.contains("unifiedssp") == true
         // The providers' buttons: each exchange's profile gives the label (its DisplayName); a form's id names the mock
         // provider it goes to (`idp_facebook`), else the exchange.
-        let journey = try? run.journey()
+        let journey = (try? run.journey()).flatMap { try? run.current($0, state) }
         let providers: [[String: Any]] = state.choices.map { exchange in
             let tp = journey.flatMap { try? run.profile(ofExchange: exchange, in: $0) }
             return [
@@ -145,10 +198,11 @@ struct CustomPolicyPages {
                 inputs[id] = v
             }
         }
-        let fields: [[String: Any]] = (profile.map { Self.fields($0, policy: run.policy) } ?? []).map { f in
+        func row(_ f: Field, lockedBy control: String? = nil) -> [String: Any] {
             let value = f.type == "password" ? "" : inputs[f.id]?.text ?? ""
             var row: [String: Any] = [
-                "id": f.id, "label": f.label, "type": f.type, "value": value, "readOnly": f.readOnly, "select": f.type == "select",
+                "id": f.id, "label": f.label, "type": f.type, "value": value, "select": f.type == "select",
+                "readOnly": f.readOnly || control.map { state.controls[$0] != nil } == true,
                 "options": f.options.map { ["value": $0.value, "text": $0.text, "selected": $0.value == value] as [String: Any] },
                 "verify": f.verify && !unified, "sent": state.codeSentTo != nil,
                 "verified": !value.isEmpty && state.verified.contains(value.lowercased()),
@@ -158,8 +212,27 @@ struct CustomPolicyPages {
             if (row["autocomplete"] as? String)?.isEmpty == true { row["autocomplete"] = false }
             return row
         }
+        let fields: [[String: Any]] = (profile.map { Self.fields($0, policy: run.policy) } ?? []).map { row($0) }
+        // The self-asserted page's list: the display claims in order, each a control or a field.
+        let controls = profile.map { Self.controls($0, policy: run.policy) } ?? []
+        var items: [[String: Any]] = []
+        for claim in profile.map({ $0.displayClaims.isEmpty ? $0.outputClaims : $0.displayClaims }) ?? [] {
+            if let id = claim["DisplayControlReferenceId"], let control = controls.first(where: { $0.id == id }) {
+                let status = state.controls[id]
+                var c: [String: Any] = [
+                    "id": id, "sent": status == "sent", "verified": status == "verified",
+                    "fields": control.fields.filter { $0.id != control.codeClaim || status == "sent" }.map {
+                        row($0, lockedBy: $0.id == control.codeClaim ? nil : id)
+                    },
+                ]
+                if let message = controlError[id] { c["error"] = message }
+                items.append(["control": c])
+            } else if let f = Self.field(claim, policy: run.policy), let r = fields.first(where: { ($0["id"] as? String) == f.id }) {
+                items.append(["field": r])
+            }
+        }
         var values: [String: Any] = [
-            "fields": fields, "signUp": state.combined && profile?.metadata("SignUpTarget") != nil,
+            "fields": fields, "items": items, "signUp": state.combined && profile?.metadata("SignUpTarget") != nil,
             "heading": profile?.node.child("DisplayName")?.trimmedText ?? profile?.id ?? "",
             "button": profile?.metadata("language.button_continue") ?? "Continue", "providers": providers,
             "social": !providers.isEmpty, "local": profile != nil,

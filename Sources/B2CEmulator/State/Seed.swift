@@ -21,6 +21,11 @@ public struct EmulatorSeed: Sendable, Equatable {
         /// The tenant's policy keys (Identity Experience Framework → Policy keys): the key containers a custom policy's
         /// `CryptographicKeys` may name. Default: what B2C's custom-policy setup creates.
         public var policyKeys = Tenant.setupPolicyKeys
+        /// Policy keys with a value (Policy keys → Add → Manual in B2C): what a REST API's `CryptographicKeys` send —
+        /// `BasicAuthenticationUsername`/`Password`, `BearerAuthenticationToken`, an API key header. Each is a policy key
+        /// too. Default: none.
+        public var policyKeyValues: [String: String] = [:]
+        public var allPolicyKeys: [String] { policyKeys + policyKeyValues.keys.sorted() }
         public static let setupPolicyKeys = [
             "B2C_1A_TokenSigningKeyContainer", "B2C_1A_TokenEncryptionKeyContainer", "B2C_1A_FacebookSecret",
         ]

@@ -13,6 +13,7 @@ extension EmulatorSeed {
                     "tenantType": .string(tenant.externalId ? "externalId" : "b2c"),
                     "extensionsAppId": tenant.extensionsAppId.map { .string($0) } ?? .null,
                     "policyKeys": JSONValue(tenant.policyKeys),
+                    "policyKeyValues": tenant.policyKeyValues.isEmpty ? .null : .object(tenant.policyKeyValues.mapValues { .string($0) }),
                 ].filter { $0.value != .null }),
             "policies": .array(policies.map(\.json)),
             "authenticationExtensions": .array(authenticationExtensions.map(\.json)),
@@ -42,7 +43,7 @@ extension EmulatorSeed {
         ])
         guard let t = try root.object("tenant") else { throw JSONPathError(path: "$.tenant", message: "is required (an object)") }
         try t.rejectUnknownKeys(allowed: [
-            "name", "id", "hostAliases", "appTokenPolicyClaim", "tenantType", "extensionsAppId", "policyKeys",
+            "name", "id", "hostAliases", "appTokenPolicyClaim", "tenantType", "extensionsAppId", "policyKeys", "policyKeyValues",
         ])
         var tenant = Tenant(
             name: try t.string("name"), id: try guid(t, "id"), hostAliases: try t.stringArray("hostAliases"),
@@ -58,6 +59,14 @@ extension EmulatorSeed {
             for (i, key) in tenant.policyKeys.enumerated() where !key.uppercased().hasPrefix("B2C_1A_") {
                 throw JSONPathError(
                     path: t.childPath("policyKeys") + "[\(i)]", message: "is '\(key)'; a policy key's name starts with B2C_1A_")
+            }
+        }
+        if let raw = t.raw("policyKeyValues"), let values = try t.object("policyKeyValues") {
+            for key in (raw.objectValue ?? [:]).keys.sorted() {
+                guard key.uppercased().hasPrefix("B2C_1A_") else {
+                    throw JSONPathError(path: values.childPath(key), message: "is named '\(key)'; a policy key's name starts with B2C_1A_")
+                }
+                tenant.policyKeyValues[key] = try values.string(key)
             }
         }
         guard tenant.name.contains("."), !tenant.name.contains("/") else {
