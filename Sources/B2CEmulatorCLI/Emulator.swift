@@ -344,6 +344,7 @@ extension EmulatorCommand {
                     "--custom-policies names '\(path)', which is not a folder; give the folder that holds the policy files (*.xml).",
                     exitCode: ExitStatus.configuration)
             }
+            let started = ContinuousClock.now
             do { try emulator.customPolicies.load(directory: URL(fileURLWithPath: path)) } catch let e as PolicyLoadError {
                 throw CLIError("a custom policy of \(path) is refused: \(e.description)", exitCode: ExitStatus.configuration)
             } catch {
@@ -351,8 +352,12 @@ extension EmulatorCommand {
                     "cannot read the custom policies of \(path): \(error.localizedDescription)", exitCode: ExitStatus.configuration)
             }
             if verbose {
+                let ms = (ContinuousClock.now - started) / .milliseconds(1)
+                let ids = emulator.customPolicies.ids
                 FileHandle.standardError.write(
-                    Data("b2c-emulator: custom policies: \(emulator.customPolicies.ids.joined(separator: ", "))\n".utf8))
+                    Data(
+                        "b2c-emulator: custom policies: \(ids.joined(separator: ", ")) (\(ids.count) read and checked in \(String(format: "%.1f", ms)) ms)\n"
+                            .utf8))
             }
         }
 

@@ -36,6 +36,10 @@ extension B2CClient {
         var checks: [PolicyCheck] = []
         for (name, role, authority) in targets {
             var check = PolicyCheck(name: name, role: role, discovery: authority.discoveryURL, outcome: .ok(keys: 0))
+            if name.uppercased().hasPrefix("B2C_1A_") {
+                // B2C's naming: B2C_1A_ is a custom policy (Identity Experience Framework), B2C_1_ a user flow.
+                check.notes.append("a custom policy: its tokens carry the claims its relying-party file names, not a user flow's")
+            }
             do {
                 let meta = try await metadata.metadata(for: authority, now: clock(), refresh: true)
                 let keys = try await metadata.keys(meta, now: clock(), refresh: true)
