@@ -352,12 +352,10 @@ extension EmulatorCommand {
                     "cannot read the custom policies of \(path): \(error.localizedDescription)", exitCode: ExitStatus.configuration)
             }
             if verbose {
-                let ms = (ContinuousClock.now - started) / .milliseconds(1)
+                let ms = String(format: "%.1f", (ContinuousClock.now - started) / .milliseconds(1))
                 let ids = emulator.customPolicies.ids
-                FileHandle.standardError.write(
-                    Data(
-                        "b2c-emulator: custom policies: \(ids.joined(separator: ", ")) (\(ids.count) read and checked in \(String(format: "%.1f", ms)) ms)\n"
-                            .utf8))
+                let line = "b2c-emulator: custom policies: \(ids.joined(separator: ", ")) (\(ids.count) read and checked in \(ms) ms)\n"
+                FileHandle.standardError.write(Data(line.utf8))
             }
         }
 
