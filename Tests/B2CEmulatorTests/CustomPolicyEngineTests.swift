@@ -354,4 +354,76 @@ import Testing
             "\(error)".contains("The sub-journeys form a cycle: A → B → A.") && "\(error)".contains("SignUpOrSignin.xml")
         }
     }
+
+    /// A relying party over the example set that brands its sign-in page: its content definition's `LoadUri` is the
+    /// developer's own template, and its `Localization` gives English and French words.
+    static func brandedPolicy(_ url: String) -> String {
+        func resources(_ language: String, _ button: String, _ label: String) -> String {
+            """
+            <LocalizedResources Id="api.signuporsignin.\(language)"><LocalizedStrings>
+              <LocalizedString ElementType="UxElement" StringId="button_signin">\(button)</LocalizedString>
+              <LocalizedString ElementType="ClaimType" ElementId="signInName" StringId="DisplayName">\(label)</LocalizedString>
+            </LocalizedStrings></LocalizedResources>
+            """
+        }
+        return """
+            <TrustFrameworkPolicy xmlns="http://schemas.microsoft.com/online/cpim/schemas/2013/06" PolicySchemaVersion="0.3.0.0"
+              TenantId="contoso.onmicrosoft.com" PolicyId="B2C_1A_branded">
+              <BasePolicy><TenantId>contoso.onmicrosoft.com</TenantId><PolicyId>B2C_1A_TrustFrameworkExtensions</PolicyId></BasePolicy>
+              <BuildingBlocks>
+                <ContentDefinitions><ContentDefinition Id="api.signuporsignin">
+                  <LoadUri>\(url)/layout/unified.html</LoadUri>
+                  <LocalizedResourcesReferences>
+                    <LocalizedResourcesReference Language="en" LocalizedResourcesReferenceId="api.signuporsignin.en" />
+                    <LocalizedResourcesReference Language="fr" LocalizedResourcesReferenceId="api.signuporsignin.fr" />
+                  </LocalizedResourcesReferences>
+                </ContentDefinition></ContentDefinitions>
+                <Localization Enabled="true">
+                  <SupportedLanguages DefaultLanguage="en" MergeBehavior="ReplaceAll">
+                    <SupportedLanguage>en</SupportedLanguage><SupportedLanguage>fr</SupportedLanguage>
+                  </SupportedLanguages>
+                  \(resources("en", "Log in now", "Your work email"))
+                  \(resources("fr", "Se connecter maintenant", "Votre adresse professionnelle"))
+                </Localization>
+              </BuildingBlocks>
+              <RelyingParty>
+                <DefaultUserJourney ReferenceId="SignUpOrSignIn" />
+                <TechnicalProfile Id="PolicyProfile">
+                  <Protocol Name="OpenIdConnect" />
+                  <OutputClaims><OutputClaim ClaimTypeReferenceId="objectId" PartnerClaimType="sub" /></OutputClaims>
+                  <SubjectNamingInfo ClaimType="sub" />
+                </TechnicalProfile>
+              </RelyingParty>
+            </TrustFrameworkPolicy>
+            """
+    }
+
+    @Test func aContentDefinitionsLoadUriLaysOutThePageInTheLanguageAsked() async throws {
+        let endpoint = try ConnectorEndpoint()
+        defer { endpoint.stop() }
+        let t = try await TestTenant.start()
+        defer { Task { await t.stop() } }
+        try t.emulator.customPolicies.load(directory: CustomPolicyTests.examples)
+        let dir = try CustomPolicyTests.folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try Data(Self.brandedPolicy(endpoint.http).utf8).write(to: dir.appendingPathComponent("Branded.xml"))
+        try t.emulator.customPolicies.load(directory: dir)
+        let english = try await Browser(t).get(authorizeURL(policy: "B2C_1A_branded"))
+        // The developer's template around the tenant's fragment (its scripts and iframe taken out, as B2C does).
+        #expect(
+            english.body.contains("data-path=\"/layout/unified.html\"") && english.body.contains("contoso-panel"),
+            "\(english.body.prefix(600))")
+        #expect(english.body.contains("data-name=\"Unified\"") && !english.body.contains("<iframe"))
+        #expect(english.body.contains(">Log in now<") && english.body.contains(">Your work email<"), "\(english.body)")
+        let french = try await Browser(t).get(authorizeURL(policy: "B2C_1A_branded", extra: ["ui_locales": "fr-FR"]))
+        #expect(french.body.contains(">Se connecter maintenant<") && french.body.contains(">Votre adresse professionnelle<"))
+        // The example set's own relying party keeps the tenant's look and words.
+        let plain = try await Browser(t).get(authorizeURL(policy: "B2C_1A_signup_signin"))
+        #expect(!plain.body.contains("contoso-panel") && plain.body.contains(">Sign in<"))
+        // A reference to localized resources the chain does not declare is refused at upload, naming it.
+        let broken = Self.brandedPolicy(endpoint.http).replacingOccurrences(
+            of: "LocalizedResourcesReferenceId=\"api.signuporsignin.fr\"",
+            with: "LocalizedResourcesReferenceId=\"api.signuporsignin.de\"")
+        #expect(throws: PolicyLoadError.self) { try t.emulator.customPolicies.upload(Data(broken.utf8), id: "B2C_1A_branded") }
+    }
 }

@@ -8,6 +8,8 @@ public final class CustomPolicies: Sendable {
     private let policies: NIOLockedValueBox<PolicySet>
     /// Effective policies by id, made once per change of the set (a page of a journey reads its policy at every step).
     private let merged = NIOLockedValueBox<[String: EffectivePolicy]>([:])
+    /// Each relying party's page layouts from its content definitions, made with its effective policy.
+    private let layouts = NIOLockedValueBox<[String: EmulatorSeed.PageLayouts]>([:])
     private let db: any DatabaseWriter
     private let clock: EmulatorClock
 
@@ -37,7 +39,7 @@ public final class CustomPolicies: Sendable {
         try policies.withLockedValue { current in
             for id in try Self.baseFirst(loaded) { _ = try current.upload(loaded.file(id)!) }
         }
-        merged.withLockedValue { $0 = [:] }
+        forgetMerged()
     }
 
     /// The ids of a set, each after its base.
@@ -45,6 +47,11 @@ public final class CustomPolicies: Sendable {
         var out: [String] = []
         for id in s.ids { for f in try s.chain(id) where !out.contains(f.policyId) { out.append(f.policyId) } }
         return out
+    }
+
+    private func forgetMerged() {
+        merged.withLockedValue { $0 = [:] }
+        layouts.withLockedValue { $0 = [:] }
     }
 
     public var ids: [String] { policies.withLockedValue { $0.ids } }
@@ -77,7 +84,32 @@ public final class CustomPolicies: Sendable {
         guard let id = relyingPartyID(name) else { return seed.policy(named: name) }
         var p = seed.policy(named: id) ?? EmulatorSeed.Policy.customPolicy(id)
         (p.type, p.kind, p.runsCustomPolicy) = (.custom, .signUpSignIn, true)
+        let own = pageLayouts(id)
+        if !own.isEmpty { p.pageLayouts = own }
         return p
+    }
+
+    /// A relying party's page layouts (reference: contentdefinitions.md): each content definition whose `LoadUri` is the
+    /// developer's own page (`https://…`, `http://…`) lays out the pages of its `DataUri`'s type — `unifiedssp`,
+    /// `selfasserted`, `multifactor`, `globalexception`; the first definition of a type, in id order, when several share
+    /// one (the emulator lays out by page type). `~/tenant/…` templates stay the tenant's own look. JavaScript stays in
+    /// the layout when the relying party's `UserJourneyBehaviors/ScriptExecution` is `Allow`, as B2C requires.
+    func pageLayouts(_ id: String) -> EmulatorSeed.PageLayouts {
+        if let known = layouts.withLockedValue({ $0[id.uppercased()] }) { return known }
+        var made = EmulatorSeed.PageLayouts()
+        if let policy = try? effective(id) {
+            for (_, definition) in policy.all(.contentDefinition).sorted(by: { $0.key < $1.key }) {
+                guard let load = definition.child("LoadUri")?.trimmedText, load.hasPrefix("https://") || load.hasPrefix("http://"),
+                    let data = definition.child("DataUri")?.trimmedText,
+                    let type = EmulatorSeed.PageLayouts.PageType.allCases.first(where: { data.contains(":\($0.rawValue):") }),
+                    made.pages[type] == nil
+                else { continue }
+                made.pages[type] = .init(loadUri: load, dataUri: data)
+            }
+            made.javascript = policy.relyingParty?.at("UserJourneyBehaviors/ScriptExecution")?.trimmedText == "Allow"
+        }
+        layouts.withLockedValue { $0[id.uppercased()] = made }
+        return made
     }
 
     /// The policy id (as its file spells it) when `name` is a loaded relying-party policy: an authority of the tenant.
@@ -99,7 +131,7 @@ public final class CustomPolicies: Sendable {
                 file: file.source)
         }
         let created = try policies.withLockedValue { try $0.upload(file) }
-        merged.withLockedValue { $0 = [:] }
+        forgetMerged()
         let now = clock.now()
         try db.write {
             try $0.execute(
@@ -115,7 +147,7 @@ public final class CustomPolicies: Sendable {
     /// `DELETE …/trustFramework/policies/{id}`: false when there is no such policy.
     func delete(_ id: String) throws -> Bool {
         let removed = try policies.withLockedValue { try $0.delete(id) }
-        merged.withLockedValue { $0 = [:] }
+        forgetMerged()
         try db.write { try $0.execute(sql: "DELETE FROM custom_policies WHERE id = ?", arguments: [id]) }
         return removed
     }

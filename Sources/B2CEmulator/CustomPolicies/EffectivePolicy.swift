@@ -15,6 +15,7 @@ struct EffectivePolicy {
         case technicalProfile = "TechnicalProfile"
         case userJourney = "UserJourney"
         case subJourney = "SubJourney"
+        case localizedResources = "LocalizedResources"
 
         var containers: [String] {
             switch self {
@@ -27,6 +28,7 @@ struct EffectivePolicy {
             case .technicalProfile: []  // below each ClaimsProvider's TechnicalProfiles
             case .userJourney: ["UserJourneys"]
             case .subJourney: ["SubJourneys"]
+            case .localizedResources: ["BuildingBlocks/Localization"]
             }
         }
 

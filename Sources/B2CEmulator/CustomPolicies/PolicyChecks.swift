@@ -22,7 +22,9 @@ struct PolicyChecks {
     ]
 
     func run() throws {
-        for (kind, all) in [EffectivePolicy.Kind.technicalProfile, .claimsTransformation, .userJourney, .subJourney, .claimType]
+        for (kind, all) in [
+            EffectivePolicy.Kind.technicalProfile, .claimsTransformation, .userJourney, .subJourney, .claimType, .contentDefinition,
+        ]
             .map({ ($0, policy.all($0)) })
         {
             for (id, node) in all.sorted(by: { $0.key < $1.key }) {
@@ -68,6 +70,7 @@ struct PolicyChecks {
                 wanted.append((.contentDefinition, n.trimmedText))
             }
             if n.name == "DisplayClaim", let dc = n["DisplayControlReferenceId"] { wanted.append((.displayControl, dc)) }
+            if n.name == "LocalizedResourcesReference", let r = n["LocalizedResourcesReferenceId"] { wanted.append((.localizedResources, r)) }
             if n.name == "Key", let key = n["StorageReferenceId"], let keys = policyKeys, !keys.contains(key.uppercased()) {
                 throw refuse(
                     "\(owner) makes a reference to the policy key \"\(key)\", which the tenant does not have (add it to the seed's "

@@ -176,10 +176,12 @@ struct CustomPolicyPages {
         _ tx: AuthorizeTransaction, profile: TechnicalProfile?, state: PolicyJourneyState, run: PolicyRun, error: String?,
         controlError: [String: String] = [:]
     ) -> Response {
+        let definition = profile?.metadata("ContentDefinitionReferenceId")
         let unified =
             state.combined
-            || profile?.metadata("ContentDefinitionReferenceId").flatMap { run.policy.element(.contentDefinition, $0) }?
-                .child("DataUri")?.trimmedText.contains("unifiedssp") == true
+            || definition.flatMap { run.policy.element(.contentDefinition, $0) }?.child("DataUri")?.trimmedText.contains("unifiedssp")
+                == true
+        let localized = PolicyLocalization(run.policy, contentDefinition: definition, language: tx.language)
         // The providers' buttons: each exchange's profile gives the label (its DisplayName); a form's id names the mock
         // provider it goes to (`idp_facebook`), else the exchange.
         let journey = (try? run.journey()).flatMap { try? run.current($0, state) }
@@ -201,14 +203,14 @@ struct CustomPolicyPages {
         func row(_ f: Field, lockedBy control: String? = nil) -> [String: Any] {
             let value = f.type == "password" ? "" : inputs[f.id]?.text ?? ""
             var row: [String: Any] = [
-                "id": f.id, "label": f.label, "type": f.type, "value": value, "select": f.type == "select",
+                "id": f.id, "label": localized.claims[f.id]?["DisplayName"] ?? f.label, "type": f.type, "value": value, "select": f.type == "select",
                 "readOnly": f.readOnly || control.map { state.controls[$0] != nil } == true,
                 "options": f.options.map { ["value": $0.value, "text": $0.text, "selected": $0.value == value] as [String: Any] },
                 "verify": f.verify && !unified, "sent": state.codeSentTo != nil,
                 "verified": !value.isEmpty && state.verified.contains(value.lowercased()),
                 "autocomplete": f.type == "password" ? (unified ? "current-password" : "new-password") : (f.type == "email" ? "email" : ""),
             ]
-            if let help = f.help { row["help"] = help }
+            if let help = localized.claims[f.id]?["UserHelpText"] ?? f.help { row["help"] = help }
             if (row["autocomplete"] as? String)?.isEmpty == true { row["autocomplete"] = false }
             return row
         }
@@ -238,6 +240,7 @@ struct CustomPolicyPages {
             "social": !providers.isEmpty, "local": profile != nil,
         ]
         if let error { values["error"] = error }
+        if !localized.ux.isEmpty { values["t"] = PageStrings(language: tx.language, overrides: localized.ux) }
         return parts.pages.page(unified ? "policy-unified" : "policy-selfasserted", tx, values)
     }
 }
