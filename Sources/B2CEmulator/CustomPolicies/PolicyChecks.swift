@@ -25,8 +25,7 @@ struct PolicyChecks {
         for (kind, all) in [
             EffectivePolicy.Kind.technicalProfile, .claimsTransformation, .userJourney, .subJourney, .claimType, .contentDefinition,
         ]
-            .map({ ($0, policy.all($0)) })
-        {
+        .map({ ($0, policy.all($0)) }) {
             for (id, node) in all.sorted(by: { $0.key < $1.key }) {
                 try references(in: node, owner: "\(kind.rawValue) \"\(id)\"", file: policy.file(of: kind, id))
             }
@@ -70,7 +69,9 @@ struct PolicyChecks {
                 wanted.append((.contentDefinition, n.trimmedText))
             }
             if n.name == "DisplayClaim", let dc = n["DisplayControlReferenceId"] { wanted.append((.displayControl, dc)) }
-            if n.name == "LocalizedResourcesReference", let r = n["LocalizedResourcesReferenceId"] { wanted.append((.localizedResources, r)) }
+            if n.name == "LocalizedResourcesReference", let r = n["LocalizedResourcesReferenceId"] {
+                wanted.append((.localizedResources, r))
+            }
             if n.name == "Key", let key = n["StorageReferenceId"], let keys = policyKeys, !keys.contains(key.uppercased()) {
                 throw refuse(
                     "\(owner) makes a reference to the policy key \"\(key)\", which the tenant does not have (add it to the seed's "

@@ -17,8 +17,10 @@ struct PolicyLocalization {
         let references = definition.at("LocalizedResourcesReferences")?.all("LocalizedResourcesReference") ?? []
         guard !references.isEmpty else { return }
         let wanted = language.lowercased(), primary = PageStrings.primary(language)
-        let fallback = policy.chain.reversed().lazy.compactMap { $0.root.at("BuildingBlocks/Localization/SupportedLanguages")?["DefaultLanguage"] }
-            .first?.lowercased()
+        let fallback = policy.chain.reversed().lazy.compactMap {
+            $0.root.at("BuildingBlocks/Localization/SupportedLanguages")?["DefaultLanguage"]
+        }
+        .first?.lowercased()
         let chosen =
             references.first { $0["Language"]?.lowercased() == wanted }
             ?? references.first { $0["Language"].map(PageStrings.primary) == primary }
@@ -29,7 +31,9 @@ struct PolicyLocalization {
             switch string["ElementType"] ?? "" {
             case "UxElement": ux[stringId] = string.trimmedText
             case "ClaimType":
-                if let claim = string["ElementId"] { claims[policy.declaredID(.claimType, claim), default: [:]][stringId] = string.trimmedText }
+                if let claim = string["ElementId"] {
+                    claims[policy.declaredID(.claimType, claim), default: [:]][stringId] = string.trimmedText
+                }
             default: break
             }
         }

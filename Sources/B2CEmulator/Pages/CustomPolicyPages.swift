@@ -203,7 +203,8 @@ struct CustomPolicyPages {
         func row(_ f: Field, lockedBy control: String? = nil) -> [String: Any] {
             let value = f.type == "password" ? "" : inputs[f.id]?.text ?? ""
             var row: [String: Any] = [
-                "id": f.id, "label": localized.claims[f.id]?["DisplayName"] ?? f.label, "type": f.type, "value": value, "select": f.type == "select",
+                "id": f.id, "label": localized.claims[f.id]?["DisplayName"] ?? f.label, "type": f.type, "value": value,
+                "select": f.type == "select",
                 "readOnly": f.readOnly || control.map { state.controls[$0] != nil } == true,
                 "options": f.options.map { ["value": $0.value, "text": $0.text, "selected": $0.value == value] as [String: Any] },
                 "verify": f.verify && !unified, "sent": state.codeSentTo != nil,
