@@ -175,7 +175,7 @@ public final class ScriptedBrowser: @unchecked Sendable {
                 continue
             }
             guard page.status == 200 else {
-                throw Failure(description: "unexpected HTTP \(page.status) at \(page.url.path): \(page.body.prefix(300))")
+                throw Failure(description: "unexpected HTTP \(page.status) at \(page.url.path): \(Self.said(page.body))")
             }
             // A form_post answer: the page a browser submits on its own — to the app, or (an identity provider's) to the tenant.
             if let answer = Self.form(page, "hiddenform") ?? Self.samlAnswer(page) {
@@ -250,5 +250,16 @@ public final class ScriptedBrowser: @unchecked Sendable {
         let local = email.split(separator: "@").first.map { $0.split(separator: "+").first ?? $0 } ?? Substring(email)
         let words = local.split(whereSeparator: { ".-_".contains($0) }).map { $0.prefix(1).uppercased() + $0.dropFirst() }
         return words.isEmpty ? email : words.joined(separator: " ")
+    }
+}
+
+extension ScriptedBrowser {
+    /// What an error page says, without its markup and styles: the text from its first `AADB2C` code (or its body's start).
+    static func said(_ html: String) -> String {
+        let body = html.range(of: "</style>").map { String(html[$0.upperBound...]) } ?? html
+        let text = body.replacingOccurrences(of: "<[^>]+>", with: " ", options: .regularExpression)
+            .replacingOccurrences(of: "\\s+", with: " ", options: .regularExpression)
+        let from = text.range(of: "AADB2C").map { text[$0.lowerBound...] } ?? text[...]
+        return String(from.prefix(300)).trimmingCharacters(in: .whitespaces)
     }
 }

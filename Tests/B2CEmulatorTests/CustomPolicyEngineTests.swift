@@ -426,4 +426,98 @@ import Testing
             with: "LocalizedResourcesReferenceId=\"api.signuporsignin.de\"")
         #expect(throws: PolicyLoadError.self) { try t.emulator.customPolicies.upload(Data(broken.utf8), id: "B2C_1A_branded") }
     }
+
+    /// An `OpenIdConnect` technical profile to a provider of your own (here another tenant): the tenant is its relying party
+    /// (code flow, PKCE, the client secret from a policy key's value, the id token checked), the provider's claims go into
+    /// the bag by the profile's partner names, and the journey links the person to this directory's account by email.
+    static func upstreamPolicy(_ discovery: String) -> String {
+        """
+        <TrustFrameworkPolicy xmlns="http://schemas.microsoft.com/online/cpim/schemas/2013/06" PolicySchemaVersion="0.3.0.0"
+          TenantId="contoso.onmicrosoft.com" PolicyId="B2C_1A_upstream">
+          <BasePolicy><TenantId>contoso.onmicrosoft.com</TenantId><PolicyId>B2C_1A_TrustFrameworkExtensions</PolicyId></BasePolicy>
+          <ClaimsProviders><ClaimsProvider><DisplayName>Upstream</DisplayName><TechnicalProfiles>
+            <TechnicalProfile Id="Upstream-OpenIdConnect">
+              <DisplayName>Upstream tenant</DisplayName>
+              <Protocol Name="OpenIdConnect" />
+              <Metadata>
+                <Item Key="METADATA">\(discovery)</Item>
+                <Item Key="client_id">\(EmulatorSeed.defaultWebAppID)</Item>
+                <Item Key="response_types">code</Item>
+                <Item Key="scope">openid</Item>
+                <Item Key="response_mode">form_post</Item>
+              </Metadata>
+              <CryptographicKeys><Key Id="client_secret" StorageReferenceId="B2C_1A_UpstreamSecret" /></CryptographicKeys>
+              <OutputClaims>
+                <OutputClaim ClaimTypeReferenceId="email" />
+                <OutputClaim ClaimTypeReferenceId="displayName" PartnerClaimType="name" />
+              </OutputClaims>
+            </TechnicalProfile>
+          </TechnicalProfiles></ClaimsProvider></ClaimsProviders>
+          <UserJourneys><UserJourney Id="Upstream"><OrchestrationSteps>
+            <OrchestrationStep Order="1" Type="ClaimsProviderSelection">
+              <ClaimsProviderSelections><ClaimsProviderSelection TargetClaimsExchangeId="UpstreamExchange" /></ClaimsProviderSelections>
+            </OrchestrationStep>
+            <OrchestrationStep Order="2" Type="ClaimsExchange">
+              <ClaimsExchanges>
+                <ClaimsExchange Id="UpstreamExchange" TechnicalProfileReferenceId="Upstream-OpenIdConnect" />
+              </ClaimsExchanges>
+            </OrchestrationStep>
+            <OrchestrationStep Order="3" Type="ClaimsExchange">
+              <ClaimsExchanges><ClaimsExchange Id="Link" TechnicalProfileReferenceId="AAD-UserReadUsingEmailAddress" /></ClaimsExchanges>
+            </OrchestrationStep>
+            <OrchestrationStep Order="4" Type="SendClaims" CpimIssuerTechnicalProfileReferenceId="JwtIssuer" />
+          </OrchestrationSteps></UserJourney></UserJourneys>
+          <RelyingParty>
+            <DefaultUserJourney ReferenceId="Upstream" />
+            <TechnicalProfile Id="PolicyProfile">
+              <Protocol Name="OpenIdConnect" />
+              <OutputClaims>
+                <OutputClaim ClaimTypeReferenceId="objectId" PartnerClaimType="sub" />
+                <OutputClaim ClaimTypeReferenceId="email" />
+                <OutputClaim ClaimTypeReferenceId="displayName" PartnerClaimType="name" />
+              </OutputClaims>
+              <SubjectNamingInfo ClaimType="sub" />
+            </TechnicalProfile>
+          </RelyingParty>
+        </TrustFrameworkPolicy>
+        """
+    }
+
+    @Test func anOpenIdConnectProfileSignsInAtAProviderOfYourOwn() async throws {
+        try await TestTenant.with(seed: FederationTests.upstreamSeed) { upstream in
+            var seed = EmulatorSeed.default
+            seed.tenant.policyKeyValues = ["B2C_1A_UpstreamSecret": EmulatorSeed.defaultWebAppSecret]
+            let local = "0c0c0000-5eed-4c0c-8000-00000000beef"
+            seed.users.append(
+                .init(
+                    oid: local, email: "uma@upstream.test", password: "Local-2026-pw!", displayName: "Uma Here", givenName: "Uma",
+                    surname: "H"))
+            try await TestTenant.with(seed: seed) { t in
+                try t.emulator.customPolicies.load(directory: CustomPolicyTests.examples)
+                let dir = try CustomPolicyTests.folder()
+                defer { try? FileManager.default.removeItem(at: dir) }
+                let discovery = upstream.base + "/contoso.onmicrosoft.com/B2C_1_susi/v2.0/.well-known/openid-configuration"
+                try Data(Self.upstreamPolicy(discovery).utf8).write(to: dir.appendingPathComponent("Upstream.xml"))
+                try t.emulator.customPolicies.load(directory: dir)
+                // One provider to choose: straight to it, with PKCE and a nonce.
+                let sent = try await Browser(t).get(authorizeURL(policy: "B2C_1A_upstream"))
+                #expect(sent.location?.hasPrefix(upstream.base + "/contoso.onmicrosoft.com/b2c_1_susi/oauth2/v2.0/authorize?") == true)
+                #expect(
+                    sent.redirectParams["code_challenge_method"] == "S256"
+                        && sent.redirectParams["client_id"] == EmulatorSeed.defaultWebAppID)
+                let uma = ScriptedBrowser.Persona(email: "uma@upstream.test", password: "Uma-dev-2026!")
+                let pkce = PKCE()
+                let code = try await scriptedCode(t.base + authorizeURL(policy: "B2C_1A_upstream", pkce: pkce), as: uma)
+                let c = try claims(
+                    try await t.token("B2C_1A_upstream", redeemForm(code: code, verifier: pkce.verifier)).json["id_token"]?.stringValue)
+                // This directory's account (linked by the provider's email), the provider's name for the person.
+                #expect(c["sub"]?.stringValue == local && c["email"] == "uma@upstream.test" && c["name"] == "Uma Up", "\(c)")
+                // The secret went to the provider's token endpoint: the upstream tenant redeemed a confidential client's code.
+                #expect(
+                    try upstream.emulator.store.requests.entries().contains {
+                        $0.grantType == "authorization_code" && $0.clientId == EmulatorSeed.defaultWebAppID && $0.outcome == "ok"
+                    })
+            }
+        }
+    }
 }

@@ -135,10 +135,39 @@ extension PolicyRun {
 
     /// The starter pack's `login-NonInteractive`: an OpenID Connect password grant to `login.microsoftonline.com`, answered
     /// here against the directory and never sent out.
+    /// A profile to `login.microsoftonline.com` that sends a password (the pack's `password` and `grant_type` inputs); a
+    /// federation with an Entra ID tenant, which names the same host, is not one.
     static func isLocalPasswordCheck(_ profile: TechnicalProfile) -> Bool {
-        [profile.metadata("METADATA"), profile.metadata("authorization_endpoint")].contains {
+        let host = [profile.metadata("METADATA"), profile.metadata("authorization_endpoint")].contains {
             $0?.lowercased().contains("login.microsoftonline.com") == true
         }
+        return host && profile.inputClaims.contains { ($0["PartnerClaimType"] ?? $0["ClaimTypeReferenceId"]) == "password" }
+    }
+
+    /// An `OpenIdConnect` profile to a provider of your own (reference: openid-connect-technical-profile.md): its
+    /// `METADATA` discovery document, `client_id`, `scope` (default `openid`) and the `client_secret` key's value from
+    /// the tenant's policy keys. The tenant signs in there with the code flow and PKCE, as for a user flow's OpenID
+    /// Connect provider; nil when the profile names no discovery document.
+    func oidcProvider(_ profile: TechnicalProfile) throws -> EmulatorSeed.OIDCProvider? {
+        guard profile.handler == .openIdConnect, let discovery = profile.metadata("METADATA"),
+            discovery.hasPrefix("https://") || discovery.hasPrefix("http://")
+        else { return nil }
+        guard let clientId = profile.metadata("client_id") else {
+            throw CustomPolicyError(code: "AADB2C90250", message: "The technical profile '\(profile.id)' has no client_id.")
+        }
+        let secretKey = profile.node.child("CryptographicKeys")?.all("Key").first { $0["Id"] == "client_secret" }?["StorageReferenceId"]
+        let secret = try secretKey.map { name in
+            guard let value = policyKeys.first(where: { $0.key.caseInsensitiveCompare(name) == .orderedSame })?.value else {
+                throw CustomPolicyError(
+                    code: "AADB2C90250",
+                    message: "The policy key '\(name)' (the client secret of '\(profile.id)') has no value; give it one in the seed's "
+                        + "tenant.policyKeyValues.")
+            }
+            return value
+        }
+        return EmulatorSeed.OIDCProvider(
+            id: profile.id, name: profile.metadata("ProviderName") ?? profile.node.child("DisplayName")?.trimmedText ?? profile.id,
+            discovery: discovery, clientId: clientId, clientSecret: secret, scope: profile.metadata("scope") ?? "openid")
     }
 
     func passwordCheck(_ profile: TechnicalProfile, _ inputs: [String: ClaimValue]) throws -> [String: ClaimValue] {

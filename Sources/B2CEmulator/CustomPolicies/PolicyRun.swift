@@ -62,6 +62,8 @@ struct PolicyRun {
         case sendClaims(issuer: String?)
         /// An OAuth2 or OpenID Connect profile: the person goes to the provider (the tenant's mock of it).
         case federate(profile: String, provider: EmulatorSeed.IdentityProvider)
+        /// An OpenID Connect profile whose `METADATA` names a provider of your own: the tenant is its relying party.
+        case federateOIDC(profile: String, provider: EmulatorSeed.OIDCProvider)
     }
 
     /// A claim reference as the claims bag keys it: the claim type's declared id.
@@ -198,15 +200,20 @@ struct PolicyRun {
                     return .stop(.page)
                 }
                 if [.oauth2, .openIdConnect].contains(profile.handler), !Self.isLocalPasswordCheck(profile) {
-                    guard let provider = Self.mockProvider(profile) else {
-                        throw CustomPolicyError(
-                            code: "AADB2C90250",
-                            message: "The technical profile '\(profile.id)' federates with a provider the local tenant does not mock "
-                                + "(\(profile.metadata("authorization_endpoint") ?? profile.metadata("METADATA") ?? "no endpoint")).")
+                    if let provider = Self.mockProvider(profile) {
+                        _ = try inputClaims(profile, &state.claims)
+                        state.page = profile.id
+                        return .stop(.federate(profile: profile.id, provider: provider))
                     }
-                    _ = try inputClaims(profile, &state.claims)
-                    state.page = profile.id
-                    return .stop(.federate(profile: profile.id, provider: provider))
+                    if let provider = try oidcProvider(profile) {
+                        _ = try inputClaims(profile, &state.claims)
+                        state.page = profile.id
+                        return .stop(.federateOIDC(profile: profile.id, provider: provider))
+                    }
+                    throw CustomPolicyError(
+                        code: "AADB2C90250",
+                        message: "The technical profile '\(profile.id)' federates with a provider the local tenant does not mock "
+                            + "(\(profile.metadata("authorization_endpoint") ?? profile.metadata("METADATA") ?? "no endpoint")).")
                 }
                 try await execute(profile, &state)
             case "SendClaims":

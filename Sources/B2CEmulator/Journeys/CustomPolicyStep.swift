@@ -148,6 +148,9 @@ struct CustomPolicyStep: OrchestrationStep {
         case .federate(_, let provider):
             tx.step = .federating(.init(provider: provider.rawValue, customPolicy: state))
             return .respond(try FederationStep(parts: parts).federate(tx, to: provider, origin: tx.origin))
+        case .federateOIDC(_, let provider):
+            tx.step = .federating(.init(provider: provider.id, customPolicy: state))
+            return .respond(try await FederationStep(parts: parts).federate(tx, to: provider, origin: tx.origin))
         case .page where tx.prompt.contains("none"):
             throw OAuthFailure(
                 error: "interaction_required", code: "AADB2C90077",
@@ -208,6 +211,14 @@ struct CustomPolicyStep: OrchestrationStep {
         state.page = nil
         state.order += 1
         return try await walk(&tx, state, policy: policy)
+    }
+
+    /// The OpenID Connect provider of the profile the journey federated with (`state.page`), for its answer.
+    func oidcProvider(
+        _ tx: AuthorizeTransaction, state: PolicyJourneyState, policy: EmulatorSeed.Policy
+    ) throws -> EmulatorSeed.OIDCProvider? {
+        let run = try self.run(tx, policy: policy)
+        return try state.page.flatMap { try TechnicalProfile.named($0, in: run.policy) }.flatMap { try run.oidcProvider($0) }
     }
 
     /// The run of this transaction's policy: its effective policy (cached by the tenant), the request's resolvers.

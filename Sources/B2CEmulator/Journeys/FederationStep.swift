@@ -123,7 +123,11 @@ struct FederationStep: OrchestrationStep {
         try store.saveTransaction(tx, now: clock.now())
         let identity: FederatedIdentity
         if let pending = pendingOIDC {
-            guard pending.providerID == chosen, let provider = policy.oidcProviders.first(where: { $0.id == chosen }) else {
+            // A user flow's provider, or the custom policy's profile that federated.
+            let provider =
+                try policy.oidcProviders.first { $0.id == chosen }
+                ?? customPolicy.flatMap { try CustomPolicyStep(parts: parts).oidcProvider(tx, state: $0, policy: policy) }
+            guard pending.providerID == chosen, let provider, provider.id == chosen else {
                 throw PageError(
                     code: "AADB2C90273", message: "An invalid response was received : 'the identity provider is not this policy's'")
             }
