@@ -46,6 +46,7 @@ extension EmulatorSeed {
                 numbersAsStrings: false)
         }
         let helloURI = "https://contoso.onmicrosoft.com/helloapi"
+        let iefURI = "https://contoso.onmicrosoft.com/\(identityExperienceFrameworkID)"
         return EmulatorSeed(
             tenant: Tenant(name: "contoso.onmicrosoft.com", id: defaultTenantID, hostAliases: []),
             policies: [
@@ -96,7 +97,7 @@ extension EmulatorSeed {
                 App(
                     clientId: proxyIdentityExperienceFrameworkID, name: "ProxyIdentityExperienceFramework",
                     redirects: [Redirect(uri: "myapp://auth", type: .publicClient)], allowImplicitFlow: false, nativeAuth: false,
-                    apiPermissions: [], servicePrincipalId: "0f5c4a6e-5e1f-4c2a-9b3d-000000000006"),
+                    apiPermissions: ["\(iefURI)/user_impersonation"], servicePrincipalId: "0f5c4a6e-5e1f-4c2a-9b3d-000000000006"),
                 App(
                     clientId: defaultPolicyDeployID, name: "policy-deploy", redirects: [], allowImplicitFlow: false, nativeAuth: false,
                     apiPermissions: [], applicationPermissions: ["\(GraphEndpoint.resource)/\(GraphEndpoint.trustFrameworkPermission)"],
@@ -105,7 +106,12 @@ extension EmulatorSeed {
             apis: [
                 API(
                     name: "hello", appId: defaultHelloAppID, identifierUri: helloURI, scopes: ["demo.read", "demo.write"],
-                    requiredScope: "demo.read", appRoles: [AppRole(value: "hello.read.all", allowedMemberTypes: ["Application"])])
+                    requiredScope: "demo.read", appRoles: [AppRole(value: "hello.read.all", allowedMemberTypes: ["Application"])]),
+                // B2C's custom-policy setup: IdentityExperienceFramework exposes user_impersonation, which the proxy app is
+                // granted (its password check asks for it).
+                API(
+                    name: "IdentityExperienceFramework", appId: identityExperienceFrameworkID, identifierUri: iefURI,
+                    scopes: ["user_impersonation"], requiredScope: "user_impersonation"),
             ],
             users: [
                 User(
