@@ -4,7 +4,7 @@
 #   B2C_BENCH_SCRATCH  SwiftPM scratch path of the release build (default: <repo>/.build-release-static, or
 #                      <repo>/.build-release with B2C_BENCH_DYNAMIC=1)
 #   B2C_BENCH_DYNAMIC  =1: measure a build linked dynamically to the Swift runtime and Foundation; the default is the
-#                      way we ship b2c, `swift build -c release --static-swift-stdlib` (a token cache hit starts in
+#                      way we ship b2c, `swift build -c release` with scripts/release-flags.sh (a token cache hit starts in
 #                      about half the time: no 14 shared objects to map and relocate)
 #   B2C_BENCH_BIN      directory holding release `b2c`, `b2c-emulator`, `b2c-test-agent` and `b2c-bench`; when set,
 #                      nothing is built
@@ -22,7 +22,9 @@ if [[ ${B2C_BENCH_DYNAMIC:-0} == 1 ]]; then
     BUILD_FLAGS=()
 else
     SCRATCH=${B2C_BENCH_SCRATCH:-$ROOT/.build-release-static}
-    BUILD_FLAGS=(--static-swift-stdlib)
+    # The way we ship b2c: the flags of scripts/release.sh, one definition for both.
+    source "$ROOT/scripts/release-flags.sh"
+    BUILD_FLAGS=("${RELEASE_FLAGS[@]}")
 fi
 BIN=${B2C_BENCH_BIN:-$SCRATCH/release}
 B2C=$BIN/b2c

@@ -17,7 +17,8 @@ RUNS=${RUNS:-100}
 WARMUP=${WARMUP:-5}
 ALT=${ALT:-0}
 if [[ ${B2C_BENCH_DYNAMIC:-0} == 1 ]]; then
-    LABEL=dynamic ALT_LABEL=static ALT_SCRATCH=$ROOT/.build-release-static ALT_FLAGS=(--static-swift-stdlib)
+    source "$ROOT/scripts/release-flags.sh"
+    LABEL=dynamic ALT_LABEL=static ALT_SCRATCH=$ROOT/.build-release-static ALT_FLAGS=("${RELEASE_FLAGS[@]}")
 else
     LABEL=static ALT_LABEL=dynamic ALT_SCRATCH=$ROOT/.build-release ALT_FLAGS=()
 fi

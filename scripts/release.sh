@@ -37,9 +37,10 @@ for tool in swift dpkg-deb dpkg gzip sha256sum readelf strip tar; do
 done
 
 cd "$ROOT"
-say "building ${PROGRAMS[*]} for release (--static-swift-stdlib) in $SCRATCH…"
+source "$ROOT/scripts/release-flags.sh"
+say "building ${PROGRAMS[*]} for release (${RELEASE_FLAGS[*]}) in $SCRATCH…"
 for p in "${PROGRAMS[@]}"; do
-    swift build -c release --static-swift-stdlib --scratch-path "$SCRATCH" --product "$p" >"$SCRATCH.release.log" 2>&1 \
+    swift build -c release "${RELEASE_FLAGS[@]}" --scratch-path "$SCRATCH" --product "$p" >"$SCRATCH.release.log" 2>&1 \
         || { tail -30 "$SCRATCH.release.log" >&2; die "the release build of $p failed"; }
 done
 BIN=$SCRATCH/release
