@@ -538,7 +538,8 @@ class Agent:
         use_new = self.action == "forgot" and reset_done
         password = ENV.get("B2C_AGENT_NEW_PASSWORD" if use_new else "B2C_AGENT_PASSWORD", "")
         log(f"signing in as {self.email}" + (" with the new password" if use_new else ""))
-        type_into(d, "logonIdentifier", self.email)
+        # A user flow's field is #logonIdentifier; a custom policy's is its claim type's id (#signInName in the packs).
+        type_into(d, "signInName" if find(d, "signInName") is not None else "logonIdentifier", self.email)
         type_into(d, "password", password)
         if ENV.get("B2C_AGENT_REMEMBER_ME"):
             log("checking 'Keep me signed in'")
