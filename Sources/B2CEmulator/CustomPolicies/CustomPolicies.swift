@@ -89,6 +89,14 @@ public final class CustomPolicies: Sendable {
         return p
     }
 
+    /// A relying party's SAML identity providers: its `SAML2` technical profiles with a `PartnerEntity`.
+    func samlProviders(_ id: String) -> [EmulatorSeed.SAMLProvider] {
+        guard let policy = try? effective(id) else { return [] }
+        return policy.all(.technicalProfile).keys.sorted().compactMap {
+            (try? TechnicalProfile.named($0, in: policy)).flatMap { $0.flatMap(PolicyRun.samlProvider) }
+        }
+    }
+
     /// A relying party's page layouts (reference: contentdefinitions.md): each content definition whose `LoadUri` is the
     /// developer's own page (`https://…`, `http://…`) lays out the pages of its `DataUri`'s type — `unifiedssp`,
     /// `selfasserted`, `multifactor`, `globalexception`; the first definition of a type, in id order, when several share

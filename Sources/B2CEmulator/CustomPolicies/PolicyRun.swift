@@ -64,6 +64,8 @@ struct PolicyRun {
         case federate(profile: String, provider: EmulatorSeed.IdentityProvider)
         /// An OpenID Connect profile whose `METADATA` names a provider of your own: the tenant is its relying party.
         case federateOIDC(profile: String, provider: EmulatorSeed.OIDCProvider)
+        /// A `SAML2` profile whose `PartnerEntity` names a provider's metadata: the tenant is its service provider.
+        case federateSAML(profile: String, provider: EmulatorSeed.SAMLProvider)
     }
 
     /// A claim reference as the claims bag keys it: the claim type's declared id.
@@ -199,11 +201,16 @@ struct PolicyRun {
                     (state.page, state.combined, state.codeSentTo, state.codeHash) = (profile.id, false, nil, nil)
                     return .stop(.page)
                 }
-                if [.oauth2, .openIdConnect].contains(profile.handler), !Self.isLocalPasswordCheck(profile) {
+                if [.oauth2, .openIdConnect, .saml].contains(profile.handler), !Self.isLocalPasswordCheck(profile) {
                     if let provider = Self.mockProvider(profile) {
                         _ = try inputClaims(profile, &state.claims)
                         state.page = profile.id
                         return .stop(.federate(profile: profile.id, provider: provider))
+                    }
+                    if let provider = Self.samlProvider(profile) {
+                        _ = try inputClaims(profile, &state.claims)
+                        state.page = profile.id
+                        return .stop(.federateSAML(profile: profile.id, provider: provider))
                     }
                     if let provider = try oidcProvider(profile) {
                         _ = try inputClaims(profile, &state.claims)
@@ -378,27 +385,6 @@ struct PolicyRun {
             }
         }
         note("claims transformation \(id)", ["method": .string(method), "outputs": Self.recorded(outputs, context: bag)])
-    }
-
-    /// The tenant's mock of the provider a federation profile names, by its endpoints' host or its `ProviderName`
-    /// (`www.facebook.com/dialog/oauth` → Facebook).
-    static func mockProvider(_ profile: TechnicalProfile) -> EmulatorSeed.IdentityProvider? {
-        let named = [profile.metadata("authorization_endpoint"), profile.metadata("METADATA"), profile.metadata("ProviderName")]
-            .compactMap { $0?.lowercased() }
-        return EmulatorSeed.IdentityProvider.allCases.first { p in
-            p != .local && named.contains { $0.contains(p.domain.split(separator: ".").first.map(String.init) ?? p.rawValue) }
-        }
-    }
-
-    /// What a provider's answer says of the person, under the partner names the providers use (Facebook's `id`,
-    /// `first_name`; OpenID Connect's `sub`, `given_name`), for the profile's output claims to pick from.
-    static func federatedClaims(_ identity: FederatedIdentity) -> [String: ClaimValue] {
-        var c: [String: ClaimValue] = ["id": .string(identity.subject), "sub": .string(identity.subject), "email": .string(identity.email)]
-        if let v = identity.givenName { (c["first_name"], c["given_name"]) = (.string(v), .string(v)) }
-        if let v = identity.surname { (c["last_name"], c["family_name"]) = (.string(v), .string(v)) }
-        if let v = identity.name { c["name"] = .string(v) }
-        if let v = identity.accessToken { c["access_token"] = .string(v) }
-        return c
     }
 
     // MARK: the relying party's claims

@@ -148,6 +148,9 @@ struct CustomPolicyStep: OrchestrationStep {
         case .federate(_, let provider):
             tx.step = .federating(.init(provider: provider.rawValue, customPolicy: state))
             return .respond(try FederationStep(parts: parts).federate(tx, to: provider, origin: tx.origin))
+        case .federateSAML(_, let provider):
+            tx.step = .federating(.init(provider: provider.id, customPolicy: state))
+            return .respond(try await FederationStep(parts: parts).federate(tx, to: provider, origin: tx.origin, policy: policy))
         case .federateOIDC(_, let provider):
             tx.step = .federating(.init(provider: provider.id, customPolicy: state))
             return .respond(try await FederationStep(parts: parts).federate(tx, to: provider, origin: tx.origin))

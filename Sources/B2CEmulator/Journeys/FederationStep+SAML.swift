@@ -40,12 +40,13 @@ extension FederationStep {
         let form = try await request.queryAndForm()
         guard req.method == .post, let relay = form["RelayState"], var tx = try store.transaction(id: relay, now: clock.now()),
             tx.policy.lowercased() == policy.lowercasedID, let pending = tx.saml, tx.federatingWith == pending.providerID,
-            let provider = policy.samlProviders.first(where: { $0.id == pending.providerID })
+            let provider = samlProviders(policy).first(where: { $0.id == pending.providerID })
         else {
             throw PageError(
                 code: "AADB2C90208",
                 message: "This sign-in page has expired or was already used. Go back to your application and start again.")
         }
+        let customPolicy = tx.federatingCustomPolicy
         tx.saml = nil
         tx.federatingWith = nil
         try store.saveTransaction(tx, now: clock.now())  // one answer per request: a replayed one finds nothing under way
@@ -74,6 +75,10 @@ extension FederationStep {
             throw PageError(code: "AADB2C90273", message: "An invalid response was received : '\(e.reason)'")
         }
         logIdP(provider, tx, outcome: "ok")
+        if let customPolicy {
+            let outcome = try await CustomPolicyStep(parts: parts).federated(identity, tx, state: customPolicy, policy: policy)
+            return try await JourneyRunner(self).proceed(outcome, after: .customPolicy, policy: policy, Visit(req, context))
+        }
         let outcome = try federated(identity, tx, policy: policy)
         return try await JourneyRunner(self).proceed(outcome, after: .federation, policy: policy, Visit(req, context))
     }
@@ -85,8 +90,8 @@ extension FederationStep {
         -> Response
     {
         let id = (try? req.queryParameters())?["idptp"] ?? ""
-        guard policy.samlProviders.contains(where: { $0.id == id }) else {
-            let known = policy.samlProviders.map(\.id).joined(separator: ", ")
+        guard samlProviders(policy).contains(where: { $0.id == id }) else {
+            let known = samlProviders(policy).map(\.id).joined(separator: ", ")
             return .text(
                 "The policy \(policy.id) has no SAML identity provider '\(id)'"
                     + (known.isEmpty ? "." : "; name one of \(known) in ?idptp=.") + "\n",
@@ -96,6 +101,11 @@ extension FederationStep {
         return Response(
             status: .ok, headers: [.contentType: "application/samlmetadata+xml; charset=utf-8"],
             body: .init(byteBuffer: .init(string: SAMLRelyingParty.serviceProviderMetadata(sp))))
+    }
+
+    /// A user flow's SAML providers, or a custom policy's `SAML2` profiles.
+    func samlProviders(_ policy: EmulatorSeed.Policy) -> [EmulatorSeed.SAMLProvider] {
+        policy.runsCustomPolicy ? parts.customPolicies.samlProviders(policy.id) : policy.samlProviders
     }
 
     func serviceProvider(origin: String, tenantSegment: String, policy: EmulatorSeed.Policy) -> SAMLRelyingParty.ServiceProvider {

@@ -1,0 +1,96 @@
+import B2CKit
+import B2CProtocol
+import Foundation
+import Testing
+
+@testable import B2CEmulator
+
+/// A custom policy's `SAML2` technical profile: the tenant is the service provider of a third-party SAML identity
+/// provider (`Tests/interop/saml_idp.py`), the assertion's subject and attributes go into the claims bag by the profile's
+/// partner names, and the journey links the person to this directory's account by email.
+@Suite(.serialized) struct CustomPolicyFederationTests {
+    static func samlPolicy(_ metadata: String) -> String {
+        let ws = "http://schemas.xmlsoap.org/ws/2005/05/identity/claims/"
+        return """
+            <TrustFrameworkPolicy xmlns="http://schemas.microsoft.com/online/cpim/schemas/2013/06" PolicySchemaVersion="0.3.0.0"
+              TenantId="contoso.onmicrosoft.com" PolicyId="B2C_1A_saml">
+              <BasePolicy><TenantId>contoso.onmicrosoft.com</TenantId><PolicyId>B2C_1A_TrustFrameworkExtensions</PolicyId></BasePolicy>
+              <BuildingBlocks><ClaimsSchema>
+                <ClaimType Id="issuerUserId"><DisplayName>Subject</DisplayName><DataType>string</DataType></ClaimType>
+              </ClaimsSchema></BuildingBlocks>
+              <ClaimsProviders><ClaimsProvider><DisplayName>Contoso SAML</DisplayName><TechnicalProfiles>
+                <TechnicalProfile Id="Contoso-SAML2">
+                  <DisplayName>Contoso SAML</DisplayName>
+                  <Protocol Name="SAML2" />
+                  <Metadata><Item Key="PartnerEntity">\(metadata)</Item><Item Key="WantsSignedRequests">false</Item></Metadata>
+                  <OutputClaims>
+                    <OutputClaim ClaimTypeReferenceId="issuerUserId" PartnerClaimType="assertionSubjectName" />
+                    <OutputClaim ClaimTypeReferenceId="email" PartnerClaimType="\(ws)emailaddress" />
+                    <OutputClaim ClaimTypeReferenceId="givenName" PartnerClaimType="\(ws)givenname" />
+                  </OutputClaims>
+                </TechnicalProfile>
+              </TechnicalProfiles></ClaimsProvider></ClaimsProviders>
+              <UserJourneys><UserJourney Id="Saml"><OrchestrationSteps>
+                <OrchestrationStep Order="1" Type="ClaimsProviderSelection">
+                  <ClaimsProviderSelections><ClaimsProviderSelection TargetClaimsExchangeId="ContosoExchange" /></ClaimsProviderSelections>
+                </OrchestrationStep>
+                <OrchestrationStep Order="2" Type="ClaimsExchange">
+                  <ClaimsExchanges><ClaimsExchange Id="ContosoExchange" TechnicalProfileReferenceId="Contoso-SAML2" /></ClaimsExchanges>
+                </OrchestrationStep>
+                <OrchestrationStep Order="3" Type="ClaimsExchange">
+                  <ClaimsExchanges>
+                    <ClaimsExchange Id="Link" TechnicalProfileReferenceId="AAD-UserReadUsingEmailAddress" />
+                  </ClaimsExchanges>
+                </OrchestrationStep>
+                <OrchestrationStep Order="4" Type="SendClaims" CpimIssuerTechnicalProfileReferenceId="JwtIssuer" />
+              </OrchestrationSteps></UserJourney></UserJourneys>
+              <RelyingParty>
+                <DefaultUserJourney ReferenceId="Saml" />
+                <TechnicalProfile Id="PolicyProfile">
+                  <Protocol Name="OpenIdConnect" />
+                  <OutputClaims>
+                    <OutputClaim ClaimTypeReferenceId="objectId" PartnerClaimType="sub" />
+                    <OutputClaim ClaimTypeReferenceId="email" />
+                    <OutputClaim ClaimTypeReferenceId="givenName" PartnerClaimType="given_name" />
+                    <OutputClaim ClaimTypeReferenceId="issuerUserId" PartnerClaimType="saml_subject" />
+                  </OutputClaims>
+                  <SubjectNamingInfo ClaimType="sub" />
+                </TechnicalProfile>
+              </RelyingParty>
+            </TrustFrameworkPolicy>
+            """
+    }
+
+    @Test func aSAML2ProfileSignsInAtAThirdPartyIdentityProvider() async throws {
+        let idp = try SAMLTestIdP()
+        defer { idp.stop() }
+        var seed = EmulatorSeed.default
+        let local = "0c0c0000-5eed-4c0c-8000-0000000005a1"
+        seed.users.append(
+            .init(oid: local, email: "sam@saml.test", password: "Local-2026-pw!", displayName: "Sam Here", givenName: "S", surname: "H"))
+        try await TestTenant.with(seed: seed) { t in
+            try t.emulator.customPolicies.load(directory: CustomPolicyTests.examples)
+            let dir = try CustomPolicyTests.folder()
+            defer { try? FileManager.default.removeItem(at: dir) }
+            try Data(Self.samlPolicy(idp.base + "/metadata").utf8).write(to: dir.appendingPathComponent("Saml.xml"))
+            try t.emulator.customPolicies.load(directory: dir)
+            let sam = ScriptedBrowser.Persona(email: "sam@saml.test", password: "unused")
+            let pkce = PKCE()
+            let code = try await scriptedCode(t.base + authorizeURL(policy: "B2C_1A_saml", pkce: pkce), as: sam)
+            let c = try claims(
+                try await t.token("B2C_1A_saml", redeemForm(code: code, verifier: pkce.verifier)).json["id_token"]?.stringValue)
+            #expect(c["sub"]?.stringValue == local && c["email"] == "sam@saml.test" && c["given_name"] == "Sam", "\(c)")
+            #expect(c["saml_subject"]?.stringValue?.isEmpty == false, "\(c)")
+            // The provider received an AuthnRequest from the custom policy's entity id; the metadata an IdP administrator
+            // imports names the profile.
+            let last = try await t.get(idp.base + "/last").json
+            #expect(last["issuer"] == .string(t.base + "/contoso.onmicrosoft.com/B2C_1A_saml"), "\(last)")
+            let md = try await t.get("/contoso.onmicrosoft.com/B2C_1A_saml/samlp/metadata?idptp=Contoso-SAML2")
+            #expect(md.status == 200 && md.body.contains("AssertionConsumerService"), "\(md.body.prefix(300))")
+            // One provider to choose from: a new sign-in goes straight to it, without a page of the tenant.
+            let b = Browser(t)
+            let sent = try await b.get(authorizeURL(policy: "B2C_1A_saml"))
+            #expect(sent.location?.hasPrefix(idp.base) == true, "\(sent.status) \(sent.body.prefix(300))")
+        }
+    }
+}
