@@ -264,6 +264,11 @@ import Testing
         ] {
             #expect(names.contains(name), "no '\(name)' in \(names)")
         }
+        // A transformation's inputs, parameters and output, by their transformation names.
+        let mailEvent = journey.json["events"]?.arrayValue?.first { $0["name"] == "claims transformation MakeOtpMail" }
+        #expect(
+            mailEvent?["detail"]?["inputs"]?["personalizations.0.to.0.email"]?.stringValue == backup, "\(String(describing: mailEvent))")
+        #expect(mailEvent?["detail"]?["parameters"]?["template_id"] == "d-otp" && mailEvent?["detail"]?["outputs"]?["outputClaim"] != nil)
         let leaks = (journey.json["events"]?.arrayValue ?? []).filter { $0.serialized().contains(otp) || $0.serialized().contains(code) }
         #expect(leaks.isEmpty, "a code is in the recorder: \(leaks)")
     }

@@ -384,7 +384,13 @@ struct PolicyRun {
                 bag[ref] = v
             }
         }
-        note("claims transformation \(id)", ["method": .string(method), "outputs": Self.recorded(outputs, context: bag)])
+        note(
+            "claims transformation \(id)",
+            [
+                "method": .string(method), "inputs": Self.recorded(inputs, context: bag),
+                "parameters": .object(JourneyRecorder.masked(parameters.mapValues { .string($0) }, context: bag.mapValues(Self.json))),
+                "outputs": Self.recorded(outputs, context: bag),
+            ])
     }
 
     // MARK: the relying party's claims
