@@ -567,7 +567,9 @@ class Agent:
 
     def on_sign_up_page(self):
         form = find(self.driver, "attributeVerification")
-        return form is not None and (form.get_attribute("action") or "").endswith("/signup")
+        action = (form.get_attribute("action") or "") if form is not None else ""
+        # A user flow's sign-up posts to /signup; a custom policy's pages all post to /policy (its sign-up asks a password).
+        return action.endswith("/signup") or (action.endswith("/policy") and find(self.driver, "newPassword") is not None)
 
     def sign_up(self):
         """The sign-up page by B2C's ids: send the code, type it from the outbox, then the password and attributes."""

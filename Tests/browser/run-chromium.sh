@@ -484,5 +484,31 @@ else
   not_ok "(p) the custom policy's profile edit (exit $status)" "$tmp/p-edit.err"
 fi
 
+# A sign-up through the policy's own pages (its email verified with the outbox's code), and, where the folder has a
+# Facebook profile (the social packs), a sign-up through the mock Facebook and the policy's social page.
+B2C_AGENT_ACTION=signup B2C_AGENT_EMAIL=pia.custom@contoso.com B2C_AGENT_PASSWORD='Pia-dev-2026!x' B2C_AGENT_DISPLAY_NAME='Pia Custom' \
+  B2C_AGENT_GIVEN_NAME=Pia B2C_AGENT_SURNAME=Custom B2C_AGENT_PHONE=+15555550143 \
+  b2c_run p-signup signin --policy B2C_1A_signup_signin --prompt login --timeout 90 --verbose
+status=$?
+if [ $status -eq 0 ] && grep -q "sign-up: entering the code from the outbox" "$tmp/p-signup.err" \
+  && grep -q "sign-up: creating the account" "$tmp/p-signup.err"; then
+  ok "(p) sign-up through the custom policy's pages in Chromium, the email verified with the outbox's code"
+else
+  not_ok "(p) sign-up through the custom policy (exit $status)" "$tmp/p-signup.err"
+fi
+# (The example set's social relying party is B2C_1A_signup_signin_social_mfa; a social starter pack's is B2C_1A_signup_signin.)
+social=
+if grep -q 'PolicyId="B2C_1A_signup_signin_social_mfa"' "$custom_policies"/*.xml; then social=B2C_1A_signup_signin_social_mfa
+elif grep -q 'Id="FacebookExchange"' "$custom_policies"/*.xml; then social=B2C_1A_signup_signin; fi
+if [ -n "$social" ]; then
+  B2C_AGENT_IDP_BUTTON=FacebookExchange B2C_AGENT_EMAIL=fay.custom@facebook.example B2C_AGENT_DISPLAY_NAME='Fay Book' \
+    B2C_AGENT_PHONE=+15555550144 b2c_run p-facebook signin --policy "$social" --prompt login --timeout 90 --verbose
+  status=$?
+  if [ $status -eq 0 ] && grep -q "pressing #FacebookExchange" "$tmp/p-facebook.err"; then
+    ok "(p) Facebook through the tenant's mock provider and $social's social page, in Chromium"
+  else
+    not_ok "(p) Facebook through the custom policy (exit $status)" "$tmp/p-facebook.err"
+  fi
+fi
 echo "# $([ $failed -eq 0 ] && echo 'all passed' || echo "$failed failed") in $(($(date +%s) - started)) s"
 [ $failed -eq 0 ]

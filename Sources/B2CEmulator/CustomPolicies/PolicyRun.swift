@@ -181,7 +181,8 @@ struct PolicyRun {
                 state.page = profile.id
                 return .stop(.page)
             case "ClaimsExchange":
-                guard let id = exchange(of: step, id: state.chosenExchange), let profile = try TechnicalProfile.named(id, in: policy) else {
+                let chosen = try state.chosenExchange ?? sessionExchange(of: step, state)
+                guard let id = exchange(of: step, id: chosen), let profile = try TechnicalProfile.named(id, in: policy) else {
                     throw CustomPolicyError(code: "AADB2C90250", message: "Orchestration step \(order) names no technical profile.")
                 }
                 state.chosenExchange = nil
@@ -263,6 +264,21 @@ struct PolicyRun {
     private func keepsSession(_ profile: TechnicalProfile) throws -> Bool {
         guard let id = profile.sessionManager, let manager = try TechnicalProfile.named(id, in: policy) else { return false }
         return manager.handler.isSession && manager.handler != .noopSession
+    }
+
+    /// With an SSO session and no provider chosen (its selection step was answered by the session), the exchange the
+    /// session answers: the first whose self-asserted profile keeps its work in the session, as B2C goes on with the
+    /// session's claims provider instead of the step's first exchange (a profile edit after a local sign-in is not sent
+    /// to Facebook because Facebook's exchange comes first).
+    private func sessionExchange(of step: PolicyNode, _ state: PolicyJourneyState) throws -> String? {
+        guard state.claims["objectIdFromSession"]?.bool == true else { return nil }
+        for exchange in step.at("ClaimsExchanges")?.all("ClaimsExchange") ?? [] {
+            guard let tp = exchange["TechnicalProfileReferenceId"], let profile = try TechnicalProfile.named(tp, in: policy) else {
+                continue
+            }
+            if profile.handler == .selfAsserted, try keepsSession(profile) { return exchange["Id"] }
+        }
+        return nil
     }
 
     /// The technical profile of the claims exchange `id`, wherever the journey declares it (a button's label and provider).
