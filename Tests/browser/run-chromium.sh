@@ -499,7 +499,7 @@ fi
 # (The example set's social relying party is B2C_1A_signup_signin_social_mfa; a social starter pack's is B2C_1A_signup_signin.)
 social=
 if grep -q 'PolicyId="B2C_1A_signup_signin_social_mfa"' "$custom_policies"/*.xml; then social=B2C_1A_signup_signin_social_mfa
-elif grep -q 'Id="FacebookExchange"' "$custom_policies"/*.xml; then social=B2C_1A_signup_signin; fi
+elif grep -q '<ClaimsExchange Id="FacebookExchange"' "$custom_policies"/*.xml; then social=B2C_1A_signup_signin; fi
 if [ -n "$social" ]; then
   B2C_AGENT_IDP_BUTTON=FacebookExchange B2C_AGENT_EMAIL=fay.custom@facebook.example B2C_AGENT_DISPLAY_NAME='Fay Book' \
     B2C_AGENT_PHONE=+15555550144 b2c_run p-facebook signin --policy "$social" --prompt login --timeout 90 --verbose
