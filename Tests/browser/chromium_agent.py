@@ -429,8 +429,8 @@ class Agent:
             self.enter_code_and_new_password()
         elif find(d, "attributeVerification") is not None and find(d, "newPassword") is not None:
             raise AgentError("the sign-up page appeared; this agent does not create accounts")
-        elif find(d, "attributeVerification") is not None and find(d, "displayName") is not None:
-            self.edit_profile()
+        elif find(d, "attributeVerification") is not None and (find(d, "displayName") or find(d, "givenName")) is not None:
+            self.edit_profile()  # a custom policy's profile page may ask the names without the display name (the starter packs)
         elif error_text(d):
             raise AgentError(f"the emulator shows an error: {error_text(d)}")
         elif find(d, "claimVerificationServerError") is not None and not d.find_elements(By.TAG_NAME, "form"):

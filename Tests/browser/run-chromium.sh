@@ -473,11 +473,12 @@ if [ $status -eq 0 ] && grep -q 'Signed in as .* under B2C_1A_signup_signin' "$t
 else
   not_ok "(p) a custom policy in Chromium (exit $status, refresh $refreshed)" "$tmp/p-custom.err"
 fi
-# Its profile edit: B2C_1A_ProfileEdit's page in the same browser, answered by the SSO session, the name written.
+# Its profile edit: B2C_1A_ProfileEdit's page in the same browser, answered by the SSO session, the given name written.
+# (The packs' profile page asks the given name and surname, not the display name.)
 B2C_AGENT_ACTION=edit-profile B2C_AGENT_EMAIL=alice@contoso.com B2C_AGENT_PASSWORD='Alice-dev-2026!' \
-  B2C_AGENT_DISPLAY_NAME='Alice Custom' b2c_run p-edit edit-profile --policy B2C_1A_ProfileEdit --timeout 90 --verbose
+  B2C_AGENT_GIVEN_NAME=Alicia b2c_run p-edit edit-profile --policy B2C_1A_ProfileEdit --timeout 90 --verbose
 status=$?
-if [ $status -eq 0 ] && grep -q "submitting the profile (displayName)" "$tmp/p-edit.err" \
+if [ $status -eq 0 ] && grep -q "submitting the profile (givenName)" "$tmp/p-edit.err" \
   && ! grep -q "signing in as" "$tmp/p-edit.err"; then
   ok "(p) the custom policy's profile edit (B2C_1A_ProfileEdit) in Chromium, without a second sign-in"
 else
