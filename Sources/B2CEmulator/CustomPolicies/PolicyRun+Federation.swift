@@ -52,15 +52,7 @@ extension PolicyRun {
             throw CustomPolicyError(code: "AADB2C90250", message: "The technical profile '\(profile.id)' has no client_id.")
         }
         let secretKey = profile.node.child("CryptographicKeys")?.all("Key").first { $0["Id"] == "client_secret" }?["StorageReferenceId"]
-        let secret = try secretKey.map { name in
-            guard let value = policyKeys.first(where: { $0.key.caseInsensitiveCompare(name) == .orderedSame })?.value else {
-                throw CustomPolicyError(
-                    code: "AADB2C90250",
-                    message: "The policy key '\(name)' (the client secret of '\(profile.id)') has no value; give it one in the seed's "
-                        + "tenant.policyKeyValues.")
-            }
-            return value
-        }
+        let secret = try secretKey.map { try policyKeyValue($0, sentBy: profile) }
         return EmulatorSeed.OIDCProvider(
             id: profile.id, name: profile.metadata("ProviderName") ?? profile.node.child("DisplayName")?.trimmedText ?? profile.id,
             discovery: discovery, clientId: clientId, clientSecret: secret, scope: profile.metadata("scope") ?? "openid")

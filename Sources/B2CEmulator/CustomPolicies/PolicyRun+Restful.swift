@@ -106,13 +106,7 @@ extension PolicyRun {
                     code: "AADB2C90250", message: "The technical profile '\(profile.id)' authenticates with \(auth) and has no key '\(id)'."
                 )
             }
-            guard let value = policyKeys.first(where: { $0.key.caseInsensitiveCompare(name) == .orderedSame })?.value else {
-                throw CustomPolicyError(
-                    code: "AADB2C90250",
-                    message: "The policy key '\(name)' that '\(profile.id)' sends has no value; give it one in the seed's "
-                        + "tenant.policyKeyValues.")
-            }
-            return value
+            return try policyKeyValue(name, sentBy: profile)
         }
         switch auth {
         case "None": return []
@@ -127,5 +121,17 @@ extension PolicyRun {
                 message: "The technical profile '\(profile.id)' authenticates with \(auth); the local tenant sends None, Basic, Bearer "
                     + "or ApiKeyHeader.")
         }
+    }
+
+    /// The value of the tenant's policy key `name` (any case), which `profile` sends (a REST API's credential, an OpenID
+    /// Connect client secret); a key without a value ends the journey saying where to give it one.
+    func policyKeyValue(_ name: String, sentBy profile: TechnicalProfile) throws -> String {
+        guard let value = policyKeys.first(where: { $0.key.caseInsensitiveCompare(name) == .orderedSame })?.value else {
+            throw CustomPolicyError(
+                code: "AADB2C90250",
+                message: "The policy key '\(name)' that '\(profile.id)' sends has no value; give it one in the seed's "
+                    + "tenant.policyKeyValues.")
+        }
+        return value
     }
 }
