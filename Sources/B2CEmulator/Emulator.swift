@@ -72,13 +72,19 @@ public final class B2CEmulator: Sendable {
         // The hosts served so far, and the origin of the token's own issuer when the tenant answers to its name (a tenant
         // behind `--host-name contoso.b2clogin.com`: its tokens name that host, on whatever port the client used).
         let trusted: @Sendable (String?) -> Set<String> = { iss in
-            var out = Self.trustedIssuers(seed: seed, served: served, issuer: issuer)
+            // The seed's policies and the loaded relying parties (whose issuer form their JwtIssuer may set).
+            let policies =
+                seed.policies
+                + customPolicies.ids.compactMap { id in
+                    customPolicies.relyingPartyID(id).flatMap { customPolicies.authority($0, seed: seed) }
+                }
+            var out = Self.trustedIssuers(seed: seed, policies: policies, served: served, issuer: issuer)
             if let iss, let u = URL(string: iss), let scheme = u.scheme, ["http", "https"].contains(scheme), let host = u.host,
                 HostHeader.isAddress(HostHeader.name(of: host)) || names.withLockedValue({ $0.contains(host.lowercased()) })
             {
                 let origin = "\(scheme)://\(host.contains(":") ? "[\(host)]" : host)" + (u.port.map { ":\($0)" } ?? "")
                 out.insert(issuer.issuer(origin: origin, policy: nil))
-                for p in seed.policies { out.insert(issuer.issuer(origin: origin, policy: p)) }
+                for p in policies { out.insert(issuer.issuer(origin: origin, policy: p)) }
             }
             return out
         }
@@ -158,7 +164,9 @@ public final class B2CEmulator: Sendable {
     }
 
     /// Every issuer the sample API trusts: each served host, both schemes' patterns, every policy.
-    static func trustedIssuers(seed: EmulatorSeed, served: NIOLockedValueBox<Set<String>>, issuer: TokenIssuer) -> Set<String> {
+    static func trustedIssuers(
+        seed: EmulatorSeed, policies: [EmulatorSeed.Policy], served: NIOLockedValueBox<Set<String>>, issuer: TokenIssuer
+    ) -> Set<String> {
         var hosts = served.withLockedValue { $0 }
         hosts.formUnion(seed.tenant.hostAliases.map { $0.lowercased() })
         var out: Set<String> = []
@@ -166,7 +174,7 @@ public final class B2CEmulator: Sendable {
             for scheme in ["https", "http"] {
                 let origin = "\(scheme)://\(h)"
                 out.insert(issuer.issuer(origin: origin, policy: nil))
-                for p in seed.policies { out.insert(issuer.issuer(origin: origin, policy: p)) }
+                for p in policies { out.insert(issuer.issuer(origin: origin, policy: p)) }
             }
         }
         return out

@@ -117,6 +117,33 @@ struct TenantCodesTests {
         }
     }
 
+    @Test("forgot password goes on to a reset policy of the sign-in's own kind: custom after custom, user flow after user flow")
+    func forgotPasswordPicksTheResetPolicyOfTheSameKind() throws {
+        let config = try ClientConfiguration.parse(
+            Data(
+                """
+                {"tenant": {"name": "contoso.onmicrosoft.com"}, "authorityHost": "https://contoso.b2clogin.com",
+                 "knownAuthorities": ["contoso.b2clogin.com"],
+                 "clientId": "11111111-1111-1111-1111-111111111111", "redirectUri": "http://localhost",
+                 "policies": [{"name": "B2C_1_susi", "role": "signUpSignIn"}, {"name": "B2C_1_reset", "role": "resetPassword"},
+                              {"name": "B2C_1A_signup_signin", "role": "signUpSignIn"},
+                              {"name": "B2C_1A_PasswordReset", "role": "resetPassword"}]}
+                """.utf8))
+        #expect(config.resetPolicy(after: "B2C_1A_signup_signin")?.name == "B2C_1A_PasswordReset")
+        #expect(config.resetPolicy(after: "b2c_1a_signup_signin")?.name == "B2C_1A_PasswordReset")
+        #expect(config.resetPolicy(after: "B2C_1_susi")?.name == "B2C_1_reset")
+        // Only a user flow to reset with: a custom sign-in still gets it.
+        #expect(Self.config.resetPolicy(after: "B2C_1A_signup_signin")?.name == "B2C_1_reset")
+        for (policy, reset) in [("B2C_1A_signup_signin", "B2C_1A_PasswordReset"), ("B2C_1_susi", "B2C_1_reset")] {
+            let context = TenantCodes.Refusal(config: config, policy: policy, loginHint: nil, code: "", answer: "", tenantMessage: "")
+            let e = TenantCodes.redirectError(error: "access_denied", description: "AADB2C90118: forgot.", context: context)
+            guard case .signIn(reset, .resetPassword, _)? = e.remedy else {
+                Issue.record("\(policy): the remedy is \(String(describing: e.remedy)), expected \(reset)")
+                continue
+            }
+        }
+    }
+
     @Test("a code the table does not name: a server fault is a network error, a refusal a failure, both keep the code")
     func unknownCodes() {
         let context = TenantCodes.Refusal(

@@ -190,4 +190,29 @@ import _CryptoExtras
             #expect(bare.status == 1 && bare.stdout.contains("has none") && bare.stderr.contains("(an app-only token)"), "\(bare.stdout)")
         }
     }
+
+    /// A custom policy whose issuer names no policy (`AuthenticationContextReferenceClaimPattern` `None`): its id token has
+    /// neither `acr` nor `tfp`, and b2c still takes it (the code it redeemed was this policy's), then refreshes it.
+    @Test func aCustomPolicyWhoseTokensNameNoPolicySignsInAndRefreshes() async throws {
+        try await World.with { w in
+            let dir = w.dir.appendingPathComponent("custom-policies")
+            try FileManager.default.copyItem(at: packageRoot.appendingPathComponent("Examples/custom-policies"), to: dir)
+            let base = dir.appendingPathComponent("TrustFrameworkBase.xml")
+            let anchor = "<Item Key=\"SendTokenResponseBodyWithJsonNumbers\">true</Item>"
+            let xml = try String(contentsOf: base, encoding: .utf8)
+            #expect(xml.contains(anchor), "the example issuer profile changed; update this test")
+            try xml.replacingOccurrences(of: anchor, with: anchor + "<Item Key=\"AuthenticationContextReferenceClaimPattern\">None</Item>")
+                .write(to: base, atomically: true, encoding: .utf8)
+            try w.server.emulator.customPolicies.load(directory: dir)
+            let signin = try await w.b2c(["signin", "--policy", "B2C_1A_signup_signin"], as: alice)
+            #expect(signin.status == 0 && signin.stdout.contains("under B2C_1A_signup_signin"), "\(signin.stdout) \(signin.stderr)")
+            let library = try w.libraryClient()
+            let idToken = try library.selectedAccount(policy: "B2C_1A_signup_signin", selector: nil).account.idToken
+            await library.shutdown()
+            let claims = try JWT.decode(idToken).claims
+            #expect(claims["acr"] == nil && claims["tfp"] == nil && claims["sub"]?.stringValue == alice.oid, "\(claims.keys.sorted())")
+            let refreshed = try await w.b2c(["token", "--policy", "B2C_1A_signup_signin", "--force-refresh"])
+            #expect(refreshed.status == 0, "\(refreshed.stderr)")
+        }
+    }
 }

@@ -8,7 +8,7 @@ import Foundation
 struct ClaimValidation {
     let policy: EffectivePolicy
     /// The recorder's note: a pattern that ran out of time is the policy author's to know of.
-    var note: (String, [String: JSONValue]) -> Void = { _, _ in }
+    var note: (String, @autoclosure () -> [String: JSONValue]) -> Void = { _, _ in }
 
     /// The first thing wrong with `value` for the claim type, in the policy's words; nil when it is fine.
     func problem(claimType id: String, value: String) -> String? {

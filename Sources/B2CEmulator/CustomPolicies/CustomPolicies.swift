@@ -8,8 +8,12 @@ public final class CustomPolicies: Sendable {
     private let policies: NIOLockedValueBox<PolicySet>
     /// Effective policies by id, made once per change of the set (a page of a journey reads its policy at every step).
     private let merged = NIOLockedValueBox<[String: EffectivePolicy]>([:])
-    /// Each relying party's page layouts from its content definitions, made with its effective policy.
-    private let layouts = NIOLockedValueBox<[String: EmulatorSeed.PageLayouts]>([:])
+    /// What each relying party sets of its authority (page layouts, token settings), made with its effective policy.
+    private let traits = NIOLockedValueBox<[String: Traits]>([:])
+    private struct Traits {
+        var pageLayouts: EmulatorSeed.PageLayouts
+        var tokens: JwtIssuerSettings
+    }
     private let db: any DatabaseWriter
     private let clock: EmulatorClock
 
@@ -51,7 +55,7 @@ public final class CustomPolicies: Sendable {
 
     private func forgetMerged() {
         merged.withLockedValue { $0 = [:] }
-        layouts.withLockedValue { $0 = [:] }
+        traits.withLockedValue { $0 = [:] }
     }
 
     public var ids: [String] { policies.withLockedValue { $0.ids } }
@@ -84,9 +88,22 @@ public final class CustomPolicies: Sendable {
         guard let id = relyingPartyID(name) else { return seed.policy(named: name) }
         var p = seed.policy(named: id) ?? EmulatorSeed.Policy.customPolicy(id)
         (p.type, p.kind, p.runsCustomPolicy) = (.custom, .signUpSignIn, true)
-        let own = pageLayouts(id)
-        if !own.isEmpty { p.pageLayouts = own }
+        let own = traits(id)
+        if !own.pageLayouts.isEmpty { p.pageLayouts = own.pageLayouts }
+        own.tokens.apply(to: &p)
         return p
+    }
+
+    /// A relying party's traits, made once per change of the set (every request to its authority reads them).
+    private func traits(_ id: String) -> Traits {
+        if let known = traits.withLockedValue({ $0[id.uppercased()] }) { return known }
+        let policy = try? effective(id)
+        // The upload checked the issuer's metadata (`PolicyChecks`), so a refusal here cannot happen but leaves B2C's defaults.
+        let made = Traits(
+            pageLayouts: policy.map(Self.pageLayouts) ?? .init(),
+            tokens: policy.flatMap { try? JwtIssuerSettings(JwtIssuerSettings.issuerProfile(of: $0)) } ?? .init())
+        traits.withLockedValue { $0[id.uppercased()] = made }
+        return made
     }
 
     /// A relying party's SAML identity providers: its `SAML2` technical profiles with a `PartnerEntity`.
@@ -102,21 +119,17 @@ public final class CustomPolicies: Sendable {
     /// `selfasserted`, `multifactor`, `globalexception`; the first definition of a type, in id order, when several share
     /// one (the emulator lays out by page type). `~/tenant/…` templates stay the tenant's own look. JavaScript stays in
     /// the layout when the relying party's `UserJourneyBehaviors/ScriptExecution` is `Allow`, as B2C requires.
-    func pageLayouts(_ id: String) -> EmulatorSeed.PageLayouts {
-        if let known = layouts.withLockedValue({ $0[id.uppercased()] }) { return known }
+    private static func pageLayouts(_ policy: EffectivePolicy) -> EmulatorSeed.PageLayouts {
         var made = EmulatorSeed.PageLayouts()
-        if let policy = try? effective(id) {
-            for (_, definition) in policy.all(.contentDefinition).sorted(by: { $0.key < $1.key }) {
-                guard let load = definition.child("LoadUri")?.trimmedText, load.hasPrefix("https://") || load.hasPrefix("http://"),
-                    let data = definition.child("DataUri")?.trimmedText,
-                    let type = EmulatorSeed.PageLayouts.PageType.allCases.first(where: { data.contains(":\($0.rawValue):") }),
-                    made.pages[type] == nil
-                else { continue }
-                made.pages[type] = .init(loadUri: load, dataUri: data)
-            }
-            made.javascript = policy.relyingParty?.at("UserJourneyBehaviors/ScriptExecution")?.trimmedText == "Allow"
+        for (_, definition) in policy.all(.contentDefinition).sorted(by: { $0.key < $1.key }) {
+            guard let load = definition.child("LoadUri")?.trimmedText, load.hasPrefix("https://") || load.hasPrefix("http://"),
+                let data = definition.child("DataUri")?.trimmedText,
+                let type = EmulatorSeed.PageLayouts.PageType.allCases.first(where: { data.contains(":\($0.rawValue):") }),
+                made.pages[type] == nil
+            else { continue }
+            made.pages[type] = .init(loadUri: load, dataUri: data)
         }
-        layouts.withLockedValue { $0[id.uppercased()] = made }
+        made.javascript = policy.relyingParty?.at("UserJourneyBehaviors/ScriptExecution")?.trimmedText == "Allow"
         return made
     }
 

@@ -37,6 +37,16 @@ struct PolicyChecks {
         if let rp = policy.relyingParty, rp.child("DefaultUserJourney") == nil {
             throw refuse("The relying party has no DefaultUserJourney.", rp, file: leaf.source)
         }
+        try issuerMetadata()
+    }
+
+    /// The token settings of the relying party's issuer profile, in the ranges and words B2C takes.
+    private func issuerMetadata() throws {
+        guard policy.relyingParty != nil, let issuer = JwtIssuerSettings.issuerProfile(of: policy) else { return }
+        do { _ = try JwtIssuerSettings(issuer) } catch let r as JwtIssuerSettings.Refusal {
+            let item = issuer.node.child("Metadata")?.all("Item").last { $0["Key"] == r.item } ?? issuer.node
+            throw refuse(r.reason, item, file: policy.file(of: .technicalProfile, issuer.id))
+        }
     }
 
     private func refuse(_ reason: String, _ node: PolicyNode, file: String?) -> PolicyLoadError {

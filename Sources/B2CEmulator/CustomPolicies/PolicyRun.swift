@@ -47,8 +47,9 @@ struct PolicyRun {
     let store: EmulatorStore
     let tenantName: String
     let now: Int
-    /// The recorder's note for this journey: what happened, with what.
-    let note: (String, [String: JSONValue]) -> Void
+    /// The recorder's note for this journey: what happened, with what. The details are made only when a recorder
+    /// listens (a refresh's run has none, and masking the claims bag at every step was a share of its time).
+    let note: (String, @autoclosure () -> [String: JSONValue]) -> Void
     /// The journey's id, for the callouts' records.
     var journeyID: String? = nil
     /// The tenant's policy keys that hold a value (the seed's `tenant.policyKeyValues`), by name.

@@ -32,7 +32,9 @@ struct DiscoveryEndpoint: TenantPart {
             ? ["name", "given_name", "family_name", "email", "sub", "tid"]
             : ["name", "given_name", "family_name", "emails", "idp", "newUser", "oid", "sub"]
         o["claims_supported"] = JSONValue(
-            claims + [policy.policyClaim, "iss", "iat", "exp", "aud", "nonce", "auth_time", "c_hash", "at_hash"])
+            claims + [policy.policyClaimEntry?.name].compactMap { $0 } + [
+                "iss", "iat", "exp", "aud", "nonce", "auth_time", "c_hash", "at_hash",
+            ])
         if policy.type == .custom { o["userinfo_endpoint"] = .string(a.url("openid/v2.0/userinfo")) }
         return .json(.object(o), headers: [("Access-Control-Allow-Origin", "*")])
     }

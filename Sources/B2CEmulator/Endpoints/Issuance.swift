@@ -244,7 +244,7 @@ struct TokenIssuer: TenantPart {
             c["preferred_username"] = .string(user.email)
             c["email"] = .string(user.email)
         }
-        if let policy { c[policy.policyClaim] = .string(policy.policyClaim == "acr" ? policy.lowercasedID : policy.id) }
+        if let (name, value) = policy?.policyClaimEntry { c[name] = .string(value) }
         if newUser { c["newUser"] = true }
         if let idp = user.idp { c["idp"] = .string(idp) }
         for (name, value) in user.attributes where c[name] == nil && policy?.applicationClaims?.contains(name) ?? true { c[name] = value }
@@ -396,8 +396,8 @@ extension TokenIssuer {
         } else {
             c["scp"] = .string(roles.joined(separator: " "))
         }
-        if seed.tenant.appTokenPolicyClaim && !seed.tenant.externalId {
-            c[policy.policyClaim] = .string(policy.policyClaim == "acr" ? policy.lowercasedID : policy.id)
+        if seed.tenant.appTokenPolicyClaim && !seed.tenant.externalId, let (name, value) = policy.policyClaimEntry {
+            c[name] = .string(value)
         }
         let signer = try keys.current(policy.type)
         let token = try JWT.sign(claims: .object(c), kid: signer.kid, key: signer.key)

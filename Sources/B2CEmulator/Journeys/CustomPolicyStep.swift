@@ -239,7 +239,7 @@ struct CustomPolicyStep: OrchestrationStep {
         let journeys = store.journeys, id = tx.id
         return PolicyRun(
             policy: effective, resolvers: resolvers, store: store, tenantName: seed.tenant.name, now: clock.now(),
-            note: { name, detail in journeys.note(id, .claims, name, detail) }, journeyID: id,
+            note: { name, detail in journeys.note(id, .claims, name, detail()) }, journeyID: id,
             policyKeys: seed.tenant.policyKeyValues)
     }
 

@@ -89,6 +89,12 @@ public struct EmulatorSeed: Sendable, Equatable {
         public var runsCustomPolicy = false
 
         public var lowercasedID: String { id.lowercased() }
+
+        /// The claim that names the policy in its tokens, with its value (`acr` carries the id lower-cased); nil when a
+        /// custom policy's issuer emits none (`AuthenticationContextReferenceClaimPattern` `None`).
+        var policyClaimEntry: (name: String, value: String)? {
+            policyClaim.isEmpty ? nil : (policyClaim, policyClaim == "acr" ? lowercasedID : id)
+        }
     }
 
     /// An OpenID Connect identity provider (another tenant, Keycloak, a corporate IdP): the tenant signs in there with the

@@ -127,10 +127,11 @@ extension EmulatorSeed {
 
 extension EmulatorSeed.Policy {
     /// A custom policy's authority when the seed has no policy of its id: the starter pack's token shape (`acr`, the
-    /// tenant-id issuer) and B2C's default lifetimes.
+    /// tenant-id issuer) and B2C's defaults for what its issuer profile does not set (`JwtIssuerSettings`): the default
+    /// lifetimes, and numbers as strings in the token response (`SendTokenResponseBodyWithJsonNumbers` unset).
     static func customPolicy(_ id: String) -> EmulatorSeed.Policy {
         EmulatorSeed.Policy(
             id: id, kind: .signUpSignIn, type: .custom, policyClaim: "acr", issuerPattern: "tenantGuid", accessTokenLifetime: 3600,
-            idTokenLifetime: 3600, refreshTokenLifetime: 1_209_600, slidingWindow: 7_776_000, numbersAsStrings: false)
+            idTokenLifetime: 3600, refreshTokenLifetime: 1_209_600, slidingWindow: 7_776_000, numbersAsStrings: true)
     }
 }

@@ -206,10 +206,10 @@ public final class MetadataProvider: Sendable {
             }
             return jwt
         }
-        let policyClaim = jwt.string("tfp") ?? jwt.string("acr")
-        guard let policyClaim, policyClaim.caseInsensitiveCompare(authority.policy) == .orderedSame else {
-            throw B2CError(
-                .failed, "the id token was issued for policy '\(policyClaim ?? "none")', not '\(authority.policy)'; nothing was stored")
+        // A custom policy whose issuer names no policy (`AuthenticationContextReferenceClaimPattern` `None`) sends neither
+        // claim: the token is then this policy's by the code it answered, which this authority's own request asked for.
+        if let policyClaim = jwt.string("tfp") ?? jwt.string("acr"), policyClaim.caseInsensitiveCompare(authority.policy) != .orderedSame {
+            throw B2CError(.failed, "the id token was issued for policy '\(policyClaim)', not '\(authority.policy)'; nothing was stored")
         }
         return jwt
     }

@@ -105,6 +105,15 @@ public struct ClientConfiguration: Sendable, Equatable {
     /// The configured policies of one role, in file order.
     public func policies(role: Role) -> [Policy] { policies.filter { $0.role == role } }
 
+    /// The password-reset policy for "forgot password" (AADB2C90118) at `policyName`: a reset policy of the same kind
+    /// (a custom policy's `B2C_1A_…` sign-in goes on to a custom reset policy, a user flow's to a user flow), else the
+    /// first one configured.
+    func resetPolicy(after policyName: String) -> Policy? {
+        let resets = policies(role: .resetPassword)
+        let custom = { (name: String) in name.uppercased().hasPrefix("B2C_1A_") }
+        return resets.first { custom($0.name) == custom(policyName) } ?? resets.first
+    }
+
     /// A configured API by name; for an External ID tenant, `graph` is also built in: Microsoft Graph with `User.Read`
     /// (a configured API of that name wins: the local tenant's `--config-out` names its own Graph).
     public func api(named name: String) -> API? {

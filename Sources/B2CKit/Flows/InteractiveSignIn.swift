@@ -75,7 +75,7 @@ struct InteractiveSignIn: Sendable {
         do {
             return try await authorizeAndRedeem(target, options: options, deadline: deadline)
         } catch let e as B2CError where e.tenantCode == "AADB2C90118" {
-            guard let reset = config.policies(role: .resetPassword).first else { throw e }
+            guard let reset = config.resetPolicy(after: target.name) else { throw e }
             ui.progress("Password reset requested: running \(reset.name), then resuming the sign-in to \(target.name).")
             let resetAccount = try await authorizeAndRedeem(try config.resolve(policy: reset.name), options: options, deadline: deadline)
             try store.forgetRevokedGrants(of: resetAccount)

@@ -246,7 +246,7 @@ enum TenantCodes {
         case .signInAgain: return r.config.signInRemedy(policy: r.policy, loginHint: r.loginHint)
         case .retryPasswordOrBrowser: return .retryPasswordOrBrowser(policy: (try? r.config.defaultPolicy().name) ?? r.policy)
         case .resetPassword:
-            return r.config.policies(role: .resetPassword).first.map {
+            return r.config.resetPolicy(after: r.policy).map {
                 .signIn(policy: $0.name, method: .resetPassword, loginHint: r.loginHint)
             }
         case .signUp: return .signUp(username: r.loginHint)
