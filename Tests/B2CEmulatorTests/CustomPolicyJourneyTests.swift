@@ -238,7 +238,7 @@ import Testing
     }
 
     /// A relying party over the example set whose journey asks the app's REST API (`RestfulProvider`) for a claim.
-    static func restfulPolicy(_ url: String) -> String {
+    static func restfulPolicy(_ serviceURL: String, authentication: String = "None", keys: String = "") -> String {
         """
         <TrustFrameworkPolicy xmlns="http://schemas.microsoft.com/online/cpim/schemas/2013/06" PolicySchemaVersion="0.3.0.0"
           TenantId="contoso.onmicrosoft.com" PolicyId="B2C_1A_loyalty">
@@ -252,10 +252,11 @@ import Testing
               <DisplayName>Loyalty</DisplayName>
               <Protocol Name="Proprietary" Handler="Web.TPEngine.Providers.RestfulProvider, Web.TPEngine, Version=1.0.0.0, Culture=neutral, PublicKeyToken=null" />
               <Metadata>
-                <Item Key="ServiceUrl">\(url)/none/loyalty</Item>
-                <Item Key="AuthenticationType">None</Item>
+                <Item Key="ServiceUrl">\(serviceURL)</Item>
+                <Item Key="AuthenticationType">\(authentication)</Item>
                 <Item Key="SendClaimsIn">Body</Item>
               </Metadata>
+              <CryptographicKeys>\(keys)</CryptographicKeys>
               <InputClaims>
                 <InputClaim ClaimTypeReferenceId="objectId" PartnerClaimType="userId" />
                 <InputClaim ClaimTypeReferenceId="email" />
@@ -302,7 +303,7 @@ import Testing
         defer { Task { await t.stop() } }
         let dir = try CustomPolicyTests.folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        try Data(Self.restfulPolicy(endpoint.http).utf8).write(to: dir.appendingPathComponent("Loyalty.xml"))
+        try Data(Self.restfulPolicy(endpoint.http + "/none/loyalty").utf8).write(to: dir.appendingPathComponent("Loyalty.xml"))
         try t.emulator.customPolicies.load(directory: dir)
         try await endpoint.queue(t, [["status": 200, "body": ["number": "L-0042", "tier": 3]]])
         let b = Browser(t)
@@ -330,5 +331,49 @@ import Testing
         #expect(broken.body.contains("returned HTTP error response with Code &#39;500&#39;"), "\(broken.body.prefix(900))")
         let callouts = try await t.admin(.GET, "/callouts")
         #expect(callouts.body.contains("\"kind\":\"restful\"") && callouts.body.contains("REST-GetLoyalty"), "\(callouts.body.prefix(400))")
+    }
+
+    /// `AuthenticationType` `ClientCertificate`: the certificate (a policy key whose value is its PEM file) goes in the TLS
+    /// handshake to an endpoint that requires it, whose private CA the seed's `customPolicyCAFile` trusts.
+    @Test func aRestfulProfileAuthenticatesWithAClientCertificate() async throws {
+        let endpoint = try ConnectorEndpoint()
+        defer { endpoint.stop() }
+        let bundle = endpoint.directory.appendingPathComponent("client-bundle.pem")
+        try
+            (try String(contentsOfFile: endpoint.clientCert, encoding: .utf8) + "\n"
+            + (try String(contentsOfFile: endpoint.clientKey, encoding: .utf8)))
+            .write(to: bundle, atomically: true, encoding: .utf8)
+        var seed = EmulatorSeed.default
+        seed.tenant.policyKeyValues["B2C_1A_RestClientCertificate"] = bundle.path
+        seed.tenant.customPolicyCAFile = endpoint.ca
+        let t = try await TestTenant.start(seed: seed)
+        defer { Task { await t.stop() } }
+        try t.emulator.customPolicies.load(directory: CustomPolicyTests.examples)
+        let dir = try CustomPolicyTests.folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let key = #"<Key Id="ClientCertificate" StorageReferenceId="B2C_1A_RestClientCertificate" />"#
+        try Data(Self.restfulPolicy(endpoint.https + "/certificate/loyalty", authentication: "ClientCertificate", keys: key).utf8)
+            .write(to: dir.appendingPathComponent("Loyalty.xml"))
+        try t.emulator.customPolicies.load(directory: dir)
+        try await endpoint.queue(t, [["status": 200, "body": ["number": "L-0077", "tier": 2]]])
+        let pkce = PKCE()
+        let b = Browser(t)
+        let done = try await b.submit(
+            try await b.get(authorizeURL(policy: "B2C_1A_loyalty", pkce: pkce)), form: "localAccountForm",
+            ["signInName": alice.email, "password": alice.password])
+        let code = try #require(done.redirectParams["code"], "\(done.status) \(done.body.prefix(900))")
+        let id = try claims(
+            try await t.token("B2C_1A_loyalty", redeemForm(code: code, verifier: pkce.verifier)).json["id_token"]?.stringValue)
+        #expect(id["loyalty_number"]?.stringValue == "L-0077", "\(id)")
+        let call = try #require(try await endpoint.received(t).last)
+        #expect(call["clientCN"]?.stringValue?.isEmpty == false && call["path"]?.stringValue == "/certificate/loyalty", "\(call)")
+        // Over plain http a client certificate cannot be sent: the journey says so.
+        try Data(Self.restfulPolicy(endpoint.http + "/none/loyalty", authentication: "ClientCertificate", keys: key).utf8)
+            .write(to: dir.appendingPathComponent("Loyalty.xml"))
+        try t.emulator.customPolicies.load(directory: dir)
+        let refused = try await Browser(t).submit(
+            try await Browser(t).get(authorizeURL(policy: "B2C_1A_loyalty")), form: "localAccountForm",
+            ["signInName": alice.email, "password": alice.password])
+        #expect(refused.body.contains("needs an https ServiceUrl"), "\(refused.status) \(refused.body.prefix(900))")
     }
 }

@@ -1,6 +1,7 @@
 import B2CProtocol
 import Foundation
 import NIOCore
+import NIOSSL
 
 /// `RestfulProvider`: the app's own REST API (reference: b2c-custom-policies.md, RESTful technical profile). The input
 /// claims go as a JSON body by their partner names (`SendClaimsIn` `Body`, the default) or in the query (`QueryString`);
@@ -15,6 +16,7 @@ extension PolicyRun {
                 code: "AADB2C90250", message: "The technical profile '\(profile.id)' has no ServiceUrl the tenant can call.")
         }
         let headers = try authorization(profile)
+        let tls = try clientTLS(profile, url: url)
         let body: JSONValue
         if let claim = profile.metadata("ClaimUsedForRequestPayload").map(claimTypeID) {
             // One claim's value is the whole body (a JSON document a GenerateJson transformation made).
@@ -43,7 +45,7 @@ extension PolicyRun {
             outcome: "")
         record.journey = journeyID
         let timeout = Int64(profile.metadata("Timeout").flatMap(Int.init) ?? 30)
-        let outcome = await CalloutHTTP.post(target, json: body, headers: headers, tls: nil, timeout: .seconds(timeout), retries: 0)
+        let outcome = await CalloutHTTP.post(target, json: body, headers: headers, tls: tls, timeout: .seconds(timeout), retries: 0)
         (record.attempts, record.durationMs) = (outcome.attempts, outcome.durationMs)
         defer { store.recordCallout(record) }
         let answer: CalloutHTTP.Answer
@@ -115,11 +117,37 @@ extension PolicyRun {
             return [("Authorization", "Basic " + Data(pair.utf8).base64EncodedString())]
         case "Bearer": return [("Authorization", "Bearer " + (try secret("BearerAuthenticationToken")))]
         case "ApiKeyHeader": return try keys.compactMap { $0["Id"] }.map { ($0, try secret($0)) }
+        case "ClientCertificate":
+            _ = try secret("ClientCertificate")  // the certificate itself goes in the TLS handshake (`clientTLS`)
+            return []
         default:
             throw CustomPolicyError(
                 code: "AADB2C90250",
-                message: "The technical profile '\(profile.id)' authenticates with \(auth); the local tenant sends None, Basic, Bearer "
-                    + "or ApiKeyHeader.")
+                message: "The technical profile '\(profile.id)' authenticates with \(auth); the local tenant sends None, Basic, Bearer, "
+                    + "ApiKeyHeader or ClientCertificate.")
+        }
+    }
+
+    /// The TLS of a call to `url`: the client certificate of `AuthenticationType` `ClientCertificate` (its key's value
+    /// in `tenant.policyKeyValues` is a PEM file holding the certificate and its private key, where B2C keeps a .pfx),
+    /// and the tenant's `customPolicyCAFile` trusted beside the system's roots. Nil: the defaults.
+    func clientTLS(_ profile: TechnicalProfile, url: String) throws -> TLSConfiguration? {
+        var certificate: String?
+        if profile.metadata("AuthenticationType") == "ClientCertificate" {
+            guard url.lowercased().hasPrefix("https://") else {
+                throw CustomPolicyError(
+                    code: "AADB2C90250",
+                    message: "The technical profile '\(profile.id)' authenticates with a client certificate, which needs an https "
+                        + "ServiceUrl.")
+            }
+            let key = profile.node.child("CryptographicKeys")?.all("Key").first { $0["Id"] == "ClientCertificate" }
+            certificate = try policyKeyValue(key?["StorageReferenceId"] ?? "", sentBy: profile)
+        }
+        do {
+            return try CalloutHTTP.tls(certificateFile: certificate, keyFile: certificate, caFile: caFile)
+        } catch {
+            guard case .misconfigured(let why) = error else { throw CustomPolicyError(code: "AADB2C90250", message: "\(error)") }
+            throw CustomPolicyError(code: "AADB2C90250", message: "The technical profile '\(profile.id)' cannot call its REST API: \(why).")
         }
     }
 

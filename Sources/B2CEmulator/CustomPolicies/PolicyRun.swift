@@ -54,6 +54,8 @@ struct PolicyRun {
     var journeyID: String? = nil
     /// The tenant's policy keys that hold a value (the seed's `tenant.policyKeyValues`), by name.
     var policyKeys: [String: String] = [:]
+    /// A PEM file of CA certificates trusted beside the system's for the policy's REST APIs (`tenant.customPolicyCAFile`).
+    var caFile: String? = nil
 
     /// What the walk stopped at.
     enum Stop {

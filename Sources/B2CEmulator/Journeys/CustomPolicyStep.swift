@@ -240,7 +240,8 @@ struct CustomPolicyStep: OrchestrationStep {
         return PolicyRun(
             policy: effective, resolvers: resolvers, store: store, tenantName: seed.tenant.name, now: clock.now(),
             note: { name, detail in journeys.note(id, .claims, name, detail()) }, journeyID: id,
-            policyKeys: seed.tenant.policyKeyValues)
+            policyKeys: seed.tenant.policyKeyValues,
+            caFile: seed.tenant.customPolicyCAFile)
     }
 
     // MARK: the page's submit

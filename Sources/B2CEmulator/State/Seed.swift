@@ -25,6 +25,10 @@ public struct EmulatorSeed: Sendable, Equatable {
         /// `BasicAuthenticationUsername`/`Password`, `BearerAuthenticationToken`, an API key header. Each is a policy key
         /// too. Default: none.
         public var policyKeyValues: [String: String] = [:]
+        /// A PEM file of CA certificates the tenant trusts, beside the system's, when a custom policy calls a REST API over
+        /// HTTPS (a developer's endpoint with a private CA). A `ClientCertificate` key's value is a PEM file holding the
+        /// certificate and its private key. Default: none.
+        public var customPolicyCAFile: String?
         public var allPolicyKeys: [String] { policyKeys + policyKeyValues.keys.sorted() }
         public static let setupPolicyKeys = [
             "B2C_1A_TokenSigningKeyContainer", "B2C_1A_TokenEncryptionKeyContainer", "B2C_1A_FacebookSecret",

@@ -14,6 +14,7 @@ extension EmulatorSeed {
                     "extensionsAppId": tenant.extensionsAppId.map { .string($0) } ?? .null,
                     "policyKeys": JSONValue(tenant.policyKeys),
                     "policyKeyValues": tenant.policyKeyValues.isEmpty ? .null : .object(tenant.policyKeyValues.mapValues { .string($0) }),
+                    "customPolicyCAFile": tenant.customPolicyCAFile.map { .string($0) } ?? .null,
                 ].filter { $0.value != .null }),
             "policies": .array(policies.map(\.json)),
             "authenticationExtensions": .array(authenticationExtensions.map(\.json)),
@@ -44,7 +45,9 @@ extension EmulatorSeed {
         guard let t = try root.object("tenant") else { throw JSONPathError(path: "$.tenant", message: "is required (an object)") }
         try t.rejectUnknownKeys(allowed: [
             "name", "id", "hostAliases", "appTokenPolicyClaim", "tenantType", "extensionsAppId", "policyKeys", "policyKeyValues",
+            "customPolicyCAFile",
         ])
+        let customPolicyCAFile = try t.optionalString("customPolicyCAFile")
         var tenant = Tenant(
             name: try t.string("name"), id: try guid(t, "id"), hostAliases: try t.stringArray("hostAliases"),
             appTokenPolicyClaim: try t.bool("appTokenPolicyClaim", default: true))
@@ -53,6 +56,7 @@ extension EmulatorSeed {
             throw JSONPathError(path: t.childPath("tenantType"), message: "is '\(type)'; expected b2c or externalId")
         }
         tenant.externalId = type == "externalId" || externalId
+        tenant.customPolicyCAFile = customPolicyCAFile
         if t.has("extensionsAppId") { tenant.extensionsAppId = try guid(t, "extensionsAppId") }
         if t.has("policyKeys") {
             tenant.policyKeys = try t.stringArray("policyKeys")
