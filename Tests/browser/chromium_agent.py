@@ -17,7 +17,8 @@ Environment:
   B2C_CHROMIUM_PROFILE     profile directory (required); used as Chromium's --user-data-dir. The agent
                            keeps its own files (NSS db, lock, markers) in its `.b2c-agent` subdirectory.
   B2C_AGENT_CA             PEM file of the emulator's CA (needed for an https emulator).
-  B2C_AGENT_ACTION         signin (default) | forgot | edit-profile | cancel | logout | wrong-codes (every
+  B2C_AGENT_ACTION         signin (default) | forgot (a user flow's reset page, or a custom policy's: the address
+                           verified with the outbox's code, then the new password) | edit-profile | cancel | logout | wrong-codes (every
                            second-factor code wrong) | signup (follows "Sign up now": the email verified with the
                            code from the outbox, B2C_AGENT_PASSWORD chosen, the names and B2C_AGENT_ATTRIBUTES)
   B2C_AGENT_ATTRIBUTES     sign-up attributes as name=value pairs separated by ';' (a checkbox is checked for "true")
@@ -421,6 +422,8 @@ class Agent:
             self.sign_in()
         elif self.action == "signup" and self.on_sign_up_page():
             self.sign_up()
+        elif self.action == "forgot" and self.on_policy_page():
+            self.reset_by_policy()
         elif find(d, "sendCode") is not None:
             log("password reset: asking for a verification code")
             type_into(d, "email", self.email)
@@ -553,15 +556,19 @@ class Agent:
             raise AgentError(f"the password reset was refused: {error_text(d)}")
         parts = urllib.parse.urlsplit(d.current_url)
         code = verification_code(f"{parts.scheme}://{parts.netloc}", self.email, ENV.get("B2C_AGENT_CA"))
+        log("password reset: entering the code from the outbox and the new password")
+        type_into(d, "verificationCode", code)
+        self.choose_new_password()
+
+    def choose_new_password(self):
+        """Types B2C_AGENT_NEW_PASSWORD twice and continues; the next sign-in of this account (the resumed one, in the
+        next invocation) uses it."""
         new_password = ENV.get("B2C_AGENT_NEW_PASSWORD", "")
         if not new_password:
             raise AgentError("B2C_AGENT_NEW_PASSWORD is not set")
-        log("password reset: entering the code from the outbox and the new password")
-        type_into(d, "verificationCode", code)
-        type_into(d, "newPassword", new_password)
-        type_into(d, "reenterPassword", new_password)
-        click(d, "continue")
-        # The next sign-in of this account (the resumed one, in the next invocation) uses the new password.
+        type_into(self.driver, "newPassword", new_password)
+        type_into(self.driver, "reenterPassword", new_password)
+        click(self.driver, "continue")
         with open(self.profile.marker("reset-done", self.email), "w") as f:
             f.write("1\n")
 
@@ -570,6 +577,47 @@ class Agent:
         action = (form.get_attribute("action") or "") if form is not None else ""
         # A user flow's sign-up posts to /signup; a custom policy's pages all post to /policy (its sign-up asks a password).
         return action.endswith("/signup") or (action.endswith("/policy") and find(self.driver, "newPassword") is not None)
+
+    def on_policy_page(self):
+        """A custom policy's self-asserted page (its forms post to /policy)."""
+        form = find(self.driver, "attributeVerification")
+        return form is not None and (form.get_attribute("action") or "").endswith("/policy")
+
+    def verify_email(self, what):
+        """One step of verifying the address with the outbox's code, by B2C's ids: its classic widget (email_ver_*) or its
+        display control (emailVerificationControl_but_*, #verificationCode). False when the page asks none."""
+        d = self.driver
+        send = next((i for i in ("email_ver_but_send", "emailVerificationControl_but_send_code") if find(d, i) is not None), None)
+        if send is not None:
+            log(f"{what}: sending a verification code to {self.email} (#{send})")
+            type_into(d, "email", self.email)
+            click(d, send)
+        elif find(d, "email_ver_input") is not None:
+            log(f"{what}: entering the code from the outbox")
+            type_into(d, "email_ver_input", self.outbox_code(self.email))
+            click(d, "email_ver_but_verify")
+        elif find(d, "emailVerificationControl_but_verify_code") is not None:
+            log(f"{what}: entering the code from the outbox (#verificationCode)")
+            type_into(d, "verificationCode", self.outbox_code(self.email))
+            click(d, "emailVerificationControl_but_verify_code")
+        else:
+            return False
+        return True
+
+    def reset_by_policy(self):
+        """A custom policy's password reset (the packs' PasswordReset.xml): the address verified with the outbox's code,
+        then the new password on the next page."""
+        d = self.driver
+        if error_text(d):
+            raise AgentError(f"the password reset was refused: {error_text(d)}")
+        if self.verify_email("password reset"):
+            return
+        if find(d, "newPassword") is None:
+            log("password reset: the address is verified; continuing")
+            click(d, "continue")
+            return
+        log("password reset: choosing the new password")
+        self.choose_new_password()
 
     def sign_up(self):
         """The sign-up page by B2C's ids: send the code, type it from the outbox, then the password and attributes."""
@@ -580,43 +628,30 @@ class Agent:
             self.corrected = True
         elif error_text(d):
             raise AgentError(f"the sign-up was refused: {error_text(d)}")
-        # B2C's classic widget (email_ver_*) or its display control (emailVerificationControl_but_*, #verificationCode).
-        send = next((i for i in ("email_ver_but_send", "emailVerificationControl_but_send_code") if find(d, i) is not None), None)
-        if send is not None:
-            log(f"sign-up: sending a verification code to {self.email} (#{send})")
-            type_into(d, "email", self.email)
-            click(d, send)
-        elif find(d, "email_ver_input") is not None:
-            log("sign-up: entering the code from the outbox")
-            type_into(d, "email_ver_input", self.outbox_code(self.email))
-            click(d, "email_ver_but_verify")
-        elif find(d, "emailVerificationControl_but_verify_code") is not None:
-            log("sign-up: entering the code from the outbox (#verificationCode)")
-            type_into(d, "verificationCode", self.outbox_code(self.email))
-            click(d, "emailVerificationControl_but_verify_code")
-        else:
-            if find(d, "email_success") is None and find(d, "emailVerificationControl_success_message") is None:
-                type_into(d, "email", self.email)  # a user flow without verification
-            password = ENV.get("B2C_AGENT_PASSWORD", "")
-            type_into(d, "newPassword", password)
-            type_into(d, "reenterPassword", password)
-            values = {"displayName": ENV.get("B2C_AGENT_DISPLAY_NAME"), "givenName": ENV.get("B2C_AGENT_GIVEN_NAME"),
-                      "surname": ENV.get("B2C_AGENT_SURNAME")}
-            pairs = ENV.get("B2C_AGENT_CORRECTED_ATTRIBUTES" if getattr(self, "corrected", False) else "B2C_AGENT_ATTRIBUTES", "")
-            for pair in filter(None, pairs.split(";")):
-                name, _, value = pair.partition("=")
-                values[name] = value
-            for name, value in values.items():
-                element = find(d, name)
-                if value is None or element is None:
-                    continue
-                if element.get_attribute("type") == "checkbox":
-                    if (value == "true") != element.is_selected():
-                        element.click()
-                else:
-                    type_into(d, name, value)
-            log(f"sign-up: creating the account ({', '.join(k for k, v in values.items() if v is not None)})")
-            click(d, "continue")
+        if self.verify_email("sign-up"):
+            return
+        if find(d, "email_success") is None and find(d, "emailVerificationControl_success_message") is None:
+            type_into(d, "email", self.email)  # a user flow without verification
+        password = ENV.get("B2C_AGENT_PASSWORD", "")
+        type_into(d, "newPassword", password)
+        type_into(d, "reenterPassword", password)
+        values = {"displayName": ENV.get("B2C_AGENT_DISPLAY_NAME"), "givenName": ENV.get("B2C_AGENT_GIVEN_NAME"),
+                  "surname": ENV.get("B2C_AGENT_SURNAME")}
+        pairs = ENV.get("B2C_AGENT_CORRECTED_ATTRIBUTES" if getattr(self, "corrected", False) else "B2C_AGENT_ATTRIBUTES", "")
+        for pair in filter(None, pairs.split(";")):
+            name, _, value = pair.partition("=")
+            values[name] = value
+        for name, value in values.items():
+            element = find(d, name)
+            if value is None or element is None:
+                continue
+            if element.get_attribute("type") == "checkbox":
+                if (value == "true") != element.is_selected():
+                    element.click()
+            else:
+                type_into(d, name, value)
+        log(f"sign-up: creating the account ({', '.join(k for k, v in values.items() if v is not None)})")
+        click(d, "continue")
 
     def edit_profile(self):
         d = self.driver
