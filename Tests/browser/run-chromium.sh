@@ -498,18 +498,22 @@ else
   not_ok "(p) sign-up through the custom policy (exit $status)" "$tmp/p-signup.err"
 fi
 # "Forgot your password?" on the policy's sign-in page: AADB2C90118 to b2c, which runs the custom reset policy
-# (B2C_1A_PasswordReset: the address verified with the outbox's code, then the new password), then resumes the sign-in
-# with the new password. The account is the one just signed up (Bob's password was reset in step b).
+# (B2C_1A_PasswordReset: the address verified with the outbox's code, then the new password) and resumes the sign-in (the
+# session the reset made answers it); a sign-in with --prompt login then takes the new password. The account is the one
+# just signed up (Bob's password was reset in step b).
 B2C_AGENT_ACTION=forgot B2C_AGENT_EMAIL=pia.custom@contoso.com B2C_AGENT_PASSWORD='Pia-dev-2026!x' \
   B2C_AGENT_NEW_PASSWORD='Pia-new-2026!x' B2C_AGENT_PHONE=+15555550143 \
   b2c_run p-reset signin --policy B2C_1A_signup_signin --prompt login --timeout 120 --verbose
 status=$?
+B2C_AGENT_ACTION=signin B2C_AGENT_EMAIL=pia.custom@contoso.com B2C_AGENT_PASSWORD='Pia-new-2026!x' B2C_AGENT_PHONE=+15555550143 \
+  b2c_run p-reset-signin signin --policy B2C_1A_signup_signin --prompt login --timeout 90 --verbose
+again=$?
 if [ $status -eq 0 ] && grep -q 'Password reset requested: running B2C_1A_PasswordReset' "$tmp/p-reset.err" \
-  && grep -q "password reset: choosing the new password" "$tmp/p-reset.err" \
-  && grep -q "signing in as pia.custom@contoso.com with the new password" "$tmp/p-reset.err"; then
+  && grep -q "password reset: choosing the new password" "$tmp/p-reset.err" && [ $again -eq 0 ] \
+  && grep -q "signing in as pia.custom@contoso.com" "$tmp/p-reset-signin.err"; then
   ok "(p) password reset through the custom policy (B2C_1A_PasswordReset) in Chromium, then a sign-in with the new password"
 else
-  not_ok "(p) password reset through the custom policy (exit $status)" "$tmp/p-reset.err"
+  not_ok "(p) password reset through the custom policy (exit $status, then $again)" "$tmp/p-reset.err"
 fi
 # (The example set's social relying party is B2C_1A_signup_signin_social_mfa; a social starter pack's is B2C_1A_signup_signin.)
 social=
