@@ -28,7 +28,7 @@ public enum JWTError: Error, Equatable, CustomStringConvertible {
 
     /// An epoch time as ISO 8601 UTC.
     public static func date(_ epoch: Int) -> String {
-        ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval(epoch)))
+        ISO8601.string(epoch: epoch)
     }
 
     /// A time-window failure, where a wrong clock on either side is the usual cause.

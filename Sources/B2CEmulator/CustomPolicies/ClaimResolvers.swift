@@ -1,3 +1,4 @@
+import B2CProtocol
 import Foundation
 
 /// B2C's claim resolvers (reference: claim-resolver-overview.md): `{Culture:…}`, `{Policy:…}`, `{OIDC:…}`,
@@ -23,7 +24,7 @@ struct ClaimResolvers: Sendable {
             "Culture:RegionName": language.contains("-") ? String(language.split(separator: "-").last ?? "") : "",
             "Policy:PolicyId": policyId, "Policy:RelyingPartyTenantId": tenantName, "Policy:TenantObjectId": tenantId,
             "Policy:TrustFrameworkTenantId": tenantName, "Context:CorrelationId": correlationId,
-            "Context:DateTimeInUtc": ISO8601DateFormatter().string(from: now), "Context:DeploymentMode": "Development",
+            "Context:DateTimeInUtc": ISO8601.string(now), "Context:DeploymentMode": "Development",
             "Context:BuildNumber": "b2c-emulator",
         ]
         let oidc = [

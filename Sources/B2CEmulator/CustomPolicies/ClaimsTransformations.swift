@@ -15,7 +15,7 @@ enum ClaimValue: Equatable, Sendable, Codable {
         case .string(let s): s
         case .bool(let b): b ? "true" : "false"
         case .int(let n): String(n)
-        case .dateTime(let d): ISO8601DateFormatter().string(from: d)
+        case .dateTime(let d): ISO8601.string(d)
         case .collection(let items): items.joined(separator: ",")
         }
     }
@@ -31,7 +31,7 @@ enum ClaimValue: Equatable, Sendable, Codable {
     var date: Date? {
         switch self {
         case .dateTime(let d): d
-        case .string(let s): ISO8601DateFormatter().date(from: s)
+        case .string(let s): ISO8601.date(s)
         case .int(let n): Date(timeIntervalSince1970: Double(n))
         default: nil
         }

@@ -41,7 +41,6 @@ extension AuthorizeTransaction {
     }
 }
 
-
 extension JourneyCallouts {
     typealias ExtensionEvent = EmulatorSeed.AuthenticationExtension.Event
 
@@ -225,7 +224,7 @@ extension JourneyCallouts {
             "id": .string(user.oid), "displayName": .string(user.displayName), "givenName": .string(user.givenName),
             "surname": .string(user.surname), "mail": .string(user.email), "userPrincipalName": .string("\(user.oid)@\(tenantName)"),
             "userType": "Member",
-            "createdDateTime": .string(ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double(user.createdAt)))),
+            "createdDateTime": .string(ISO8601.string(epoch: user.createdAt)),
         ]
         return await callExtension(ext, tx: tx, data: [:], user: person).map { action in
             let provided = action["claims"]?.objectValue ?? [:]

@@ -108,7 +108,7 @@ struct GraphEndpoint: TenantPart {
         var p: [String: JSONValue] = [
             "id": .string(u.oid), "displayName": .string(u.displayName), "givenName": .string(u.givenName), "surname": .string(u.surname),
             "mail": .string(u.email), "userPrincipalName": .string("\(u.oid)@\(tenantName)"), "businessPhones": [],
-            "createdDateTime": .string(ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double(u.createdAt)))),
+            "createdDateTime": .string(ISO8601.string(epoch: u.createdAt)),
             "identities": [["signInType": "emailAddress", "issuer": .string(tenantName), "issuerAssignedId": .string(u.email)]],
         ]
         for name in Self.otherProperties + ["jobTitle"] where p[name] == nil { p[name] = u.attributes[name] }
@@ -167,7 +167,7 @@ struct GraphEndpoint: TenantPart {
             "error": [
                 "code": .string(code), "message": .string(message),
                 "innerError": [
-                    "date": .string(ISO8601DateFormatter().string(from: Date())), "request-id": .string(id),
+                    "date": .string(ISO8601.string(Date())), "request-id": .string(id),
                     "client-request-id": .string(id),
                 ],
             ]

@@ -118,7 +118,7 @@ extension B2CEmulator {
             }
             return try await self.graph.policy(request, id: context.parameters.get("id") ?? "", value: true)
         }
-        on("/public", [.get]) { _, _ in .json(["date": .string(ISO8601DateFormatter().string(from: self.clock.date))]) }
+        on("/public", [.get]) { _, _ in .json(["date": .string(ISO8601.string(self.clock.date))]) }
         // msal-python probes this before ROPC and falls back to plain ROPC on 404.
         on("/common/**", any) { _, _ in
             .json(["error": "not_found", "error_description": "User realm discovery is not available in Azure AD B2C."], status: 404)

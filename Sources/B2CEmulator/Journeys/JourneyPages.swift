@@ -117,6 +117,6 @@ extension AdminEndpoint {
     }
 
     static func time(_ epoch: Int) -> String {
-        ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double(epoch)))
+        ISO8601.string(epoch: epoch)
     }
 }

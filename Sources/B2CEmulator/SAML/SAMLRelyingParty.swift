@@ -279,16 +279,12 @@ enum SAMLRelyingParty {
     // MARK: Time
 
     static func timestamp(_ d: Date) -> String {
-        let f = ISO8601DateFormatter()
-        f.formatOptions = [.withInternetDateTime]
-        return f.string(from: d)
+        ISO8601.string(d)
     }
 
     /// An `xs:dateTime` as SAML writes it, fractional seconds of any length (AD FS writes seven digits) ignored.
     static func date(_ s: String) -> Date? {
-        let f = ISO8601DateFormatter()
-        f.formatOptions = [.withInternetDateTime]
-        return f.date(from: s.replacingOccurrences(of: #"\.\d+"#, with: "", options: .regularExpression))
+        ISO8601.date(s.replacingOccurrences(of: #"\.\d+"#, with: "", options: .regularExpression))
     }
 }
 

@@ -56,7 +56,7 @@ extension EmulatorSeed.App {
                 secrets.map { s in
                     var o: [String: JSONValue] = s.value.map { ["value": .string($0)] } ?? ["hash": .string(s.hash)]
                     o["expires"] =
-                        s.expiresAt.map { .string(ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval($0)))) }
+                        s.expiresAt.map { .string(ISO8601.string(epoch: $0)) }
                         ?? .null
                     return .object(o)
                 }),

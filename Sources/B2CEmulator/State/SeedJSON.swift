@@ -167,7 +167,7 @@ extension EmulatorSeed {
             }
             return i
         case .string(let s)?:
-            guard let d = ISO8601DateFormatter().date(from: s) else {
+            guard let d = ISO8601.date(s) else {
                 throw JSONPathError(
                     path: r.childPath(key), message: "is '\(s)'; expected an ISO 8601 date-time such as 2030-01-01T00:00:00Z")
             }
