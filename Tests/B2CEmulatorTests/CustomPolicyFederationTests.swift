@@ -9,7 +9,7 @@ import Testing
 /// provider (`Tests/interop/saml_idp.py`), the assertion's subject and attributes go into the claims bag by the profile's
 /// partner names, and the journey links the person to this directory's account by email.
 @Suite(.serialized) struct CustomPolicyFederationTests {
-    static func samlPolicy(_ metadata: String) -> String {
+    static func samlPolicy(_ metadata: String, signing: String = #"<Item Key="WantsSignedRequests">false</Item>"#) -> String {
         let ws = "http://schemas.xmlsoap.org/ws/2005/05/identity/claims/"
         return """
             <TrustFrameworkPolicy xmlns="http://schemas.microsoft.com/online/cpim/schemas/2013/06" PolicySchemaVersion="0.3.0.0"
@@ -22,7 +22,7 @@ import Testing
                 <TechnicalProfile Id="Contoso-SAML2">
                   <DisplayName>Contoso SAML</DisplayName>
                   <Protocol Name="SAML2" />
-                  <Metadata><Item Key="PartnerEntity">\(metadata)</Item><Item Key="WantsSignedRequests">false</Item></Metadata>
+                  <Metadata><Item Key="PartnerEntity">\(metadata)</Item>\(signing)</Metadata>
                   <OutputClaims>
                     <OutputClaim ClaimTypeReferenceId="issuerUserId" PartnerClaimType="assertionSubjectName" />
                     <OutputClaim ClaimTypeReferenceId="email" PartnerClaimType="\(ws)emailaddress" />
@@ -91,6 +91,55 @@ import Testing
             let b = Browser(t)
             let sent = try await b.get(authorizeURL(policy: "B2C_1A_saml"))
             #expect(sent.location?.hasPrefix(idp.base) == true, "\(sent.status) \(sent.body.prefix(300))")
+        }
+    }
+
+    /// B2C signs a SAML profile's requests unless `WantsSignedRequests` is false (HTTP-Redirect binding: `SigAlg`, then
+    /// `Signature` over the query), with `XmlSignatureAlgorithm` (Sha1 by default); its metadata says
+    /// `AuthnRequestsSigned` and carries the certificate. The test IdP (Python's cryptography) trusts that certificate and
+    /// refuses a request without a valid signature, as an IdP that wants signed requests does.
+    @Test func aSAML2ProfileSignsItsRequestsAsTheMetadataSays() async throws {
+        let idp = try SAMLTestIdP()
+        defer { idp.stop() }
+        var seed = EmulatorSeed.default
+        seed.users.append(
+            .init(
+                oid: "0c0c0000-5eed-4c0c-8000-0000000005a2", email: "sam@saml.test", password: "Local-2026-pw!", displayName: "Sam",
+                givenName: "S", surname: "H"))
+        try await TestTenant.with(seed: seed) { t in
+            try t.emulator.customPolicies.load(directory: CustomPolicyTests.examples)
+            let dir = try CustomPolicyTests.folder()
+            defer { try? FileManager.default.removeItem(at: dir) }
+            func load(_ signing: String) throws {
+                try Data(Self.samlPolicy(idp.base + "/metadata", signing: signing).utf8).write(to: dir.appendingPathComponent("Saml.xml"))
+                try t.emulator.customPolicies.load(directory: dir)
+            }
+            try load("")  // B2C's defaults: signed, Sha1
+            let md = try await t.get("/contoso.onmicrosoft.com/B2C_1A_saml/samlp/metadata?idptp=Contoso-SAML2")
+            #expect(md.body.contains("AuthnRequestsSigned=\"true\""), "\(md.body)")
+            let certificate = try #require(
+                md.body.components(separatedBy: "<X509Certificate>").dropFirst().first?.components(separatedBy: "<").first, "\(md.body)")
+            let trusted = try await t.get(idp.base + "/trust?" + FormEncoding.encode([("cert", certificate)]))
+            #expect(trusted.status == 200)
+            let sam = ScriptedBrowser.Persona(email: "sam@saml.test", password: "unused")
+            for (signing, uri) in [
+                ("", "http://www.w3.org/2000/09/xmldsig#rsa-sha1"),
+                (#"<Item Key="XmlSignatureAlgorithm">Sha256</Item>"#, "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256"),
+            ] {
+                try load(signing)
+                _ = try await scriptedCode(t.base + authorizeURL(policy: "B2C_1A_saml", pkce: PKCE()), as: sam)
+                let last = try await t.get(idp.base + "/last").json
+                #expect(last["sigAlg"]?.stringValue == uri && last["signature"] == "valid", "\(last)")
+            }
+            // Unsigned requests: the metadata says so, and this IdP refuses them.
+            try load(#"<Item Key="WantsSignedRequests">false</Item>"#)
+            let unsignedMetadata = try await t.get("/contoso.onmicrosoft.com/B2C_1A_saml/samlp/metadata?idptp=Contoso-SAML2")
+            #expect(unsignedMetadata.body.contains("AuthnRequestsSigned=\"false\"") && !unsignedMetadata.body.contains("X509Certificate"))
+            let sent = try await Browser(t).get(authorizeURL(policy: "B2C_1A_saml"))
+            let refused = try await t.get(try #require(sent.location, "\(sent.status) \(sent.body.prefix(300))"))
+            #expect(refused.status == 403 && refused.body.contains("no SigAlg and Signature"), "\(refused.status) \(refused.body)")
+            // An algorithm B2C does not know is refused at upload, naming the item.
+            #expect(throws: PolicyLoadError.self) { try load(#"<Item Key="XmlSignatureAlgorithm">Md5</Item>"#) }
         }
     }
 }

@@ -7,6 +7,9 @@ Prints one JSON line {"base": URL, "entityID": ...} once it listens on 127.0.0.1
   GET /sso?SAMLRequest&RelayState  reads the tenant's AuthnRequest (DEFLATE + base64; checked), answers by an
                                 auto-posting form to the request's AssertionConsumerServiceURL
   GET /last                     JSON: what the last AuthnRequest said, and the last SAMLResponse sent
+  GET /trust?cert=B64DER        the service provider's signing certificate (from its metadata): from then on an
+                                AuthnRequest must carry a valid HTTP-Redirect signature (SigAlg, Signature) by it, or is
+                                refused with 403, as an IdP that wants signed requests does
 """
 import base64
 import datetime
@@ -21,7 +24,7 @@ from http.server import ThreadingHTTPServer
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from cryptography.x509.oid import NameOID
 from lxml import etree
 from quiet_handler import QuietHandler
@@ -46,9 +49,31 @@ def key_and_cert(cn):
 
 KEY, CERT, CERT_DER = key_and_cert("saml-test-idp")
 OTHER_KEY, OTHER_CERT, _ = key_and_cert("someone-else")
-state = {"mode": "sign-response", "email": "sam@saml.test", "given": "Sam", "surname": "Ml", "display": "Sam Ml",
+SIG_ALGS = {"http://www.w3.org/2000/09/xmldsig#rsa-sha1": hashes.SHA1(),
+            "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256": hashes.SHA256(),
+            "http://www.w3.org/2001/04/xmldsig-more#rsa-sha384": hashes.SHA384(),
+            "http://www.w3.org/2001/04/xmldsig-more#rsa-sha512": hashes.SHA512()}
+state = {"trusted": None, "mode": "sign-response", "email": "sam@saml.test", "given": "Sam", "surname": "Ml", "display": "Sam Ml",
          "subject": "sam-0001", "last": {}}
 lock = threading.Lock()
+
+
+def redirect_signature(raw_query, cert_der):
+    """Whether an HTTP-Redirect query carries a valid signature by the certificate: SAML's binding signs the octets
+    `SAMLRequest=…&RelayState=…&SigAlg=…` exactly as they arrived (still URL-encoded), with the algorithm SigAlg names."""
+    parts = dict(p.split("=", 1) for p in raw_query.split("&") if "=" in p)
+    if "SigAlg" not in parts or "Signature" not in parts:
+        return False, "no SigAlg and Signature"
+    algorithm = SIG_ALGS.get(urllib.parse.unquote_plus(parts["SigAlg"]))
+    if algorithm is None:
+        return False, "unknown SigAlg"
+    signed = "&".join(f"{k}={parts[k]}" for k in ("SAMLRequest", "RelayState", "SigAlg") if k in parts)
+    key = x509.load_der_x509_certificate(cert_der).public_key()
+    try:
+        key.verify(base64.b64decode(urllib.parse.unquote_plus(parts["Signature"])), signed.encode(), padding.PKCS1v15(), algorithm)
+        return True, "valid"
+    except Exception as e:  # InvalidSignature, a bad base64
+        return False, f"invalid ({type(e).__name__})"
 
 
 def instant(delta_seconds=0):
@@ -158,6 +183,10 @@ class Handler(QuietHandler):
                     if k in q:
                         state[k] = q[k]
             self.send(200, "ok", "text/plain")
+        elif url.path == "/trust":
+            with lock:
+                state["trusted"] = base64.b64decode(q["cert"])
+            self.send(200, "ok", "text/plain")
         elif url.path == "/last":
             with lock:
                 self.send(200, json.dumps(state["last"]), "application/json")
@@ -167,7 +196,16 @@ class Handler(QuietHandler):
             assert req.tag == f"{{{P}}}AuthnRequest", req.tag
             request = {"id": req.get("ID"), "acs": req.get("AssertionConsumerServiceURL"), "destination": req.get("Destination"),
                        "issuer": req.findtext(f"{{{A}}}Issuer"), "binding": req.get("ProtocolBinding"),
-                       "relayState": q.get("RelayState")}
+                       "relayState": q.get("RelayState"), "sigAlg": q.get("SigAlg")}
+            with lock:
+                trusted = state["trusted"]
+            if trusted is not None:
+                valid, why = redirect_signature(url.query, trusted)
+                request["signature"] = why
+                if not valid:
+                    with lock:
+                        state["last"] = request
+                    return self.send(403, f"the AuthnRequest's signature is {why}", "text/plain")
             with lock:
                 answer = response(entity_id, request, dict(state))
                 encoded = base64.b64encode(etree.tostring(answer)).decode()

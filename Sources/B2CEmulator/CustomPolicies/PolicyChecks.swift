@@ -38,6 +38,14 @@ struct PolicyChecks {
             throw refuse("The relying party has no DefaultUserJourney.", rp, file: leaf.source)
         }
         try issuerMetadata()
+        for (id, tp) in policy.all(.technicalProfile).sorted(by: { $0.key < $1.key }) {
+            guard let item = tp.child("Metadata")?.all("Item").last(where: { $0["Key"] == "XmlSignatureAlgorithm" }) else { continue }
+            guard SAMLRelyingParty.SignatureAlgorithm(named: item.trimmedText) != nil else {
+                throw refuse(
+                    "The metadata item \"XmlSignatureAlgorithm\" of technical profile \"\(id)\" is \"\(item.trimmedText)\"; B2C takes "
+                        + "Sha1, Sha256, Sha384 or Sha512.", item, file: policy.file(of: .technicalProfile, id))
+            }
+        }
     }
 
     /// The token settings of the relying party's issuer profile, in the ranges and words B2C takes.

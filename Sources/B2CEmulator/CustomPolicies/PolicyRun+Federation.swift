@@ -36,8 +36,14 @@ extension PolicyRun {
     /// URL or a file) makes the tenant that provider's service provider, as for a user flow's SAML provider.
     static func samlProvider(_ profile: TechnicalProfile) -> EmulatorSeed.SAMLProvider? {
         guard profile.handler == .saml, let metadata = profile.metadata("PartnerEntity"), !metadata.isEmpty else { return nil }
-        return EmulatorSeed.SAMLProvider(
+        var provider = EmulatorSeed.SAMLProvider(
             id: profile.id, name: profile.node.child("DisplayName")?.trimmedText ?? profile.id, metadata: metadata)
+        // B2C signs unless the profile says WantsSignedRequests false; XmlSignatureAlgorithm is Sha1 unless set
+        // (saml-identity-provider-technical-profile.md). An unknown algorithm name keeps Sha1 (the upload checks it).
+        provider.signsRequests = profile.metadata("WantsSignedRequests")?.lowercased() != "false"
+        provider.requestSignature =
+            profile.metadata("XmlSignatureAlgorithm").flatMap(SAMLRelyingParty.SignatureAlgorithm.init(named:)) ?? .sha1
+        return provider
     }
 
     /// An `OpenIdConnect` profile to a provider of your own (reference: openid-connect-technical-profile.md): its

@@ -26,7 +26,10 @@ extension FederationStep {
         let request = SAMLRelyingParty.authnRequest(
             id: pending.requestID, sp: sp, destination: metadata.singleSignOnURL, at: clock.date)
         guard metadata.usesPostBinding else {
-            let query = FormEncoding.encode([("SAMLRequest", SAMLRelyingParty.redirectEncoded(request)), ("RelayState", tx.id)])
+            // Signed when the profile or the provider's metadata asks (B2C's rule), with the custom policies' key.
+            let signs = provider.signsRequests || metadata.wantsSignedRequests == true
+            let query = try SAMLRelyingParty.redirectQuery(
+                request, relayState: tx.id, signedWith: signs ? provider.requestSignature : nil, key: try issuer.keys.current(.custom).key)
             return .redirect(metadata.singleSignOnURL + (metadata.singleSignOnURL.contains("?") ? "&" : "?") + query)
         }
         return autoPost(
@@ -98,9 +101,11 @@ extension FederationStep {
                 status: 404)
         }
         let sp = serviceProvider(origin: context.origin, tenantSegment: authority.tenantSegment, policy: policy)
+        let signs = samlProviders(policy).first { $0.id == id }?.signsRequests == true
+        let certificate = signs ? try SigningKeys.certificate(of: try issuer.keys.current(.custom)).base64EncodedString() : nil
         return Response(
             status: .ok, headers: [.contentType: "application/samlmetadata+xml; charset=utf-8"],
-            body: .init(byteBuffer: .init(string: SAMLRelyingParty.serviceProviderMetadata(sp))))
+            body: .init(byteBuffer: .init(string: SAMLRelyingParty.serviceProviderMetadata(sp, signingCertificate: certificate))))
     }
 
     /// A user flow's SAML providers, or a custom policy's `SAML2` profiles.

@@ -5,8 +5,12 @@ enum SAMLMessagesTemplates {
         "saml-metadata": """
         <?xml version="1.0" encoding="utf-8"?>
         <EntityDescriptor xmlns="\(SAMLRelyingParty.metadataNS)" entityID="{{entityID}}">
-          <SPSSODescriptor AuthnRequestsSigned="false" WantAssertionsSigned="true" \
+          <SPSSODescriptor AuthnRequestsSigned="{{signed}}" WantAssertionsSigned="true" \
         protocolSupportEnumeration="\(SAMLRelyingParty.protocolNS)">
+        {{#certificate}}
+            <KeyDescriptor use="signing"><KeyInfo xmlns="\(XMLSignature.dsig)"><X509Data><X509Certificate>{{certificate}}</X509Certificate>\
+        </X509Data></KeyInfo></KeyDescriptor>
+        {{/certificate}}
             <NameIDFormat>urn:oasis:names:tc:SAML:1.1:nameid-format:unspecified</NameIDFormat>
             <NameIDFormat>urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress</NameIDFormat>
             <NameIDFormat>urn:oasis:names:tc:SAML:2.0:nameid-format:persistent</NameIDFormat>

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Crypto
 import B2CProtocol
 import Foundation
 import X509
@@ -33,6 +34,38 @@ enum SAMLRelyingParty {
         var usesPostBinding: Bool
         /// The signing certificates (base64 DER).
         var certificates: [String]
+        /// `WantAuthnRequestsSigned` of its `IDPSSODescriptor`.
+        var wantsSignedRequests: Bool? = nil
+    }
+
+    /// How the tenant signs an `AuthnRequest` (B2C's `XmlSignatureAlgorithm`: `Sha1` by default, `Sha256`, `Sha384`,
+    /// `Sha512`), as the HTTP-Redirect binding's `SigAlg` names it.
+    enum SignatureAlgorithm: String, Sendable, Equatable, CaseIterable {
+        case sha1 = "Sha1", sha256 = "Sha256", sha384 = "Sha384", sha512 = "Sha512"
+
+        init?(named name: String) {
+            guard let known = Self.allCases.first(where: { $0.rawValue.caseInsensitiveCompare(name) == .orderedSame }) else { return nil }
+            self = known
+        }
+
+        var uri: String {
+            switch self {
+            case .sha1: "http://www.w3.org/2000/09/xmldsig#rsa-sha1"
+            case .sha256: "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256"
+            case .sha384: "http://www.w3.org/2001/04/xmldsig-more#rsa-sha384"
+            case .sha512: "http://www.w3.org/2001/04/xmldsig-more#rsa-sha512"
+            }
+        }
+
+        /// RSASSA-PKCS1-v1_5 over `data` with this algorithm's digest.
+        func sign(_ data: Data, with key: _RSA.Signing.PrivateKey) throws -> Data {
+            switch self {
+            case .sha1: try key.signature(for: Insecure.SHA1.hash(data: data), padding: .insecurePKCS1v1_5).rawRepresentation
+            case .sha256: try key.signature(for: SHA256.hash(data: data), padding: .insecurePKCS1v1_5).rawRepresentation
+            case .sha384: try key.signature(for: SHA384.hash(data: data), padding: .insecurePKCS1v1_5).rawRepresentation
+            case .sha512: try key.signature(for: SHA512.hash(data: data), padding: .insecurePKCS1v1_5).rawRepresentation
+            }
+        }
     }
 
     /// The service provider's names for one policy: its entity id (the `Issuer` of requests, the `Audience` answers must
@@ -86,12 +119,30 @@ enum SAMLRelyingParty {
         guard !certificates.isEmpty else { throw Failure(reason: "the metadata names no signing certificate (KeyDescriptor)") }
         return IdPMetadata(
             entityID: entityID, singleSignOnURL: location, usesPostBinding: service.attribute("Binding") == postBinding,
-            certificates: certificates)
+            certificates: certificates, wantsSignedRequests: idp.attribute("WantAuthnRequestsSigned")?.lowercased() == "true")
     }
 
-    /// The tenant's own metadata for one provider (`samlp/metadata?idptp=`): what an IdP administrator imports.
-    static func serviceProviderMetadata(_ sp: ServiceProvider) -> String {
-        PageTemplates.render("saml-metadata", ["entityID": sp.entityID, "assertionConsumer": sp.assertionConsumer])
+    /// The tenant's own metadata for one provider (`samlp/metadata?idptp=`): what an IdP administrator imports; with
+    /// `signingCertificate` (base64 DER), `AuthnRequestsSigned="true"` and the certificate its requests are signed with.
+    static func serviceProviderMetadata(_ sp: ServiceProvider, signingCertificate: String?) -> String {
+        var values: [String: Any] = [
+            "entityID": sp.entityID, "assertionConsumer": sp.assertionConsumer, "signed": signingCertificate != nil ? "true" : "false",
+        ]
+        if let signingCertificate { values["certificate"] = signingCertificate }
+        return PageTemplates.render("saml-metadata", values)
+    }
+
+    /// The HTTP-Redirect binding's query for `request`, signed as the binding says when `algorithm` is given: `SigAlg`
+    /// added, then `Signature` over the query's own octets (`SAMLRequest=…&RelayState=…&SigAlg=…`).
+    static func redirectQuery(
+        _ request: String, relayState: String, signedWith algorithm: SignatureAlgorithm?, key: _RSA.Signing.PrivateKey
+    ) throws -> String {
+        var pairs = [("SAMLRequest", redirectEncoded(request)), ("RelayState", relayState)]
+        guard let algorithm else { return FormEncoding.encode(pairs) }
+        pairs.append(("SigAlg", algorithm.uri))
+        let signed = FormEncoding.encode(pairs)
+        let signature = try algorithm.sign(Data(signed.utf8), with: key)
+        return signed + "&" + FormEncoding.encode([("Signature", signature.base64EncodedString())])
     }
 
     // MARK: The request

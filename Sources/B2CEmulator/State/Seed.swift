@@ -207,6 +207,10 @@ public struct EmulatorSeed: Sendable, Equatable {
         public var domainHint: String?
         /// A PEM file of the CA that signed the metadata host's certificate, trusted beside the system's.
         public var caFile: String?
+        /// The tenant signs its `AuthnRequest`s (a custom policy's `WantsSignedRequests`, B2C's default; a user flow's
+        /// provider only when its metadata says `WantAuthnRequestsSigned`), with `requestSignature`'s algorithm.
+        public var signsRequests = false
+        var requestSignature = SAMLRelyingParty.SignatureAlgorithm.sha1
 
         public var exchangeID: String { id.hasSuffix("Exchange") ? id : "\(id)Exchange" }
     }
