@@ -12,7 +12,9 @@
 # The folder: POLICIES (default: the example set `b2c emulator example-policies` writes — a base, extensions and four
 # relying parties). To measure Microsoft's starter pack, fill its placeholders (docs/emulator.md, "Custom policies") and
 # point POLICIES at the folder; its relying party is then B2C_1A_signup_signin as well.
-# Knobs: RUNS (5), DURATION (10 s of refresh load per policy), SLICES (5), CONNECTIONS (16), THREADS (1).
+# Knobs: RUNS (5), DURATION (10 s of refresh load per policy), SLICES (5), CONNECTIONS (16), THREADS (1), PROFILE (0; 1
+# samples the emulator with perf for 4 s of the custom policy's refresh load after the slices and prints its hottest
+# symbols: where a custom policy's refresh spends what a user flow's does not).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 RUNS=${RUNS:-5}
@@ -92,6 +94,17 @@ for ((i = 0; i < SLICES; i++)); do
         answered[$policy]=$(( answered[$policy] + a )) duration[$policy]=$(( duration[$policy] + d ))
     done
 done
+if [[ ${PROFILE:-0} == 1 ]] && command -v perf >/dev/null 2>&1; then
+    B2C_BENCH_FORM=$BENCH_TMP/refresh-$CUSTOM.form wrk -t"$THREADS" -c"$CONNECTIONS" -d7s -s "$BENCH_DIR/refresh-grant.lua" \
+        "$(cat "$BENCH_TMP/url-$CUSTOM")" >/dev/null 2>&1 &
+    load=$!
+    sleep 2
+    perf record -F 999 -p "$EMU_PID" -o "$BENCH_TMP/perf.data" -- sleep 4 >/dev/null 2>&1 || note "perf record did not work"
+    wait "$load" || true
+    say "profile of $CUSTOM's refresh load (self time, hottest symbols):"
+    perf report -i "$BENCH_TMP/perf.data" --no-children --sort symbol --stdio 2>/dev/null | grep -v '^#' | grep -v '^$' \
+        | sed -E 's/[[:space:]]+-[[:space:]]+-[[:space:]]*$//' | head -25
+fi
 stop_emulator
 rps() { awk -v a="${answered[$1]}" -v d="${duration[$1]}" 'BEGIN { printf "%.1f", a / (d / 1e6) }'; }
 rps_user=$(rps "$USER_FLOW") rps_custom=$(rps "$CUSTOM")
