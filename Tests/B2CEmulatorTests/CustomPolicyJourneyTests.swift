@@ -17,6 +17,15 @@ import Testing
         return t
     }
 
+    /// Alice's local sign-in at `policy`'s unified page, and the token endpoint's answer to its code.
+    static func signInTokens(_ t: TestTenant, policy: String = policy) async throws -> TestResponse {
+        let b = Browser(t)
+        let pkce = PKCE()
+        let page = try await b.get(authorizeURL(policy: policy, pkce: pkce))
+        let done = try await b.submit(page, form: "localAccountForm", ["signInName": alice.email, "password": alice.password])
+        return try await t.token(policy, redeemForm(code: try #require(done.redirectParams["code"]), verifier: pkce.verifier))
+    }
+
     @Test func signInRunsTheRelyingPartysJourneyAndItsTokensCarryItsClaims() async throws {
         let t = try await Self.tenantWithExamples()
         defer { Task { await t.stop() } }
@@ -163,11 +172,7 @@ import Testing
     @Test func aRefreshRunsTheTokenJourneyWhichRefusesARevokedGrant() async throws {
         let t = try await Self.tenantWithExamples()
         defer { Task { await t.stop() } }
-        let b = Browser(t)
-        let pkce = PKCE()
-        let page = try await b.get(authorizeURL(policy: Self.policy, pkce: pkce))
-        let done = try await b.submit(page, form: "localAccountForm", ["signInName": alice.email, "password": alice.password])
-        let tokens = try await t.token(Self.policy, redeemForm(code: try #require(done.redirectParams["code"]), verifier: pkce.verifier))
+        let tokens = try await Self.signInTokens(t)
         let refresh = [
             "grant_type": "refresh_token", "client_id": clientID, "refresh_token": tokens.json["refresh_token"]?.stringValue ?? "",
         ]

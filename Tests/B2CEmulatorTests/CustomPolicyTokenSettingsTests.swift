@@ -33,11 +33,7 @@ import Testing
         let t = try await TestTenant.start()
         defer { Task { await t.stop() } }
         try t.emulator.customPolicies.load(directory: dir)
-        let b = Browser(t)
-        let pkce = PKCE()
-        let page = try await b.get(authorizeURL(policy: Self.policy, pkce: pkce))
-        let done = try await b.submit(page, form: "localAccountForm", ["signInName": alice.email, "password": alice.password])
-        let tokens = try await t.token(Self.policy, redeemForm(code: try #require(done.redirectParams["code"]), verifier: pkce.verifier))
+        let tokens = try await CustomPolicyJourneyTests.signInTokens(t)
         #expect(tokens.status == 200, "\(tokens.body)")
         // Numbers as strings (the legacy form), with the lifetimes the metadata gives.
         #expect(tokens.json["expires_in"] == "900" && tokens.json["id_token_expires_in"] == "600", "\(tokens.body)")
@@ -70,11 +66,7 @@ import Testing
     @Test func theStarterPacksIssuerKeepsTheSeedsSettingsAndNumbers() async throws {
         let t = try await CustomPolicyJourneyTests.tenantWithExamples()
         defer { Task { await t.stop() } }
-        let b = Browser(t)
-        let pkce = PKCE()
-        let page = try await b.get(authorizeURL(policy: Self.policy, pkce: pkce))
-        let done = try await b.submit(page, form: "localAccountForm", ["signInName": alice.email, "password": alice.password])
-        let tokens = try await t.token(Self.policy, redeemForm(code: try #require(done.redirectParams["code"]), verifier: pkce.verifier))
+        let tokens = try await CustomPolicyJourneyTests.signInTokens(t)
         #expect(tokens.json["expires_in"] == 3600, "\(tokens.body)")
         let id = try claims(tokens.json["id_token"]?.stringValue)
         #expect(id["acr"]?.stringValue == Self.policy.lowercased())
