@@ -333,7 +333,17 @@ import Testing
         #expect(throws: CustomPolicyError.self) {
             try run.authorization(try profile("Bearer", #"<Key Id="BearerAuthenticationToken" StorageReferenceId="B2C_1A_NoValue" />"#))
         }
-        #expect(throws: CustomPolicyError.self) { try run.authorization(try profile("ClientCertificate", "")) }
+        // A client certificate without its key, or over http, is said before any call.
+        #expect(
+            throws: CustomPolicyError(
+                code: "AADB2C90250",
+                message: "The technical profile 'REST' authenticates with ClientCertificate and has no key 'ClientCertificate'.")
+        ) { try run.clientTLS(try profile("ClientCertificate", ""), url: "https://api.example/") }
+        #expect(throws: CustomPolicyError.self) {
+            try run.clientTLS(
+                try profile("ClientCertificate", #"<Key Id="ClientCertificate" StorageReferenceId="B2C_1A_RestToken" />"#),
+                url: "http://api.example/")
+        }
     }
 
     @Test func subJourneysThatCallEachOtherInACircleAreRefusedAtUpload() throws {

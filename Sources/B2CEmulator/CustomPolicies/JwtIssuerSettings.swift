@@ -78,7 +78,9 @@ struct JwtIssuerSettings: Equatable {
         }
         issuerPattern = try choice("IssuanceClaimPattern", ["AuthorityAndTenantGuid": "tenantGuid", "AuthorityWithTfp": "tfp"])
         policyClaim = try choice("AuthenticationContextReferenceClaimPattern", ["PolicyId": "acr", "None": ""])
-        numbersAsStrings = try choice("SendTokenResponseBodyWithJsonNumbers", ["true": "false", "false": "true"]).map { $0 == "true" }
+        numbersAsStrings = try choice("SendTokenResponseBodyWithJsonNumbers", ["true": "numbers", "false": "strings"]).map {
+            $0 == "strings"
+        }
     }
 
     init() {}

@@ -97,19 +97,12 @@ extension PolicyRun {
 
     /// The request's credentials, from the profile's `CryptographicKeys` and the tenant's policy keys (reference: RESTful
     /// technical profile): `Basic` (`BasicAuthenticationUsername`, `BasicAuthenticationPassword`), `Bearer`
-    /// (`BearerAuthenticationToken`), `ApiKeyHeader` (each key's `Id` is the header's name). A client certificate is
-    /// refused: the tenant's policy keys hold text, not certificates.
+    /// (`BearerAuthenticationToken`), `ApiKeyHeader` (each key's `Id` is the header's name). A client certificate goes
+    /// in the TLS handshake instead (`clientTLS`).
     func authorization(_ profile: TechnicalProfile) throws -> [(String, String)] {
         let auth = profile.metadata("AuthenticationType") ?? "None"
         let keys = profile.node.child("CryptographicKeys")?.all("Key") ?? []
-        func secret(_ id: String) throws -> String {
-            guard let key = keys.first(where: { $0["Id"] == id }), let name = key["StorageReferenceId"] else {
-                throw CustomPolicyError(
-                    code: "AADB2C90250", message: "The technical profile '\(profile.id)' authenticates with \(auth) and has no key '\(id)'."
-                )
-            }
-            return try policyKeyValue(name, sentBy: profile)
-        }
+        func secret(_ id: String) throws -> String { try keyValue(id, of: profile) }
         switch auth {
         case "None": return []
         case "Basic":
@@ -117,9 +110,7 @@ extension PolicyRun {
             return [("Authorization", "Basic " + Data(pair.utf8).base64EncodedString())]
         case "Bearer": return [("Authorization", "Bearer " + (try secret("BearerAuthenticationToken")))]
         case "ApiKeyHeader": return try keys.compactMap { $0["Id"] }.map { ($0, try secret($0)) }
-        case "ClientCertificate":
-            _ = try secret("ClientCertificate")  // the certificate itself goes in the TLS handshake (`clientTLS`)
-            return []
+        case "ClientCertificate": return []
         default:
             throw CustomPolicyError(
                 code: "AADB2C90250",
@@ -140,8 +131,7 @@ extension PolicyRun {
                     message: "The technical profile '\(profile.id)' authenticates with a client certificate, which needs an https "
                         + "ServiceUrl.")
             }
-            let key = profile.node.child("CryptographicKeys")?.all("Key").first { $0["Id"] == "ClientCertificate" }
-            certificate = try policyKeyValue(key?["StorageReferenceId"] ?? "", sentBy: profile)
+            certificate = try keyValue("ClientCertificate", of: profile)
         }
         do {
             return try CalloutHTTP.tls(certificateFile: certificate, keyFile: certificate, caFile: caFile)
@@ -149,6 +139,18 @@ extension PolicyRun {
             guard case .misconfigured(let why) = error else { throw CustomPolicyError(code: "AADB2C90250", message: "\(error)") }
             throw CustomPolicyError(code: "AADB2C90250", message: "The technical profile '\(profile.id)' cannot call its REST API: \(why).")
         }
+    }
+
+    /// The value of the policy key the profile's `CryptographicKeys` names under `id` (`BearerAuthenticationToken`,
+    /// `ClientCertificate`, …).
+    func keyValue(_ id: String, of profile: TechnicalProfile) throws -> String {
+        let key = profile.node.child("CryptographicKeys")?.all("Key").first { $0["Id"] == id }
+        guard let name = key?["StorageReferenceId"] else {
+            let auth = profile.metadata("AuthenticationType") ?? "None"
+            throw CustomPolicyError(
+                code: "AADB2C90250", message: "The technical profile '\(profile.id)' authenticates with \(auth) and has no key '\(id)'.")
+        }
+        return try policyKeyValue(name, sentBy: profile)
     }
 
     /// The value of the tenant's policy key `name` (any case), which `profile` sends (a REST API's credential, an OpenID
