@@ -104,4 +104,22 @@ import Testing
             #expect(try await w.b2c(["token"]).status == 0)
         }
     }
+
+    /// A browser that chooses "Forgot your password?" again when the sign-in resumes after the reset (b2c-emulator's
+    /// scripted browser without `--jar`, which forgets the reset between runs) ends the sign-in saying so, not claiming
+    /// that no reset policy is configured.
+    @Test func forgotPasswordChosenAgainAfterTheResetIsSaidAsSuch() async throws {
+        try await World.with { w in
+            let browser = "'\(emulatorBinary.path)' browser --as bob@contoso.com --action forgot --ca '\(w.caPath)'"
+            let r = try await w.b2c(
+                ["signin"],
+                extra: [
+                    "BROWSER": browser, "B2C_EMULATOR_PASSWORD": bob.password, "B2C_EMULATOR_NEW_PASSWORD": "Bob-reset-2026!",
+                ])
+            #expect(r.status == 1, "\(r.stdout) \(r.stderr)")
+            #expect(r.stderr.contains("Password reset requested: running B2C_1_reset"), "\(r.stderr)")
+            #expect(r.stderr.contains("was chosen again when the sign-in to B2C_1_susi resumed after B2C_1_reset"), "\(r.stderr)")
+            #expect(!r.stderr.contains("has no policy of role resetPassword"), "\(r.stderr)")
+        }
+    }
 }

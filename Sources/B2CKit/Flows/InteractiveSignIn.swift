@@ -81,7 +81,16 @@ struct InteractiveSignIn: Sendable {
             try store.forgetRevokedGrants(of: resetAccount)
             var resumed = options
             resumed.prompt = nil
-            return try await authorizeAndRedeem(target, options: resumed, deadline: deadline)
+            do {
+                return try await authorizeAndRedeem(target, options: resumed, deadline: deadline)
+            } catch var again as B2CError where again.tenantCode == "AADB2C90118" {
+                // Chosen again on the resumed sign-in: the reset is done; another one would go round in a circle.
+                again.message =
+                    "\"Forgot your password?\" was chosen again when the sign-in to \(target.name) resumed after \(reset.name) had "
+                    + "reset the password (AADB2C90118); sign in with the new password"
+                again.remedy = config.signInRemedy(policy: target.name, loginHint: options.loginHint)
+                throw again
+            }
         }
     }
 

@@ -139,7 +139,9 @@ enum TenantCodes {
     /// What the pages send back to the app instead of a code (error redirects).
     static let redirects: [Rule] = [
         Rule(code: "AADB2C90118", arrives: [.redirect], kind: .failed, meaning: "forgot password", remedy: .resetPassword) { r in
-            "the user chose \"Forgot your password?\" (AADB2C90118) but \(r.config.source) has no policy of role resetPassword"
+            r.config.resetPolicy(after: r.policy) == nil
+                ? "the user chose \"Forgot your password?\" (AADB2C90118) but \(r.config.source) has no policy of role resetPassword"
+                : "the user chose \"Forgot your password?\" (AADB2C90118) at \(r.policy); reset the password with the policy below"
         },
         Rule(code: "AADB2C90091", arrives: [.redirect], kind: .cancelled, meaning: "cancelled", remedy: .none) { r in
             "cancelled: the sign-in to \(r.policy) was cancelled on the page (AADB2C90091)"
