@@ -15,10 +15,10 @@ final class ConnectorEndpoint: Sendable {
     var clientCert: String { service.started["clientCert"]?.stringValue ?? "" }
     var clientKey: String { service.started["clientKey"]?.stringValue ?? "" }
 
-    init() throws {
+    init() async throws {
         directory = temporaryDirectory()
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        service = try PythonService("connector_endpoint.py", [directory.path])
+        service = try await PythonService("connector_endpoint.py", [directory.path])
     }
 
     func stop() {
@@ -68,7 +68,7 @@ final class ConnectorEndpoint: Sendable {
     ]
 
     @Test func aSignUpIsCheckedCorrectedAndEnrichedByTheDevelopersEndpoint() async throws {
-        let e = try ConnectorEndpoint()
+        let e = try await ConnectorEndpoint()
         defer { e.stop() }
         try await TestTenant.with(seed: try Self.seed(e)) { t in
             let b = Browser(t)
@@ -127,7 +127,7 @@ final class ConnectorEndpoint: Sendable {
     }
 
     @Test func aBlockPageEndsTheSignUp() async throws {
-        let e = try ConnectorEndpoint()
+        let e = try await ConnectorEndpoint()
         defer { e.stop() }
         try await TestTenant.with(seed: try Self.seed(e)) { t in
             let b = Browser(t)
@@ -143,7 +143,7 @@ final class ConnectorEndpoint: Sendable {
     }
 
     @Test func everyWayAnAnswerBreaksTheContractIsB2CsErrorPage() async throws {
-        let e = try ConnectorEndpoint()
+        let e = try await ConnectorEndpoint()
         defer { e.stop() }
         try await TestTenant.with(seed: try Self.seed(e)) { t in
             let cases: [(JSONValue, String)] = [
@@ -184,7 +184,7 @@ final class ConnectorEndpoint: Sendable {
     /// A first-time Google person: the connector pre-fills the social sign-up page; a certificate-authenticated one
     /// (HTTPS, the endpoint's CA trusted by `caFile`) checks the person before the user is made.
     @Test func afterFederationTheConnectorPrefillsAndACertificateAuthenticates() async throws {
-        let e = try ConnectorEndpoint()
+        let e = try await ConnectorEndpoint()
         defer { e.stop() }
         var seed = try Self.seed(e)
         seed.policies[seed.policies.count - 1].apiConnectors.postAttributeCollection = .init(

@@ -38,7 +38,7 @@ import Testing
     }
 
     @Test func aSignUpThroughEveryEventWithTheirActions() async throws {
-        let e = try ConnectorEndpoint()
+        let e = try await ConnectorEndpoint()
         defer { e.stop() }
         let seed = Self.seed(e, events: [.onAttributeCollectionStart, .onOtpSend, .onAttributeCollectionSubmit, .onTokenIssuanceStart])
         try await TestTenant.with(seed: seed) { t in
@@ -111,7 +111,7 @@ import Testing
     }
 
     @Test func everyWayATokenIssuanceAnswerIsWrongEndsWithEntrasCode() async throws {
-        let e = try ConnectorEndpoint()
+        let e = try await ConnectorEndpoint()
         defer { e.stop() }
         try await TestTenant.with(seed: Self.seed(e, events: [.onTokenIssuanceStart])) { t in
             let ok = Self.action(
@@ -167,7 +167,7 @@ import Testing
     /// Native authentication ends in tokens through the same OnTokenIssuanceStart as the browser: its claims are in the
     /// token, and a failing extension mints none (the continuation token is spent, as the browser's transaction is).
     @Test func nativeAuthenticationsTokensGoThroughTokenIssuanceStart() async throws {
-        let e = try ConnectorEndpoint()
+        let e = try await ConnectorEndpoint()
         defer { e.stop() }
         try await TestTenant.with(seed: Self.seed(e, events: [.onTokenIssuanceStart])) { t in
             let base = "/contoso.onmicrosoft.com/oauth2/v2.0"
@@ -210,7 +210,7 @@ import Testing
 
     /// Native authentication's email code goes to OnOtpSend too (and to the outbox); an answer over 1 MiB is 1003024.
     @Test func nativeAuthenticationsCodeGoesToTheExtension() async throws {
-        let e = try ConnectorEndpoint()
+        let e = try await ConnectorEndpoint()
         defer { e.stop() }
         var seed = Self.seed(e, events: [.onOtpSend])
         seed.policies[seed.policies.firstIndex { $0.id == "B2C_1_susi" }!].signInMethod = .emailOtp  // code sign-in
@@ -237,7 +237,7 @@ import Testing
     }
 
     @Test func blockPagesAtTheAttributePage() async throws {
-        let e = try ConnectorEndpoint()
+        let e = try await ConnectorEndpoint()
         defer { e.stop() }
         try await TestTenant.with(seed: Self.seed(e, events: [.onAttributeCollectionStart])) { t in
             try await e.queue(

@@ -200,7 +200,7 @@ import Testing
     }
 
     @Test func displayControlsVerifyByBothCodeServicesThenASubJourneyRunsBeforeTheToken() async throws {
-        let endpoint = try ConnectorEndpoint()
+        let endpoint = try await ConnectorEndpoint()
         defer { endpoint.stop() }
         let t = try await Self.tenant(endpoint)
         defer { Task { await t.stop() } }
@@ -274,7 +274,7 @@ import Testing
     }
 
     @Test func theOTPServiceCountsWrongAnswersAndACodeIsSpentOnce() async throws {
-        let endpoint = try ConnectorEndpoint()
+        let endpoint = try await ConnectorEndpoint()
         defer { endpoint.stop() }
         let t = try await Self.tenant(endpoint)
         defer { Task { await t.stop() } }
@@ -414,7 +414,7 @@ import Testing
     }
 
     @Test func aContentDefinitionsLoadUriLaysOutThePageInTheLanguageAsked() async throws {
-        let endpoint = try ConnectorEndpoint()
+        let endpoint = try await ConnectorEndpoint()
         defer { endpoint.stop() }
         let t = try await TestTenant.start()
         defer { Task { await t.stop() } }

@@ -62,7 +62,7 @@ import Testing
     }
 
     @Test func aSAML2ProfileSignsInAtAThirdPartyIdentityProvider() async throws {
-        let idp = try SAMLTestIdP()
+        let idp = try await SAMLTestIdP()
         defer { idp.stop() }
         var seed = EmulatorSeed.default
         let local = "0c0c0000-5eed-4c0c-8000-0000000005a1"
@@ -99,7 +99,7 @@ import Testing
     /// `AuthnRequestsSigned` and carries the certificate. The test IdP (Python's cryptography) trusts that certificate and
     /// refuses a request without a valid signature, as an IdP that wants signed requests does.
     @Test func aSAML2ProfileSignsItsRequestsAsTheMetadataSays() async throws {
-        let idp = try SAMLTestIdP()
+        let idp = try await SAMLTestIdP()
         defer { idp.stop() }
         var seed = EmulatorSeed.default
         seed.users.append(

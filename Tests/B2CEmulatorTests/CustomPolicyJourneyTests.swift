@@ -302,7 +302,7 @@ import Testing
     }
 
     @Test func aRestfulProfileSendsTheClaimsAndItsAnswerReachesTheToken() async throws {
-        let endpoint = try ConnectorEndpoint()
+        let endpoint = try await ConnectorEndpoint()
         defer { endpoint.stop() }
         let t = try await Self.tenantWithExamples()
         defer { Task { await t.stop() } }
@@ -341,7 +341,7 @@ import Testing
     /// `AuthenticationType` `ClientCertificate`: the certificate (a policy key whose value is its PEM file) goes in the TLS
     /// handshake to an endpoint that requires it, whose private CA the seed's `customPolicyCAFile` trusts.
     @Test func aRestfulProfileAuthenticatesWithAClientCertificate() async throws {
-        let endpoint = try ConnectorEndpoint()
+        let endpoint = try await ConnectorEndpoint()
         defer { endpoint.stop() }
         let bundle = endpoint.directory.appendingPathComponent("client-bundle.pem")
         try

@@ -225,11 +225,11 @@ import Testing
 
     /// `b2c-emulator example-policies DIR` writes the Examples folder's files (they are the same, byte for byte), loads as a
     /// set, and never replaces a file.
-    @Test func examplePoliciesWritesTheExamplesFolderAndReplacesNothing() throws {
+    @Test func examplePoliciesWritesTheExamplesFolderAndReplacesNothing() async throws {
         let names = try FileManager.default.contentsOfDirectory(atPath: Self.examples.path).filter { $0.hasSuffix(".xml") }.sorted()
         let dir = temporaryDirectory().appendingPathComponent("policies")
         defer { try? FileManager.default.removeItem(at: dir.deletingLastPathComponent()) }
-        let wrote = try run(b2cBinary, ["emulator", "example-policies", dir.path])
+        let wrote = try await runOffThePool(b2cBinary, ["emulator", "example-policies", dir.path])
         #expect(wrote.status == 0 && wrote.stdout.contains("TrustFrameworkBase.xml"), "\(wrote.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == names)
         for name in names {
@@ -239,7 +239,7 @@ import Testing
         }
         #expect(try PolicySet.load(directory: dir, tenant: Self.tenant).ids.count == names.count)
         try Data("mine".utf8).write(to: dir.appendingPathComponent("ProfileEdit.xml"))
-        let again = try run(b2cBinary, ["emulator", "example-policies", dir.path])
+        let again = try await runOffThePool(b2cBinary, ["emulator", "example-policies", dir.path])
         #expect(again.status == 1 && again.stderr.contains("already exists; nothing was written"), "\(again.stderr)")
         #expect(try String(contentsOf: dir.appendingPathComponent("ProfileEdit.xml"), encoding: .utf8) == "mine")
     }
@@ -265,20 +265,20 @@ import Testing
         try await TestTenant.with(seed: reread) { t in try t.emulator.customPolicies.load(directory: dir) }
     }
 
-    @Test func serveRefusesABrokenFolderWithExitThree() throws {
+    @Test func serveRefusesABrokenFolderWithExitThree() async throws {
         let dir = try Self.folder("TrustFrameworkExtensions.xml") {
             $0.replacingOccurrences(of: #"ClaimTypeReferenceId="resource_id""#, with: #"ClaimTypeReferenceId="resourceId""#)
         }
         defer { try? FileManager.default.removeItem(at: dir) }
-        let refused = try run(b2cBinary, ["emulator", "serve", "--port", "0", "--custom-policies", dir.path])
+        let refused = try await runOffThePool(b2cBinary, ["emulator", "serve", "--port", "0", "--custom-policies", dir.path])
         #expect(refused.status == 3, "\(refused.stderr)")
         #expect(refused.stderr.contains("is refused: Validation failed") && refused.stderr.contains("\"resourceId\""), "\(refused.stderr)")
         #expect(refused.stderr.contains("file TrustFrameworkExtensions.xml"))
-        let notAFolder = try run(
+        let notAFolder = try await runOffThePool(
             b2cBinary, ["emulator", "serve", "--port", "0", "--custom-policies", dir.appendingPathComponent("nope").path])
         #expect(notAFolder.status == 3 && notAFolder.stderr.contains("which is not a folder"), "\(notAFolder.stderr)")
         // The container's way: the variable stands for the option.
-        let fromEnvironment = try run(
+        let fromEnvironment = try await runOffThePool(
             b2cBinary, ["emulator", "serve", "--port", "0"], environment: ["B2C_EMULATOR_CUSTOM_POLICIES": dir.path])
         #expect(fromEnvironment.status == 3 && fromEnvironment.stderr.contains("\"resourceId\""), "\(fromEnvironment.stderr)")
     }

@@ -95,7 +95,7 @@ import Testing
     /// The API connector steps: "before sending the token" writes its claims into the bag; "after federating" changes the
     /// first-time person's names, or stops the journey with its block page.
     @Test func theConnectorStepsWriteTheirAnswersIntoTheClaims() async throws {
-        let e = try ConnectorEndpoint()
+        let e = try await ConnectorEndpoint()
         defer { e.stop() }
         try await TestTenant.with(seed: try APIConnectorTests.seed(e)) { t in
             let policy = try #require(t.emulator.seed.policy(named: APIConnectorTests.policy))
@@ -141,7 +141,7 @@ import Testing
     /// OnTokenIssuanceStart as a step: its claims go into the bag; a failure answers the app with Entra's code and no
     /// token. The journey of an app without the extension has no such step.
     @Test func theTokenExtensionStepAddsItsClaimsOrEndsTheJourney() async throws {
-        let e = try ConnectorEndpoint()
+        let e = try await ConnectorEndpoint()
         defer { e.stop() }
         try await TestTenant.with(seed: AuthenticationExtensionTests.seed(e, events: [.onTokenIssuanceStart])) { t in
             let policy = try #require(t.emulator.seed.policy(named: "B2C_1_susi"))

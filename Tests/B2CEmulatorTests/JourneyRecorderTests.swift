@@ -17,7 +17,7 @@ import Testing
     }
 
     @Test func aSignInWithMFAAndAConnectorShowsEachStep() async throws {
-        let e = try ConnectorEndpoint()
+        let e = try await ConnectorEndpoint()
         defer { e.stop() }
         try await TestTenant.with(seed: try Self.seed(e)) { t in
             try await e.queue(t, [["body": ["version": "1.0.0", "action": "Continue", "loyaltyTier": "gold"]]])
@@ -93,7 +93,7 @@ import Testing
     /// The same journey as a page a person opens (the URL asked for HTML): the steps in order with their claims, the code
     /// and the callout in the page, no script, and what the app or the person typed escaped.
     @Test func aJourneyAsAPage() async throws {
-        let e = try ConnectorEndpoint()
+        let e = try await ConnectorEndpoint()
         defer { e.stop() }
         try await TestTenant.with(seed: try Self.seed(e)) { t in
             try await e.queue(t, [["body": ["version": "1.0.0", "action": "Continue"]]])

@@ -23,7 +23,7 @@ import Testing
     }
 
     @Test func theTenantsPagesLiveInTheDevelopersTemplate() async throws {
-        let e = try ConnectorEndpoint()
+        let e = try await ConnectorEndpoint()
         defer { e.stop() }
         let errorTemplate = temporaryDirectory().appendingPathComponent("error.html")
         try Data("<html><head><title>Oops</title></head><body><p id=\"brand\">Contoso help</p><div id=\"api\"></div></body></html>".utf8)
@@ -56,7 +56,7 @@ import Testing
     }
 
     @Test func javascriptOnlyWithAContractAndTheSwitch() async throws {
-        let e = try ConnectorEndpoint()
+        let e = try await ConnectorEndpoint()
         defer { e.stop() }
         var layouts = EmulatorSeed.PageLayouts(javascript: true)
         layouts.pages = [.unifiedssp: Self.page(e.http + "/layout/unified.html", .unifiedssp)]
@@ -72,7 +72,7 @@ import Testing
     }
 
     @Test func aTemplateThatCannotBeLoadedIsB2CsCORSError() async throws {
-        let e = try ConnectorEndpoint()
+        let e = try await ConnectorEndpoint()
         defer { e.stop() }
         var layouts = EmulatorSeed.PageLayouts()
         layouts.pages = [.unifiedssp: Self.page(e.http + "/layout/missing.html", .unifiedssp)]

@@ -17,12 +17,7 @@ var b2cBinary: URL {
 
 struct ProcessResult { var status: Int32; var stdout: String; var stderr: String }
 
-func run(_ executable: URL, _ args: [String], environment: [String: String] = [:]) throws -> ProcessResult {
-    let r = try ChildProcess.run(executable, args, environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new })
-    return ProcessResult(status: r.status, stdout: r.output, stderr: r.errors)
-}
-
-/// `run` on a thread of its own: a long child (a Python script that first makes its venv) must not hold one of the
+/// A program run to its end on a thread of its own: a long child (a Python script that first makes its venv) must not hold one of the
 /// cooperative pool's few threads, which every in-process tenant of the suite needs to answer its requests.
 func runOffThePool(_ executable: URL, _ args: [String], environment: [String: String] = [:]) async throws -> ProcessResult {
     let r = try await ChildProcess.runOffThePool(
@@ -30,18 +25,25 @@ func runOffThePool(_ executable: URL, _ args: [String], environment: [String: St
     return ProcessResult(status: r.status, stdout: r.output, stderr: r.errors)
 }
 
-/// Starts a program whose first line on stdout says where it serves, and reads that line (stderr: the test's own).
-func startServing(_ executable: URL, _ args: [String]) throws -> (ChildProcess, String) {
+/// Starts a program whose first line on stdout says where it serves, and reads that line (stderr: the test's own) on a
+/// thread of its own: a Python service that makes its certificates first can take seconds under load, and the
+/// cooperative pool's two threads on a two-core machine are what every in-process tenant of the suite answers with.
+func startServing(_ executable: URL, _ args: [String]) async throws -> (ChildProcess, String) {
     let out = try ChildPipe()
     let p = try ChildProcess(executable, args, stdout: out.writeEnd.fd)
     out.writeEnd.close()
-    var line = Data()
-    var buffer = [UInt8](repeating: 0, count: 4096)
-    while !line.contains(UInt8(ascii: "\n")) {
-        let n = buffer.withUnsafeMutableBytes { read(out.readEnd.fd, $0.baseAddress, $0.count) }
-        if n < 0 && errno == EINTR { continue }
-        if n <= 0 { break }
-        line += buffer[0..<n]
+    let line = await withCheckedContinuation { (continuation: CheckedContinuation<Data, Never>) in
+        Thread {
+            var line = Data()
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while !line.contains(UInt8(ascii: "\n")) {
+                let n = buffer.withUnsafeMutableBytes { read(out.readEnd.fd, $0.baseAddress, $0.count) }
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { break }
+                line += buffer[0..<n]
+            }
+            continuation.resume(returning: line)
+        }.start()
     }
     // The rest of what it prints is read and dropped, so that a full pipe never stops it.
     drain(out.readEnd) { _ in }
@@ -104,8 +106,8 @@ func startServing(_ executable: URL, _ args: [String]) throws -> (ChildProcess, 
 
 @Suite(.serialized) struct CLITests {
     /// Starts `b2c emulator serve ARGS` and returns it with its first line (the base URL line).
-    static func serve(_ args: [String]) throws -> (ChildProcess, String) {
-        try startServing(b2cBinary, ["emulator", "serve"] + args)
+    static func serve(_ args: [String]) async throws -> (ChildProcess, String) {
+        try await startServing(b2cBinary, ["emulator", "serve"] + args)
     }
 
     /// `--config-out FILE --app NAME`: a web app's settings (Microsoft.Identity.Web's section and plain values), with its
@@ -114,7 +116,7 @@ func startServing(_ executable: URL, _ args: [String]) throws -> (ChildProcess, 
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let out = dir.appendingPathComponent("appsettings.json")
-        let (p, line) = try Self.serve(["--config-out", out.path, "--app", "web-app"])
+        let (p, line) = try await Self.serve(["--config-out", out.path, "--app", "web-app"])
         defer { kill(p.processIdentifier, SIGINT); p.waitUntilExit() }
         let base = try #require(line.split(separator: " ").dropFirst(2).first.map(String.init), "\(line)")
         let settings = try JSONValue.parse(Data(contentsOf: out))
@@ -130,20 +132,20 @@ func startServing(_ executable: URL, _ args: [String]) throws -> (ChildProcess, 
         let attributes = try FileManager.default.attributesOfItem(atPath: out.path)
         #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600, "a file with a secret is the owner's only")
         let apiBase = try #require(plain?["apis"]?.arrayValue?.first?["baseUrl"]?.stringValue)
-        let api = try run(URL(fileURLWithPath: "/usr/bin/curl"), ["-s", "-o", "/dev/null", "-w", "%{http_code}", apiBase])
+        let api = try await runOffThePool(URL(fileURLWithPath: "/usr/bin/curl"), ["-s", "-o", "/dev/null", "-w", "%{http_code}", apiBase])
         #expect(api.stdout == "401", "the API base URL answers (without a token: 401)")
         // The daemon's settings name the API's .default scope; an unknown app lists the apps.
         let daemonOut = dir.appendingPathComponent("daemon.json")
-        let (d, _) = try Self.serve(["--config-out", daemonOut.path, "--app", daemon])
+        let (d, _) = try await Self.serve(["--config-out", daemonOut.path, "--app", daemon])
         defer { kill(d.processIdentifier, SIGINT); d.waitUntilExit() }
         #expect(try JSONValue.parse(Data(contentsOf: daemonOut))["b2cEmulator"]?["scopes"] == .array([.string(helloDefault)]))
         // --client: a policies.json for another app (the daemon gets its API's .default scope).
         let clientOut = dir.appendingPathComponent("ci.json")
-        let (c, _) = try Self.serve(["--config-out", clientOut.path, "--client", "daemon"])
+        let (c, _) = try await Self.serve(["--config-out", clientOut.path, "--client", "daemon"])
         defer { kill(c.processIdentifier, SIGINT); c.waitUntilExit() }
         let ci = try ClientConfiguration.load(path: clientOut.path)
         #expect(ci.clientID == daemon && ci.apis.first?.scopes == [helloDefault] && !ci.confidential)
-        let unknown = try run(
+        let unknown = try await runOffThePool(
             b2cBinary, ["emulator", "serve", "--config-out", dir.appendingPathComponent("x.json").path, "--app", "nosuch"])
         #expect(
             unknown.status == 3 && unknown.stderr.contains("no app 'nosuch'") && unknown.stderr.contains("web-app"), "\(unknown.stderr)")
@@ -154,7 +156,7 @@ func startServing(_ executable: URL, _ args: [String]) throws -> (ChildProcess, 
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let configOut = dir.appendingPathComponent("policies.json")
-        let (p, line) = try Self.serve(["--tls", "--state", dir.appendingPathComponent("state").path, "--config-out", configOut.path])
+        let (p, line) = try await Self.serve(["--tls", "--state", dir.appendingPathComponent("state").path, "--config-out", configOut.path])
         #expect(line.hasPrefix("b2c emulator: https://127.0.0.1:"), "\(line)")
         #expect(line.contains("tenant contoso.onmicrosoft.com (\(tenantID))") && line.contains("/_admin (loopback only)"))
         let caPath = try #require(
@@ -167,7 +169,7 @@ func startServing(_ executable: URL, _ args: [String]) throws -> (ChildProcess, 
         #expect(config["policies"]?.arrayValue?.count == 8)
 
         // Trust the printed CA and fetch discovery over HTTPS.
-        let r = try run(
+        let r = try await runOffThePool(
             URL(fileURLWithPath: "/usr/bin/curl"),
             ["-sS", "--cacert", caPath, "\(base)/contoso.onmicrosoft.com/B2C_1_susi/v2.0/.well-known/openid-configuration"])
         #expect(r.status == 0 && r.stdout.contains("\"issuer\":\"\(base)/\(tenantID)/v2.0/\""), "\(r.stderr)")
@@ -177,25 +179,25 @@ func startServing(_ executable: URL, _ args: [String]) throws -> (ChildProcess, 
         #expect(p.terminationStatus == 0)
     }
 
-    @Test func badSeedAndBadArgumentsHaveDocumentedExitCodes() throws {
+    @Test func badSeedAndBadArgumentsHaveDocumentedExitCodes() async throws {
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         var seed = EmulatorSeed.default.json.serialized()
         seed = seed.replacingOccurrences(of: "\"bob@contoso.com\"", with: "\"not-an-email\"")
         let seedFile = dir.appendingPathComponent("seed.json")
         try Data(seed.utf8).write(to: seedFile)
-        let bad = try run(b2cBinary, ["emulator", "serve", "--seed", seedFile.path])
+        let bad = try await runOffThePool(b2cBinary, ["emulator", "serve", "--seed", seedFile.path])
         #expect(bad.status == 3)
         #expect(bad.stderr.contains("$.users[1].email is not an email address"), "\(bad.stderr)")
         try Data("{\"tenant\": ".utf8).write(to: seedFile)
-        let broken = try run(b2cBinary, ["emulator", "serve", "--seed", seedFile.path])
+        let broken = try await runOffThePool(b2cBinary, ["emulator", "serve", "--seed", seedFile.path])
         #expect(broken.status == 3 && broken.stderr.contains("is not valid JSON"), "\(broken.stderr)")
-        let missing = try run(b2cBinary, ["emulator", "serve", "--seed", dir.appendingPathComponent("nope.json").path])
+        let missing = try await runOffThePool(b2cBinary, ["emulator", "serve", "--seed", dir.appendingPathComponent("nope.json").path])
         #expect(
             missing.status == 3 && missing.stderr.contains("the seed file") && missing.stderr.contains("nope.json"), "\(missing.stderr)")
-        let port = try run(b2cBinary, ["emulator", "serve", "--port", "70000"])
+        let port = try await runOffThePool(b2cBinary, ["emulator", "serve", "--port", "70000"])
         #expect(port.status == 64 && port.stderr.contains("--port"))
-        let both = try run(b2cBinary, ["emulator", "serve", "--in-memory", "--state", dir.path])
+        let both = try await runOffThePool(b2cBinary, ["emulator", "serve", "--in-memory", "--state", dir.path])
         #expect(both.status == 64)
         // --external-id counts before the seed is checked: External ID's extensions need no "tenantType" in the file.
         var external = EmulatorSeed.default
@@ -207,13 +209,13 @@ func startServing(_ executable: URL, _ args: [String]) throws -> (ChildProcess, 
             of: "\"tenantType\":\"externalId\"", with: "\"tenantType\":\"b2c\"")
         #expect(withoutType.contains("\"tenantType\":\"b2c\""))
         try Data(withoutType.utf8).write(to: seedFile)
-        let refused = try run(b2cBinary, ["emulator", "serve", "--seed", seedFile.path, "--port", "0"])
+        let refused = try await runOffThePool(b2cBinary, ["emulator", "serve", "--seed", seedFile.path, "--port", "0"])
         #expect(refused.status == 3 && refused.stderr.contains("authenticationExtensions"), "\(refused.stderr)")
-        let (served, line) = try Self.serve(["--seed", seedFile.path, "--external-id", "--port", "0"])
+        let (served, line) = try await Self.serve(["--seed", seedFile.path, "--external-id", "--port", "0"])
         served.interrupt()
         served.waitUntilExit()
         #expect(line.hasPrefix("b2c emulator: http"), "\(line)")
-        let printed = try run(b2cBinary, ["emulator", "default-seed"])
+        let printed = try await runOffThePool(b2cBinary, ["emulator", "default-seed"])
         #expect(printed.status == 0)
         #expect(try EmulatorSeed.parse(Data(printed.stdout.utf8)) == EmulatorSeed.default)
     }

@@ -11,8 +11,8 @@ final class PythonService: Sendable {
     let process: ChildProcess
     let started: JSONValue
 
-    init(_ script: String, _ arguments: [String] = []) throws {
-        let (p, line) = try startServing(packageRoot.appendingPathComponent("Tests/interop/run.sh"), [script] + arguments)
+    init(_ script: String, _ arguments: [String] = []) async throws {
+        let (p, line) = try await startServing(packageRoot.appendingPathComponent("Tests/interop/run.sh"), [script] + arguments)
         guard let json = try? JSONValue.parse(Data(line.utf8)), json.objectValue != nil else {
             p.killGroup()
             throw ScriptedBrowser.Failure(description: "\(script) did not start: \(line)")
@@ -35,8 +35,8 @@ final class SAMLTestIdP: Sendable {
     let base: String
     let entityID: String
 
-    init() throws {
-        service = try PythonService("saml_idp.py")
+    init() async throws {
+        service = try await PythonService("saml_idp.py")
         base = service.started["base"]?.stringValue ?? ""
         entityID = service.started["entityID"]?.stringValue ?? ""
     }
@@ -75,7 +75,7 @@ final class SAMLTestIdP: Sendable {
     }
 
     @Test func aSAMLProviderSignsAPersonUpAndInAndItsRequestIsWhatAnIdPExpects() async throws {
-        let idp = try SAMLTestIdP()
+        let idp = try await SAMLTestIdP()
         defer { idp.stop() }
         try await TestTenant.with(seed: Self.seed(idp)) { t in
             let page = try await t.get(authorizeURL(policy: Self.policy))
@@ -113,7 +113,7 @@ final class SAMLTestIdP: Sendable {
     }
 
     @Test func everyWayAnAnswerCanBeWrongIsRefused() async throws {
-        let idp = try SAMLTestIdP()
+        let idp = try await SAMLTestIdP()
         defer { idp.stop() }
         try await TestTenant.with(seed: Self.seed(idp)) { t in
             // Signed in either place or both, with SHA-256 or SHA-1: a first-time person's social sign-up page.
@@ -166,7 +166,7 @@ final class SAMLTestIdP: Sendable {
 
     /// Metadata from a file (what an IdP administrator mails): the same request to the same single sign-on service.
     @Test func metadataMayBeAFile() async throws {
-        let idp = try SAMLTestIdP()
+        let idp = try await SAMLTestIdP()
         defer { idp.stop() }
         let file = temporaryDirectory().appendingPathComponent("idp-metadata.xml")
         var seed = Self.seed(idp)
