@@ -42,12 +42,33 @@ public final class B2CEmulator: Sendable {
     let admin: AdminEndpoint
     let identityProviders: MockIdentityProviders
 
-    public init(seed: EmulatorSeed = .default, store: EmulatorStore) throws {
+    public convenience init(seed: EmulatorSeed = .default, store: EmulatorStore) throws {
+        try self.init(seed: seed, store: store, clock: nil)
+    }
+
+    /// The two sides of a twin seed (`EmulatorSeed.twin`) over one store: the same people and clock; each side its own
+    /// apps, signing keys and (once served on a listener of its own) host and issuer.
+    public static func twin(seed: EmulatorSeed, store: EmulatorStore) throws -> (b2c: B2CEmulator, externalId: B2CEmulator) {
+        guard let sides = seed.twinSides else {
+            throw TwinError(message: "the seed has no twin (its External ID side's apps) or no sign-up-or-sign-in user flow")
+        }
+        let b2c = try B2CEmulator(seed: sides.b2c, store: store, clock: nil)
+        return (b2c, try B2CEmulator(seed: sides.externalId, store: store, clock: b2c.clock))
+    }
+
+    public struct TwinError: Error, CustomStringConvertible {
+        public var message: String
+        public var description: String { message }
+    }
+
+    private init(seed: EmulatorSeed, store: EmulatorStore, clock shared: EmulatorClock?) throws {
         self.seed = seed
         self.store = store
-        let clock = try EmulatorClock(store: store)
+        let clock = try shared ?? EmulatorClock(store: store)
         self.clock = clock
-        keys = try SigningKeys(store: store, now: clock.now())
+        // A twin's External ID side signs with keys of its own, as Entra's endpoints do beside B2C's.
+        let externalSide = seed.twin != nil && seed.tenant.externalId
+        keys = try SigningKeys(store: store, now: clock.now(), setting: externalSide ? "signing_keys_external_id" : "signing_keys")
         try store.seedUsers(seed.users, now: clock.now())
         // Hosts served in earlier runs: tokens issued there stay valid at the sample API after a restart.
         if let saved = try store.setting("served_hosts"), let list = try? JSONValue.parse(saved).arrayValue {

@@ -55,8 +55,11 @@ extension EmulatorCommand {
             commandName: "default-seed",
             abstract: "Print the built-in seed (tenant, policies, apps, APIs, users) as JSON, a starting point for --seed.")
 
+        @Flag(help: "The default twin instead: the same tenant with its External ID side's app registrations (serve --twin).")
+        var twin = false
+
         func run() async throws {
-            print(EmulatorSeed.default.json.serialized(pretty: true))
+            print((twin ? EmulatorSeed.defaultTwin : .default).json.serialized(pretty: true))
         }
     }
 
@@ -163,6 +166,20 @@ extension EmulatorCommand {
                     + "`b2c token --app`.", valueName: "name or client id")) var client: String?
         @Flag(help: "Serve the tenant as Entra External ID: no policy in its URLs, v2.0 tokens (or a seed's tenantType).")
         var externalId = false
+        @Flag(
+            help: ArgumentHelp(
+                "Serve the directory as a B2C tenant and, on a second port, as its External ID side (High Scale Compatibility: "
+                    + "the same people, each side its own apps, issuer and keys). A seed with a twin section does this without "
+                    + "the flag; the default seed gets the External ID side's default apps."))
+        var twin = false
+        @Option(
+            help: ArgumentHelp(
+                "The twin's External ID side's port. Default: 0, or with --state the port it served on last.", valueName: "port"))
+        var twinPort: Int?
+        @Option(
+            help: ArgumentHelp(
+                "Write a client policies.json for the twin's External ID side (its public client) to this file.", valueName: "file"))
+        var twinConfigOut: String?
         @Flag(name: .shortAndLong, help: "Log each request (method, path, status; never secrets) to stderr.") var verbose = false
         @Option(
             help: ArgumentHelp(
@@ -201,6 +218,13 @@ extension EmulatorCommand {
         mutating func validate() throws {
             try applyEnvironment(ProcessInfo.processInfo.environment)
             if let port, !(0...65535).contains(port) { throw ValidationError("--port must be between 0 and 65535, got \(port).") }
+            if let twinPort, !(0...65535).contains(twinPort) {
+                throw ValidationError("--twin-port must be between 0 and 65535, got \(twinPort).")
+            }
+            if twin && externalId {
+                throw ValidationError(
+                    "--twin serves a B2C tenant and its External ID side; --external-id serves only the latter. Give one.")
+            }
             if !(1...86_400).contains(readTimeout) {
                 throw ValidationError("--read-timeout must be between 1 and 86400 seconds, got \(readTimeout).")
             }
@@ -294,8 +318,20 @@ extension EmulatorCommand {
             // An in-memory tenant leaves nothing behind: its CA (and the CA's private key) go when it stops.
             defer { if state == nil { try? FileManager.default.removeItem(at: tlsDirectory) } }
             let emulator: B2CEmulator
-            do { emulator = try B2CEmulator(seed: try loadSeed(), store: store) } catch let e as CLIError { throw e } catch {
+            var externalSide: B2CEmulator?
+            do {
+                let seedValue = try loadSeed()
+                if seedValue.twin != nil {
+                    (emulator, externalSide) = try B2CEmulator.twin(seed: seedValue, store: store)
+                } else {
+                    emulator = try B2CEmulator(seed: seedValue, store: store)
+                }
+            } catch let e as CLIError { throw e } catch {
                 throw CLIError("cannot start the emulator with this state and seed: \(error)", exitCode: ExitStatus.configuration)
+            }
+            if twinConfigOut != nil && externalSide == nil {
+                throw CLIError(
+                    "--twin-config-out writes the twin's External ID side's configuration; add --twin", exitCode: ExitStatus.usage)
             }
             emulator.answer(to: hostNames)
             if let customPolicies { try loadCustomPolicies(emulator, from: customPolicies) }
@@ -309,6 +345,10 @@ extension EmulatorCommand {
             if let tlsMaterial, let caOut { try writeCA(tlsMaterial, to: caOut) }
             if let publicUrl, let url = URL(string: publicUrl) { emulator.serve(publicURL: url) }
             try openAdminSurface(emulator)
+            if let externalSide {
+                externalSide.answer(to: hostNames)
+                try openAdminSurface(externalSide)
+            }
             let limits = ConnectionLimits(readTimeout: .seconds(readTimeout), maxConnections: maxConnections)
             if verbose {
                 FileHandle.standardError.write(
@@ -331,9 +371,61 @@ extension EmulatorCommand {
                 "b2c emulator: \(baseURL)\(wildcard) tenant \(emulator.tenantName) (\(emulator.tenantID)); admin "
                 + "\(baseURL)/_admin (\(adminAccess))"
             if let tlsMaterial { line += "; CA \(tlsMaterial.caPath.path)" }
+            var twinServer: EmulatorServer?
+            if let externalSide {
+                let other: EmulatorServer
+                do { other = try await listenTwin(externalSide, host: host, tls: tlsMaterial, limits: limits) } catch {
+                    await server.stop()
+                    throw error
+                }
+                twinServer = other
+                if let twinConfigOut {
+                    do {
+                        try writeFile(
+                            Data(
+                                (externalSide.clientConfiguration(baseURL: other.baseURL, caFile: caFile(tlsMaterial, twinConfigOut))
+                                    .serialized(pretty: true) + "\n").utf8), to: twinConfigOut, mode: 0o644)
+                        try? ConfigurationTrust(storeDirectory: StoreLocation.directory()).allow(ConfigurationTrust.read(twinConfigOut))
+                    } catch {
+                        await server.stop()
+                        await other.stop()
+                        throw CLIError("--twin-config-out: \(error)", exitCode: ExitStatus.error)
+                    }
+                }
+                line += "\nb2c emulator: External ID side \(other.baseURL) (the same directory; no policy in its URLs)"
+            }
             FileHandle.standardOutput.write(Data((line + "\n").utf8))
             ready?.write(.ready(pid: getpid(), url: baseURL))
+            if let twinServer {
+                // Either listener's end (a signal reaches both) ends the tenant.
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { try await server.wait() }
+                    group.addTask { try await twinServer.wait() }
+                    try await group.next()
+                    await server.stop()
+                    await twinServer.stop()
+                    group.cancelAll()
+                }
+                return
+            }
             try await server.wait()
+        }
+
+        /// The twin's External ID side's listener: `--twin-port`, else (with `--state`) its port of last time, else any.
+        private func listenTwin(
+            _ emulator: B2CEmulator, host: String, tls: EmulatorTLS?, limits: ConnectionLimits
+        ) async throws -> EmulatorServer {
+            let portFile = state.map { URL(fileURLWithPath: $0).appendingPathComponent("twin-port") }
+            let chosen = twinPort ?? portFile.flatMap(Self.lastPort) ?? 0
+            let server: EmulatorServer
+            do {
+                server = try await EmulatorServer.start(
+                    emulator, host: host, port: chosen, tls: tls, handleSignals: true, logger: requestLogger, limits: limits)
+            } catch {
+                throw CLIError("cannot listen for the External ID side on port \(chosen): \(error)", exitCode: ExitStatus.network)
+            }
+            if let portFile, server.port != chosen { try? Data("\(server.port)\n".utf8).write(to: portFile, options: .atomic) }
+            return server
         }
 
         /// `--custom-policies DIR`: a folder that cannot be read, or a policy B2C would refuse, stops the start (exit 3).
@@ -371,7 +463,17 @@ extension EmulatorCommand {
                     throw CLIError("the seed file '\(seed)' is invalid: \(e.path) \(e.message)", exitCode: ExitStatus.configuration)
                 }
             } else {
-                seedValue = .default
+                seedValue = twin ? .defaultTwin : .default
+            }
+            if twin && seedValue.twin == nil {
+                throw CLIError(
+                    "--twin needs the External ID side's app registrations: the seed file '\(seed ?? "")' has no twin section "
+                        + "(see `b2c-emulator default-seed --twin`)", exitCode: ExitStatus.configuration)
+            }
+            if externalId && seedValue.twin != nil {
+                throw CLIError(
+                    "--external-id serves an External ID tenant, and the seed is a twin (a B2C tenant with its External ID side); "
+                        + "leave out --external-id", exitCode: ExitStatus.configuration)
             }
             if externalId { seedValue.tenant.externalId = true }
             if seedValue.tenant.externalId && seedValue.externalIdFlow == nil {

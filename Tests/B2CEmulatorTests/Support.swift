@@ -59,7 +59,16 @@ final class TestTenant: Sendable {
 
     static func start(tls: Bool = false, seed: EmulatorSeed = .default, stateDirectory: URL? = nil) async throws -> TestTenant {
         let store = try stateDirectory.map { try EmulatorStore.file(directory: $0) } ?? EmulatorStore.inMemory()
-        let emulator = try B2CEmulator(seed: seed, store: store)
+        return try await start(try B2CEmulator(seed: seed, store: store), tls: tls, stateDirectory: stateDirectory)
+    }
+
+    /// The two sides of a twin tenant over one in-memory store, each on a listener of its own.
+    static func twin(seed: EmulatorSeed = .defaultTwin) async throws -> (b2c: TestTenant, externalId: TestTenant) {
+        let sides = try B2CEmulator.twin(seed: seed, store: try EmulatorStore.inMemory())
+        return (try await start(sides.b2c), try await start(sides.externalId))
+    }
+
+    static func start(_ emulator: B2CEmulator, tls: Bool = false, stateDirectory: URL? = nil) async throws -> TestTenant {
         var tlsMaterial: EmulatorTLS?
         var clientTLS = TLSConfiguration.makeClientConfiguration()
         if tls {

@@ -90,9 +90,8 @@ struct AuthorizeEndpoint: JourneyStepType {
             throw PageError(code: "AADB2C90008", message: "The request does not contain a client ID parameter.")
         }
         guard let app = seed.app(clientId: clientId) else {
-            throw PageError(
-                code: "AADB2C90018",
-                message: "The client ID '\(clientId)' specified in the request is not registered in tenant '\(tenantName)'.")
+            let (code, message) = seed.unregisteredApp(clientId)
+            throw PageError(code: code, message: message)
         }
         guard let redirectUri = q["redirect_uri"], !redirectUri.isEmpty else {
             throw PageError(

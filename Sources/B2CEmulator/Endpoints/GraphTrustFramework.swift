@@ -8,8 +8,13 @@ import Hummingbird
 /// 400 with B2C's message.
 extension GraphEndpoint {
     static let trustFrameworkPermission = "Policy.ReadWrite.TrustFramework"
-    /// The Graph application permissions a seed's app may hold (named in full).
-    static let applicationPermissions: Set = [resource + "/" + trustFrameworkPermission]
+    /// The Graph application permissions a seed's app may hold (named in full): custom-policy deployment, and the
+    /// directory's users (migration scripts, `b2c users`).
+    static let applicationPermissions: Set = [
+        resource + "/" + trustFrameworkPermission, resource + "/" + usersReadWritePermission, resource + "/" + usersReadPermission,
+    ]
+    static let usersReadWritePermission = "User.ReadWrite.All"
+    static let usersReadPermission = "User.Read.All"
     static let policiesContext = "https://graph.microsoft.com/beta/$metadata#trustFramework/policies"
 
     /// `GET /graph/beta/trustFramework/policies`.

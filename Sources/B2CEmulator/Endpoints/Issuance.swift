@@ -141,6 +141,8 @@ struct TokenIssuer: TenantPart {
         let atLifetime = policy?.accessTokenLifetime ?? 3600
         let idLifetime = policy?.idTokenLifetime ?? 3600
         var common = userClaims(user, policy: policy, authTime: authTime, newUser: newUser, nonce: nonce, origin: origin, now: now)
+        // Entra's `sub` (External ID, no policy) is pairwise: the same person has another one at each app; `oid` is the same.
+        if policy == nil { common["sub"] = .string(Self.pairwiseSubject(tenantID: tenantID, clientId: app.clientId, oid: user.oid)) }
         if let token = r.idpAccessToken, policy?.applicationClaims?.contains("idp_access_token") == true {
             common["idp_access_token"] = .string(token)
         }
@@ -212,6 +214,11 @@ struct TokenIssuer: TenantPart {
             body["client_info"] = .string(ClientInfo(uid: uid, utid: tenantID).encoded)
         }
         return Issued(body: .object(body), refreshToken: refreshToken, idToken: idToken, accessToken: accessToken, unsaved: unsaved)
+    }
+
+    /// Entra's pairwise subject of a person at an app: 43 characters of base64url, stable for the tenant, app and person.
+    static func pairwiseSubject(tenantID: String, clientId: String, oid: String) -> String {
+        Base64URL.encode(Data(SHA256.hash(data: Data("pairwise:\(tenantID):\(clientId.lowercased()):\(oid)".utf8))))
     }
 
     /// SPA refresh tokens live 24 hours from the sign-in, not sliding, whatever the policy says (reference §4.4).

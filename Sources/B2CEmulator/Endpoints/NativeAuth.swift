@@ -34,10 +34,11 @@ struct NativeAuthEndpoint: JourneyCallouts {
         }
         guard let clientId = form["client_id"], !clientId.isEmpty else { throw aadMissing("client_id") }
         guard let app = seed.app(clientId: clientId) else {
-            throw AADFailure(
-                error: "unauthorized_client",
-                description: "AADSTS700016: Application with identifier '\(clientId)' was not found in the directory '\(tenantName)'.",
-                codes: [700016])
+            // Native authentication speaks Entra's words on either kind of tenant.
+            var unknown = seed
+            unknown.tenant.externalId = true
+            let (code, message) = unknown.unregisteredApp(clientId)
+            throw AADFailure(error: "unauthorized_client", description: "\(code): \(message)", codes: [700016])
         }
         guard app.nativeAuth else {
             throw AADFailure(

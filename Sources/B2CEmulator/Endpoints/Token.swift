@@ -40,9 +40,8 @@ struct TokenEndpoint: TenantPart {
         }
         guard let clientId = basic?.id ?? form["client_id"], !clientId.isEmpty else { throw missing("client_id") }
         guard let app = seed.app(clientId: clientId) else {
-            throw OAuthFailure(
-                error: "invalid_client", code: "AADB2C90018",
-                message: "The client ID '\(clientId)' specified in the request is not registered in tenant '\(tenantName)'.")
+            let (code, message) = seed.unregisteredApp(clientId)
+            throw OAuthFailure(error: code == "AADSTS700016" ? "unauthorized_client" : "invalid_client", code: code, message: message)
         }
         form["client_id"] = clientId
         let origin = req.headers[.origin]

@@ -20,14 +20,17 @@ final class SigningKeys: Sendable {
     }
 
     private let store: EmulatorStore
+    /// The state's setting that keeps them (a twin's External ID side has its own).
+    private let setting: String
     private let entries: NIOLockedValueBox<[Entry]>
     /// Each key's certificate (DER) by `kid`, made once: an External ID tenant's JWKS carries it on every request.
     private let certificates = NIOLockedValueBox<[String: Data]>([:])
 
-    init(store: EmulatorStore, now: Int) throws {
+    init(store: EmulatorStore, now: Int, setting: String = "signing_keys") throws {
         self.store = store
+        self.setting = setting
         var list: [Entry] = []
-        if let saved = try store.setting("signing_keys") {
+        if let saved = try store.setting(setting) {
             for item in try JSONDecoder().decode([SavedKey].self, from: Data(saved.utf8)) {
                 let key = try _RSA.Signing.PrivateKey(pemRepresentation: item.pem)
                 list.append(
@@ -35,7 +38,7 @@ final class SigningKeys: Sendable {
                         kid: item.kid, type: item.type, key: key, jwk: try JWK(publicKey: key.publicKey, kid: item.kid),
                         createdAt: item.createdAt, current: item.current))
             }
-        } else if let legacy = try store.setting("signing_key") {
+        } else if setting == "signing_keys", let legacy = try store.setting("signing_key") {
             // The first emulators kept one key: it stays the user flows' current key.
             let key = try _RSA.Signing.PrivateKey(pemRepresentation: legacy)
             let jwk = try JWK(publicKey: key.publicKey)
@@ -153,6 +156,6 @@ final class SigningKeys: Sendable {
         let saved = entries.withLockedValue { list in
             list.map { SavedKey(kid: $0.kid, type: $0.type, pem: $0.key.pemRepresentation, createdAt: $0.createdAt, current: $0.current) }
         }
-        try store.setSetting("signing_keys", String(decoding: try JSONEncoder().encode(saved), as: UTF8.self))
+        try store.setSetting(setting, String(decoding: try JSONEncoder().encode(saved), as: UTF8.self))
     }
 }

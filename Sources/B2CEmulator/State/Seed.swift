@@ -424,6 +424,9 @@ public struct EmulatorSeed: Sendable, Equatable {
     public var users: [User]
     /// An External ID tenant's custom authentication extensions (Entra's event listeners, flattened).
     public var authenticationExtensions: [AuthenticationExtension] = []
+    /// High Scale Compatibility: the directory is served as this B2C tenant and, on a listener of its own, as its External
+    /// ID side, whose app registrations these are (`EmulatorSeed+Twin.swift`). nil: one side only.
+    public var twin: Twin? = nil
 
     /// A custom authentication extension of Entra External ID: at an event of the journey the tenant POSTs Microsoft's
     /// envelope to the developer's endpoint, with a bearer token the tenant issues for `appId`.

@@ -85,7 +85,7 @@ extension EmulatorSeed.App {
             throw JSONPathError(
                 path: "\(a.childPath("applicationPermissions"))[\(i)]",
                 message: "is '\(r)', which no API in $.apis defines as an Application app role (Microsoft Graph's: "
-                    + "\(GraphEndpoint.resource)/\(GraphEndpoint.trustFrameworkPermission))")
+                    + GraphEndpoint.applicationPermissions.sorted().joined(separator: ", ") + ")")
         }
         return Self(
             clientId: clientId, name: try a.optionalString("name") ?? "app", redirects: try redirects(a),

@@ -5,7 +5,7 @@ import Foundation
 /// shapes (redirect URIs as strings, `kind` names) still read.
 extension EmulatorSeed {
     public var json: JSONValue {
-        .object([
+        var root: [String: JSONValue] = [
             "tenant": .object(
                 [
                     "name": .string(tenant.name), "id": .string(tenant.id), "hostAliases": JSONValue(tenant.hostAliases),
@@ -32,7 +32,9 @@ extension EmulatorSeed {
                     if u.mfaRequired { o["mfaRequired"] = .bool(true) }
                     return .object(o)
                 }),
-        ])
+        ]
+        if let twin { root["twin"] = ["apps": .array(twin.apps.map(\.json))] }
+        return .object(root)
     }
 
     /// A seed file; `externalId` (`serve --external-id`) makes it an External ID tenant whatever its `tenantType` says,
@@ -40,7 +42,7 @@ extension EmulatorSeed {
     public static func parse(_ data: Data, externalId: Bool = false) throws -> EmulatorSeed {
         let root = try JSONObjectReader(JSONValue.parse(data))
         try root.rejectUnknownKeys(allowed: [
-            "tenant", "policies", "apps", "apis", "users", "authenticationExtensions", "$schema", "description",
+            "tenant", "policies", "apps", "apis", "users", "authenticationExtensions", "twin", "$schema", "description",
         ])
         guard let t = try root.object("tenant") else { throw JSONPathError(path: "$.tenant", message: "is required (an object)") }
         try t.rejectUnknownKeys(allowed: [
@@ -89,16 +91,44 @@ extension EmulatorSeed {
             tenant: tenant, policies: policies, apps: try root.objects("apps", required: true).map { try App.parse($0, apis: apis) },
             apis: apis, users: try parseUsers(root))
         seed.authenticationExtensions = try root.objects("authenticationExtensions").map(AuthenticationExtension.parse)
-        if !seed.authenticationExtensions.isEmpty && !tenant.externalId {
+        seed.twin = try parseTwin(root, seed: seed)
+        if !seed.authenticationExtensions.isEmpty && !tenant.externalId && seed.twin == nil {
             throw JSONPathError(
                 path: "$.authenticationExtensions",
-                message: "are Entra External ID's (tenant.tenantType \"externalId\"); a B2C user flow has apiConnectors instead")
+                message: "are Entra External ID's (tenant.tenantType \"externalId\", or a twin's External ID side); a B2C user flow "
+                    + "has apiConnectors instead")
         }
         if tenant.externalId && seed.externalIdFlow == nil {
             throw JSONPathError(
                 path: "$.policies", message: "needs a userFlow of kind signUpSignIn in an External ID tenant: it is the app's user flow")
         }
         return seed
+    }
+
+    /// `twin`: the External ID side's app registrations, none of them one of the B2C side's.
+    private static func parseTwin(_ root: JSONObjectReader, seed: EmulatorSeed) throws -> Twin? {
+        guard let t = try root.object("twin") else { return nil }
+        try t.rejectUnknownKeys(allowed: ["apps"])
+        if seed.tenant.externalId {
+            throw JSONPathError(
+                path: "$.twin", message: "makes a B2C tenant's External ID side; this tenant is External ID already (tenant.tenantType)")
+        }
+        if seed.nativeAuthFlow == nil {
+            throw JSONPathError(
+                path: "$.policies", message: "needs a userFlow of kind signUpSignIn in a twin: it is the External ID side's user flow")
+        }
+        var apps: [App] = []
+        for a in try t.objects("apps", required: true) {
+            let app = try App.parse(a, apis: seed.apis)
+            if seed.app(clientId: app.clientId) != nil || apps.contains(where: { $0.clientId.equalsIgnoringCase(app.clientId) }) {
+                throw JSONPathError(
+                    path: a.childPath("clientId"),
+                    message: "is '\(app.clientId)', already an app of the tenant; an app registration serves one side (B2C's cannot be "
+                        + "reused for External ID endpoints)")
+            }
+            apps.append(app)
+        }
+        return Twin(apps: apps)
     }
 
     /// A phone number in E.164 (`+` and 7 to 15 digits).
