@@ -104,7 +104,7 @@ struct GraphEndpoint: TenantPart {
         return .json(.object(out))
     }
 
-    private func properties(of u: EmulatorStore.UserRecord) -> [String: JSONValue] {
+    func properties(of u: EmulatorStore.UserRecord) -> [String: JSONValue] {
         var p: [String: JSONValue] = [
             "id": .string(u.oid), "displayName": .string(u.displayName), "givenName": .string(u.givenName), "surname": .string(u.surname),
             "mail": .string(u.email), "userPrincipalName": .string("\(u.oid)@\(tenantName)"), "businessPhones": [],

@@ -42,6 +42,15 @@ struct FaultMiddleware: RouterMiddleware {
         case .delay:
             try? await Task.sleep(nanoseconds: UInt64(fault.delayMilliseconds) * 1_000_000)
             return try await next(request, context)
+        case .status429:
+            // Throttled, as Graph and the token endpoints say it: 429 with Retry-After (seconds).
+            if context.endpoint == "graph" {
+                return GraphEndpoint.error(429, "TooManyRequests", "Too many requests (injected fault); retry after 2 seconds.")
+                    .withHeader("Retry-After", "2")
+            }
+            return .json(
+                ["error": "temporarily_unavailable", "error_description": "Injected fault: HTTP 429, retry after 2 seconds."], status: 429
+            ).withHeader("Retry-After", "2")
         case .status500:
             return .json(["error": "server_error", "error_description": "Injected fault: HTTP 500."], status: 500)
         case .status503:

@@ -8,6 +8,7 @@ enum EmulatorSchema {
         tables(&migrator)
         clientsAndMFA(&migrator)
         journeys(&migrator)
+        directory(&migrator)
         return migrator
     }
 
@@ -148,6 +149,21 @@ enum EmulatorSchema {
         // v13: what a custom policy's session managers keep in the SSO session (their PersistedClaims), as JSON.
         migrator.registerMigration("v13-session-claims") { db in
             try db.execute(sql: "ALTER TABLE sessions ADD COLUMN claims TEXT")
+        }
+    }
+
+    /// v14: what Microsoft Graph says of a user beyond the sign-in name and the names — the kind of local sign-in name
+    /// (`emailAddress` or `userName`), whether the account is enabled, its password policies and whether the next sign-in
+    /// must change the password.
+    private static func directory(_ migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("v14-directory") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE users ADD COLUMN sign_in_type TEXT NOT NULL DEFAULT 'emailAddress';
+                    ALTER TABLE users ADD COLUMN account_enabled INTEGER NOT NULL DEFAULT 1;
+                    ALTER TABLE users ADD COLUMN password_policies TEXT;
+                    ALTER TABLE users ADD COLUMN force_change_password INTEGER NOT NULL DEFAULT 0;
+                    """)
         }
     }
 }

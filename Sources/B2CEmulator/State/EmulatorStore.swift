@@ -310,6 +310,7 @@ public final class EmulatorStore: Sendable {
             try db.execute(sql: "DELETE FROM users WHERE oid = ?", arguments: [oid])
             let n = db.changesCount
             try db.execute(sql: "DELETE FROM sessions WHERE oid = ?", arguments: [oid])
+            try db.execute(sql: "DELETE FROM federated_identities WHERE oid = ?", arguments: [oid])
             return n > 0
         }
     }

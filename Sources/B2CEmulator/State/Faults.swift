@@ -3,7 +3,7 @@ import Foundation
 
 /// A fault to inject on the next requests of one endpoint.
 struct Fault: Sendable {
-    enum Kind: String, Sendable, CaseIterable { case delay, status500, status503, malformedJSON, wrongContentType, drop }
+    enum Kind: String, Sendable, CaseIterable { case delay, status429, status500, status503, malformedJSON, wrongContentType, drop }
     var endpoint: String
     var kind: Kind
     var remaining: Int
@@ -18,6 +18,6 @@ struct Fault: Sendable {
 
     static let endpoints = [
         "any", "discovery", "keys", "authorize", "token", "logout", "initiate", "challenge", "userinfo", "hello", "pages",
-        "signup", "resetpassword", "register",
+        "signup", "resetpassword", "register", "graph",
     ]
 }

@@ -26,6 +26,10 @@ extension EmulatorSeed {
     public static let proxyIdentityExperienceFrameworkID = "0f5c4a6e-1b8d-4c7f-9e2a-6d9b5c4f1a3e"
     public static let defaultPolicyDeployID = "1a6d5b7f-2c9e-4d8a-8f3b-7e0c6d5a2b4f"
     public static let defaultPolicyDeploySecret = "Deploy-dev-secret-2026"
+    /// An app user-management scripts sign in as (Graph's User.ReadWrite.All, application permission): `b2c users`, a
+    /// migration's Graph calls.
+    public static let defaultUserAdminID = "2b7e6c8a-3d0f-4e9b-9a4c-8f1d7e6b3c5a"
+    public static let defaultUserAdminSecret = "UserAdmin-dev-secret-2026"
     /// The default tenant as an Entra External ID tenant (`emulator serve --external-id`): the same apps and people, no
     /// policy in any URL.
     public static var defaultExternalID: EmulatorSeed {
@@ -102,6 +106,10 @@ extension EmulatorSeed {
                     clientId: defaultPolicyDeployID, name: "policy-deploy", redirects: [], allowImplicitFlow: false, nativeAuth: false,
                     apiPermissions: [], applicationPermissions: ["\(GraphEndpoint.resource)/\(GraphEndpoint.trustFrameworkPermission)"],
                     secrets: [Secret(value: defaultPolicyDeploySecret)], servicePrincipalId: "1a6d5b7f-5e1f-4c2a-9b3d-000000000007"),
+                App(
+                    clientId: defaultUserAdminID, name: "user-admin", redirects: [], allowImplicitFlow: false, nativeAuth: false,
+                    apiPermissions: [], applicationPermissions: ["\(GraphEndpoint.resource)/\(GraphEndpoint.usersReadWritePermission)"],
+                    secrets: [Secret(value: defaultUserAdminSecret)], servicePrincipalId: "2b7e6c8a-5e1f-4c2a-9b3d-000000000008"),
             ],
             apis: [
                 API(
