@@ -54,7 +54,7 @@ extension JourneyCallouts {
     /// Calls `ext` with the event's envelope (`data` beyond the common fields) and returns its one action.
     func callExtension(
         _ ext: EmulatorSeed.AuthenticationExtension, tx: CalloutContext, data extra: [String: JSONValue], user: JSONValue? = nil,
-        requestType: String? = nil
+        requestType: String? = nil, nonce: String? = nil
     ) async -> Result<[String: JSONValue], ExtensionFailure> {
         let app = seed.app(clientId: tx.clientId)
         let principal: JSONValue = [
@@ -78,9 +78,16 @@ extension JourneyCallouts {
             "type": .string("microsoft.graph.authenticationEvent.\(Self.eventTypeName(ext.event))"),
             "source": .string("/tenants/\(tenantID)/applications/\(tx.clientId)"), "data": .object(data),
         ]
+        // The recorder keeps what was sent, but never even the encrypted password.
+        var recorded = data
+        if let jwe = recorded["encryptedPasswordContext"]?.stringValue {
+            recorded["encryptedPasswordContext"] = .string("(a JWE of \(jwe.utf8.count) characters, not kept)")
+        }
+        var recordedBody = body.objectValue ?? [:]
+        recordedBody["data"] = .object(recorded)
         var record = CalloutRecord(
-            at: clock.now(), kind: "authenticationExtension", step: ext.event.rawValue, policy: tx.policy, url: ext.url, request: body,
-            attempts: 0, durationMs: 0, outcome: "")
+            at: clock.now(), kind: "authenticationExtension", step: ext.event.rawValue, policy: tx.policy, url: ext.url,
+            request: .object(recordedBody), attempts: 0, durationMs: 0, outcome: "")
         let result: Result<[String: JSONValue], ExtensionFailure>
         do {
             let token = try calloutToken(ext, origin: tx.origin)
@@ -99,7 +106,7 @@ extension JourneyCallouts {
             case .success(let answer):
                 record.status = answer.status
                 record.response = String(decoding: answer.body.prefix(16_384), as: UTF8.self)
-                result = Self.judge(answer, event: ext.event)
+                result = Self.judge(answer, event: ext.event, nonce: nonce)
             }
         } catch {
             result = .failure(.init(code: 1_003_001, name: "CustomExtensionUnexpectedError", detail: "\(error)"))
@@ -125,6 +132,7 @@ extension JourneyCallouts {
         case .onAttributeCollectionStart: "attributeCollectionStart"
         case .onAttributeCollectionSubmit: "attributeCollectionSubmit"
         case .onOtpSend: "emailOtpSend"
+        case .onPasswordSubmit: "passwordSubmit"
         }
     }
 
@@ -139,10 +147,14 @@ extension JourneyCallouts {
             ["continueWithDefaultBehavior", "modifyAttributeValues", "showValidationError", "showBlockPage"]
                 .map { "microsoft.graph.attributeCollectionSubmit.\($0)" }
         case .onOtpSend: ["microsoft.graph.OtpSend.continueWithDefaultBehavior"]
+        case .onPasswordSubmit:
+            ["MigratePassword", "UpdatePassword", "Retry", "Block"].map { "microsoft.graph.passwordSubmit.\($0)" }
         }
     }
 
-    static func judge(_ a: CalloutHTTP.Answer, event: ExtensionEvent) -> Result<[String: JSONValue], ExtensionFailure> {
+    static func judge(
+        _ a: CalloutHTTP.Answer, event: ExtensionEvent, nonce: String? = nil
+    ) -> Result<[String: JSONValue], ExtensionFailure> {
         guard a.status == 200 else {
             return .failure(.init(code: 1_003_002, name: "InvalidHTTPStatus", detail: "The endpoint answered HTTP \(a.status), not 200."))
         }
@@ -168,6 +180,13 @@ extension JourneyCallouts {
         guard let known = Self.actions(event).first(where: { $0.lowercased() == actionType.lowercased() }) else {
             return .failure(
                 .init(code: 1_003_012, name: "InvalidActionType", detail: "'\(actionType)' is not an action of \(event.rawValue)."))
+        }
+        // OnPasswordSubmit: the answer echoes the request's nonce (a replayed or misdirected answer does not).
+        if let nonce, data["nonce"]?.stringValue != nonce {
+            return .failure(
+                .init(
+                    code: 1_003_003, name: "InvalidResponseBody",
+                    detail: "data.nonce is \(data["nonce"]?.stringValue.map { "'\($0)'" } ?? "missing"), not the nonce of this request."))
         }
         var normalized = action
         normalized["@odata.type"] = .string(known)

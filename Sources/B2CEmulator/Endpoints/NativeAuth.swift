@@ -210,11 +210,28 @@ struct NativeAuthEndpoint: JourneyCallouts {
             switch grantType {
             case "password":
                 guard let password = form["password"], !password.isEmpty else { throw aadMissing("password") }
-                guard try store.checkPassword(email: user.email, password: password) != nil else {
+                let callout = CalloutContext(
+                    clientId: app.clientId, language: "en", origin: origin, journeyID: flow.journey.id ?? token,
+                    policy: seed.externalIdFlow?.id ?? "")
+                switch try await submitPassword(user.email, password, tx: callout) {
+                case .user: break
+                case .noUser, .wrongPassword:
                     store.journeys.note(flow.journey.id, .decision, "password refused", ["why": "it does not match"], user: user.email)
                     throw AADFailure(
                         error: "invalid_grant",
                         description: "AADSTS901007: Error validating credentials due to invalid username or password.", codes: [50126])
+                case .mustChangePassword:
+                    // Microsoft's known issue: native authentication answers an error here, not the reset flow.
+                    throw AADFailure(
+                        error: "invalid_grant",
+                        description: "AADSTS50055: The password is expired (the migration function asked for a new one); reset it.",
+                        codes: [50055], suberror: "password_expired")
+                case .blocked(let title, let message):
+                    throw AADFailure(error: "access_denied", description: "AADSTS50053: \(title). \(message)", codes: [50053])
+                case .failed(let failure):
+                    throw AADFailure(
+                        error: "server_error", description: "AADSTS\(failure.code): \(failure.name). \(failure.detail)",
+                        codes: [failure.code])
                 }
                 try afterFirstFactor(flow, token: token, user: user)
             case "oob":

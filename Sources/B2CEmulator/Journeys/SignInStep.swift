@@ -21,12 +21,13 @@ struct SignInStep: OrchestrationStep {
             return .respond(pages.signInPage(tx, policy: policy, error: pages.strings(tx)["requiredField_credentials"], email: email))
         }
         let user: EmulatorStore.UserRecord
-        switch try store.passwordCheck(email: email, password: password) {
-        case .noUser:
-            return .respond(
-                pages.signInPage(tx, policy: policy, error: pages.strings(tx)["UserMessageIfClaimsPrincipalDoesNotExist"], email: email))
-        case .wrongPassword:
-            return .respond(pages.signInPage(tx, policy: policy, error: pages.strings(tx)["UserMessageIfInvalidPassword"], email: email))
+        let said = { (id: String) in StepOutcome.respond(pages.signInPage(tx, policy: policy, error: pages.strings(tx)[id], email: email)) }
+        switch try await submitPassword(email, password, tx: tx.callout) {
+        case .noUser: return said("UserMessageIfClaimsPrincipalDoesNotExist")
+        case .wrongPassword: return said("UserMessageIfInvalidPassword")
+        case .mustChangePassword: return said("UserMessageIfPasswordExpired")
+        case .blocked(let title, let message): return .respond(pages.blockPage(tx, message: "\(title). \(message)"))
+        case .failed(let failure): throw failure.pageError
         case .user(let known): user = known
         }
         tx.rememberMe = policy.session.kmsiDays != nil && ["true", "on"].contains(form["rememberMe"]?.lowercased() ?? "")

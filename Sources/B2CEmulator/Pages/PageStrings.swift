@@ -69,6 +69,7 @@ struct PageStrings: Sendable {
         "createaccount_intro": "Don't have an account?", "createaccount_one_link": "Sign up now", "remember_me": "Keep me signed in",
         "cancel": "Cancel", "requiredField_credentials": "Please enter your email address and your password.",
         "UserMessageIfInvalidPassword": "Your password is incorrect.",
+        "UserMessageIfPasswordExpired": "Your password has expired: choose a new one with “Forgot your password?”.",
         "UserMessageIfClaimsPrincipalDoesNotExist": "We can't seem to find your account.",
         // Local sign-up (api.localaccountsignup) and the social sign-up page.
         "signup_heading": "Create your account", "social_signup_heading": "Complete your profile", "email_label": "Email Address",
@@ -129,6 +130,7 @@ struct PageStrings: Sendable {
         "remember_me": "Rester connecté", "cancel": "Annuler",
         "requiredField_credentials": "Saisissez votre adresse e-mail et votre mot de passe.",
         "UserMessageIfInvalidPassword": "Votre mot de passe est incorrect.",
+        "UserMessageIfPasswordExpired": "Votre mot de passe a expiré : choisissez-en un nouveau avec « Mot de passe oublié ? ».",
         "UserMessageIfClaimsPrincipalDoesNotExist": "Nous ne trouvons pas votre compte.",
         "signup_heading": "Créez votre compte", "social_signup_heading": "Complétez votre profil", "email_label": "Adresse e-mail",
         "newPassword_label": "Nouveau mot de passe", "reenterPassword_label": "Confirmez le nouveau mot de passe",

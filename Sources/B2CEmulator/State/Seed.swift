@@ -432,7 +432,7 @@ public struct EmulatorSeed: Sendable, Equatable {
     /// envelope to the developer's endpoint, with a bearer token the tenant issues for `appId`.
     public struct AuthenticationExtension: Sendable, Equatable {
         public enum Event: String, Sendable, CaseIterable {
-            case onTokenIssuanceStart, onAttributeCollectionStart, onAttributeCollectionSubmit, onOtpSend
+            case onTokenIssuanceStart, onAttributeCollectionStart, onAttributeCollectionSubmit, onOtpSend, onPasswordSubmit
         }
         public var event: Event
         public var url: String
@@ -447,6 +447,12 @@ public struct EmulatorSeed: Sendable, Equatable {
         public var maximumRetries = 1
         /// A PEM file of the CA of an `https` endpoint's certificate, trusted beside the system's.
         public var caFile: String?
+        /// `OnPasswordSubmit` (just-in-time password migration): the directory extension attribute that marks a person for
+        /// migration (the listener's `migrationPropertyId`, `extension_<b2c-extensions-app id>_<name>`), the PEM file of
+        /// the certificate (or public key) whose key the password is encrypted to, and the JWE key algorithm.
+        public var migrationProperty: String?
+        public var encryptionCertificate: String?
+        public var encryptionAlgorithm = "RSA-OAEP-256"
 
         /// Its `customAuthenticationExtensionId` (stable for the same event and URL).
         public var id: String { EmulatorStore.derivedGUID("custom-extension:\(event.rawValue):\(url)") }

@@ -158,7 +158,10 @@ extension EmulatorSeed.APIConnector {
 
 extension EmulatorSeed.AuthenticationExtension {
     static func parse(_ o: JSONObjectReader) throws -> Self {
-        try o.rejectUnknownKeys(allowed: ["event", "url", "appId", "clientIds", "claims", "timeoutMs", "maximumRetries", "caFile"])
+        try o.rejectUnknownKeys(allowed: [
+            "event", "url", "appId", "clientIds", "claims", "timeoutMs", "maximumRetries", "caFile", "migrationProperty",
+            "encryptionCertificate", "encryptionAlgorithm",
+        ])
         let name = try o.string("event")
         guard let event = Event.allCases.first(where: { $0.rawValue.lowercased() == name.lowercased() }) else {
             throw JSONPathError(
@@ -171,10 +174,39 @@ extension EmulatorSeed.AuthenticationExtension {
             throw JSONPathError(
                 path: o.childPath("url"), message: "'\(url)' must be an https URL (Entra's rule; plain http only on loopback)")
         }
-        return Self(
+        var ext = Self(
             event: event, url: url, appId: try EmulatorSeed.guid(o, "appId"), clientIds: try o.stringArray("clientIds"),
             claims: try o.stringArray("claims"), timeoutMs: try o.int("timeoutMs", default: 1000, range: 200...2000)!,
             maximumRetries: try o.int("maximumRetries", default: 1, range: 0...1)!, caFile: try o.optionalString("caFile"))
+        ext.migrationProperty = try o.optionalString("migrationProperty")
+        ext.encryptionCertificate = try o.optionalString("encryptionCertificate")
+        ext.encryptionAlgorithm = try o.optionalString("encryptionAlgorithm") ?? "RSA-OAEP-256"
+        guard event == .onPasswordSubmit else {
+            for key in ["migrationProperty", "encryptionCertificate", "encryptionAlgorithm"] where o.has(key) {
+                throw JSONPathError(path: o.childPath(key), message: "belongs to an onPasswordSubmit extension only")
+            }
+            return ext
+        }
+        guard let property = ext.migrationProperty, property.hasPrefix("extension_") else {
+            throw JSONPathError(
+                path: o.childPath("migrationProperty"),
+                message: "is required: the directory extension attribute that marks a person for migration, such as "
+                    + "extension_<b2c-extensions-app id without hyphens>_toBeMigrated")
+        }
+        _ = property
+        guard ["RSA-OAEP-256", "RSA-OAEP"].contains(ext.encryptionAlgorithm) else {
+            throw JSONPathError(
+                path: o.childPath("encryptionAlgorithm"), message: "is '\(ext.encryptionAlgorithm)'; expected RSA-OAEP-256 or RSA-OAEP")
+        }
+        guard let file = ext.encryptionCertificate else {
+            throw JSONPathError(
+                path: o.childPath("encryptionCertificate"),
+                message: "is required: the PEM file of the certificate (or public key) the password is encrypted to")
+        }
+        do { _ = try PasswordEncryption.publicKey(file: file) } catch {
+            throw JSONPathError(path: o.childPath("encryptionCertificate"), message: "'\(file)' \(error)")
+        }
+        return ext
     }
 
     var json: JSONValue {
@@ -183,6 +215,11 @@ extension EmulatorSeed.AuthenticationExtension {
             "claims": JSONValue(claims), "timeoutMs": JSONValue(timeoutMs), "maximumRetries": JSONValue(maximumRetries),
         ]
         if let caFile { o["caFile"] = .string(caFile) }
+        if let migrationProperty { o["migrationProperty"] = .string(migrationProperty) }
+        if let encryptionCertificate {
+            o["encryptionCertificate"] = .string(encryptionCertificate)
+            o["encryptionAlgorithm"] = .string(encryptionAlgorithm)
+        }
         return .object(o)
     }
 }
