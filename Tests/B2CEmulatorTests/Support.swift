@@ -63,16 +63,21 @@ final class TestTenant: Sendable {
     }
 
     /// The two sides of a twin tenant over one in-memory store, each on a listener of its own.
-    static func twin(seed: EmulatorSeed = .defaultTwin) async throws -> (b2c: TestTenant, externalId: TestTenant) {
+    /// With `tls`, both sides serve one certificate of one CA (made in `tlsDirectory`).
+    static func twin(seed: EmulatorSeed = .defaultTwin, tls: Bool = false) async throws -> (b2c: TestTenant, externalId: TestTenant) {
         let sides = try B2CEmulator.twin(seed: seed, store: try EmulatorStore.inMemory())
-        return (try await start(sides.b2c), try await start(sides.externalId))
+        let shared = tls ? FileManager.default.temporaryDirectory.appendingPathComponent("b2c-test-ca-\(UUID().uuidString)") : nil
+        return (try await start(sides.b2c, tls: tls, tlsDirectory: shared), try await start(sides.externalId, tls: tls, tlsDirectory: shared))
     }
 
-    static func start(_ emulator: B2CEmulator, tls: Bool = false, stateDirectory: URL? = nil) async throws -> TestTenant {
+    static func start(
+        _ emulator: B2CEmulator, tls: Bool = false, stateDirectory: URL? = nil, tlsDirectory: URL? = nil
+    ) async throws -> TestTenant {
         var tlsMaterial: EmulatorTLS?
         var clientTLS = TLSConfiguration.makeClientConfiguration()
         if tls {
-            let dir = stateDirectory ?? FileManager.default.temporaryDirectory.appendingPathComponent("b2c-test-ca-\(UUID().uuidString)")
+            let dir =
+                tlsDirectory ?? stateDirectory ?? FileManager.default.temporaryDirectory.appendingPathComponent("b2c-test-ca-\(UUID().uuidString)")
             let material = try EmulatorTLS.loadOrCreate(in: dir)
             tlsMaterial = material
             clientTLS.trustRoots = .certificates([try NIOSSLCertificate(bytes: Array(material.caCertificatePEM.utf8), format: .pem)])

@@ -133,6 +133,27 @@ import Testing
         external["tenant"] = .object((seed.json["tenant"]?.objectValue ?? [:]).merging(["tenantType": "externalId"]) { _, new in new })
         #expect(throws: JSONPathError.self) { try EmulatorSeed.parse(Data(JSONValue.object(external).serialized().utf8)) }
     }
+
+    /// msal-python on both sides, PyJWT against each side's keys (Tests/interop/twin_interop.py).
+    @Test func msalPythonSignsTheSamePersonInOnBothSides() async throws {
+        let (b2c, externalId) = try await TestTenant.twin(tls: true)
+        let ca = temporaryDirectory().appendingPathComponent("ca.pem")
+        do {
+            try Data(try #require(b2c.server.tls?.caCertificatePEM).utf8).write(to: ca)
+            let r = try await runOffThePool(
+                packageRoot.appendingPathComponent("Tests/interop/run.sh"), ["twin_interop.py", b2c.base, ca.path, externalId.base])
+            #expect(r.status == 0, "twin_interop.py failed:\n\(r.stdout)\n\(r.stderr.suffix(3000))")
+            let out = try JSONValue.parse(Data((r.stdout.split(separator: "\n").last.map(String.init) ?? "{}").utf8))
+            #expect(out["oid"]?.stringValue == alice.oid && out["b2cPolicy"] == "B2C_1_susi" && out["externalIdTid"]?.stringValue == tenantID)
+            #expect(out["b2cIssuer"] != out["externalIdIssuer"] && out["b2cSub"] != out["externalIdSub"], "\(out)")
+        } catch {
+            await externalId.stop()
+            await b2c.stop()
+            throw error
+        }
+        await externalId.stop()
+        await b2c.stop()
+    }
 }
 
 extension Browser {
