@@ -9,6 +9,8 @@ public enum ExitStatus {
     public static let configuration: Int32 = 3
     public static let interactionRequired: Int32 = 4
     public static let network: Int32 = 5
+    /// `b2c migrate diff`: something an app relies on differs between the two sides.
+    public static let differs: Int32 = 6
     public static let usage: Int32 = 64
 }
 
