@@ -11,7 +11,8 @@ struct EmulatorCommand: AsyncParsableCommand {
         abstract: "A local Azure AD B2C tenant for development and tests.",
         shouldDisplay: false,  // `b2c emulator …`'s word, handed over: b2c-emulator's own list names the commands themselves
         subcommands: [
-            Serve.self, DefaultSeed.self, ExamplePoliciesCommand.self, BrowserCommand.self, HealthCommand.self, PageCommand.self,
+            Serve.self, DefaultSeed.self, ExamplePoliciesCommand.self, ExampleMigrationFunctionCommand.self, BrowserCommand.self,
+            HealthCommand.self, PageCommand.self,
             WaitCommand.self, JourneysCommand.self,
         ])
 }
@@ -64,6 +65,38 @@ extension EmulatorCommand {
     }
 
     /// `b2c-emulator example-policies DIR`: the custom-policy set to start from, written where the user says.
+    /// `b2c-emulator example-migration-function DIR`: the just-in-time password migration function, where the user says.
+    struct ExampleMigrationFunctionCommand: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "example-migration-function",
+            abstract: "Write an OnPasswordSubmit function in Python (just-in-time password migration) into a folder.",
+            discussion: """
+                The file: migrate_password.py (needs joserfc, PyJWT[crypto], requests and cryptography). It decrypts the
+                password the tenant sends, checks it against the legacy B2C tenant's ROPC user flow and answers
+                MigratePassword, Retry or Block; `python3 migrate_password.py --help` says how to run it. An existing file is
+                never replaced (exit 1). See docs/migration.md.
+                """)
+
+        @Argument(help: ArgumentHelp("The folder to write migrate_password.py into.", valueName: "dir")) var directory: String
+
+        func run() async throws {
+            let file = URL(fileURLWithPath: directory).appendingPathComponent(ExampleMigrationFunction.fileName)
+            guard !FileManager.default.fileExists(atPath: file.path) else {
+                FileHandle.standardError.write(Data("b2c-emulator: \(file.path) already exists; nothing was written.\n".utf8))
+                throw ExitCode(1)
+            }
+            do {
+                try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+                try Data((ExampleMigrationFunction.text + "\n").utf8).write(to: file, options: .withoutOverwriting)
+            } catch {
+                FileHandle.standardError.write(
+                    Data("b2c-emulator: could not write \(file.path): is the folder writable, and is there room?\n".utf8))
+                throw ExitCode(1)
+            }
+            print("Wrote \(file.path).")
+        }
+    }
+
     struct ExamplePoliciesCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "example-policies",

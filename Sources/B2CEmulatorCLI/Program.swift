@@ -14,7 +14,7 @@ public struct B2CEmulatorProgram: AsyncParsableCommand {
         version: "b2c-emulator \(B2CCommand.version)",
         subcommands: [
             EmulatorCommand.self, DemoCommand.self, EmulatorCommand.Serve.self, EmulatorCommand.DefaultSeed.self,
-            EmulatorCommand.ExamplePoliciesCommand.self, BrowserCommand.self,
+            EmulatorCommand.ExamplePoliciesCommand.self, EmulatorCommand.ExampleMigrationFunctionCommand.self, BrowserCommand.self,
             HealthCommand.self, EmulatorCommand.PageCommand.self, WaitCommand.self, JourneysCommand.self,
         ])
 

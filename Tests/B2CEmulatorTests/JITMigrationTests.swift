@@ -193,4 +193,17 @@ import Testing
                 .contains("cannot be read"))
         #expect(refused(#", "migrationProperty": "extension_x_a", "encryptionAlgorithm": "RSA1_5""#).contains("RSA-OAEP-256"))
     }
+
+    /// `b2c-emulator example-migration-function DIR` writes Examples/jit-migration/migrate_password.py, byte for byte, and
+    /// never replaces a file.
+    @Test func theExampleFunctionIsWrittenAsTheExamplesFolderHasIt() async throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let wrote = try await runOffThePool(b2cBinary, ["emulator", "example-migration-function", dir.path])
+        #expect(wrote.status == 0 && wrote.stdout.contains("migrate_password.py"), "\(wrote.stderr)")
+        let example = packageRoot.appendingPathComponent("Examples/jit-migration/migrate_password.py")
+        #expect(try Data(contentsOf: dir.appendingPathComponent("migrate_password.py")) == Data(contentsOf: example))
+        let again = try await runOffThePool(b2cBinary, ["emulator", "example-migration-function", dir.path])
+        #expect(again.status == 1 && again.stderr.contains("already exists"), "\(again.stderr)")
+    }
 }

@@ -142,7 +142,10 @@ import Testing
             let offered = try await Self.bashCandidates(dir.appendingPathComponent(program.lastPathComponent), program, words)
             #expect(offered == expected, "\(program.lastPathComponent) \(words.joined(separator: " "))<TAB>: \(offered)")
         }
-        #expect(tenantCommands == ["serve", "default-seed", "example-policies", "browser", "health", "page", "wait", "journeys"])
+        #expect(
+            tenantCommands == [
+                "serve", "default-seed", "example-policies", "example-migration-function", "browser", "health", "page", "wait", "journeys",
+            ])
 
         // How each shell's script writes a list of values.
         let shells: [(String, ([String]) -> String)] = [

@@ -11,7 +11,9 @@ package enum TenantProgram {
     package static let handOverName = "b2c"
     /// `b2c emulator`'s subcommands, which b2c offers as completions without loading the tenant (a test holds them equal
     /// to b2c-emulator's).
-    static let emulatorSubcommands = ["serve", "default-seed", "example-policies", "browser", "health", "page", "wait", "journeys"]
+    static let emulatorSubcommands = [
+        "serve", "default-seed", "example-policies", "example-migration-function", "browser", "health", "page", "wait", "journeys",
+    ]
 
     /// Whether the tenant's program answers these arguments: `b2c emulator …`, `b2c demo …`, and help about them.
     static func isItsCommand(_ arguments: [String]) -> Bool {

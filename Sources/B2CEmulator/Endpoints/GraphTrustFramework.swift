@@ -12,7 +12,9 @@ extension GraphEndpoint {
     /// directory's users (migration scripts, `b2c users`).
     static let applicationPermissions: Set = [
         resource + "/" + trustFrameworkPermission, resource + "/" + usersReadWritePermission, resource + "/" + usersReadPermission,
+        resource + "/" + applicationsReadPermission,
     ]
+    static let applicationsReadPermission = "Application.Read.All"
     static let usersReadWritePermission = "User.ReadWrite.All"
     static let usersReadPermission = "User.Read.All"
     static let policiesContext = "https://graph.microsoft.com/beta/$metadata#trustFramework/policies"

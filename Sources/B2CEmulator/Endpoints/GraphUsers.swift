@@ -373,4 +373,43 @@ extension GraphEndpoint {
         }
         return nil
     }
+
+    /// The display name B2C gives the app that keeps its directory extension attributes.
+    static let extensionsAppName = "b2c-extensions-app. Do not modify. Used by AADB2C for storing user data."
+
+    /// `GET /graph/v1.0/applications`: the tenant's app registrations and its b2c-extensions-app (whose appId names the
+    /// directory extension attributes), with `$filter` and `$select`, for a token holding `Application.Read.All` — how a
+    /// migration script finds the extension attributes' prefix.
+    func applications(_ req: Request) -> Response {
+        let jwt: JWT
+        switch verify(req) {
+        case .failure(let refusal): return refusal.response
+        case .success(let token): jwt = token
+        }
+        let roles = jwt.claims["roles"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        guard roles.contains(where: { $0.caseInsensitiveCompare(Self.applicationsReadPermission) == .orderedSame }) else {
+            return Self.error(
+                403, "Authorization_RequestDenied",
+                "Insufficient privileges to complete the operation. Listing applications needs an app-only token with the "
+                    + "application permission \(Self.applicationsReadPermission).")
+        }
+        let query = (try? req.queryParameters()) ?? [:]
+        var filter: GraphFilter?
+        if let text = query["$filter"] {
+            do { filter = try GraphFilter.parse(text) } catch { return Self.error(400, error.code, error.message) }
+        }
+        func application(_ appId: String, _ name: String) -> [String: JSONValue] {
+            [
+                "id": .string(EmulatorStore.derivedGUID("application object:\(appId)")), "appId": .string(appId),
+                "displayName": .string(name),
+            ]
+        }
+        var all = [application(seed.tenant.extensionsAppIdOrDefault, Self.extensionsAppName)]
+        all += seed.apps.map { application($0.clientId, $0.name) }
+        let names = query["$select"].map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+        let value = all.filter { filter?.matches($0) ?? true }.map { app in
+            names.map { n in JSONValue.object(app.filter { n.contains($0.key) }) } ?? .object(app)
+        }
+        return .json(["@odata.context": "https://graph.microsoft.com/v1.0/$metadata#applications", "value": .array(value)])
+    }
 }

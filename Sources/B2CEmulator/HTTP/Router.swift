@@ -107,6 +107,7 @@ extension B2CEmulator {
             .json(["status": "ok", "tenant": .string(self.tenantName), "tenantId": .string(self.tenantID)])
         }
         on("/graph/v1.0/me", [.get, .patch]) { request, _ in try await self.graph.me(request) }
+        on("/graph/v1.0/applications", [.get]) { request, _ in self.graph.applications(request) }
         on("/graph/v1.0/users", [.get, .post]) { request, context in try await self.graph.users(request, id: nil, origin: context.origin) }
         on("/graph/v1.0/users/:id", [.get, .patch, .delete]) { request, context in
             try await self.graph.users(request, id: context.parameters.get("id") ?? "", origin: context.origin)

@@ -77,7 +77,11 @@ extension EmulatorSeed {
                 secrets: [Secret(value: defaultTwinWebAppSecret)], servicePrincipalId: "5f8b2d4a-5e1f-4c2a-9b3d-000000000012"),
             App(
                 clientId: defaultMigrationAppID, name: "user-migration", redirects: [], allowImplicitFlow: false, nativeAuth: false,
-                apiPermissions: [], applicationPermissions: ["\(GraphEndpoint.resource)/User.ReadWrite.All"],
+                apiPermissions: [],
+                applicationPermissions: [
+                    "\(GraphEndpoint.resource)/\(GraphEndpoint.usersReadWritePermission)",
+                    "\(GraphEndpoint.resource)/\(GraphEndpoint.applicationsReadPermission)",
+                ],
                 secrets: [Secret(value: defaultMigrationAppSecret)], servicePrincipalId: "6a9c3e5b-5e1f-4c2a-9b3d-000000000013"),
         ])
         return seed

@@ -108,7 +108,11 @@ extension EmulatorSeed {
                     secrets: [Secret(value: defaultPolicyDeploySecret)], servicePrincipalId: "1a6d5b7f-5e1f-4c2a-9b3d-000000000007"),
                 App(
                     clientId: defaultUserAdminID, name: "user-admin", redirects: [], allowImplicitFlow: false, nativeAuth: false,
-                    apiPermissions: [], applicationPermissions: ["\(GraphEndpoint.resource)/\(GraphEndpoint.usersReadWritePermission)"],
+                    apiPermissions: [],
+                    applicationPermissions: [
+                        "\(GraphEndpoint.resource)/\(GraphEndpoint.usersReadWritePermission)",
+                        "\(GraphEndpoint.resource)/\(GraphEndpoint.applicationsReadPermission)",
+                    ],
                     secrets: [Secret(value: defaultUserAdminSecret)], servicePrincipalId: "2b7e6c8a-5e1f-4c2a-9b3d-000000000008"),
             ],
             apis: [
