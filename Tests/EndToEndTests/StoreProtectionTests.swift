@@ -26,14 +26,16 @@ import Testing
         return out
     }
 
-    /// Runs of 64 or more base64url characters in the raw store that are not part of a public document it caches
-    /// (discovery documents and key sets): what a token, or a piece of one, would look like.
+    /// Runs of 40 or more base64url characters in the raw store that are not part of a public document it caches
+    /// (discovery documents and key sets) or an account's `sub` (its claims are kept in the clear, as `b2c accounts` shows
+    /// them without a key; an External ID `sub` is 43 characters of base64url, an identifier, not a secret): what a token,
+    /// or a piece of one, would look like.
     static func suspiciousRuns(_ raw: Data, _ w: World) throws -> [String] {
         let r = try runBlocking(
             URL(fileURLWithPath: "/usr/bin/sqlite3"),
             [
                 w.home.appendingPathComponent("store.sqlite").path,
-                "SELECT body FROM metadata",
+                "SELECT body FROM metadata UNION ALL SELECT json_extract(claims, '$.sub') FROM accounts",
             ], environment: [:])
         let public_ = r.stdout
         var runs: [String] = [], current = ""
