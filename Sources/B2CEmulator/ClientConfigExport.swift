@@ -49,6 +49,8 @@ extension B2CEmulator {
             o["apis"] = .array(
                 (o["apis"]?.arrayValue ?? []) + [["name": "graph", "baseUrl": .string(baseURL + "/graph/v1.0"), "scopes": ["User.Read"]]])
         }
+        // Microsoft Graph as the app calls it (`b2c users`, `b2c policy`): the tenant's own, and its policy-less authority.
+        o["graph"] = ["baseUrl": .string(baseURL + "/graph"), "authority": .string("\(baseURL)/\(seed.tenant.name)")]
         if let caFile { o["caFile"] = .string(caFile) }
         return .object(o)
     }

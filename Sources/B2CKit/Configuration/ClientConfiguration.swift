@@ -50,6 +50,16 @@ public struct ClientConfiguration: Sendable, Equatable {
         public var challengeTypes: [String]
     }
 
+    /// Microsoft Graph as the app calls it (`b2c users`, `b2c policy`): its base URL and the authority whose token endpoint
+    /// issues its app-only tokens. A real tenant's are Microsoft's (`https://graph.microsoft.com`,
+    /// `https://login.microsoftonline.com/<tenant>`); the local tenant's `--config-out` names its own.
+    public struct Graph: Sendable, Equatable {
+        public var baseURL: URL
+        public var authority: URL
+        /// Whether the configuration named them (then their hosts must be known authorities) or they are Microsoft's.
+        public var configured: Bool
+    }
+
     /// The tenant's name (`contoso.onmicrosoft.com`), when given; authority URLs use it before the GUID.
     public var tenantName: String?
     /// The tenant's GUID, lower-cased, when given.
@@ -85,6 +95,8 @@ public struct ClientConfiguration: Sendable, Equatable {
     public var clientAuthMethod: ClientAuthentication.Method = .post
     /// A file (0600) holding the client secret, for `--app` and confidential apps; never the secret itself.
     public var clientSecretFile: String?
+    /// `graph`: where Microsoft Graph is; nil: Microsoft's (`graphSettings` gives them).
+    public var graph: Graph?
     /// Where the file was read from.
     public var source: String
     /// SHA-256 (hex) of the bytes the configuration was read from, when it was loaded from a file: what `b2c token`'s fast
@@ -96,6 +108,14 @@ public struct ClientConfiguration: Sendable, Equatable {
 
     /// The tenant segment used in authority URLs: the name when given, else the GUID.
     public var tenantSegment: String { tenantName ?? tenantID ?? "" }
+
+    /// Microsoft Graph for this tenant: the configuration's `graph`, else Microsoft's.
+    public var graphSettings: Graph {
+        graph
+            ?? Graph(
+                baseURL: URL(string: "https://graph.microsoft.com")!,
+                authority: URL(string: "https://login.microsoftonline.com/\(tenantID ?? tenantSegment)")!, configured: false)
+    }
 
     /// The configured policy of that name, compared case-insensitively; nil when there is none.
     public func policy(named name: String) -> Policy? {
@@ -174,7 +194,7 @@ public struct ClientConfiguration: Sendable, Equatable {
         try root.rejectUnknownKeys(allowed: [
             "$schema", "description", "tenant", "tenantType", "authorityHost", "authorityForm", "clientId", "redirectUri",
             "knownAuthorities", "policies", "apis", "nativeAuth", "caFile", "deviceMode", "confidential", "clientAuthMethod",
-            "clientSecretFile",
+            "clientSecretFile", "graph",
         ])
         let (tenantName, tenantID) = try tenant(root)
         let formName = try root.optionalString("authorityForm") ?? "path"
@@ -211,6 +231,13 @@ public struct ClientConfiguration: Sendable, Equatable {
             throw JSONPathError(path: "$.clientAuthMethod", message: "is '\(method)'; expected client_secret_post or client_secret_basic")
         }
         config.clientAuthMethod = authMethod
+        if let g = try root.object("graph") {
+            try g.rejectUnknownKeys(allowed: ["baseUrl", "authority"])
+            config.graph = Graph(
+                baseURL: try secureURL(g, "baseUrl", example: "https://graph.microsoft.com"),
+                authority: try secureURL(g, "authority", example: "https://login.microsoftonline.com/contoso.onmicrosoft.com"),
+                configured: true)
+        }
         let directory = URL(fileURLWithPath: source).deletingLastPathComponent()
         if let ca = config.caFile, !ca.hasPrefix("/") { config.caFile = directory.appendingPathComponent(ca).path }
         if let file = try root.optionalString("clientSecretFile") {
@@ -338,6 +365,14 @@ public struct ClientConfiguration: Sendable, Equatable {
                     message:
                         "resolves to \(authority.url.absoluteString), whose host '\(authority.hostAndPort)' is not in $.knownAuthorities "
                         + "\(knownAuthorities)")
+            }
+        }
+        if let graph, graph.configured {
+            for (key, url) in [("baseUrl", graph.baseURL), ("authority", graph.authority)] where !isKnown(Authority.hostAndPort(of: url)) {
+                throw JSONPathError(
+                    path: "$.graph.\(key)",
+                    message: "host '\(Authority.hostAndPort(of: url))' is not in $.knownAuthorities \(knownAuthorities): Graph's "
+                        + "token and secret go there")
             }
         }
         if let native = nativeAuth, !isKnown(Authority.hostAndPort(of: native.authority)) {

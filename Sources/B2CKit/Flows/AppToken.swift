@@ -24,9 +24,23 @@ struct AppOnlyToken: Sendable {
     /// else a new one, one request at a time per app and resource across processes.
     func run(resource: String, policyName: String?, minValid: Int, forceRefresh: Bool) async throws -> AppTokenResult {
         let target = try config.appPolicy(policyName)
+        return try await run(resource: resource, target: target, minValid: minValid, forceRefresh: forceRefresh) {
+            try await metadata.metadata(for: target.authority, now: clock()).tokenEndpoint
+        }
+    }
+
+    /// The same at `target` (a policy, or Graph's tenant authority), whose token endpoint `tokenEndpoint` gives.
+    func run(
+        resource: String, target: ResolvedPolicy, minValid: Int, forceRefresh: Bool, tokenEndpoint: () async throws -> URL
+    ) async throws -> AppTokenResult {
+        // The secret is needed: a missing one is said before anything goes over the network (it is read once and kept).
+        func fresh() async throws -> AppToken {
+            _ = try endpoint.credentials.secret()
+            return try await fetchAppToken(target, resource: resource, at: try await tokenEndpoint())
+        }
         do { try store.prepareForTokens() } catch let e as B2CError where e.isMissingStoreKey {
             // An app token can be fetched again with the secret at any time: without a key it is fetched and not kept.
-            let token = try await fetchAppToken(target, resource: resource)
+            let token = try await fresh()
             return AppTokenResult(
                 token: token, fromCache: false,
                 notice: "the app token was not cached: this session has no key for the token store, so each command asks the "
@@ -43,18 +57,15 @@ struct AppOnlyToken: Sendable {
         {
             return AppTokenResult(token: t, fromCache: true)
         }
-        let token = try await fetchAppToken(target, resource: resource)
+        let token = try await fresh()
         try store.saveAppToken(token)
         return AppTokenResult(token: token, fromCache: false)
     }
 
     /// A new app token from the tenant (client credentials), checked to be this app's; not stored.
-    private func fetchAppToken(_ target: ResolvedPolicy, resource: String) async throws -> AppToken {
-        // The secret is needed now: a missing one is said before anything goes over the network (it is read once and kept).
-        _ = try endpoint.credentials.secret()
-        let meta = try await metadata.metadata(for: target.authority, now: clock())
+    private func fetchAppToken(_ target: ResolvedPolicy, resource: String, at tokenEndpoint: URL) async throws -> AppToken {
         let response = try await endpoint.redeem(
-            .clientCredentials(clientID: config.clientID, scope: resource), at: meta.tokenEndpoint, config: config, policy: target.name,
+            .clientCredentials(clientID: config.clientID, scope: resource), at: tokenEndpoint, config: config, policy: target.name,
             loginHint: nil)
         let now = clock()
         guard let secret = response.accessToken, let expiry = response.accessTokenExpiry(now: now) else {

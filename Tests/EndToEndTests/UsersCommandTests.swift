@@ -1,0 +1,143 @@
+@testable import B2CEmulator
+import B2CKit
+import Foundation
+import Testing
+
+/// `b2c users` (docs/client.md, managing test users): the built b2c as the tenant's `user-admin` app, through the tenant's
+/// Microsoft Graph; the people it makes sign in with the passwords they were given.
+@Suite struct UsersCommandTests {
+    /// A configuration for the app named (the tenant's user-admin, or another), beside the world's own.
+    static func config(_ w: World, app name: String) throws -> String {
+        let app = try #require(w.server.emulator.app(named: name))
+        let path = w.dir.appendingPathComponent("\(name).json").path
+        try Data(w.server.emulator.clientConfiguration(baseURL: w.server.baseURL, caFile: w.caPath, app: app).serialized().utf8)
+            .write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    static let admin = ["B2C_CLIENT_SECRET": EmulatorSeed.defaultUserAdminSecret]
+
+    @Test func createdUsersSignInWithTheirPasswords() async throws {
+        try await World.with { w in
+            let config = try Self.config(w, app: "user-admin")
+            let created = try await w.b2c(
+                [
+                    "users", "create", "--email", "erin@contoso.com", "--display-name", "Erin", "--password-stdin", "--attribute",
+                    "extension_LoyaltyId=L-7", "--config", config, "-o", "table",
+                ], extra: Self.admin, stdin: "Erin-2026-pass!\n")
+            #expect(created.status == 0 && created.stdout.contains("Created erin@contoso.com"), "\(created.stderr)")
+            // ROPC and the browser, with the password given.
+            let ropc = try await w.b2c(
+                ["signin", "--policy", "B2C_1_ROPC_Auth", "--username", "erin@contoso.com", "--password-stdin"], stdin: "Erin-2026-pass!\n")
+            #expect(ropc.status == 0, "\(ropc.stderr)")
+            let browser = try await w.b2c(["signin"], as: (email: "erin@contoso.com", password: "Erin-2026-pass!", oid: "erin"))
+            #expect(browser.status == 0, "\(browser.stderr)")
+            // The attribute is the tenant's extension_LoyaltyId: in her tokens.
+            let claims = try await w.b2c(["token", "--decode", "-o", "json", "--account", "erin@contoso.com"])
+            #expect(claims.stdout.contains("\"extension_LoyaltyId\": \"L-7\""), "\(claims.stdout)")
+
+            // A generated password is printed once, and signs in.
+            let generated = try await w.b2c(
+                ["users", "create", "--username", "sam.w", "--generate-password", "--config", config, "-o", "json"], extra: Self.admin)
+            let password = try #require(generated.json["password"]?.stringValue, "\(generated.stdout) \(generated.stderr)")
+            let sam = try await w.b2c(
+                ["signin", "--policy", "B2C_1_ROPC_Auth", "--username", "sam.w", "--password-stdin"], stdin: password + "\n")
+            #expect(sam.status == 0, "\(sam.stderr)")
+
+            // The same sign-in name again: refused, said plainly (exit 1).
+            let again = try await w.b2c(
+                ["users", "create", "--email", "erin@contoso.com", "--password-stdin", "--config", config], extra: Self.admin,
+                stdin: "X-2026-pass!\n")
+            #expect(again.status == 1 && again.stderr.contains("exists already"), "\(again.stderr)")
+            // A password B2C refuses: Graph's words.
+            let weak = try await w.b2c(
+                ["users", "create", "--email", "weak@contoso.com", "--password-stdin", "--config", config], extra: Self.admin,
+                stdin: "weak\n")
+            #expect(weak.status == 1 && weak.stderr.contains("password complexity"), "\(weak.stderr)")
+
+            let list = try await w.b2c(["users", "list", "--filter", "er", "--config", config, "-o", "json"], extra: Self.admin)
+            #expect(list.json.arrayValue?.compactMap { $0["displayName"]?.stringValue } == ["Erin"], "\(list.stdout)")
+            let update = try await w.b2c(
+                ["users", "update", "erin@contoso.com", "--display-name", "Erin E", "--disable-account", "--config", config],
+                extra: Self.admin)
+            #expect(update.status == 0, "\(update.stderr)")
+            let shown = try await w.b2c(["users", "show", "erin@contoso.com", "--config", config, "-o", "json"], extra: Self.admin)
+            #expect(shown.json["displayName"] == "Erin E" && shown.json["accountEnabled"] == false, "\(shown.stdout)")
+            #expect(
+                try await w.b2c(["users", "update", "erin@contoso.com", "--enable-account", "--config", config], extra: Self.admin).status
+                    == 0)
+            let reset = try await w.b2c(
+                ["users", "set-password", "erin@contoso.com", "--password-stdin", "--config", config], extra: Self.admin,
+                stdin: "Erin-2027-pass!\n")
+            #expect(reset.status == 0, "\(reset.stderr)")
+            #expect(
+                try await w.b2c(
+                    ["signin", "--policy", "B2C_1_ROPC_Auth", "--username", "erin@contoso.com", "--password-stdin"],
+                    stdin: "Erin-2027-pass!\n"
+                ).status == 0)
+
+            // Deleting needs a yes; without a terminal, --yes.
+            let unasked = try await w.b2c(["users", "delete", "erin@contoso.com", "--config", config], extra: Self.admin)
+            #expect(unasked.status == 64 && unasked.stderr.contains("--yes"), "\(unasked.stderr)")
+            #expect(try await w.b2c(["users", "delete", "erin@contoso.com", "--yes", "--config", config], extra: Self.admin).status == 0)
+            let gone = try await w.b2c(["users", "show", "erin@contoso.com", "--config", config], extra: Self.admin)
+            #expect(gone.status == 1 && gone.stderr.contains("no user erin@contoso.com"), "\(gone.stderr)")
+        }
+    }
+
+    @Test func anImportReportsEachRowAndResumes() async throws {
+        try await World.with { w in
+            let config = try Self.config(w, app: "user-admin")
+            let csv = w.dir.appendingPathComponent("testers.csv")
+            try Data(
+                "email,displayName,password,city\nt1@contoso.com,Tester One,T1-2026-pass!,Lyon\nt2@contoso.com,\"Two, Tester\",,Paris\n,Nobody,X,\n"
+                    .utf8
+            )
+            .write(to: csv)
+            let first = try await w.b2c(["users", "import", csv.path, "--config", config, "-o", "json"], extra: Self.admin)
+            #expect(first.status == 1 && first.stderr.contains("1 created, 0 already there, 2 failed"), "\(first.stderr)")
+            #expect(first.json.arrayValue?.map { $0["outcome"] } == ["created", "failed", "failed"], "\(first.stdout)")
+            let second = try await w.b2c(
+                ["users", "import", csv.path, "--config", config, "--generate-passwords", "-o", "json"], extra: Self.admin)
+            let outcomes = second.json.arrayValue ?? []
+            #expect(outcomes.map { $0["outcome"] } == ["exists", "created", "failed"], "\(second.stdout)")
+            let password = try #require(outcomes[1]["password"]?.stringValue)
+            #expect(
+                try await w.b2c(
+                    ["signin", "--policy", "B2C_1_ROPC_Auth", "--username", "t2@contoso.com", "--password-stdin"], stdin: password + "\n"
+                ).status == 0)
+            let json = w.dir.appendingPathComponent("testers.json")
+            try Data(#"[{"username": "u.three", "displayName": "Three", "password": "U3-2026-pass!"}]"#.utf8).write(to: json)
+            #expect(try await w.b2c(["users", "import", json.path, "--config", config], extra: Self.admin).status == 0)
+        }
+    }
+
+    @Test func aMissingPermissionAndAThrottleAreSaidPlainly() async throws {
+        try await World.with { w in
+            let daemon = try Self.config(w, app: "daemon")
+            let refused = try await w.b2c(["users", "list", "--config", daemon], extra: ["B2C_CLIENT_SECRET": daemonSecret])
+            #expect(refused.status == 3 && refused.stderr.contains("User.ReadWrite.All"), "\(refused.stderr)")
+            let config = try Self.config(w, app: "user-admin")
+            _ = try await w.admin("POST", "/faults", ["endpoint": "graph", "kind": "status429", "count": 1])
+            let throttled = try await w.b2c(["users", "list", "--config", config, "-o", "json"], extra: Self.admin)
+            #expect(
+                throttled.status == 0 && (throttled.json.arrayValue?.count ?? 0) >= 2, "the throttle is waited out: \(throttled.stderr)")
+        }
+    }
+
+    @Test func anExternalIDUserSignsInNatively() async throws {
+        try await World.with(seed: .defaultExternalID) { w in
+            let config = try Self.config(w, app: "user-admin")
+            let created = try await w.b2c(
+                ["users", "create", "--email", "nia@contoso.com", "--display-name", "Nia", "--password-stdin", "--config", config],
+                extra: Self.admin, stdin: "Nia-2026-pass!\n")
+            #expect(created.status == 0, "\(created.stderr)")
+            let native = try await w.b2c(
+                ["signin", "--native", "--username", "nia@contoso.com", "--password-stdin"], stdin: "Nia-2026-pass!\n")
+            #expect(native.status == 0, "\(native.stderr)")
+            let named = try await w.b2c(
+                ["users", "create", "--username", "nia2", "--generate-password", "--config", config], extra: Self.admin)
+            #expect(named.status == 64 && named.stderr.contains("email address"), "\(named.stderr)")
+        }
+    }
+}
