@@ -15,7 +15,8 @@ public struct B2CCommand: AsyncParsableCommand {
             TokenCommand.self,
             CallAPICommand.self, SwitchCommand.self, WhoAmICommand.self, SignOutCommand.self, DeviceCommand.self,
             DemoHandover.self, PoliciesCommand.self, InitCommand.self, ProfilesCommand.self, JWTCommand.self, ConfigCommand.self,
-            ExportCommand.self, ImportCommand.self, MigrateCommand.self, UsersCommand.self, EmulatorHandover.self,
+            ExportCommand.self, ImportCommand.self, MigrateCommand.self, UsersCommand.self, PolicyCommand.self,
+            EmulatorHandover.self,
         ])
 
     public init() {}
