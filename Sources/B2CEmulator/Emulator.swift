@@ -41,6 +41,7 @@ public final class B2CEmulator: Sendable {
     let userInfo: UserInfoEndpoint
     let admin: AdminEndpoint
     let identityProviders: MockIdentityProviders
+    let deviceAuthorization: DeviceAuthorization
 
     public convenience init(seed: EmulatorSeed = .default, store: EmulatorStore) throws {
         try self.init(seed: seed, store: store, clock: nil)
@@ -89,6 +90,7 @@ public final class B2CEmulator: Sendable {
         logout = LogoutEndpoint(seed: seed, store: store, sessions: sessions, pages: pages)
         admin = AdminEndpoint(seed: seed, store: store, clock: clock, faults: faults, keys: keys)
         identityProviders = MockIdentityProviders(store: store, clock: clock, tenantName: seed.tenant.name, pages: pages)
+        deviceAuthorization = DeviceAuthorization(seed: seed, store: store, clock: clock, pages: pages)
         let served = servedHosts, issuer = issuer, names = hostNames
         // The hosts served so far, and the origin of the token's own issuer when the tenant answers to its name (a tenant
         // behind `--host-name contoso.b2clogin.com`: its tokens name that host, on whatever port the client used).

@@ -97,7 +97,12 @@ struct AuthorizeEndpoint: JourneyStepType {
             throw PageError(
                 code: "AADB2C90006", message: "The request does not contain a redirect_uri parameter for the client ID '\(clientId)'.")
         }
-        guard let registration = Self.matchingRedirect(redirectUri, registered: app.redirects) else {
+        // The device authorization grant's verification page starts the journey for the device's public client, and the
+        // journey comes back to the page.
+        let deviceCompletion =
+            seed.tenant.externalId && redirectUri == DeviceAuthorization.completionURI(context.origin, tenant: authority.tenantSegment)
+            ? EmulatorSeed.Redirect(uri: redirectUri, type: .publicClient) : nil
+        guard let registration = Self.matchingRedirect(redirectUri, registered: app.redirects) ?? deviceCompletion else {
             throw PageError(
                 code: "AADB2C90006",
                 message: "The redirect URI '\(redirectUri)' provided in the request is not registered for the client ID '\(clientId)'.")

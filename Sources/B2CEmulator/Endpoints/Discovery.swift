@@ -42,7 +42,7 @@ struct DiscoveryEndpoint: TenantPart {
     /// Without a policy the tenant answers as an External ID (CIAM) authority: native authentication, and in an External ID
     /// tenant the browser sign-in of its user flow.
     func nativeDiscovery(_ a: AuthorityRef) throws -> Response {
-        let doc: JSONValue = [
+        var doc: JSONValue = [
             "issuer": .string(issuer.issuer(origin: a.origin, policy: nil)),
             "token_endpoint": .string(a.url("oauth2/v2.0/token")),
             "authorization_endpoint": .string(a.url("oauth2/v2.0/authorize")),
@@ -57,6 +57,11 @@ struct DiscoveryEndpoint: TenantPart {
             "token_endpoint_auth_methods_supported": ["client_secret_post", "client_secret_basic"],
             "tenant_region_scope": "EU",
         ]
+        // The device authorization grant (External ID's, not B2C's).
+        if seed.tenant.externalId, var o = doc.objectValue {
+            o["device_authorization_endpoint"] = .string(a.url("oauth2/v2.0/devicecode"))
+            doc = .object(o)
+        }
         return .json(doc, headers: [("Access-Control-Allow-Origin", "*")])
     }
 

@@ -11,7 +11,7 @@ struct TokenEndpoint: TenantPart {
     let issuer: TokenIssuer
     let customPolicies: CustomPolicies
 
-    private func missing(_ name: String) -> OAuthFailure {
+    func missing(_ name: String) -> OAuthFailure {
         OAuthFailure(error: "invalid_request", code: "AADB2C90083", message: "The request is missing required parameter: \(name).")
     }
 
@@ -94,6 +94,8 @@ struct TokenEndpoint: TenantPart {
             case "refresh_token": out = try await redeemRefreshToken(caller, policy: policy, origin: context.origin, log: &entry)
             case "password": out = try passwordGrant(caller.form, app: caller.app, policy: policy, origin: context.origin, log: &entry)
             case "client_credentials": out = try clientCredentials(caller, policy: policy, origin: context.origin)
+            case DeviceAuthorization.grantType:
+                out = try redeemDeviceCode(caller, policy: policy, authority: authority, origin: context.origin, log: &entry)
             case "": throw missing("grant_type")
             default:
                 throw OAuthFailure(
@@ -213,7 +215,7 @@ struct TokenEndpoint: TenantPart {
     }
 
     /// B2C checks a code redemption in a fixed order, each failure with its own code; the order reads here.
-    private func redeemCode(
+    func redeemCode(
         _ caller: Caller, policy: EmulatorSeed.Policy, origin: String, log: inout EmulatorStore.LogEntry
     ) throws -> Response {
         let form = caller.form, app = caller.app

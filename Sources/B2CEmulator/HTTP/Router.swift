@@ -59,6 +59,13 @@ extension B2CEmulator {
             }
             return try await self.token.token(request, context, authority: a, policy: try Self.policy(context))
         }
+        on("/_b2c/oauth2/v2.0/devicecode", [.post]) { request, context in
+            try await self.deviceAuthorization.start(request, context, authority: try Self.authority(context))
+        }
+        on("/_b2c/devicelogin", [.get, .post]) { request, context in
+            try await self.deviceAuthorization.page(request, context, authority: try Self.authority(context))
+        }
+        on("/_b2c/devicelogin/complete", [.get]) { request, _ in try self.deviceAuthorization.complete(request) }
         on("/_b2c/oauth2/v2.0/logout", [.get, .post]) { request, context in
             try await self.logout.logout(request, context, policy: try Self.policy(context))
         }

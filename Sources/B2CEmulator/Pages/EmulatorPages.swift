@@ -33,6 +33,20 @@ enum EmulatorPageTemplates {
         <button type="submit" id="cancel">Cancel</button></form>
         <p class="note">Tests can queue the next answer instead: POST /_admin/idp/{{name}}/next.</p>{{/body}}{{/page}}
         """,
+        // The device authorization grant's verification page: the code the device shows, then the tenant's usual journey.
+        "devicelogin": """
+        {{<page}}{{$title}}Enter code{{/title}}{{$body}}<h1>Enter code</h1>
+        <p>Enter the code shown on your device to sign in to it.</p>
+        {{#error}}<div class="error pageLevel" role="alert"><p>{{error}}</p></div>{{/error}}
+        <form id="deviceCode" method="post" action="{{formAction}}">
+        <label for="otc">Code</label><input type="text" id="otc" name="otc" autocomplete="off" autofocus>
+        <button type="submit" id="next" name="answer" value="next">Next</button>
+        <button type="submit" id="decline" name="answer" value="decline">Cancel sign-in on that device</button>
+        </form>{{/body}}{{/page}}
+        """,
+        "devicedone": """
+        {{<page}}{{$title}}{{heading}}{{/title}}{{$body}}<h1>{{heading}}</h1><p>{{text}}</p>{{/body}}{{/page}}
+        """,
         "signedout": """
         {{<page}}{{$title}}Signed out{{/title}}{{$body}}<h1>You have signed out.</h1><p>You can close this window.</p>{{/body}}{{/page}}
         """,
@@ -67,6 +81,20 @@ extension EmulatorOwnPages {
             "formAction": "/_idp/\(provider.rawValue)/authorize", "redirectURI": redirectURI, "state": state, "loginHint": loginHint ?? "",
         ]
         return .html(PageTemplates.render("mockidp", values))
+    }
+
+    /// The device authorization grant's verification page (an error says why the last code was refused).
+    func deviceLoginPage(formAction: String, error: String? = nil) -> Response {
+        var values: [String: Any] = ["lang": "en", "formAction": formAction]
+        if let error { values["error"] = error }
+        return .html(PageTemplates.render("devicelogin", values))
+    }
+
+    /// What the person sees after a device sign-in: done, declined, or too late.
+    func deviceDonePage(heading: String, text: String, status: Int = 200) -> Response {
+        var response = Response.html(PageTemplates.render("devicedone", ["lang": "en", "heading": heading, "text": text]))
+        response.status = .init(code: status)
+        return response
     }
 
     func signedOutPage(headers: [(String, String)] = []) -> Response {

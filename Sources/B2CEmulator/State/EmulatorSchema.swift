@@ -165,5 +165,13 @@ enum EmulatorSchema {
                     ALTER TABLE users ADD COLUMN force_change_password INTEGER NOT NULL DEFAULT 0;
                     """)
         }
+        // v15: the device authorization grant's flows: the device code's hash, the code a person types, and the flow (JSON).
+        migrator.registerMigration("v15-device-flows") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE device_flows(
+                        hash TEXT PRIMARY KEY, user_code TEXT NOT NULL UNIQUE, data TEXT NOT NULL, expires_at INTEGER NOT NULL)
+                    """)
+        }
     }
 }
