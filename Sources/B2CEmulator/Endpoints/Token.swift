@@ -94,6 +94,7 @@ struct TokenEndpoint: TenantPart {
             case "refresh_token": out = try await redeemRefreshToken(caller, policy: policy, origin: context.origin, log: &entry)
             case "password": out = try passwordGrant(caller.form, app: caller.app, policy: policy, origin: context.origin, log: &entry)
             case "client_credentials": out = try clientCredentials(caller, policy: policy, origin: context.origin)
+            case Self.jwtBearer: out = try onBehalfOf(caller, authority: authority, origin: context.origin, log: &entry)
             case DeviceAuthorization.grantType:
                 out = try redeemDeviceCode(caller, policy: policy, authority: authority, origin: context.origin, log: &entry)
             case "": throw missing("grant_type")

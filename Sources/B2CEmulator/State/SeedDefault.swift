@@ -30,6 +30,8 @@ extension EmulatorSeed {
     /// migration's Graph calls.
     public static let defaultUserAdminID = "2b7e6c8a-3d0f-4e9b-9a4c-8f1d7e6b3c5a"
     public static let defaultUserAdminSecret = "UserAdmin-dev-secret-2026"
+    /// The hello API's own secret: the middle tier of the on-behalf-of flow.
+    public static let defaultHelloAPISecret = "HelloAPI-dev-secret-2026"
     /// The default tenant as an Entra External ID tenant (`emulator serve --external-id`): the same apps and people, no
     /// policy in any URL.
     public static var defaultExternalID: EmulatorSeed {
@@ -106,6 +108,12 @@ extension EmulatorSeed {
                     clientId: defaultPolicyDeployID, name: "policy-deploy", redirects: [], allowImplicitFlow: false, nativeAuth: false,
                     apiPermissions: [], applicationPermissions: ["\(GraphEndpoint.resource)/\(GraphEndpoint.trustFrameworkPermission)"],
                     secrets: [Secret(value: defaultPolicyDeploySecret)], servicePrincipalId: "1a6d5b7f-5e1f-4c2a-9b3d-000000000007"),
+                // The hello API as a confidential client: on an External ID tenant it calls Microsoft Graph on behalf of
+                // the person whose token it got (the on-behalf-of flow).
+                App(
+                    clientId: defaultHelloAppID, name: "hello-api", redirects: [], allowImplicitFlow: false, nativeAuth: false,
+                    apiPermissions: ["\(GraphEndpoint.resource)/User.Read"], secrets: [Secret(value: defaultHelloAPISecret)],
+                    servicePrincipalId: "5a7b9c1d-5e1f-4c2a-9b3d-000000000009"),
                 App(
                     clientId: defaultUserAdminID, name: "user-admin", redirects: [], allowImplicitFlow: false, nativeAuth: false,
                     apiPermissions: [],
