@@ -42,6 +42,8 @@ public final class ScriptedBrowser: @unchecked Sendable {
         public var idp: String?
         /// Checks "Keep me signed in" on the sign-in page.
         public var keepSignedIn = false
+        /// The code a device shows (the device authorization grant), typed at the verification page before the sign-in.
+        public var deviceCode: String?
         /// What the sign-up page asks beyond the names (`city`, `extension_LoyaltyId`, …; a Boolean as "true").
         public var attributes: [String: String] = [:]
         public init(
@@ -188,6 +190,21 @@ public final class ScriptedBrowser: @unchecked Sendable {
                 steps[steps.count - 1] = "the answer to the app (form_post) at \(answer.action.host ?? ""):\(answer.action.port ?? 0)"
                 saveJar()
                 return answer.action
+            }
+            // The device authorization grant: the code typed at the verification page; its last page is the journey's end.
+            if let code = persona.deviceCode, let f = Self.form(page, "deviceCode") {
+                guard !page.body.contains("class=\"error pageLevel\"") else {
+                    throw Failure(description: "the verification page refused the code \(code): \(Self.said(page.body))")
+                }
+                page = try await fetch(f.action, form: f.fields.merging(["otc": code, "answer": "next"]) { $1 })
+                continue
+            }
+            if page.body.contains("id=\"deviceDone\"") {
+                guard page.body.contains("data-outcome=\"signedin\"") else {
+                    throw Failure(description: "the verification page says: \(Self.said(page.body))")
+                }
+                saveJar()
+                return page.url
             }
             if persona.action == .signup, let next = try await signUp(page, start: start, as: persona) {
                 page = next

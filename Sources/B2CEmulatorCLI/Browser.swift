@@ -20,6 +20,7 @@ struct BrowserCommand: AsyncParsableCommand {
               BROWSER='b2c-emulator browser --as alice@contoso.com --action cancel' b2c signin     (exits 2: cancelled)
               BROWSER='b2c-emulator browser --as alice@contoso.com --phone +14255550123' b2c signin --policy B2C_1_susi_mfa
               BROWSER='b2c-emulator browser --as carol@gmail.com --idp google' b2c signin --policy B2C_1_susi_social
+              b2c-emulator browser --as alice@contoso.com --device-code CODE http://127.0.0.1:8443/contoso.onmicrosoft.com/devicelogin
               B2C_EMULATOR_PASSWORD='Dana-2026-pw!' \\
                 BROWSER='b2c-emulator browser --as dana@contoso.com --action signup --given-name Dana --surname Diaz' b2c signin
             A second factor is done as the person would: codes from the tenant's outbox, the authenticator's code from its
@@ -71,6 +72,11 @@ struct BrowserCommand: AsyncParsableCommand {
     var idp: String?
     @Flag(help: "Check \"Keep me signed in\" on the sign-in page (a policy with kmsi): the tenant's session outlives the browser.")
     var keepSignedIn = false
+    @Option(
+        help: ArgumentHelp(
+            "The code a device shows (b2c signin --device-code): typed at the verification page URL, then the sign-in.",
+            valueName: "code"))
+    var deviceCode: String?
     @Argument(help: "The URL to open (what $BROWSER is given).") var url: String
 
     func run() async throws {
@@ -139,6 +145,7 @@ struct BrowserCommand: AsyncParsableCommand {
         persona.idp = idp
         persona.keepSignedIn = keepSignedIn
         persona.attributes = collected
+        persona.deviceCode = deviceCode
         do {
             _ = try await browser.run(start, as: persona)
             await browser.shutdown()

@@ -81,6 +81,8 @@ public enum TokenGrant: Sendable {
     case password(clientID: String, username: String, password: String, scope: String)
     /// App-only: `<App ID URI>/.default` for a confidential client (its credentials added by `ClientAuthentication`).
     case clientCredentials(clientID: String, scope: String)
+    /// The device authorization grant's poll (RFC 8628 §3.4).
+    case deviceCode(clientID: String, deviceCode: String, scope: String)
 
     /// An app-only grant (no person).
     public var isAppOnly: Bool {
@@ -92,7 +94,7 @@ public enum TokenGrant: Sendable {
     public var scope: String {
         switch self {
         case .authorizationCode(_, _, _, _, let scope), .refreshToken(_, _, let scope), .password(_, _, _, let scope),
-            .clientCredentials(_, let scope):
+            .clientCredentials(_, let scope), .deviceCode(_, _, let scope):
             scope
         }
     }
@@ -117,6 +119,11 @@ public enum TokenGrant: Sendable {
             ]
         case let .clientCredentials(clientID, scope):
             [("grant_type", "client_credentials"), ("client_id", clientID), ("scope", scope)]
+        case let .deviceCode(clientID, deviceCode, scope):
+            [
+                ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), ("client_id", clientID), ("device_code", deviceCode),
+                ("scope", scope), ("client_info", "1"),
+            ]
         }
     }
 }

@@ -11,6 +11,7 @@ struct SignInCommand: AsyncParsableCommand {
               b2c signin [--policy B2C_1_susi]
               echo "$PASSWORD" | b2c signin --policy B2C_1_ROPC_Auth --username alice@contoso.com --password-stdin
               b2c signin --native --username alice@contoso.com [--password-stdin] [--otp-stdin] [--mfa-method email]
+              b2c signin --device-code [-o json]        External ID: a code to type at the tenant's page, on any device
             Passwords and codes are never taken as arguments: they come from stdin or are typed without echo.
             With --no-browser, paste the address the browser ends on when the browser runs on another machine (SSH).
             """,
@@ -39,6 +40,12 @@ struct SignInCommand: AsyncParsableCommand {
         help: "Native auth: the second factor to use or register without asking: email, sms, or a method id.",
         completion: .list(["email", "sms"])) var mfaMethod: String?
     @Option(help: "Native auth: the email address or phone number (E.164) to register when the tenant asks for one.") var mfaTarget: String?
+    @Flag(help: "External ID: sign in with a code typed at the tenant's page on any device (the device authorization grant).")
+    var deviceCode = false
+    @Option(
+        name: [.customShort("o"), .long],
+        help: "With --device-code: json prints the code and the page as one JSON line on stdout, for scripts (default: words on stderr).")
+    var output: OutputFormat?
 
     func validate() throws {
         if native && username == nil { throw ValidationError("--native needs --username EMAIL.") }
@@ -56,6 +63,10 @@ struct SignInCommand: AsyncParsableCommand {
         }
         if passwordStdin && username == nil { throw ValidationError("--password-stdin needs --username.") }
         if native && policy != nil { throw ValidationError("--native signs in with the configuration's nativeAuth; drop --policy.") }
+        if deviceCode && (native || username != nil || passwordStdin || noBrowser || prompt != nil || policy != nil) {
+            throw ValidationError("--device-code is a sign-in of its own: drop --native, --username, --no-browser, --prompt and --policy.")
+        }
+        if output != nil && !deviceCode { throw ValidationError("-o is for --device-code's code and page.") }
         if let prompt, !Self.prompts.contains(prompt) {
             throw ValidationError("--prompt must be login, select_account, consent or none, not '\(prompt)'.")
         }
@@ -64,6 +75,7 @@ struct SignInCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if deviceCode { return try await signInWithDeviceCode() }
         if let username { return try await signInWithoutBrowser(username: username) }
         let client = try options.makeClient()
         let account = try await withInteractiveClient(client) { c -> Account in
@@ -104,6 +116,37 @@ extension SignInCommand {
         }
         let who = AccountSelection.email(account) ?? account.oid
         writeOut("Signed in as \(who) under \(account.policy) (account \(account.id)).")
+        warnIfPlaintext(client)
+    }
+}
+
+extension SignInCommand {
+    /// The device authorization grant: the code and the page said (words on stderr, or one JSON line), then the poll.
+    func signInWithDeviceCode() async throws {
+        let client = try options.makeClient()
+        let json = output == .json
+        let account = try await withInteractiveClient(client) { c -> Account in
+            try await c.signInWithDeviceCode(scopes: try c.config.resourceScopes(api: api, scopes: scope)) { prompt in
+                if json {
+                    let line: JSONValue = [
+                        "user_code": .string(prompt.userCode), "verification_uri": .string(prompt.verificationURI),
+                        "expires_in": JSONValue(prompt.expiresIn), "message": .string(prompt.message),
+                    ]
+                    writeOut(line.serialized())
+                } else {
+                    writeErr(
+                        "To sign in, open \(prompt.verificationURI) on any device and enter the code \(prompt.userCode) "
+                            + "(it expires in \(prompt.expiresIn / 60) minutes). Waiting… (Ctrl-C cancels)")
+                }
+            }
+        }
+        let who = AccountSelection.email(account) ?? account.oid
+        if json {
+            let line: JSONValue = ["signedIn": .string(who), "account": .string(account.id), "policy": .string(account.policy)]
+            writeOut(line.serialized())
+        } else {
+            writeOut("Signed in as \(who) under \(account.policy) (account \(account.id)).")
+        }
         warnIfPlaintext(client)
     }
 }

@@ -114,7 +114,8 @@ struct DeviceAuthorization: TenantPart {
         flow.code = code
         flow.status = .approved
         try store.updateDeviceFlow(hash: hash, flow)
-        return pages.deviceDonePage(heading: "You're signed in", text: "You have signed in on your device. You can close this window.")
+        return pages.deviceDonePage(
+            heading: "You're signed in", text: "You have signed in on your device. You can close this window.", signedIn: true)
     }
 }
 
@@ -160,6 +161,7 @@ extension TokenEndpoint {
             "grant_type": "authorization_code", "client_id": flow.clientId, "code": flow.code ?? "", "redirect_uri": flow.redirectUri,
             "code_verifier": flow.verifier, "scope": caller.form["scope"] ?? flow.scope,
         ]
+        if let info = caller.form["client_info"] { redemption.form["client_info"] = info }
         return try redeemCode(redemption, policy: policy, origin: origin, log: &log)
     }
 }

@@ -45,7 +45,7 @@ enum EmulatorPageTemplates {
         </form>{{/body}}{{/page}}
         """,
         "devicedone": """
-        {{<page}}{{$title}}{{heading}}{{/title}}{{$body}}<h1>{{heading}}</h1><p>{{text}}</p>{{/body}}{{/page}}
+        {{<page}}{{$title}}{{heading}}{{/title}}{{$body}}<h1 id="deviceDone" data-outcome="{{outcome}}">{{heading}}</h1><p>{{text}}</p>        {{/body}}{{/page}}
         """,
         "signedout": """
         {{<page}}{{$title}}Signed out{{/title}}{{$body}}<h1>You have signed out.</h1><p>You can close this window.</p>{{/body}}{{/page}}
@@ -91,8 +91,9 @@ extension EmulatorOwnPages {
     }
 
     /// What the person sees after a device sign-in: done, declined, or too late.
-    func deviceDonePage(heading: String, text: String, status: Int = 200) -> Response {
-        var response = Response.html(PageTemplates.render("devicedone", ["lang": "en", "heading": heading, "text": text]))
+    func deviceDonePage(heading: String, text: String, status: Int = 200, signedIn: Bool = false) -> Response {
+        let values = ["lang": "en", "heading": heading, "text": text, "outcome": signedIn ? "signedin" : "stopped"]
+        var response = Response.html(PageTemplates.render("devicedone", values))
         response.status = .init(code: status)
         return response
     }
