@@ -42,6 +42,18 @@ import Testing
                 plan.json.arrayValue?.first?["request"]?.stringValue?.hasSuffix(
                     "/beta/trustFramework/policies/B2C_1A_TrustFrameworkBase/$value") == true)
             #expect(w.server.emulator.customPolicies.ids.isEmpty, "a dry run sends nothing")
+            // A real tenant's configuration (no graph key): Microsoft's Graph, in the same order.
+            var real = try JSONValue.parse(Data(contentsOf: URL(fileURLWithPath: config))).objectValue ?? [:]
+            real["graph"] = nil
+            let realConfig = w.dir.appendingPathComponent("real.json")
+            try Data(JSONValue.object(real).serialized().utf8).write(to: realConfig)
+            let realPlan = try await w.b2c([
+                "policy", "upload", dir.path, "--env", "Production", "--dry-run", "--config", realConfig.path, "-o", "json",
+            ])
+            #expect(
+                realPlan.json.arrayValue?.first?["request"]?.stringValue
+                    == "PUT https://graph.microsoft.com/beta/trustFramework/policies/B2C_1A_TrustFrameworkBase/$value",
+                "\(realPlan.stdout) \(realPlan.stderr)")
 
             let up = try await w.b2c(["policy", "upload", dir.path, "--env", "Local", "--config", config], extra: Self.deploy)
             #expect(

@@ -140,4 +140,34 @@ import Testing
             #expect(named.status == 64 && named.stderr.contains("email address"), "\(named.stderr)")
         }
     }
+
+    /// The people `b2c users create` and `import` made, read back by Microsoft's Graph SDK for Python with their attributes.
+    @Test func microsoftsGraphSDKSeesThePeopleB2CMade() async throws {
+        try await World.with { w in
+            let config = try Self.config(w, app: "user-admin")
+            let created = try await w.b2c(
+                [
+                    "users", "create", "--email", "gwen@contoso.com", "--display-name", "Gwen", "--attribute", "city=Lyon", "--attribute",
+                    "extension_LoyaltyId=L-9", "--generate-password", "--config", config,
+                ], extra: Self.admin)
+            #expect(created.status == 0, "\(created.stderr)")
+            let csv = w.dir.appendingPathComponent("more.csv")
+            try Data("email,displayName,password,city,extension_LoyaltyId\nhal@contoso.com,Hal,Hal-2026-pass!,Nice,L-10\n".utf8).write(
+                to: csv)
+            #expect(try await w.b2c(["users", "import", csv.path, "--config", config], extra: Self.admin).status == 0)
+            let extensions = EmulatorSeed.default.tenant.extensionsAppIdOrDefault
+            for (email, name, city, loyalty) in [("gwen@contoso.com", "Gwen", "Lyon", "L-9"), ("hal@contoso.com", "Hal", "Nice", "L-10")] {
+                let r = try await run(
+                    packageRoot.appendingPathComponent("Tests/interop/run.sh"),
+                    ["graph_users_interop.py", w.server.baseURL, w.caPath, extensions, "--read", email],
+                    environment: ProcessInfo.processInfo.environment)
+                #expect(r.status == 0, "\(r.stdout) \(r.stderr.suffix(2000))")
+                let seen = try JSONValue.parse(Data((r.stdout.split(separator: "\n").last.map(String.init) ?? "{}").utf8))
+                #expect(
+                    seen["displayName"]?.stringValue == name && seen["city"]?.stringValue == city
+                        && seen["loyaltyId"]?.stringValue == loyalty
+                        && seen["signIn"]?.stringValue == email, "\(seen)")
+            }
+        }
+    }
 }

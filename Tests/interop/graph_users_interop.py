@@ -3,7 +3,8 @@ users API, as a migration script uses it: an app-only token from msal's client c
 identities, a password and a directory extension attribute, found with `identities/any(…)`, paged with
 `@odata.nextLink`, changed, refused as Graph refuses, retried after a throttle, and deleted.
 
-Usage: python graph_users_interop.py BASE_URL CA_FILE [EXTENSIONS_APP_ID]
+Usage: python graph_users_interop.py BASE_URL CA_FILE [EXTENSIONS_APP_ID] [--read EMAIL]
+With --read: only reads that person back (one b2c users made) with their attributes.
 Prints one JSON line; exit 0 on success.
 """
 import asyncio
@@ -71,6 +72,18 @@ def local_user(email, name, migrate):
     return user
 
 
+async def read_back(graph, email):
+    """--read EMAIL: the person b2c made, with its attributes, as the SDK sees them."""
+    query = UsersRequestBuilder.UsersRequestBuilderGetQueryParameters(
+        filter=f"identities/any(c:c/issuerAssignedId eq '{email}' and c/issuer eq '{TENANT}')",
+        select=["id", "displayName", "city", "identities", FLAG.replace("toBeMigrated", "LoyaltyId")])
+    found = await graph.users.get(RequestConfiguration(query_parameters=query))
+    check(len(found.value) == 1, f"{email}: {found.value}")
+    u = found.value[0]
+    print(json.dumps({"displayName": u.display_name, "loyaltyId": u.additional_data.get(FLAG.replace("toBeMigrated", "LoyaltyId")),
+                      "city": u.city, "signIn": u.identities[0].issuer_assigned_id}))
+
+
 async def main():
     host = urlparse(BASE).hostname
     auth = AzureIdentityAuthenticationProvider(
@@ -78,6 +91,8 @@ async def main():
     adapter = GraphRequestAdapter(auth)
     adapter.base_url = f"{BASE}/graph/v1.0"
     graph = GraphServiceClient(request_adapter=adapter)
+    if "--read" in sys.argv:
+        return await read_back(graph, sys.argv[sys.argv.index("--read") + 1])
 
     created = []
     for i in range(5):
