@@ -88,19 +88,23 @@ import Testing
     @Test func theFirstSignInMovesThePasswordAndTheFunctionIsNeverAskedAgain() async throws {
         try await Self.withMigration { _, new, function in
             // A wrong password: the legacy tenant refuses it too (Retry), the person stays marked.
+            // (Counts of calls, not exact numbers: Entra retries a call once when the function is slow, and a loaded machine
+            // can make it slow.)
             let retried = try await Self.signIn(new, alice.email, "Not-her-2026-pw!")
             #expect(retried.status == 200 && retried.body.contains("Your password is incorrect."), "\(retried.body.prefix(400))")
             #expect(try await Self.marked(new, alice.email) == true)
-            #expect(try await Self.calls(new, function) == 1)
+            let afterRetry = try await Self.calls(new, function)
+            #expect(afterRetry >= 1)
             // Her legacy password: migrated, signed in, the mark cleared.
             let moved = try await Self.signIn(new, alice.email, alice.password)
             #expect(moved.redirectParams["code"] != nil, "\(moved.status) \(moved.body.prefix(400))")
-            #expect(try await Self.calls(new, function) == 2)
+            let afterMigration = try await Self.calls(new, function)
+            #expect(afterMigration > afterRetry)
             #expect(try await Self.marked(new, alice.email) == false)
             // From now on the tenant knows the password: the function is not called, the temporary password is gone.
             #expect(try await Self.signIn(new, alice.email, alice.password).redirectParams["code"] != nil)
             #expect(try await Self.signIn(new, alice.email, "Temporary-Alice-2026!").body.contains("Your password is incorrect."))
-            #expect(try await Self.calls(new, function) == 2)
+            #expect(try await Self.calls(new, function) == afterMigration, "never called again")
             // The recorder shows the call, never the password (nor its JWE).
             let journeys = try await new.admin(.GET, "/journeys?user=\(alice.email)").json["journeys"]?.arrayValue ?? []
             var seen = ""
@@ -132,7 +136,7 @@ import Testing
             #expect(tokens.status == 200, "\(tokens.body)")
             let calls = try await Self.calls(new, function)
             let marked = try await Self.marked(new, bob.email)
-            #expect(calls == 1 && marked == false)
+            #expect(calls >= 1 && marked == false)
         }
     }
 
@@ -172,7 +176,7 @@ import Testing
             #expect(failed.body.contains("AADSTS1003002") && failed.redirectParams["code"] == nil, "\(failed.body.prefix(600))")
             let calls = try await Self.calls(new, function)
             let marked = try await Self.marked(new, alice.email)
-            #expect(calls == 1 && marked == true)
+            #expect(calls >= 1 && marked == true)
         }
     }
 

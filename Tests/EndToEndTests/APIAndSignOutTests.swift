@@ -289,8 +289,10 @@ final class HostileAPI: Sendable {
                     ["signin", "--policy", "B2C_1_ROPC_Auth", "--username", bob.email, "--password-stdin"], stdin: bob.password + "\n"
                 ).status == 0)
 
-            // Another process is refreshing Alice's token (the token endpoint is slow) while Bob signs out.
-            _ = try await w.admin("POST", "/faults", ["endpoint": "token", "kind": "delay", "delayMs": 3000])
+            // Another process is refreshing Alice's token (the token endpoint is slow) while Bob signs out. The delay is the
+            // window the sign-out must fall in: 3 s was too short once, beside a busy suite (the sign-out's own process
+            // and browser session took longer).
+            _ = try await w.admin("POST", "/faults", ["endpoint": "token", "kind": "delay", "delayMs": 8000])
             let refreshing = try LiveProcess(
                 b2cBinary, ["token", "--account", alice.email, "--force-refresh", "--verbose"], environment: w.environment(as: nil))
             // The delayed refresh has reached the emulator when its one-shot fault has been taken.

@@ -56,7 +56,8 @@ public struct ClientConfiguration: Sendable, Equatable {
     public struct Graph: Sendable, Equatable {
         public var baseURL: URL
         public var authority: URL
-        /// Whether the configuration named them (then their hosts must be known authorities) or they are Microsoft's.
+        /// Whether the configuration named them (then their hosts must be known authorities when Graph is called: its token
+        /// and the app's secret go there) or they are Microsoft's.
         public var configured: Bool
     }
 
@@ -365,14 +366,6 @@ public struct ClientConfiguration: Sendable, Equatable {
                     message:
                         "resolves to \(authority.url.absoluteString), whose host '\(authority.hostAndPort)' is not in $.knownAuthorities "
                         + "\(knownAuthorities)")
-            }
-        }
-        if let graph, graph.configured {
-            for (key, url) in [("baseUrl", graph.baseURL), ("authority", graph.authority)] where !isKnown(Authority.hostAndPort(of: url)) {
-                throw JSONPathError(
-                    path: "$.graph.\(key)",
-                    message: "host '\(Authority.hostAndPort(of: url))' is not in $.knownAuthorities \(knownAuthorities): Graph's "
-                        + "token and secret go there")
             }
         }
         if let native = nativeAuth, !isKnown(Authority.hostAndPort(of: native.authority)) {

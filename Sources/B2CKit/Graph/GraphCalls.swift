@@ -33,7 +33,20 @@ struct GraphCalls: Sendable {
             scope: AccountScope(environment: authority.hostAndPort, clientID: config.clientID))
     }
 
+    /// A configured Graph must be on known hosts: the app's secret and Graph's token go there.
+    func checkHosts() throws {
+        let g = config.graphSettings
+        guard g.configured else { return }
+        for (key, url) in [("baseUrl", g.baseURL), ("authority", g.authority)] where !config.isKnown(Authority.hostAndPort(of: url)) {
+            throw B2CError(
+                .configuration,
+                "\(config.source)'s graph.\(key) is on host '\(Authority.hostAndPort(of: url))', which is not in knownAuthorities "
+                    + "\(config.knownAuthorities): the app's secret and Graph's token are sent only to known hosts")
+        }
+    }
+
     func token(forceRefresh: Bool) async throws -> String {
+        try checkHosts()
         let target = self.target
         let result = try await appToken.run(resource: Self.resource, target: target, minValid: 120, forceRefresh: forceRefresh) {
             target.authority.endpoint("oauth2/v2.0/token")
