@@ -27,22 +27,8 @@ import Testing
     }
 
     @Test func msalPythonsDeviceFlowSignsInAndB2CRefusesIt() async throws {
-        let (b2c, externalId) = try await TestTenant.twin(tls: true)
-        let ca = temporaryDirectory().appendingPathComponent("ca.pem")
-        do {
-            try Data(try #require(b2c.server.tls?.caCertificatePEM).utf8).write(to: ca)
-            let r = try await runOffThePool(
-                packageRoot.appendingPathComponent("Tests/interop/run.sh"), ["device_code_interop.py", externalId.base, ca.path, b2c.base])
-            #expect(r.status == 0, "device_code_interop.py failed:\n\(r.stdout)\n\(r.stderr.suffix(3000))")
-            let out = try JSONValue.parse(Data((r.stdout.split(separator: "\n").last.map(String.init) ?? "{}").utf8))
-            #expect(out["oid"]?.stringValue == alice.oid && out["b2cError"] == "unsupported_grant_type", "\(out)")
-        } catch {
-            await externalId.stop()
-            await b2c.stop()
-            throw error
-        }
-        await externalId.stop()
-        await b2c.stop()
+        let out = try await TwinTenantTests.interop("device_code_interop.py") { b2c, externalId, ca in [externalId.base, ca, b2c.base] }
+        #expect(out["oid"]?.stringValue == alice.oid && out["b2cError"] == "unsupported_grant_type", "\(out)")
     }
 
     @Test func pollingAnswersPendingSlowDownDeclinedAndExpired() async throws {

@@ -27,8 +27,8 @@ import Testing
     }
 
     /// Both sides for the length of `body`.
-    static func withTwin(_ body: (TestTenant, TestTenant) async throws -> Void) async throws {
-        let (b2c, externalId) = try await TestTenant.twin()
+    static func withTwin(tls: Bool = false, _ body: (TestTenant, TestTenant) async throws -> Void) async throws {
+        let (b2c, externalId) = try await TestTenant.twin(tls: tls)
         do { try await body(b2c, externalId) } catch {
             await externalId.stop()
             await b2c.stop()
@@ -136,23 +136,24 @@ import Testing
 
     /// msal-python on both sides, PyJWT against each side's keys (Tests/interop/twin_interop.py).
     @Test func msalPythonSignsTheSamePersonInOnBothSides() async throws {
-        let (b2c, externalId) = try await TestTenant.twin(tls: true)
-        let ca = temporaryDirectory().appendingPathComponent("ca.pem")
-        do {
+        let out = try await Self.interop("twin_interop.py") { b2c, externalId, ca in [b2c.base, ca, externalId.base] }
+        #expect(out["oid"]?.stringValue == alice.oid && out["b2cPolicy"] == "B2C_1_susi" && out["externalIdTid"]?.stringValue == tenantID)
+        #expect(out["b2cIssuer"] != out["externalIdIssuer"] && out["b2cSub"] != out["externalIdSub"], "\(out)")
+    }
+
+    /// A script of Tests/interop run against a TLS twin (both sides under one CA): its arguments from the sides and the
+    /// CA file's path; its last line of output, as JSON.
+    static func interop(_ script: String, arguments: (TestTenant, TestTenant, String) -> [String]) async throws -> JSONValue {
+        var out = JSONValue.null
+        try await withTwin(tls: true) { b2c, externalId in
+            let ca = temporaryDirectory().appendingPathComponent("ca.pem")
             try Data(try #require(b2c.server.tls?.caCertificatePEM).utf8).write(to: ca)
             let r = try await runOffThePool(
-                packageRoot.appendingPathComponent("Tests/interop/run.sh"), ["twin_interop.py", b2c.base, ca.path, externalId.base])
-            #expect(r.status == 0, "twin_interop.py failed:\n\(r.stdout)\n\(r.stderr.suffix(3000))")
-            let out = try JSONValue.parse(Data((r.stdout.split(separator: "\n").last.map(String.init) ?? "{}").utf8))
-            #expect(out["oid"]?.stringValue == alice.oid && out["b2cPolicy"] == "B2C_1_susi" && out["externalIdTid"]?.stringValue == tenantID)
-            #expect(out["b2cIssuer"] != out["externalIdIssuer"] && out["b2cSub"] != out["externalIdSub"], "\(out)")
-        } catch {
-            await externalId.stop()
-            await b2c.stop()
-            throw error
+                packageRoot.appendingPathComponent("Tests/interop/run.sh"), [script] + arguments(b2c, externalId, ca.path))
+            #expect(r.status == 0, "\(script) failed:\n\(r.stdout)\n\(r.stderr.suffix(3000))")
+            out = try JSONValue.parse(Data((r.stdout.split(separator: "\n").last.map(String.init) ?? "{}").utf8))
         }
-        await externalId.stop()
-        await b2c.stop()
+        return out
     }
 }
 

@@ -155,16 +155,7 @@ struct PolicyDelete: AsyncParsableCommand {
     @Flag(help: "Delete without asking.") var yes = false
 
     func run() async throws {
-        if !yes {
-            guard Prompt.stdinIsTerminal else {
-                throw CLIError(
-                    "deleting \(id) needs a yes: add --yes (no terminal to ask on); nothing was deleted", exitCode: ExitStatus.usage)
-            }
-            writePrompt("b2c: delete the custom policy \(id)? [y/N] ")
-            guard let a = Prompt.line()?.lowercased(), ["y", "yes"].contains(a) else {
-                throw CLIError("nothing was deleted", exitCode: ExitStatus.cancelled)
-            }
-        }
+        try confirmDeletion("the custom policy \(id)", yes: yes)
         guard try await withClient(try client.makeClient(), { try await $0.deletePolicy(id) }) else {
             throw CLIError("the tenant has no policy \(id) (see `b2c policy list`)", exitCode: ExitStatus.error)
         }

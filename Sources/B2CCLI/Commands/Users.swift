@@ -90,6 +90,18 @@ func usersTable(_ users: [DirectoryUser]) -> String {
             })
 }
 
+/// A deletion's yes: given with `--yes`, else asked at a terminal; without one, exit 64 and nothing deleted.
+func confirmDeletion(_ what: String, yes: Bool) throws {
+    guard !yes else { return }
+    guard Prompt.stdinIsTerminal else {
+        throw CLIError("deleting \(what) needs a yes: add --yes (no terminal to ask on); nothing was deleted", exitCode: ExitStatus.usage)
+    }
+    writePrompt("b2c: delete \(what)? [y/N] ")
+    guard let a = Prompt.line()?.lowercased(), ["y", "yes"].contains(a) else {
+        throw CLIError("nothing was deleted", exitCode: ExitStatus.cancelled)
+    }
+}
+
 /// The person a selector names, or exit 1 saying there is none.
 func requiredUser(_ c: B2CClient, _ selector: String) async throws -> DirectoryUser {
     guard let user = try await c.user(selector) else {
@@ -254,17 +266,7 @@ struct UsersDelete: AsyncParsableCommand {
     func run() async throws {
         try await options.run { c in
             let found = try await requiredUser(c, user)
-            if !yes {
-                guard Prompt.stdinIsTerminal else {
-                    throw CLIError(
-                        "deleting \(user) (\(found.id)) needs a yes: add --yes (no terminal to ask on); nothing was deleted",
-                        exitCode: ExitStatus.usage)
-                }
-                writePrompt("b2c: delete \(found.displayName) (\(user), \(found.id))? [y/N] ")
-                guard let a = Prompt.line()?.lowercased(), ["y", "yes"].contains(a) else {
-                    throw CLIError("nothing was deleted", exitCode: ExitStatus.cancelled)
-                }
-            }
+            try confirmDeletion("\(found.displayName) (\(user), \(found.id))", yes: yes)
             _ = try await c.deleteUser(found.id)
         }
         writeOut("Deleted \(user).")
