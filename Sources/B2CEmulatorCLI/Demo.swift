@@ -44,10 +44,10 @@ struct DemoCommand: AsyncParsableCommand {
         do { try fm.createDirectory(at: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700]) } catch {
             throw CLIError("cannot create '\(dir.path)': \(error.localizedDescription)", exitCode: ExitStatus.error)
         }
-        defer { if keep == nil { try? fm.removeItem(at: dir) } }
+        defer { if keep == nil { Self.remove(dir) } }
         // Ctrl-C or SIGTERM: say so, remove the temporary tenant (its CA key, the tokens), exit 2.
         let interrupt = cancelOnInterrupt(message: "cancelled; the demo's temporary tenant was removed") { [keep] in
-            if keep == nil { try? FileManager.default.removeItem(at: dir) }
+            if keep == nil { Self.remove(dir) }
         }
         defer { interrupt.forEach { $0.cancel() } }
 
@@ -134,6 +134,9 @@ final class DemoRun {
         await scripted.shutdown()
         await client.shutdown()
         await server.stop()
+        // The tenant's database closed before its folder is removed: a connection still open could make a file there
+        // (a WAL index) while the folder is being deleted, and leave it behind (seen once beside a busy test suite).
+        emulator.store.close()
     }
 
     func heading(_ text: String) { step += 1; writeOut("\n[\(step)] \(text)") }
@@ -384,4 +387,14 @@ struct GuidedBrowserUI: InteractionUI {
     }
     func progress(_ text: String) { writeErr(text) }
     func unanswerable() -> AsyncStream<String>? { terminal.unanswerable() }
+}
+
+extension DemoCommand {
+    /// Removes the temporary tenant's folder; a file made in it while it was being removed gets a second try.
+    static func remove(_ dir: URL) {
+        for _ in 0..<3 where FileManager.default.fileExists(atPath: dir.path) {
+            try? FileManager.default.removeItem(at: dir)
+            if FileManager.default.fileExists(atPath: dir.path) { usleep(50_000) }
+        }
+    }
 }
