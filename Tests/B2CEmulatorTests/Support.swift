@@ -67,7 +67,8 @@ final class TestTenant: Sendable {
     static func twin(seed: EmulatorSeed = .defaultTwin, tls: Bool = false) async throws -> (b2c: TestTenant, externalId: TestTenant) {
         let sides = try B2CEmulator.twin(seed: seed, store: try EmulatorStore.inMemory())
         let shared = tls ? FileManager.default.temporaryDirectory.appendingPathComponent("b2c-test-ca-\(UUID().uuidString)") : nil
-        return (try await start(sides.b2c, tls: tls, tlsDirectory: shared), try await start(sides.externalId, tls: tls, tlsDirectory: shared))
+        let b2c = try await start(sides.b2c, tls: tls, tlsDirectory: shared)
+        return (b2c, try await start(sides.externalId, tls: tls, tlsDirectory: shared))
     }
 
     static func start(
@@ -76,8 +77,8 @@ final class TestTenant: Sendable {
         var tlsMaterial: EmulatorTLS?
         var clientTLS = TLSConfiguration.makeClientConfiguration()
         if tls {
-            let dir =
-                tlsDirectory ?? stateDirectory ?? FileManager.default.temporaryDirectory.appendingPathComponent("b2c-test-ca-\(UUID().uuidString)")
+            let fresh = FileManager.default.temporaryDirectory.appendingPathComponent("b2c-test-ca-\(UUID().uuidString)")
+            let dir = tlsDirectory ?? stateDirectory ?? fresh
             let material = try EmulatorTLS.loadOrCreate(in: dir)
             tlsMaterial = material
             clientTLS.trustRoots = .certificates([try NIOSSLCertificate(bytes: Array(material.caCertificatePEM.utf8), format: .pem)])

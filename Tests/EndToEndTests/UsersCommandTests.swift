@@ -90,7 +90,8 @@ import Testing
             let config = try Self.config(w, app: "user-admin")
             let csv = w.dir.appendingPathComponent("testers.csv")
             try Data(
-                "email,displayName,password,city\nt1@contoso.com,Tester One,T1-2026-pass!,Lyon\nt2@contoso.com,\"Two, Tester\",,Paris\n,Nobody,X,\n"
+                ("email,displayName,password,city\nt1@contoso.com,Tester One,T1-2026-pass!,Lyon\n"
+                    + "t2@contoso.com,\"Two, Tester\",,Paris\n,Nobody,X,\n")
                     .utf8
             )
             .write(to: csv)

@@ -125,7 +125,8 @@ struct MigrateDiffCommand: AsyncParsableCommand {
         var rows = [["B2C CLAIM", "EXTERNAL ID CLAIM", "B2C VALUE", "EXTERNAL ID VALUE", "VERDICT", "WHAT THE APP MUST DO"]]
         for line in c.lines {
             rows.append([
-                line.b2cClaim ?? "—", line.externalIdClaim ?? "—", text(line.b2cValue), text(line.externalIdValue), line.verdict.rawValue,
+                line.b2cClaim ?? "—", line.externalIdClaim ?? "—", text(line.b2cValue), text(line.externalIdValue),
+                line.verdict.rawValue,
                 line.advice ?? "",
             ])
         }

@@ -84,7 +84,8 @@ struct PolicyUpload: AsyncParsableCommand {
                 var rows = [["#", "POLICY", "FILE", "BASE", "GRAPH CALL"]]
                 for (i, f) in plan.files.enumerated() {
                     rows.append([
-                        String(i + 1), f.policyId, f.path, f.basePolicyId ?? "—", "PUT …/beta/trustFramework/policies/\(f.policyId)/$value",
+                        String(i + 1), f.policyId, f.path, f.basePolicyId ?? "—",
+                        "PUT …/beta/trustFramework/policies/\(f.policyId)/$value",
                     ])
                 }
                 writeOut(table(rows))

@@ -165,8 +165,10 @@ struct UsersCreate: AsyncParsableCommand {
         commandName: "create", abstract: "Create a local account that signs in with an email address (or a user name, on B2C).",
         discussion: """
             Examples:
-              printf '%s\\n' "$PASSWORD" | b2c users create --email erin@contoso.com --display-name Erin --password-stdin --config admin.json
-              b2c users create --email test1@contoso.com --display-name 'Test One' --generate-password --attribute extension_LoyaltyId=L-1 --config admin.json
+              printf '%s\\n' "$PASSWORD" | b2c users create --email erin@contoso.com --display-name Erin --password-stdin \\
+                --config admin.json
+              b2c users create --email test1@contoso.com --display-name 'Test One' --generate-password \\
+                --attribute extension_LoyaltyId=L-1 --config admin.json
             """)
     @OptionGroup var options: UsersOptions
     @OptionGroup var passwordChoice: PasswordChoice
@@ -225,7 +227,9 @@ struct UsersUpdate: AsyncParsableCommand {
         if let givenName { changes["givenName"] = .string(givenName) }
         if let surname { changes["surname"] = .string(surname) }
         if let account { changes["accountEnabled"] = .bool(account) }
-        guard !changes.isEmpty else { throw CLIError("nothing to change: give --display-name, --attribute, …", exitCode: ExitStatus.usage) }
+        guard !changes.isEmpty else {
+            throw CLIError("nothing to change: give --display-name, --attribute, …", exitCode: ExitStatus.usage)
+        }
         let id = try await options.run { c -> String in
             let found = try await requiredUser(c, user)
             try await c.updateUser(found.id, changes)

@@ -45,7 +45,8 @@ enum EmulatorPageTemplates {
         </form>{{/body}}{{/page}}
         """,
         "devicedone": """
-        {{<page}}{{$title}}{{heading}}{{/title}}{{$body}}<h1 id="deviceDone" data-outcome="{{outcome}}">{{heading}}</h1><p>{{text}}</p>        {{/body}}{{/page}}
+        {{<page}}{{$title}}{{heading}}{{/title}}{{$body}}<h1 id="deviceDone" data-outcome="{{outcome}}">{{heading}}</h1>
+        <p>{{text}}</p>{{/body}}{{/page}}
         """,
         "signedout": """
         {{<page}}{{$title}}Signed out{{/title}}{{$body}}<h1>You have signed out.</h1><p>You can close this window.</p>{{/body}}{{/page}}
