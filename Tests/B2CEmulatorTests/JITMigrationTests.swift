@@ -118,21 +118,7 @@ import Testing
 
     @Test func nativeSignInRunsTheSameMigration() async throws {
         try await Self.withMigration { _, new, function in
-            let base = "/contoso.onmicrosoft.com/oauth2/v2.0"
-            let start = try await new.post(
-                "\(base)/initiate", ["client_id": clientID, "challenge_type": "password redirect", "username": bob.email])
-            let challenge = try await new.post(
-                "\(base)/challenge",
-                [
-                    "client_id": clientID, "challenge_type": "password redirect",
-                    "continuation_token": start.json["continuation_token"]?.stringValue ?? "",
-                ])
-            let tokens = try await new.post(
-                "\(base)/token",
-                [
-                    "client_id": clientID, "grant_type": "password", "password": bob.password, "scope": "openid offline_access",
-                    "continuation_token": challenge.json["continuation_token"]?.stringValue ?? "",
-                ])
+            let tokens = try await new.nativePasswordTokens(bob.email, bob.password)
             #expect(tokens.status == 200, "\(tokens.body)")
             let calls = try await Self.calls(new, function)
             let marked = try await Self.marked(new, bob.email)

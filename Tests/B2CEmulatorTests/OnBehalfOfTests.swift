@@ -30,21 +30,7 @@ import Testing
     @Test func entrasChecksRefuseEachWrongExchange() async throws {
         try await TestTenant.with(seed: .defaultExternalID) { t in
             // Alice's token for the hello API, through native authentication's password grant.
-            let base = "/contoso.onmicrosoft.com/oauth2/v2.0"
-            let start = try await t.post(
-                "\(base)/initiate", ["client_id": clientID, "challenge_type": "password redirect", "username": alice.email])
-            let ch = try await t.post(
-                "\(base)/challenge",
-                [
-                    "client_id": clientID, "challenge_type": "password redirect",
-                    "continuation_token": start.json["continuation_token"]?.stringValue ?? "",
-                ])
-            let tokens = try await t.post(
-                "\(base)/token",
-                [
-                    "client_id": clientID, "grant_type": "password", "password": alice.password, "scope": "openid \(helloScope)",
-                    "continuation_token": ch.json["continuation_token"]?.stringValue ?? "",
-                ])
+            let tokens = try await t.nativePasswordTokens(alice.email, alice.password, scope: "openid \(helloScope)")
             let assertion = try #require(tokens.json["access_token"]?.stringValue, "\(tokens.body)")
             let ok = try await Self.obo(t, assertion: assertion)
             #expect(ok.status == 200 && ok.json["id_token"] == nil, "\(ok.body)")

@@ -236,6 +236,28 @@ func expectB2CError(
     return desc
 }
 
+extension TestTenant {
+    /// Native authentication's password sign-in (initiate, challenge, token) for `client`: the token answer.
+    func nativePasswordTokens(
+        _ email: String, _ password: String, scope: String = "openid offline_access", client: String = clientID
+    ) async throws -> TestResponse {
+        let base = "/contoso.onmicrosoft.com/oauth2/v2.0"
+        let start = try await post("\(base)/initiate", ["client_id": client, "challenge_type": "password redirect", "username": email])
+        let challenge = try await post(
+            "\(base)/challenge",
+            [
+                "client_id": client, "challenge_type": "password redirect",
+                "continuation_token": start.json["continuation_token"]?.stringValue ?? "",
+            ])
+        return try await post(
+            "\(base)/token",
+            [
+                "client_id": client, "grant_type": "password", "password": password, "scope": scope,
+                "continuation_token": challenge.json["continuation_token"]?.stringValue ?? "",
+            ])
+    }
+}
+
 /// Sign in through the pages and redeem the code: the token response body.
 func signInAndRedeem(
     _ t: TestTenant, _ browser: Browser? = nil, policy: String = "B2C_1_susi", email: String = alice.email,

@@ -68,14 +68,7 @@ struct ImportCommand: AsyncParsableCommand {
     var replace = false
 
     func run() async throws {
-        let data: Data
-        if file == "-" {
-            data = FileHandle.standardInput.readDataToEndOfFile()
-        } else {
-            do { data = try LocalFile.read(file) } catch {
-                throw CLIError("cannot read the MSAL cache \(file): the file \(error.reason)", exitCode: ExitStatus.usage)
-            }
-        }
+        let data = try Prompt.file(file, what: "the MSAL cache")
         let client = try options.makeClient()
         let report = try await withClient(client) { c in try await c.importMSALCache(data, replace: replace) }
         for note in report.notes { writeErr(note) }

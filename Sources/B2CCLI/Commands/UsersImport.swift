@@ -70,14 +70,7 @@ struct UsersImport: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let data: Data
-        if file == "-" {
-            data = FileHandle.standardInput.readDataToEndOfFile()
-        } else {
-            do { data = try LocalFile.read(file) } catch {
-                throw CLIError("cannot read \(file): the file \(error.reason)", exitCode: ExitStatus.usage)
-            }
-        }
+        let data = try Prompt.file(file, what: "the users file")
         let rows = try Self.rows(data, path: file)
         let known: Set = ["email", "username", "displayName", "givenName", "surname", "password", "forceChangePassword"]
         var report: [JSONValue] = []

@@ -42,6 +42,14 @@ enum Prompt {
         return value
     }
 
+    /// A whole input file, `-` for stdin; one that cannot be read exits 64 saying which (`what`) and why.
+    static func file(_ path: String, what: String) throws -> Data {
+        if path == "-" { return FileHandle.standardInput.readDataToEndOfFile() }
+        do { return try LocalFile.read(path) } catch {
+            throw CLIError("cannot read \(what) \(path): the file \(error.reason)", exitCode: ExitStatus.usage)
+        }
+    }
+
     static func password(fromStdin: Bool, prompt: String) throws -> String {
         if fromStdin {
             guard let p = line(), !p.isEmpty else {
