@@ -46,7 +46,7 @@ def main(argv):
                 state["calls"] += 1
                 mode = state["mode"]
             if mode == "slow":
-                time.sleep(3)  # beyond the longest timeout Entra allows (2000 ms)
+                time.sleep(7)  # beyond the test tenant's timeout (6000 ms, JITMigrationTests)
             if not migration.caller_is_the_tenant(self.headers.get("Authorization", "")):
                 return self.reply(401, {"error": "the caller is not the tenant"})
             try:
