@@ -2,11 +2,11 @@
 import PackageDescription
 
 // `--static-swift-stdlib` links with `-export-dynamic` (the runtime's link file), which puts every public symbol of every
-// package module (52,000: GRDB, NIO, X509…) into the dynamic symbol table. Nothing looks them up, but each start pays
-// for it: the runtime's first `dladdr` scans that table (0.6 ms of a 9 ms cache hit). bench/README.md, "lean client".
+// package module (GRDB, NIO, X509…) into the dynamic symbol table. Nothing looks them up, but each start pays for it: the
+// runtime's first `dladdr` scans that table. The figures are in bench/README.md, "The lean client".
 let leanStart: [LinkerSetting] = [.unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(platforms: [.linux]))]
 // The fast path is one static executable (the Swift runtime, SQLite, libcrypto's SHA-256 and AES-GCM, the C library): no
-// dynamic loader, no relocations against shared libraries at start, so a cache hit costs about its database lookup.
+// dynamic loader, no relocations against shared libraries at start (bench/README.md, "token cache hit").
 let fastStart: [LinkerSetting] = [.unsafeFlags(["-static-executable"], .when(platforms: [.linux], configuration: .release))]
 
 let package = Package(
@@ -115,10 +115,9 @@ let package = Package(
             ]
         ),
         // `b2c`: the fast path of `b2c token` (a cache hit answered from the store), and the hand-over to the full client.
-        .executableTarget(
-            name: "b2c", dependencies: ["B2CFastPath", "CSQLite", "CKeyring"],
-            path: "Sources/b2c-fast", linkerSettings: fastStart),
-        .executableTarget(name: "b2c-client", dependencies: ["B2CCLI"], path: "Sources/b2c", linkerSettings: leanStart),
+        .executableTarget(name: "b2c", dependencies: ["B2CFastPath", "CSQLite", "CKeyring"], linkerSettings: fastStart),
+        // `b2c-client`: every command, and every `b2c token` the fast path hands over.
+        .executableTarget(name: "b2c-client", dependencies: ["B2CCLI"], linkerSettings: leanStart),
         // The local tenant's commands (`emulator serve`, `emulator default-seed`, `demo`), in their own program.
         .target(
             name: "B2CEmulatorCLI",

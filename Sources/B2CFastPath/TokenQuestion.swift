@@ -4,11 +4,69 @@ import Glibc
 import Darwin
 #endif
 
+/// A `b2c token` command line in its plain forms (`--name value`, `--name=value`, each at most once but `--scope`), read
+/// without ArgumentParser: the one reader of these forms, for the fast path (`TokenQuestion`) and for the full client
+/// (`Token.fastParse`), since ArgumentParser's reflection over the command tree costs a cache hit a large share of its run
+/// (bench/README.md, "token cache hit"). nil for anything else — help, an unknown or repeated option, a value that does
+/// not validate, an empty value or one starting with '-' —, which ArgumentParser then parses with its messages.
+public struct TokenCommandLine: Sendable, Equatable {
+    public var policy: String?
+    public var account: String?
+    public var api: String?
+    public var scopes: [String] = []
+    public var minValid = 300
+    public var format: TokenText.Format = .raw
+    public var config: String?
+    public var profile: String?
+    public var httpTimeout: Int?
+    public var forceRefresh = false
+    public var verbose = false
+    public var app = false
+    public var clientSecretStdin = false
+
+    /// `arguments` without the program name.
+    public init?(_ arguments: [String]) {
+        guard arguments.first == "token",
+            let options = OptionScan.scan(
+                arguments.dropFirst(), flags: ["--force-refresh", "--verbose", "-v", "--app", "--client-secret-stdin"],
+                valued: [
+                    "--config", "--profile", "--http-timeout", "--policy", "--account", "--api", "--scope", "--min-valid", "--format",
+                ], repeatable: ["--scope"], aliases: ["--output": "--format", "-o": "--format"], negativeNumbers: ["--min-valid"])
+        else { return nil }
+        for (name, v) in options {
+            switch name {
+            case "--force-refresh": forceRefresh = true
+            case "--app": app = true
+            case "--client-secret-stdin": clientSecretStdin = true
+            case "--verbose", "-v": verbose = true
+            case "--config": config = v
+            case "--profile": profile = v
+            case "--http-timeout":
+                guard let n = Int(v), (1...600).contains(n) else { return nil }
+                httpTimeout = n
+            case "--policy": policy = v
+            case "--account": account = v
+            case "--api": api = v
+            case "--scope": scopes.append(v)
+            case "--min-valid":
+                guard let n = Int(v) else { return nil }
+                minValid = n
+            default:
+                guard let f = TokenText.Format(rawValue: v) else { return nil }
+                format = f
+            }
+        }
+    }
+
+    /// Whether the fast path may answer it: none of the options that only the full client acts on.
+    var isAQuestion: Bool { profile == nil && httpTimeout == nil && !forceRefresh && !verbose && !app && !clientSecretStdin }
+}
+
 /// A `b2c token` command reduced to what decides its answer: the options (in their plain forms only), the variables that
 /// choose the configuration, and the working directory. The full client files the answer it gave under the question's
 /// hash; the fast path asks the store with the same hash. Anything unusual — help, an option the fast path does not
 /// take (`--app`, `--force-refresh`, `--verbose`, `--decode`…), a repeated option, a value that starts with '-' — is no
-/// question: the full client answers it.
+/// question: the full client answers it (`TokenCommandLine` reads the forms).
 public struct TokenQuestion: Sendable, Equatable {
     public var policy: String?
     public var account: String?
@@ -29,30 +87,11 @@ public struct TokenQuestion: Sendable, Equatable {
 
     /// The question `arguments` (without the program name) ask, or nil when the fast path does not answer such a command.
     public init?(arguments: [String], environment: [String: String], workingDirectory: String) {
-        guard arguments.first == "token" else { return nil }
+        guard let line = TokenCommandLine(arguments), line.isAQuestion else { return nil }
         self.workingDirectory = workingDirectory
         self.environment = Self.variables.map { environment[$0] ?? "" }
-        guard
-            let options = OptionScan.scan(
-                arguments.dropFirst(), flags: [],
-                valued: ["--policy", "--account", "--api", "--scope", "--config", "--min-valid", "--format"], repeatable: ["--scope"],
-                aliases: ["--output": "--format", "-o": "--format"], negativeNumbers: ["--min-valid"])
-        else { return nil }
-        for (name, v) in options {
-            switch name {
-            case "--policy": policy = v
-            case "--account": account = v
-            case "--api": api = v
-            case "--scope": scopes.append(v)
-            case "--config": config = v
-            case "--min-valid":
-                guard let n = Int(v) else { return nil }
-                minValid = n
-            default:
-                guard let f = TokenText.Format(rawValue: v) else { return nil }
-                format = f
-            }
-        }
+        (policy, account, api, scopes) = (line.policy, line.account, line.api, line.scopes)
+        (minValid, format, config) = (line.minValid, line.format, line.config)
     }
 
     /// The hash the answer is filed under: SHA-256 of every part, NUL-separated, in hex.

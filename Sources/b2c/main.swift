@@ -43,19 +43,18 @@ func handOver() -> Never {
     exit(1)
 }
 
-/// A path that exists only as this user's: a directory or file owned by us and not writable by others (as the full
-/// client requires of the store).
+/// A path that exists as this user's private directory or file (StoreRules.unfit: ours, writable by nobody else), not
+/// a link: the fast path is stricter than the full client here (a store directory reached through a link is handed over).
 func isPrivate(_ path: String, directory: Bool) -> Bool {
     var info = stat()
-    guard lstat(path, &info) == 0, info.st_uid == geteuid(), info.st_mode & (S_IWGRP | S_IWOTH) == 0 else { return false }
+    guard lstat(path, &info) == 0, StoreRules.unfit(info) == nil else { return false }
     return (info.st_mode & S_IFMT) == (directory ? S_IFDIR : S_IFREG)
 }
 
-/// The store's file and, when they exist, its WAL and shared-memory files: each a regular file of ours that nobody
-/// else may write (as the full client requires).
+/// The store's file and, when they exist, its companions: each a private regular file.
 func storeFilesArePrivate(_ path: String) -> Bool {
     guard isPrivate(path, directory: false) else { return false }
-    for suffix in ["-wal", "-shm"] {
+    for suffix in StoreRules.companionSuffixes {
         var info = stat()
         if lstat(path + suffix, &info) == 0 && !isPrivate(path + suffix, directory: false) { return false }
     }
@@ -79,12 +78,13 @@ func isCertificateFile(_ path: String) -> Bool {
 /// `SSL_CERT_DIR` must be readable, and a proxy variable must be an http:// URL. The fast path takes the first as the
 /// full client does and leaves any proxy variable to it.
 func networkVariablesHold() -> Bool {
-    func value(_ name: String) -> String? {
-        environment(name).flatMap { $0.allSatisfy { $0 == " " || $0 == "\t" } ? nil : $0 }
+    if let file = NetworkVariables.value(environment, [NetworkVariables.trustFile]), access(file, R_OK) != 0 { return false }
+    if let directory = NetworkVariables.value(environment, [NetworkVariables.trustDirectory]),
+        access(NetworkVariables.firstDirectory(directory), R_OK) != 0
+    {
+        return false
     }
-    if let file = value("SSL_CERT_FILE"), access(file, R_OK) != 0 { return false }
-    if let directory = value("SSL_CERT_DIR"), access(String(directory.split(separator: ":").first ?? ""), R_OK) != 0 { return false }
-    return ["https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY"].allSatisfy { value($0) == nil }
+    return NetworkVariables.value(environment, NetworkVariables.httpsProxy + NetworkVariables.httpProxy) == nil
 }
 
 /// Whether `./policies.json`, found in the working directory, may be used as the full client decides it may: the file
@@ -99,23 +99,13 @@ func foundConfigurationIsAllowed(_ path: String, hash: String, storeDirectory: S
     var info = stat()
     var target = [CChar](repeating: 0, count: 4096)
     let n = readlink("/proc/self/fd/\(fd)", &target, target.count - 1)
-    guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_uid == geteuid(),
-        info.st_mode & (S_IWGRP | S_IWOTH) == 0, let bytes = FileBytes.contents(ofDescriptor: fd),
+    guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, StoreRules.unfit(info) == nil,
+        let bytes = FileBytes.contents(ofDescriptor: fd),
         TokenAnswer.digest(bytes) == hash, n > 0
     else { return false }
-    let canonical = Array(target[0..<n].map { UInt8(bitPattern: $0) })
-    // The record as the full client reads it: UTF-8 text whose first line is the allowed bytes' hash.
-    guard let record = FileBytes.contents(of: storeDirectory + "/allowed/" + Digest.sha256Hex(canonical)),
-        let text = String(validating: record, as: UTF8.self)
-    else { return false }
-    return text.split(separator: "\n", omittingEmptySubsequences: false).first.map(String.init) == hash
-}
-
-/// The store directory, as the full client finds it.
-func storeDirectory() -> String? {
-    if let home = environment("B2C_HOME"), !home.isEmpty { return home }
-    if let data = environment("XDG_DATA_HOME"), !data.isEmpty { return data + "/b2c" }
-    return environment("HOME").map { $0 + "/.local/share/b2c" }
+    let canonical = String(decoding: target[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    let record = storeDirectory + "/" + AllowRecord.folder + "/" + AllowRecord.name(canonicalPath: canonical)
+    return FileBytes.contents(of: record).flatMap(AllowRecord.allowedHash) == hash
 }
 
 /// One look at the store.
@@ -222,15 +212,15 @@ func answer() -> String? {
         let question = TokenQuestion(arguments: Array(CommandLine.arguments.dropFirst()), environment: variables, workingDirectory: cwd),
         // Both set: the full client compares the two each time (and says so when they differ).
         (environment("B2C_CONFIG") ?? "").isEmpty || (environment("B2C_PROFILE") ?? "").isEmpty,
-        let directory = storeDirectory()
+        let directory = StoreRules.directory(environment, home: environment("HOME"))
     else { return nil }
-    let path = directory + "/store.sqlite"
+    let path = directory + "/" + StoreRules.fileName
     guard isPrivate(directory, directory: true), storeFilesArePrivate(path), let store = Store(path: path),
         let filed = text(store.row("SELECT answer FROM fast_answers WHERE question = ?", [question.key])?[0]),
         let a = TokenAnswer(encoded: filed),
         // A configuration found in the working directory (the full client looks there first) is used once allowed.
-        a.found == (question.findsConfiguration && access(cwd + "/policies.json", F_OK) == 0),
-        !a.found || (cwd != "/" && a.configPath == cwd + "/policies.json"),
+        a.found == (question.findsConfiguration && access(cwd + "/" + StoreRules.configurationFileName, F_OK) == 0),
+        !a.found || (cwd != "/" && a.configPath == cwd + "/" + StoreRules.configurationFileName),
         let generation = text(store.row("SELECT n FROM store_generation", [])?[0]), Int(generation) == a.generation,
         // (A found file is opened once for all its checks: its bytes are hashed there.)
         a.found
@@ -252,7 +242,7 @@ func answer() -> String? {
             sealed, row: SealedSecret.accessTokenRow(a.environment, a.clientID, a.accountID, a.target), isText: text(row[2]) == "1"),
         TokenAnswer.digest(Array(secret.utf8)) == a.secretHash
     else { return nil }
-    if a.found { writeAll(2, "b2c: using ./policies.json (found in the current directory)\n") }
+    if a.found { writeAll(2, "b2c: " + StoreRules.foundConfigurationNotice + "\n") }
     return TokenText.render(
         secret, expiresOn: expiresOn, format: question.format,
         extra: ["scopes": .string(a.target), "accountId": .string(a.accountID), "policy": .string(a.policy), "fromCache": .bool(true)])

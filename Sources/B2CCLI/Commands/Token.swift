@@ -79,7 +79,7 @@ struct TokenArguments: Equatable {
     }
 
     /// A cache hit that said nothing on stderr is filed for the fast path (`b2c` answers the same question again without
-    /// the full client: Sources/b2c-fast/main.swift), under the question the command line and the environment ask.
+    /// the full client: Sources/b2c/main.swift), under the question the command line and the environment ask.
     func fileFastAnswer(_ client: B2CClient, _ result: SilentResult, generationBefore: Int?) {
         guard !decode, !StandardError.used.withLock({ $0 }) else { return }
         let environment = ProcessInfo.processInfo.environment
@@ -116,45 +116,19 @@ struct TokenArguments: Equatable {
             ])
     }
 
-    /// The plain forms of `b2c token …` (every option above, as `--name value` or `--name=value`, each at most once
-    /// but `--scope`), parsed without ArgumentParser: its reflection over the command tree costs a token cache hit
-    /// a large share of the whole run (bench/README.md, "token cache hit"). Anything else — help, an unknown or repeated option, a value
-    /// that does
-    /// not validate, an empty value or one starting with '-' — returns nil, and ArgumentParser parses it and gives its messages.
+    /// The plain forms of `b2c token …`, read by the reader the fast path uses (`TokenCommandLine`) without ArgumentParser;
+    /// nil leaves the command to ArgumentParser and its messages.
     static func fastParse(_ arguments: [String]) -> TokenArguments? {
-        guard arguments.first == "token" else { return nil }
+        guard let line = TokenCommandLine(arguments) else { return nil }
         var r = TokenArguments()
-        // --format and --output (-o) are one setting: given twice, ArgumentParser judges.
-        guard
-            let options = OptionScan.scan(
-                arguments.dropFirst(), flags: ["--force-refresh", "--verbose", "-v", "--app", "--client-secret-stdin"],
-                valued: [
-                    "--config", "--profile", "--http-timeout", "--policy", "--account", "--api", "--scope", "--min-valid", "--format",
-                ], repeatable: ["--scope"], aliases: ["--output": "--format", "-o": "--format"], negativeNumbers: ["--min-valid"])
-        else { return nil }
-        for (name, v) in options {
-            switch name {
-            case "--force-refresh": r.forceRefresh = true
-            case "--app": r.app = true
-            case "--client-secret-stdin": r.client.clientSecretStdin = true
-            case "--verbose", "-v": r.client.verbose = true
-            case "--config": r.client.config = v
-            case "--profile": r.client.profile = v
-            case "--http-timeout":
-                guard let n = Int(v), (1...600).contains(n) else { return nil }
-                r.client.httpTimeout = n
-            case "--policy": r.policy = v
-            case "--account": r.account = v
-            case "--api": r.api = v
-            case "--scope": r.scopes.append(v)
-            case "--min-valid":
-                guard let n = Int(v) else { return nil }
-                r.minValid = n
-            default:
-                guard let f = TokenFormat(rawValue: v) else { return nil }
-                r.format = f
-            }
-        }
+        (r.forceRefresh, r.app, r.client.clientSecretStdin, r.client.verbose) = (
+            line.forceRefresh, line.app, line.clientSecretStdin, line.verbose
+        )
+        (r.client.config, r.client.profile) = (line.config, line.profile)
+        if let timeout = line.httpTimeout { r.client.httpTimeout = timeout }
+        (r.policy, r.account, r.api, r.scopes, r.minValid, r.format) = (
+            line.policy, line.account, line.api, line.scopes, line.minValid, line.format
+        )
         // Combinations ArgumentParser refuses with a message go to it.
         if (r.client.config != nil && r.client.profile != nil) || (r.app && (r.account != nil || r.scopes.count > 1)) { return nil }
         return r

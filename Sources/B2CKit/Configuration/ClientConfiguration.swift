@@ -156,14 +156,14 @@ public struct ClientConfiguration: Sendable, Equatable {
         var searched: [String] = []
         if let env = environment["B2C_CONFIG"], !env.isEmpty { return (env, [env], false) }
         if let env = environment["B2C_PROFILE"], !env.isEmpty { return (try Profiles.existing(env, environment: environment), [], false) }
-        let local = URL(fileURLWithPath: currentDirectory).appendingPathComponent("policies.json").path
+        let local = URL(fileURLWithPath: currentDirectory).appendingPathComponent(StoreRules.configurationFileName).path
         searched.append(local)
         // Found, not named: used only once allowed (ConfigurationTrust).
         if FileManager.default.fileExists(atPath: local) { return (local, searched, true) }
         let xdg =
             environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
             ?? ((environment["HOME"] ?? NSHomeDirectory()) + "/.config")
-        let user = xdg + "/b2c/policies.json"
+        let user = xdg + "/b2c/" + StoreRules.configurationFileName
         searched.append(user)
         if FileManager.default.fileExists(atPath: user) { return (user, searched, false) }
         return (nil, searched, false)

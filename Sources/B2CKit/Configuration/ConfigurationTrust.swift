@@ -1,17 +1,19 @@
+import B2CFastPath
 import Crypto
 import Foundation
 
 /// Which configurations found implicitly (`./policies.json` in the working directory, named by no flag or variable) the
 /// user has allowed, as direnv allows an `.envrc`: per file path and content hash, kept in the store directory's
-/// `allowed/` (one file per path, named by the path's hash, holding the content's hash and the path). A changed file must be allowed
+/// `allowed/` (`AllowRecord`: one file per path, named by the path's hash, holding the content's hash and the path; the fast
+/// path reads the same records). A changed file must be allowed
 /// again. A file owned by another user, or writable by others, is refused outright: such a file could send the user's
 /// tokens anywhere (its `apis[].baseUrl`) and trust any CA (its `caFile`).
-public struct ConfigurationTrust: Sendable {
+package struct ConfigurationTrust: Sendable {
     /// `allowed/` in the store directory: one record per allowed path.
     public let directory: URL
 
     /// The records kept under `storeDirectory`.
-    public init(storeDirectory: URL) { directory = storeDirectory.appendingPathComponent("allowed") }
+    public init(storeDirectory: URL) { directory = storeDirectory.appendingPathComponent(AllowRecord.folder) }
 
     /// Whether a configuration file, as read, may be used.
     public enum Verdict: Sendable, Equatable {
@@ -36,8 +38,12 @@ public struct ConfigurationTrust: Sendable {
 
     /// Whether the file, as read, was allowed.
     public func verdict(for file: Candidate) -> Verdict {
-        guard let recorded = try? String(contentsOf: record(file.canonical), encoding: .utf8) else { return .unknown(changed: false) }
-        return recorded.split(separator: "\n").first.map(String.init) == file.hash ? .allowed : .unknown(changed: true)
+        guard
+            let recorded = FileManager.default.contents(atPath: record(file.canonical).path).flatMap({
+                AllowRecord.allowedHash([UInt8]($0))
+            })
+        else { return .unknown(changed: false) }
+        return recorded == file.hash ? .allowed : .unknown(changed: true)
     }
 
     /// Records the file, as read, as allowed.
@@ -52,7 +58,7 @@ public struct ConfigurationTrust: Sendable {
             throw ConfigurationRefused(path: file.path, message: "cannot be recorded as allowed (\(String(cString: strerror(errno))))")
         }
         defer { close(fd) }
-        let line = file.hash + "\n" + file.canonical + "\n"
+        let line = AllowRecord.content(hash: file.hash, canonicalPath: file.canonical)
         guard line.withCString({ write(fd, $0, strlen($0)) }) == line.utf8.count else {
             throw ConfigurationRefused(path: file.path, message: "cannot be recorded as allowed (the write failed)")
         }
@@ -63,7 +69,7 @@ public struct ConfigurationTrust: Sendable {
     public func deny(_ path: String) -> Bool { unlink(record(Self.canonicalPath(path)).path) == 0 }
 
     private func record(_ canonical: String) -> URL {
-        directory.appendingPathComponent(SHA256.hash(data: Data(canonical.utf8)).map { String(format: "%02x", $0) }.joined())
+        directory.appendingPathComponent(AllowRecord.name(canonicalPath: canonical))
     }
 
     static func canonicalPath(_ path: String) -> String {
@@ -77,17 +83,18 @@ public struct ConfigurationTrust: Sendable {
         guard stat(canonical, &info) == 0 else {
             throw ConfigurationRefused(path: path, message: "cannot be read (\(String(cString: strerror(errno))))")
         }
-        if info.st_uid != geteuid() {
+        switch StoreRules.unfit(info) {
+        case nil: break
+        case .anotherOwner(let uid):
             throw ConfigurationRefused(
                 path: path,
-                message: "belongs to another user (uid \(info.st_uid)): b2c does not use a configuration found in the current directory "
+                message: "belongs to another user (uid \(uid)): b2c does not use a configuration found in the current directory "
                     + "that is not yours, since it decides where your tokens go")
-        }
-        if info.st_mode & (S_IWGRP | S_IWOTH) != 0 {
+        case .writableByOthers(let mode):
             throw ConfigurationRefused(
                 path: path,
                 message:
-                    "is writable by other users (mode \(String(info.st_mode & 0o777, radix: 8))): b2c does not use such a configuration "
+                    "is writable by other users (mode \(String(mode & 0o777, radix: 8))): b2c does not use such a configuration "
                     + "found in the current directory, since it decides where your tokens go. Remove their write permission (chmod go-w)")
         }
         guard let data = FileManager.default.contents(atPath: canonical) else {

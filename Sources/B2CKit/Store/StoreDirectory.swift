@@ -1,3 +1,4 @@
+import B2CFastPath
 import Foundation
 
 /// Whose store this is. The directory is made 0700 when b2c makes it and is never chmod-ed otherwise; a directory or
@@ -27,7 +28,7 @@ enum StoreDirectory {
 
     /// The store file and its companions, when they exist: this user's, and writable by nobody else.
     static func checkFiles(_ file: String) throws {
-        for suffix in ["", "-wal", "-shm"] {
+        for suffix in [""] + StoreRules.companionSuffixes {
             var info = stat()
             guard lstat(file + suffix, &info) == 0 else { continue }
             guard info.st_mode & S_IFMT == S_IFREG else { throw unusable(file + suffix, "is not a regular file (a link or a device)") }
@@ -48,12 +49,13 @@ enum StoreDirectory {
     }
 
     static func checkOwnership(_ info: stat, path: String, what: String) throws {
-        if info.st_uid != geteuid() {
+        switch StoreRules.unfit(info) {
+        case nil: return
+        case .anotherOwner(let uid):
             throw unusable(
-                path, "belongs to another user (uid \(info.st_uid), you are \(geteuid())); b2c keeps tokens only where you alone own them")
-        }
-        if info.st_mode & (S_IWGRP | S_IWOTH) != 0 {
-            let mode = String(info.st_mode & 0o7777, radix: 8)
+                path, "belongs to another user (uid \(uid), you are \(geteuid())); b2c keeps tokens only where you alone own them")
+        case .writableByOthers(let bits):
+            let mode = String(bits, radix: 8)
             throw unusable(
                 path,
                 "is writable by other users (mode \(mode)); b2c keeps tokens only where nobody else can write. Run `chmod go-w '\(path)'` "

@@ -1,16 +1,14 @@
+import B2CFastPath
 import Foundation
 import GRDB
 import NIOConcurrencyHelpers
 
-/// Where the store lives: `$B2C_HOME`, else `$XDG_DATA_HOME/b2c`, else `~/.local/share/b2c`.
+/// Where the store lives: `$B2C_HOME`, else `$XDG_DATA_HOME/b2c`, else `~/.local/share/b2c` (the rule is
+/// `StoreRules.directory`, which the fast path applies too).
 public enum StoreLocation {
     /// The store directory, read from `environment` (the process environment by default).
     public static func directory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
-        if let home = environment["B2C_HOME"], !home.isEmpty { return URL(fileURLWithPath: home) }
-        let data =
-            environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? ((environment["HOME"] ?? NSHomeDirectory()) + "/.local/share")
-        return URL(fileURLWithPath: data).appendingPathComponent("b2c")
+        URL(fileURLWithPath: StoreRules.directory({ environment[$0] }, home: environment["HOME"] ?? NSHomeDirectory())!)
     }
 }
 
@@ -31,8 +29,11 @@ public final class TokenStore: Sendable {
 
     public var path: String { directory.appendingPathComponent("store.sqlite").path }
 
-    /// `keys`: where the data key may come from (the platform key store and `$B2C_STORE_KEY` by default).
-    public init(directory: URL, keys: StoreKeySources = .system()) throws {
+    /// The store in `directory`, its data key from the platform key store or `$B2C_STORE_KEY`.
+    public convenience init(directory: URL) throws { try self.init(directory: directory, keys: .system()) }
+
+    /// `keys`: where the data key may come from.
+    package init(directory: URL, keys: StoreKeySources) throws {
         self.directory = directory
         self.keys = keys
         try StoreDirectory.prepare(directory)

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import B2CFastPath
 import Foundation
 import NIOCore
 import NIOPosix
@@ -6,7 +7,8 @@ import NIOSSL
 
 /// What the environment says about the network, read as curl, Go and Python read it: trust roots (`SSL_CERT_FILE`,
 /// `SSL_CERT_DIR`) and proxies (`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`, either case). Loopback hosts are never proxied
-/// (as in Go): the emulator and the redirect listener are on this machine.
+/// (as in Go): the emulator and the redirect listener are on this machine. Which variables count as set is
+/// `NetworkVariables`' rule, which the fast path applies too.
 struct NetworkEnvironment: Sendable {
     struct Trust: Sendable, Equatable {
         var file: String?
@@ -36,11 +38,9 @@ struct NetworkEnvironment: Sendable {
     var noProxy: [String] = []
 
     init(_ env: [String: String]) throws {
-        func value(_ names: String...) -> String? {
-            names.lazy.compactMap { env[$0] }.first { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
-        }
-        let file = value("SSL_CERT_FILE")
-        let directory = value("SSL_CERT_DIR").map { String($0.split(separator: ":").first ?? "") }
+        func value(_ names: [String]) -> String? { NetworkVariables.value({ env[$0] }, names) }
+        let file = value([NetworkVariables.trustFile])
+        let directory = value([NetworkVariables.trustDirectory]).map(NetworkVariables.firstDirectory)
         if (file ?? Self.systemBundle) != Self.systemBundle || (directory ?? Self.systemDirectory) != Self.systemDirectory {
             for (name, path) in [("SSL_CERT_FILE", file), ("SSL_CERT_DIR", directory)] {
                 if let path, !FileManager.default.isReadableFile(atPath: path) {
@@ -49,9 +49,9 @@ struct NetworkEnvironment: Sendable {
             }
             trust = Trust(file: file, directory: directory)
         }
-        httpsProxy = try value("https_proxy", "HTTPS_PROXY").map { try Self.proxy($0, variable: "HTTPS_PROXY") }
-        httpProxy = try value("http_proxy", "HTTP_PROXY").map { try Self.proxy($0, variable: "HTTP_PROXY") }
-        noProxy = (value("no_proxy", "NO_PROXY") ?? "").split(separator: ",").map {
+        httpsProxy = try value(NetworkVariables.httpsProxy).map { try Self.proxy($0, variable: "HTTPS_PROXY") }
+        httpProxy = try value(NetworkVariables.httpProxy).map { try Self.proxy($0, variable: "HTTP_PROXY") }
+        noProxy = (value(NetworkVariables.noProxy) ?? "").split(separator: ",").map {
             var entry = $0.trimmingCharacters(in: .whitespaces).lowercased()
             if entry.hasPrefix("*.") { entry.removeFirst(2) } else if entry.hasPrefix(".") { entry.removeFirst() }
             return entry
