@@ -28,7 +28,7 @@ do {
         token = try await client.acquireTokenSilently(policyName: nil, selector: nil, scopes: scopes)
     } catch let e as B2CError where e.kind == .interactionRequired {
         let account = try await client.signInInteractively(policyName: nil, options: InteractiveOptions(), ui: BrowserLauncher())
-        print("Signed in as \(AccountSelection.email(account) ?? account.oid) under \(account.policy)")
+        print("Signed in as \(account.email ?? account.oid) under \(account.policy)")
         token = try await client.acquireTokenSilently(policyName: nil, selector: account.id, scopes: scopes)
     }
     print("Token for \(token.account.policy), valid until \(Date(timeIntervalSince1970: Double(token.accessToken.expiresOn)))")

@@ -20,6 +20,8 @@ public final class B2CClient: Sendable {
     let clock: @Sendable () -> Int
     /// The silent token's answers of this process, while the store has not changed.
     let silentMemo = SilentMemo()
+    /// What every flow works with.
+    let context: FlowContext
 
     /// - Parameters:
     ///   - timeoutSeconds: bounds every HTTP request, and the wait for another process's refresh of the same token.
@@ -41,6 +43,9 @@ public final class B2CClient: Sendable {
         }
         metadata = MetadataProvider(store: store, transport: transport, config: config)
         self.clock = clock
+        context = FlowContext(
+            config: config, store: store, transport: transport, endpoint: Self.tokenEndpoint(config, secrets, transport),
+            metadata: metadata, clock: clock)
     }
 
     /// Stops the HTTP clients; call once when done.
@@ -77,23 +82,16 @@ public final class B2CClient: Sendable {
 
     /// Signs a person in with a password at a policy of role `ropc` (the named one, else the configuration's first).
     public func signInWithPassword(policyName: String?, username: String, password: String, scopes: [String]) async throws -> Account {
-        try await PasswordSignIn(
-            config: config, store: store, endpoint: tokenEndpoint, metadata: metadata, tokenSets: tokenSets, clock: clock
-        ).run(policyName: policyName, username: username, password: password, scopes: scopes)
+        try await PasswordSignIn(context: context).run(policyName: policyName, username: username, password: password, scopes: scopes)
     }
 
     /// Signs a person in through External ID's native-auth API (password or one-time code, asked of `prompter`).
     public func signInNative(username: String, mode: NativeMode, scopes: [String], prompter: NativePrompter) async throws -> Account {
-        try await NativeSignIn(
-            config: config, store: store, transport: transport, metadata: metadata, tokenSets: tokenSets, clock: clock,
-            prompter: prompter
-        ).run(username: username, mode: mode, scopes: scopes)
+        try await nativeSignIn(prompter).run(username: username, mode: mode, scopes: scopes)
     }
 
     private func nativeSignIn(_ prompter: NativePrompter) -> NativeSignIn {
-        NativeSignIn(
-            config: config, store: store, transport: transport, metadata: metadata, tokenSets: tokenSets, clock: clock,
-            prompter: prompter)
+        NativeSignIn(context: context, prompter: prompter)
     }
 
     /// Signs a new person up through External ID's native authentication: the address proven with a code, a password
@@ -137,7 +135,7 @@ public final class B2CClient: Sendable {
 
     /// Ends the B2C browser session through a policy's end_session endpoint; false when the browser did not come back.
     public func endBrowserSession(policyName: String?, ui: InteractionUI, timeoutSeconds: Int = 120) async throws -> Bool {
-        try await BrowserSignOut(config: config, metadata: metadata, clock: clock, ui: ui)
+        try await BrowserSignOut(context: context, ui: ui)
             .run(policyName: policyName, timeoutSeconds: timeoutSeconds)
     }
 
@@ -160,33 +158,20 @@ public final class B2CClient: Sendable {
 
     // MARK: building the flows
 
-    var tokenEndpoint: TokenEndpoint {
-        let (config, secrets) = (config, secrets)
-        return TokenEndpoint(
+    /// The token endpoint with the app's credentials (its secret asked for only when a request needs it).
+    static func tokenEndpoint(_ config: ClientConfiguration, _ secrets: ClientSecretSource, _ transport: HTTPTransport) -> TokenEndpoint {
+        TokenEndpoint(
             transport: transport, clientID: config.clientID,
             credentials: ClientCredentials(method: config.clientAuthMethod, confidential: config.confidential) {
                 try secrets.secret(for: config)
             })
     }
 
-    var tokenSets: TokenSetBuilder { TokenSetBuilder(config: config, metadata: metadata) }
+    func silentToken() -> SilentToken { SilentToken(context: context) }
 
-    func silentToken() -> SilentToken {
-        SilentToken(
-            config: config, store: store, endpoint: tokenEndpoint, metadata: metadata, tokenSets: tokenSets, clock: clock,
-            lockTimeoutSeconds: transport.timeoutSeconds)
-    }
-
-    func interactiveSignIn(_ ui: InteractionUI) -> InteractiveSignIn {
-        InteractiveSignIn(
-            config: config, store: store, endpoint: tokenEndpoint, metadata: metadata, tokenSets: tokenSets, clock: clock, ui: ui)
-    }
+    func interactiveSignIn(_ ui: InteractionUI) -> InteractiveSignIn { InteractiveSignIn(context: context, ui: ui) }
 
     func profileFlows(_ ui: InteractionUI) -> ProfileFlows { ProfileFlows(config: config, store: store, signIn: interactiveSignIn(ui)) }
 
-    func appOnlyToken() -> AppOnlyToken {
-        AppOnlyToken(
-            config: config, store: store, endpoint: tokenEndpoint, metadata: metadata, clock: clock,
-            lockTimeoutSeconds: transport.timeoutSeconds)
-    }
+    func appOnlyToken() -> AppOnlyToken { AppOnlyToken(context: context) }
 }

@@ -118,6 +118,11 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible {
     case nameAppResource
     /// The app's client secret comes from outside: standard input, the environment, or a 0600 file the configuration names.
     case provideClientSecret(configurationKey: String)
+    /// An app-only token was asked with a public client's configuration: write the daemon app's configuration (its client
+    /// id with a secret).
+    case writeAppOnlyConfiguration
+    /// An External ID tenant gives no token for the app itself: name the API's scope, or add the API to the configuration.
+    case nameScopeOrAddAPI
     /// The token is another API's: ask for that API's token.
     case useTokenOfAPI(String)
     /// Check the tokens and metadata of this policy.
@@ -157,6 +162,8 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible {
         case .createProfile(let name): "create the configuration \(name)"
         case .nameAppResource: "name an API, or an <App ID URI>/.default scope"
         case .provideClientSecret(let key): "give the secret on standard input, in B2C_CLIENT_SECRET, or in a 0600 file named by \(key)"
+        case .writeAppOnlyConfiguration: "write a configuration for the daemon app: its client id, with a secret"
+        case .nameScopeOrAddAPI: "name the API's scope, or add the API to the configuration"
         case .useTokenOfAPI(let api): "use the token of the API \(api)"
         case .checkPolicy(let policy): "check the tokens of \(policy)"
         case .leaveOutPolicy(let policy): "leave out the policy \(policy)"

@@ -98,7 +98,7 @@ import Testing
         let store = try TokenStore(directory: dir, keys: .ephemeral())
         for a in Self.people {
             try store.save(
-                TokenSet(identity: Identity(tenantID: a.tenantID, oid: a.oid, email: AccountSelection.email(a)), account: a),
+                TokenSet(identity: Identity(tenantID: a.tenantID, oid: a.oid, email: a.email), account: a),
                 makeCurrent: false, now: 0)
         }
         let scope = AccountScope(environment: "h", clientID: "c")

@@ -105,7 +105,7 @@ struct CallAPICommand: AsyncParsableCommand {
         for n in result.notices { writeErr(n) }
         let type = result.header("Content-Type") ?? "no content type"
         let who =
-            result.account.map { "as \(AccountSelection.email($0) ?? $0.oid), \($0.policy)" } ?? "as the app \(client.config.clientID)"
+            result.account.map { "as \($0.email ?? $0.oid), \($0.policy)" } ?? "as the app \(client.config.clientID)"
         writeErr("HTTP \(result.status) · \(type) · \(result.body.count) bytes · \(result.url.absoluteString) (\(who))")
         if type.lowercased().contains("json"), let json = try? JSONValue.parse(result.body) {
             if (output ?? .auto) == .table, let user = Self.graphUser(json) {

@@ -16,7 +16,7 @@ struct EditProfileCommand: AsyncParsableCommand {
                 selector: flow.account, policyName: flow.policy, options: flow.interactive,
                 ui: TerminalUI(openBrowser: !flow.noBrowser, verbose: options.verbose))
         }
-        let who = AccountSelection.email(result.account) ?? result.account.oid
+        let who = result.account.email ?? result.account.oid
         writeOut("Profile of \(who) saved under \(result.account.policy).")
         let fields: [(String, String?, String?)] = [
             ("name", result.before?.name, result.after?.name),

@@ -52,7 +52,7 @@ struct ResetPasswordCommand: AsyncParsableCommand {
             guard case let .signIn(policy, method, hint) = remedy else { return nil }
             return CLIError.signInCommandLine(policy: policy, method: method, loginHint: hint)
         }
-        let who = AccountSelection.email(account) ?? account.oid
+        let who = account.email ?? account.oid
         writeOut("Password of \(who) reset under \(account.policy).")
         // B2C revokes the person's refresh tokens on a reset: every sign-in made before it is over, here and elsewhere.
         if dropped.isEmpty {
@@ -75,7 +75,7 @@ extension ResetPasswordCommand {
                     passwordFromStdin: passwordStdin, codesFromStdin: otpStdin, presetPassword: preset, mfaMethod: mfaMethod,
                     mfaTarget: mfaTarget, ownEmail: username))
         }
-        let who = AccountSelection.email(account) ?? account.oid
+        let who = account.email ?? account.oid
         writeOut("Password of \(who) reset; signed in with it under \(account.policy) (account \(account.id)).")
         writeOut("The reset revoked the earlier sign-ins of \(who) elsewhere (their refresh tokens).")
         warnIfPlaintext(client)

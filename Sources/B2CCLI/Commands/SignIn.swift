@@ -24,9 +24,7 @@ struct SignInCommand: AsyncParsableCommand {
     @Option(help: "Pre-fill the sign-in name.") var loginHint: String?
     @Option(help: "Go straight to one identity provider (domain_hint), such as facebook.com.") var domainHint: String?
     @Option(help: "The language of the tenant's pages (ui_locales), such as fr or 'fr en'.") var uiLocales: String?
-    @Flag(help: "Print the URL only; do not start a browser.") var noBrowser = false
-    @Option(help: "Port of the loopback redirect listener (0 = any free port).") var port = 0
-    @Option(help: "Seconds to wait for the browser, in all (the forgot-password detour included).") var timeout = 300
+    @OptionGroup var browser: BrowserOptions
     @Option(help: "An API (from the configuration) whose scopes to request.") var api: String?
     @Option(parsing: .singleValue, help: "A scope to request (repeatable); overrides --api.") var scope: [String] = []
     @Option(help: "Sign in without a browser as this user: ROPC (with a policy of role ropc) or, with --native, native auth.") var username:
@@ -52,7 +50,9 @@ struct SignInCommand: AsyncParsableCommand {
         if (otpStdin || mfaMethod != nil || mfaTarget != nil) && !native {
             throw ValidationError("--otp-stdin, --mfa-method and --mfa-target are for native auth; add --native.")
         }
-        if (passwordStdin || username != nil) && (prompt != nil || noBrowser || loginHint != nil || domainHint != nil || uiLocales != nil) {
+        if (passwordStdin || username != nil)
+            && (prompt != nil || browser.noBrowser || loginHint != nil || domainHint != nil || uiLocales != nil)
+        {
             throw ValidationError(
                 "--prompt, --login-hint, --domain-hint, --ui-locales and --no-browser are for the browser sign-in, not with --username.")
         }
@@ -63,15 +63,13 @@ struct SignInCommand: AsyncParsableCommand {
         }
         if passwordStdin && username == nil { throw ValidationError("--password-stdin needs --username.") }
         if native && policy != nil { throw ValidationError("--native signs in with the configuration's nativeAuth; drop --policy.") }
-        if deviceCode && (native || username != nil || passwordStdin || noBrowser || prompt != nil || policy != nil) {
+        if deviceCode && (native || username != nil || passwordStdin || browser.noBrowser || prompt != nil || policy != nil) {
             throw ValidationError("--device-code is a sign-in of its own: drop --native, --username, --no-browser, --prompt and --policy.")
         }
         if output != nil && !deviceCode { throw ValidationError("-o is for --device-code's code and page.") }
         if let prompt, !Self.prompts.contains(prompt) {
             throw ValidationError("--prompt must be login, select_account, consent or none, not '\(prompt)'.")
         }
-        guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }
-        guard timeout > 0 else { throw ValidationError("--timeout must be a positive number of seconds.") }
     }
 
     func run() async throws {
@@ -80,16 +78,16 @@ struct SignInCommand: AsyncParsableCommand {
         let client = try options.makeClient()
         let account = try await withInteractiveClient(client) { c -> Account in
             var opts = InteractiveOptions(
-                prompt: prompt, loginHint: loginHint, port: port, timeoutSeconds: timeout,
+                prompt: prompt, loginHint: loginHint, port: browser.port, timeoutSeconds: browser.timeout,
                 scopes: try c.config.resourceScopes(api: api, scopes: scope))
             opts.domainHint = domainHint
             opts.uiLocales = uiLocales
             return try await c.signInInteractively(
                 policyName: policy,
                 options: opts,
-                ui: TerminalUI(openBrowser: !noBrowser, verbose: options.verbose))
+                ui: TerminalUI(openBrowser: !browser.noBrowser, verbose: options.verbose))
         }
-        let who = AccountSelection.email(account) ?? account.oid
+        let who = account.email ?? account.oid
         writeOut("Signed in as \(who) under \(account.policy) (account \(account.id)).")
         warnIfPlaintext(client)
     }
@@ -114,7 +112,7 @@ extension SignInCommand {
             let password = try Prompt.password(fromStdin: passwordStdin, prompt: "Password for \(username): ")
             return try await c.signInWithPassword(policyName: p.name, username: username, password: password, scopes: scopes)
         }
-        let who = AccountSelection.email(account) ?? account.oid
+        let who = account.email ?? account.oid
         writeOut("Signed in as \(who) under \(account.policy) (account \(account.id)).")
         warnIfPlaintext(client)
     }
@@ -140,7 +138,7 @@ extension SignInCommand {
                 }
             }
         }
-        let who = AccountSelection.email(account) ?? account.oid
+        let who = account.email ?? account.oid
         if json {
             let line: JSONValue = ["signedIn": .string(who), "account": .string(account.id), "policy": .string(account.policy)]
             writeOut(line.serialized())

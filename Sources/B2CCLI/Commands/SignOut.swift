@@ -93,7 +93,7 @@ struct SignOutCommand: AsyncParsableCommand {
         guard !yes, !accounts.isEmpty || !apps.isEmpty else { return }
         let scopes = Dictionary(grouping: accounts) { "\($0.environment) · client \($0.clientID)" }
         var lines = scopes.keys.sorted().map { scope in
-            let people = Set(scopes[scope, default: []].map { AccountSelection.email($0) ?? $0.oid }).sorted()
+            let people = Set(scopes[scope, default: []].map { $0.email ?? $0.oid }).sorted()
             let count = scopes[scope, default: []].count
             return "  \(scope): \(people.joined(separator: ", ")) (\(count) account\(count == 1 ? "" : "s"))"
         }
@@ -121,7 +121,7 @@ struct SignOutCommand: AsyncParsableCommand {
         if removed.isEmpty { writeOut("No accounts to sign out.") }
         for a in removed {
             writeOut(
-                "Signed out \(AccountSelection.email(a) ?? a.oid) from \(a.policy) (\(a.id))"
+                "Signed out \(a.email ?? a.oid) from \(a.policy) (\(a.id))"
                     + (withScope ? " at \(a.environment), client \(a.clientID)." : "."))
         }
     }

@@ -61,7 +61,7 @@ struct SignUpCommand: AsyncParsableCommand {
                     passwordFromStdin: passwordStdin, codesFromStdin: otpStdin, presetPassword: preset, mfaMethod: mfaMethod,
                     mfaTarget: mfaTarget, ownEmail: username))
         }
-        let who = AccountSelection.email(account) ?? account.oid
+        let who = account.email ?? account.oid
         writeOut("Signed up and signed in as \(who) under \(account.policy) (account \(account.id)).")
         warnIfPlaintext(client)
     }

@@ -24,7 +24,7 @@ struct SwitchCommand: AsyncParsableCommand {
         let client = try options.makeClient()
         try await withClient(client) { c in
             let a = try c.switchAccount(policy: policy, selector: selector ?? account ?? "")
-            writeOut("\(AccountSelection.email(a) ?? a.oid) is now the current account of \(a.policy).")
+            writeOut("\(a.email ?? a.oid) is now the current account of \(a.policy).")
         }
     }
 }

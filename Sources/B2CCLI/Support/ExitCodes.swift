@@ -71,6 +71,13 @@ public struct CLIError: Error, CustomStringConvertible {
         case .provideClientSecret(let key):
             return message + ": pipe it to --client-secret-stdin, set B2C_CLIENT_SECRET (from your CI's secret store), or name a 0600 "
                 + "file in the configuration's \(key)"
+        case .writeAppOnlyConfiguration:
+            return message + ": write one with `b2c init --out daemon.json --client-id <the daemon's id> --policy "
+                + "<any policy>=clientCredentials`, or, from the local tenant, "
+                + "`b2c-emulator serve --config-out daemon.json --client daemon`"
+        case .nameScopeOrAddAPI:
+            return message + ": name the scope with --scope (such as api://<API app id>/<scope>), or add the API to \"apis\" "
+                + "(b2c init --api NAME --api-url URL --scope SCOPE)"
         case .useTokenOfAPI(let api): return message + ". Use `b2c token --api \(api)`"
         case .checkPolicy(let policy): return message + ". Check it with `b2c token --policy \(policy) --decode` and `b2c policies --check`"
         case .leaveOutPolicy(let policy): return message + "; leave out --policy '\(policy)'"

@@ -173,14 +173,11 @@ extension ClientSettings {
     }
 }
 
-/// Options of the browser flows other than sign-in.
-struct BrowserFlowOptions: ParsableArguments {
-    @Option(help: "Email, oid, account id or a unique prefix of the person (default: the current account of the sign-in policy).")
-    var account: String?
-    @Option(help: "The policy to run (default: the first of its role in the configuration).") var policy: String?
+/// The browser's options, on every command that opens one (signin, edit-profile, reset-password).
+struct BrowserOptions: ParsableArguments {
     @Flag(help: "Print the URL only; do not start a browser.") var noBrowser = false
     @Option(help: "Port of the loopback redirect listener (0 = any free port).") var port = 0
-    @Option(help: "Seconds to wait for the browser.") var timeout = 300
+    @Option(help: "Seconds to wait for the browser, in all (a forgot-password detour included).") var timeout = 300
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }
@@ -188,6 +185,17 @@ struct BrowserFlowOptions: ParsableArguments {
     }
 
     var interactive: InteractiveOptions { InteractiveOptions(port: port, timeoutSeconds: timeout) }
+}
+
+/// Options of the browser flows other than sign-in: whose profile, which policy, and the browser's options.
+struct BrowserFlowOptions: ParsableArguments {
+    @Option(help: "Email, oid, account id or a unique prefix of the person (default: the current account of the sign-in policy).")
+    var account: String?
+    @Option(help: "The policy to run (default: the first of its role in the configuration).") var policy: String?
+    @OptionGroup var browser: BrowserOptions
+
+    var noBrowser: Bool { browser.noBrowser }
+    var interactive: InteractiveOptions { browser.interactive }
 }
 
 /// `-o/--output table|json` on every command that lists or reports.

@@ -43,7 +43,7 @@ extension B2CClient {
 
     /// The accounts a password reset left without tokens, with the command-neutral remedy for each.
     public func signInRemedies(for accounts: [Account]) -> [Remedy] {
-        accounts.map { config.signInRemedy(policy: $0.policy, loginHint: AccountSelection.email($0)) }
+        accounts.map { config.signInRemedy(policy: $0.policy, loginHint: $0.email) }
     }
 }
 

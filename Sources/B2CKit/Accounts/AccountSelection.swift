@@ -41,19 +41,14 @@ public enum AccountSelection {
         return people.filter { !$0.accounts.isEmpty }
     }
 
-    /// The account's email from its id token: the first of `emails`, else `email`, else `preferred_username`.
-    public static func email(_ a: Account) -> String? {
-        a.claims["emails"]?.arrayValue?.first?.stringValue ?? a.claims["email"]?.stringValue ?? a.claims["preferred_username"]?.stringValue
-    }
-
     /// Accounts a selector names: email, oid or account id; else the local part of an email (`alice`); else a prefix of
     /// the account id or oid.
     public static func filter(_ accounts: [Account], selector: String) -> [Account] {
         let s = selector.lowercased()
-        let exact = accounts.filter { $0.id == s || $0.oid == s || email($0)?.lowercased() == s }
+        let exact = accounts.filter { $0.id == s || $0.oid == s || $0.email?.lowercased() == s }
         if !exact.isEmpty { return exact }
         if !s.contains("@") {
-            let local = accounts.filter { email($0)?.lowercased().split(separator: "@", maxSplits: 1).first.map(String.init) == s }
+            let local = accounts.filter { $0.email?.lowercased().split(separator: "@", maxSplits: 1).first.map(String.init) == s }
             if !local.isEmpty { return local }
         }
         return accounts.filter { $0.id.hasPrefix(s) || $0.oid.hasPrefix(s) }
@@ -61,7 +56,7 @@ public enum AccountSelection {
 
     /// "alice@contoso.com (B2C_1_susi)" lines for messages that say who is signed in.
     static func describe(_ list: [Account]) -> String {
-        list.map { "  \(email($0) ?? $0.oid)  \($0.policy)  \($0.id)" }.joined(separator: "\n")
+        list.map { "  \($0.email ?? $0.oid)  \($0.policy)  \($0.id)" }.joined(separator: "\n")
     }
 
     /// The account a selection chose, with what to say (and, by its caller, forget) about a current account signed out

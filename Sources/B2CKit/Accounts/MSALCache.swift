@@ -1,17 +1,19 @@
 import Foundation
 
+/// What an MSAL cache export or import did, for the person running it.
+public struct MSALCacheReport: Sendable {
+    /// The ids of the accounts exported or imported.
+    public var accounts: [String] = []
+    /// What was left out or skipped, and why, one line each.
+    public var notes: [String] = []
+}
+
 /// MSAL's unified token cache (the JSON of msal-python's `SerializableTokenCache`, msal-extensions' persisted cache, and
 /// MSAL.NET's serialization): `Account`, `IdToken`, `AccessToken`, `RefreshToken` and `AppMetadata` sections, lower-cased
 /// keys, times as epoch strings (reference §7). `environment` is the authority's host name and `realm` the tenant
 /// segment of its token endpoint, as msal-python computes them.
-public enum MSALCache {
-    /// What an export or import did, for the person running it.
-    public struct Report: Sendable {
-        /// The ids of the accounts exported or imported.
-        public var accounts: [String] = []
-        /// What was left out or skipped, and why, one line each.
-        public var notes: [String] = []
-    }
+package enum MSALCache {
+    typealias Report = MSALCacheReport
 
     static func key(_ parts: [String]) -> String { parts.joined(separator: "-").lowercased() }
 
@@ -23,7 +25,7 @@ public enum MSALCache {
 
 extension B2CClient {
     /// This configuration's accounts (of one policy, or one selector) in MSAL's cache format, with their tokens.
-    public func exportMSALCache(policyName: String?, selector: String?) throws -> (JSONValue, MSALCache.Report) {
+    public func exportMSALCache(policyName: String?, selector: String?) throws -> (JSONValue, MSALCacheReport) {
         var accounts = try accountsInScope()
         if let policyName {
             let t = try config.resolve(policy: policyName)
@@ -44,7 +46,7 @@ extension B2CClient {
             }
             sections["Account"]![MSALCache.key([a.id, env, realm])] = [
                 "home_account_id": .string(a.id), "environment": .string(env), "realm": .string(realm),
-                "local_account_id": .string(a.oid), "username": .string(AccountSelection.email(a) ?? ""), "authority_type": "MSSTS",
+                "local_account_id": .string(a.oid), "username": .string(a.email ?? ""), "authority_type": "MSSTS",
                 "account_source": "authorization_code",
             ]
             sections["IdToken"]![MSALCache.key([a.id, env, "idtoken", client, realm, ""])] = [
@@ -81,7 +83,7 @@ extension B2CClient {
     /// Everything else is skipped with a note. Each id token must be signed with its policy's keys (its lifetime is not
     /// checked: cached id tokens are usually expired) and name the person and policy of its home account id; an account
     /// already in the store keeps its refresh token unless `replace` (the report says which were kept).
-    public func importMSALCache(_ data: Data, replace: Bool = false) async throws -> MSALCache.Report {
+    public func importMSALCache(_ data: Data, replace: Bool = false) async throws -> MSALCacheReport {
         let root: JSONValue
         do { root = try JSONValue.parse(data) } catch { throw B2CError(.failed, "the file is not JSON (an MSAL token cache is): \(error)") }
         guard case .object = root, root["Account"] != nil || root["RefreshToken"] != nil else {
@@ -135,40 +137,40 @@ extension B2CClient {
         guard MSALCache.environment(of: account["environment"]?.stringValue ?? "") == env else {
             throw B2CError(.failed, "it belongs to \(account["environment"]?.stringValue ?? "another host"), not \(env)")
         }
-        let target = try importTarget(id)
+        let destination = try importDestination(id)
         guard let idToken = entries("IdToken").first?["secret"]?.stringValue, let claims = JWT.payload(of: idToken) else {
             throw B2CError(.failed, "it has no id token for the client \(config.clientID)")
         }
         guard claims["aud"]?.stringValue?.lowercased() == config.clientID else {
             throw B2CError(.failed, "its id token is for another app")
         }
-        if let problem = TokenOwnership.issuerProblem(claims["iss"]?.stringValue, config: config, tenantID: target.tenant) {
+        if let problem = TokenOwnership.issuerProblem(claims["iss"]?.stringValue, config: config, tenantID: destination.tenant) {
             throw B2CError(.failed, "its id token is not this configuration's: \(problem)")
         }
-        let oid = target.oid
+        let oid = destination.oid
         // The claims must name the person and policy of the home account id they are filed under.
         guard (claims["oid"] ?? claims["sub"])?.stringValue?.lowercased() == oid.lowercased() else {
             throw B2CError(.failed, "its id token names another person (oid/sub is not \(oid))")
         }
-        if !target.authority.native, let claimed = (claims["tfp"] ?? claims["acr"])?.stringValue,
-            claimed.caseInsensitiveCompare(target.name) != .orderedSame
+        if !destination.authority.native, let claimed = (claims["tfp"] ?? claims["acr"])?.stringValue,
+            claimed.caseInsensitiveCompare(destination.name) != .orderedSame
         {
-            throw B2CError(.failed, "its id token is of the policy \(claimed), not \(target.name)")
-        } else if !target.authority.native && claims["tfp"] == nil && claims["acr"] == nil {
+            throw B2CError(.failed, "its id token is of the policy \(claimed), not \(destination.name)")
+        } else if !destination.authority.native && claims["tfp"] == nil && claims["acr"] == nil {
             throw B2CError(.failed, "its id token names no policy (tfp/acr)")
         }
         var a = Account(
-            id: id, environment: target.authority.hostAndPort, tenantID: target.tenant, oid: oid, policy: target.name,
-            authority: target.authority.url.absoluteString, clientID: config.clientID, idToken: idToken, claims: .object(claims),
+            id: id, environment: destination.authority.hostAndPort, tenantID: destination.tenant, oid: oid, policy: destination.name,
+            authority: destination.authority.url.absoluteString, clientID: config.clientID, idToken: idToken, claims: .object(claims),
             updatedAt: clock())
         a.updatedAt = clock()
         let identity = Identity(
-            tenantID: target.tenant, oid: oid, name: claims["name"]?.stringValue, givenName: claims["given_name"]?.stringValue,
-            familyName: claims["family_name"]?.stringValue, email: AccountSelection.email(a))
+            tenantID: destination.tenant, oid: oid, name: claims["name"]?.stringValue, givenName: claims["given_name"]?.stringValue,
+            familyName: claims["family_name"]?.stringValue, email: a.email)
         let rt = entries("RefreshToken").first?["secret"]?.stringValue
         let at = entries("AccessToken").compactMap { e -> AccessToken? in
             guard let secret = e["secret"]?.stringValue, let expires = e["expires_on"]?.lenientInt, expires > clock() else { return nil }
-            guard TokenOwnership.problem(accessToken: secret, config: config, tenantID: target.tenant) == nil else { return nil }
+            guard TokenOwnership.problem(accessToken: secret, config: config, tenantID: destination.tenant) == nil else { return nil }
             let scopes = (e["target"]?.stringValue ?? "").split(separator: " ").map(String.init).filter {
                 !ScopeSet.reserved.contains($0.lowercased())
             }
@@ -177,11 +179,12 @@ extension B2CClient {
                 cachedAt: e["cached_at"]?.lenientInt ?? clock())
         }.max { $0.expiresOn < $1.expiresOn }
         guard rt != nil || at != nil else { throw B2CError(.failed, "it has neither a refresh token nor a usable access token") }
-        return (TokenSet(identity: identity, account: a, accessToken: at, refreshToken: rt), target.authority)
+        return (TokenSet(identity: identity, account: a, accessToken: at, refreshToken: rt), destination.authority)
     }
 
-    /// Which of this configuration's targets a home account id names: `<oid>-<policy>.<tenant>` (B2C) or `<oid>.<tenant>`.
-    private func importTarget(_ id: String) throws -> (name: String, authority: Authority, oid: String, tenant: String) {
+    /// Which of this configuration's policies (or its External ID authority) a home account id names:
+    /// `<oid>-<policy>.<tenant>` (B2C) or `<oid>.<tenant>`.
+    private func importDestination(_ id: String) throws -> (name: String, authority: Authority, oid: String, tenant: String) {
         guard let dot = id.lastIndex(of: ".") else { throw B2CError(.failed, "its home account id is not <oid>-<policy>.<tenant>") }
         let tenant = String(id[id.index(after: dot)...]), head = String(id[..<dot])
         if UUID(uuidString: head) != nil {

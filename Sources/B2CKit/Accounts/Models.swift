@@ -12,7 +12,7 @@ public struct Identity: Sendable, Equatable {
     public var givenName: String?
     /// The `family_name` claim, when there is one.
     public var familyName: String?
-    /// The email address, as `AccountSelection.email(_:)` reads it from the id token.
+    /// The email address, as `Account.email` reads it from the id token.
     public var email: String?
 }
 
@@ -63,6 +63,11 @@ public struct Account: Sendable, Equatable {
 
     /// The store scope this account lives in.
     public var scope: AccountScope { AccountScope(environment: environment, clientID: clientID) }
+
+    /// The email address from the id token: the first of `emails`, else `email`, else `preferred_username`.
+    public var email: String? {
+        claims["emails"]?.arrayValue?.first?.stringValue ?? claims["email"]?.stringValue ?? claims["preferred_username"]?.stringValue
+    }
 }
 
 /// A cached access token of an account, for one set of scopes (`target`, as MSAL's cache names it).

@@ -45,7 +45,7 @@ struct TokenSetBuilder: Sendable {
         let identity = Identity(
             tenantID: account.tenantID, oid: account.oid, name: claims["name"]?.stringValue,
             givenName: claims["given_name"]?.stringValue, familyName: claims["family_name"]?.stringValue,
-            email: AccountSelection.email(account))
+            email: account.email)
         var at: AccessToken?
         if let token = r.accessToken, let expiry = r.accessTokenExpiry(now: now) {
             let granted = (r.scope ?? "").split(separator: " ").map(String.init).filter { !ScopeSet.reserved.contains($0.lowercased()) }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The parts of a policy's OpenID configuration that a client uses.
-public struct OpenIDMetadata: Sendable, Equatable {
+package struct OpenIDMetadata: Sendable, Equatable {
     /// `issuer`: what the policy's tokens carry in `iss`.
     public var issuer: String
     /// Where browser sign-ins start (`authorization_endpoint`).
@@ -46,7 +46,7 @@ public struct OpenIDMetadata: Sendable, Equatable {
 
 /// Discovery and JWKS per policy, cached in the store with their fetch time; JWKS refetched when a token
 /// names a key we do not have. Endpoints must stay on known hosts.
-public final class MetadataProvider: Sendable {
+package final class MetadataProvider: Sendable {
     let store: TokenStore
     let transport: HTTPTransport
     let config: ClientConfiguration

@@ -28,13 +28,13 @@ public struct PolicyCheck: Sendable {
 extension B2CClient {
     /// Fetches every policy's discovery document and JWKS (never from the cache) and reports each.
     public func checkPolicies() async -> [PolicyCheck] {
-        var targets: [(String, String, Authority)] = config.policies.map { ($0.name, $0.role.rawValue, config.authority(for: $0)) }
-        if let external = config.externalIdAuthority { targets.append((external.policy, "externalId", external)) }
+        var checked: [(String, String, Authority)] = config.policies.map { ($0.name, $0.role.rawValue, config.authority(for: $0)) }
+        if let external = config.externalIdAuthority { checked.append((external.policy, "externalId", external)) }
         if let native = config.nativeAuthority, native != config.externalIdAuthority {
-            targets.append((native.policy, "nativeAuth", native))
+            checked.append((native.policy, "nativeAuth", native))
         }
         var checks: [PolicyCheck] = []
-        for (name, role, authority) in targets {
+        for (name, role, authority) in checked {
             var check = PolicyCheck(name: name, role: role, discovery: authority.discoveryURL, outcome: .ok(keys: 0))
             if name.uppercased().hasPrefix("B2C_1A_") {
                 // B2C's naming: B2C_1A_ is a custom policy (Identity Experience Framework), B2C_1_ a user flow.

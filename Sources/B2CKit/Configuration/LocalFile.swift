@@ -2,7 +2,7 @@ import Foundation
 
 /// A file b2c was told to read (a configuration, a request body, an MSAL cache), read whole; what went wrong in plain
 /// words with the path, never Foundation's sentence or error domain.
-public enum LocalFile {
+package enum LocalFile {
     /// The whole file at `path`; a path that is missing, a directory or unreadable, or a failed read, throws
     /// `LocalFileError`.
     public static func read(_ path: String) throws(LocalFileError) -> Data {
@@ -18,7 +18,7 @@ public enum LocalFile {
 }
 
 /// Why a file could not be read.
-public struct LocalFileError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct LocalFileError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What kept the file from being read.
     public enum Problem: Sendable, Equatable {
         /// Nothing at the path (or a directory on the way is missing).

@@ -126,9 +126,7 @@ extension ClientConfiguration {
         guard resource.isEmpty else { return resource }
         throw B2CError(
             .configuration,
-            "\(source) names no API, and an External ID tenant gives no token for the app itself: name the scope with "
-                + "--scope (such as api://<API app id>/<scope>), or add the API to \"apis\" (b2c init --api NAME --api-url URL "
-                + "--scope SCOPE)")
+            "\(source) names no API, and an External ID tenant gives no token for the app itself", remedy: .nameScopeOrAddAPI)
     }
 
     /// The configured API of that name.

@@ -11,32 +11,26 @@ public struct AppTokenResult: Sendable {
 }
 
 /// App-only tokens (client credentials with the app's secret), cached per app and resource.
-struct AppOnlyToken: Sendable {
-    let config: ClientConfiguration
-    let store: TokenStore
-    let endpoint: TokenEndpoint
-    let metadata: MetadataProvider
-    let clock: @Sendable () -> Int
-    /// How long to wait for another process's fetch of the same token.
-    let lockTimeoutSeconds: Int
+struct AppOnlyToken: Flow {
+    let context: FlowContext
 
     /// An app-only token (client credentials with the app's secret): the cached one with at least `minValid` seconds left,
     /// else a new one, one request at a time per app and resource across processes.
     func run(resource: String, policyName: String?, minValid: Int, forceRefresh: Bool) async throws -> AppTokenResult {
-        let target = try config.appPolicy(policyName)
-        return try await run(resource: resource, target: target, minValid: minValid, forceRefresh: forceRefresh) {
-            try await metadata.metadata(for: target.authority, now: clock()).tokenEndpoint
+        let resolved = try config.appPolicy(policyName)
+        return try await run(resource: resource, resolved: resolved, minValid: minValid, forceRefresh: forceRefresh) {
+            try await metadata.metadata(for: resolved.authority, now: clock()).tokenEndpoint
         }
     }
 
-    /// The same at `target` (a policy, or Graph's tenant authority), whose token endpoint `tokenEndpoint` gives.
+    /// The same at `resolved` (a policy, or Graph's tenant authority), whose token endpoint `tokenEndpoint` gives.
     func run(
-        resource: String, target: ResolvedPolicy, minValid: Int, forceRefresh: Bool, tokenEndpoint: () async throws -> URL
+        resource: String, resolved: ResolvedPolicy, minValid: Int, forceRefresh: Bool, tokenEndpoint: () async throws -> URL
     ) async throws -> AppTokenResult {
         // The secret is needed: a missing one is said before anything goes over the network (it is read once and kept).
         func fresh() async throws -> AppToken {
             _ = try endpoint.credentials.secret()
-            return try await fetchAppToken(target, resource: resource, at: try await tokenEndpoint())
+            return try await fetchAppToken(resolved, resource: resource, at: try await tokenEndpoint())
         }
         do { try store.prepareForTokens() } catch let e as B2CError where e.isMissingStoreKey {
             // An app token can be fetched again with the secret at any time: without a key it is fetched and not kept.
@@ -46,13 +40,13 @@ struct AppOnlyToken: Sendable {
                 notice: "the app token was not cached: this session has no key for the token store, so each command asks the "
                     + "tenant again. To cache it, give the job a key: export B2C_STORE_KEY=$(openssl rand -base64 32)")
         }
-        if !forceRefresh, let t = try store.appToken(scope: target.scope, resource: resource), t.expiresOn - clock() >= minValid {
+        if !forceRefresh, let t = try store.appToken(scope: resolved.scope, resource: resource), t.expiresOn - clock() >= minValid {
             return AppTokenResult(token: t, fromCache: true)
         }
         let started = clock()
-        let lock = try store.appTokenLock(scope: target.scope, resource: resource, timeoutSeconds: lockTimeoutSeconds)
+        let lock = try store.appTokenLock(scope: resolved.scope, resource: resource, timeoutSeconds: lockTimeoutSeconds)
         defer { withExtendedLifetime(lock) {} }
-        if let t = try store.appToken(scope: target.scope, resource: resource), t.expiresOn - clock() >= minValid,
+        if let t = try store.appToken(scope: resolved.scope, resource: resource), t.expiresOn - clock() >= minValid,
             !forceRefresh || t.cachedAt > started
         {
             return AppTokenResult(token: t, fromCache: true)
@@ -63,9 +57,9 @@ struct AppOnlyToken: Sendable {
     }
 
     /// A new app token from the tenant (client credentials), checked to be this app's; not stored.
-    private func fetchAppToken(_ target: ResolvedPolicy, resource: String, at tokenEndpoint: URL) async throws -> AppToken {
+    private func fetchAppToken(_ resolved: ResolvedPolicy, resource: String, at tokenEndpoint: URL) async throws -> AppToken {
         let response = try await endpoint.redeem(
-            .clientCredentials(clientID: config.clientID, scope: resource), at: tokenEndpoint, config: config, policy: target.name,
+            .clientCredentials(clientID: config.clientID, scope: resource), at: tokenEndpoint, config: config, policy: resolved.name,
             loginHint: nil)
         let now = clock()
         guard let secret = response.accessToken, let expiry = response.accessTokenExpiry(now: now) else {
@@ -76,12 +70,12 @@ struct AppOnlyToken: Sendable {
         if let problem = TokenOwnership.problem(accessToken: secret, config: config, tenantID: tenant) {
             throw B2CError(
                 .failed,
-                "the tenant answered \(target.authority.hostAndPort) with an app token that is not this app's: \(problem); "
+                "the tenant answered \(resolved.authority.hostAndPort) with an app token that is not this app's: \(problem); "
                     + "nothing was stored")
         }
         let token = AppToken(
-            environment: target.scope.environment, clientID: config.clientID, resource: resource.lowercased(), tenantID: tenant,
-            policy: target.name, secret: secret, expiresOn: expiry, cachedAt: now)
+            environment: resolved.scope.environment, clientID: config.clientID, resource: resource.lowercased(), tenantID: tenant,
+            policy: resolved.name, secret: secret, expiresOn: expiry, cachedAt: now)
         return token
     }
 }

@@ -13,14 +13,8 @@ public struct DeviceCodePrompt: Sendable {
 /// device), while this one polls the token endpoint at the interval given (longer after `slow_down`) until the tokens
 /// come, the code expires, or the person declines. Azure AD B2C has no such grant: a B2C configuration is refused before
 /// anything is sent. Cancelling (Ctrl-C) stores nothing.
-struct DeviceCodeSignIn: Sendable {
-    let config: ClientConfiguration
-    let store: TokenStore
-    let transport: HTTPTransport
-    let endpoint: TokenEndpoint
-    let metadata: MetadataProvider
-    let tokenSets: TokenSetBuilder
-    let clock: @Sendable () -> Int
+struct DeviceCodeSignIn: Flow {
+    let context: FlowContext
     var sleep: @Sendable (Int) async throws -> Void = { try await Task.sleep(nanoseconds: UInt64($0) * 1_000_000_000) }
 
     func run(scopes: [String], show: @Sendable (DeviceCodePrompt) -> Void) async throws -> Account {
@@ -89,9 +83,6 @@ extension B2CClient {
     /// Signs a person in with the device authorization grant (External ID): `show` is told the code and the page to type it
     /// at; the account is stored like any sign-in's.
     public func signInWithDeviceCode(scopes: [String], show: @escaping @Sendable (DeviceCodePrompt) -> Void) async throws -> Account {
-        try await DeviceCodeSignIn(
-            config: config, store: store, transport: transport, endpoint: tokenEndpoint, metadata: metadata, tokenSets: tokenSets,
-            clock: clock
-        ).run(scopes: scopes, show: show)
+        try await DeviceCodeSignIn(context: context).run(scopes: scopes, show: show)
     }
 }

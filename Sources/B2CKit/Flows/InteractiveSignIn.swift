@@ -52,43 +52,38 @@ public struct InteractiveOptions: Sendable {
 
 /// Authorization code + PKCE through the system browser and a loopback redirect (DESIGN §7). AADB2C90118 (forgot
 /// password) runs the reset policy in the same browser session and resumes the sign-in.
-struct InteractiveSignIn: Sendable {
-    let config: ClientConfiguration
-    let store: TokenStore
-    let endpoint: TokenEndpoint
-    let metadata: MetadataProvider
-    let tokenSets: TokenSetBuilder
-    let clock: @Sendable () -> Int
+struct InteractiveSignIn: Flow {
+    let context: FlowContext
     let ui: InteractionUI
 
     /// Signs in to a policy; an External ID tenant has no policy: its one authority signs people in (`policyName` is then
     /// its name or nil). A B2C configuration's native-auth name has no browser flow.
     func run(policyName: String?, options: InteractiveOptions) async throws -> Account {
-        let target = try config.resolve(policy: policyName)
-        guard target.policy != nil || config.externalIdAuthority != nil else {
+        let resolved = try config.resolve(policy: policyName)
+        guard resolved.policy != nil || config.externalIdAuthority != nil else {
             throw B2CError(
-                .usage, "\(target.name) is the native-auth configuration: it signs people in without a browser",
-                remedy: .signIn(policy: target.name, method: .native, loginHint: options.loginHint))
+                .usage, "\(resolved.name) is the native-auth configuration: it signs people in without a browser",
+                remedy: .signIn(policy: resolved.name, method: .native, loginHint: options.loginHint))
         }
         try store.prepareForTokens()  // a store that cannot keep tokens says so before the browser opens
         let deadline = ContinuousClock.now + .seconds(options.timeoutSeconds)
         do {
-            return try await authorizeAndRedeem(target, options: options, deadline: deadline)
+            return try await authorizeAndRedeem(resolved, options: options, deadline: deadline)
         } catch let e as B2CError where e.tenantCode == "AADB2C90118" {
-            guard let reset = config.resetPolicy(after: target.name) else { throw e }
-            ui.progress("Password reset requested: running \(reset.name), then resuming the sign-in to \(target.name).")
+            guard let reset = config.resetPolicy(after: resolved.name) else { throw e }
+            ui.progress("Password reset requested: running \(reset.name), then resuming the sign-in to \(resolved.name).")
             let resetAccount = try await authorizeAndRedeem(try config.resolve(policy: reset.name), options: options, deadline: deadline)
             try store.forgetRevokedGrants(of: resetAccount)
             var resumed = options
             resumed.prompt = nil
             do {
-                return try await authorizeAndRedeem(target, options: resumed, deadline: deadline)
+                return try await authorizeAndRedeem(resolved, options: resumed, deadline: deadline)
             } catch var again as B2CError where again.tenantCode == "AADB2C90118" {
                 // Chosen again on the resumed sign-in: the reset is done; another one would go round in a circle.
                 again.message =
-                    "\"Forgot your password?\" was chosen again when the sign-in to \(target.name) resumed after \(reset.name) had "
+                    "\"Forgot your password?\" was chosen again when the sign-in to \(resolved.name) resumed after \(reset.name) had "
                     + "reset the password (AADB2C90118); sign in with the new password"
-                again.remedy = config.signInRemedy(policy: target.name, loginHint: options.loginHint)
+                again.remedy = config.signInRemedy(policy: resolved.name, loginHint: options.loginHint)
                 throw again
             }
         }
@@ -96,9 +91,9 @@ struct InteractiveSignIn: Sendable {
 
     /// One authorize round trip and its code redemption. Nothing is stored unless every check passes.
     func authorizeAndRedeem(
-        _ target: ResolvedPolicy, options: InteractiveOptions, deadline: ContinuousClock.Instant
+        _ resolved: ResolvedPolicy, options: InteractiveOptions, deadline: ContinuousClock.Instant
     ) async throws -> Account {
-        let authority = target.authority
+        let authority = resolved.authority
         // Fetched afresh: a tenant that does not answer is said now, not after a wait for a browser that cannot get there.
         let meta = try await metadata.metadata(for: authority, now: clock(), refresh: true)
         var request = AuthorizeRequest(
@@ -112,27 +107,27 @@ struct InteractiveSignIn: Sendable {
         defer { Task { await listener.stop() } }
         let redirectURI = request.redirectURI(port: listener.port)
         let purpose: String
-        switch target.policy?.role {
-        case .editProfile?: purpose = "edit the profile (\(target.name))"
-        case .resetPassword?: purpose = "reset the password (\(target.name))"
-        default: purpose = "sign in to \(target.name)"
+        switch resolved.policy?.role {
+        case .editProfile?: purpose = "edit the profile (\(resolved.name))"
+        case .resetPassword?: purpose = "reset the password (\(resolved.name))"
+        default: purpose = "sign in to \(resolved.name)"
         }
         let remaining = max(0, Int(((deadline - ContinuousClock.now) / .seconds(1)).rounded(.up)))
         await ui.present(url: request.url(endpoint: meta.authorizationEndpoint, redirectURI: redirectURI), purpose: purpose)
         ui.progress("Waiting for the browser to \(purpose) (timeout \(remaining) s; Ctrl-C cancels)…")
         let reply = try await waitForAnswer(listener, deadline: deadline, timeoutSeconds: options.timeoutSeconds)
-        let code = try authorizationCode(from: reply, policy: target.name, loginHint: options.loginHint)
+        let code = try authorizationCode(from: reply, policy: resolved.name, loginHint: options.loginHint)
         let response = try await endpoint.redeem(
-            request.redemption(code: code, redirectURI: redirectURI), at: meta.tokenEndpoint, config: config, policy: target.name,
+            request.redemption(code: code, redirectURI: redirectURI), at: meta.tokenEndpoint, config: config, policy: resolved.name,
             loginHint: options.loginHint)
         let set = try await tokenSets.tokenSet(
             response, authority: authority, metadata: meta, nonce: request.nonce, requestedResource: request.resource, now: clock())
         if let expected = options.expectedPerson, expected.tenantID != set.account.tenantID || expected.oid != set.account.oid {
-            let who = AccountSelection.email(set.account) ?? set.account.oid
+            let who = set.account.email ?? set.account.oid
             throw B2CError(
                 .failed,
-                "\(AccountSelection.email(expected) ?? expected.oid) was named, but \(who) signed in to \(target.name); "
-                    + "nothing was stored. Sign in as \(AccountSelection.email(expected) ?? expected.oid) in the browser, or name \(who).")
+                "\(expected.email ?? expected.oid) was named, but \(who) signed in to \(resolved.name); "
+                    + "nothing was stored. Sign in as \(expected.email ?? expected.oid) in the browser, or name \(who).")
         }
         try store.save(set, makeCurrent: true, now: clock())
         return set.account

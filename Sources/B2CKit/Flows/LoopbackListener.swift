@@ -9,7 +9,7 @@ import NIOConcurrencyHelpers
 /// `localhost`), on one port, closing idle connections. It takes the one answer whose `state` is this
 /// sign-in's (from the browser, or pasted by the person when the browser runs elsewhere); an answer with another state
 /// (an old tab, a forged link) gets a page that says so, and the listener keeps waiting.
-public final class LoopbackListener: Sendable {
+package final class LoopbackListener: Sendable {
     /// The port it listens on: the one asked for, or the one chosen when asked for any.
     public let port: Int
     private let inbox: Inbox

@@ -55,14 +55,8 @@ public enum NativeMode: String, Sendable {
 /// resend = a new challenge; a wrong code is asked again up to a limit), then the second factor the tenant asks
 /// (`mfa_required`: introspect → challenge the chosen method → `mfa_oob`) or the method it wants registered first
 /// (`registration_required`: register introspect → challenge → continue, or `preverified` → `continuation_token`).
-struct NativeSignIn: Sendable {
-    let config: ClientConfiguration
-    let store: TokenStore
-    /// Native auth's own endpoints (initiate, challenge) are not the token endpoint's grants: they go over the transport.
-    let transport: HTTPTransport
-    let metadata: MetadataProvider
-    let tokenSets: TokenSetBuilder
-    let clock: @Sendable () -> Int
+struct NativeSignIn: Flow {
+    let context: FlowContext
     let prompter: NativePrompter
 
     /// What the client announces it can handle (`capabilities`): a second factor and registering one.

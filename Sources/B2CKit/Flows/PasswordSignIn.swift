@@ -1,13 +1,8 @@
 import Foundation
 
 /// Resource owner password credentials against a policy of role `ropc` (B2C's only non-browser flow).
-struct PasswordSignIn: Sendable {
-    let config: ClientConfiguration
-    let store: TokenStore
-    let endpoint: TokenEndpoint
-    let metadata: MetadataProvider
-    let tokenSets: TokenSetBuilder
-    let clock: @Sendable () -> Int
+struct PasswordSignIn: Flow {
+    let context: FlowContext
 
     /// Signs `username` in at the named ropc policy (or the configuration's first) and stores the account.
     func run(policyName: String?, username: String, password: String, scopes: [String]) async throws -> Account {

@@ -23,7 +23,7 @@ struct ProfileFlows: Sendable {
         let policy = try config.policy(policyName, role: .editProfile)
         let before = try store.identity(of: person)
         var opts = options
-        opts.loginHint = opts.loginHint ?? AccountSelection.email(person)
+        opts.loginHint = opts.loginHint ?? person.email
         opts.expectedPerson = person
         let account = try await signIn.authorizeAndRedeem(
             try config.resolve(policy: policy.name), options: opts, deadline: .now + .seconds(options.timeoutSeconds))
@@ -37,7 +37,7 @@ struct ProfileFlows: Sendable {
         if person == nil, let selector { _ = try selectPerson(selector: selector) }  // an explicit selector must match
         let policy = try config.policy(policyName, role: .resetPassword)
         var opts = options
-        opts.loginHint = opts.loginHint ?? person.flatMap(AccountSelection.email)
+        opts.loginHint = opts.loginHint ?? person?.email
         let account = try await signIn.authorizeAndRedeem(
             try config.resolve(policy: policy.name), options: opts, deadline: .now + .seconds(options.timeoutSeconds))
         return (account, try store.forgetRevokedGrants(of: account))
@@ -78,7 +78,7 @@ struct ProfileFlows: Sendable {
 
     /// One line per person: "  alice@contoso.com".
     private func byPerson(_ accounts: [Account]) -> String {
-        Dictionary(grouping: accounts) { "\($0.tenantID)/\($0.oid)" }.values.map { "  \(AccountSelection.email($0[0]) ?? $0[0].oid)" }
+        Dictionary(grouping: accounts) { "\($0.tenantID)/\($0.oid)" }.values.map { "  \($0[0].email ?? $0[0].oid)" }
             .sorted()
             .joined(separator: "\n")
     }

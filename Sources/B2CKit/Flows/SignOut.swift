@@ -55,27 +55,25 @@ struct SignOut: Sendable {
 }
 
 /// Ending the B2C browser session through a policy's end_session endpoint.
-struct BrowserSignOut: Sendable {
-    let config: ClientConfiguration
-    let metadata: MetadataProvider
-    let clock: @Sendable () -> Int
+struct BrowserSignOut: Flow {
+    let context: FlowContext
     let ui: InteractionUI
 
     /// Ends the B2C browser session through a policy's end_session endpoint: opens it in the browser with the loopback
     /// listener as post_logout_redirect_uri and waits for the browser to come back. Returns false when it does not.
     func run(policyName: String?, timeoutSeconds: Int = 120) async throws -> Bool {
         // Native-auth and ROPC accounts have no browser session; the default sign-in policy's endpoint ends the tenant's.
-        let target: ResolvedPolicy
+        let resolved: ResolvedPolicy
         if config.externalIdAuthority != nil {
-            target = try config.resolve(policy: nil)
+            resolved = try config.resolve(policy: nil)
         } else {
             var policy = policyName.flatMap { config.policy(named: $0) }
             if policy == nil || policy?.role == .ropc { policy = try config.defaultPolicy() }
-            target = try config.resolve(policy: policy!.name)
+            resolved = try config.resolve(policy: policy!.name)
         }
-        let meta = try await metadata.metadata(for: target.authority, now: clock())
+        let meta = try await metadata.metadata(for: resolved.authority, now: clock())
         guard let endSession = meta.endSessionEndpoint else {
-            throw B2CError(.network, "\(target.name)'s discovery document has no end_session_endpoint; the browser session was not ended")
+            throw B2CError(.network, "\(resolved.name)'s discovery document has no end_session_endpoint; the browser session was not ended")
         }
         try metadata.checkKnown(endSession, what: "end-session endpoint")
         let request = EndSessionRequest()
@@ -84,7 +82,7 @@ struct BrowserSignOut: Sendable {
             redirectHost: config.redirectURI.host)
         defer { Task { await listener.stop() } }
         let url = request.url(endpoint: endSession, redirectURI: AuthorizeRequest.loopbackURI(config.redirectURI, port: listener.port))
-        await ui.present(url: url, purpose: "end the browser session (\(target.name))")
+        await ui.present(url: url, purpose: "end the browser session (\(resolved.name))")
         ui.progress("Waiting for the browser to end the session (timeout \(timeoutSeconds) s)…")
         return await listener.waitForRedirect(until: .now + .seconds(timeoutSeconds)) != nil
     }

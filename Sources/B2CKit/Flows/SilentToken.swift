@@ -17,15 +17,8 @@ public struct SilentResult: Sendable {
 /// The silent flow: a cached access token with enough time left, else a refresh with the account's own refresh token
 /// (single-flight across processes), else "interaction required". Only accounts and tokens of this configuration's
 /// scope are considered, and a cached token that does not belong to it is never served.
-struct SilentToken: Sendable {
-    let config: ClientConfiguration
-    let store: TokenStore
-    let endpoint: TokenEndpoint
-    let metadata: MetadataProvider
-    let tokenSets: TokenSetBuilder
-    let clock: @Sendable () -> Int
-    /// How long to wait for another process's refresh of the same account.
-    let lockTimeoutSeconds: Int
+struct SilentToken: Flow {
+    let context: FlowContext
 
     func run(policyName: String?, selector: String?, scopes: [String], minValid: Int, forceRefresh: Bool) async throws -> SilentResult {
         let policy = try config.resolve(policy: policyName)
@@ -52,7 +45,7 @@ struct SilentToken: Sendable {
         if let at = cachedNow, at.expiresOn - clock() >= minValid, !forceRefresh || refreshedMeanwhile {
             return SilentResult(account: account, accessToken: at, fromCache: true, notice: selection.notice)
         }
-        let signIn = config.signInRemedy(policy: policy.name, loginHint: AccountSelection.email(account))
+        let signIn = config.signInRemedy(policy: policy.name, loginHint: account.email)
         guard let rt = try store.refreshToken(of: account) else {
             throw B2CError(.interactionRequired, "the account \(account.id) has no refresh token for \(policy.name)", remedy: signIn)
         }
@@ -87,7 +80,7 @@ struct SilentToken: Sendable {
     private func refresh(
         _ account: Account, with refreshToken: String, at policy: ResolvedPolicy, resource: [String], notice: String?
     ) async throws -> SilentResult {
-        let email = AccountSelection.email(account)
+        let email = account.email
         let meta = try await metadata.metadata(for: policy.authority, now: clock())
         let grant = TokenGrant.refreshToken(clientID: config.clientID, refreshToken: refreshToken, scope: ScopeSet.userRequest(resource))
         let response: TokenResponse

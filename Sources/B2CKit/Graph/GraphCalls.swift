@@ -22,7 +22,7 @@ struct GraphCalls: Sendable {
     var sleep: @Sendable (Int) async throws -> Void = { try await Task.sleep(nanoseconds: UInt64($0) * 1_000_000_000) }
 
     /// Graph's token authority as a store scope and a token endpoint (`<authority>/oauth2/v2.0/token`, Entra's).
-    var target: ResolvedPolicy {
+    var resolved: ResolvedPolicy {
         let g = config.graphSettings
         let tenant = g.authority.pathComponents.first { $0 != "/" } ?? config.tenantSegment
         let authority = Authority(
@@ -47,9 +47,9 @@ struct GraphCalls: Sendable {
 
     func token(forceRefresh: Bool) async throws -> String {
         try checkHosts()
-        let target = self.target
-        let result = try await appToken.run(resource: Self.resource, target: target, minValid: 120, forceRefresh: forceRefresh) {
-            target.authority.endpoint("oauth2/v2.0/token")
+        let resolved = self.resolved
+        let result = try await appToken.run(resource: Self.resource, resolved: resolved, minValid: 120, forceRefresh: forceRefresh) {
+            resolved.authority.endpoint("oauth2/v2.0/token")
         }
         return result.token.secret
     }

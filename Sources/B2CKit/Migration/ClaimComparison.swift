@@ -41,18 +41,23 @@ public struct ClaimComparison: Sendable, Equatable {
     public init(b2c: JSONValue, externalId: JSONValue) {
         var old = (b2c.objectValue ?? [:]).filter { !Self.transient.contains($0.key) }
         var new = (externalId.objectValue ?? [:]).filter { !Self.transient.contains($0.key) }
-        var lines: [Line] = []
-        func take(_ name: String, from dict: inout [String: JSONValue]) -> JSONValue? { dict.removeValue(forKey: name) }
+        lines =
+            Self.identityLines(b2c, &old, &new) + Self.policyAndEmailLines(&old, &new) + Self.attributeLines(&old, &new)
+            + Self.otherLines(old, new)
+    }
 
-        // The person: one object id on both sides, or the move lost them.
-        let oidOld = take("oid", from: &old) ?? (b2c["tfp"] == nil && b2c["acr"] != nil ? b2c["sub"] : nil)
-        let oidNew = take("oid", from: &new)
-        lines.append(
+    /// The person (one object id on both sides, or the move lost them) and the claims that say who issued the token to
+    /// whom, which differ as expected.
+    static func identityLines(_ b2c: JSONValue, _ old: inout [String: JSONValue], _ new: inout [String: JSONValue]) -> [Line] {
+        let oidOld = old.removeValue(forKey: "oid") ?? (b2c["tfp"] == nil && b2c["acr"] != nil ? b2c["sub"] : nil)
+        let oidNew = new.removeValue(forKey: "oid")
+        var lines = [
             Line(
                 b2cClaim: "oid", externalIdClaim: "oid", b2cValue: oidOld, externalIdValue: oidNew,
                 verdict: oidOld == oidNew && oidOld != nil ? .same : .differs,
                 advice: oidOld == oidNew ? nil : "The object ids differ: these tokens are not of the same person.",
-                breaks: oidOld != oidNew || oidOld == nil))
+                breaks: oidOld != oidNew || oidOld == nil)
+        ]
         for (name, advice) in [
             ("iss", "Accept both issuers (each side's discovery and keys) while both sides sign people in."),
             ("sub", "External ID's sub is pairwise (per app): key people by oid, not sub."),
@@ -60,7 +65,7 @@ public struct ClaimComparison: Sendable, Equatable {
             ("ver", "External ID issues v2.0 tokens."),
             ("azp", "The External ID app is a registration of its own (its client id)."),
         ] {
-            let a = take(name, from: &old), b = take(name, from: &new)
+            let a = old.removeValue(forKey: name), b = new.removeValue(forKey: name)
             guard a != nil || b != nil else { continue }
             let same = a == b
             lines.append(
@@ -68,18 +73,22 @@ public struct ClaimComparison: Sendable, Equatable {
                     b2cClaim: name, externalIdClaim: name, b2cValue: a, externalIdValue: b, verdict: same ? .same : .expected,
                     advice: same ? nil : advice, breaks: false))
         }
-        // The policy claim has no counterpart.
+        return lines
+    }
+
+    /// The policy claim (no counterpart), and B2C's `emails` (an array) as External ID's `email` (one value).
+    static func policyAndEmailLines(_ old: inout [String: JSONValue], _ new: inout [String: JSONValue]) -> [Line] {
+        var lines: [Line] = []
         for name in ["tfp", "acr"] {
-            guard let a = take(name, from: &old) else { continue }
+            guard let a = old.removeValue(forKey: name) else { continue }
             lines.append(
                 Line(
                     b2cClaim: name, externalIdClaim: nil, b2cValue: a, externalIdValue: nil, verdict: .onlyB2C,
                     advice: "External ID has no policy in its tokens: do not branch on the user flow's name.", breaks: false))
         }
-        // B2C's emails (an array) is External ID's email (one value); preferred_username holds it too.
-        if let emails = take("emails", from: &old) {
+        if let emails = old.removeValue(forKey: "emails") {
             let first = emails.arrayValue?.first ?? emails
-            let email = take("email", from: &new)
+            let email = new.removeValue(forKey: "email")
             let same = email.map { Self.sameText($0, first) } ?? false
             lines.append(
                 Line(
@@ -87,12 +96,17 @@ public struct ClaimComparison: Sendable, Equatable {
                     verdict: email == nil ? .onlyB2C : (same ? .same : .differs),
                     advice: "Read email (one value) instead of emails (an array).", breaks: !same))
         }
-        // Custom attributes: extension_Name ↔ extension_<app id>_Name or extension_Name.
+        return lines
+    }
+
+    /// Custom attributes: `extension_Name` ↔ `extension_<app id>_Name` or `extension_Name`.
+    static func attributeLines(_ old: inout [String: JSONValue], _ new: inout [String: JSONValue]) -> [Line] {
+        var lines: [Line] = []
         for name in old.keys.sorted() where name.hasPrefix("extension_") {
             let short = Self.attributeName(name)
             let match = new.keys.sorted().first { $0.hasPrefix("extension_") && Self.attributeName($0) == short }
-            let a = take(name, from: &old)
-            let b = match.flatMap { take($0, from: &new) }
+            let a = old.removeValue(forKey: name)
+            let b = match.flatMap { new.removeValue(forKey: $0) }
             let same = a == b
             lines.append(
                 Line(
@@ -103,8 +117,12 @@ public struct ClaimComparison: Sendable, Equatable {
                         : (match == name ? nil : "The claim is named \(match ?? "") on External ID."),
                     breaks: !same))
         }
-        // Every other claim, by name.
-        for name in Set(old.keys).union(new.keys).sorted() {
+        return lines
+    }
+
+    /// Every other claim, by name.
+    static func otherLines(_ old: [String: JSONValue], _ new: [String: JSONValue]) -> [Line] {
+        Set(old.keys).union(new.keys).sorted().map { name in
             let a = old[name], b = new[name]
             let verdict: Verdict = a == nil ? .onlyExternalId : b == nil ? .onlyB2C : (a == b ? .same : .differs)
             let advice: String? =
@@ -113,12 +131,10 @@ public struct ClaimComparison: Sendable, Equatable {
                 case .differs: "The values differ: check what the app does with \(name)."
                 default: nil
                 }
-            lines.append(
-                Line(
-                    b2cClaim: a == nil ? nil : name, externalIdClaim: b == nil ? nil : name, b2cValue: a, externalIdValue: b,
-                    verdict: verdict, advice: advice, breaks: verdict == .differs || verdict == .onlyB2C))
+            return Line(
+                b2cClaim: a == nil ? nil : name, externalIdClaim: b == nil ? nil : name, b2cValue: a, externalIdValue: b,
+                verdict: verdict, advice: advice, breaks: verdict == .differs || verdict == .onlyB2C)
         }
-        self.lines = lines
     }
 
     /// `extension_<32 hex>_Name` and `extension_Name` both name the attribute `Name`.

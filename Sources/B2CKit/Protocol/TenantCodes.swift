@@ -23,6 +23,8 @@ enum TenantCodes {
         case provideClientSecret
         /// Sign in again in the browser, at the default sign-in policy.
         case signInInBrowser
+        /// An app-only request from a public client's configuration: write the daemon app's configuration.
+        case appOnlyConfiguration
     }
 
     struct Rule: Sendable {
@@ -103,7 +105,7 @@ enum TenantCodes {
             "the tenant refused the client secret of \(r.app) from \(r.secretOrigin ?? "nowhere") (AADB2C90081): it is wrong or "
                 + "expired. Check it against the app registration's Certificates & secrets; nothing was stored"
         },
-        appRule("AADB2C90084", "public client") { r in
+        appRule("AADB2C90084", "public client", remedy: .appOnlyConfiguration) { r in
             r.isAppOnly
                 ? publicClientHasNoAppToken(r)
                 : "the app \(r.app) is a public client: the tenant refuses a client secret (AADB2C90084)"
@@ -252,7 +254,10 @@ enum TenantCodes {
                 .signIn(policy: $0.name, method: .resetPassword, loginHint: r.loginHint)
             }
         case .signUp: return .signUp(username: r.loginHint)
-        case .provideClientSecret: return r.secretOrigin == nil && !r.isAppOnly ? ClientSecretSource.remedy : nil
+        case .provideClientSecret:
+            if r.isAppOnly && r.secretOrigin != nil { return .writeAppOnlyConfiguration }
+            return r.secretOrigin == nil && !r.isAppOnly ? ClientSecretSource.remedy : nil
+        case .appOnlyConfiguration: return r.isAppOnly ? .writeAppOnlyConfiguration : nil
         case .signInInBrowser:
             return (try? r.config.resolve(policy: nil).name).map { r.config.signInRemedy(policy: $0, loginHint: r.loginHint) }
         }
@@ -308,10 +313,11 @@ enum TenantCodes {
     }
 
     private static func appRule(
-        _ code: String, _ meaning: String, onlyAppOnly: Bool = false, message: @escaping @Sendable (Refusal) -> String
+        _ code: String, _ meaning: String, onlyAppOnly: Bool = false, remedy: RemedyRule = .none,
+        message: @escaping @Sendable (Refusal) -> String
     ) -> Rule {
         Rule(
-            code: code, arrives: [.tokenEndpoint], kind: .configuration, meaning: meaning, remedy: .none, appOnly: onlyAppOnly,
+            code: code, arrives: [.tokenEndpoint], kind: .configuration, meaning: meaning, remedy: remedy, appOnly: onlyAppOnly,
             message: message)
     }
 
@@ -323,9 +329,7 @@ enum TenantCodes {
 
     private static func publicClientHasNoAppToken(_ r: Refusal) -> String {
         "\(r.config.source) is a public client's configuration (\(r.app), an app that signs people in): the tenant gives it no "
-            + "token of its own (\(r.code)). --app needs the daemon app's configuration, its client id with a secret: "
-            + "write one with `b2c init --out daemon.json --client-id <the daemon's id> --policy <any policy>=clientCredentials`, "
-            + "or, from the local tenant, `b2c-emulator serve --config-out daemon.json --client daemon`"
+            + "token of its own (\(r.code)). An app-only token needs the daemon app's configuration, its client id with a secret"
     }
 }
 

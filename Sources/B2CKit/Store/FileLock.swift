@@ -2,7 +2,7 @@ import Foundation
 
 /// An exclusive, cross-process lock on a file in the store directory (flock): used to make refreshes single-flight.
 /// The holder writes its process id into the file, so that a wait that runs out can say who holds the lock.
-public final class FileLock {
+package final class FileLock {
     private let fd: Int32
 
     /// Waits for the lock; with `timeoutSeconds`, at most that long, then throws `LockTimeout` naming the holder.
@@ -53,7 +53,7 @@ public final class FileLock {
 }
 
 /// A lock that another process held for longer than the wait allows.
-public struct LockTimeout: Error, CustomStringConvertible {
+package struct LockTimeout: Error, CustomStringConvertible {
     /// The process the lock file names.
     public struct Holder: Sendable {
         /// Its process id.

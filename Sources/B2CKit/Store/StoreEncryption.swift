@@ -34,7 +34,7 @@ public enum StoreKeySource: String, Sendable {
 
 /// The places this process may take a data key from, in the order a new store chooses them: the platform's key store
 /// (Secret Service or Keychain), then `$B2C_STORE_KEY`. An existing store needs the source it was encrypted with.
-public struct StoreKeySources: Sendable {
+package struct StoreKeySources: Sendable {
     /// The environment: `B2C_STORE_KEY`, and the session bus address the Secret Service is reached at.
     public var environment: [String: String]
     /// Whether the platform's key store (Secret Service or Keychain) may be used.

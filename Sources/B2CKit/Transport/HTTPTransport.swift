@@ -7,7 +7,7 @@ import NIOPosix
 import NIOSSL
 
 /// A response read fully (bounded) from the network.
-public struct HTTPResult: Sendable {
+package struct HTTPResult: Sendable {
     /// The HTTP status code.
     public var status: Int
     /// The response headers, in order.
@@ -61,7 +61,7 @@ extension B2CError {
 /// bodies, no redirects, failures in plain words, and a trace (`--verbose`) that never shows secrets (no query
 /// strings, form values or bodies). The HTTP clients (and their event-loop threads) are made on first use: a cache hit
 /// never starts one.
-public final class HTTPTransport: Sendable {
+package final class HTTPTransport: Sendable {
     private let configuration: HTTPClient.Configuration
     private let caFile: String?
     /// The hosts the CA file is trusted for (the configuration's own); nil: every host.

@@ -23,7 +23,7 @@ import Foundation
 /// `KeyPermissions.cachedDataKey` so same-uid processes that do not "possess" it can still read it.
 ///
 /// All calls are synchronous syscalls without blocking waits; the whole enum is stateless and thread-safe.
-public enum KernelKeyring {
+package enum KernelKeyring {
     /// Largest payload the kernel's "user" key type accepts.
     public static let maximumKeySize = 32_767
     /// Keyring descriptions are copied with a 4096-byte limit including the terminating NUL.

@@ -6,7 +6,7 @@ import Musl
 
 /// Why a kernel-keyring operation failed. Every case means "use the slow path": the caller falls back to the
 /// Secret Service and b2c keeps working, only slower.
-public enum KernelKeyringError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum KernelKeyringError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The key syscalls are not usable at all in this process: blocked by a seccomp profile (Docker's default
     /// profile answers EPERM), or the kernel was built without CONFIG_KEYS (ENOSYS). Worth remembering for the rest
     /// of the process; every further call will fail the same way.
