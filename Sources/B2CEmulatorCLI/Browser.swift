@@ -92,16 +92,8 @@ struct BrowserCommand: AsyncParsableCommand {
         if let phone, !EmulatorSeed.isE164(phone) {
             throw CLIError("--phone must be E.164, such as +14255550123; not '\(phone)'", exitCode: ExitStatus.usage)
         }
-        var collected: [String: String] = [:]
-        for pair in attributes {
-            guard let eq = pair.firstIndex(of: "="), eq != pair.startIndex else {
-                throw CLIError("--attribute is name=value, such as city=Lyon; not '\(pair)'", exitCode: ExitStatus.usage)
-            }
-            collected[String(pair[..<eq])] = String(pair[pair.index(after: eq)...])
-        }
+        let collected = try collectedAttributes()
         let environment = ProcessInfo.processInfo.environment
-        let password: String
-        var totpSecret = environment["B2C_EMULATOR_TOTP_SECRET"].flatMap { $0.isEmpty ? nil : $0 }
         let builtIn = idp.flatMap(EmulatorSeed.IdentityProvider.init(rawValue:))
         if let idp,
             builtIn == .local || (builtIn == nil && idp.range(of: #"^[A-Za-z][A-Za-z0-9_-]{0,63}$"#, options: .regularExpression) == nil)
@@ -111,23 +103,7 @@ struct BrowserCommand: AsyncParsableCommand {
                 "--idp is one of \(social.joined(separator: ", ")) or the id of an OpenID Connect provider of the seed; not '\(idp)'",
                 exitCode: ExitStatus.usage)
         }
-        if let given = environment["B2C_EMULATOR_PASSWORD"], !given.isEmpty {
-            password = given
-        } else if builtIn != nil {
-            password = ""  // the provider's page asks for none
-        } else if act == .signup {
-            throw CLIError("--action signup chooses a password: give it in B2C_EMULATOR_PASSWORD", exitCode: ExitStatus.usage)
-        } else {
-            let users = try Self.seed(seed).users
-            guard let user = users.first(where: { $0.email.caseInsensitiveCompare(email) == .orderedSame }) else {
-                throw CLIError(
-                    "no person \(email) in \(seed.map { "the seed \($0)" } ?? "the built-in seed") (people: "
-                        + "\(users.map(\.email).joined(separator: ", "))); or give the password in B2C_EMULATOR_PASSWORD",
-                    exitCode: ExitStatus.configuration)
-            }
-            password = user.password
-            totpSecret = totpSecret ?? user.totpSecret
-        }
+        let (password, totpSecret) = try credentials(environment, action: act, builtInProvider: builtIn != nil)
         let newPassword = environment["B2C_EMULATOR_NEW_PASSWORD"].flatMap { $0.isEmpty ? nil : $0 }
         if act == .forgot && newPassword == nil {
             throw CLIError("--action forgot sets a new password: give it in B2C_EMULATOR_NEW_PASSWORD", exitCode: ExitStatus.usage)
@@ -151,19 +127,53 @@ struct BrowserCommand: AsyncParsableCommand {
             await browser.shutdown()
         } catch {
             await browser.shutdown()
-            let needsOption = (error as? ScriptedBrowser.Failure)?.needsOption == true
-            if (error as? ScriptedBrowser.Failure)?.adminRefused == true {
-                let remedy =
-                    tokenFile == nil
-                    ? "give --admin-token-file FILE or B2C_EMULATOR_ADMIN_TOKEN_FILE (the file serve --admin-token-file wrote)"
-                    : "is \(tokenFile ?? "") (\(tokenOption)) the file of the tenant's last start?"
-                throw CLIError(
-                    "the scripted browser stopped at \(start.host ?? ""): \(error); \(remedy)", exitCode: ExitStatus.configuration)
-            }
-            throw CLIError(
-                "the scripted browser stopped at \(start.host ?? ""): \(error)",
-                exitCode: needsOption ? ExitStatus.usage : ExitStatus.error)
+            throw Self.stopped(at: start, error, tokenFile: tokenFile, tokenOption: tokenOption)
         }
+    }
+
+    /// `--attribute name=value`, each.
+    func collectedAttributes() throws -> [String: String] {
+        var collected: [String: String] = [:]
+        for pair in attributes {
+            guard let eq = pair.firstIndex(of: "="), eq != pair.startIndex else {
+                throw CLIError("--attribute is name=value, such as city=Lyon; not '\(pair)'", exitCode: ExitStatus.usage)
+            }
+            collected[String(pair[..<eq])] = String(pair[pair.index(after: eq)...])
+        }
+        return collected
+    }
+
+    /// The password to type (B2C_EMULATOR_PASSWORD, else the seed's person's; none at a built-in provider's page) and the
+    /// authenticator's secret (B2C_EMULATOR_TOTP_SECRET, else the seed's person's).
+    func credentials(_ environment: [String: String], action: ScriptedBrowser.Action, builtInProvider: Bool) throws -> (String, String?) {
+        let totpSecret = environment["B2C_EMULATOR_TOTP_SECRET"].flatMap { $0.isEmpty ? nil : $0 }
+        if let given = environment["B2C_EMULATOR_PASSWORD"], !given.isEmpty { return (given, totpSecret) }
+        if builtInProvider { return ("", totpSecret) }  // the provider's page asks for none
+        if action == .signup {
+            throw CLIError("--action signup chooses a password: give it in B2C_EMULATOR_PASSWORD", exitCode: ExitStatus.usage)
+        }
+        let users = try Self.seed(seed).users
+        guard let user = users.first(where: { $0.email.caseInsensitiveCompare(email) == .orderedSame }) else {
+            throw CLIError(
+                "no person \(email) in \(seed.map { "the seed \($0)" } ?? "the built-in seed") (people: "
+                    + "\(users.map(\.email).joined(separator: ", "))); or give the password in B2C_EMULATOR_PASSWORD",
+                exitCode: ExitStatus.configuration)
+        }
+        return (user.password, totpSecret ?? user.totpSecret)
+    }
+
+    /// Why the scripted browser stopped, with what to do when the admin surface refused it.
+    static func stopped(at start: URL, _ error: Error, tokenFile: String?, tokenOption: String) -> CLIError {
+        let needsOption = (error as? ScriptedBrowser.Failure)?.needsOption == true
+        if (error as? ScriptedBrowser.Failure)?.adminRefused == true {
+            let remedy =
+                tokenFile == nil
+                ? "give --admin-token-file FILE or B2C_EMULATOR_ADMIN_TOKEN_FILE (the file serve --admin-token-file wrote)"
+                : "is \(tokenFile ?? "") (\(tokenOption)) the file of the tenant's last start?"
+            return CLIError("the scripted browser stopped at \(start.host ?? ""): \(error); \(remedy)", exitCode: ExitStatus.configuration)
+        }
+        return CLIError(
+            "the scripted browser stopped at \(start.host ?? ""): \(error)", exitCode: needsOption ? ExitStatus.usage : ExitStatus.error)
     }
 
     /// The token in the file `serve --admin-token-file` wrote (one line).

@@ -336,32 +336,11 @@ extension EmulatorCommand {
         /// The start sequence of `serve`, in order: seed, state, TLS, request log, admin surface, listen, configuration out.
         private func serve(_ ready: ReadyFile?) async throws {
             let host = self.host ?? "127.0.0.1"
-            // B2C_EMULATOR_EXECUTOR=default keeps Swift's own executor: a way out should the runtime hook ever misbehave.
-            let executor = ProcessInfo.processInfo.environment["B2C_EMULATOR_EXECUTOR"].flatMap { $0.isEmpty ? nil : $0 } ?? "event-loops"
-            guard ["event-loops", "default"].contains(executor) else {
-                throw CLIError("B2C_EMULATOR_EXECUTOR must be event-loops or default, not '\(executor)'.", exitCode: ExitStatus.usage)
-            }
-            let onEventLoops = executor == "event-loops" && EventLoopExecutor.install()
-            if verbose {
-                let why = executor == "default" ? "B2C_EMULATOR_EXECUTOR=default" : "another global-executor hook is set"
-                let place = onEventLoops ? "on the \(EventLoopExecutor.loops) event-loop threads" : "on Swift's default executor (\(why))"
-                FileHandle.standardError.write(Data("b2c-emulator: requests run \(place)\n".utf8))
-            }
+            try installExecutor()
             let (store, tlsDirectory) = try openState()
             // An in-memory tenant leaves nothing behind: its CA (and the CA's private key) go when it stops.
             defer { if state == nil { try? FileManager.default.removeItem(at: tlsDirectory) } }
-            let emulator: B2CEmulator
-            var externalSide: B2CEmulator?
-            do {
-                let seedValue = try loadSeed()
-                if seedValue.twin != nil {
-                    (emulator, externalSide) = try B2CEmulator.twin(seed: seedValue, store: store)
-                } else {
-                    emulator = try B2CEmulator(seed: seedValue, store: store)
-                }
-            } catch let e as CLIError { throw e } catch {
-                throw CLIError("cannot start the emulator with this state and seed: \(error)", exitCode: ExitStatus.configuration)
-            }
+            let (emulator, externalSide) = try makeTenant(store)
             if twinConfigOut != nil && externalSide == nil {
                 throw CLIError(
                     "--twin-config-out writes the twin's External ID side's configuration; add --twin", exitCode: ExitStatus.usage)
@@ -406,42 +385,77 @@ extension EmulatorCommand {
             if let tlsMaterial { line += "; CA \(tlsMaterial.caPath.path)" }
             var twinServer: EmulatorServer?
             if let externalSide {
-                let other: EmulatorServer
-                do { other = try await listenTwin(externalSide, host: host, tls: tlsMaterial, limits: limits) } catch {
-                    await server.stop()
-                    throw error
-                }
+                let other = try await startTwin(externalSide, beside: server, host: host, tls: tlsMaterial, limits: limits)
                 twinServer = other
-                if let twinConfigOut {
-                    do {
-                        try writeFile(
-                            Data(
-                                (externalSide.clientConfiguration(baseURL: other.baseURL, caFile: caFile(tlsMaterial, twinConfigOut))
-                                    .serialized(pretty: true) + "\n").utf8), to: twinConfigOut, mode: 0o644)
-                        try? ConfigurationTrust(storeDirectory: StoreLocation.directory()).allow(ConfigurationTrust.read(twinConfigOut))
-                    } catch {
-                        await server.stop()
-                        await other.stop()
-                        throw CLIError("--twin-config-out: \(error)", exitCode: ExitStatus.error)
-                    }
-                }
                 line += "\nb2c emulator: External ID side \(other.baseURL) (the same directory; no policy in its URLs)"
             }
             FileHandle.standardOutput.write(Data((line + "\n").utf8))
             ready?.write(.ready(pid: getpid(), url: baseURL))
-            if let twinServer {
-                // Either listener's end (a signal reaches both) ends the tenant.
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask { try await server.wait() }
-                    group.addTask { try await twinServer.wait() }
-                    try await group.next()
-                    await server.stop()
-                    await twinServer.stop()
-                    group.cancelAll()
-                }
-                return
+            try await wait(server, twinServer)
+        }
+
+        /// Requests run on the event loops' threads (the runtime's global-executor hook) unless B2C_EMULATOR_EXECUTOR=default
+        /// keeps Swift's own executor: a way out should the hook ever misbehave.
+        private func installExecutor() throws {
+            let executor = ProcessInfo.processInfo.environment["B2C_EMULATOR_EXECUTOR"].flatMap { $0.isEmpty ? nil : $0 } ?? "event-loops"
+            guard ["event-loops", "default"].contains(executor) else {
+                throw CLIError("B2C_EMULATOR_EXECUTOR must be event-loops or default, not '\(executor)'.", exitCode: ExitStatus.usage)
             }
-            try await server.wait()
+            let onEventLoops = executor == "event-loops" && EventLoopExecutor.install()
+            if verbose {
+                let why = executor == "default" ? "B2C_EMULATOR_EXECUTOR=default" : "another global-executor hook is set"
+                let place = onEventLoops ? "on the \(EventLoopExecutor.loops) event-loop threads" : "on Swift's default executor (\(why))"
+                FileHandle.standardError.write(Data("b2c-emulator: requests run \(place)\n".utf8))
+            }
+        }
+
+        /// The tenant of the seed, and its External ID side when the seed makes a twin.
+        private func makeTenant(_ store: EmulatorStore) throws -> (B2CEmulator, B2CEmulator?) {
+            do {
+                let seedValue = try loadSeed()
+                if seedValue.twin != nil { return try B2CEmulator.twin(seed: seedValue, store: store) }
+                return (try B2CEmulator(seed: seedValue, store: store), nil)
+            } catch let e as CLIError { throw e } catch {
+                throw CLIError("cannot start the emulator with this state and seed: \(error)", exitCode: ExitStatus.configuration)
+            }
+        }
+
+        /// The twin's External ID side listening, and its configuration written (`--twin-config-out`); on a failure both
+        /// listeners stop.
+        private func startTwin(
+            _ externalSide: B2CEmulator, beside server: EmulatorServer, host: String, tls: EmulatorTLS?, limits: ConnectionLimits
+        ) async throws -> EmulatorServer {
+            let other: EmulatorServer
+            do { other = try await listenTwin(externalSide, host: host, tls: tls, limits: limits) } catch {
+                await server.stop()
+                throw error
+            }
+            guard let twinConfigOut else { return other }
+            do {
+                try writeFile(
+                    Data(
+                        (externalSide.clientConfiguration(baseURL: other.baseURL, caFile: caFile(tls, twinConfigOut))
+                            .serialized(pretty: true) + "\n").utf8), to: twinConfigOut, mode: 0o644)
+                try? ConfigurationTrust(storeDirectory: StoreLocation.directory()).allow(ConfigurationTrust.read(twinConfigOut))
+            } catch {
+                await server.stop()
+                await other.stop()
+                throw CLIError("--twin-config-out: \(error)", exitCode: ExitStatus.error)
+            }
+            return other
+        }
+
+        /// Until the listener ends; with a twin, until either ends (a signal reaches both), which ends the tenant.
+        private func wait(_ server: EmulatorServer, _ twinServer: EmulatorServer?) async throws {
+            guard let twinServer else { return try await server.wait() }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await server.wait() }
+                group.addTask { try await twinServer.wait() }
+                try await group.next()
+                await server.stop()
+                await twinServer.stop()
+                group.cancelAll()
+            }
         }
 
         /// The twin's External ID side's listener: `--twin-port`, else (with `--state`) its port of last time, else any.

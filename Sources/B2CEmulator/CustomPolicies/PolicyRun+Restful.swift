@@ -17,29 +17,7 @@ extension PolicyRun {
         }
         let headers = try authorization(profile)
         let tls = try clientTLS(profile, url: url)
-        let body: JSONValue
-        if let claim = profile.metadata("ClaimUsedForRequestPayload").map(claimTypeID) {
-            // One claim's value is the whole body (a JSON document a GenerateJson transformation made).
-            guard let text = inputs.first(where: { claimTypeID($0.key) == claim })?.value.text, let json = try? JSONValue.parse(text) else {
-                throw CustomPolicyError(
-                    code: "AADB2C90250",
-                    message: "The technical profile '\(profile.id)' sends the claim '\(claim)' as its body, and it holds no JSON.")
-            }
-            body = json
-        } else {
-            body = JSONValue.object(inputs.mapValues(Self.json))
-        }
-        let target: String
-        switch profile.metadata("SendClaimsIn") ?? "Body" {
-        case "Body": target = url
-        case "QueryString":
-            target =
-                url + (url.contains("?") ? "&" : "?") + FormEncoding.encode(inputs.map { ($0.key, $0.value.text) }.sorted { $0.0 < $1.0 })
-        case let other:
-            throw CustomPolicyError(
-                code: "AADB2C90250",
-                message: "The technical profile '\(profile.id)' sends its claims in \(other); the tenant sends Body or QueryString.")
-        }
+        let (target, body) = try request(profile, inputs, url: url)
         var record = CalloutRecord(
             at: now, kind: "restful", step: profile.id, policy: policy.id, url: target, request: body, attempts: 0, durationMs: 0,
             outcome: "")
@@ -69,18 +47,7 @@ extension PolicyRun {
                     message: "The claims exchange '\(profile.id)' returned HTTP error response that could not be parsed.")
             }
             record.outcome = "continue"
-            var out: [String: ClaimValue] = [:]
-            for (name, value) in json {
-                switch value {
-                case .string(let s): out[name] = .string(s)
-                case .bool(let b): out[name] = .bool(b)
-                case .array(let items): out[name] = .collection(items.compactMap(\.stringValue))
-                case .number(let n) where n == n.rounded() && abs(n) < 1e15: out[name] = .int(Int(n))
-                case .null: break
-                default: out[name] = .string(value.serialized())
-                }
-            }
-            return out
+            return Self.claims(json)
         case 409:
             // B2C's error contract: {"version", "status": 409, "userMessage", "code"?, "requestId"?, "developerMessage"?}.
             let message = json?["userMessage"]?.stringValue ?? "The REST API refused the request."
@@ -93,6 +60,50 @@ extension PolicyRun {
                 message: "The claims exchange '\(profile.id)' returned HTTP error response with Code '\(answer.status)' and Reason "
                     + "'\(answer.reason)'.")
         }
+    }
+
+    /// Where the request goes and its body: the input claims as a JSON body by partner name (or one claim's JSON as the
+    /// whole body, `ClaimUsedForRequestPayload`), or in the query (`SendClaimsIn` `QueryString`).
+    private func request(_ profile: TechnicalProfile, _ inputs: [String: ClaimValue], url: String) throws -> (String, JSONValue) {
+        let body: JSONValue
+        if let claim = profile.metadata("ClaimUsedForRequestPayload").map(claimTypeID) {
+            // One claim's value is the whole body (a JSON document a GenerateJson transformation made).
+            guard let text = inputs.first(where: { claimTypeID($0.key) == claim })?.value.text, let json = try? JSONValue.parse(text) else {
+                throw CustomPolicyError(
+                    code: "AADB2C90250",
+                    message: "The technical profile '\(profile.id)' sends the claim '\(claim)' as its body, and it holds no JSON.")
+            }
+            body = json
+        } else {
+            body = JSONValue.object(inputs.mapValues(Self.json))
+        }
+        switch profile.metadata("SendClaimsIn") ?? "Body" {
+        case "Body": return (url, body)
+        case "QueryString":
+            let query = FormEncoding.encode(inputs.map { ($0.key, $0.value.text) }.sorted { $0.0 < $1.0 })
+            return (url + (url.contains("?") ? "&" : "?") + query, body)
+        case let other:
+            throw CustomPolicyError(
+                code: "AADB2C90250",
+                message: "The technical profile '\(profile.id)' sends its claims in \(other); the tenant sends Body or QueryString.")
+        }
+    }
+
+    /// A 200 answer's members as claims by partner name: strings, booleans, string collections, whole numbers; others as
+    /// their JSON text.
+    static func claims(_ json: [String: JSONValue]) -> [String: ClaimValue] {
+        var out: [String: ClaimValue] = [:]
+        for (name, value) in json {
+            switch value {
+            case .string(let s): out[name] = .string(s)
+            case .bool(let b): out[name] = .bool(b)
+            case .array(let items): out[name] = .collection(items.compactMap(\.stringValue))
+            case .number(let n) where n == n.rounded() && abs(n) < 1e15: out[name] = .int(Int(n))
+            case .null: break
+            default: out[name] = .string(value.serialized())
+            }
+        }
+        return out
     }
 
     /// The request's credentials, from the profile's `CryptographicKeys` and the tenant's policy keys (reference: RESTful

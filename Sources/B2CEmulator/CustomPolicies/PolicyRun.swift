@@ -153,80 +153,9 @@ struct PolicyRun {
             case "InvokeSubJourney":
                 if try invoke(step, order: order, &state) { return .entered }
             case "CombinedSignInAndSignUp", "ClaimsProviderSelection":
-                if state.claims["objectIdFromSession"]?.bool == true {
-                    note("orchestration step \(order) answered by the SSO session", [:])
-                    continue
-                }
-                let selections = step.at("ClaimsProviderSelections")?.all("ClaimsProviderSelection") ?? []
-                let validation = selections.compactMap { $0["ValidationClaimsExchangeId"] }.first
-                let targets = selections.compactMap { $0["TargetClaimsExchangeId"] }
-                if validation == nil, targets.count == 1 {
-                    // One provider to choose from: chosen, as B2C does, without a selection page.
-                    state.chosenExchange = targets[0]
-                    note("orchestration step \(order): the only claims provider chosen", ["claimsExchange": .string(targets[0])])
-                    continue
-                }
-                state.choices = targets
-                state.combined = true
-                guard let validation else {
-                    // Buttons only: B2C's provider selection page.
-                    guard !targets.isEmpty else {
-                        throw CustomPolicyError(code: "AADB2C90250", message: "Orchestration step \(order) offers no claims provider.")
-                    }
-                    state.page = nil
-                    return .stop(.page)
-                }
-                guard let exchange = exchange(of: step, id: validation), let profile = try TechnicalProfile.named(exchange, in: policy)
-                else {
-                    throw CustomPolicyError(
-                        code: "AADB2C90250", message: "Orchestration step \(order) has no self-asserted sign-in the tenant can show.")
-                }
-                state.page = profile.id
-                return .stop(.page)
+                if let outcome = try selectProvider(step, order: order, &state) { return outcome }
             case "ClaimsExchange":
-                let chosen = try state.chosenExchange ?? sessionExchange(of: step, state)
-                guard let id = exchange(of: step, id: chosen), let profile = try TechnicalProfile.named(id, in: policy) else {
-                    throw CustomPolicyError(code: "AADB2C90250", message: "Orchestration step \(order) names no technical profile.")
-                }
-                state.chosenExchange = nil
-                if profile.handler == .selfAsserted, state.claims["objectIdFromSession"]?.bool == true, try keepsSession(profile) {
-                    note("orchestration step \(order): \(profile.id) answered by the SSO session", [:])
-                    continue
-                }
-                if profile.handler == .selfAsserted {
-                    state.page = profile.id
-                    state.combined = false
-                    return .stop(.page)
-                }
-                if profile.handler == .phoneFactor {
-                    // B2C's phone factor page: the number on record verified by a code, or one entered (when allowed).
-                    let inputs = try inputClaims(profile, &state.claims)
-                    state.phoneOnRecord = inputs["strongAuthenticationPhoneNumber"]?.text.nilIfEmpty
-                    (state.page, state.combined, state.codeSentTo, state.codeHash) = (profile.id, false, nil, nil)
-                    return .stop(.page)
-                }
-                if [.oauth2, .openIdConnect, .saml].contains(profile.handler), !Self.isLocalPasswordCheck(profile) {
-                    if let provider = Self.mockProvider(profile) {
-                        _ = try inputClaims(profile, &state.claims)
-                        state.page = profile.id
-                        return .stop(.federate(profile: profile.id, provider: provider))
-                    }
-                    if let provider = Self.samlProvider(profile) {
-                        _ = try inputClaims(profile, &state.claims)
-                        state.page = profile.id
-                        return .stop(.federateSAML(profile: profile.id, provider: provider))
-                    }
-                    if let provider = try oidcProvider(profile) {
-                        _ = try inputClaims(profile, &state.claims)
-                        state.page = profile.id
-                        return .stop(.federateOIDC(profile: profile.id, provider: provider))
-                    }
-                    throw CustomPolicyError(
-                        code: "AADB2C90250",
-                        message: "The technical profile '\(profile.id)' federates with a provider the local tenant does not mock "
-                            + "(\(profile.metadata("authorization_endpoint") ?? profile.metadata("METADATA") ?? "no endpoint")).")
-                }
-                try await execute(profile, &state)
+                if let outcome = try await claimsExchange(step, order: order, &state) { return outcome }
             case "SendClaims":
                 return .stop(.sendClaims(issuer: step["CpimIssuerTechnicalProfileReferenceId"]))
             case "GetClaims":
@@ -238,6 +167,94 @@ struct PolicyRun {
             }
         }
         return .ended
+    }
+
+    /// A provider selection step: answered by the SSO session, by the only provider there is, or the page (B2C's
+    /// selection page, or the combined sign-in page with its validation profile); nil goes on to the next step.
+    private func selectProvider(_ step: PolicyNode, order: Int, _ state: inout PolicyJourneyState) throws -> StepsOutcome? {
+        if state.claims["objectIdFromSession"]?.bool == true {
+            note("orchestration step \(order) answered by the SSO session", [:])
+            return nil
+        }
+        let selections = step.at("ClaimsProviderSelections")?.all("ClaimsProviderSelection") ?? []
+        let validation = selections.compactMap { $0["ValidationClaimsExchangeId"] }.first
+        let targets = selections.compactMap { $0["TargetClaimsExchangeId"] }
+        if validation == nil, targets.count == 1 {
+            // One provider to choose from: chosen, as B2C does, without a selection page.
+            state.chosenExchange = targets[0]
+            note("orchestration step \(order): the only claims provider chosen", ["claimsExchange": .string(targets[0])])
+            return nil
+        }
+        state.choices = targets
+        state.combined = true
+        guard let validation else {
+            // Buttons only: B2C's provider selection page.
+            guard !targets.isEmpty else {
+                throw CustomPolicyError(code: "AADB2C90250", message: "Orchestration step \(order) offers no claims provider.")
+            }
+            state.page = nil
+            return .stop(.page)
+        }
+        guard let exchange = exchange(of: step, id: validation), let profile = try TechnicalProfile.named(exchange, in: policy) else {
+            throw CustomPolicyError(
+                code: "AADB2C90250", message: "Orchestration step \(order) has no self-asserted sign-in the tenant can show.")
+        }
+        state.page = profile.id
+        return .stop(.page)
+    }
+
+    /// A claims exchange: its technical profile's page (self-asserted, phone factor), a federation, or the profile run
+    /// here; nil goes on to the next step.
+    private func claimsExchange(_ step: PolicyNode, order: Int, _ state: inout PolicyJourneyState) async throws -> StepsOutcome? {
+        let chosen = try state.chosenExchange ?? sessionExchange(of: step, state)
+        guard let id = exchange(of: step, id: chosen), let profile = try TechnicalProfile.named(id, in: policy) else {
+            throw CustomPolicyError(code: "AADB2C90250", message: "Orchestration step \(order) names no technical profile.")
+        }
+        state.chosenExchange = nil
+        if profile.handler == .selfAsserted, state.claims["objectIdFromSession"]?.bool == true, try keepsSession(profile) {
+            note("orchestration step \(order): \(profile.id) answered by the SSO session", [:])
+            return nil
+        }
+        if profile.handler == .selfAsserted {
+            state.page = profile.id
+            state.combined = false
+            return .stop(.page)
+        }
+        if profile.handler == .phoneFactor {
+            // B2C's phone factor page: the number on record verified by a code, or one entered (when allowed).
+            let inputs = try inputClaims(profile, &state.claims)
+            state.phoneOnRecord = inputs["strongAuthenticationPhoneNumber"]?.text.nilIfEmpty
+            (state.page, state.combined, state.codeSentTo, state.codeHash) = (profile.id, false, nil, nil)
+            return .stop(.page)
+        }
+        if [.oauth2, .openIdConnect, .saml].contains(profile.handler), !Self.isLocalPasswordCheck(profile) {
+            return try federate(profile, &state)
+        }
+        try await execute(profile, &state)
+        return nil
+    }
+
+    /// A federation profile: the browser goes to the provider the local tenant mocks or knows (mock, SAML, OpenID Connect).
+    private func federate(_ profile: TechnicalProfile, _ state: inout PolicyJourneyState) throws -> StepsOutcome {
+        if let provider = Self.mockProvider(profile) {
+            _ = try inputClaims(profile, &state.claims)
+            state.page = profile.id
+            return .stop(.federate(profile: profile.id, provider: provider))
+        }
+        if let provider = Self.samlProvider(profile) {
+            _ = try inputClaims(profile, &state.claims)
+            state.page = profile.id
+            return .stop(.federateSAML(profile: profile.id, provider: provider))
+        }
+        if let provider = try oidcProvider(profile) {
+            _ = try inputClaims(profile, &state.claims)
+            state.page = profile.id
+            return .stop(.federateOIDC(profile: profile.id, provider: provider))
+        }
+        throw CustomPolicyError(
+            code: "AADB2C90250",
+            message: "The technical profile '\(profile.id)' federates with a provider the local tenant does not mock "
+                + "(\(profile.metadata("authorization_endpoint") ?? profile.metadata("METADATA") ?? "no endpoint")).")
     }
 
     /// `InvokeSubJourney`: its first candidate whose preconditions hold is entered, at its first step; false when none

@@ -225,42 +225,7 @@ extension GraphEndpoint {
                 c.password = profile["password"]?.stringValue
                 if case .bool(let b)? = profile["forceChangePasswordNextSignIn"] { c.forceChangePassword = b }
             case "identities":
-                guard let list = value.arrayValue else {
-                    return refuse("Invalid value specified for property 'identities' of resource 'User'.")
-                }
-                for item in list {
-                    let o = item.objectValue ?? [:]
-                    guard let type = o["signInType"]?.stringValue, let issuer = o["issuer"]?.stringValue,
-                        let id = o["issuerAssignedId"]?.stringValue, !id.isEmpty
-                    else {
-                        return refuse("Each of the identities needs signInType, issuer and issuerAssignedId.")
-                    }
-                    switch type {
-                    case "emailAddress", "userName":
-                        guard issuer.caseInsensitiveCompare(tenantName) == .orderedSame else {
-                            return refuse(
-                                "The issuer '\(issuer)' of a local account's identity must be the tenant's domain '\(tenantName)'.")
-                        }
-                        guard c.local == nil else {
-                            return refuse(
-                                "This local tenant keeps one local sign-in name per user (an emailAddress or a userName identity); "
-                                    + "give one.")
-                        }
-                        if type == "emailAddress" && !EmulatorSeed.isPlausibleEmail(id) {
-                            return refuse("The issuerAssignedId '\(id)' of an emailAddress identity is not an email address.")
-                        }
-                        if type == "userName" && (id.contains("@") || id.contains(where: \.isWhitespace)) {
-                            return refuse("The issuerAssignedId '\(id)' of a userName identity may not hold '@' or spaces.")
-                        }
-                        c.local = (type, id)
-                    case "federated":
-                        c.federated.append((issuer, id))
-                    case "userPrincipalName":
-                        continue  // the tenant's own: `<oid>@<tenant>`
-                    default:
-                        return refuse("The signInType '\(type)' is not one of emailAddress, userName, federated or userPrincipalName.")
-                    }
-                }
+                if let problem = readIdentities(value, into: &c) { return refuse(problem) }
             default:
                 continue  // creationType, mailNickname, userPrincipalName: what the tenant makes itself
             }
@@ -272,6 +237,43 @@ extension GraphEndpoint {
                 "The specified password does not comply with password complexity requirements. Please provide a different password.")
         }
         return .success(c)
+    }
+
+    /// `identities`: one local sign-in name (an email address or a user name, the tenant's domain as issuer) and any
+    /// federated ones; the refusal's message when one is not Graph's shape.
+    private func readIdentities(_ value: JSONValue, into c: inout UserChanges) -> String? {
+        guard let list = value.arrayValue else { return "Invalid value specified for property 'identities' of resource 'User'." }
+        for item in list {
+            let o = item.objectValue ?? [:]
+            guard let type = o["signInType"]?.stringValue, let issuer = o["issuer"]?.stringValue,
+                let id = o["issuerAssignedId"]?.stringValue, !id.isEmpty
+            else {
+                return "Each of the identities needs signInType, issuer and issuerAssignedId."
+            }
+            switch type {
+            case "emailAddress", "userName":
+                guard issuer.caseInsensitiveCompare(tenantName) == .orderedSame else {
+                    return "The issuer '\(issuer)' of a local account's identity must be the tenant's domain '\(tenantName)'."
+                }
+                guard c.local == nil else {
+                    return "This local tenant keeps one local sign-in name per user (an emailAddress or a userName identity); give one."
+                }
+                if type == "emailAddress" && !EmulatorSeed.isPlausibleEmail(id) {
+                    return "The issuerAssignedId '\(id)' of an emailAddress identity is not an email address."
+                }
+                if type == "userName" && (id.contains("@") || id.contains(where: \.isWhitespace)) {
+                    return "The issuerAssignedId '\(id)' of a userName identity may not hold '@' or spaces."
+                }
+                c.local = (type, id)
+            case "federated":
+                c.federated.append((issuer, id))
+            case "userPrincipalName":
+                continue  // the tenant's own: `<oid>@<tenant>`
+            default:
+                return "The signInType '\(type)' is not one of emailAddress, userName, federated or userPrincipalName."
+            }
+        }
+        return nil
     }
 
     /// `POST /users`: a local account (an email address or a user name, and a password), or a federated one.

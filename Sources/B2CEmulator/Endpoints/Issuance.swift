@@ -131,28 +131,14 @@ struct TokenIssuer: TenantPart {
         "idp", "emails", "c_hash", "at_hash", "newUser", "idtyp", "appid", "azpacr", "uti", "sid",
     ]
 
-    /// Long on purpose: the id token, access token and refresh token of one issuance, and the body that carries them.
+    /// The id token, access token and refresh token of one issuance, and the body that carries them.
     func issue(_ r: Issuance) throws -> Issued {
-        let (user, app, scopes, nonce, authTime, newUser, origin) = (r.user, r.app, r.scopes, r.nonce, r.authTime, r.newUser, r.origin)
-        let (clientInfo, grant, oldRefreshToken, includeIDToken, code, client) =
-            (r.clientInfo, r.grant, r.rotating, r.includeIDToken, r.code, r.client)
+        let (user, app, scopes, code) = (r.user, r.app, r.scopes, r.code)
         let policy = bound(r.policy)
         let now = clock.now()
         let atLifetime = policy?.accessTokenLifetime ?? 3600
         let idLifetime = policy?.idTokenLifetime ?? 3600
-        var common = userClaims(user, policy: policy, authTime: authTime, newUser: newUser, nonce: nonce, origin: origin, now: now)
-        // Entra's `sub` (External ID, no policy) is pairwise: the same person has another one at each app; `oid` is the same.
-        if policy == nil { common["sub"] = .string(Self.pairwiseSubject(tenantID: tenantID, clientId: app.clientId, oid: user.oid)) }
-        if let token = r.idpAccessToken, policy?.applicationClaims?.contains("idp_access_token") == true {
-            common["idp_access_token"] = .string(token)
-        }
-        if policy?.runsCustomPolicy == true {
-            // A custom policy's tokens carry what its relying party names (`sub` and `tid` too), and the protocol's own.
-            common = common.filter { ["iss", "iat", "nbf", "auth_time", "ver", "nonce", "tfp", "acr"].contains($0.key) }
-            for (name, value) in r.extraClaims where !["iss", "aud", "exp", "nbf", "iat", "nonce"].contains(name) { common[name] = value }
-        } else {
-            for (name, value) in r.extraClaims where !Self.protocolClaims.contains(name) { common[name] = value }
-        }
+        let common = commonClaims(r, policy: policy, now: now)
         let signer = try keys.current(policy?.type ?? .userFlow)
         var accessToken: String?
         if let resource = scopes.resourceAppId {
@@ -164,7 +150,7 @@ struct TokenIssuer: TenantPart {
             accessToken = try JWT.sign(claims: .object(c), kid: signer.kid, key: signer.key)
         }
         var idToken: String?
-        if scopes.openid && includeIDToken {
+        if scopes.openid && r.includeIDToken {
             var c = common
             c["aud"] = .string(app.clientId)
             c["exp"] = JSONValue(now + idLifetime)
@@ -193,27 +179,55 @@ struct TokenIssuer: TenantPart {
         var refreshToken: String?
         var unsaved: EmulatorStore.NewRefreshToken?
         if scopes.offlineAccess {
-            let g = grant ?? (id: UUID().uuidString.lowercased(), issuedAt: now)
-            let token = Random.token(bytes: 48)
-            let new = EmulatorStore.NewRefreshToken(
-                token: token,
-                record: .init(
-                    grantId: g.id, clientId: app.clientId, policy: policy?.lowercasedID ?? "", oid: user.oid,
-                    scopes: scopes.serializedForStorage, authTime: authTime, issuedAt: now, grantIssuedAt: g.issuedAt, rotatedAt: nil,
-                    revoked: false, confidential: client.confidential, spa: client.spa),
-                rotating: oldRefreshToken, now: now, log: r.log)
+            let (new, lifetime) = try newRefreshToken(r, policy: policy, now: now)
             if r.storeLater { unsaved = new } else { try store.saveRefreshToken(new) }
             // Nothing after this save may throw: the token log's entry (`r.log`) was written with it.
-            body["refresh_token"] = .string(token)
-            let lifetime = client.spa ? max(0, g.issuedAt + Self.spaRefreshLifetime - now) : (policy?.refreshTokenLifetime ?? 1_209_600)
+            body["refresh_token"] = .string(new.token)
             body["refresh_token_expires_in"] = asNumber(lifetime)
-            refreshToken = token
+            refreshToken = new.token
         }
-        if clientInfo {
+        if r.clientInfo {
             let uid = policy.map { "\(user.oid)-\($0.lowercasedID)" } ?? user.oid
             body["client_info"] = .string(ClientInfo(uid: uid, utid: tenantID).encoded)
         }
         return Issued(body: .object(body), refreshToken: refreshToken, idToken: idToken, accessToken: accessToken, unsaved: unsaved)
+    }
+
+    /// The claims both tokens carry: the person's, the connectors' and extensions' (never a protocol claim), and, for a
+    /// custom policy, only what its relying party names beside the protocol's own.
+    private func commonClaims(_ r: Issuance, policy: EmulatorSeed.Policy?, now: Int) -> [String: JSONValue] {
+        let user = r.user
+        var common = userClaims(user, policy: policy, authTime: r.authTime, newUser: r.newUser, nonce: r.nonce, origin: r.origin, now: now)
+        // Entra's `sub` (External ID, no policy) is pairwise: the same person has another one at each app; `oid` is the same.
+        if policy == nil { common["sub"] = .string(Self.pairwiseSubject(tenantID: tenantID, clientId: r.app.clientId, oid: user.oid)) }
+        if let token = r.idpAccessToken, policy?.applicationClaims?.contains("idp_access_token") == true {
+            common["idp_access_token"] = .string(token)
+        }
+        if policy?.runsCustomPolicy == true {
+            // A custom policy's tokens carry what its relying party names (`sub` and `tid` too), and the protocol's own.
+            common = common.filter { ["iss", "iat", "nbf", "auth_time", "ver", "nonce", "tfp", "acr"].contains($0.key) }
+            for (name, value) in r.extraClaims where !["iss", "aud", "exp", "nbf", "iat", "nonce"].contains(name) { common[name] = value }
+        } else {
+            for (name, value) in r.extraClaims where !Self.protocolClaims.contains(name) { common[name] = value }
+        }
+        return common
+    }
+
+    /// A new refresh token of the grant (a new grant on a sign-in), rotating the one redeemed, and its lifetime: a SPA's
+    /// ends 24 hours after the sign-in, others last the policy's lifetime.
+    private func newRefreshToken(
+        _ r: Issuance, policy: EmulatorSeed.Policy?, now: Int
+    ) throws -> (EmulatorStore.NewRefreshToken, Int) {
+        let g = r.grant ?? (id: UUID().uuidString.lowercased(), issuedAt: now)
+        let new = EmulatorStore.NewRefreshToken(
+            token: Random.token(bytes: 48),
+            record: .init(
+                grantId: g.id, clientId: r.app.clientId, policy: policy?.lowercasedID ?? "", oid: r.user.oid,
+                scopes: r.scopes.serializedForStorage, authTime: r.authTime, issuedAt: now, grantIssuedAt: g.issuedAt, rotatedAt: nil,
+                revoked: false, confidential: r.client.confidential, spa: r.client.spa),
+            rotating: r.rotating, now: now, log: r.log)
+        let lifetime = r.client.spa ? max(0, g.issuedAt + Self.spaRefreshLifetime - now) : (policy?.refreshTokenLifetime ?? 1_209_600)
+        return (new, lifetime)
     }
 
     /// Entra's pairwise subject of a person at an app: 43 characters of base64url, stable for the tenant, app and person.

@@ -189,12 +189,12 @@ struct NativeAuthEndpoint: JourneyCallouts {
         }
     }
 
-    /// Long on purpose: the native-auth grants (password, oob, refresh) side by side, as the reference lists them.
+    /// The native-auth grants: those that spend a continuation token (password, oob, mfa_oob, continuation_token), and the
+    /// refresh token's.
     private func nativeGrant(
         _ grantType: String, form: [String: String], app: EmulatorSeed.App, origin: String,
         log: inout EmulatorStore.LogEntry
     ) async throws -> Response {
-        let now = clock.now()
         switch grantType {
         case "password", "oob", "mfa_oob", "continuation_token":
             let (token, flow) = try self.flow(form, app: app)
@@ -207,91 +207,117 @@ struct NativeAuthEndpoint: JourneyCallouts {
                     codes: [55114])
             }
             guard let user = try store.user(oid: flow.oid) else { throw Self.userGone }
-            switch grantType {
-            case "password":
-                guard let password = form["password"], !password.isEmpty else { throw aadMissing("password") }
-                let callout = CalloutContext(
-                    clientId: app.clientId, language: "en", origin: origin, journeyID: flow.journey.id ?? token,
-                    policy: seed.externalIdFlow?.id ?? "")
-                switch try await submitPassword(user.email, password, tx: callout) {
-                case .user: break
-                case .noUser, .wrongPassword:
-                    store.journeys.note(flow.journey.id, .decision, "password refused", ["why": "it does not match"], user: user.email)
-                    throw AADFailure(
-                        error: "invalid_grant",
-                        description: "AADSTS901007: Error validating credentials due to invalid username or password.", codes: [50126])
-                case .mustChangePassword:
-                    // Microsoft's known issue: native authentication answers an error here, not the reset flow.
-                    throw AADFailure(
-                        error: "invalid_grant",
-                        description: "AADSTS50055: The password is expired (the migration function asked for a new one); reset it.",
-                        codes: [50055], suberror: "password_expired")
-                case .blocked(let title, let message):
-                    throw AADFailure(error: "access_denied", description: "AADSTS50053: \(title). \(message)", codes: [50053])
-                case .failed(let failure):
-                    throw AADFailure(
-                        error: "server_error", description: "AADSTS\(failure.code): \(failure.name). \(failure.detail)",
-                        codes: [failure.code])
-                }
-                try afterFirstFactor(flow, token: token, user: user)
-            case "oob":
-                try checkCode(form, token: token, flow: flow)
-                try afterFirstFactor(flow, token: token, user: user)
-            case "mfa_oob": try checkCode(form, token: token, flow: flow)
-            // A sign-up or a reset proved the mailbox (and set a password), not a second factor: the same rule as after every
-            // other first factor.
-            case _ where flow.stage == .signedUp || flow.stage == .resetDone:
-                var proven = flow
-                if flow.stage == .signedUp && flow.journey.credential == nil { proven.journey.firstFactorByEmail = true }
-                try afterFirstFactor(proven, token: token, user: user)
-            default: break
-            }
-            guard try store.nativeFlows.spend(token) else {
-                throw AADFailure(error: "invalid_grant", description: "AADSTS55113: The continuation_token is not valid.", codes: [55113])
-            }
-            // OnTokenIssuanceStart, as for a browser sign-in of the same app: a failure mints no token.
             let callout = CalloutContext(
                 clientId: app.clientId, language: "en", origin: origin, journeyID: flow.journey.id ?? token,
                 policy: seed.externalIdFlow?.id ?? "")
-            let extraClaims: [String: JSONValue]
-            switch await tokenIssuanceClaims(callout, user: user) {
-            case .success(let claims): extraClaims = claims
-            case .failure(let f):
-                throw AADFailure(
-                    error: "server_error", description: "AADSTS\(f.code): \(f.pageError.message)", codes: [f.code], status: 500)
+            try await prove(grantType, form: form, flow: flow, token: token, user: user, callout: callout)
+            guard try store.nativeFlows.spend(token) else {
+                throw AADFailure(error: "invalid_grant", description: "AADSTS55113: The continuation_token is not valid.", codes: [55113])
             }
-            let issued = try issuer.issue(
-                Issuance(
-                    user: user, policy: nil, app: app, scopes: try nativeScopes(form, app: app), authTime: now, origin: origin,
-                    clientInfo: TokenIssuer.wantsClientInfo(form), extraClaims: extraClaims))
-            store.journeys.note(
-                flow.journey.id, .claims, "token issuance",
-                [
-                    "oid": .string(user.oid), "email": .string(user.email), "name": .string(user.displayName),
-                    "extraClaims": .object(extraClaims),
-                ],
-                user: user.email)
-            store.journeys.end(flow.journey.id, outcome: "tokens", ["grant": .string(grantType)])
-            return issuer.tokenResponse(issued)
+            return try await issueTokens(flow, user: user, app: app, form: form, callout: callout, grantType: grantType)
         case "refresh_token":
-            guard let rt = form["refresh_token"], !rt.isEmpty else { throw aadMissing("refresh_token") }
-            let record: EmulatorStore.RefreshRecord, user: EmulatorStore.UserRecord
-            do { (record, user) = try issuer.checkRefreshToken(rt, app: app, policy: nil) } catch let f as OAuthFailure {
-                let codes = ["AADB2C90080": 700082, "AADB2C90129": 50173, "AADB2C90128": 50034][f.code] ?? 9002313
-                throw AADFailure(
-                    error: f.code == "AADB2C90080" ? "expired_refresh_token" : "invalid_grant",
-                    description: "AADSTS\(codes): \(f.message)", codes: [codes])
-            }
-            log.oid = user.oid
-            return try issuer.refreshed(
-                rt, record: record, user: user, policy: nil, app: app, scopes: try nativeScopes(form, app: app), form: form,
-                origin: origin)
+            return try refresh(form: form, app: app, origin: origin, log: &log)
         case "": throw aadMissing("grant_type")
         default:
             throw AADFailure(
                 error: "unsupported_grant_type",
                 description: "AADSTS70003: The app requested an unsupported grant type '\(grantType)'.", codes: [70003])
         }
+    }
+
+    /// What the grant proves: the password or the emailed code as the first factor, the second factor's code, or (with the
+    /// continuation token alone) the sign-up or reset just finished.
+    private func prove(
+        _ grantType: String, form: [String: String], flow: EmulatorStore.NativeFlow, token: String, user: EmulatorStore.UserRecord,
+        callout: CalloutContext
+    ) async throws {
+        switch grantType {
+        case "password":
+            guard let password = form["password"], !password.isEmpty else { throw aadMissing("password") }
+            try await checkPassword(password, flow: flow, user: user, callout: callout)
+            try afterFirstFactor(flow, token: token, user: user)
+        case "oob":
+            try checkCode(form, token: token, flow: flow)
+            try afterFirstFactor(flow, token: token, user: user)
+        case "mfa_oob": try checkCode(form, token: token, flow: flow)
+        // A sign-up or a reset proved the mailbox (and set a password), not a second factor: the same rule as after every
+        // other first factor.
+        case _ where flow.stage == .signedUp || flow.stage == .resetDone:
+            var proven = flow
+            if flow.stage == .signedUp && flow.journey.credential == nil { proven.journey.firstFactorByEmail = true }
+            try afterFirstFactor(proven, token: token, user: user)
+        default: break
+        }
+    }
+
+    /// The password, checked where every typed password is (`submitPassword`, with just-in-time migration), its refusals
+    /// in Entra's codes.
+    private func checkPassword(
+        _ password: String, flow: EmulatorStore.NativeFlow, user: EmulatorStore.UserRecord, callout: CalloutContext
+    ) async throws {
+        switch try await submitPassword(user.email, password, tx: callout) {
+        case .user: return
+        case .noUser, .wrongPassword:
+            store.journeys.note(flow.journey.id, .decision, "password refused", ["why": "it does not match"], user: user.email)
+            throw AADFailure(
+                error: "invalid_grant",
+                description: "AADSTS901007: Error validating credentials due to invalid username or password.", codes: [50126])
+        case .mustChangePassword:
+            // Microsoft's known issue: native authentication answers an error here, not the reset flow.
+            throw AADFailure(
+                error: "invalid_grant",
+                description: "AADSTS50055: The password is expired (the migration function asked for a new one); reset it.",
+                codes: [50055], suberror: "password_expired")
+        case .blocked(let title, let message):
+            throw AADFailure(error: "access_denied", description: "AADSTS50053: \(title). \(message)", codes: [50053])
+        case .failed(let failure):
+            throw AADFailure(
+                error: "server_error", description: "AADSTS\(failure.code): \(failure.name). \(failure.detail)", codes: [failure.code])
+        }
+    }
+
+    /// The tokens of a finished native journey: OnTokenIssuanceStart first, as for a browser sign-in of the same app (a
+    /// failure mints no token), then the recorder's last entries.
+    private func issueTokens(
+        _ flow: EmulatorStore.NativeFlow, user: EmulatorStore.UserRecord, app: EmulatorSeed.App, form: [String: String],
+        callout: CalloutContext, grantType: String
+    ) async throws -> Response {
+        let extraClaims: [String: JSONValue]
+        switch await tokenIssuanceClaims(callout, user: user) {
+        case .success(let claims): extraClaims = claims
+        case .failure(let f):
+            throw AADFailure(error: "server_error", description: "AADSTS\(f.code): \(f.pageError.message)", codes: [f.code], status: 500)
+        }
+        let issued = try issuer.issue(
+            Issuance(
+                user: user, policy: nil, app: app, scopes: try nativeScopes(form, app: app), authTime: clock.now(), origin: callout.origin,
+                clientInfo: TokenIssuer.wantsClientInfo(form), extraClaims: extraClaims))
+        store.journeys.note(
+            flow.journey.id, .claims, "token issuance",
+            [
+                "oid": .string(user.oid), "email": .string(user.email), "name": .string(user.displayName),
+                "extraClaims": .object(extraClaims),
+            ],
+            user: user.email)
+        store.journeys.end(flow.journey.id, outcome: "tokens", ["grant": .string(grantType)])
+        return issuer.tokenResponse(issued)
+    }
+
+    /// The refresh grant, its refusals in Entra's codes.
+    private func refresh(
+        form: [String: String], app: EmulatorSeed.App, origin: String, log: inout EmulatorStore.LogEntry
+    ) throws -> Response {
+        guard let rt = form["refresh_token"], !rt.isEmpty else { throw aadMissing("refresh_token") }
+        let record: EmulatorStore.RefreshRecord, user: EmulatorStore.UserRecord
+        do { (record, user) = try issuer.checkRefreshToken(rt, app: app, policy: nil) } catch let f as OAuthFailure {
+            let codes = ["AADB2C90080": 700082, "AADB2C90129": 50173, "AADB2C90128": 50034][f.code] ?? 9002313
+            throw AADFailure(
+                error: f.code == "AADB2C90080" ? "expired_refresh_token" : "invalid_grant",
+                description: "AADSTS\(codes): \(f.message)", codes: [codes])
+        }
+        log.oid = user.oid
+        return try issuer.refreshed(
+            rt, record: record, user: user, policy: nil, app: app, scopes: try nativeScopes(form, app: app), form: form, origin: origin)
     }
 }
 

@@ -29,6 +29,16 @@ extension B2CEmulator {
         hostRoutes(on, methods: any)
         admin.addRoutes(to: router.group("_admin").add(middleware: AdminGuardMiddleware(emulator: self)))
 
+        protocolRoutes(on, methods: any)
+        nativeAuthRoutes(on, methods: any)
+        journeyRoutes(on, methods: any)
+        return router
+    }
+
+    typealias Handler = @Sendable (Request, EmulatorRequestContext) async throws -> Response
+
+    /// The OpenID Connect endpoints of an authority: discovery, keys, authorize, token, device code, logout, userinfo.
+    func protocolRoutes(_ on: (RouterPath, [HTTPRequest.Method], @escaping Handler) -> Void, methods any: [HTTPRequest.Method]) {
         for path in ["/_b2c/v2.0/.well-known/openid-configuration", "/_b2c/.well-known/openid-configuration"] {
             on(RouterPath(path), [.get]) { _, context in
                 let a = try Self.authority(context)
@@ -72,7 +82,11 @@ extension B2CEmulator {
         on("/_b2c/openid/v2.0/userinfo", [.get, .post]) { request, context in
             try self.userInfo.userInfo(request, policy: try Self.policy(context))
         }
-        nativeAuthRoutes(on, methods: any)
+    }
+
+    /// What a journey's pages and providers answer to (federation's return, SAML, the mock providers, the tenant's pages),
+    /// and the refusal of any other path below an authority.
+    func journeyRoutes(_ on: (RouterPath, [HTTPRequest.Method], @escaping Handler) -> Void, methods any: [HTTPRequest.Method]) {
         on("/_b2c/oauth2/authresp", [.get, .post]) { request, context in
             try await FederationStep(self.authorize).providerAnswered(request, context)
         }
@@ -100,10 +114,7 @@ extension B2CEmulator {
                 ],
                 status: 404)
         }
-        return router
     }
-
-    typealias Handler = @Sendable (Request, EmulatorRequestContext) async throws -> Response
 
     /// The routes outside any authority: the index page, the seeded APIs, health, Graph, and the probes clients make.
     func hostRoutes(_ on: (RouterPath, [HTTPRequest.Method], @escaping Handler) -> Void, methods any: [HTTPRequest.Method]) {
