@@ -156,9 +156,14 @@ let package = Package(
         // Foundation's Process (Tests/ChildProcess/ChildProcess.swift says why).
         .target(name: "CChildProcess", path: "Tests/CChildProcess"),
         .target(name: "ChildProcess", dependencies: ["CChildProcess"], path: "Tests/ChildProcess"),
+        // The one way tests start a local tenant (LocalTenantServer), beside ChildProcess, the one way they start programs.
+        .target(
+            name: "TestSupport",
+            dependencies: ["B2CEmulator", "ChildProcess", .product(name: "NIOSSL", package: "swift-nio-ssl")],
+            path: "Tests/TestSupport"),
         .testTarget(
             name: "B2CKitTests",
-            dependencies: ["B2CKit", "B2CEmulator"]
+            dependencies: ["B2CKit", "B2CEmulator", "TestSupport"]
         ),
         .testTarget(
             name: "SecretServiceTests",
@@ -171,7 +176,7 @@ let package = Package(
         .testTarget(
             name: "B2CEmulatorTests",
             dependencies: [
-                "B2CKit", "B2CEmulator", "ChildProcess",
+                "B2CKit", "B2CEmulator", "ChildProcess", "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -182,7 +187,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "B2CKit", "B2CEmulator", "B2CCLI", "B2CEmulatorCLI", "ChildProcess",
+                "B2CKit", "B2CEmulator", "B2CCLI", "B2CEmulatorCLI", "ChildProcess", "TestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

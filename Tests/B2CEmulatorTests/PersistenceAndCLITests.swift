@@ -25,31 +25,6 @@ func runOffThePool(_ executable: URL, _ args: [String], environment: [String: St
     return ProcessResult(status: r.status, stdout: r.output, stderr: r.errors)
 }
 
-/// Starts a program whose first line on stdout says where it serves, and reads that line (stderr: the test's own) on a
-/// thread of its own: a Python service that makes its certificates first can take seconds under load, and the
-/// cooperative pool's two threads on a two-core machine are what every in-process tenant of the suite answers with.
-func startServing(_ executable: URL, _ args: [String]) async throws -> (ChildProcess, String) {
-    let out = try ChildPipe()
-    let p = try ChildProcess(executable, args, stdout: out.writeEnd.fd)
-    out.writeEnd.close()
-    let line = await withCheckedContinuation { (continuation: CheckedContinuation<Data, Never>) in
-        Thread {
-            var line = Data()
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            while !line.contains(UInt8(ascii: "\n")) {
-                let n = buffer.withUnsafeMutableBytes { read(out.readEnd.fd, $0.baseAddress, $0.count) }
-                if n < 0 && errno == EINTR { continue }
-                if n <= 0 { break }
-                line += buffer[0..<n]
-            }
-            continuation.resume(returning: line)
-        }.start()
-    }
-    // The rest of what it prints is read and dropped, so that a full pipe never stops it.
-    drain(out.readEnd) { _ in }
-    return (p, String(decoding: line, as: UTF8.self))
-}
-
 @Suite struct PersistenceTests {
     @Test func stateSurvivesARestart() async throws {
         let dir = temporaryDirectory()
@@ -107,7 +82,7 @@ func startServing(_ executable: URL, _ args: [String]) async throws -> (ChildPro
 @Suite(.serialized) struct CLITests {
     /// Starts `b2c emulator serve ARGS` and returns it with its first line (the base URL line).
     static func serve(_ args: [String]) async throws -> (ChildProcess, String) {
-        try await startServing(b2cBinary, ["emulator", "serve"] + args)
+        try await ChildProcess.startServing(b2cBinary, ["emulator", "serve"] + args)
     }
 
     /// `--config-out FILE --app NAME`: a web app's settings (Microsoft.Identity.Web's section and plain values), with its

@@ -12,7 +12,8 @@ final class PythonService: Sendable {
     let started: JSONValue
 
     init(_ script: String, _ arguments: [String] = []) async throws {
-        let (p, line) = try await startServing(packageRoot.appendingPathComponent("Tests/interop/run.sh"), [script] + arguments)
+        let (p, line) = try await ChildProcess.startServing(
+            packageRoot.appendingPathComponent("Tests/interop/run.sh"), [script] + arguments)
         guard let json = try? JSONValue.parse(Data(line.utf8)), json.objectValue != nil else {
             p.killGroup()
             throw ScriptedBrowser.Failure(description: "\(script) did not start: \(line)")

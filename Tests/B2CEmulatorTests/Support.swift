@@ -5,6 +5,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOSSL
+import TestSupport
 import Testing
 
 let clientID = EmulatorSeed.defaultClientID
@@ -36,10 +37,11 @@ struct TestResponse {
     func link(_ id: String) -> String? { PageParser.link(id, in: body) }
 }
 
-/// An in-process emulator on an ephemeral loopback port, and an HTTP client that does not follow redirects.
+/// A local tenant (TestSupport's `LocalTenantServer`) and an HTTP client that does not follow redirects.
 final class TestTenant: Sendable {
-    let server: EmulatorServer
+    let tenant: LocalTenantServer
     let client: HTTPClient
+    var server: EmulatorServer { tenant.server }
     var base: String { server.baseURL }
     var emulator: B2CEmulator { server.emulator }
 
@@ -58,44 +60,31 @@ final class TestTenant: Sendable {
     }
 
     static func start(tls: Bool = false, seed: EmulatorSeed = .default, stateDirectory: URL? = nil) async throws -> TestTenant {
-        let store = try stateDirectory.map { try EmulatorStore.file(directory: $0) } ?? EmulatorStore.inMemory()
-        return try await start(try B2CEmulator(seed: seed, store: store), tls: tls, stateDirectory: stateDirectory)
+        try TestTenant(try await LocalTenantServer.start(seed: seed, tls: tls, stateDirectory: stateDirectory))
     }
 
     /// The two sides of a twin tenant over one in-memory store, each on a listener of its own.
-    /// With `tls`, both sides serve one certificate of one CA (made in `tlsDirectory`).
+    /// With `tls`, both sides serve one certificate of one CA.
     static func twin(seed: EmulatorSeed = .defaultTwin, tls: Bool = false) async throws -> (b2c: TestTenant, externalId: TestTenant) {
-        let sides = try B2CEmulator.twin(seed: seed, store: try EmulatorStore.inMemory())
-        let shared = tls ? FileManager.default.temporaryDirectory.appendingPathComponent("b2c-test-ca-\(UUID().uuidString)") : nil
-        let b2c = try await start(sides.b2c, tls: tls, tlsDirectory: shared)
-        return (b2c, try await start(sides.externalId, tls: tls, tlsDirectory: shared))
+        let sides = try await LocalTenantServer.twin(seed: seed, tls: tls)
+        return (try TestTenant(sides.b2c), try TestTenant(sides.externalId))
     }
 
-    static func start(
-        _ emulator: B2CEmulator, tls: Bool = false, stateDirectory: URL? = nil, tlsDirectory: URL? = nil
-    ) async throws -> TestTenant {
-        var tlsMaterial: EmulatorTLS?
-        var clientTLS = TLSConfiguration.makeClientConfiguration()
-        if tls {
-            let fresh = FileManager.default.temporaryDirectory.appendingPathComponent("b2c-test-ca-\(UUID().uuidString)")
-            let dir = tlsDirectory ?? stateDirectory ?? fresh
-            let material = try EmulatorTLS.loadOrCreate(in: dir)
-            tlsMaterial = material
-            clientTLS.trustRoots = .certificates([try NIOSSLCertificate(bytes: Array(material.caCertificatePEM.utf8), format: .pem)])
-        }
-        let server = try await EmulatorServer.start(emulator, tls: tlsMaterial)
-        var config = HTTPClient.Configuration(tlsConfiguration: clientTLS, redirectConfiguration: .disallow)
+    /// The listener of a tenant the test made.
+    static func start(_ emulator: B2CEmulator, tls: Bool = false) async throws -> TestTenant {
+        try TestTenant(try await LocalTenantServer.start(emulator, tls: tls))
+    }
+
+    private init(_ tenant: LocalTenantServer) throws {
+        self.tenant = tenant
+        var config = HTTPClient.Configuration(tlsConfiguration: try tenant.clientTLS(), redirectConfiguration: .disallow)
         config.timeout = .init(connect: .seconds(5), read: .seconds(20))
-        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: config)
-        return TestTenant(server: server, client: client)
+        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: config)
     }
-
-    private init(server: EmulatorServer, client: HTTPClient) { self.server = server; self.client = client }
 
     func stop() async {
         try? await client.shutdown()
-        await server.stop()
-        emulator.store.close()  // a suite starts hundreds of tenants: their database files must not add up
+        await tenant.stop()
     }
 
     func request(

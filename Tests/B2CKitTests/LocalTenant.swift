@@ -2,6 +2,7 @@ import B2CEmulator
 import Crypto
 import Foundation
 import NIOConcurrencyHelpers
+import TestSupport
 import Testing
 
 @testable import B2CKit
@@ -13,8 +14,9 @@ let bob = ScriptedBrowser.Persona(email: "bob@contoso.com", password: "Bob-dev-2
 /// private encrypted store, and clocks a test can move: the tenant's and the client's apart (skew) or together (time).
 /// A flow's rules are checked here in-process, in milliseconds; what only the binary shows stays in EndToEndTests.
 final class LocalTenant: Sendable {
-    let emulator: B2CEmulator
-    let server: EmulatorServer
+    let tenant: LocalTenantServer
+    var emulator: B2CEmulator { tenant.emulator }
+    var server: EmulatorServer { tenant.server }
     let config: ClientConfiguration
     let home: URL
     let key = SymmetricKey(size: .bits256)
@@ -25,13 +27,12 @@ final class LocalTenant: Sendable {
     let browsers = NIOLockedValueBox<[ScriptedBrowser]>([])
 
     static func with(seed: EmulatorSeed = .default, _ body: (LocalTenant) async throws -> Void) async throws {
-        let emulator = try B2CEmulator(seed: seed, store: try EmulatorStore.inMemory())
-        let server = try await EmulatorServer.start(emulator)
-        let home = FileManager.default.temporaryDirectory.appendingPathComponent("b2ckit-\(UUID().uuidString)")
+        let server = try await LocalTenantServer.start(seed: seed)
+        let home = temporaryDirectory("b2ckit")
         let tenant = LocalTenant(
-            emulator: emulator, server: server, home: home,
+            tenant: server, home: home,
             config: try ClientConfiguration.parse(
-                Data(emulator.clientConfiguration(baseURL: server.baseURL, caFile: nil).serialized().utf8), source: "policies.json"))
+                Data(server.emulator.clientConfiguration(baseURL: server.baseURL, caFile: nil).serialized().utf8), source: "policies.json"))
         defer { try? FileManager.default.removeItem(at: home) }
         do { try await body(tenant) } catch {
             await tenant.stop()
@@ -42,11 +43,11 @@ final class LocalTenant: Sendable {
 
     private func stop() async {
         for b in browsers.withLockedValue({ $0 }) { await b.shutdown() }
-        await server.stop()
+        await tenant.stop()
     }
 
-    private init(emulator: B2CEmulator, server: EmulatorServer, home: URL, config: ClientConfiguration) {
-        self.emulator = emulator; self.server = server; self.home = home; self.config = config
+    private init(tenant: LocalTenantServer, home: URL, config: ClientConfiguration) {
+        self.tenant = tenant; self.home = home; self.config = config
     }
 
     /// A client of this tenant on the shared store (each call is another "process" on the same files).

@@ -1,6 +1,7 @@
 @testable import B2CEmulator
 import B2CKit
 import Foundation
+import TestSupport
 import Testing
 
 /// `b2c migrate diff` (docs/migration.md): the built b2c against a twin tenant's two sides, one person signed in on each
@@ -11,10 +12,9 @@ import Testing
         defer { try? FileManager.default.removeItem(at: dir) }
         let state = dir.appendingPathComponent("state")
         try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
-        let sides = try B2CEmulator.twin(seed: .defaultTwin, store: try EmulatorStore.inMemory())
-        let tls = try EmulatorTLS.loadOrCreate(in: state)
-        let old = try await EmulatorServer.start(sides.b2c, tls: tls)
-        let new = try await EmulatorServer.start(sides.externalId, tls: tls)
+        let (old, new) = try await LocalTenantServer.twin(tls: true, tlsDirectory: state)
+        let sides = (b2c: old.emulator, externalId: new.emulator)
+        let tls = try #require(old.tls)
         defer {
             Task {
                 await old.stop(); await new.stop()

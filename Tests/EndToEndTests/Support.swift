@@ -5,6 +5,7 @@ import ChildProcess
 import Foundation
 import NIOCore
 import NIOSSL
+import TestSupport
 import Testing
 
 let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -39,7 +40,8 @@ struct Run {
 /// A TLS emulator in-process, a client configuration for it, a private store, and the built `b2c` driven
 /// with the scripted user agent as $BROWSER.
 final class World: @unchecked Sendable {
-    let server: EmulatorServer
+    let tenant: LocalTenantServer
+    var server: EmulatorServer { tenant.server }
     let dir: URL
     let http: HTTPClient
     var clockOffset = 0
@@ -58,19 +60,16 @@ final class World: @unchecked Sendable {
         // The tenant's database in memory (its TLS material in `state`): the suite runs dozens of worlds at once, and a
         // file store's connections are open files of this one process.
         try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
-        let emulator = try B2CEmulator(seed: seed, store: try EmulatorStore.inMemory())
-        let tls = try EmulatorTLS.loadOrCreate(in: state, extraHostNames: hostNames)
-        let server = try await EmulatorServer.start(emulator, tls: tls)
-        let config = emulator.clientConfiguration(baseURL: server.baseURL, caFile: tls.caPath.path)
+        let tenant = try await LocalTenantServer.start(seed: seed, tls: true, tlsDirectory: state, hostNames: hostNames)
+        let config = tenant.emulator.clientConfiguration(baseURL: tenant.baseURL, caFile: tenant.tls?.caPath.path)
         try Data(config.serialized(pretty: true).utf8).write(to: dir.appendingPathComponent("policies.json"))
-        var t = TLSConfiguration.makeClientConfiguration()
-        t.trustRoots = .certificates([try NIOSSLCertificate(bytes: Array(tls.caCertificatePEM.utf8), format: .pem)])
         let http = HTTPClient(
-            eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: t, redirectConfiguration: .disallow))
-        return World(server: server, dir: dir, http: http)
+            eventLoopGroupProvider: .singleton,
+            configuration: .init(tlsConfiguration: try tenant.clientTLS(), redirectConfiguration: .disallow))
+        return World(tenant: tenant, dir: dir, http: http)
     }
 
-    private init(server: EmulatorServer, dir: URL, http: HTTPClient) { self.server = server; self.dir = dir; self.http = http }
+    private init(tenant: LocalTenantServer, dir: URL, http: HTTPClient) { self.tenant = tenant; self.dir = dir; self.http = http }
 
     /// A world for the length of `body`, stopped (and awaited) however `body` ends.
     static func with(seed: EmulatorSeed = .default, hostNames: [String] = [], _ body: (World) async throws -> Void) async throws {
@@ -85,8 +84,7 @@ final class World: @unchecked Sendable {
     /// Stops the emulator and the admin client; the store directory stays until the test ends.
     func stop() async {
         try? await http.shutdown()
-        await server.stop()
-        server.emulator.store.close()  // a suite starts hundreds of tenants: their database files must not add up
+        await tenant.stop()
     }
 
     deinit { try? FileManager.default.removeItem(at: dir) }

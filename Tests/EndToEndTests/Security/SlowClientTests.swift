@@ -1,6 +1,7 @@
 import B2CEmulator
 import B2CKit
 import Foundation
+import TestSupport
 import Testing
 
 /// Finding 8 of the fourth review (docs/security.md): 300 half-open requests held a tenant with 256 descriptors; it
@@ -30,13 +31,7 @@ import Testing
 
     /// An in-process tenant with this read timeout for the length of `body`, stopped and awaited however `body` ends.
     static func withTenant(readTimeout: Duration, _ body: (EmulatorServer) async throws -> Void) async throws {
-        let emulator = try B2CEmulator(store: try EmulatorStore.inMemory())
-        let server = try await EmulatorServer.start(emulator, limits: ConnectionLimits(readTimeout: readTimeout))
-        do { try await body(server) } catch {
-            await server.stop()
-            throw error
-        }
-        await server.stop()
+        try await LocalTenantServer.with(limits: ConnectionLimits(readTimeout: readTimeout)) { try await body($0.server) }
     }
 
     static func health(_ port: Int) async throws -> Run {
