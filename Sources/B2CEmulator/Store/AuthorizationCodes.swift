@@ -7,6 +7,7 @@ import GRDB
 struct AuthorizationCodes: Sendable {
     let db: any DatabaseWriter
 
+    /// What a code stands for.
     struct Record {
         var clientId: String, redirectUri: String, policy: String, scopes: String, nonce: String?
         var challenge: String?, challengeMethod: String?, oid: String, authTime: Int, newUser: Bool
@@ -18,20 +19,37 @@ struct AuthorizationCodes: Sendable {
         var extraClaims: [String: JSONValue] = [:]
     }
 
-    func save(_ code: String, _ r: Record) throws {
-        try db.write {
-            try $0.execute(
-                sql: """
-                    INSERT INTO codes(hash, client_id, redirect_uri, policy, scopes, nonce, challenge, challenge_method, oid,
-                                      auth_time, new_user, created_at, grant_id, redirect_type, idp_access_token, extra_claims)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [
-                    EmulatorStore.hash(code), r.clientId, r.redirectUri, r.policy, r.scopes, r.nonce, r.challenge,
-                    r.challengeMethod, r.oid, r.authTime, r.newUser, r.createdAt, r.grantId, r.redirectType.rawValue,
-                    r.idpAccessToken, r.extraClaims.isEmpty ? nil : JSONValue.object(r.extraClaims).serialized(),
-                ])
+    /// A row of `codes`, as a GRDB record: the record's fields, the code's hash, and the connector's claims as JSON text.
+    struct CodeRow: Codable, FetchableRecord, PersistableRecord {
+        static let databaseTableName = "codes"
+        static let databaseColumnDecodingStrategy = DatabaseColumnDecodingStrategy.convertFromSnakeCase
+        static let databaseColumnEncodingStrategy = DatabaseColumnEncodingStrategy.convertToSnakeCase
+
+        var hash: String
+        var clientId: String, redirectUri: String, policy: String, scopes: String, nonce: String?
+        var challenge: String?, challengeMethod: String?, oid: String, authTime: Int, newUser: Bool
+        var createdAt: Int, redeemedAt: Int?, grantId: String, redirectType: String, idpAccessToken: String?, extraClaims: String?
+
+        init(hash: String, _ r: Record) {
+            self.hash = hash
+            (clientId, redirectUri, policy, scopes, nonce) = (r.clientId, r.redirectUri, r.policy, r.scopes, r.nonce)
+            (challenge, challengeMethod, oid, authTime, newUser) = (r.challenge, r.challengeMethod, r.oid, r.authTime, r.newUser)
+            (createdAt, redeemedAt, grantId, redirectType) = (r.createdAt, r.redeemedAt, r.grantId, r.redirectType.rawValue)
+            idpAccessToken = r.idpAccessToken
+            extraClaims = r.extraClaims.isEmpty ? nil : JSONValue.object(r.extraClaims).serialized()
         }
+
+        var record: Record {
+            Record(
+                clientId: clientId, redirectUri: redirectUri, policy: policy, scopes: scopes, nonce: nonce, challenge: challenge,
+                challengeMethod: challengeMethod, oid: oid, authTime: authTime, newUser: newUser, createdAt: createdAt,
+                redeemedAt: redeemedAt, grantId: grantId, redirectType: EmulatorSeed.RedirectType(rawValue: redirectType) ?? .publicClient,
+                idpAccessToken: idpAccessToken, extraClaims: extraClaims.flatMap { try? JSONValue.parse($0).objectValue } ?? [:])
+        }
+    }
+
+    func save(_ code: String, _ r: Record) throws {
+        try db.write { try CodeRow(hash: EmulatorStore.hash(code), r).insert($0) }
     }
 
     enum Redemption { case unknown, replayed(Record), fresh(Record) }
@@ -40,17 +58,7 @@ struct AuthorizationCodes: Sendable {
     /// A replay also revokes the refresh tokens that the first redemption issued (RFC 6749 §4.1.2).
     func redeem(_ code: String, now: Int) throws -> Redemption {
         try db.write { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM codes WHERE hash = ?", arguments: [EmulatorStore.hash(code)]) else {
-                return .unknown
-            }
-            let r = Record(
-                clientId: row["client_id"], redirectUri: row["redirect_uri"], policy: row["policy"],
-                scopes: row["scopes"], nonce: row["nonce"], challenge: row["challenge"],
-                challengeMethod: row["challenge_method"], oid: row["oid"], authTime: row["auth_time"],
-                newUser: row["new_user"], createdAt: row["created_at"], redeemedAt: row["redeemed_at"],
-                grantId: row["grant_id"], redirectType: EmulatorSeed.RedirectType(rawValue: row["redirect_type"]) ?? .publicClient,
-                idpAccessToken: row["idp_access_token"],
-                extraClaims: (row["extra_claims"] as String?).flatMap { try? JSONValue.parse($0).objectValue } ?? [:])
+            guard let r = try CodeRow.fetchOne(db, key: EmulatorStore.hash(code))?.record else { return .unknown }
             if r.redeemedAt != nil {
                 try db.execute(sql: "UPDATE refresh_tokens SET revoked = 1 WHERE grant_id = ?", arguments: [r.grantId])
                 return .replayed(r)

@@ -9,17 +9,24 @@ public struct Outbox: Sendable {
     let journeys: JourneyRecorder
 
     /// How a code reached the person: an email, a text message, or a call that reads it out.
-    public enum Channel: String, Sendable, Codable { case email, sms, voice }
+    public enum Channel: String, Sendable, Codable, DatabaseValueConvertible { case email, sms, voice }
 
-    public struct Message: Sendable {
-        public var id: Int, recipient: String, purpose: String, code: String, createdAt: Int
+    /// A row of `outbox`, as a GRDB record (its columns are the properties' names in snake case).
+    public struct Message: Sendable, Codable, FetchableRecord, PersistableRecord {
+        public static let databaseTableName = "outbox"
+        public static let databaseColumnDecodingStrategy = DatabaseColumnDecodingStrategy.convertFromSnakeCase
+        public static let databaseColumnEncodingStrategy = DatabaseColumnEncodingStrategy.convertToSnakeCase
+
+        /// nil until inserted (the table numbers its rows).
+        public var id: Int?
+        public var recipient: String, purpose: String, code: String, createdAt: Int
         public var channel: Channel = .email
         public var expiresAt: Int? = nil
         /// The authorize transaction (or native-auth flow) the code belongs to.
         public var journey: String? = nil
         var json: JSONValue {
             var o: [String: JSONValue] = [
-                "id": JSONValue(id), "to": .string(recipient), "purpose": .string(purpose), "code": .string(code),
+                "id": JSONValue(id ?? 0), "to": .string(recipient), "purpose": .string(purpose), "code": .string(code),
                 "sentAt": JSONValue(createdAt), "channel": .string(channel.rawValue),
             ]
             if let expiresAt { o["expiresAt"] = JSONValue(expiresAt) }
@@ -33,10 +40,9 @@ public struct Outbox: Sendable {
         journey: String? = nil
     ) throws {
         try db.write {
-            try $0.execute(
-                sql: """
-                    INSERT INTO outbox(recipient, purpose, code, created_at, channel, expires_at, journey) VALUES (?, ?, ?, ?, ?, ?, ?)
-                    """, arguments: [recipient, purpose, code, now, channel.rawValue, expiresAt, journey])
+            try Message(
+                recipient: recipient, purpose: purpose, code: code, createdAt: now, channel: channel, expiresAt: expiresAt, journey: journey
+            ).insert($0)
         }
         journeys.note(
             journey, .code, "code sent", ["to": .string(recipient), "purpose": .string(purpose), "channel": .string(channel.rawValue)])
@@ -45,15 +51,9 @@ public struct Outbox: Sendable {
     /// Newest first.
     public func messages(to recipient: String?) throws -> [Message] {
         try db.read { db in
-            let rows =
-                try recipient.map {
-                    try Row.fetchAll(db, sql: "SELECT * FROM outbox WHERE recipient = ? ORDER BY id DESC", arguments: [$0])
-                } ?? Row.fetchAll(db, sql: "SELECT * FROM outbox ORDER BY id DESC")
-            return rows.map {
-                Message(
-                    id: $0["id"], recipient: $0["recipient"], purpose: $0["purpose"], code: $0["code"], createdAt: $0["created_at"],
-                    channel: Channel(rawValue: $0["channel"]) ?? .email, expiresAt: $0["expires_at"], journey: $0["journey"])
-            }
+            // `recipient` is COLLATE NOCASE in the table: the comparison is SQLite's.
+            let all = Message.order(Column("id").desc)
+            return try (recipient.map { all.filter(Column("recipient") == $0) } ?? all).fetchAll(db)
         }
     }
 }
