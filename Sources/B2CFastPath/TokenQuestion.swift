@@ -68,36 +68,31 @@ public struct TokenCommandLine: Sendable, Equatable {
 /// take (`--app`, `--force-refresh`, `--verbose`, `--decode`…), a repeated option, a value that starts with '-' — is no
 /// question: the full client answers it (`TokenCommandLine` reads the forms).
 public struct TokenQuestion: Sendable, Equatable {
-    public var policy: String?
-    public var account: String?
-    public var api: String?
-    public var scopes: [String] = []
-    public var minValid = 300
-    public var format: TokenText.Format = .raw
-    public var config: String?
+    /// The command line's options (only ones the fast path answers: `TokenCommandLine.isAQuestion`).
+    public var options: TokenCommandLine
     /// `B2C_CONFIG`, `B2C_PROFILE`, `HOME`, `XDG_CONFIG_HOME` as set (empty when not).
     public var environment: [String] = []
     public var workingDirectory: String
 
     /// Whether the configuration is found rather than named (no `--config`, `B2C_CONFIG` or `B2C_PROFILE`): the full client
     /// then looks at `./policies.json` first.
-    public var findsConfiguration: Bool { config == nil && environment[0].isEmpty && environment[1].isEmpty }
+    public var findsConfiguration: Bool { options.config == nil && environment[0].isEmpty && environment[1].isEmpty }
 
     static let variables = ["B2C_CONFIG", "B2C_PROFILE", "HOME", "XDG_CONFIG_HOME"]
 
     /// The question `arguments` (without the program name) ask, or nil when the fast path does not answer such a command.
     public init?(arguments: [String], environment: [String: String], workingDirectory: String) {
         guard let line = TokenCommandLine(arguments), line.isAQuestion else { return nil }
+        options = line
         self.workingDirectory = workingDirectory
         self.environment = Self.variables.map { environment[$0] ?? "" }
-        (policy, account, api, scopes) = (line.policy, line.account, line.api, line.scopes)
-        (minValid, format, config) = (line.minValid, line.format, line.config)
     }
 
     /// The hash the answer is filed under: SHA-256 of every part, NUL-separated, in hex.
     public var key: String {
-        var parts = ["token/v1", policy ?? "", account ?? "", api ?? ""] + scopes.map { "scope=\($0)" }
-        parts += [String(minValid), format.rawValue, config ?? ""] + environment + [workingDirectory]
+        let o = options
+        var parts = ["token/v1", o.policy ?? "", o.account ?? "", o.api ?? ""] + o.scopes.map { "scope=\($0)" }
+        parts += [String(o.minValid), o.format.rawValue, o.config ?? ""] + environment + [workingDirectory]
         return Digest.sha256Hex(Array(parts.joined(separator: "\0").utf8))
     }
 }

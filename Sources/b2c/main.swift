@@ -237,14 +237,14 @@ func answer() -> String? {
         // B2C_CLOCK_OFFSET shifts the clock as it does the full client's (a test that advanced the tenant's clock); a value
         // the full client refuses is handed to it, which says why.
         let offset = ClockOffset.parse(environment(ClockOffset.variable)),
-        expiresOn - (time(nil) + offset) >= question.minValid,
+        expiresOn - (time(nil) + offset) >= question.options.minValid,
         let secret = secrets.open(
             sealed, row: SealedSecret.accessTokenRow(a.environment, a.clientID, a.accountID, a.target), isText: text(row[2]) == "1"),
         TokenAnswer.digest(Array(secret.utf8)) == a.secretHash
     else { return nil }
     if a.found { writeAll(2, "b2c: " + StoreRules.foundConfigurationNotice + "\n") }
     return TokenText.render(
-        secret, expiresOn: expiresOn, format: question.format,
+        secret, expiresOn: expiresOn, format: question.options.format,
         extra: ["scopes": .string(a.target), "accountId": .string(a.accountID), "policy": .string(a.policy), "fromCache": .bool(true)])
 }
 
