@@ -24,10 +24,22 @@ public struct SSOSessions: Sendable {
                 "clientId": clientID.map { .string($0) } ?? .null, "policy": policy.map { .string($0) } ?? .null,
             ]
         }
-        static func from(_ row: Row) -> Record {
+    }
+
+    /// A row of `sessions`, as a GRDB record: the session id's hash and the record's fields.
+    struct SessionRow: Codable, FetchableRecord, PersistableRecord {
+        static let databaseTableName = "sessions"
+        static let databaseColumnDecodingStrategy = DatabaseColumnDecodingStrategy.convertFromSnakeCase
+        static let databaseColumnEncodingStrategy = DatabaseColumnEncodingStrategy.convertToSnakeCase
+
+        var idHash: String
+        var oid: String, authTime: Int, createdAt: Int, mfa: Bool, expiresAt: Int?, persistent: Bool
+        var clientId: String?, policy: String?, claims: String?
+
+        var record: Record {
             Record(
-                oid: row["oid"], authTime: row["auth_time"], createdAt: row["created_at"], mfa: row["mfa"], expiresAt: row["expires_at"],
-                persistent: row["persistent"], clientID: row["client_id"], policy: row["policy"], claims: row["claims"])
+                oid: oid, authTime: authTime, createdAt: createdAt, mfa: mfa, expiresAt: expiresAt, persistent: persistent,
+                clientID: clientId, policy: policy, claims: claims)
         }
     }
 
@@ -37,21 +49,15 @@ public struct SSOSessions: Sendable {
         policy: String? = nil, claims: String? = nil
     ) throws -> String {
         let id = Random.token()
-        try db.write {
-            try $0.execute(
-                sql: """
-                    INSERT INTO sessions(id_hash, oid, auth_time, created_at, mfa, expires_at, persistent, client_id, policy, claims)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [EmulatorStore.hash(id), oid, now, now, mfa, expiresAt, persistent, clientID, policy?.lowercased(), claims])
-        }
+        let row = SessionRow(
+            idHash: EmulatorStore.hash(id), oid: oid, authTime: now, createdAt: now, mfa: mfa, expiresAt: expiresAt, persistent: persistent,
+            clientId: clientID, policy: policy?.lowercased(), claims: claims)
+        try db.write { try row.insert($0) }
         return id
     }
 
     func session(id: String) throws -> Record? {
-        try db.read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM sessions WHERE id_hash = ?", arguments: [EmulatorStore.hash(id)]).map(Record.from)
-        }
+        try db.read { try SessionRow.fetchOne($0, key: EmulatorStore.hash(id))?.record }
     }
 
     /// A rolling session's new end, each time it answers.
@@ -63,7 +69,7 @@ public struct SSOSessions: Sendable {
 
     /// Every session (the admin surface), newest first.
     public func all() throws -> [Record] {
-        try db.read { try Row.fetchAll($0, sql: "SELECT * FROM sessions ORDER BY created_at DESC, rowid DESC").map(Record.from) }
+        try db.read { try SessionRow.order(Column("created_at").desc, Column.rowID.desc).fetchAll($0).map(\.record) }
     }
 
     /// Ends every session, or one person's. Returns how many.
