@@ -13,6 +13,33 @@ struct NativeFlows: Sendable {
         var journey = NativeJourney()
     }
 
+    /// A row of `native_flows`, as a GRDB record: the token's hash, the flow's fields, its journey as JSON text.
+    struct FlowRow: Codable, FetchableRecord, PersistableRecord {
+        static let databaseTableName = "native_flows"
+        static let databaseColumnDecodingStrategy = DatabaseColumnDecodingStrategy.convertFromSnakeCase
+        static let databaseColumnEncodingStrategy = DatabaseColumnEncodingStrategy.convertToSnakeCase
+
+        var hash: String
+        var clientId: String, oid: String, stage: String, challengeTypes: String
+        var otpHash: String?, otpIssuedAt: Int?, attempts: Int, expiresAt: Int, journey: String?
+
+        init(hash: String, _ f: Flow) throws {
+            self.hash = hash
+            (clientId, oid, stage, challengeTypes) = (f.clientId, f.oid, f.stage.rawValue, f.challengeTypes)
+            (otpHash, otpIssuedAt, attempts, expiresAt) = (f.otpHash, f.otpIssuedAt, f.attempts, f.expiresAt)
+            journey = String(decoding: try JSONEncoder().encode(f.journey), as: UTF8.self)
+        }
+
+        /// nil for a stage this tenant does not know (a row of an older version).
+        var flow: Flow? {
+            guard let stage = NativeStage(rawValue: stage) else { return nil }
+            return Flow(
+                clientId: clientId, oid: oid, stage: stage, challengeTypes: challengeTypes, otpHash: otpHash, otpIssuedAt: otpIssuedAt,
+                attempts: attempts, expiresAt: expiresAt,
+                journey: journey.flatMap { try? JSONDecoder().decode(NativeJourney.self, from: Data($0.utf8)) } ?? NativeJourney())
+        }
+    }
+
     /// Stores the flow under a fresh continuation token, replacing the previous token of the same flow.
     /// A continuation token that was already spent (or ended) when a step tried to replace it: the step fails.
     struct Spent: Error {}
@@ -25,33 +52,13 @@ struct NativeFlows: Sendable {
                 try db.execute(sql: "DELETE FROM native_flows WHERE hash = ?", arguments: [EmulatorStore.hash(old)])
                 guard db.changesCount == 1 else { throw Spent() }
             }
-            try db.execute(
-                sql: """
-                    INSERT INTO native_flows(
-                        hash, client_id, oid, stage, challenge_types, otp_hash, otp_issued_at, attempts, expires_at, journey)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [
-                    EmulatorStore.hash(token), flow.clientId, flow.oid, flow.stage.rawValue, flow.challengeTypes, flow.otpHash,
-                    flow.otpIssuedAt, flow.attempts, flow.expiresAt,
-                    String(decoding: try JSONEncoder().encode(flow.journey), as: UTF8.self),
-                ])
+            try FlowRow(hash: EmulatorStore.hash(token), flow).insert(db)
         }
         return token
     }
 
     func flow(_ token: String) throws -> Flow? {
-        try db.read { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM native_flows WHERE hash = ?", arguments: [EmulatorStore.hash(token)]),
-                let stage = NativeStage(rawValue: row["stage"])
-            else { return nil }
-            return Flow(
-                clientId: row["client_id"], oid: row["oid"], stage: stage, challengeTypes: row["challenge_types"],
-                otpHash: row["otp_hash"], otpIssuedAt: row["otp_issued_at"], attempts: row["attempts"],
-                expiresAt: row["expires_at"],
-                journey: (row["journey"] as String?).flatMap { try? JSONDecoder().decode(NativeJourney.self, from: Data($0.utf8)) }
-                    ?? NativeJourney())
-        }
+        try db.read { try FlowRow.fetchOne($0, key: EmulatorStore.hash(token))?.flow }
     }
 
     /// Takes one of the flow's `cap` tries at a code, atomically (parallel guesses count each); the number of this try, or
