@@ -78,7 +78,9 @@ final class TestTenant: Sendable {
     private init(_ tenant: LocalTenantServer) throws {
         self.tenant = tenant
         var config = HTTPClient.Configuration(tlsConfiguration: try tenant.clientTLS(), redirectConfiguration: .disallow)
-        config.timeout = .init(connect: .seconds(5), read: .seconds(20))
+        // Generous: on a two-core CI machine the suite, the release build beside it and a Python service the tenant calls
+        // (page templates, connectors) can hold one loopback answer past 20 s; a read timeout here says nothing of the tenant.
+        config.timeout = .init(connect: .seconds(5), read: .seconds(45))
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: config)
     }
 
@@ -105,7 +107,7 @@ final class TestTenant: Sendable {
         } else if let body {
             req.body = .bytes(ByteBuffer(string: body))
         }
-        let res = try await client.execute(req, timeout: .seconds(30))
+        let res = try await client.execute(req, timeout: .seconds(60))
         let buffer = try await res.body.collect(upTo: 10 * 1024 * 1024)
         return TestResponse(status: Int(res.status.code), headers: res.headers, body: String(buffer: buffer))
     }

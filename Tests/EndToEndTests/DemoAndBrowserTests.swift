@@ -2,9 +2,8 @@ import B2CKit
 import Foundation
 import Testing
 
-/// The README's first command. A suite of its own beside the real-browser one: the two are the suite's longest tests, and
-/// run side by side (each on its own tenants and ephemeral ports) rather than one after the other.
-@Suite struct DemoTests {
+/// The README's first command, and the real-browser scenario.
+@Suite(.serialized) struct DemoAndBrowserTests {
     @Test func theDemoRunsTheWholeJobOnTheEmbeddedTenant() async throws {
         let keep = FileManager.default.temporaryDirectory.appendingPathComponent("b2c-demo-test-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: keep) }
@@ -51,10 +50,6 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: env["TMPDIR"]!).isEmpty)
     }
 
-}
-
-/// The real-browser scenarios, one Chromium at a time.
-@Suite(.serialized) struct RealBrowserTests {
     /// Headless Chromium (Debian chromium + chromium-driver, selenium in a venv) as $BROWSER against the TLS emulator:
     /// sign-in, the forgot-password detour, edit-profile, cancel, MFA by email, phone and authenticator app (three wrong codes
     /// too), and federation through a social provider, by B2C's element ids (Tests/browser/run-chromium.sh).
@@ -77,14 +72,11 @@ import Testing
 
     /// One headless-Chromium check of Tests/browser/ (run-check.sh SCRIPT BINARY): it must run (77, Chromium missing,
     /// fails and says what to install) and pass; its last line, JSON, is returned.
-    static func browserCheck(
-        _ script: String, _ binary: URL, sourceLocation: SourceLocation = #_sourceLocation
-    ) async throws
+    static func browserCheck(_ script: String, _ binary: URL, sourceLocation: SourceLocation = #_sourceLocation) async throws
         -> JSONValue
     {
         let r = try await run(
-            URL(fileURLWithPath: "/bin/bash"),
-            [packageRoot.appendingPathComponent("Tests/browser/run-check.sh").path, script, binary.path],
+            URL(fileURLWithPath: "/bin/bash"), [packageRoot.appendingPathComponent("Tests/browser/run-check.sh").path, script, binary.path],
             environment: ProcessInfo.processInfo.environment)
         #expect(
             r.status != 77, "install chromium chromium-driver (as .ci/run does) to run the real-browser test: \(r.stdout)",
