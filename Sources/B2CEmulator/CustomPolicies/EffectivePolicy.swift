@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 
 /// A policy as its chain makes it (reference: b2c-custom-policies.md §1.1): "elements of the same type and name in the RP
 /// file override those in the extensions, and extensions override base" — merged per element id, a technical profile's
@@ -53,6 +54,9 @@ struct EffectivePolicy {
     private(set) var origin: [String: String] = [:]
     /// The leaf's relying party, if it has one.
     let relyingParty: PolicyNode?
+    /// Technical profiles with their `IncludeTechnicalProfile` chains merged, made on first use: every run of the policy
+    /// (each refresh grant runs the relying party's token journey) asks for the same ones.
+    let resolvedProfiles = ResolvedProfiles()
 
     init(chain: [PolicyFile], tenant: String) throws {
         self.chain = chain
@@ -118,5 +122,18 @@ struct EffectivePolicy {
             }
         }
         return out
+    }
+}
+
+/// The technical profiles one effective policy has resolved, by id. The merged nodes are never changed afterwards, so a run
+/// may share them.
+final class ResolvedProfiles: Sendable {
+    private let byID = NIOLockedValueBox<[String: TechnicalProfile]>([:])
+
+    func profile(_ id: String, resolve: () throws -> TechnicalProfile?) rethrows -> TechnicalProfile? {
+        if let known = byID.withLockedValue({ $0[id] }) { return known }
+        guard let made = try resolve() else { return nil }
+        byID.withLockedValue { $0[id] = made }
+        return made
     }
 }

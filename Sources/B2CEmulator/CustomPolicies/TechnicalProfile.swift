@@ -3,7 +3,7 @@ import Foundation
 /// A technical profile as it runs (reference: b2c-custom-policies.md, technical profiles): its element after the chain's
 /// merge (`EffectivePolicy`) and its `IncludeTechnicalProfile` chain (the included profile first, this one over it), with
 /// the handler its protocol names.
-struct TechnicalProfile {
+struct TechnicalProfile: Sendable {
     let id: String
     let node: PolicyNode
     let handler: Handler
@@ -46,6 +46,10 @@ struct TechnicalProfile {
 
     /// The profile `id` of `policy`, its includes resolved; nil when the policy declares none of that id.
     static func named(_ id: String, in policy: EffectivePolicy) throws -> TechnicalProfile? {
+        try policy.resolvedProfiles.profile(id) { try resolve(id, in: policy) }
+    }
+
+    private static func resolve(_ id: String, in policy: EffectivePolicy) throws -> TechnicalProfile? {
         guard let node = try resolved(id, policy, seen: []) else { return nil }
         guard let handler = Handler.of(node.child("Protocol")) else {
             let named = node.child("Protocol").map { $0["Handler"] ?? $0["Name"] ?? "" } ?? "none"
