@@ -41,6 +41,15 @@ extension ScriptedBrowser {
         } else if let f = Self.form(page, "attributeVerification"), f.action.path.hasSuffix("/policy") {
             return try await fetch(
                 f.action, form: try await customPolicyPage(page, f.fields, start: start, as: persona, resetKey: resetKey))
+        } else if page.body.contains("id=\"passwordChangeIntro\""), let f = Self.form(page, "attributeVerification") {
+            // An administrator asked for a new password at this sign-in: the persona's new one, kept for the next visits.
+            guard let newPassword = persona.newPassword else {
+                throw Failure(
+                    description: "the tenant asks \(persona.email) for a new password at this sign-in (an administrator set "
+                        + "forceChangePasswordNextSignIn): give one in B2C_EMULATOR_NEW_PASSWORD")
+            }
+            lock.withLock { jar[resetKey] = "1" }
+            return try await fetch(f.action, form: f.fields.merging(["newPassword": newPassword, "reenterPassword": newPassword]) { $1 })
         } else if let f = Self.form(page, "attributeVerification") {
             var fields = f.fields
             if page.body.contains("id=\"sendCode\"") {

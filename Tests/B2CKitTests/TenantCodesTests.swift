@@ -58,6 +58,9 @@ struct TenantCodesTests {
         ("password_recently_used", .failed, "password refused", .none),
         ("password_banned", .failed, "password refused", .none),
         ("password_is_invalid", .failed, "password refused", .none),
+        ("AADSTS50057", .failed, "account disabled", .none),
+        ("50057", .failed, "account disabled", .none),
+        ("password_expired", .interactionRequired, "password expired", .resetPassword),
     ]
 
     static let config = try! ClientConfiguration.parse(
@@ -73,6 +76,19 @@ struct TenantCodesTests {
     static func oauth(_ status: Int, _ error: String, _ description: String) -> OAuthError {
         let body = JSONValue.object(["error": .string(error), "error_description": .string(description)]).serialized()
         return OAuthError.parse(status: status, Data(body.utf8))!
+    }
+
+    @Test func anEntraCodeInTheDescriptionFindsItsRow() {
+        let oauth = Self.oauth(400, "invalid_grant", "AADSTS50057: The user account is disabled.\r\nCorrelation ID: c\r\nTimestamp: t")
+        let context = TenantCodes.Refusal(
+            config: Self.config, policy: "B2C_1_susi", loginHint: nil, code: "", answer: "", tenantMessage: "")
+        let e = TenantCodes.error(.refused(oauth, secretOrigin: nil), context)
+        #expect(e.kind == .failed && e.tenantCode == "AADSTS50057" && e.remedy == nil, "\(e)")
+        let redirected = TenantCodes.redirectError(error: "access_denied", description: "AADSTS50057: disabled.", context: context)
+        #expect(redirected.kind == .failed && redirected.tenantCode == "AADSTS50057", "\(redirected)")
+        // An Entra code the table does not name keeps the OAuth error's row, as before.
+        let other = Self.oauth(400, "invalid_grant", "AADSTS70000: The grant is invalid.")
+        #expect(TenantCodes.error(.refused(other, secretOrigin: nil), context).tenantCode == "invalid_grant")
     }
 
     @Test func everyRowIsSpecified() {

@@ -63,6 +63,14 @@ import Testing
             #expect(update.status == 0, "\(update.stderr)")
             let shown = try await w.b2c(["users", "show", "erin@contoso.com", "--config", config, "-o", "json"], extra: Self.admin)
             #expect(shown.json["displayName"] == "Erin E" && shown.json["accountEnabled"] == false, "\(shown.stdout)")
+            // Disabled, she gets no token: a refresh of her stored account and a new ROPC sign-in are refused (exit 1,
+            // nothing stored), and no new sign-in is suggested.
+            let refresh = try await w.b2c(["token", "--account", "erin@contoso.com", "--force-refresh"])
+            #expect(refresh.status == 1 && refresh.stderr.contains("is disabled in the tenant (AADSTS50057)"), "\(refresh.stderr)")
+            #expect(!refresh.stderr.contains("Run: b2c signin"), "\(refresh.stderr)")
+            let refused = try await w.b2c(
+                ["signin", "--policy", "B2C_1_ROPC_Auth", "--username", "erin@contoso.com", "--password-stdin"], stdin: "Erin-2026-pass!\n")
+            #expect(refused.status == 1 && refused.stderr.contains("of erin@contoso.com is disabled"), "\(refused.stderr)")
             #expect(
                 try await w.b2c(["users", "update", "erin@contoso.com", "--enable-account", "--config", config], extra: Self.admin).status
                     == 0)

@@ -119,7 +119,8 @@ extension PolicyRun {
     static func directoryClaims(_ user: EmulatorStore.UserRecord, tenantName: String) -> [String: ClaimValue] {
         var c: [String: ClaimValue] = [
             "objectId": .string(user.oid), "displayName": .string(user.displayName), "givenName": .string(user.givenName),
-            "surname": .string(user.surname), "userPrincipalName": .string("\(user.oid)@\(tenantName)"), "accountEnabled": .bool(true),
+            "surname": .string(user.surname), "userPrincipalName": .string("\(user.oid)@\(tenantName)"),
+            "accountEnabled": .bool(user.accountEnabled), "passwordProfile.forceChangePasswordNextSignIn": .bool(user.passwordChangeDue),
             "mail": .string(user.email), "otherMails": .collection([user.email]),
             "refreshTokensValidFromDateTime": .dateTime(Date(timeIntervalSince1970: Double(max(user.tokensValidFrom, user.createdAt)))),
         ]

@@ -134,6 +134,7 @@ struct TokenIssuer: TenantPart {
     /// The id token, access token and refresh token of one issuance, and the body that carries them.
     func issue(_ r: Issuance) throws -> Issued {
         let (user, app, scopes, code) = (r.user, r.app, r.scopes, r.code)
+        if AccountRule.disabled(user) { throw AccountRule.refusal() }
         let policy = bound(r.policy)
         let now = clock.now()
         let atLifetime = policy?.accessTokenLifetime ?? 3600

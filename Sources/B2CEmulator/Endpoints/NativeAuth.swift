@@ -256,7 +256,14 @@ struct NativeAuthEndpoint: JourneyCallouts {
         _ password: String, flow: EmulatorStore.NativeFlow, user: EmulatorStore.UserRecord, callout: CalloutContext
     ) async throws {
         switch try await submitPassword(user.email, password, tx: callout) {
+        case .user(let known) where AccountRule.passwordChangeDue(known, policy: nil, externalId: true):
+            // Graph's forceChangePasswordNextSignIn: native authentication has no page to choose one, as for UpdatePassword.
+            throw AADFailure(
+                error: "invalid_grant",
+                description: "AADSTS50055: The password is expired (an administrator asked for a new one at the next sign-in); reset it.",
+                codes: [50055], suberror: "password_expired")
         case .user: return
+        case .disabled: throw AccountRule.nativeRefusal
         case .noUser, .wrongPassword:
             store.journeys.note(flow.journey.id, .decision, "password refused", ["why": "it does not match"], user: user.email)
             throw AADFailure(

@@ -57,6 +57,8 @@ extension AuthorizeEndpoint {
         case ("idp", "POST"):
             let firstPage = runner.journey(tx, policy: policy).steps.first?.step ?? .combinedSignIn
             return try await goOn(FederationStep(self).providerChosen(form, tx, policy: policy), after: firstPage)
+        case ("passwordchange", "POST"):
+            return try await goOn(PasswordChangeStep(self).resume(form, tx, policy: policy), after: .passwordChange)
         case ("socialsignup", "POST"):
             return try await goOn(SocialSignUpStep(self).resume(form, tx, policy: policy), after: .socialSignUp)
         case ("mfasend", "POST"), ("mfaverify", "POST"), ("mfacontinue", "POST"), ("mfaqr", "GET"):

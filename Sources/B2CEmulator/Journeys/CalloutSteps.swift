@@ -75,6 +75,12 @@ struct DirectoryReadStep: OrchestrationStep {
 
     func enter(_ tx: AuthorizeTransaction, _ visit: Visit, policy: EmulatorSeed.Policy) async throws -> StepOutcome {
         let user = try user(tx, visit)
+        if AccountRule.disabled(user) {
+            // Whatever named the person (an SSO session, a provider, a custom policy), a disabled account ends the journey.
+            try store.deleteTransaction(id: tx.id)
+            store.journeys.end(tx.id, outcome: "AADSTS50057", ["why": "the account is disabled"])
+            return .respond(redirectError(tx.reply, AccountRule.refusal(error: "access_denied")))
+        }
         store.journeys.note(
             tx.id, .claims, "directory read",
             [

@@ -11,6 +11,8 @@ struct Journey: Sendable {
         /// The unified page: the password, the providers' buttons, the sign-up link (sign-up-or-sign-in, sign-in, and the
         /// sign-in before edit profile).
         case combinedSignIn
+        /// The page where a person whose password must change (`AccountRule.passwordChangeDue`) chooses a new one.
+        case passwordChange
         /// The sign-up page: the attributes, the email verification, the account written (a sign-up flow's first page, or
         /// the combined page's link).
         case signUp
@@ -51,6 +53,8 @@ struct Journey: Sendable {
         case firstTimeFederated
         /// A person is known (signed in, signed up, or federated and linked).
         case userKnown
+        /// The password typed was right, and a new one is due first.
+        case passwordChangeDue
 
         /// Why a step was skipped, in the recorder's words.
         var unmet: String {
@@ -60,6 +64,7 @@ struct Journey: Sendable {
             case .providerChosen: "no identity provider was chosen"
             case .firstTimeFederated: "no first-time federated person"
             case .userKnown: "no person is known yet"
+            case .passwordChangeDue: "no new password is due"
             }
         }
 
@@ -70,6 +75,7 @@ struct Journey: Sendable {
             case .providerChosen: c.provider != nil
             case .firstTimeFederated: c.firstTimeIdentity != nil
             case .userKnown: c.oid != nil
+            case .passwordChangeDue: c.passwordChangeDue
             }
         }
     }
@@ -88,8 +94,9 @@ struct Journey: Sendable {
     /// The journey of a user flow, from its kind, providers, connectors and extensions. MFA is a step of every journey
     /// that signs in or up; it decides for itself whether to ask (the user flow's enforcement, the user's own
     /// `mfaRequired`, an SSO session that already did it).
-    /// `tokenExtension`: the tenant calls an OnTokenIssuanceStart extension for this app.
-    init(_ policy: EmulatorSeed.Policy, tokenExtension: Bool = false) {
+    /// `tokenExtension`: the tenant calls an OnTokenIssuanceStart extension for this app. `passwordChange`: the tenant
+    /// honours a password change due at the next sign-in here (External ID; a B2C user flow with "Forced password reset").
+    init(_ policy: EmulatorSeed.Policy, tokenExtension: Bool = false, passwordChange: Bool = false) {
         id = policy.kind.rawValue
         let federates =
             !policy.identityProviders.filter { $0 != .local }.isEmpty || !policy.oidcProviders.isEmpty
@@ -110,13 +117,16 @@ struct Journey: Sendable {
             steps = [.init(step: .customPolicy, when: []), tokens[0], tokens.last!]
             return
         }
+        let signIn: [Entry] =
+            [.init(step: .combinedSignIn, when: [.noUser])]
+            + (passwordChange ? [.init(step: .passwordChange, when: [.passwordChangeDue])] : [])
         switch policy.kind {
         case .signUpSignIn:
             steps =
-                [.init(step: .combinedSignIn, when: [.noUser])] + federation + socialSignUp
+                signIn + federation + socialSignUp
                 + [.init(step: .signUp, when: [.noUser, .signUpChosen]), mfa] + tokens
         case .signIn:
-            steps = [.init(step: .combinedSignIn, when: [.noUser])] + federation + [mfa] + tokens
+            steps = signIn + federation + [mfa] + tokens
         case .signUp:
             steps = [.init(step: .signUp, when: [.noUser])] + federation + socialSignUp + [mfa] + tokens
         case .editProfile:

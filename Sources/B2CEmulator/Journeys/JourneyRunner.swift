@@ -18,7 +18,8 @@ struct JourneyRunner: JourneyStepType {
     func journey(_ tx: AuthorizeTransaction, policy: EmulatorSeed.Policy) -> Journey {
         Journey(
             policy,
-            tokenExtension: seed.tenant.externalId && authenticationExtension(.onTokenIssuanceStart, clientId: tx.clientId) != nil)
+            tokenExtension: seed.tenant.externalId && authenticationExtension(.onTokenIssuanceStart, clientId: tx.clientId) != nil,
+            passwordChange: seed.tenant.externalId || policy.forcedPasswordReset)
     }
 
     /// The journey from its first step (a new authorize request, or one the SSO session answers: its claims skip the
@@ -77,6 +78,7 @@ struct JourneyRunner: JourneyStepType {
     static func type(_ step: Journey.Step, _ parts: JourneyParts) -> any OrchestrationStep {
         switch step {
         case .combinedSignIn: SignInStep(parts: parts)
+        case .passwordChange: PasswordChangeStep(parts: parts)
         case .signUp: SignUpStep(parts: parts)
         case .passwordReset: PasswordResetStep(parts: parts)
         case .federation: FederationStep(parts: parts)

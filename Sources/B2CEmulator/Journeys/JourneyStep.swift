@@ -16,6 +16,8 @@ enum JourneyStep: Codable, Sendable {
     case resetCode(ResetCode)
     /// A custom policy's page (a self-asserted profile), with the policy's claims bag.
     case customPolicy(PolicyJourneyState)
+    /// The new password a person must choose before the sign-in goes on (Graph's `forceChangePasswordNextSignIn`).
+    case passwordChange
 
     static let start = JourneyStep.firstPage(SignUpVerification())
 
@@ -51,6 +53,7 @@ enum JourneyStep: Codable, Sendable {
         case .secondFactor: ["mfasend", "mfaverify", "mfacontinue", "mfaqr", "cancel"]
         case .resetCode: ["resetverify", "resend", "reset", "cancel"]
         case .customPolicy: ["policy", "policysignup", "forgot", "cancel"]
+        case .passwordChange: ["passwordchange", "cancel"]
         }
     }
 
@@ -63,6 +66,7 @@ enum JourneyStep: Codable, Sendable {
         case .secondFactor: "the second factor"
         case .resetCode: "the reset code"
         case .customPolicy(let s): "the custom policy's page \(s.page ?? "")"
+        case .passwordChange: "the new password"
         }
     }
 }
@@ -94,6 +98,8 @@ struct JourneyClaims: Codable, Sendable {
     var idpAccessToken: String?
     /// "Keep me signed in" was checked on the sign-in page.
     var rememberMe = false
+    /// The password was right but a new one is due before the journey goes on (`AccountRule.passwordChangeDue`).
+    var passwordChangeDue = false
     /// A custom policy's claims its session managers keep in the SSO session (`PersistedClaims`): written with a new
     /// session, read back when the session answers.
     var sessionClaims: [String: ClaimValue]?
@@ -125,6 +131,7 @@ struct JourneyClaims: Codable, Sendable {
         if let oid { o["objectId"] = .string(oid) }
         if let authTime { o["authTime"] = JSONValue(authTime) }
         if sessionDidMFA { o["sessionDidMFA"] = true }
+        if passwordChangeDue { o["passwordChangeDue"] = true }
         if signUpChosen { o["signUpChosen"] = true }
         if let provider { o["provider"] = .string(provider) }
         if let f = firstTimeIdentity { o["firstTimeIdentity"] = .string(f.email) }

@@ -6,6 +6,8 @@ enum PasswordVerdict {
     case noUser
     case wrongPassword
     case user(EmulatorStore.UserRecord)
+    /// The password is right (or the migration function vouched for it), but the account is disabled (`AccountRule`).
+    case disabled
     /// The app's migration function found the legacy password right but too weak (`UpdatePassword`): a new one is needed.
     case mustChangePassword
     /// The app's migration function blocked the sign-in (`Block`), with its title and message.
@@ -19,7 +21,17 @@ extension JourneyCallouts {
     /// and, for a person still marked for migration (`migrationProperty` true) where an `OnPasswordSubmit` listener covers
     /// the app, the app's function (just-in-time password migration). A right password on record migrates the person
     /// silently; `MigratePassword` keeps the typed password and clears the mark, so the function is never asked again.
+    /// A right password for a disabled account is refused as such (`AccountRule`); a wrong one says no more than that.
     func submitPassword(_ identifier: String, _ password: String, tx: CalloutContext) async throws -> PasswordVerdict {
+        let verdict = try await checkTypedPassword(identifier, password, tx: tx)
+        if case .user(let user) = verdict, AccountRule.disabled(user) {
+            store.journeys.note(tx.journeyID, .decision, "sign-in refused", ["why": "the account is disabled"], user: user.email)
+            return .disabled
+        }
+        return verdict
+    }
+
+    private func checkTypedPassword(_ identifier: String, _ password: String, tx: CalloutContext) async throws -> PasswordVerdict {
         let check = try store.passwordCheck(email: identifier, password: password)
         let verdict: PasswordVerdict =
             switch check {

@@ -26,12 +26,14 @@ struct SignInStep: OrchestrationStep {
         case .noUser: return said("UserMessageIfClaimsPrincipalDoesNotExist")
         case .wrongPassword: return said("UserMessageIfInvalidPassword")
         case .mustChangePassword: return said("UserMessageIfPasswordExpired")
+        case .disabled: return said("UserMessageIfUserAccountDisabled")
         case .blocked(let title, let message): return .respond(pages.blockPage(tx, message: "\(title). \(message)"))
         case .failed(let failure): throw failure.pageError
         case .user(let known): user = known
         }
         tx.rememberMe = policy.session.kmsiDays != nil && ["true", "on"].contains(form["rememberMe"]?.lowercased() ?? "")
         tx.claims.signedIn(user.oid, at: clock.now())
+        tx.claims.passwordChangeDue = AccountRule.passwordChangeDue(user, policy: policy, externalId: seed.tenant.externalId)
         tx.claims.provider = nil  // a provider chosen before the Back button is not asked any more
         return .next(tx)
     }

@@ -70,6 +70,11 @@ struct PageStrings: Sendable {
         "cancel": "Cancel", "requiredField_credentials": "Please enter your email address and your password.",
         "UserMessageIfInvalidPassword": "Your password is incorrect.",
         "UserMessageIfPasswordExpired": "Your password has expired: choose a new one with “Forgot your password?”.",
+        "UserMessageIfUserAccountDisabled": "Your account has been locked. Contact your support person to unlock it, then try again.",
+        // The new password an administrator asked for (forceChangePasswordNextSignIn; the emulator's ids).
+        "password_change_title": "Change password", "password_change_heading": "Choose a new password",
+        "password_change_intro": "Your administrator asks you to choose a new password before you go on.",
+        "password_change_same": "The new password must differ from the one you signed in with.",
         "UserMessageIfClaimsPrincipalDoesNotExist": "We can't seem to find your account.",
         // Local sign-up (api.localaccountsignup) and the social sign-up page.
         "signup_heading": "Create your account", "social_signup_heading": "Complete your profile", "email_label": "Email Address",
@@ -131,6 +136,11 @@ struct PageStrings: Sendable {
         "requiredField_credentials": "Saisissez votre adresse e-mail et votre mot de passe.",
         "UserMessageIfInvalidPassword": "Votre mot de passe est incorrect.",
         "UserMessageIfPasswordExpired": "Votre mot de passe a expiré : choisissez-en un nouveau avec « Mot de passe oublié ? ».",
+        "UserMessageIfUserAccountDisabled":
+            "Votre compte a été verrouillé. Contactez votre support pour le déverrouiller, puis réessayez.",
+        "password_change_title": "Changer le mot de passe", "password_change_heading": "Choisissez un nouveau mot de passe",
+        "password_change_intro": "Votre administrateur vous demande de choisir un nouveau mot de passe avant de continuer.",
+        "password_change_same": "Le nouveau mot de passe doit être différent de celui avec lequel vous vous êtes connecté.",
         "UserMessageIfClaimsPrincipalDoesNotExist": "Nous ne trouvons pas votre compte.",
         "signup_heading": "Créez votre compte", "social_signup_heading": "Complétez votre profil", "email_label": "Adresse e-mail",
         "newPassword_label": "Nouveau mot de passe", "reenterPassword_label": "Confirmez le nouveau mot de passe",

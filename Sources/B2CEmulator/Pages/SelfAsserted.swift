@@ -133,6 +133,25 @@ enum SelfAssertedTemplates {
         <div class="links"><a id="resendCode" href="{{link.resend}}">{{t.resend_code}}</a>
         <a id="cancel" href="{{link.cancel}}">{{t.cancel}}</a></div>{{/body}}{{/page}}
         """,
+        // A new password an administrator asked for (forceChangePasswordNextSignIn), after the sign-in page.
+        "passwordchange": """
+        {{<page}}{{$title}}{{t.password_change_title}}{{/title}}{{$body}}<div id="api" data-name="SelfAsserted">
+        <h1>{{t.password_change_heading}}</h1><p class="tenant">{{tenant}} · b2c emulator</p>
+        <p class="intro" id="passwordChangeIntro">{{t.password_change_intro}}</p>
+        {{#error}}<div class="error pageLevel" id="claimVerificationServerError" aria-hidden="false">\
+        <div class="error" id="error" role="alert">{{error}}</div></div>{{/error}}
+        <form id="attributeVerification" method="post" action="{{action.passwordchange}}">
+        <input type="hidden" name="tx" value="{{tx}}">
+        <label for="newPassword">{{t.newPassword_label}}</label>
+        <input type="password" id="newPassword" name="newPassword" autocomplete="new-password">
+        <label for="reenterPassword">{{t.reenterPassword_label}}</label>
+        <input type="password" id="reenterPassword" name="reenterPassword" autocomplete="new-password">
+        <button type="submit" id="continue" name="continue" value="continue">{{t.button_continue_generic}}</button>
+        </form>
+        <div class="links"><span></span><a id="cancel" href="{{link.cancel}}">{{t.cancel}}</a></div>
+        <p class="note">{{t.password_help}}</p>
+        </div>{{/body}}{{/page}}
+        """,
         // An API connector's `ShowBlockPage`: its message and no way on.
         "blocked": """
         {{<page}}{{$title}}Blocked{{/title}}{{$body}}<h1>{{t.signup_heading}}</h1><p class="tenant">{{tenant}} · b2c emulator</p>
@@ -212,6 +231,11 @@ extension SelfAssertedPages {
         var values: [String: Any] = ["email": tx.resetEmail ?? ""]
         if let error { values["error"] = error }
         return page("resetverify", tx, values)
+    }
+
+    /// The page where a person whose password must change chooses a new one.
+    func passwordChangePage(_ tx: AuthorizeTransaction, error: String? = nil) -> Response {
+        page("passwordchange", tx, error.map { ["error": $0] } ?? [:])
     }
 
     /// An API connector's block page (the sign-in ends here).

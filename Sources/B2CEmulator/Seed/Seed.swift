@@ -88,6 +88,10 @@ public struct EmulatorSeed: Sendable, Equatable {
         public var pageLayouts = PageLayouts()
         /// How an External ID user flow's local accounts sign in: "Email with password" or "Email one-time passcode".
         public var signInMethod = SignInMethod.emailPassword
+        /// B2C's "Forced password reset" (a sign-up-or-sign-in or sign-in user flow): a person whose
+        /// `forceChangePasswordNextSignIn` is set chooses a new password after signing in. Off by default, as in B2C; an
+        /// External ID tenant always honours the flag.
+        public var forcedPasswordReset = false
         /// The policy is a loaded custom policy's relying party: its journey is the XML's (`CustomPolicyStep`), its tokens
         /// carry the claims the relying party names. Set by the tenant, never by a seed.
         public var runsCustomPolicy = false

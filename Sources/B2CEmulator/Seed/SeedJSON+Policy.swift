@@ -11,6 +11,7 @@ extension EmulatorSeed.Policy {
         ]
         o["slidingWindow"] = slidingWindow.map { JSONValue($0) } ?? .null
         if signInMethod != .emailPassword { o["signInMethod"] = .string(signInMethod.rawValue) }
+        if forcedPasswordReset { o["forcedPasswordReset"] = true }
         if let mfa { o["mfa"] = ["methods": JSONValue(mfa.methods.map(\.rawValue)), "enforcement": .string(mfa.enforcement.rawValue)] }
         if identityProviders != [.local] || !oidcProviders.isEmpty || !samlProviders.isEmpty {
             o["identityProviders"] = .array(
@@ -74,6 +75,7 @@ extension EmulatorSeed.Policy {
             "id", "kind", "type", "policyClaim", "issuerPattern", "accessTokenLifetime", "idTokenLifetime",
             "refreshTokenLifetime", "slidingWindow", "numbersAsStrings", "mfa", "identityProviders", "session", "kmsi", "languages",
             "emailVerification", "attributes", "applicationClaims", "apiConnectors", "pageLayouts", "signInMethod",
+            "forcedPasswordReset",
         ])
         let id = try p.string("id")
         let typeName = try p.optionalString("type") ?? (id.lowercased().hasPrefix("b2c_1a_") ? "custom" : "userFlow")
@@ -127,6 +129,11 @@ extension EmulatorSeed.Policy {
             attributes: try attributes(p), applicationClaims: try applicationClaims(p), apiConnectors: try apiConnectors(p, kind: kind),
             pageLayouts: try pageLayouts(p))
         policy.signInMethod = signInMethod
+        policy.forcedPasswordReset = try p.bool("forcedPasswordReset", default: false)
+        if policy.forcedPasswordReset && ![.signUpSignIn, .signIn].contains(kind) {
+            throw JSONPathError(
+                path: p.childPath("forcedPasswordReset"), message: "applies to signUpSignIn and signIn user flows only (B2C's setting)")
+        }
         return policy
     }
 

@@ -19,6 +19,11 @@ extension EmulatorStore {
         /// What the sign-up page collected beyond the names (built-in attributes such as `city`, custom `extension_<Name>`),
         /// typed: the tokens carry them as they are.
         public var attributes: [String: JSONValue] = [:]
+        /// Graph's `accountEnabled`: false, and the person gets no token on any path (`AccountRule`).
+        public var accountEnabled = true
+        /// Graph's `passwordProfile.forceChangePasswordNextSignIn`: the next sign-in with the password asks for a new one
+        /// where the tenant honours it (`AccountRule.passwordChangeDue`).
+        public var passwordChangeDue = false
 
         var json: JSONValue {
             var o: [String: JSONValue] = [
@@ -33,14 +38,17 @@ extension EmulatorStore {
 
     /// The columns `user(_:)` reads, in its order. Rows are read by position: a lookup by name lowercases the name and
     /// searches the statement's columns at every access, which was a per cent of a refresh grant.
-    static let userColumns = "oid, email, display_name, given_name, surname, created_at, tokens_valid_from, idp, attributes"
+    static let userColumns =
+        "oid, email, display_name, given_name, surname, created_at, tokens_valid_from, idp, attributes, account_enabled, "
+        + "force_change_password"
 
     /// A person from `userColumns`, starting at column `base` of the row.
     static func user(_ row: Row, from base: Int) -> UserRecord {
         UserRecord(
             oid: row[base], email: row[base + 1], displayName: row[base + 2], givenName: row[base + 3], surname: row[base + 4],
             createdAt: row[base + 5], tokensValidFrom: row[base + 6], idp: row[base + 7],
-            attributes: (row[base + 8] as String?).flatMap { try? JSONValue.parse(Data($0.utf8)).objectValue } ?? [:])
+            attributes: (row[base + 8] as String?).flatMap { try? JSONValue.parse(Data($0.utf8)).objectValue } ?? [:],
+            accountEnabled: row[base + 9], passwordChangeDue: row[base + 10])
     }
 
     static func user(_ row: Row) -> UserRecord { user(row, from: 0) }
@@ -163,12 +171,15 @@ extension EmulatorStore {
         }
     }
 
-    /// Sets a new password and revokes the user's refresh tokens (B2C does this on reset).
+    /// Sets a new password the person chose and revokes the user's refresh tokens (B2C does this on reset); a change an
+    /// administrator asked for (`forceChangePasswordNextSignIn`) is then done.
     func setPassword(oid: String, password: String, now: Int) throws {
         let salt = Data(Random.token(bytes: 16).utf8)
         let hash = Self.passwordHash(password, salt: salt)
         try db.write { db in
-            try db.execute(sql: "UPDATE users SET password_salt = ?, password_hash = ? WHERE oid = ?", arguments: [salt, hash, oid])
+            try db.execute(
+                sql: "UPDATE users SET password_salt = ?, password_hash = ?, force_change_password = 0 WHERE oid = ?",
+                arguments: [salt, hash, oid])
             _ = try Self.revoke(db, oid: oid, now: now)
         }
     }

@@ -63,7 +63,25 @@ enum TenantCodes {
 
     // MARK: the table
 
-    static let rules: [Rule] = grants + passwords + appRegistration + redirects + nativeAuth
+    static let rules: [Rule] = grants + passwords + appRegistration + redirects + nativeAuth + accountState
+
+    /// What the directory says of the person (Entra's codes, which the local tenant also answers on its B2C side): no new
+    /// sign-in helps a disabled account; an expired password is changed through the password reset.
+    static let accountState: [Rule] =
+        [("AADSTS50057", Set<Arrival>([.tokenEndpoint, .redirect])), ("50057", [.nativeAuth])].map { code, arrives in
+            Rule(code: code, arrives: arrives, kind: .failed, meaning: "account disabled", remedy: .none) { r in
+                "the account \(r.loginHint.map { "of \($0) " } ?? "")is disabled in the tenant (AADSTS50057): an administrator must "
+                    + "enable it before it signs in; nothing was stored"
+            }
+        } + [
+            Rule(
+                code: "password_expired", arrives: [.nativeAuth], kind: .interactionRequired, meaning: "password expired",
+                remedy: .resetPassword
+            ) { r in
+                "the password of \(r.loginHint ?? "this account") must be changed before it signs in (\(plain(r.tenantMessage))): "
+                    + "choose a new one through the password reset or in the browser; nothing was stored"
+            }
+        ]
 
     /// A refresh token or code the tenant no longer honours: only a new sign-in helps.
     static let grants: [Rule] = [
@@ -216,6 +234,13 @@ enum TenantCodes {
             }
         }
 
+    /// The `AADSTS` code an Entra description starts with (`AADSTS50057: …`), or nil.
+    static func entraCode(_ description: String) -> String? {
+        guard description.hasPrefix("AADSTS") else { return nil }
+        let digits = description.dropFirst(6).prefix { $0.isASCII && $0.isNumber }
+        return digits.isEmpty ? nil : "AADSTS" + digits
+    }
+
     /// AAD's message without its `AADSTS…:` prefix.
     static func plain(_ message: String) -> String {
         guard message.hasPrefix("AADSTS"), let colon = message.firstIndex(of: ":") else { return message }
@@ -276,8 +301,11 @@ enum TenantCodes {
             r.answer = oauth.description
             r.tenantMessage = oauth.b2c.message
             r.secretOrigin = secretOrigin
-            // The B2C code's row, else the OAuth error's (`invalid_grant` with a code the table does not name).
-            let rows = [rule(oauth.code, at: .tokenEndpoint), rule(oauth.error, at: .tokenEndpoint)].compactMap { $0 }
+            // The B2C code's row, else an Entra code's (`AADSTS50057: …`) when the table names it, else the OAuth error's
+            // (`invalid_grant` with a code the table does not name).
+            let entra = rule(entraCode(oauth.errorDescription ?? ""), at: .tokenEndpoint)
+            if entra != nil, oauth.code == nil { r.code = entraCode(oauth.errorDescription ?? "") ?? r.code }
+            let rows = [rule(oauth.code, at: .tokenEndpoint), entra, rule(oauth.error, at: .tokenEndpoint)].compactMap { $0 }
             if let rule = rows.first(where: { !$0.appOnly || r.isAppOnly }) {
                 return error(rule, r)
             }
@@ -298,6 +326,10 @@ enum TenantCodes {
         r.answer = error + (d.code.map { " \($0)" } ?? "") + (d.message.isEmpty ? "" : ": \(d.message)")
         r.tenantMessage = d.message
         if let rule = rule(d.code, at: .redirect) { return Self.error(rule, r) }
+        if d.code == nil, let code = entraCode(description), let rule = rule(code, at: .redirect) {
+            r.code = code
+            return Self.error(rule, r)
+        }
         var e = B2CError(.failed, "the sign-in to \(r.policy) failed: \(error)\(d.code.map { " \($0)" } ?? ""): \(d.message)")
         e.tenantCode = r.code
         return e
