@@ -56,6 +56,24 @@ import Testing
         }
     }
 
+    @Test func aCustomPolicysJourneyEndsAtTheDirectoryReadForADisabledAccount() async throws {
+        let t = try await CustomPolicyJourneyTests.tenantWithExamples()
+        defer { Task { await t.stop() } }
+        let policy = CustomPolicyJourneyTests.policy
+        let tokens = try await CustomPolicyJourneyTests.signInTokens(t)
+        let refreshToken = try #require(tokens.json["refresh_token"]?.stringValue, "\(tokens.body)")
+        try await Self.patchAlice(t, ["accountEnabled": false])
+        // The policy's own password check (login-NonInteractive) passes; the journey ends before any code is made.
+        let b = Browser(t)
+        let page = try await b.get(authorizeURL(policy: policy, pkce: PKCE()))
+        let done = try await b.submit(page, form: "localAccountForm", ["signInName": alice.email, "password": alice.password])
+        #expect(done.redirectParams["error"] == "access_denied" && done.redirectParams["code"] == nil, "\(done.location ?? "")")
+        #expect(done.redirectParams["error_description"]?.hasPrefix("AADSTS50057") == true)
+        // Its refresh runs the Token journey, and the issuer refuses.
+        let refresh = try await t.token(policy, ["grant_type": "refresh_token", "client_id": clientID, "refresh_token": refreshToken])
+        expectB2CError(refresh, error: "invalid_grant", code: "AADSTS50057")
+    }
+
     @Test func nativeAuthenticationRefusesADisabledAccount() async throws {
         try await TestTenant.with(seed: .defaultExternalID) { t in
             try await Self.patchAlice(t, ["accountEnabled": false])
