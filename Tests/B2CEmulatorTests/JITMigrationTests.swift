@@ -175,7 +175,7 @@ import Testing
                 {"event": "onPasswordSubmit", "url": "http://127.0.0.1:9/", "appId": "\(Self.extensionApp)"\(members)}
                 """
             do {
-                _ = try EmulatorSeed.AuthenticationExtension.parse(try JSONObjectReader(JSONValue.parse(Data(json.utf8))))
+                _ = try JSONDecoder().decode(EmulatorSeed.AuthenticationExtension.self, from: Data(json.utf8))
                 return "read"
             } catch let e as JSONPathError { return "\(e.path) \(e.message)" } catch { return "\(error)" }
         }

@@ -33,6 +33,56 @@ import Testing
         #expect(seed.apis.first?.applicationRoles == ["https://contoso.onmicrosoft.com/helloapi/hello.read.all"])
     }
 
+    /// The seed's types are `Codable` through the same declarations: Foundation's coders read and write what `parse` and
+    /// `json` do, a refusal names its JSON path through them too, and a seed with every optional part round-trips.
+    @Test func theSeedIsCodableThroughItsFieldDeclarations() throws {
+        let encoded = try JSONEncoder().encode(EmulatorSeed.default)
+        #expect(try JSONDecoder().decode(EmulatorSeed.self, from: encoded) == EmulatorSeed.default)
+        let fax = try Self.seedJSON { root in
+            var policies = root["policies"]?.arrayValue ?? []
+            var susi = policies[0].objectValue ?? [:]
+            susi["mfa"] = ["methods": ["email", "fax"]]
+            policies[0] = .object(susi)
+            root["policies"] = .array(policies)
+        }
+        let refusal = #expect(throws: JSONPathError.self) { try JSONDecoder().decode(EmulatorSeed.self, from: fax) }
+        #expect(refusal.map { "\($0)" } == "$.policies[0].mfa.methods[1] is 'fax'; expected email, phone or totp")
+
+        let rich = try Self.seedJSON { root in
+            var policies = root["policies"]?.arrayValue ?? []
+            var susi = policies[0].objectValue ?? [:]
+            susi["identityProviders"] = [
+                "local", "google",
+                [
+                    "type": "oidc", "id": "corp", "discovery": "https://idp.example/.well-known/openid-configuration", "clientId": "c1",
+                    "clientSecret": "s", "domainHint": "corp.example",
+                ],
+                ["type": "saml", "id": "adfs", "name": "ADFS", "metadata": "https://adfs.example/metadata.xml"],
+            ]
+            susi["session"] = ["lifetimeMinutes": 60, "timeout": "absolute", "sso": "policy"]
+            susi["kmsi"] = ["days": 7]
+            susi["emailVerification"] = "displayControl"
+            susi["attributes"] = ["displayName", "city", ["name": "extension_LoyaltyId", "type": "Int", "required": true]]
+            susi["applicationClaims"] = ["city"]
+            susi["apiConnectors"] = [
+                "preTokenIssuance": ["url": "http://127.0.0.1:9/y", "auth": ["type": "bearer", "token": "t"], "timeoutSeconds": 5]
+            ]
+            susi["pageLayouts"] = ["unifiedssp": "classic", "javascript": true]
+            susi["languages"] = [
+                "default": "fr", "enabled": ["fr", "en"],
+                "overrides": ["fr": ["LocalizedStrings": [["StringId": "heading", "Value": "Bonjour", "Override": true]]]],
+            ]
+            susi["forcedPasswordReset"] = true
+            policies[0] = .object(susi)
+            root["policies"] = .array(policies)
+        }
+        let seed = try EmulatorSeed.parse(rich)
+        let susi = try #require(seed.policies.first)
+        #expect(susi.oidcProviders.first?.name == "corp" && susi.samlProviders.first?.name == "ADFS" && susi.session.kmsiDays == 7)
+        #expect(susi.languages.overrides["fr"]?["heading"] == "Bonjour" && susi.forcedPasswordReset)
+        #expect(try EmulatorSeed.parse(Data(seed.json.serialized().utf8)) == seed, "every part is written as it is read")
+    }
+
     @Test func aFirstWaveSeedStillParses() throws {
         let data = try Self.seedJSON { root in
             root["tenant"] = ["name": "contoso.onmicrosoft.com", "id": .string(EmulatorSeed.defaultTenantID)]

@@ -1,140 +1,176 @@
 import B2CProtocol
 import Foundation
 
-extension EmulatorSeed.Policy {
-    var json: JSONValue {
-        var o: [String: JSONValue] = [
-            "id": .string(id), "kind": .string(kind.rawValue), "type": .string(type.rawValue), "policyClaim": .string(policyClaim),
-            "issuerPattern": .string(issuerPattern), "accessTokenLifetime": JSONValue(accessTokenLifetime),
-            "idTokenLifetime": JSONValue(idTokenLifetime), "refreshTokenLifetime": JSONValue(refreshTokenLifetime),
-            "numbersAsStrings": .bool(numbersAsStrings),
-        ]
-        o["slidingWindow"] = slidingWindow.map { JSONValue($0) } ?? .null
-        if signInMethod != .emailPassword { o["signInMethod"] = .string(signInMethod.rawValue) }
-        if forcedPasswordReset { o["forcedPasswordReset"] = true }
-        if let mfa { o["mfa"] = ["methods": JSONValue(mfa.methods.map(\.rawValue)), "enforcement": .string(mfa.enforcement.rawValue)] }
-        if identityProviders != [.local] || !oidcProviders.isEmpty || !samlProviders.isEmpty {
-            o["identityProviders"] = .array(
-                identityProviders.map { .string($0.rawValue) }
-                    + oidcProviders.map {
-                        var e: [String: JSONValue] = [
-                            "type": "oidc", "id": .string($0.id), "name": .string($0.name), "discovery": .string($0.discovery),
-                            "clientId": .string($0.clientId), "scope": .string($0.scope),
-                        ]
-                        if let secret = $0.clientSecret { e["clientSecret"] = .string(secret) }
-                        if let hint = $0.domainHint { e["domainHint"] = .string(hint) }
-                        if let ca = $0.caFile { e["caFile"] = .string(ca) }
-                        return .object(e)
+extension EmulatorSeed.Policy: SeedObject {
+    init() {
+        self.init(
+            id: "", kind: .signUpSignIn, policyClaim: "tfp", issuerPattern: "tenantGuid", accessTokenLifetime: 3600, idTokenLifetime: 3600,
+            refreshTokenLifetime: 1_209_600, slidingWindow: 7_776_000, numbersAsStrings: false)
+    }
+
+    /// In the order they are read: a field may depend on one before it (the type on the id, the checks on the kind).
+    static let fields: [SeedField<Self>] =
+        tokens + [
+            .custom("mfa", read: { r, p in p.mfa = try mfa(r, kind: p.kind) }, write: { p in p.mfa.map { ["mfa": $0.json] } ?? [:] }),
+            .custom(
+                "identityProviders",
+                read: { r, p in
+                    p.identityProviders = try identityProviders(r, kind: p.kind)
+                    p.oidcProviders = try oidcProviders(r)
+                    p.samlProviders = try samlProviders(r)
+                }, write: \.identityProvidersJSON),
+            .custom("session", "kmsi", read: { r, p in p.session = try session(r, kind: p.kind) }, write: \.sessionJSON),
+            .custom("languages", read: { r, p in p.languages = try languages(r) }, write: \.languagesJSON),
+            .custom(
+                "emailVerification", read: { r, p in p.emailVerification = try emailVerification(r) },
+                write: { p in
+                    p.emailVerification == .classic
+                        ? [:] : ["emailVerification": p.emailVerification == .off ? false : .string(p.emailVerification.rawValue)]
+                }),
+            .custom(
+                "attributes", read: { r, p in p.attributes = try attributes(r) },
+                write: { p in p.attributes == EmulatorSeed.Attribute.defaults ? [:] : ["attributes": .array(p.attributes.map(\.json))] }),
+            .custom(
+                "applicationClaims", read: { r, p in p.applicationClaims = try applicationClaims(r) },
+                write: { p in p.applicationClaims.map { ["applicationClaims": JSONValue($0)] } ?? [:] }),
+            .custom(
+                "apiConnectors", read: { r, p in p.apiConnectors = try apiConnectors(r, kind: p.kind) },
+                write: { p in p.apiConnectors.isEmpty ? [:] : ["apiConnectors": p.apiConnectors.json] }),
+            .custom("pageLayouts", read: { r, p in p.pageLayouts = try pageLayouts(r) }, write: \.pageLayoutsJSON),
+            .custom(
+                "forcedPasswordReset",
+                read: { r, p in
+                    p.forcedPasswordReset = try r.bool("forcedPasswordReset", default: false)
+                    if p.forcedPasswordReset && ![.signUpSignIn, .signIn].contains(p.kind) {
+                        throw JSONPathError(
+                            path: r.childPath("forcedPasswordReset"),
+                            message: "applies to signUpSignIn and signIn user flows only (B2C's setting)")
                     }
-                    + samlProviders.map {
-                        var e: [String: JSONValue] = [
-                            "type": "saml", "id": .string($0.id), "name": .string($0.name), "metadata": .string($0.metadata),
-                        ]
-                        if let hint = $0.domainHint { e["domainHint"] = .string(hint) }
-                        if let ca = $0.caFile { e["caFile"] = .string(ca) }
-                        return .object(e)
-                    })
-        }
-        if emailVerification != .classic {
-            o["emailVerification"] = emailVerification == .off ? false : .string(emailVerification.rawValue)
-        }
-        if let applicationClaims { o["applicationClaims"] = JSONValue(applicationClaims) }
-        if !pageLayouts.isEmpty {
-            var layouts: [String: JSONValue] = ["javascript": .bool(pageLayouts.javascript), "strictCors": .bool(pageLayouts.strictCors)]
-            for (type, page) in pageLayouts.pages {
-                layouts[type.rawValue] = ["loadUri": .string(page.loadUri), "dataUri": .string(page.dataUri)]
+                }, write: { p in p.forcedPasswordReset ? ["forcedPasswordReset": true] : [:] }),
+        ]
+
+    /// What names the policy and what its tokens are: the id and its type, the kind, the claim and issuer, the lifetimes.
+    private static let tokens: [SeedField<Self>] = [
+        .custom(
+            "id", "type",
+            read: { r, p in
+                let id = try r.string("id")
+                let typeName = try r.optionalString("type") ?? (id.lowercased().hasPrefix("b2c_1a_") ? "custom" : "userFlow")
+                guard let type = EmulatorSeed.PolicyType(rawValue: typeName) else {
+                    throw JSONPathError(path: r.childPath("type"), message: "is '\(typeName)'; expected userFlow or custom")
+                }
+                let prefix = type == .custom ? "b2c_1a_" : "b2c_1_"
+                guard PolicyID.isValid(id), id.lowercased().hasPrefix(prefix) else {
+                    throw JSONPathError(
+                        path: r.childPath("id"),
+                        message: "must be a "
+                            + (type == .custom ? "custom policy id such as B2C_1A_signup_signin" : "user flow id such as B2C_1_susi")
+                            + " (letters, digits, _ . -)")
+                }
+                (p.id, p.type) = (id, type)
+            }, write: { p in ["id": .string(p.id), "type": .string(p.type.rawValue)] }),
+        .custom(
+            "kind",
+            read: { r, p in
+                let kindName = try r.string("kind")
+                let userFlowKinds = EmulatorSeed.PolicyKind.allCases.filter { $0 != .clientCredentials }
+                guard let kind = EmulatorSeed.PolicyKind(name: kindName), kind != .clientCredentials else {
+                    throw JSONPathError(
+                        path: r.childPath("kind"),
+                        message: "is '\(kindName)'; expected one of \(userFlowKinds.map(\.rawValue).joined(separator: ", "))"
+                            + " (client credentials are served by any policy's token endpoint)")
+                }
+                p.kind = kind
+            }, write: { p in ["kind": .string(p.kind.rawValue)] }),
+        .custom(
+            "policyClaim",
+            read: { r, p in
+                p.policyClaim = try r.optionalString("policyClaim") ?? (p.type == .custom ? "acr" : "tfp")
+                guard ["tfp", "acr"].contains(p.policyClaim) else {
+                    throw JSONPathError(path: r.childPath("policyClaim"), message: "must be \"tfp\" or \"acr\"")
+                }
+            }, write: { p in ["policyClaim": .string(p.policyClaim)] }),
+        .string("issuerPattern", \.issuerPattern, default: "tenantGuid") { pattern, r in
+            guard ["tenantGuid", "tfp"].contains(pattern) else {
+                throw JSONPathError(path: r.childPath("issuerPattern"), message: "must be \"tenantGuid\" or \"tfp\"")
             }
-            o["pageLayouts"] = .object(layouts)
-        }
-        if !apiConnectors.isEmpty {
-            var connectors: [String: JSONValue] = [:]
-            for step in EmulatorSeed.APIConnectors.Step.allCases { if let c = apiConnectors[step] { connectors[step.rawValue] = c.json } }
-            o["apiConnectors"] = .object(connectors)
-        }
-        if attributes != EmulatorSeed.Attribute.defaults {
-            o["attributes"] = .array(
-                attributes.map {
-                    [
-                        "name": .string($0.name), "type": .string($0.kind.rawValue), "required": .bool($0.required),
-                        "label": .string($0.label),
-                    ]
-                })
-        }
-        if session != EmulatorSeed.SessionSettings() {
-            o["session"] = [
+            return pattern
+        },
+        .custom(
+            "refreshTokenLifetime", "slidingWindow",
+            read: { r, p in
+                p.refreshTokenLifetime = try r.int("refreshTokenLifetime", default: 1_209_600, range: 60...7_776_000)!
+                p.slidingWindow = try r.int("slidingWindow", default: r.has("slidingWindow") ? nil : 7_776_000, range: 60...31_536_000)
+                if let sliding = p.slidingWindow, sliding < p.refreshTokenLifetime {
+                    throw JSONPathError(
+                        path: r.childPath("slidingWindow"),
+                        message: "must be at least refreshTokenLifetime (\(p.refreshTokenLifetime)); use null for no sliding-window limit")
+                }
+            },
+            write: { p in
+                [
+                    "refreshTokenLifetime": JSONValue(p.refreshTokenLifetime),
+                    "slidingWindow": p.slidingWindow.map { JSONValue($0) } ?? .null,
+                ]
+            }),
+        .custom(
+            "signInMethod",
+            read: { r, p in
+                let methodName = try r.optionalString("signInMethod") ?? "emailPassword"
+                guard let method = EmulatorSeed.SignInMethod(rawValue: methodName) else {
+                    throw JSONPathError(
+                        path: r.childPath("signInMethod"), message: "is '\(methodName)'; expected emailPassword or emailOtp")
+                }
+                p.signInMethod = method
+            }, write: { p in p.signInMethod == .emailPassword ? [:] : ["signInMethod": .string(p.signInMethod.rawValue)] }),
+        .int("accessTokenLifetime", \.accessTokenLifetime, default: 3600, range: 60...86_400),
+        .int("idTokenLifetime", \.idTokenLifetime, default: 3600, range: 60...86_400),
+        .bool("numbersAsStrings", \.numbersAsStrings, default: false),
+    ]
+
+    private var identityProvidersJSON: [String: JSONValue] {
+        guard identityProviders != [.local] || !oidcProviders.isEmpty || !samlProviders.isEmpty else { return [:] }
+        return [
+            "identityProviders": .array(
+                identityProviders.map { .string($0.rawValue) } + oidcProviders.map(\.json) + samlProviders.map(\.json))
+        ]
+    }
+
+    private var sessionJSON: [String: JSONValue] {
+        guard session != EmulatorSeed.SessionSettings() else { return [:] }
+        var o: [String: JSONValue] = [
+            "session": [
                 "lifetimeMinutes": JSONValue(session.lifetimeMinutes), "timeout": .string(session.rolling ? "rolling" : "absolute"),
                 "sso": .string(session.scope.rawValue),
             ]
-            if let days = session.kmsiDays { o["kmsi"] = ["enabled": true, "days": JSONValue(days)] }
-        }
-        return .object(o)
+        ]
+        if let days = session.kmsiDays { o["kmsi"] = ["enabled": true, "days": JSONValue(days)] }
+        return o
     }
 
-    static func parse(_ p: JSONObjectReader) throws -> Self {
-        try p.rejectUnknownKeys(allowed: [
-            "id", "kind", "type", "policyClaim", "issuerPattern", "accessTokenLifetime", "idTokenLifetime",
-            "refreshTokenLifetime", "slidingWindow", "numbersAsStrings", "mfa", "identityProviders", "session", "kmsi", "languages",
-            "emailVerification", "attributes", "applicationClaims", "apiConnectors", "pageLayouts", "signInMethod",
-            "forcedPasswordReset",
-        ])
-        let id = try p.string("id")
-        let typeName = try p.optionalString("type") ?? (id.lowercased().hasPrefix("b2c_1a_") ? "custom" : "userFlow")
-        guard let type = EmulatorSeed.PolicyType(rawValue: typeName) else {
-            throw JSONPathError(path: p.childPath("type"), message: "is '\(typeName)'; expected userFlow or custom")
+    /// The languages in B2C's shape: an override file per language, its strings marked `Override`.
+    private var languagesJSON: [String: JSONValue] {
+        guard languages != EmulatorSeed.Languages() else { return [:] }
+        var o: [String: JSONValue] = ["default": .string(languages.defaultLanguage), "enabled": JSONValue(languages.enabled)]
+        if !languages.overrides.isEmpty {
+            o["overrides"] = .object(
+                languages.overrides.mapValues { strings in
+                    [
+                        "LocalizedStrings": .array(
+                            strings.keys.sorted().map { ["StringId": .string($0), "Value": .string(strings[$0]!), "Override": true] })
+                    ]
+                })
         }
-        let prefix = type == .custom ? "b2c_1a_" : "b2c_1_"
-        guard PolicyID.isValid(id), id.lowercased().hasPrefix(prefix) else {
-            throw JSONPathError(
-                path: p.childPath("id"),
-                message:
-                    "must be a \(type == .custom ? "custom policy id such as B2C_1A_signup_signin" : "user flow id such as B2C_1_susi") "
-                    + "(letters, digits, _ . -)")
+        return ["languages": .object(o)]
+    }
+
+    private var pageLayoutsJSON: [String: JSONValue] {
+        guard !pageLayouts.isEmpty else { return [:] }
+        var layouts: [String: JSONValue] = ["javascript": .bool(pageLayouts.javascript), "strictCors": .bool(pageLayouts.strictCors)]
+        for (type, page) in pageLayouts.pages {
+            layouts[type.rawValue] = ["loadUri": .string(page.loadUri), "dataUri": .string(page.dataUri)]
         }
-        let kindName = try p.string("kind")
-        let userFlowKinds = EmulatorSeed.PolicyKind.allCases.filter { $0 != .clientCredentials }
-        guard let kind = EmulatorSeed.PolicyKind(name: kindName), kind != .clientCredentials else {
-            throw JSONPathError(
-                path: p.childPath("kind"),
-                message: "is '\(kindName)'; expected one of \(userFlowKinds.map(\.rawValue).joined(separator: ", "))"
-                    + " (client credentials are served by any policy's token endpoint)")
-        }
-        let claim = try p.optionalString("policyClaim") ?? (type == .custom ? "acr" : "tfp")
-        guard ["tfp", "acr"].contains(claim) else {
-            throw JSONPathError(path: p.childPath("policyClaim"), message: "must be \"tfp\" or \"acr\"")
-        }
-        let issuer = try p.optionalString("issuerPattern") ?? "tenantGuid"
-        guard ["tenantGuid", "tfp"].contains(issuer) else {
-            throw JSONPathError(path: p.childPath("issuerPattern"), message: "must be \"tenantGuid\" or \"tfp\"")
-        }
-        let rtLifetime = try p.int("refreshTokenLifetime", default: 1_209_600, range: 60...7_776_000)!
-        let sliding = try p.int("slidingWindow", default: p.has("slidingWindow") ? nil : 7_776_000, range: 60...31_536_000)
-        if let sliding, sliding < rtLifetime {
-            throw JSONPathError(
-                path: p.childPath("slidingWindow"),
-                message: "must be at least refreshTokenLifetime (\(rtLifetime)); use null for no sliding-window limit")
-        }
-        let methodName = try p.optionalString("signInMethod") ?? "emailPassword"
-        guard let signInMethod = EmulatorSeed.SignInMethod(rawValue: methodName) else {
-            throw JSONPathError(path: p.childPath("signInMethod"), message: "is '\(methodName)'; expected emailPassword or emailOtp")
-        }
-        var policy = Self(
-            id: id, kind: kind, type: type, policyClaim: claim, issuerPattern: issuer,
-            accessTokenLifetime: try p.int("accessTokenLifetime", default: 3600, range: 60...86_400)!,
-            idTokenLifetime: try p.int("idTokenLifetime", default: 3600, range: 60...86_400)!,
-            refreshTokenLifetime: rtLifetime, slidingWindow: sliding, numbersAsStrings: try p.bool("numbersAsStrings", default: false),
-            mfa: try mfa(p, kind: kind), identityProviders: try identityProviders(p, kind: kind), oidcProviders: try oidcProviders(p),
-            samlProviders: try samlProviders(p),
-            session: try session(p, kind: kind),
-            languages: try languages(p), emailVerification: try emailVerification(p),
-            attributes: try attributes(p), applicationClaims: try applicationClaims(p), apiConnectors: try apiConnectors(p, kind: kind),
-            pageLayouts: try pageLayouts(p))
-        policy.signInMethod = signInMethod
-        policy.forcedPasswordReset = try p.bool("forcedPasswordReset", default: false)
-        if policy.forcedPasswordReset && ![.signUpSignIn, .signIn].contains(kind) {
-            throw JSONPathError(
-                path: p.childPath("forcedPasswordReset"), message: "applies to signUpSignIn and signIn user flows only (B2C's setting)")
-        }
-        return policy
+        return ["pageLayouts": .object(layouts)]
     }
 
     /// `"emailVerification": true | false | "classic" | "displayControl"` (true is the classic widget).
@@ -160,39 +196,7 @@ extension EmulatorSeed.Policy {
         var out = EmulatorSeed.APIConnectors()
         for step in EmulatorSeed.APIConnectors.Step.allCases {
             guard let c = try o.object(step.rawValue) else { continue }
-            try c.rejectUnknownKeys(allowed: ["url", "auth", "timeoutSeconds", "caFile"])
-            let url = try c.string("url")
-            guard let u = URL(string: url), ["http", "https"].contains(u.scheme ?? ""), u.host != nil else {
-                throw JSONPathError(path: c.childPath("url"), message: "'\(url)' is not an http(s) URL")
-            }
-            var connector = EmulatorSeed.APIConnector(
-                url: url, timeoutSeconds: try c.int("timeoutSeconds", default: 20, range: 1...60)!, caFile: try c.optionalString("caFile"))
-            if let a = try c.object("auth") {
-                let type = try a.string("type")
-                // Credentials travel over TLS, or stay on this machine.
-                let insecure = u.scheme == "http" && !["127.0.0.1", "localhost", "::1"].contains(u.host?.lowercased() ?? "")
-                switch type {
-                case "basic" where insecure, "bearer" where insecure:
-                    throw JSONPathError(
-                        path: c.childPath("url"), message: "must be https to carry \(type) credentials (plain http only on loopback)")
-                case "basic":
-                    try a.rejectUnknownKeys(allowed: ["type", "username", "password"])
-                    connector.auth = .basic(username: try a.string("username"), password: try a.string("password"))
-                case "certificate":
-                    try a.rejectUnknownKeys(allowed: ["type", "certificateFile", "keyFile"])
-                    connector.auth = .certificate(certificateFile: try a.string("certificateFile"), keyFile: try a.string("keyFile"))
-                    guard u.scheme == "https" else {
-                        throw JSONPathError(path: c.childPath("url"), message: "must be https for certificate authentication")
-                    }
-                case "bearer":
-                    try a.rejectUnknownKeys(allowed: ["type", "token"])
-                    connector.auth = .bearer(token: try a.string("token"))
-                case "none":
-                    try a.rejectUnknownKeys(allowed: ["type"])
-                default:
-                    throw JSONPathError(path: a.childPath("type"), message: "is '\(type)'; expected basic, certificate, bearer or none")
-                }
-            }
+            let connector = try EmulatorSeed.APIConnector(reading: c)
             switch step {
             case .postFederationSignup: out.postFederationSignup = connector
             case .postAttributeCollection: out.postAttributeCollection = connector

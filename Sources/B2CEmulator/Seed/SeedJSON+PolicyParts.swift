@@ -134,66 +134,31 @@ extension EmulatorSeed.Policy {
         return out
     }
 
-    /// The `{"type": "oidc", "id", "name", "discovery", "clientId", "clientSecret"?, "scope"?, "domainHint"?}` entries of
-    /// `identityProviders`.
+    /// The `{"type": "oidc", …}` entries of `identityProviders`.
     static func oidcProviders(_ p: JSONObjectReader) throws -> [EmulatorSeed.OIDCProvider] {
-        var out: [EmulatorSeed.OIDCProvider] = []
-        for (i, item) in (p.raw("identityProviders")?.arrayValue ?? []).enumerated() where item["type"]?.stringValue == "oidc" {
-            let o = try JSONObjectReader(item, path: p.childPath("identityProviders") + "[\(i)]")
-            try o.rejectUnknownKeys(allowed: [
-                "type", "id", "name", "discovery", "clientId", "clientSecret", "scope", "domainHint", "caFile",
-            ])
-            let id = try providerID(o)
-            let discovery = try o.string("discovery")
-            guard let u = URL(string: discovery), ["http", "https"].contains(u.scheme ?? ""), u.host != nil else {
-                throw JSONPathError(path: o.childPath("discovery"), message: "'\(discovery)' is not an http(s) URL")
-            }
-            out.append(
-                .init(
-                    id: id, name: try o.optionalString("name") ?? id, discovery: discovery, clientId: try o.string("clientId"),
-                    clientSecret: try o.optionalString("clientSecret"), scope: try o.optionalString("scope") ?? "openid profile email",
-                    domainHint: try o.optionalString("domainHint"), caFile: try o.optionalString("caFile")))
+        try (p.raw("identityProviders")?.arrayValue ?? []).enumerated().filter { $0.element["type"]?.stringValue == "oidc" }.map {
+            i, item in
+            try EmulatorSeed.OIDCProvider(reading: item, path: p.childPath("identityProviders") + "[\(i)]")
         }
-        return out
     }
 
-    /// The `{"type": "saml", "id", "name"?, "metadata", "domainHint"?, "caFile"?}` entries of `identityProviders`.
+    /// The `{"type": "saml", …}` entries of `identityProviders`; no two entries of the list share an id.
     static func samlProviders(_ p: JSONObjectReader) throws -> [EmulatorSeed.SAMLProvider] {
         var out: [EmulatorSeed.SAMLProvider] = []
         var ids = Set<String>()
         for (i, item) in (p.raw("identityProviders")?.arrayValue ?? []).enumerated() where item.objectValue != nil {
             let o = try JSONObjectReader(item, path: p.childPath("identityProviders") + "[\(i)]")
-            let id = try providerID(o)
+            let id = try providerID(o.string("id"), o)
             guard ids.insert(id.lowercased()).inserted else {
                 throw JSONPathError(path: o.childPath("id"), message: "'\(id)' names another provider of this policy too")
             }
-            guard item["type"]?.stringValue == "saml" else { continue }
-            try o.rejectUnknownKeys(allowed: ["type", "id", "name", "metadata", "domainHint", "caFile"])
-            let metadata = try o.string("metadata")
-            if let u = URL(string: metadata), let scheme = u.scheme, scheme.count > 1 {
-                guard ["http", "https"].contains(scheme), let host = u.host else {
-                    throw JSONPathError(path: o.childPath("metadata"), message: "'\(metadata)' is neither an http(s) URL nor a file path")
-                }
-                // The metadata names the keys the tenant trusts: over the network only with TLS (plain http on loopback).
-                guard scheme == "https" || ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host.lowercased()) else {
-                    throw JSONPathError(
-                        path: o.childPath("metadata"),
-                        message: "'\(metadata)' must be https (it names the keys the tenant trusts), or a file")
-                }
-            } else if !FileManager.default.isReadableFile(atPath: metadata) {
-                throw JSONPathError(path: o.childPath("metadata"), message: "the file '\(metadata)' cannot be read")
-            }
-            out.append(
-                .init(
-                    id: id, name: try o.optionalString("name") ?? id, metadata: metadata, domainHint: try o.optionalString("domainHint"),
-                    caFile: try o.optionalString("caFile")))
+            if item["type"]?.stringValue == "saml" { out.append(try EmulatorSeed.SAMLProvider(reading: o)) }
         }
         return out
     }
 
     /// A provider's `id`: it names a button and a form field, so letters, digits, '-' and '_'.
-    static func providerID(_ o: JSONObjectReader) throws -> String {
-        let id = try o.string("id")
+    static func providerID(_ id: String, _ o: JSONObjectReader) throws -> String {
         guard id.range(of: #"^[A-Za-z][A-Za-z0-9_-]{0,63}$"#, options: .regularExpression) != nil else {
             throw JSONPathError(path: o.childPath("id"), message: "'\(id)' must be letters, digits, '-' or '_', starting with a letter")
         }
@@ -222,5 +187,74 @@ extension EmulatorSeed.Policy {
             throw JSONPathError(path: p.childPath("mfa"), message: "is for sign-in and sign-up user flows, not \(kind.rawValue)")
         }
         return EmulatorSeed.MFA(methods: methods, enforcement: enforcement)
+    }
+}
+
+/// `{"type": "oidc", "id", "name"?, "discovery", "clientId", "clientSecret"?, "scope"?, "domainHint"?, "caFile"?}`.
+extension EmulatorSeed.OIDCProvider: SeedObject {
+    init() { self.init(id: "", name: "", discovery: "", clientId: "") }
+
+    static let fields: [SeedField<Self>] = [
+        .custom("type", read: { _, _ in }, write: { _ in ["type": "oidc"] }),
+        .string("id", \.id, check: EmulatorSeed.Policy.providerID),
+        .string("discovery", \.discovery) { discovery, o in
+            guard let u = URL(string: discovery), ["http", "https"].contains(u.scheme ?? ""), u.host != nil else {
+                throw JSONPathError(path: o.childPath("discovery"), message: "'\(discovery)' is not an http(s) URL")
+            }
+            return discovery
+        },
+        .string("name", \.name, default: ""),
+        .string("clientId", \.clientId),
+        .optional("clientSecret", \.clientSecret),
+        .string("scope", \.scope, default: "openid profile email"),
+        .optional("domainHint", \.domainHint),
+        .optional("caFile", \.caFile),
+    ]
+
+    mutating func finish(_ r: JSONObjectReader) throws { if name.isEmpty { name = id } }
+}
+
+/// `{"type": "saml", "id", "name"?, "metadata", "domainHint"?, "caFile"?}`: the metadata names the keys the tenant
+/// trusts, so it comes over the network only with TLS (plain http on loopback), or from a file.
+extension EmulatorSeed.SAMLProvider: SeedObject {
+    init() { self.init(id: "", name: "", metadata: "") }
+
+    static let fields: [SeedField<Self>] = [
+        .custom("type", read: { _, _ in }, write: { _ in ["type": "saml"] }),
+        .string("id", \.id),
+        .string("metadata", \.metadata) { metadata, o in
+            if let u = URL(string: metadata), let scheme = u.scheme, scheme.count > 1 {
+                guard ["http", "https"].contains(scheme), let host = u.host else {
+                    throw JSONPathError(path: o.childPath("metadata"), message: "'\(metadata)' is neither an http(s) URL nor a file path")
+                }
+                guard scheme == "https" || ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host.lowercased()) else {
+                    throw JSONPathError(
+                        path: o.childPath("metadata"),
+                        message: "'\(metadata)' must be https (it names the keys the tenant trusts), or a file")
+                }
+            } else if !FileManager.default.isReadableFile(atPath: metadata) {
+                throw JSONPathError(path: o.childPath("metadata"), message: "the file '\(metadata)' cannot be read")
+            }
+            return metadata
+        },
+        .string("name", \.name, default: ""),
+        .optional("domainHint", \.domainHint),
+        .optional("caFile", \.caFile),
+    ]
+
+    mutating func finish(_ r: JSONObjectReader) throws { if name.isEmpty { name = id } }
+}
+
+extension EmulatorSeed.MFA {
+    var json: JSONValue { ["methods": JSONValue(methods.map(\.rawValue)), "enforcement": .string(enforcement.rawValue)] }
+}
+
+extension EmulatorSeed.Attribute {
+    var json: JSONValue { ["name": .string(name), "type": .string(kind.rawValue), "required": .bool(required), "label": .string(label)] }
+}
+
+extension EmulatorSeed.APIConnectors {
+    var json: JSONValue {
+        .object(Dictionary(uniqueKeysWithValues: Step.allCases.compactMap { step in self[step].map { (step.rawValue, $0.json) } }))
     }
 }

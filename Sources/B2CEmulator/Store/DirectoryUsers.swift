@@ -47,11 +47,7 @@ extension EmulatorStore {
             if try Bool.fetchOne(db, sql: "SELECT 1 FROM users WHERE email = ?", arguments: [signInName]) == true {
                 throw UserError.emailTaken
             }
-            if let federated,
-                try Bool.fetchOne(
-                    db, sql: "SELECT 1 FROM federated_identities WHERE issuer = ? AND subject = ?",
-                    arguments: [federated.issuer, federated.subject]) == true
-            {
+            if let federated, try FederatedIdentityRow.exists(db, key: ["issuer": federated.issuer, "subject": federated.subject]) {
                 throw UserError.emailTaken
             }
             try db.execute(
@@ -65,11 +61,7 @@ extension EmulatorStore {
                     attributes.isEmpty ? nil : JSONValue.object(attributes).serialized(), properties.signInType,
                     properties.accountEnabled, properties.passwordPolicies, properties.forceChangePassword, federated?.issuer,
                 ])
-            if let federated {
-                try db.execute(
-                    sql: "INSERT INTO federated_identities(issuer, subject, oid) VALUES (?, ?, ?)",
-                    arguments: [federated.issuer, federated.subject, oid])
-            }
+            if let federated { try FederatedIdentityRow(issuer: federated.issuer, subject: federated.subject, oid: oid).insert(db) }
             return UserRecord(
                 oid: oid, email: signInName, displayName: displayName, givenName: givenName, surname: surname, createdAt: now,
                 tokensValidFrom: 0, idp: federated?.issuer, attributes: attributes)
@@ -108,9 +100,8 @@ extension EmulatorStore {
 
     /// A user's federated identities (issuer and subject), as Graph lists them.
     func federatedIdentities(oid: String) throws -> [(issuer: String, subject: String)] {
-        try db.read {
-            try Row.fetchAll($0, sql: "SELECT issuer, subject FROM federated_identities WHERE oid = ? ORDER BY issuer", arguments: [oid])
-                .map { ($0["issuer"], $0["subject"]) }
+        try db.read { try FederatedIdentityRow.filter(Column("oid") == oid).order(Column("issuer")).fetchAll($0) }.map {
+            ($0.issuer, $0.subject)
         }
     }
 }

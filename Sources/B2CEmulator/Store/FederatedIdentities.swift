@@ -35,6 +35,26 @@ struct IdPAnswer: Codable, Sendable, Equatable {
 }
 
 extension EmulatorStore {
+    /// A row of `idp_codes`, as a GRDB record: a mock provider's code (its hash only), the identity it stands for, when it
+    /// was made.
+    struct IdPCodeRow: Codable, FetchableRecord, PersistableRecord {
+        static let databaseTableName = "idp_codes"
+        static let databaseColumnDecodingStrategy = DatabaseColumnDecodingStrategy.convertFromSnakeCase
+        static let databaseColumnEncodingStrategy = DatabaseColumnEncodingStrategy.convertToSnakeCase
+        var hash: String
+        /// The `FederatedIdentity` as JSON.
+        var identity: String
+        var createdAt: Int
+    }
+
+    /// A row of `federated_identities`, as a GRDB record: the person an identity provider's subject signed up as.
+    struct FederatedIdentityRow: Codable, FetchableRecord, PersistableRecord {
+        static let databaseTableName = "federated_identities"
+        var issuer: String
+        var subject: String
+        var oid: String
+    }
+
     /// The answer queued for a provider, taken (each answers one sign-in).
     func takeNextIdPAnswer(_ provider: EmulatorSeed.IdentityProvider) throws -> IdPAnswer? {
         let key = "idp_next:\(provider.rawValue)"
@@ -60,41 +80,31 @@ extension EmulatorStore {
 
     /// A code the mock provider hands the tenant for a person (single use, 10 minutes).
     func saveIdPCode(_ code: String, _ identity: FederatedIdentity, now: Int) throws {
-        let json = String(decoding: try JSONEncoder().encode(identity), as: UTF8.self)
-        try db.write {
-            try $0.execute(
-                sql: "INSERT INTO idp_codes(hash, identity, created_at) VALUES (?, ?, ?)", arguments: [Self.hash(code), json, now])
-        }
+        let row = IdPCodeRow(
+            hash: Self.hash(code), identity: String(decoding: try JSONEncoder().encode(identity), as: UTF8.self), createdAt: now)
+        try db.write { try row.insert($0) }
     }
 
     func redeemIdPCode(_ code: String, now: Int) throws -> FederatedIdentity? {
         try db.write { db in
-            guard
-                let row = try Row.fetchOne(
-                    db, sql: "SELECT identity, created_at FROM idp_codes WHERE hash = ?", arguments: [Self.hash(code)])
-            else { return nil }
-            try db.execute(sql: "DELETE FROM idp_codes WHERE hash = ?", arguments: [Self.hash(code)])
-            guard (row["created_at"] as Int) + 600 > now else { return nil }
-            return try? JSONDecoder().decode(FederatedIdentity.self, from: Data((row["identity"] as String).utf8))
+            guard let row = try IdPCodeRow.fetchOne(db, key: Self.hash(code)) else { return nil }
+            try row.delete(db)
+            guard row.createdAt + 600 > now else { return nil }
+            return try? JSONDecoder().decode(FederatedIdentity.self, from: Data(row.identity.utf8))
         }
     }
 
     /// The user a federated identity signed up as (same provider and subject), if any.
     func federatedUser(_ identity: FederatedIdentity) throws -> UserRecord? {
-        let oid = try db.read {
-            try String.fetchOne(
-                $0, sql: "SELECT oid FROM federated_identities WHERE issuer = ? AND subject = ?",
-                arguments: [identity.idp, identity.subject])
+        let row = try db.read {
+            try FederatedIdentityRow.fetchOne($0, key: ["issuer": identity.idp, "subject": identity.subject])
         }
-        return try oid.flatMap { try user(oid: $0) }
+        return try row.flatMap { try user(oid: $0.oid) }
     }
 
     /// A federated user's identity (provider and subject), as API connectors describe the person.
     func federatedIdentity(oid: String) throws -> (issuer: String, subject: String)? {
-        try db.read {
-            try Row.fetchOne($0, sql: "SELECT issuer, subject FROM federated_identities WHERE oid = ? LIMIT 1", arguments: [oid])
-                .map { ($0["issuer"], $0["subject"]) }
-        }
+        try db.read { try FederatedIdentityRow.filter(Column("oid") == oid).fetchOne($0) }.map { ($0.issuer, $0.subject) }
     }
 
     /// A new user for a federated identity: no password of their own (they sign in at their provider), the provider kept.
@@ -106,9 +116,7 @@ extension EmulatorStore {
             now: now)
         try db.write { db in
             try db.execute(sql: "UPDATE users SET idp = ? WHERE oid = ?", arguments: [identity.idp, user.oid])
-            try db.execute(
-                sql: "INSERT INTO federated_identities(issuer, subject, oid) VALUES (?, ?, ?)",
-                arguments: [identity.idp, identity.subject, user.oid])
+            try FederatedIdentityRow(issuer: identity.idp, subject: identity.subject, oid: user.oid).insert(db)
         }
         user.idp = identity.idp
         return user

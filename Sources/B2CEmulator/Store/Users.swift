@@ -205,7 +205,7 @@ extension EmulatorStore {
             try db.execute(sql: "DELETE FROM users WHERE oid = ?", arguments: [oid])
             let n = db.changesCount
             try db.execute(sql: "DELETE FROM sessions WHERE oid = ?", arguments: [oid])
-            try db.execute(sql: "DELETE FROM federated_identities WHERE oid = ?", arguments: [oid])
+            try FederatedIdentityRow.filter(Column("oid") == oid).deleteAll(db)
             return n > 0
         }
     }
