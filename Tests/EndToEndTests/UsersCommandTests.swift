@@ -68,6 +68,8 @@ import Testing
             let refresh = try await w.b2c(["token", "--account", "erin@contoso.com", "--force-refresh"])
             #expect(refresh.status == 1 && refresh.stderr.contains("is disabled in the tenant (AADSTS50057)"), "\(refresh.stderr)")
             #expect(!refresh.stderr.contains("Run: b2c signin"), "\(refresh.stderr)")
+            let listed = try await w.b2c(["accounts", "-o", "json"])
+            #expect(listed.stdout.contains("\"refreshRefused\": \"account disabled\""), "\(listed.stdout)")
             let refused = try await w.b2c(
                 ["signin", "--policy", "B2C_1_ROPC_Auth", "--username", "erin@contoso.com", "--password-stdin"], stdin: "Erin-2026-pass!\n")
             #expect(refused.status == 1 && refused.stderr.contains("of erin@contoso.com is disabled"), "\(refused.stderr)")

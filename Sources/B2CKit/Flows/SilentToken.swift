@@ -86,8 +86,9 @@ struct SilentToken: Flow {
         let response: TokenResponse
         do {
             response = try await endpoint.redeem(grant, at: meta.tokenEndpoint, config: config, policy: policy.name, loginHint: email)
-        } catch let e as B2CError where e.kind == .interactionRequired {
-            // Said by `accounts` until a refresh or sign-in works: the token is still held, but the tenant refused it.
+        } catch let e as B2CError where e.kind == .interactionRequired || TenantCodes.isAccountState(e.tenantCode) {
+            // Said by `accounts` until a refresh or sign-in works: the token is still held, but the tenant refused it (a
+            // disabled account's too: enabled again, the same token works).
             try? store.recordRefreshRefusal(of: account, TenantCodes.meaning(ofRefusal: e.tenantCode))
             throw e
         }

@@ -234,6 +234,9 @@ enum TenantCodes {
             }
         }
 
+    /// A refusal for what the directory says of the person (`accountState`), not of the grant.
+    static func isAccountState(_ code: String?) -> Bool { accountState.contains { $0.code == code } }
+
     /// The `AADSTS` code an Entra description starts with (`AADSTS50057: …`), or nil.
     static func entraCode(_ description: String) -> String? {
         guard description.hasPrefix("AADSTS") else { return nil }
