@@ -44,7 +44,8 @@ enum PageTemplates {
     private static let contentType = "B2C_HTML"
 
     /// The plain page (no layout) around every tenant page: `{{<page}}{{$title}}…{{/title}}{{$body}}…{{/body}}{{/page}}`.
-    /// `lang` is the page's language. `attribute` is one `<li>` of a self-asserted page's attribute list.
+    /// `lang` is the page's language. `attribute` is one `<li>` of a self-asserted page's attribute list; `newPassword` the
+    /// new password typed twice (the reset's page and a password change due).
     static let frame = [
         "page": """
         <!DOCTYPE html>
@@ -52,6 +53,12 @@ enum PageTemplates {
         <title>{{$title}}{{/title}}</title>
         <style>\(PageStyles.content)\(PageStyles.plain)</style></head>
         <body><main>{{$body}}{{/body}}</main></body></html>
+        """,
+        "newPassword": """
+        <label for="newPassword">{{t.newPassword_label}}</label>
+        <input type="password" id="newPassword" name="newPassword" autocomplete="new-password">
+        <label for="reenterPassword">{{t.reenterPassword_label}}</label>
+        <input type="password" id="reenterPassword" name="reenterPassword" autocomplete="new-password">
         """,
         "attribute": """
         <li class="{{name}}_li"><div class="attrEntry"><label for="{{name}}">{{label}}</label>\

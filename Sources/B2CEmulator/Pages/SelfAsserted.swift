@@ -124,10 +124,7 @@ enum SelfAssertedTemplates {
         <input type="hidden" name="tx" value="{{tx}}">
         <label for="verificationCode">{{t.ver_input}}</label>
         <input type="text" id="verificationCode" name="verificationCode" autocomplete="one-time-code" inputmode="numeric">
-        <label for="newPassword">{{t.newPassword_label}}</label>
-        <input type="password" id="newPassword" name="newPassword" autocomplete="new-password">
-        <label for="reenterPassword">{{t.reenterPassword_label}}</label>
-        <input type="password" id="reenterPassword" name="reenterPassword" autocomplete="new-password">
+        {{>newPassword}}
         <button type="submit" id="continue" name="continue" value="continue">{{t.button_continue_generic}}</button>
         </form>
         <div class="links"><a id="resendCode" href="{{link.resend}}">{{t.resend_code}}</a>
@@ -142,10 +139,7 @@ enum SelfAssertedTemplates {
         <div class="error" id="error" role="alert">{{error}}</div></div>{{/error}}
         <form id="attributeVerification" method="post" action="{{action.passwordchange}}">
         <input type="hidden" name="tx" value="{{tx}}">
-        <label for="newPassword">{{t.newPassword_label}}</label>
-        <input type="password" id="newPassword" name="newPassword" autocomplete="new-password">
-        <label for="reenterPassword">{{t.reenterPassword_label}}</label>
-        <input type="password" id="reenterPassword" name="reenterPassword" autocomplete="new-password">
+        {{>newPassword}}
         <button type="submit" id="continue" name="continue" value="continue">{{t.button_continue_generic}}</button>
         </form>
         <div class="links"><span></span><a id="cancel" href="{{link.cancel}}">{{t.cancel}}</a></div>
