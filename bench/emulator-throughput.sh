@@ -9,6 +9,10 @@
 #           AVX-512 IFMA, which BoringSSL does not use). The emulator's event loops use every core, so the whole machine's
 #           signing rate is what it could reach if signing were the only work.
 #   target: >= 70 % of the same-library (swift-crypto) bound
+#   also:   client-credentials grants/s (the daemon app's secret; one RS256 signature per answer), in the same slices
+#           (target >= 75 %), and both grants against the faster signer's bound: the greater of OpenSSL's
+#           `-multi $(nproc)` rate and swift-crypto's, divided by the signatures per answer (issue 43: the target is a
+#           share of what the machine's fastest RSA could do, so it means the same where OpenSSL is the faster one)
 #
 # Knobs: DURATION (10 s of load in all), SLICES (5: the load runs in slices, the bound is measured between them),
 # BOUND_SECONDS (1: each measurement of the bound), CONNECTIONS (16), THREADS (wrk threads, 1: the load generator should take as little CPU as
@@ -69,13 +73,26 @@ for mode in $MODES; do
     make_refresh_form "$home/store.sqlite" "$POLICY" "$form"
     status=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$EMU_CA" --data-binary @"$form" "$url")
     [[ $status == 200 ]] || die "the refresh grant answered HTTP $status"
+    # The daemon app's client-credentials grant: its development secret from the default seed (a public fixture).
+    ccform=$BENCH_TMP/cc-$mode.form
+    printf 'grant_type=client_credentials&client_id=7c2f1d3b-8e5a-4f4c-8b9d-3a6e2f1c8d0b&client_secret=Daemon-dev-secret-2026&scope=%s' \
+        'https%3A%2F%2Fcontoso.onmicrosoft.com%2Fhelloapi%2F.default' >"$ccform"
+    status=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$EMU_CA" --data-binary @"$ccform" "$url")
+    [[ $status == 200 ]] || die "the client-credentials grant answered HTTP $status"
 
     # Warm-up (connections, caches, the WAL), then the measured slices.
     B2C_BENCH_FORM=$form wrk -t"$THREADS" -c"$CONNECTIONS" -d2s -s "$BENCH_DIR/refresh-grant.lua" "$url" >/dev/null 2>&1 || true
     bounds=()
     answered=0 not200=0 errors=0 duration_us=0 emu_cpu_s=0 wrk_cpu_s=0 p50s=() p99_us=0
+    cc_answered=0 cc_bad=0 cc_duration_us=0
     for ((i = 0; i < SLICES; i++)); do
         bounds+=("$(sign_bound)")
+        ccout=$BENCH_TMP/wrk-cc-$mode-$i.txt
+        B2C_BENCH_FORM=$ccform wrk -t"$THREADS" -c"$CONNECTIONS" -d"${slice}s" -s "$BENCH_DIR/refresh-grant.lua" "$url" >"$ccout" 2>&1 \
+            || { cat "$ccout" >&2; die "wrk failed"; }
+        read -r a n e d < <(sed -n 's/^b2c-bench answered \([0-9]*\) not200 \([0-9]*\) errors \([0-9]*\) p50_us [0-9]* p99_us [0-9]* duration_us \([0-9]*\)$/\1 \2 \3 \4/p' "$ccout") || true
+        [[ -n ${d:-} ]] || { cat "$ccout" >&2; die "wrk printed no summary"; }
+        cc_answered=$((cc_answered + a)) cc_bad=$((cc_bad + n + e)) cc_duration_us=$((cc_duration_us + d))
         out=$BENCH_TMP/wrk-$mode-$i.txt
         emu_before=$(cpu_seconds "$EMU_PID")
         B2C_BENCH_FORM=$form /usr/bin/time -f 'wrk-cpu %U %S' -o "$BENCH_TMP/wrk-cpu-$mode-$i.txt" \
@@ -97,11 +114,12 @@ for mode in $MODES; do
     p50_us=$(printf '%s\n' "${p50s[@]}" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
     emu_cpu=$(awk -v c="$emu_cpu_s" -v d="$duration_us" 'BEGIN { printf "%.2f", c / (d / 1e6) }')
     wrk_cpu=$(awk -v c="$wrk_cpu_s" -v d="$duration_us" 'BEGIN { printf "%.2f", c / (d / 1e6) }')
-    results+=("$mode $rps $not200 $errors $p50_us $p99_us $answered $emu_cpu $wrk_cpu $sign $spread")
+    cc_rps=$(awk -v a="$cc_answered" -v d="$cc_duration_us" 'BEGIN { printf "%.2f", a / (d / 1e6) }')
+    results+=("$mode $rps $not200 $errors $p50_us $p99_us $answered $emu_cpu $wrk_cpu $sign $spread $cc_rps $cc_bad")
 done
 
 for result in "${results[@]}"; do
-    read -r mode rps not200 errors p50_us p99_us answered emu_cpu wrk_cpu swiftSign spread <<<"$result"
+    read -r mode rps not200 errors p50_us p99_us answered emu_cpu wrk_cpu swiftSign spread cc_rps cc_bad <<<"$result"
     boundSwift=$(awk -v s="$swiftSign" 'BEGIN { printf "%.1f", s / 2 }')
     printf 'swift-crypto (BoringSSL) rsa2048, as the emulator signs (%s state): %s sign/s on %d threads, mean of %d measurements of %d s between the slices (%s); bound %s answers/s\n' \
         "$mode" "$swiftSign" "$cores" "$((SLICES + 1))" "$BOUND_SECONDS" "$spread" "$boundSwift"
@@ -115,6 +133,19 @@ for result in "${results[@]}"; do
     printf '  %s%% of OpenSSL'"'"'s bound (-multi %d: %s/s), %s%% of its 1-process bound (%s/s); latency p50 %.2f ms, p99 %.2f ms; answers %s, non-200 %s, socket errors %s; CPU: emulator %s cores, wrk %s cores\n' \
         "$pctN" "$cores" "$boundN" "$pct1" "$bound1" "$(awk -v u="$p50_us" 'BEGIN{print u/1000}')" "$(awk -v u="$p99_us" 'BEGIN{print u/1000}')" \
         "$answered" "$not200" "$errors" "$emu_cpu" "$wrk_cpu"
+    # The faster signer: the greater of OpenSSL's whole-machine rate and swift-crypto's, per signature of each grant.
+    fastest=$(awk -v o="$signN" -v w="$swiftSign" 'BEGIN { printf "%.1f", (o > w ? o : w) }')
+    faster_name=$(awk -v o="$signN" -v w="$swiftSign" 'BEGIN { print (o > w ? "OpenSSL" : "swift-crypto") }')
+    pctFast=$(awk -v r="$rps" -v f="$fastest" 'BEGIN { printf "%.1f", 100 * r / (f / 2) }')
+    okFast=$(verdict "$pctFast" 70 ge)
+    printf '  refresh against the faster signer (%s, %s sign/s; bound %s/s): ratio %s%%  target >= 70%%  %s\n' \
+        "$faster_name" "$fastest" "$(awk -v f="$fastest" 'BEGIN { printf "%.1f", f / 2 }')" "$pctFast" "$okFast"
+    ccSwift=$(awk -v r="$cc_rps" -v s="$swiftSign" 'BEGIN { printf "%.1f", 100 * r / s }')
+    ccFast=$(awk -v r="$cc_rps" -v f="$fastest" 'BEGIN { printf "%.1f", 100 * r / f }')
+    okcc=$(verdict "$ccSwift" 75 ge) okccFast=$(verdict "$ccFast" 75 ge)
+    [[ $cc_bad == 0 ]] || okcc=MISS okccFast=MISS
+    printf 'emulator token endpoint, client credentials (%s state, same slices): %s grants/s  floor (swift-crypto signing bound, one signature) %s/s  ratio %s%%  target >= 75%%  %s; against the faster signer (%s/s) %s%%  %s\n' \
+        "$mode" "$cc_rps" "$swiftSign" "$ccSwift" "$okcc" "$fastest" "$ccFast" "$okccFast"
     if [[ -n $boundNoIFMA ]]; then
         printf '  %s%% of OpenSSL'"'"'s bound without AVX-512 IFMA (%s/s)\n' "$(awk -v r="$rps" -v b="$boundNoIFMA" 'BEGIN { printf "%.1f", 100 * r / b }')" "$boundNoIFMA"
     fi
