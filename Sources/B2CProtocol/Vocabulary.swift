@@ -55,6 +55,9 @@ extension UInt8 {
 extension StringProtocol {
     /// Equal but for letter case, as Foundation's `caseInsensitiveCompare` decides; ASCII strings (policy ids, client ids,
     /// scopes) are compared byte by byte, without Foundation's string bridging, which every token request paid for.
+    /// Inlinable, so that the tenant's lookups by client id and policy get a copy specialised for `String` instead of the
+    /// generic one (a client-credentials grant spent 3 % of its samples there).
+    @inlinable
     public func equalsIgnoringCase(_ other: some StringProtocol) -> Bool {
         let a = utf8, b = other.utf8
         if a.allSatisfy({ $0 < 0x80 }) && b.allSatisfy({ $0 < 0x80 }) {
