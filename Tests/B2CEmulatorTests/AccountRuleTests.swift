@@ -74,6 +74,19 @@ import Testing
         expectB2CError(refresh, error: "invalid_grant", code: "AADSTS50057")
     }
 
+    @Test func onBehalfOfRefusesADisabledAccount() async throws {
+        try await TestTenant.with(seed: .defaultExternalID) { t in
+            let tokens = try await t.nativePasswordTokens(alice.email, alice.password, scope: "openid \(helloScope)")
+            let assertion = try #require(tokens.json["access_token"]?.stringValue, "\(tokens.body)")
+            #expect(try await OnBehalfOfTests.obo(t, assertion: assertion).status == 200)
+            try await Self.patchAlice(t, ["accountEnabled": false])
+            // The middle tier's exchange for a person disabled since her token was issued: Entra's "user still valid".
+            let refused = try await OnBehalfOfTests.obo(t, assertion: assertion)
+            #expect(refused.status == 400 && refused.json["error"] == "invalid_grant", "\(refused.body)")
+            #expect(refused.json["error_description"]?.stringValue?.hasPrefix("AADSTS50057") == true, "\(refused.body)")
+        }
+    }
+
     @Test func nativeAuthenticationRefusesADisabledAccount() async throws {
         try await TestTenant.with(seed: .defaultExternalID) { t in
             try await Self.patchAlice(t, ["accountEnabled": false])

@@ -82,9 +82,9 @@ extension SeedField {
             write: { root in root[keyPath: path].map { [key: .string($0)] } ?? [:] })
     }
 
-    /// A GUID, kept lower-case.
-    static func guid(_ key: String, _ path: WritableKeyPath<Root, String> & Sendable) -> Self {
-        string(key, path) { _, r in try EmulatorSeed.guid(r, key) }
+    /// A GUID, kept lower-case; with a default (`""`: `finish` makes one), only a GUID given is checked.
+    static func guid(_ key: String, _ path: WritableKeyPath<Root, String> & Sendable, default value: String? = nil) -> Self {
+        string(key, path, default: value) { _, r in try EmulatorSeed.guid(r, key) }
     }
 
     static func bool(

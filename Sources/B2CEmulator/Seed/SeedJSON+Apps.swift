@@ -67,7 +67,7 @@ extension EmulatorSeed.App: SeedObject {
         .bool("allowImplicitFlow", \.allowImplicitFlow, default: false),
         .bool("nativeAuth", \.nativeAuth, default: false),
         .objects("secrets", \.secrets),
-        .string("servicePrincipalId", \.servicePrincipalId, default: "") { _, r in try EmulatorSeed.guid(r, "servicePrincipalId") },
+        .guid("servicePrincipalId", \.servicePrincipalId, default: ""),
     ]
 
     mutating func finish(_ r: JSONObjectReader) throws {
@@ -262,7 +262,7 @@ extension EmulatorSeed.AuthenticationExtension: SeedObject {
             }
             return
         }
-        guard let property = migrationProperty, property.hasPrefix("extension_") else {
+        guard migrationProperty?.hasPrefix("extension_") == true else {
             throw JSONPathError(
                 path: o.childPath("migrationProperty"),
                 message: "is required: the directory extension attribute that marks a person for migration, such as "

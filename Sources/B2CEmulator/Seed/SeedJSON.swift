@@ -174,7 +174,7 @@ extension EmulatorSeed.User: SeedObject {
         },
         .string("givenName", \.givenName, default: ""),
         .string("surname", \.surname, default: ""),
-        .string("oid", \.oid, default: "") { _, r in try EmulatorSeed.guid(r, "oid") },
+        .guid("oid", \.oid, default: ""),
         .string("password", \.password),
         .string("displayName", \.displayName, default: ""),
         .optional("phone", \.phone) { phone, r in
