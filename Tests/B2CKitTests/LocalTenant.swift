@@ -50,11 +50,13 @@ final class LocalTenant: Sendable {
         self.tenant = tenant; self.home = home; self.config = config
     }
 
-    /// A client of this tenant on the shared store (each call is another "process" on the same files).
+    /// A client of this tenant on the shared store (each call is another "process" on the same files). Its requests wait up
+    /// to a minute: the whole suite starts at once on CI's two cores, and a tenant in this process may be slow to get a turn
+    /// (CI once saw a discovery document take over 10 s there); no test here is about the client's timeout.
     func client(_ config: ClientConfiguration? = nil) throws -> B2CClient {
         let offset = clientOffset
         return try B2CClient(
-            config: config ?? self.config, store: try TokenStore(directory: home, keys: .ephemeral(key)), timeoutSeconds: 10,
+            config: config ?? self.config, store: try TokenStore(directory: home, keys: .ephemeral(key)), timeoutSeconds: 60,
             clock: { Int(Date().timeIntervalSince1970) + offset.withLockedValue { $0 } })
     }
 
