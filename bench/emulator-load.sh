@@ -6,11 +6,11 @@
 #           grants, one client-credentials grant (daemon app, client_secret_post); for DURATION seconds (default 300,
 #           bounded). Reported: grants/s (code + refresh + client credentials), p50/p99 per kind, errors, and the
 #           emulator's RSS after a warm-up and at the end
-#   floor:  the signing bound with the emulator's own RSA code (b2c-bench sign-bound: swift-crypto/BoringSSL on every
-#           core), in grants/s: a code or refresh grant signs two tokens, a client-credentials grant one
+#   floor:  the signing bound with the emulator's own RSA code (b2c-bench sign-bound: the system's libcrypto through
+#           RS256Signer on every core), in grants/s: a code or refresh grant signs two tokens, a client-credentials grant one
 #   target: errors 0; RSS growth <= 10 %
 #   profile: when perf works, PROFILE_SECONDS of the emulator under this load are sampled (perf record) and the samples
-#            split into RSA signing (BoringSSL's bignum code) and the rest, with the rest's top symbols
+#            split into RSA signing (libcrypto's bignum code) and the rest, with the rest's top symbols
 #
 # Knobs: DURATION (300), CLIENTS (32), WARMUP_SECONDS (10), MODE (file | memory; default file), PROFILE_SECONDS (15; 0
 # skips the profile).
@@ -57,7 +57,7 @@ growth=$(awk -v a="$rss_start" -v b="$rss_end" 'BEGIN { printf "%.1f", 100 * (b 
 machine_line
 say "emulator ($MODE state) under $CLIENTS clients for ${DURATION}s (after ${WARMUP_SECONDS}s of warm-up); emulator CPU $emu_cpu cores"
 sed -n 's/^kind /  /p; s/^grants /  all grants /p' "$out"
-printf 'emulator load: %s grants/s  floor (swift-crypto signing bound, %s sign/s on %d cores = %s grants/s for this mix) ratio %s%%  (diagnostic)\n' \
+printf 'emulator load: %s grants/s  floor (libcrypto signing bound, %s sign/s on %d cores = %s grants/s for this mix) ratio %s%%  (diagnostic)\n' \
     "$gps" "$sign_rate" "$(nproc)" "$bound" "$(awk -v a="$gps" -v b="$bound" 'BEGIN { printf "%.1f", 100 * a / b }')"
 printf 'emulator load: errors %s  target 0  %s\n' "$errors" "$([[ $errors == 0 ]] && echo PASS || echo MISS)"
 printf 'emulator RSS: %s MB idle, %s MB after warm-up, %s MB at the end: growth %s%%  target <= 10%%  %s\n' \

@@ -117,9 +117,15 @@ public struct JWT: Sendable {
 
     /// Creates a signed RS256 token with header `typ`, `alg`, `kid`.
     public static func sign(claims: JSONValue, kid: String, key: _RSA.Signing.PrivateKey) throws -> String {
+        try sign(claims: claims, kid: kid) { try signature(signingInput: $0, key: key) }
+    }
+
+    /// Creates an RS256 token whose signature `signature` makes (base64url) from the JWS signing input: the same token as
+    /// `sign(claims:kid:key:)` from another implementation of RS256.
+    public static func sign(claims: JSONValue, kid: String, signature: (String) throws -> String) rethrows -> String {
         let header: JSONValue = ["typ": "JWT", "alg": "RS256", "kid": .string(kid)]
         let input = Base64URL.encode(header.serialized()) + "." + Base64URL.encode(claims.serialized())
-        return input + "." + (try signature(signingInput: input, key: key))
+        return input + "." + (try signature(input))
     }
 
     /// The RS256 signature (RSASSA-PKCS1-v1_5 with SHA-256) of a JWS signing input, base64url: deterministic, and

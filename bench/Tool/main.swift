@@ -1,9 +1,10 @@
 // b2c-bench: the measuring half of two benchmarks that a shell script cannot do well (bench/README.md).
 //
-//   b2c-bench sign-bound [--seconds S] [--threads N]
-//       RS256 signatures per second with the emulator's own signing code (B2CProtocol's JWT.signature: swift-crypto's
-//       _RSA over BoringSSL), one signing loop per thread, on a signing input the size of an access token's.
-//       Prints: sign-bound threads N signatures C seconds T per_second R
+//   b2c-bench sign-bound [--seconds S] [--threads N] [--signer libcrypto|swift-crypto]
+//       RS256 signatures per second, one signing loop per thread, on a signing input the size of an access token's, with
+//       the emulator's own signing code (RS256Signer: the system's libcrypto, the default) or with swift-crypto's _RSA
+//       over BoringSSL (B2CProtocol's JWT.signature, which the emulator signed with before issue 43).
+//       Prints: sign-bound threads N signatures C seconds T per_second R signer S
 //
 //   b2c-bench load --base URL --ca FILE [--clients 32] [--seconds 300] [--policy B2C_1_susi]
 //       A pipeline's worth of clients against a running emulator with the default seed, each repeating one job:
@@ -77,27 +78,36 @@ func signBound(_ opts: [String: String]) throws {
     let seconds = number(opts, "seconds", default: 3)
     let threads = number(opts, "threads", default: ProcessInfo.processInfo.activeProcessorCount)
     let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+    let sign: @Sendable (String) throws -> String
+    switch opts["signer"] ?? "libcrypto" {
+    case "libcrypto":
+        let signer = RS256Signer(key)
+        guard signer.usesLibcrypto else { fail("libcrypto did not take the key (its signature differed from swift-crypto's)", status: 1) }
+        sign = { try signer.signature(signingInput: $0) }
+    case "swift-crypto": sign = { try JWT.signature(signingInput: $0, key: key) }
+    case let other: fail("--signer must be libcrypto or swift-crypto, not '\(other)'")
+    }
     // A header and payload of an access token's size (about 900 bytes of signing input).
     let input =
         Base64URL.encode(Array(#"{"alg":"RS256","kid":"bench","typ":"JWT"}"#.utf8)) + "."
         + Base64URL.encode(Array(repeating: UInt8(ascii: "x"), count: 640))
-    _ = try JWT.signature(signingInput: input, key: key)
+    _ = try sign(input)
     let counts = Counts(threads)
     let start = DispatchTime.now().uptimeNanoseconds
     let deadline = start + UInt64(seconds) * 1_000_000_000
     DispatchQueue.concurrentPerform(iterations: threads) { t in
         var n = 0
         while DispatchTime.now().uptimeNanoseconds < deadline {
-            _ = try? JWT.signature(signingInput: input, key: key)
+            _ = try? sign(input)
             n += 1
         }
         counts.slots[t] = n
     }
     let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     let total = counts.slots.reduce(0, +)
-    print(
-        String(format: "sign-bound threads %d signatures %d seconds %.2f per_second %.1f", threads, total, elapsed, Double(total) / elapsed)
-    )
+    let figures = String(
+        format: "sign-bound threads %d signatures %d seconds %.2f per_second %.1f", threads, total, elapsed, Double(total) / elapsed)
+    print(figures + " signer " + (opts["signer"] ?? "libcrypto"))
 }
 
 // MARK: load
@@ -298,12 +308,12 @@ func librarySilent(_ o: [String: String]) async throws {
 
 let args = CommandLine.arguments.dropFirst()
 let usage =
-    "usage: b2c-bench sign-bound [--seconds S] [--threads N] | load --base URL --ca FILE [--clients N] [--seconds S] [--policy P]"
+    "usage: b2c-bench sign-bound [--seconds S] [--threads N] [--signer libcrypto|swift-crypto] | load --base URL --ca FILE [--clients N] [--seconds S] [--policy P]"
     + " | library-silent [--calls N]"
 guard let command = args.first else { fail(usage) }
 do {
     switch command {
-    case "sign-bound": try signBound(options(args.dropFirst(), allowed: ["seconds", "threads"]))
+    case "sign-bound": try signBound(options(args.dropFirst(), allowed: ["seconds", "threads", "signer"]))
     case "load": try await load(options(args.dropFirst(), allowed: ["base", "ca", "clients", "seconds", "policy"]))
     case "library-silent": try await librarySilent(options(args.dropFirst(), allowed: ["calls"]))
     default: fail(usage)

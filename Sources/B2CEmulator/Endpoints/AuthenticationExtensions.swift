@@ -228,7 +228,7 @@ extension JourneyCallouts {
             "oid": .string(principal), "idtyp": "app", "ver": "2.0", "iat": JSONValue(now), "nbf": JSONValue(now),
             "exp": JSONValue(now + 3600),
         ]
-        return try JWT.sign(claims: claims, kid: signer.kid, key: signer.key)
+        return try signer.sign(claims)
     }
 
     /// `OnTokenIssuanceStart`: the claims of the answer that the extension's `claims` list (the claims-mapping policy).

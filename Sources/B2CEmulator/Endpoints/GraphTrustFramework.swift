@@ -104,7 +104,7 @@ extension TokenIssuer {
         ]
         if !roles.isEmpty { c["roles"] = JSONValue(roles) }
         let signer = try keys.current(.userFlow)
-        let token = try JWT.sign(claims: .object(c), kid: signer.kid, key: signer.key)
+        let token = try signer.sign(.object(c))
         return tokenResponse(
             Issued(
                 body: ["access_token": .string(token), "token_type": "Bearer", "expires_in": 3600, "ext_expires_in": 3600],

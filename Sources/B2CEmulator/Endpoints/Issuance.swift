@@ -148,7 +148,7 @@ struct TokenIssuer: TenantPart {
             c["azp"] = .string(app.clientId)
             c["exp"] = JSONValue(now + atLifetime)
             if !scopes.shortScopes.isEmpty { c["scp"] = .string(scopes.shortScopes.joined(separator: " ")) }
-            accessToken = try JWT.sign(claims: .object(c), kid: signer.kid, key: signer.key)
+            accessToken = try signer.sign(.object(c))
         }
         var idToken: String?
         if scopes.openid && r.includeIDToken {
@@ -157,7 +157,7 @@ struct TokenIssuer: TenantPart {
             c["exp"] = JSONValue(now + idLifetime)
             if let accessToken { c["at_hash"] = .string(Self.leftHalfHash(accessToken)) }
             if let code { c["c_hash"] = .string(Self.leftHalfHash(code)) }
-            idToken = try JWT.sign(claims: .object(c), kid: signer.kid, key: signer.key)
+            idToken = try signer.sign(.object(c))
         }
         let asNumber: (Int) -> JSONValue = { n in (policy?.numbersAsStrings ?? false) ? .string(String(n)) : JSONValue(n) }
         var body: [String: JSONValue] = ["token_type": "Bearer", "not_before": asNumber(now)]
@@ -422,7 +422,7 @@ extension TokenIssuer {
             c[name] = .string(value)
         }
         let signer = try keys.current(policy.type)
-        let token = try JWT.sign(claims: .object(c), kid: signer.kid, key: signer.key)
+        let token = try signer.sign(.object(c))
         let asNumber: (Int) -> JSONValue = { n in policy.numbersAsStrings ? .string(String(n)) : JSONValue(n) }
         return tokenResponse(
             Issued(

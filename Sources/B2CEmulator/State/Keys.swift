@@ -13,10 +13,16 @@ final class SigningKeys: Sendable {
     struct Entry: Sendable {
         var kid: String
         var type: EmulatorSeed.PolicyType
-        var key: _RSA.Signing.PrivateKey
+        /// Its signatures (libcrypto's, held to swift-crypto's answer; RS256Signer.swift).
+        var signer: RS256Signer
         var jwk: JWK
         var createdAt: Int
         var current: Bool
+
+        var key: _RSA.Signing.PrivateKey { signer.key }
+
+        /// A token of these claims signed with this key, its `kid` in the header.
+        func sign(_ claims: JSONValue) throws -> String { try signer.sign(claims, kid: kid) }
     }
 
     private let store: EmulatorStore
@@ -35,14 +41,14 @@ final class SigningKeys: Sendable {
                 let key = try _RSA.Signing.PrivateKey(pemRepresentation: item.pem)
                 list.append(
                     Entry(
-                        kid: item.kid, type: item.type, key: key, jwk: try JWK(publicKey: key.publicKey, kid: item.kid),
+                        kid: item.kid, type: item.type, signer: RS256Signer(key), jwk: try JWK(publicKey: key.publicKey, kid: item.kid),
                         createdAt: item.createdAt, current: item.current))
             }
         } else if setting == "signing_keys", let legacy = try store.setting("signing_key") {
             // The first emulators kept one key: it stays the user flows' current key.
             let key = try _RSA.Signing.PrivateKey(pemRepresentation: legacy)
             let jwk = try JWK(publicKey: key.publicKey)
-            list.append(Entry(kid: jwk.kid, type: .userFlow, key: key, jwk: jwk, createdAt: now, current: true))
+            list.append(Entry(kid: jwk.kid, type: .userFlow, signer: RS256Signer(key), jwk: jwk, createdAt: now, current: true))
         }
         entries = NIOLockedValueBox(list)
         if !list.contains(where: { $0.type == .userFlow && $0.current }) { _ = try rotate(.userFlow, now: now) } else { try save() }
@@ -111,7 +117,7 @@ final class SigningKeys: Sendable {
     func rotate(_ type: EmulatorSeed.PolicyType, now: Int) throws -> Entry {
         let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
         let jwk = try JWK(publicKey: key.publicKey)
-        let entry = Entry(kid: jwk.kid, type: type, key: key, jwk: jwk, createdAt: now, current: true)
+        let entry = Entry(kid: jwk.kid, type: type, signer: RS256Signer(key), jwk: jwk, createdAt: now, current: true)
         entries.withLockedValue { list in
             for i in list.indices where list[i].type == type { list[i].current = false }
             list.append(entry)

@@ -1,0 +1,70 @@
+import B2CProtocol
+import Crypto
+import Foundation
+import TestSupport
+import Testing
+import _CryptoExtras
+
+@testable import B2CEmulator
+
+/// The tenant's tokens are signed by libcrypto (RS256Signer): RSASSA-PKCS1-v1_5 is deterministic, so libcrypto's
+/// signature of any input must be swift-crypto's byte for byte — for RFC 7515's key and known answer, for fresh keys of
+/// each size and inputs of each length, from many tasks at once on one key, and for the tokens a tenant issues.
+@Suite struct RS256SignerTests {
+    static func swiftCrypto(_ input: String, _ key: _RSA.Signing.PrivateKey) throws -> String {
+        try JWT.signature(signingInput: input, key: key)
+    }
+
+    @Test func libcryptoGivesRFC7515sKnownAnswer() throws {
+        let k = RFC7515A2.self
+        let key = try _RSA.Signing.PrivateKey(
+            n: Base64URL.decode(k.n)!, e: Base64URL.decode(k.e)!, d: Base64URL.decode(k.d)!, p: Base64URL.decode(k.p)!,
+            q: Base64URL.decode(k.q)!)
+        let signer = RS256Signer(key)
+        #expect(signer.usesLibcrypto)
+        #expect(try signer.signature(signingInput: k.signingInput) == k.signature)
+    }
+
+    @Test(arguments: [_RSA.Signing.KeySize.bits2048, .bits3072, .bits4096])
+    func libcryptoSignsAsSwiftCryptoDoes(_ size: _RSA.Signing.KeySize) throws {
+        let key = try _RSA.Signing.PrivateKey(keySize: size)
+        let signer = RS256Signer(key)
+        #expect(signer.usesLibcrypto)
+        for length in [0, 1, 55, 56, 64, 1_000, 65_537] {
+            let input = String((0..<length).map { _ in "abcdefghijklmnopqrstuvwxyz.-_0123456789".randomElement()! })
+            #expect(try signer.signature(signingInput: input) == Self.swiftCrypto(input, key), "\(length) bytes")
+        }
+        // A token made through either signer is the same token, and verifies against the published key.
+        let claims: JSONValue = ["iss": "https://contoso.b2clogin.com/x/v2.0/", "sub": "someone", "exp": 4_102_444_800]
+        let token = try signer.sign(claims, kid: "k1")
+        #expect(token == (try JWT.sign(claims: claims, kid: "k1", key: key)))
+        try JWT.decode(token).verifySignature(with: JWKSet(keys: [try JWK(publicKey: key.publicKey, kid: "k1")]))
+    }
+
+    @Test func oneKeySignsFromManyTasksAtOnce() async throws {
+        let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let signer = RS256Signer(key)
+        let inputs = (0..<64).map { "input-\($0)-" + String(repeating: "x", count: $0 * 17) }
+        let signed = try await withThrowingTaskGroup(of: (String, String).self) { group in
+            for input in inputs { group.addTask { (input, try signer.signature(signingInput: input)) } }
+            return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+        }
+        for input in inputs { #expect(signed[input] == (try Self.swiftCrypto(input, key))) }
+    }
+
+    @Test func theTenantsTokensAreLibcryptosSignaturesOfItsKeys() async throws {
+        try await TestTenant.with { t in
+            let userFlowKey = try t.emulator.keys.current(.userFlow)
+            let customKey = try t.emulator.keys.current(.custom)
+            #expect(userFlowKey.signer.usesLibcrypto && customKey.signer.usesLibcrypto)
+            let tokens = try await signInAndRedeem(t)
+            for name in ["id_token", "access_token"] {
+                let token = try #require(tokens[name]?.stringValue, "\(name)")
+                let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+                let input = parts[0] + "." + parts[1]
+                #expect(String(parts[2]) == (try Self.swiftCrypto(String(input), userFlowKey.key)), "\(name)")
+                try JWT.decode(token).verifySignature(with: t.emulator.keys.jwks(.userFlow))
+            }
+        }
+    }
+}
