@@ -97,6 +97,18 @@ import _CryptoExtras
         }
     }
 
+    @Test func hashedCANamesAreCountedAsCRehashWritesThem() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hashed-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let names = [
+            "02265526.0", "abcdef01.12", "ABCDEF01.1", "0226552.0", "02265526.x", "02265526.0.bak", "ca.pem", "02265526.", "g2265526.0",
+        ]
+        for name in names { #expect(FileManager.default.createFile(atPath: directory.appendingPathComponent(name).path, contents: Data())) }
+        #expect(HTTPTransport.hashedEntries(directory.path) == 3)
+        #expect(HTTPTransport.hashedEntries(directory.appendingPathComponent("absent").path) == nil)
+    }
+
     @Test func formEncoding() throws {
         #expect(try FormEncoding.parse("a=1&b=x+y&c=%2F%20&a=2&=z&d") == ["a": "1", "b": "x y", "c": "/ ", "d": ""])
         #expect(throws: FormEncoding.MalformedError.self) { try FormEncoding.parse("a=%zz") }

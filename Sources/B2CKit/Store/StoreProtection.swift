@@ -13,7 +13,9 @@ extension TokenStore {
 
     func settings(_ db: Database) throws -> [String: DatabaseValue] {
         var out: [String: DatabaseValue] = [:]
-        for setting in try SettingRecord.fetchAll(db) { out[setting.key] = setting.value }
+        // Plain SQL: every command that opens the store reads these, and the record's query costs a generated statement.
+        let rows = try Row.fetchCursor(db, sql: "SELECT key, value FROM settings")
+        while let row = try rows.next() { out[row[0]] = row[1] as DatabaseValue }
         return out
     }
 

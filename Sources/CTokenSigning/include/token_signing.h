@@ -1,5 +1,5 @@
-// The tenant's one hot signature, RS256, through the system's libcrypto: OpenSSL's RSA is never slower than
-// swift-crypto's BoringSSL on x86-64 and, where the processor has AVX-512 IFMA, more than twice as fast
+// The tenant's one hot signature, RS256, through the system's libcrypto: OpenSSL's RSA signs as fast as swift-crypto's
+// BoringSSL on the x86-64 machines measured and, where the processor has AVX-512 IFMA, more than twice as fast
 // (bench/README.md, "Signing at the machine's limit"). Everything else the tenant signs stays with swift-crypto.
 #ifndef B2C_TOKEN_SIGNING_H
 #define B2C_TOKEN_SIGNING_H
