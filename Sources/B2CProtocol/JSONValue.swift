@@ -95,12 +95,13 @@ public enum JSONValue: Sendable, Equatable, CustomStringConvertible {
         case .object(let o):
             if o.isEmpty { out += "{}"; return }
             out += "{"
-            for (i, k) in o.keys.sorted().enumerated() {
+            // Sorted once as pairs: a lookup per key after sorting the keys was a second hash of every key.
+            for (i, member) in o.sorted(by: { $0.key < $1.key }).enumerated() {
                 if i > 0 { out += "," }
                 if pretty { out += "\n" + String(repeating: "  ", count: indent + 1) }
-                JSONValue.escape(k, into: &out)
+                JSONValue.escape(member.key, into: &out)
                 out += pretty ? ": " : ":"
-                o[k]!.write(into: &out, pretty: pretty, indent: indent + 1)
+                member.value.write(into: &out, pretty: pretty, indent: indent + 1)
             }
             if pretty { out += "\n" + String(repeating: "  ", count: indent) }
             out += "}"

@@ -28,8 +28,20 @@ public enum PolicyID {
 
 /// Which hosts are this machine, and which URLs may carry protocol traffic: https, or plain http on a loopback host.
 public enum Loopback {
+    /// A host as a URL or a Host header writes it, without the brackets around an IPv6 address (`[::1]` → `::1`), lower
+    /// case: the one form every host comparison uses. (A byte scan: Foundation's `trimmingCharacters` was a per cent of
+    /// every token request the tenant answers.)
+    public static func bareHost(_ host: some StringProtocol) -> String {
+        var bytes = Substring(host).utf8[...]
+        func isBracket(_ c: UInt8) -> Bool { c == UInt8(ascii: "[") || c == UInt8(ascii: "]") }
+        while let first = bytes.first, isBracket(first) { bytes = bytes.dropFirst() }
+        while let last = bytes.last, isBracket(last) { bytes = bytes.dropLast() }
+        let bare = String(Substring(bytes))
+        return bare.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") || $0 >= 0x80 }) ? bare.lowercased() : bare
+    }
+
     public static func isHost(_ host: String) -> Bool {
-        let h = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        let h = bareHost(host)
         if h == "localhost" || h == "::1" { return true }
         let parts = h.split(separator: ".")
         return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }

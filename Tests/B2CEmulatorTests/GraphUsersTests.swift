@@ -53,6 +53,16 @@ import Testing
             ["grant_type": "password", "client_id": clientID, "username": username, "password": password, "scope": "openid \(clientID)"])
     }
 
+    @Test(arguments: [
+        ("https://graph.microsoft.com/.default", true), (" https://graph.microsoft.com/.default ", true),
+        ("00000003-0000-0000-c000-000000000000/.default", true), ("https://graph.microsoft.com/User.Read", false),
+        ("https://graph.microsoft.com/.default openid", false), ("https://graph.microsoft.com", false), ("", false),
+        ("https://contoso.onmicrosoft.com/helloapi/.default", false),
+    ])
+    func aClientCredentialsScopeNamesGraphByItsResourceOrAppId(_ scope: String, _ graph: Bool) {
+        #expect(TokenEndpoint.isGraphScope(scope) == graph)
+    }
+
     @Test func onlyAnAppTokenWithTheUsersPermissionIsServed() async throws {
         try await TestTenant.with { t in
             let none = try await t.get("/graph/v1.0/users")

@@ -97,6 +97,15 @@ import _CryptoExtras
         }
     }
 
+    @Test(arguments: [
+        ("[::1]", "::1"), ("LocalHost", "localhost"), ("[[fe80::1]]", "fe80::1"), ("]a[", "a"), ("[", ""), ("", ""),
+        ("Ünï.Example", "ünï.example"), ("127.0.0.1", "127.0.0.1"), ("a[b]c", "a[b]c"),
+    ])
+    func aHostIsComparedWithoutBracketsInLowerCase(_ written: String, _ bare: String) {
+        #expect(Loopback.bareHost(written) == bare)
+        #expect(Loopback.bareHost(written[...]) == bare)
+    }
+
     @Test func hashedCANamesAreCountedAsCRehashWritesThem() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hashed-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

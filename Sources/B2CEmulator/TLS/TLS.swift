@@ -1,3 +1,4 @@
+import B2CProtocol
 import Crypto
 import Foundation
 import NIOSSL
@@ -121,7 +122,7 @@ enum IPBytes {
     static let loopbackV6: [UInt8] = [UInt8](repeating: 0, count: 15) + [1]
 
     static func parse(_ text: String) -> [UInt8]? {
-        let t = text.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        let t = Loopback.bareHost(text)
         var v4 = in_addr(), v6 = in6_addr()
         if inet_pton(AF_INET, t, &v4) == 1 { return withUnsafeBytes(of: &v4) { Array($0) } }
         if inet_pton(AF_INET6, t, &v6) == 1 { return withUnsafeBytes(of: &v6) { Array($0) } }

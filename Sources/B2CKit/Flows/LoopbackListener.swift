@@ -106,7 +106,7 @@ package final class LoopbackListener: Sendable {
     /// (and tries ::1 first where /etc/hosts says `::1 localhost`): listening on only one would let another local user
     /// take the other and receive the answer.
     static func addresses(forRedirectHost host: String?) -> [String] {
-        switch (host ?? "localhost").lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]")) {
+        switch Loopback.bareHost(host ?? "localhost") {
         case "::1": ["::1"]
         case "localhost": ["127.0.0.1", "::1"]
         default: ["127.0.0.1"]

@@ -174,7 +174,7 @@ package final class HTTPTransport: Sendable {
         // The configuration's CA vouches for its own hosts only (docs/security.md): elsewhere the system's roots alone.
         let withCA =
             caFile != nil
-            && (caHosts?.contains((url.host ?? "").lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))) ?? true)
+            && (caHosts?.contains(Loopback.bareHost(url.host ?? "")) ?? true)
         return try lazyClients.withLockedValue { clients in
             let key = (proxy?.key ?? "direct") + (withCA ? " +ca" : "")
             if let existing = clients[key] { return existing }

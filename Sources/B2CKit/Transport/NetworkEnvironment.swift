@@ -77,7 +77,7 @@ struct NetworkEnvironment: Sendable {
     func proxy(for url: URL) -> Proxy? {
         let scheme = url.scheme?.lowercased()
         guard let proxy = scheme == "https" ? httpsProxy : scheme == "http" ? httpProxy : nil else { return nil }
-        let host = (url.host ?? "").lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        let host = Loopback.bareHost(url.host ?? "")
         if Loopback.isHost(host) { return nil }
         let port = url.port ?? (scheme == "https" ? 443 : 80)
         for entry in noProxy {
@@ -87,7 +87,7 @@ struct NetworkEnvironment: Sendable {
             if let colon = entry.lastIndex(of: ":"), let p = Int(entry[entry.index(after: colon)...]),
                 !entry.hasPrefix("[") || entry.contains("]:")
             {
-                name = String(entry[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+                name = Loopback.bareHost(entry[..<colon])
                 entryPort = p
             }
             if entryPort.map({ $0 == port }) ?? true, host == name || host.hasSuffix("." + name) { return nil }
