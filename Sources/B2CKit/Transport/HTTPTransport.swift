@@ -151,21 +151,23 @@ package final class HTTPTransport: Sendable {
         var additional: [NIOSSLAdditionalTrustRoots] = []
         if let trust = environment.trust {
             tls.trustRoots = .file(trust.directory ?? trust.file!)
-            if let file = trust.file, trust.directory != nil {
-                additional.append(.certificates(try certificates(file, source: "SSL_CERT_FILE")))
-            }
+            if let file = trust.file, trust.directory != nil { additional.append(try certificateFile(file, source: "SSL_CERT_FILE")) }
         } else if let directory = Self.hashedSystemCADirectory {
             tls.trustRoots = .file(directory)
         }
-        if let caFile, withCAFile { additional.append(.certificates(try certificates(caFile, source: "caFile"))) }
+        if let caFile, withCAFile { additional.append(try certificateFile(caFile, source: "caFile")) }
         tls.additionalTrustRoots = additional
         return tls
     }
 
-    private func certificates(_ path: String, source: String) throws -> [NIOSSLCertificate] {
-        do { return try NIOSSLCertificate.fromPEMFile(path) } catch {
+    /// A CA file as TLS trusts it: read here once, so that a file that is not PEM certificates is refused with its name,
+    /// then named by its path (AsyncHTTPClient hashes the TLS configuration into its connection pool's key, and a list of
+    /// certificates is hashed certificate by certificate, a millisecond of every refresh; bench/README.md, item 3).
+    private func certificateFile(_ path: String, source: String) throws -> NIOSSLAdditionalTrustRoots {
+        do { _ = try NIOSSLCertificate.fromPEMFile(path) } catch {
             throw NetworkError("cannot read the CA file '\(path)' named by \(source): \(error)", isConfiguration: true)
         }
+        return .file(path)
     }
 
     /// The client for a URL's route (direct, or through the proxy the environment names for it).
