@@ -18,7 +18,9 @@ extension TokenStore {
     /// timeout): a holder that is stopped or stuck is named instead of waited on forever.
     private func lock(_ key: String, timeoutSeconds: Int) throws -> FileLock {
         let lockDir = directory.appendingPathComponent("locks")
-        try? FileManager.default.createDirectory(at: lockDir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        // mkdir(2) itself: the store's directory exists, and an existing `locks/` (EEXIST) is the usual answer. Foundation's
+        // createDirectory walked the path and its attributes first, a share of every refresh (bench/README.md, item 3).
+        _ = mkdir(lockDir.path, 0o700)
         let lockName = Base64URL.encode(Data(SHA256.hash(data: Data(key.utf8)))).prefix(32)
         do {
             return try FileLock(path: lockDir.appendingPathComponent("\(lockName).lock").path, timeoutSeconds: Double(timeoutSeconds))
