@@ -94,7 +94,8 @@ extension TokenStore {
         if try queue.read({ try Int.fetchOne($0, sql: "PRAGMA user_version") }) == version { return }
         // Then a read: a store migrated by a b2c before the count (or by a newer one) takes no write lock to find that out.
         if try queue.read({ try migrator.hasCompletedMigrations($0) }) {
-            try queue.writeWithoutTransaction { try $0.execute(sql: "PRAGMA user_version = \(version)") }
+            // Best effort: a store this process may only read still serves it (the number is written by a later run).
+            try? queue.writeWithoutTransaction { try $0.execute(sql: "PRAGMA user_version = \(version)") }
             return
         }
         try lock()
