@@ -186,6 +186,17 @@ import Testing
             // SSL_CERT_FILE names the CA instead of caFile.
             let trusted = try await w.b2c(["signin"], as: alice, extra: ["SSL_CERT_FILE": w.caPath])
             #expect(trusted.status == 0, "\(trusted.stderr)")
+            // Beside SSL_CERT_DIR (here a directory without the CA), the file is trusted as well; a file that is not PEM
+            // certificates is refused by its variable's name, before any request.
+            let noCA = w.dir.appendingPathComponent("no-ca-dir")
+            try FileManager.default.createDirectory(at: noCA, withIntermediateDirectories: true)
+            let both = try await w.b2c(["signin"], as: alice, extra: ["SSL_CERT_FILE": w.caPath, "SSL_CERT_DIR": noCA.path])
+            #expect(both.status == 0, "\(both.stderr)")
+            let garbage = w.dir.appendingPathComponent("garbage.pem")
+            try Data("-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n".utf8).write(to: garbage)
+            let unreadable = try await w.b2c(["signin"], as: alice, extra: ["SSL_CERT_FILE": garbage.path, "SSL_CERT_DIR": noCA.path])
+            #expect(
+                unreadable.status == 3 && unreadable.stderr.contains("named by SSL_CERT_FILE"), "\(unreadable.status) \(unreadable.stderr)")
         }
     }
 

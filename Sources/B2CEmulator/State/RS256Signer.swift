@@ -42,7 +42,7 @@ public final class RS256Signer: @unchecked Sendable {
 
     private static func libcryptoKey(_ key: _RSA.Signing.PrivateKey) -> OpaquePointer? {
         var der = [UInt8](key.derRepresentation)
-        defer { der.withUnsafeMutableBytes { _ = memset($0.baseAddress!, 0, $0.count) } }
+        defer { der.withUnsafeMutableBytes { if let base = $0.baseAddress { _ = memset(base, 0, $0.count) } } }
         guard let native = der.withUnsafeBufferPointer({ b2c_rsa_key_from_der($0.baseAddress, $0.count) }) else { return nil }
         let probe = Array("b2c local tenant: libcrypto and swift-crypto sign alike".utf8)
         guard let ours = try? sign(probe, with: native),
