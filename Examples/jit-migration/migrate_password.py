@@ -3,12 +3,14 @@ runnable against the local tenant (docs/migration.md).
 
 When a person still marked for migration signs in to the new (External ID) tenant with a password it does not know, the
 tenant POSTs the event here: a bearer token of its own issuer, and the typed password inside `encryptedPasswordContext`,
-a JWE encrypted to this function's certificate. The function verifies the token, decrypts the password, checks it against
-the legacy Azure AD B2C tenant by its ROPC user flow, and answers one action with the request's nonce:
-MigratePassword (the legacy tenant took the password), Retry (it did not), Block (the legacy tenant could not say).
+a JWE encrypted to this function's certificate. The function verifies the token against the keys of the one tenant it
+was told about (never against an issuer the token names), decrypts the password, checks it against the legacy Azure AD
+B2C tenant by its ROPC user flow, and answers one action with the request's nonce: MigratePassword (the legacy tenant
+took the password), Retry (it did not), Block (the legacy tenant could not say).
 
-    python3 migrate_password.py --keys DIR --legacy https://legacy.example/contoso.onmicrosoft.com/B2C_1_ROPC_Auth \\
-        --legacy-client CLIENT_ID --app-id EXTENSION_APP_ID [--legacy-ca CA.pem] [--port 0]
+    python3 migrate_password.py --keys DIR --tenant https://contoso.ciamlogin.com/TENANT_ID --app-id EXTENSION_APP_ID \\
+        --legacy https://legacy.example/contoso.onmicrosoft.com/B2C_1_ROPC_Auth --legacy-client CLIENT_ID \\
+        [--tenant-ca CA.pem] [--legacy-ca CA.pem] [--port 0]
 
 On start it makes DIR/cert.pem (give it to the tenant as the extension's encryptionCertificate) and DIR/key.pem (0600,
 never leaves the machine) unless they exist, then prints one JSON line: {"url", "certificate"}.
@@ -57,22 +59,31 @@ def key_pair(directory):
 
 
 class Migration:
-    def __init__(self, key, legacy, legacy_client, legacy_ca, app_id):
+    def __init__(self, key, legacy, legacy_client, legacy_ca, app_id, tenant, tenant_ca=None):
         self.key, self.legacy, self.legacy_client, self.legacy_ca, self.app_id = key, legacy, legacy_client, legacy_ca, app_id
-        self.jwks = {}
+        self.tenant, self.tenant_ca = tenant, tenant_ca
+        self.issuer, self.keys = None, {}
+
+    def signing_key(self, kid):
+        """The new tenant's issuer and signing keys, read from its discovery document on first use (the tenant may start
+        after the function) and again for a key id not seen yet (a rotation). Only this tenant's keys are ever used: a token
+        naming another issuer is refused, never looked up, so nobody else's token makes this function a password oracle."""
+        if kid not in self.keys:
+            verify = self.tenant_ca or True
+            config = requests.get(self.tenant.rstrip("/") + "/v2.0/.well-known/openid-configuration", verify=verify,
+                                  timeout=5).json()
+            jwks = requests.get(config["jwks_uri"], verify=verify, timeout=5).json()
+            self.issuer, self.keys = config["issuer"], {k["kid"]: jwt.PyJWK(k) for k in jwks["keys"] if "kid" in k}
+        return self.keys[kid]
 
     def caller_is_the_tenant(self, authorization):
-        """The bearer token: signed by the tenant that issued it, for this function's app, from the events app."""
+        """The bearer token: signed by the configured tenant, issued by it, for this function's app, from the events app."""
         if not authorization.startswith("Bearer "):
             return False
         token = authorization[len("Bearer "):]
         try:
-            issuer = jwt.decode(token, options={"verify_signature": False})["iss"]
-            if issuer not in self.jwks:
-                config = requests.get(issuer.rstrip("/") + "/.well-known/openid-configuration", timeout=5).json()
-                self.jwks[issuer] = jwt.PyJWKClient(config["jwks_uri"])
-            signing_key = self.jwks[issuer].get_signing_key_from_jwt(token)
-            claims = jwt.decode(token, signing_key.key, algorithms=["RS256"], audience=self.app_id, issuer=issuer)
+            key = self.signing_key(jwt.get_unverified_header(token)["kid"])
+            claims = jwt.decode(token, key.key, algorithms=["RS256"], audience=self.app_id, issuer=self.issuer)
             return claims.get("azp") == EVENTS_APP
         except (jwt.PyJWTError, requests.RequestException, KeyError, ValueError):
             return False
@@ -135,6 +146,9 @@ def handler_for(migration):
 def main(argv):
     p = argparse.ArgumentParser(description="OnPasswordSubmit: just-in-time password migration from Azure AD B2C.")
     p.add_argument("--keys", required=True, help="folder of key.pem and cert.pem (made when missing)")
+    p.add_argument("--tenant", required=True,
+                   help="the new tenant's authority, https://host/<tenant id or domain>: only its tokens may call")
+    p.add_argument("--tenant-ca", help="a CA file for the new tenant's certificate")
     p.add_argument("--legacy", required=True, help="the legacy tenant's ROPC user flow: https://host/<tenant>/<policy>")
     p.add_argument("--legacy-client", required=True, help="the client id the ROPC user flow serves")
     p.add_argument("--legacy-ca", help="a CA file for the legacy tenant's certificate")
@@ -142,7 +156,8 @@ def main(argv):
     p.add_argument("--port", type=int, default=0)
     args = p.parse_args(argv)
     key, certificate = key_pair(args.keys)
-    migration = Migration(key, args.legacy.rstrip("/"), args.legacy_client, args.legacy_ca, args.app_id)
+    migration = Migration(key, args.legacy.rstrip("/"), args.legacy_client, args.legacy_ca, args.app_id, args.tenant,
+                          args.tenant_ca)
     server = ThreadingHTTPServer(("127.0.0.1", args.port), handler_for(migration))
     print(json.dumps({"url": f"http://127.0.0.1:{server.server_port}/", "certificate": certificate}), flush=True)
     server.serve_forever()

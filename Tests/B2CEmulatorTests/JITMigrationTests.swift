@@ -42,6 +42,11 @@ import Testing
         seed.authenticationExtensions = [ext]
         let new = try await TestTenant.start(seed: seed)
         do {
+            // The function trusts this tenant's keys only; it learns its address now that it has one.
+            let told = try await new.request(
+                .POST, try #require(function.started["url"]?.stringValue) + "_tenant",
+                json: ["tenant": .string(new.base + "/contoso.onmicrosoft.com")])
+            #expect(told.status == 200)
             let token = try await GraphUsersTests.appToken(new)
             for (email, name) in [(alice.email, "Alice"), (bob.email, "Bob")] {
                 let moved = try await GraphUsersTests.graph(
@@ -149,6 +154,45 @@ import Testing
             #expect(try await Self.marked(new, alice.email) == true)
             try await Self.mode(new, function, "normal")
             #expect(try await Self.signIn(new, alice.email, alice.password).redirectParams["code"] != nil)
+        }
+    }
+
+    /// `UpdatePassword` (the legacy password is right but the new tenant wants another): the page says the password must
+    /// be changed, nothing is migrated; native authentication answers `password_expired`. Native `Retry` and `Block` give
+    /// the wrong-password and blocked answers the browser gives.
+    @Test func updatePasswordRetryAndBlockOnBothSignIns() async throws {
+        try await Self.withMigration { _, new, function in
+            try await Self.mode(new, function, "update")
+            let page = try await Self.signIn(new, alice.email, alice.password)
+            #expect(page.body.contains("Your password has expired") && page.redirectParams["code"] == nil, "\(page.body.prefix(600))")
+            let native = try await new.nativePasswordTokens(alice.email, alice.password)
+            #expect(native.status == 400 && native.json["suberror"]?.stringValue == "password_expired", "\(native.body)")
+            #expect(try await Self.marked(new, alice.email) == true, "UpdatePassword migrates nothing")
+            try await Self.mode(new, function, "normal")
+            let retried = try await new.nativePasswordTokens(alice.email, "Not-her-2026-pw!")
+            #expect(retried.status == 400 && retried.json["error_codes"]?.arrayValue?.first?.lenientInt == 50126, "\(retried.body)")
+            try await Self.mode(new, function, "block")
+            let blocked = try await new.nativePasswordTokens(alice.email, alice.password)
+            #expect(
+                blocked.status == 400 && blocked.json["error"]?.stringValue == "access_denied"
+                    && (blocked.json["error_description"]?.stringValue ?? "").contains("Your old account is locked."), "\(blocked.body)")
+            #expect(try await Self.marked(new, alice.email) == true, "nobody lost")
+        }
+    }
+
+    /// The example function accepts a caller's token only from the tenant it was told about. A token from anyone else's
+    /// issuer — here one hosting its own discovery document and keys, with the right audience and `azp` — is refused
+    /// before anything is decrypted or sent to the legacy tenant (an oracle for passwords otherwise).
+    @Test func theFunctionRefusesATokenFromAnotherIssuer() async throws {
+        try await Self.withMigration { _, new, function in
+            let forger = try await PythonService("forged_issuer.py", ["--audience", Self.extensionApp])
+            defer { forger.stop() }
+            let forged = try #require(forger.started["token"]?.stringValue)
+            let url = try #require(function.started["url"]?.stringValue)
+            let event: JSONValue = ["data": ["encryptedPasswordContext": "not.a.real.jwe.value"]]
+            let refused = try await new.request(.POST, url, json: event, headers: [("Authorization", "Bearer " + forged)])
+            #expect(refused.status == 401, "\(refused.status) \(refused.body)")
+            #expect(try await Self.marked(new, alice.email) == true)
         }
     }
 

@@ -2,7 +2,8 @@
 break the contract the way a faulty function can, and a count of the calls it received.
 
 Usage: jit_function.py <migrate_password.py's arguments>
-  POST /_mode {"mode": "normal" | "wrongNonce" | "replay" | "slow" | "block"}: how the next calls are answered
+  POST /_mode {"mode": "normal" | "wrongNonce" | "replay" | "slow" | "block" | "update"}: how the next calls are answered
+  POST /_tenant {"tenant": URL}: the new tenant (it starts after the function, on a port the test learns then)
   GET /_calls  {"calls": N}: the events received so far
 """
 import json
@@ -25,7 +26,7 @@ def main(argv):
     key, certificate = example.key_pair(keys)
     value = lambda name: args[args.index(name) + 1] if name in args else None  # noqa: E731
     migration = example.Migration(key, value("--legacy").rstrip("/"), value("--legacy-client"), value("--legacy-ca"),
-                                  value("--app-id"))
+                                  value("--app-id"), value("--tenant") or "http://127.0.0.1:9")
     base = example.handler_for(migration)
 
     class Handler(base):
@@ -41,6 +42,9 @@ def main(argv):
                 with lock:
                     state["mode"] = json.loads(self.rfile.read(length))["mode"]
                 return self.reply(200, {})
+            if self.path == "/_tenant":
+                migration.tenant = json.loads(self.rfile.read(length))["tenant"]
+                return self.reply(200, {})
             body = self.rfile.read(length)
             with lock:
                 state["calls"] += 1
@@ -55,6 +59,8 @@ def main(argv):
                 return self.reply(400, {"error": f"the event could not be read: {type(e).__name__}"})
             if mode == "wrongNonce":
                 answer["data"]["nonce"] = "00000000-0000-0000-0000-000000000000"
+            if mode == "update":
+                answer["data"]["actions"] = [{"@odata.type": example.ACTION + "UpdatePassword"}]
             if mode == "block":
                 answer["data"]["actions"] = [{"@odata.type": example.ACTION + "Block", "title": "Locked",
                                               "message": "Your old account is locked."}]
