@@ -70,6 +70,65 @@ import Testing
         #expect(otp.hasPrefix("OTP_") && (Int(otp.dropFirst(4)) ?? 1001) <= 1000)
     }
 
+    /// The catalogue's other methods, with the reference pages' examples (string, integer, string collection).
+    @Test func catalogueMethodsGiveTheDocumentedOutputs() throws {
+        #expect(try Self.run("ParseDomain", ["emailAddress": .string("joe@outlook.com")]) == ["domain": .string("outlook.com")])
+        #expect(throws: TransformationFailure.self) { try Self.run("ParseDomain", ["emailAddress": .string("joe")]) }
+        #expect(
+            try Self.run(
+                "SetClaimsIfStringsAreEqual", ["inputClaim": .string("v1")],
+                [
+                    "matchTo": "V1", "stringComparison": "ordinalIgnoreCase", "stringMatchMsg": "B2C_V1_90005",
+                    "stringMatchMsgCode": "The TOS is upgraded to v2",
+                ])
+                == [
+                    "outputClaim1": .string("B2C_V1_90005"), "outputClaim2": .string("The TOS is upgraded to v2"),
+                    "stringCompareResultClaim": .bool(true),
+                ])
+        #expect(
+            try Self.run("SetClaimsIfStringsAreEqual", ["inputClaim": .string("v1")], ["matchTo": "V1", "stringComparison": "ordinal"])
+                == ["stringCompareResultClaim": .bool(false)], "Ordinal is exact")
+        #expect(
+            try Self.run(
+                "SetClaimsIfStringsMatch", ["claimToMatch": .string("Minor")],
+                ["matchTo": "Minor", "stringComparison": "ordinalIgnoreCase", "outputClaimIfMatched": "B2C_V1_90001"])
+                == ["outputClaim": .string("B2C_V1_90001"), "stringCompareResultClaim": .bool(true)])
+        let lookup: T.Parameters = [
+            "contoso.com": "13c15f79-8fb1-4e29-a6c9-be0d36ff19f1", "microsoft.com": "0213308f-17cb-4398-b97e-01da7bd4804e",
+            "test.com": "c7026f88-4299-4cdb-965d-3f166464b8a9", "errorOnFailedLookup": "false",
+        ]
+        #expect(
+            try Self.run("LookupValue", ["inputParameterId": .string("test.com")], lookup) == [
+                "outputClaim": .string("c7026f88-4299-4cdb-965d-3f166464b8a9")
+            ])
+        #expect(try Self.run("LookupValue", ["inputParameterId": .string("fabrikam.com")], lookup) == [:])
+        var strict = lookup
+        strict["errorOnFailedLookup"] = "true"
+        #expect(throws: TransformationFailure.self) { try Self.run("LookupValue", ["inputParameterId": .string("fabrikam.com")], strict) }
+        // AssertNumber: the reference's attempts over five, as an assertion and as an evaluation.
+        #expect(
+            throws: TransformationFailure.assertion(key: "AssertNumberError", fallback: "The number is out of range.")
+        ) { try Self.run("AssertNumber", ["inputClaim": .int(10)], ["Operator": "GreaterThan", "CompareToValue": "5", "throwError": "true"]) }
+        #expect(try Self.run("AssertNumber", ["inputClaim": .int(3)], ["Operator": "GreaterThan", "CompareToValue": "5"]) == [:])
+        #expect(
+            try Self.run("AssertNumber", ["inputClaim": .int(10)], ["Operator": "GreaterThan", "CompareToValue": "5", "throwError": "false"])
+                == ["outputClaim": .bool(true)])
+        #expect(
+            try Self.run("AssertNumber", ["inputClaim": .int(5)], ["Operator": "LessThanOrEqual", "CompareToValue": "5", "throwError": "false"])
+                == ["outputClaim": .bool(true)])
+        #expect(
+            try Self.run(
+                "StringCollectionContainsClaim", ["collection": .collection(["Admin", "Reader"]), "item": .string("admin")],
+                ["ignoreCase": "true"]) == ["outputClaim": .bool(true)])
+        #expect(
+            try Self.run("StringCollectionContainsClaim", ["collection": .collection(["Admin", "Reader"]), "item": .string("admin")])
+                == ["outputClaim": .bool(false)])
+        #expect(try Self.run("NullClaim") == [:], "its outputs are taken out of the bag by the run")
+        #expect(try Self.run("CopyClaim", ["inputClaim": .int(7)]) == ["outputClaim": .int(7)])
+        #expect(try Self.run("DoesClaimExist", ["inputClaim": .string("x")]) == ["outputClaim": .bool(true)])
+        #expect(try Self.run("DoesClaimExist") == ["outputClaim": .bool(false)])
+    }
+
     @Test func assertingMethodsFailWithTheirMetadataKey() throws {
         #expect(
             throws: TransformationFailure.assertion(
@@ -142,7 +201,7 @@ import Testing
             try Self.run("CreateAlternativeSecurityId", ["key": .string("12334"), "identityProvider": .string("Facebook.com")])[
                 "alternativeSecurityId"]?.text)
         #expect(altSecId.contains(#""issuer":"Facebook.com""#) && altSecId.contains(#""issuerUserId":"MTIzMzQ=""#), "\(altSecId)")
-        #expect(T.methods.count == 38)
+        #expect(T.methods.count == 45)
     }
 }
 

@@ -298,6 +298,30 @@ import Testing
         #expect(bogus.body.contains("has no action"), "\(bogus.status) \(bogus.body.prefix(600))")
     }
 
+    /// `NullClaim` takes its output claims out of the bag (a claim without a value, not an empty string), as the reference
+    /// page's `SetTOSToNull` does; the other claims stay.
+    @Test func nullClaimTakesItsClaimOutOfTheBag() throws {
+        let dir = try CustomPolicyTests.folder("TrustFrameworkBase.xml") {
+            $0.replacingOccurrences(
+                of: "<ClaimsTransformations>",
+                with: """
+                    <ClaimsTransformations><ClaimsTransformation Id="ClearEmail" TransformationMethod="NullClaim"><OutputClaims>\
+                    <OutputClaim ClaimTypeReferenceId="email" TransformationClaimType="claim_to_null" /></OutputClaims></ClaimsTransformation>
+                    """)
+        }
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let policy = try PolicySet.load(directory: dir, tenant: CustomPolicyTests.tenant).effective("B2C_1A_signup_signin")
+        let run = PolicyRun(
+            policy: policy,
+            resolvers: ClaimResolvers.of(
+                tenantName: "contoso.onmicrosoft.com", tenantId: tenantID, policyId: "B2C_1A_signup_signin", request: [:], language: "en",
+                correlationId: "c", now: Date()),
+            store: try EmulatorStore.inMemory(), tenantName: "contoso.onmicrosoft.com", now: 0, note: { _, _ in })
+        var bag: [String: ClaimValue] = ["email": .string("pia@contoso.com"), "givenName": .string("Pia")]
+        try run.transform("ClearEmail", &bag)
+        #expect(bag == ["givenName": .string("Pia")])
+    }
+
     /// A REST API's credentials come from the tenant's policy keys; a key without a value is a clear error, and the
     /// values never reach the recorder.
     @Test func restCredentialsComeFromPolicyKeyValues() throws {

@@ -123,6 +123,54 @@ import Testing
         #expect(regex.description.contains("The claim type \"email\" has a Pattern whose RegularExpression is not a regular expression"))
     }
 
+    /// The rest of B2C's upload checks, each naming the element: a reference to an undeclared technical profile or content
+    /// definition, profiles that include one another in a circle, a transformation method the tenant does not run, and two
+    /// files of one policy id.
+    @Test func moreBrokenPoliciesAreRefusedNamingTheElement() throws {
+        let profile = try #require(
+            Self.refusal(
+                try Self.folder("TrustFrameworkBase.xml") {
+                    $0.replacingOccurrences(
+                        of: #"TechnicalProfileReferenceId="AAD-UserReadUsingObjectId" />"#,
+                        with: #"TechnicalProfileReferenceId="AAD-UserReadUsingObjectIdz" />"#)
+                }))
+        #expect(profile.description.contains("makes a reference to TechnicalProfile with id \"AAD-UserReadUsingObjectIdz\""), "\(profile)")
+        #expect(profile.element?.hasPrefix("<ClaimsExchange") == true, "\(profile)")
+
+        let content = try #require(
+            Self.refusal(
+                try Self.folder("TrustFrameworkBase.xml") {
+                    $0.replacingOccurrences(
+                        of: #"<Item Key="ContentDefinitionReferenceId">api.localaccountsignup</Item>"#,
+                        with: #"<Item Key="ContentDefinitionReferenceId">api.nowhere</Item>"#)
+                }))
+        #expect(content.description.contains("makes a reference to ContentDefinition with id \"api.nowhere\""), "\(content)")
+
+        let circle = try #require(
+            Self.refusal(
+                try Self.folder("TrustFrameworkBase.xml") {
+                    $0.replacingOccurrences(
+                        of: #"<TechnicalProfile Id="AAD-Common">"#,
+                        with: #"<TechnicalProfile Id="AAD-Common"><IncludeTechnicalProfile ReferenceId="AAD-UserWriteUsingLogonEmail" />"#)
+                }))
+        #expect(circle.description.contains("The technical profiles include one another in a cycle: "), "\(circle)")
+        #expect(circle.description.contains("AAD-Common → AAD-UserWriteUsingLogonEmail → AAD-Common"), "\(circle)")
+
+        let method = try #require(
+            Self.refusal(
+                try Self.folder("TrustFrameworkBase.xml") {
+                    $0.replacingOccurrences(
+                        of: #"TransformationMethod="AssertDateTimeIsGreaterThan""#, with: #"TransformationMethod="AssertTheMoonIsFull""#)
+                }))
+        #expect(method.description.contains("has the TransformationMethod 'AssertTheMoonIsFull', which the local tenant does not run"))
+        #expect(method.element?.hasPrefix("<ClaimsTransformation") == true && method.file == "TrustFrameworkBase.xml", "\(method)")
+
+        let dir = try Self.folder()
+        try Data(try Self.xml("SignUpOrSignin.xml").utf8).write(to: dir.appendingPathComponent("Copy of SignUpOrSignin.xml"))
+        let twice = try #require(Self.refusal(dir))
+        #expect(twice.description.lowercased().contains("b2c_1a_signup_signin") && twice.description.contains("Two files declare this policy id"), "\(twice)")
+    }
+
     /// Hostile files: entities, deep nesting, a gigantic file, a cycle of base policies, what is not XML. Each is refused
     /// at once, and nothing is fetched or expanded.
     @Test func hostileFilesAreRefusedQuickly() throws {

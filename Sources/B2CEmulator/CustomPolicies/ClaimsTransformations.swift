@@ -124,7 +124,7 @@ enum ClaimsTransformations {
         return out
     }
 
-    private static let table = core.merging(structured) { first, _ in first }
+    private static let table = core.merging(structured) { first, _ in first }.merging(catalogue) { first, _ in first }
 
     private static let core: [String: @Sendable (Call) throws -> Inputs] = [
         // String

@@ -34,6 +34,8 @@ struct PolicyChecks {
         for (id, tp) in policy.all(.technicalProfile) { try protocolOf(tp, id) }
         for (id, claim) in policy.all(.claimType) { try patterns(claim, id) }
         try subJourneyCycles()
+        try includeCycles()
+        try transformationMethods()
         if let rp = policy.relyingParty, rp.child("DefaultUserJourney") == nil {
             throw refuse("The relying party has no DefaultUserJourney.", rp, file: leaf.source)
         }
@@ -126,6 +128,35 @@ struct PolicyChecks {
             for next in invoked(node) { try visit(next, path + [id]) }
         }
         for id in policy.all(.subJourney).keys.sorted() { try visit(id, []) }
+    }
+
+    /// Technical profiles that include one another in a circle (`A → B → A`) are refused at upload, not at the step
+    /// that runs one.
+    private func includeCycles() throws {
+        func visit(_ id: String, _ path: [String]) throws {
+            if let start = path.firstIndex(where: { $0.caseInsensitiveCompare(id) == .orderedSame }) {
+                let circle = (path[start...] + [id]).joined(separator: " → ")
+                throw refuse(
+                    "The technical profiles include one another in a cycle: \(circle).", policy.element(.technicalProfile, id)!,
+                    file: policy.file(of: .technicalProfile, id))
+            }
+            guard let node = policy.element(.technicalProfile, id) else { return }
+            for next in node.all("IncludeTechnicalProfile").compactMap({ $0["ReferenceId"] }) { try visit(next, path + [id]) }
+        }
+        for id in policy.all(.technicalProfile).keys.sorted() { try visit(id, []) }
+    }
+
+    /// Every claims transformation names a method the tenant runs: one it does not is refused at upload (naming the
+    /// element), where B2C would run it, rather than ending a journey later (docs/emulator.md lists the methods).
+    private func transformationMethods() throws {
+        for (id, ct) in policy.all(.claimsTransformation).sorted(by: { $0.key < $1.key }) {
+            let method = ct["TransformationMethod"] ?? ""
+            guard !ClaimsTransformations.methods.contains(method) else { continue }
+            throw refuse(
+                "The claims transformation \"\(id)\" has the TransformationMethod '\(method)', which the local tenant does not run "
+                    + "(docs/emulator.md, \"Claims transformations\", lists the methods it runs).", ct,
+                file: policy.file(of: .claimsTransformation, id))
+        }
     }
 
     private func protocolOf(_ tp: PolicyNode, _ id: String) throws {

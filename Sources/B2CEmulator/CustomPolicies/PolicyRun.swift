@@ -416,7 +416,10 @@ struct PolicyRun {
             throw CustomPolicyError(code: "AADB2C90250", message: "The claims transformation '\(id)': \(why)")
         }
         for c in ct.at("OutputClaims")?.all("OutputClaim") ?? [] {
-            if let ref = c["ClaimTypeReferenceId"].map(claimTypeID), let name = c["TransformationClaimType"], let v = outputs[name] {
+            guard let ref = c["ClaimTypeReferenceId"].map(claimTypeID), let name = c["TransformationClaimType"] else { continue }
+            if ClaimsTransformations.clearing.contains(method) {
+                bag[ref] = nil
+            } else if let v = outputs[name] {
                 bag[ref] = v
             }
         }
