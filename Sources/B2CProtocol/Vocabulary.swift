@@ -68,7 +68,7 @@ extension StringProtocol {
     /// Equal but for letter case, as Foundation's `caseInsensitiveCompare` decides; ASCII strings (policy ids, client ids,
     /// scopes) are compared byte by byte, without Foundation's string bridging, which every token request paid for.
     /// Inlinable, so that the tenant's lookups by client id and policy get a copy specialised for `String` instead of the
-    /// generic one (a client-credentials grant spent 3 % of its samples there).
+    /// generic one (bench/README.md, "Both bounds, both grants", has the profile that found it).
     @inlinable
     public func equalsIgnoringCase(_ other: some StringProtocol) -> Bool {
         let a = utf8, b = other.utf8

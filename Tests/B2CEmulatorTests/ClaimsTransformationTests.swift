@@ -108,13 +108,18 @@ import Testing
         // AssertNumber: the reference's attempts over five, as an assertion and as an evaluation.
         #expect(
             throws: TransformationFailure.assertion(key: "AssertNumberError", fallback: "The number is out of range.")
-        ) { try Self.run("AssertNumber", ["inputClaim": .int(10)], ["Operator": "GreaterThan", "CompareToValue": "5", "throwError": "true"]) }
+        ) {
+            try Self.run(
+                "AssertNumber", ["inputClaim": .int(10)], ["Operator": "GreaterThan", "CompareToValue": "5", "throwError": "true"])
+        }
         #expect(try Self.run("AssertNumber", ["inputClaim": .int(3)], ["Operator": "GreaterThan", "CompareToValue": "5"]) == [:])
         #expect(
-            try Self.run("AssertNumber", ["inputClaim": .int(10)], ["Operator": "GreaterThan", "CompareToValue": "5", "throwError": "false"])
+            try Self.run(
+                "AssertNumber", ["inputClaim": .int(10)], ["Operator": "GreaterThan", "CompareToValue": "5", "throwError": "false"])
                 == ["outputClaim": .bool(true)])
         #expect(
-            try Self.run("AssertNumber", ["inputClaim": .int(5)], ["Operator": "LessThanOrEqual", "CompareToValue": "5", "throwError": "false"])
+            try Self.run(
+                "AssertNumber", ["inputClaim": .int(5)], ["Operator": "LessThanOrEqual", "CompareToValue": "5", "throwError": "false"])
                 == ["outputClaim": .bool(true)])
         #expect(
             try Self.run(

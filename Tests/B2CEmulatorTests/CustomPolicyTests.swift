@@ -168,7 +168,9 @@ import Testing
         let dir = try Self.folder()
         try Data(try Self.xml("SignUpOrSignin.xml").utf8).write(to: dir.appendingPathComponent("Copy of SignUpOrSignin.xml"))
         let twice = try #require(Self.refusal(dir))
-        #expect(twice.description.lowercased().contains("b2c_1a_signup_signin") && twice.description.contains("Two files declare this policy id"), "\(twice)")
+        #expect(
+            twice.description.lowercased().contains("b2c_1a_signup_signin")
+                && twice.description.contains("Two files declare this policy id"), "\(twice)")
     }
 
     /// Hostile files: entities, deep nesting, a gigantic file, a cycle of base policies, what is not XML. Each is refused
@@ -237,6 +239,15 @@ import Testing
             let download = try await t.request(.GET, "\(path)/B2C_1A_TrustFrameworkExtensions/$value", headers: auth)
             let original = try Self.xml("TrustFrameworkExtensions.xml")
             #expect(download.status == 200 && download.body == original)
+            let entity = try await t.request(.GET, "\(path)/B2C_1A_TrustFrameworkExtensions", headers: auth)
+            #expect(entity.status == 200 && entity.json["id"]?.stringValue == "B2C_1A_TrustFrameworkExtensions", "\(entity.body)")
+            // Hostile uploads through Graph, as through a folder: a DTD (entities) and a body over the size limit.
+            let dtd = "<?xml version=\"1.0\"?><!DOCTYPE x [<!ENTITY a \"aaaa\">]>" + (try Self.xml("SignUpOrSignin.xml"))
+            let withEntities = try await t.request(.PUT, "\(path)/B2C_1A_signup_signin/$value", body: dtd, headers: auth)
+            #expect(withEntities.status == 400 && withEntities.body.contains("declares a DTD"), "\(withEntities.body)")
+            let huge = String(repeating: " ", count: PolicyXML.maximumBytes + 10)
+            let tooBig = try await t.request(.PUT, "\(path)/B2C_1A_signup_signin/$value", body: huge, headers: auth)
+            #expect(tooBig.status == 413 && tooBig.body.contains("may have at most"), "\(tooBig.status) \(tooBig.body.prefix(200))")
             // A file for another id than the URL's, and B2C's refusals, are Graph's 400 with B2C's words.
             let mismatch = try await t.request(.PUT, "\(path)/B2C_1A_other/$value", body: try Self.xml("SignUpOrSignin.xml"), headers: auth)
             #expect(mismatch.status == 400 && mismatch.body.contains("must be the same"))
@@ -370,7 +381,13 @@ import Testing
                     of: #"<ClaimType Id="reenterPassword">"#,
                     with:
                         #"<ClaimType Id="strongPassword"><DataType>string</DataType>"#
-                        + #"<PredicateValidationReference Id="StrongPassword" /></ClaimType><ClaimType Id="reenterPassword">"#
+                        + #"<PredicateValidationReference Id="StrongPassword" /></ClaimType>"#
+                        + #"<ClaimType Id="country"><DisplayName>Country</DisplayName><DataType>string</DataType>"#
+                        + #"<UserInputType>DropdownSingleSelect</UserInputType><Restriction><Enumeration Text="Norway" Value="NO" />"#
+                        + #"<Enumeration Text="Spain" Value="ES" /></Restriction></ClaimType>"#
+                        + #"<ClaimType Id="topics"><DataType>string</DataType><UserInputType>CheckboxMultiSelect</UserInputType>"#
+                        + #"<Restriction><Enumeration Text="News" Value="news" /><Enumeration Text="Offers" Value="offers" />"#
+                        + #"</Restriction></ClaimType><ClaimType Id="reenterPassword">"#
                 )
         }
         let policy = try PolicySet.load(directory: dir, tenant: Self.tenant).effective("B2C_1A_signup_signin")
@@ -381,6 +398,11 @@ import Testing
         #expect(v.problem(claimType: "email", value: "not an address") == "Please enter a valid email address.")
         #expect(v.problem(claimType: "email", value: "alice@contoso.com") == nil)
         #expect(v.problem(claimType: "displayName", value: "anything") == nil)
+        // A choice the page did not offer (a hand-made POST) is refused; the offered ones, and several checkboxes, pass.
+        #expect(v.problem(claimType: "country", value: "ES") == nil)
+        #expect(v.problem(claimType: "country", value: "Spain") == "'Spain' is not one of the choices for Country.")
+        #expect(v.problem(claimType: "topics", value: "news,offers") == nil)
+        #expect(v.problem(claimType: "topics", value: "news,casino") == "'casino' is not one of the choices for topics.")
     }
 
     /// A pattern that backtracks without end (`^(a+)+$` against thirty-odd `a`s and a `!`: 2^33 paths) stops at ICU's time

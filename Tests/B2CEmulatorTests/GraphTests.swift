@@ -48,6 +48,11 @@ import Testing
             let annotated = try await t.request(
                 .PATCH, "/graph/v1.0/me", json: ["@odata.type": "#microsoft.graph.user", "jobTitle": "Engineer"], headers: writer)
             #expect(annotated.status == 204, "\(annotated.body)")
+            // A body over Graph's limit is a 413 in Graph's shape, never a server error.
+            let huge = "{\"displayName\": \"" + String(repeating: "a", count: 70_000) + "\"}"
+            let tooBig = try await t.request(
+                .PATCH, "/graph/v1.0/me", body: huge, headers: writer + [("Content-Type", "application/json")])
+            #expect(tooBig.status == 413 && tooBig.json["error"]?["code"] == "Request_EntityTooLarge", "\(tooBig.status) \(tooBig.body)")
             let readOnly = try await t.request(.PATCH, "/graph/v1.0/me", json: ["mail": "x@y.z"], headers: writer)
             #expect(readOnly.status == 400)
             // The checks: no token, another audience (the sample API's token), a tampered signature.

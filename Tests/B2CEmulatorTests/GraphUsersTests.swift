@@ -74,6 +74,12 @@ import Testing
             #expect(refused.json["error"]?["message"]?.stringValue?.contains("User.ReadWrite.All") == true, "\(refused.body)")
             let listed = try await Self.graph(t, .GET, "/users", token: try await Self.appToken(t))
             #expect(listed.status == 200 && (listed.json["value"]?.arrayValue?.count ?? 0) >= 2, "\(listed.body)")
+            // A body over Graph's limit is a 413 in Graph's shape, never a server error.
+            let huge = "{\"displayName\": \"" + String(repeating: "a", count: 70_000) + "\"}"
+            let tooBig = try await t.request(
+                .POST, "/graph/v1.0/users", body: huge,
+                headers: [("Authorization", "Bearer " + (try await Self.appToken(t))), ("Content-Type", "application/json")])
+            #expect(tooBig.status == 413 && tooBig.json["error"]?["code"] == "Request_EntityTooLarge", "\(tooBig.status) \(tooBig.body)")
         }
     }
 

@@ -4,7 +4,9 @@ import Foundation
 /// What a page's value must be, from its claim type (reference: claimsschema.md, predicates.md): a `Restriction/Pattern`
 /// (its `HelpText` when it does not match), or the `PredicateValidation` the claim's `PredicateValidationReference`
 /// names — predicate groups, each satisfied when at least `MatchAtLeast` (all when absent) of its predicates hold:
-/// `IsLengthRange`, `MatchesRegex`, `IncludesCharacters`, `IsDateRange`.
+/// `IsLengthRange`, `MatchesRegex`, `IncludesCharacters`, `IsDateRange`; and a `Restriction` of `Enumeration`s (a drop-down,
+/// radio buttons, checkboxes): the value is one of their `Value`s (for `CheckboxMultiSelect`, each of its comma-separated
+/// items), whatever the page was sent.
 struct ClaimValidation {
     let policy: EffectivePolicy
     /// The recorder's note: a pattern that ran out of time is the policy author's to know of.
@@ -13,6 +15,14 @@ struct ClaimValidation {
     /// The first thing wrong with `value` for the claim type, in the policy's words; nil when it is fine.
     func problem(claimType id: String, value: String) -> String? {
         guard let claim = policy.element(.claimType, id) else { return nil }
+        let choices = claim.at("Restriction")?.all("Enumeration").compactMap { $0["Value"] } ?? []
+        if !choices.isEmpty {
+            let multiple = claim.child("UserInputType")?.trimmedText == "CheckboxMultiSelect"
+            let picked = multiple ? value.split(separator: ",").map(String.init) : [value]
+            if let stranger = picked.first(where: { !choices.contains($0) }) {
+                return "'\(stranger)' is not one of the choices for \(claim.child("DisplayName")?.trimmedText ?? id)."
+            }
+        }
         if let pattern = claim.at("Restriction/Pattern"), let regex = PolicyRegex.compile(pattern["RegularExpression"] ?? "") {
             if !matches(regex, claim: id, value) { return pattern["HelpText"] ?? "The value is not in the expected format." }
         }

@@ -61,7 +61,9 @@ struct GraphEndpoint: TenantPart {
                         + "when its registration names https://graph.microsoft.com/User.ReadWrite (the seed's apiPermissions).")
             }
             var request = req
-            let body = try await request.collectBody(upTo: 64 * 1024)
+            guard let body = await request.body(atMost: 64 * 1024) else {
+                return Self.error(413, "Request_EntityTooLarge", "The request body is larger than 64 KB.")
+            }
             guard var changes = (try? JSONValue.parse(Data(buffer: body)))?.objectValue else {
                 return Self.error(400, "BadRequest", "The request body is not a JSON object.")
             }

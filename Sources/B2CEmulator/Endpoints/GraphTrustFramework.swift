@@ -36,7 +36,10 @@ extension GraphEndpoint {
                 return Self.error(415, "UnsupportedMediaType", "The policy goes in the body as application/xml.")
             }
             var request = req
-            let body = try await request.collectBody(upTo: PolicyXML.maximumBytes + 1)
+            guard let body = await request.body(atMost: PolicyXML.maximumBytes) else {
+                return Self.error(
+                    413, "Request_EntityTooLarge", "A policy file may have at most \(PolicyXML.maximumBytes) bytes; this one has more.")
+            }
             let created: Bool
             do { created = try customPolicies.upload(Data(buffer: body), id: id) } catch let e as PolicyLoadError {
                 return Self.error(400, "AADB2C", e.description)

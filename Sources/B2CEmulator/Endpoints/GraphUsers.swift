@@ -187,7 +187,9 @@ extension GraphEndpoint {
             .failure(Refusal(response: Self.error(400, code, message)))
         }
         var request = req
-        let raw = try await request.collectBody(upTo: 64 * 1024)
+        guard let raw = await request.body(atMost: 64 * 1024) else {
+            return .failure(Refusal(response: Self.error(413, "Request_EntityTooLarge", "The request body is larger than 64 KB.")))
+        }
         guard let object = (try? JSONValue.parse(Data(buffer: raw)))?.objectValue else {
             return refuse("The request body is not a JSON object.", code: "BadRequest")
         }

@@ -15,6 +15,12 @@ extension Request {
         }
     }
 
+    /// The body when it has at most `limit` bytes; nil when it has more (the caller answers 413 in its own API's shape).
+    /// Every endpoint that reads a body reads it through this or `bodyData()`: a body over its limit is never a 500.
+    mutating func body(atMost limit: Int) async -> ByteBuffer? {
+        try? await collectBody(upTo: limit)
+    }
+
     /// The body, at most `maxBody` bytes (more is B2C's 413).
     mutating func bodyData() async throws -> Data {
         do { return Data(try await collectBody(upTo: Self.maxBody).readableBytesView) } catch {
@@ -58,7 +64,8 @@ extension Response {
 
     static func html(_ html: String, status: Int = 200, headers: [(String, String)] = []) -> Response {
         make(
-            status, [
+            status,
+            [
                 ("Content-Type", "text/html; charset=utf-8"), ("X-Frame-Options", "DENY"), ("Cache-Control", "no-store"),
                 ("Content-Security-Policy", HTML.contentSecurityPolicy),
             ] + headers,

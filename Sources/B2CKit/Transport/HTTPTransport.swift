@@ -32,8 +32,8 @@ public struct NetworkError: Error, Sendable, CustomStringConvertible {
 }
 
 /// How often a marker occurs in a file's bytes, occurrences not overlapping: the C library's `memchr` finds each
-/// candidate first byte and `memcmp` the rest (a bundle of 200 KB is read on every run that makes a TLS connection, and a
-/// byte loop in Swift took 0.4 ms of it).
+/// candidate first byte and `memcmp` the rest (the system's CA bundle is read on every run that makes a TLS connection;
+/// bench/README.md, "The client's refresh (item 3)", has what a byte loop in Swift cost).
 func countOccurrences(of marker: String, in data: Data) -> Int {
     let m = Array(marker.utf8)
     guard let first = m.first else { return 0 }
@@ -162,7 +162,7 @@ package final class HTTPTransport: Sendable {
 
     /// A CA file as TLS trusts it: read here once, so that a file that is not PEM certificates is refused with its name,
     /// then named by its path (AsyncHTTPClient hashes the TLS configuration into its connection pool's key, and a list of
-    /// certificates is hashed certificate by certificate, a millisecond of every refresh; bench/README.md, item 3).
+    /// certificates is hashed certificate by certificate, a measurable part of every refresh; bench/README.md, item 3).
     private func certificateFile(_ path: String, source: String) throws -> NIOSSLAdditionalTrustRoots {
         do { _ = try NIOSSLCertificate.fromPEMFile(path) } catch {
             throw NetworkError("cannot read the CA file '\(path)' named by \(source): \(error)", isConfiguration: true)
