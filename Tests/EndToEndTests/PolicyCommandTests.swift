@@ -97,4 +97,41 @@ import Testing
             #expect(denied.status == 3 && denied.stderr.contains("Policy.ReadWrite.TrustFramework"), "\(denied.stderr)")
         }
     }
+
+    /// A folder whose BasePolicy chain loops and a folder with two files of one policy id are refused before anything is
+    /// sent; a base that is neither in the folder nor in the tenant is the tenant's refusal, and nothing is uploaded.
+    @Test func aLoopADuplicateAndAMissingBaseAreRefused() async throws {
+        func policy(_ id: String, base: String?) -> String {
+            let basePolicy = base.map {
+                "<BasePolicy><TenantId>contoso.onmicrosoft.com</TenantId><PolicyId>\($0)</PolicyId></BasePolicy>"
+            }
+            return """
+                <TrustFrameworkPolicy xmlns="http://schemas.microsoft.com/online/cpim/schemas/2013/06" PolicySchemaVersion="0.3.0.0"
+                  TenantId="contoso.onmicrosoft.com" PolicyId="\(id)">\(basePolicy ?? "")</TrustFrameworkPolicy>
+                """
+        }
+        func folder(_ w: World, _ name: String, _ files: [String: String]) throws -> String {
+            let dir = w.dir.appendingPathComponent(name)
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            for (file, xml) in files { try Data(xml.utf8).write(to: dir.appendingPathComponent(file)) }
+            return dir.path
+        }
+        try await World.with { w in
+            let config = try UsersCommandTests.config(w, app: "policy-deploy")
+            let loop = try folder(
+                w, "loop", ["A.xml": policy("B2C_1A_A", base: "B2C_1A_B"), "B.xml": policy("B2C_1A_B", base: "B2C_1A_A")])
+            let looped = try await w.b2c(["policy", "upload", loop, "--config", config], extra: Self.deploy)
+            #expect(looped.status == 64 && looped.stderr.contains("BasePolicy chain loops: B2C_1A_A, B2C_1A_B"), "\(looped.stderr)")
+            let twice = try folder(w, "twice", ["A.xml": policy("B2C_1A_A", base: nil), "Copy of A.xml": policy("B2C_1A_A", base: nil)])
+            let duplicate = try await w.b2c(["policy", "upload", twice, "--config", config], extra: Self.deploy)
+            #expect(duplicate.status == 64 && duplicate.stderr.contains("are both B2C_1A_A"), "\(duplicate.stderr)")
+            let orphan = try folder(w, "orphan", ["C.xml": policy("B2C_1A_C", base: "B2C_1A_Nowhere")])
+            let missing = try await w.b2c(["policy", "upload", orphan, "--config", config], extra: Self.deploy)
+            #expect(
+                missing.status == 1 && missing.stderr.contains("B2C_1A_Nowhere") && missing.stderr.contains("does not exist")
+                    && missing.stderr.contains("not uploaded: B2C_1A_C"), "\(missing.stderr)")
+            let list = try await w.b2c(["policy", "list", "--config", config, "-o", "json"], extra: Self.deploy)
+            #expect(list.json.arrayValue?.compactMap(\.stringValue).contains("B2C_1A_C") == false, "\(list.stdout)")
+        }
+    }
 }
