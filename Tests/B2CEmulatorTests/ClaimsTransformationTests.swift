@@ -305,6 +305,9 @@ import Testing
         #expect(r.resolve("{OAUTH-KV:campaignId} {Context:CorrelationId} {Context:DateTimeInUtc}") == "hawaii c-1 1970-01-01T00:00:00Z")
         #expect(r.resolve("[{OIDC:DomainHint}]") == "[]", "a resolver with no value is empty")
         #expect(r.resolve("{unknown} {") == "{unknown} {")
+        // {service:te}: the engine's own address, which B2C documents no value for and the packs use only where the engine
+        // ignores it (JwtIssuer's client_id, the engine profile's url): empty, like any resolver without a value.
+        #expect(r.resolve("[{service:te}]") == "[]")
     }
 }
 

@@ -338,6 +338,64 @@ import Testing
         #expect(callouts.body.contains("\"kind\":\"restful\"") && callouts.body.contains("REST-GetLoyalty"), "\(callouts.body.prefix(400))")
     }
 
+    /// `GetClaims` puts the relying party's input claims in the bag: a value the app sent on the authorize request
+    /// (`{OAUTH-KV:campaignId}`) reaches the token; an id token hint issuer is refused by name.
+    @Test func getClaimsTakesTheRelyingPartysInputClaimsFromTheRequest() async throws {
+        let t = try await Self.tenantWithExamples()
+        defer { Task { await t.stop() } }
+        let dir = try CustomPolicyTests.folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        func policy(getClaims: String) -> String {
+            """
+            <TrustFrameworkPolicy xmlns="http://schemas.microsoft.com/online/cpim/schemas/2013/06" PolicySchemaVersion="0.3.0.0"
+              TenantId="contoso.onmicrosoft.com" PolicyId="B2C_1A_campaign">
+              <BasePolicy><TenantId>contoso.onmicrosoft.com</TenantId><PolicyId>B2C_1A_TrustFrameworkExtensions</PolicyId></BasePolicy>
+              <BuildingBlocks><ClaimsSchema>
+                <ClaimType Id="campaignId"><DisplayName>Campaign</DisplayName><DataType>string</DataType></ClaimType>
+              </ClaimsSchema></BuildingBlocks>
+              <UserJourneys><UserJourney Id="Campaign"><OrchestrationSteps>
+                \(getClaims)
+                <OrchestrationStep Order="2" Type="CombinedSignInAndSignUp" ContentDefinitionReferenceId="api.signuporsignin">
+                  <ClaimsProviderSelections><ClaimsProviderSelection ValidationClaimsExchangeId="Local" /></ClaimsProviderSelections>
+                  <ClaimsExchanges><ClaimsExchange Id="Local" TechnicalProfileReferenceId="SelfAsserted-LocalAccountSignin-Email" /></ClaimsExchanges>
+                </OrchestrationStep>
+                <OrchestrationStep Order="3" Type="SendClaims" CpimIssuerTechnicalProfileReferenceId="JwtIssuer" />
+              </OrchestrationSteps></UserJourney></UserJourneys>
+              <RelyingParty>
+                <DefaultUserJourney ReferenceId="Campaign" />
+                <TechnicalProfile Id="PolicyProfile">
+                  <Protocol Name="OpenIdConnect" />
+                  <InputClaims><InputClaim ClaimTypeReferenceId="campaignId" DefaultValue="{OAUTH-KV:campaignId}" /></InputClaims>
+                  <OutputClaims>
+                    <OutputClaim ClaimTypeReferenceId="objectId" PartnerClaimType="sub" />
+                    <OutputClaim ClaimTypeReferenceId="campaignId" PartnerClaimType="campaign" />
+                  </OutputClaims>
+                  <SubjectNamingInfo ClaimType="sub" />
+                </TechnicalProfile>
+              </RelyingParty>
+            </TrustFrameworkPolicy>
+            """
+        }
+        try Data(policy(getClaims: #"<OrchestrationStep Order="1" Type="GetClaims" />"#).utf8)
+            .write(to: dir.appendingPathComponent("Campaign.xml"))
+        try t.emulator.customPolicies.load(directory: dir)
+        let b = Browser(t)
+        let pkce = PKCE()
+        let page = try await b.get(authorizeURL(policy: "B2C_1A_campaign", pkce: pkce, extra: ["campaignId": "hawaii"]))
+        let done = try await b.submit(page, form: "localAccountForm", ["signInName": alice.email, "password": alice.password])
+        let code = try #require(done.redirectParams["code"], "\(done.status) \(done.body.prefix(600))")
+        let id = try claims(
+            try await t.token("B2C_1A_campaign", redeemForm(code: code, verifier: pkce.verifier)).json["id_token"]?.stringValue)
+        #expect(id["campaign"]?.stringValue == "hawaii", "\(id)")
+        // With an id token hint's issuer: refused by name, not ignored.
+        try Data(
+            policy(getClaims: #"<OrchestrationStep Order="1" Type="GetClaims" CpimIssuerTechnicalProfileReferenceId="JwtIssuer" />"#).utf8
+        ).write(to: dir.appendingPathComponent("Campaign.xml"))
+        try t.emulator.customPolicies.load(directory: dir)
+        let hinted = try await Browser(t).get(authorizeURL(policy: "B2C_1A_campaign", extra: ["campaignId": "hawaii"]))
+        #expect(hinted.body.contains("id_token_hint") && hinted.body.contains("AADB2C90250"), "\(hinted.status) \(hinted.body.prefix(600))")
+    }
+
     /// `AuthenticationType` `ClientCertificate`: the certificate (a policy key whose value is its PEM file) goes in the TLS
     /// handshake to an endpoint that requires it, whose private CA the seed's `customPolicyCAFile` trusts.
     @Test func aRestfulProfileAuthenticatesWithAClientCertificate() async throws {

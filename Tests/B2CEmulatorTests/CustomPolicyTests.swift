@@ -123,6 +123,35 @@ import Testing
         #expect(regex.description.contains("The claim type \"email\" has a Pattern whose RegularExpression is not a regular expression"))
     }
 
+    /// `MergeBehavior` on a list a child policy redeclares (claimsschema.md's `Restriction`): the child's items after the
+    /// base's, before them, or instead of them; without it the items are added after the base's.
+    @Test func mergeBehaviorAppendsPrependsOrReplacesTheBasesList() throws {
+        func values(_ behavior: String?) throws -> [String] {
+            let attribute = behavior.map { " MergeBehavior=\"\($0)\"" } ?? ""
+            let dir = temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: dir) }
+            let files = [
+                "TrustFrameworkBase.xml": try Self.xml("TrustFrameworkBase.xml").replacingOccurrences(
+                    of: "    </ClaimsSchema>",
+                    with: #"<ClaimType Id="country"><DataType>string</DataType><UserInputType>DropdownSingleSelect</UserInputType>"#
+                        + #"<Restriction><Enumeration Text="Norway" Value="NO" /><Enumeration Text="Spain" Value="ES" /></Restriction>"#
+                        + "</ClaimType>\n    </ClaimsSchema>"),
+                "TrustFrameworkExtensions.xml": try Self.xml("TrustFrameworkExtensions.xml").replacingOccurrences(
+                    of: "<BuildingBlocks />",
+                    with: #"<BuildingBlocks><ClaimsSchema><ClaimType Id="country"><Restriction"# + attribute + ">"
+                        + #"<Enumeration Text="Finland" Value="FI" /></Restriction></ClaimType></ClaimsSchema></BuildingBlocks>"#),
+                "SignUpOrSignin.xml": try Self.xml("SignUpOrSignin.xml"),
+            ]
+            for (name, text) in files { try Data(text.utf8).write(to: dir.appendingPathComponent(name)) }
+            let policy = try PolicySet.load(directory: dir, tenant: Self.tenant).effective("B2C_1A_signup_signin")
+            return policy.element(.claimType, "country")?.at("Restriction")?.all("Enumeration").compactMap { $0["Value"] } ?? []
+        }
+        #expect(try values("Append") == ["NO", "ES", "FI"])
+        #expect(try values("Prepend") == ["FI", "NO", "ES"])
+        #expect(try values("ReplaceAll") == ["FI"])
+        #expect(try values(nil) == ["NO", "ES", "FI"])
+    }
+
     /// The rest of B2C's upload checks, each naming the element: a reference to an undeclared technical profile or content
     /// definition, profiles that include one another in a circle, a transformation method the tenant does not run, and two
     /// files of one policy id.

@@ -106,9 +106,21 @@ struct EffectivePolicy {
 
     /// `child` over `base`: attributes overridden, identified children merged with their namesake, a single unidentified
     /// container merged into the base's one, text replaced, anything else added after the base's.
+    /// A list whose child says `MergeBehavior` (a claim type's `Restriction`, `SupportedLanguages`, a content definition's
+    /// `LocalizedResourcesReferences`, a `LocalizedCollection`) takes the child's items after the base's (`Append`), before
+    /// them (`Prepend`; the first of a language or value wins where both have it) or instead of them (`ReplaceAll`).
     static func merge(_ base: PolicyNode, _ child: PolicyNode) -> PolicyNode {
         let out = base.copy()
         out.attributes.merge(child.attributes) { _, new in new }
+        if let behavior = child["MergeBehavior"]?.lowercased(), ["append", "prepend", "replaceall"].contains(behavior) {
+            let added = child.children.map { $0.copy() }
+            switch behavior {
+            case "prepend": out.children = added + out.children
+            case "replaceall": out.children = added
+            default: out.children += added
+            }
+            return out
+        }
         if !child.trimmedText.isEmpty { out.text = child.text }
         for c in child.children {
             if let key = identity(c), let i = out.children.firstIndex(where: { identity($0) == key }) {

@@ -159,7 +159,7 @@ struct PolicyRun {
             case "SendClaims":
                 return .stop(.sendClaims(issuer: step["CpimIssuerTechnicalProfileReferenceId"]))
             case "GetClaims":
-                break
+                try getClaims(step, order: order, &state)
             default:
                 throw CustomPolicyError(
                     code: "AADB2C90250",
@@ -167,6 +167,25 @@ struct PolicyRun {
             }
         }
         return .ended
+    }
+
+    /// `GetClaims`: the relying party's input claims, from the request — each its `DefaultValue` with the claim resolvers
+    /// resolved (`{OAUTH-KV:campaignId}` is the authorize request's `campaignId`), into the bag. An `id_token_hint` issuer
+    /// (`CpimIssuerTechnicalProfileReferenceId`) is refused by name: the local tenant does not read id token hints.
+    private func getClaims(_ step: PolicyNode, order: Int, _ state: inout PolicyJourneyState) throws {
+        if let issuer = step["CpimIssuerTechnicalProfileReferenceId"] {
+            throw CustomPolicyError(
+                code: "AADB2C90250",
+                message:
+                    "Orchestration step \(order) reads claims through '\(issuer)' (an id_token_hint); the local tenant does not run that.")
+        }
+        let rp = policy.relyingParty?.child("TechnicalProfile")
+        for claim in rp?.at("InputClaims")?.all("InputClaim") ?? [] {
+            guard let ref = claim["ClaimTypeReferenceId"].map(claimTypeID), let given = claim["DefaultValue"] else { continue }
+            let value = resolvers.resolve(given)
+            if !value.isEmpty { state.claims[ref] = typed(value, ref) }
+        }
+        note("orchestration step \(order): the relying party's input claims", ["claims": Self.recorded(state.claims)])
     }
 
     /// A provider selection step: answered by the SSO session, by the only provider there is, or the page (B2C's

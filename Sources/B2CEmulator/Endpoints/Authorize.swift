@@ -22,6 +22,16 @@ struct AppRequest: Codable, Sendable {
     var domainHint: String? = nil
     /// The pages' language, resolved once from `ui_locales`, the browser's `Accept-Language` and the user flow's languages.
     var language = "en"
+    /// The authorize request's query parameters, for a custom policy's `{OAUTH-KV:name}` resolvers (`Self.kept`); nil in a
+    /// transaction stored before they were kept.
+    var parameters: [String: String]? = nil
+
+    /// The parameters a transaction keeps: at most 32, each value at most 1,024 characters, and never an `id_token_hint`
+    /// (a token, not a value a policy reads by name here).
+    static func kept(_ query: [String: String]) -> [String: String] {
+        let fitting = query.filter { $0.key != "id_token_hint" && $0.key.count <= 128 && $0.value.count <= 1024 }
+        return Dictionary(uniqueKeysWithValues: fitting.sorted { $0.key < $1.key }.prefix(32).map { ($0.key, $0.value) })
+    }
 }
 
 /// An authorize request waiting for the user, kept in the store between pages (as JSON, `Codable`). Its app request's
@@ -211,7 +221,8 @@ struct AuthorizeEndpoint: JourneyStepType {
             clientId: app.clientId, redirectUri: redirectUri, redirectType: redirect.type, responseType: responseType,
             responseMode: responseMode, scope: q["scope"] ?? "", state: q["state"], nonce: q["nonce"],
             codeChallenge: q["code_challenge"], codeChallengeMethod: challengeMethod, prompt: prompt, loginHint: q["login_hint"],
-            clientInfo: ["1", "true"].contains(q["client_info"]?.lowercased() ?? ""), domainHint: q["domain_hint"])
+            clientInfo: ["1", "true"].contains(q["client_info"]?.lowercased() ?? ""), domainHint: q["domain_hint"],
+            parameters: AppRequest.kept(q))
         return AuthorizeTransaction(
             id: Random.token(bytes: 18), policy: policy.id, tenantSegment: authority.tenantSegment, origin: origin, request: request)
     }

@@ -230,7 +230,8 @@ struct CustomPolicyStep: OrchestrationStep {
         do { effective = try parts.customPolicies.effective(policy.id) } catch {
             throw PageError(code: "AADB2C90067", message: "The custom policy '\(policy.id)' cannot run: \(error)")
         }
-        var request: [String: String] = ["client_id": tx.clientId, "redirect_uri": tx.redirectUri, "scope": tx.scope]
+        var request = tx.parameters ?? [:]
+        request.merge(["client_id": tx.clientId, "redirect_uri": tx.redirectUri, "scope": tx.scope]) { _, checked in checked }
         if let hint = tx.loginHint { request["login_hint"] = hint }
         if let nonce = tx.nonce { request["nonce"] = nonce }
         let resolvers = ClaimResolvers.of(
