@@ -338,6 +338,34 @@ import Testing
         #expect(callouts.body.contains("\"kind\":\"restful\"") && callouts.body.contains("REST-GetLoyalty"), "\(callouts.body.prefix(400))")
     }
 
+    /// A self-asserted profile's `setting.*` metadata shapes its page: no cancel link, no "forgot your password" link, no
+    /// sign-up link, a user name instead of an address; without them the page has all of those.
+    @Test func settingMetadataShapesTheSignInPage() async throws {
+        let t = try await TestTenant.start()
+        defer { Task { await t.stop() } }
+        let dir = try CustomPolicyTests.folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try t.emulator.customPolicies.load(directory: dir)
+        let plain = try await Browser(t).get(authorizeURL(policy: Self.policy))
+        #expect(plain.body.contains(#"id="cancel""#) && plain.body.contains(#"id="forgotPassword""#), "\(plain.body.prefix(800))")
+        #expect(plain.body.contains(#"id="createAccount""#) && plain.body.contains(#"type="email" id="signInName""#))
+        let settings = """
+            <ClaimsProviders><ClaimsProvider><DisplayName>Local</DisplayName><TechnicalProfiles>
+            <TechnicalProfile Id="SelfAsserted-LocalAccountSignin-Email"><Metadata>
+            <Item Key="setting.showCancelButton">false</Item><Item Key="setting.forgotPasswordLinkLocation">None</Item>
+            <Item Key="setting.showSignupLink">false</Item><Item Key="setting.operatingMode">Username</Item>
+            </Metadata></TechnicalProfile></TechnicalProfiles></ClaimsProvider>
+            """
+        let extensions = dir.appendingPathComponent("TrustFrameworkExtensions.xml")
+        let text = try String(contentsOf: extensions, encoding: .utf8).replacingOccurrences(of: "<ClaimsProviders>", with: settings)
+        try Data(text.utf8).write(to: extensions)
+        try t.emulator.customPolicies.load(directory: dir)
+        let shaped = try await Browser(t).get(authorizeURL(policy: Self.policy))
+        #expect(shaped.status == 200 && shaped.body.contains("localAccountForm"), "\(shaped.body.prefix(800))")
+        #expect(!shaped.body.contains(#"id="cancel""#) && !shaped.body.contains(#"id="forgotPassword""#), "\(shaped.body.prefix(1200))")
+        #expect(!shaped.body.contains(#"id="createAccount""#) && shaped.body.contains(#"type="text" id="signInName""#))
+    }
+
     /// `GetClaims` puts the relying party's input claims in the bag: a value the app sent on the authorize request
     /// (`{OAUTH-KV:campaignId}`) reaches the token; an id token hint issuer is refused by name.
     @Test func getClaimsTakesTheRelyingPartysInputClaimsFromTheRequest() async throws {

@@ -60,13 +60,13 @@ enum CustomPolicyTemplates {
         <form id="localAccountForm" method="post" action="{{action.policy}}">
         <input type="hidden" name="tx" value="{{tx}}">
         <div class="entry"><ul>{{#fields}}{{>policy-field}}{{/fields}}</ul>
-        <a id="forgotPassword" href="{{link.forgot}}">{{t.forgotpassword_link}}</a>
+        {{#showForgot}}<a id="forgotPassword" href="{{link.forgot}}">{{t.forgotpassword_link}}</a>{{/showForgot}}
         <div class="buttons"><button type="submit" id="next" name="next" value="next">{{t.button_signin}}</button></div>
         </div>
         </form>{{/local}}
         <div class="links">{{#signUp}}<div class="create"><p>{{t.createaccount_intro}} \
         <a id="createAccount" href="{{link.policysignup}}">{{t.createaccount_one_link}}</a></p></div>{{/signUp}}\
-        {{^signUp}}<span></span>{{/signUp}}<a id="cancel" href="{{link.cancel}}">{{t.cancel}}</a></div>
+        {{^signUp}}<span></span>{{/signUp}}{{#showCancel}}<a id="cancel" href="{{link.cancel}}">{{t.cancel}}</a>{{/showCancel}}</div>
         </div>{{/body}}{{/page}}
         """,
         "policy-selfasserted": """
@@ -78,8 +78,8 @@ enum CustomPolicyTemplates {
         <input type="hidden" name="tx" value="{{tx}}">
         <div id="attributeList"><ul>{{#items}}{{#control}}{{>policy-control}}{{/control}}{{#field}}{{>policy-field}}{{/field}}\
         {{/items}}</ul></div>
-        <div class="buttons"><button type="submit" id="continue" name="step" value="continue">{{button}}</button>\
-        <a id="cancel" href="{{link.cancel}}">{{t.cancel}}</a></div>
+        <div class="buttons">{{#showContinue}}<button type="submit" id="continue" name="step" value="continue">{{button}}</button>\
+        {{/showContinue}}{{#showCancel}}<a id="cancel" href="{{link.cancel}}">{{t.cancel}}</a>{{/showCancel}}</div>
         </form>
         </div>{{/body}}{{/page}}
         """,
@@ -108,9 +108,23 @@ struct CustomPolicyPages {
     static func fields(_ profile: TechnicalProfile, policy: EffectivePolicy) -> [Field] {
         var out: [Field] = []
         for claim in profile.displayClaims.isEmpty ? profile.outputClaims : profile.displayClaims {
-            if let f = field(claim, policy: policy), !out.contains(where: { $0.id == f.id }) { out.append(f) }
+            if var f = field(claim, policy: policy), !out.contains(where: { $0.id == f.id }) {
+                // `setting.operatingMode` `Username`: the sign-in name is a user name, not an address.
+                if f.id == "signInName", profile.metadata("setting.operatingMode")?.lowercased() == "username" { f.type = "text" }
+                out.append(f)
+            }
         }
         return out
+    }
+
+    /// A self-asserted profile's `setting.<name>` metadata item as a boolean (`true` / `false`, any case), else `otherwise`
+    /// (self-asserted-technical-profile.md's defaults).
+    static func setting(_ profile: TechnicalProfile?, _ name: String, _ otherwise: Bool) -> Bool {
+        switch profile?.metadata("setting.\(name)")?.lowercased() {
+        case "true": true
+        case "false": false
+        default: otherwise
+        }
     }
 
     static func field(_ claim: PolicyNode, policy: EffectivePolicy) -> Field? {
@@ -235,7 +249,11 @@ struct CustomPolicyPages {
             }
         }
         var values: [String: Any] = [
-            "fields": fields, "items": items, "signUp": state.combined && profile?.metadata("SignUpTarget") != nil,
+            "fields": fields, "items": items,
+            "signUp": state.combined && profile?.metadata("SignUpTarget") != nil && Self.setting(profile, "showSignupLink", true),
+            "showCancel": Self.setting(profile, "showCancelButton", true),
+            "showContinue": Self.setting(profile, "showContinueButton", true),
+            "showForgot": profile?.metadata("setting.forgotPasswordLinkLocation")?.lowercased() != "none",
             "heading": profile?.node.child("DisplayName")?.trimmedText ?? profile?.id ?? "",
             "button": profile?.metadata("language.button_continue") ?? "Continue", "providers": providers,
             "social": !providers.isEmpty, "local": profile != nil,
