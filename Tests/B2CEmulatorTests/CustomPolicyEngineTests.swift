@@ -466,6 +466,61 @@ import Testing
         #expect(throws: PolicyLoadError.self) { try t.emulator.customPolicies.upload(Data(broken.utf8), id: "B2C_1A_branded") }
     }
 
+    /// A `ClaimsProviderSelection` step of buttons only is B2C's provider selection page (`data-name="IdpSelections"`), laid
+    /// out by the policy's `providerselection` content definition; a button takes the person to its exchange.
+    @Test func aSelectionOfProvidersIsTheProviderSelectionPage() async throws {
+        let endpoint = try await ConnectorEndpoint()
+        defer { endpoint.stop() }
+        let t = try await TestTenant.start()
+        defer { Task { await t.stop() } }
+        let dir = try CustomPolicyTests.folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let pick = """
+            <TrustFrameworkPolicy xmlns="http://schemas.microsoft.com/online/cpim/schemas/2013/06" PolicySchemaVersion="0.3.0.0"
+              TenantId="contoso.onmicrosoft.com" PolicyId="B2C_1A_pick">
+              <BasePolicy><TenantId>contoso.onmicrosoft.com</TenantId><PolicyId>B2C_1A_TrustFrameworkExtensions</PolicyId></BasePolicy>
+              <BuildingBlocks><ContentDefinitions><ContentDefinition Id="api.idpselections">
+                <LoadUri>\(endpoint.http)/layout/pick.html</LoadUri>
+                <DataUri>urn:com:microsoft:aad:b2c:elements:contract:providerselection:1.2.1</DataUri>
+              </ContentDefinition></ContentDefinitions></BuildingBlocks>
+              <UserJourneys><UserJourney Id="Pick"><OrchestrationSteps>
+                <OrchestrationStep Order="1" Type="ClaimsProviderSelection" ContentDefinitionReferenceId="api.idpselections">
+                  <ClaimsProviderSelections>
+                    <ClaimsProviderSelection TargetClaimsExchangeId="LocalExchange" />
+                    <ClaimsProviderSelection TargetClaimsExchangeId="ResetExchange" />
+                  </ClaimsProviderSelections>
+                </OrchestrationStep>
+                <OrchestrationStep Order="2" Type="ClaimsExchange">
+                  <ClaimsExchanges>
+                    <ClaimsExchange Id="LocalExchange" TechnicalProfileReferenceId="SelfAsserted-LocalAccountSignin-Email" />
+                    <ClaimsExchange Id="ResetExchange" TechnicalProfileReferenceId="LocalAccountDiscoveryUsingEmailAddress" />
+                  </ClaimsExchanges>
+                </OrchestrationStep>
+                <OrchestrationStep Order="3" Type="SendClaims" CpimIssuerTechnicalProfileReferenceId="JwtIssuer" />
+              </OrchestrationSteps></UserJourney></UserJourneys>
+              <RelyingParty>
+                <DefaultUserJourney ReferenceId="Pick" />
+                <TechnicalProfile Id="PolicyProfile">
+                  <Protocol Name="OpenIdConnect" />
+                  <OutputClaims><OutputClaim ClaimTypeReferenceId="objectId" PartnerClaimType="sub" /></OutputClaims>
+                  <SubjectNamingInfo ClaimType="sub" />
+                </TechnicalProfile>
+              </RelyingParty>
+            </TrustFrameworkPolicy>
+            """
+        try Data(pick.utf8).write(to: dir.appendingPathComponent("Pick.xml"))
+        try t.emulator.customPolicies.load(directory: dir)
+        let b = Browser(t)
+        let page = try await b.get(authorizeURL(policy: "B2C_1A_pick"))
+        #expect(page.status == 200 && page.body.contains(#"data-name="IdpSelections""#), "\(page.body.prefix(800))")
+        #expect(page.body.contains(#"data-path="/layout/pick.html""#), "laid out by the providerselection definition")
+        #expect(page.body.contains(#"id="LocalExchange""#) && page.body.contains(">Local Account Signin<"), "\(page.body)")
+        #expect(page.body.contains(#"id="ResetExchange""#) && page.body.contains(">Reset your password<"))
+        #expect(page.form("localAccountForm") == nil, "buttons only")
+        let chosen = try await b.submit(page, form: "idp_ResetExchange", [:])
+        #expect(chosen.status == 200 && chosen.body.contains(#"data-name="SelfAsserted""#), "\(chosen.status) \(chosen.body.prefix(800))")
+    }
+
     /// An `OpenIdConnect` technical profile to a provider of your own (here another tenant): the tenant is its relying party
     /// (code flow, PKCE, the client secret from a policy key's value, the id token checked), the provider's claims go into
     /// the bag by the profile's partner names, and the journey links the person to this directory's account by email.

@@ -46,7 +46,7 @@ enum CustomPolicyTemplates {
         {{t.verification_control_but_change_claims}}</button>{{/verified}}</div></div></li>
         """,
         "policy-unified": """
-        {{<page}}{{$title}}{{t.heading}}{{/title}}{{$body}}<div id="api" data-name="Unified">
+        {{<page}}{{$title}}{{t.heading}}{{/title}}{{$body}}<div id="api" data-name="{{dataName}}">
         <h1>{{t.heading}}</h1><p class="tenant">{{tenant}} · b2c emulator</p>
         {{#social}}<div class="social" role="form"><div class="intro"><h2>{{t.social_intro}}</h2></div>
         <div class="options">
@@ -257,6 +257,8 @@ struct CustomPolicyPages {
             "heading": profile?.node.child("DisplayName")?.trimmedText ?? profile?.id ?? "",
             "button": profile?.metadata("language.button_continue") ?? "Continue", "providers": providers,
             "social": !providers.isEmpty, "local": profile != nil,
+            // Buttons only (a selection step without a local sign-in) is B2C's provider selection page.
+            "dataName": profile == nil && !providers.isEmpty ? "IdpSelections" : "Unified",
         ]
         if let error { values["error"] = error }
         if !localized.ux.isEmpty { values["t"] = PageStrings(language: tx.language, overrides: localized.ux) }

@@ -94,7 +94,7 @@ enum PageLayoutTemplates {
             t = t.replacingOccurrences(
                 of:
                     #"(?i)\b(href|src|action|formaction|xlink:href)\s*=\s*"#
-                        + #"("\s*javascript:[^"]*"|'\s*javascript:[^']*'|javascript:[^\s>]*)"#,
+                    + #"("\s*javascript:[^"]*"|'\s*javascript:[^']*'|javascript:[^\s>]*)"#,
                 with: "$1=\"#\"", options: .regularExpression)
             if t == before { break }
         }
@@ -141,6 +141,7 @@ enum PageLayoutTemplates {
         if tag.contains("data-name=\"Unified\"") { return .unifiedssp }
         if tag.contains("data-name=\"Phonefactor\"") { return .multifactor }
         if tag.contains("data-name=\"GlobalException\"") { return .globalexception }
+        if tag.contains("data-name=\"IdpSelections\"") { return .providerselection }
         return .selfasserted
     }
 
@@ -270,7 +271,7 @@ public enum PagePreview {
             id: "preview", policy: policy.id, tenantSegment: seed.tenant.name, origin: "http://localhost", request: request)
         let response =
             switch type {
-            case .unifiedssp: pages.signInPage(tx, policy: policy)
+            case .unifiedssp, .providerselection: pages.signInPage(tx, policy: policy)
             case .selfasserted: pages.signUpPage(tx, policy: policy)
             case .multifactor: pages.phoneFactorPage(tx, registered: nil)
             case .globalexception:

@@ -158,10 +158,16 @@ public struct EmulatorSeed: Sendable, Equatable {
     public struct PageLayouts: Sendable, Equatable {
         public enum PageType: String, Sendable, CaseIterable {
             case unifiedssp, selfasserted, multifactor, globalexception
+            /// A custom policy's page of buttons, one per claims provider (a `ClaimsProviderSelection` step without a local
+            /// sign-in); user flows show their providers on the unified page.
+            case providerselection
 
             /// The page contract the emulator's pages follow when the seed names none (B2C's starter pack's versions).
             public var defaultDataUri: String {
-                let version = ["unifiedssp": "2.1.5", "selfasserted": "2.1.7", "multifactor": "1.2.5", "globalexception": "1.2.1"]
+                let version = [
+                    "unifiedssp": "2.1.5", "selfasserted": "2.1.7", "multifactor": "1.2.5", "globalexception": "1.2.1",
+                    "providerselection": "1.2.1",
+                ]
                 return "urn:com:microsoft:aad:b2c:elements:contract:\(rawValue):\(version[rawValue]!)"
             }
         }
