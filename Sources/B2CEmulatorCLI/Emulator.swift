@@ -34,7 +34,7 @@ extension EmulatorCommand {
         @Argument(help: "The policy, such as B2C_1_susi.") var policy: String
         @Argument(
             help: "The page type: unifiedssp, selfasserted, multifactor or globalexception (error).",
-            completion: .list(EmulatorSeed.PageLayouts.PageType.allCases.map(\.rawValue))) var pageType: String
+            completion: .list(EmulatorSeed.PageLayouts.PageType.userFlowPages.map(\.rawValue))) var pageType: String
         @Option(
             help: ArgumentHelp("The layout: a file, an http(s) URL, or classic, oceanBlue, slateGray.", valueName: "layout"),
             completion: .list(["classic", "oceanBlue", "slateGray"])) var layout: String?
@@ -463,7 +463,7 @@ extension EmulatorCommand {
             _ emulator: B2CEmulator, host: String, tls: EmulatorTLS?, limits: ConnectionLimits
         ) async throws -> EmulatorServer {
             let portFile = state.map { URL(fileURLWithPath: $0).appendingPathComponent("twin-port") }
-            let chosen = twinPort ?? portFile.flatMap(Self.lastPort) ?? 0
+            let chosen = portFile.flatMap(Self.lastPort) ?? 0
             let server: EmulatorServer
             do {
                 server = try await EmulatorServer.start(

@@ -468,6 +468,11 @@ enum ExamplePolicies {
           <Protocol Name="Proprietary"
     Handler="Web.TPEngine.SSO.NoopSSOSessionProvider, Web.TPEngine, Version=1.0.0.0, Culture=neutral, PublicKeyToken=null" />
         </TechnicalProfile>
+        <TechnicalProfile Id="SM-jwt-issuer">
+          <DisplayName>The sessions of the apps that got tokens</DisplayName>
+          <Protocol Name="Proprietary"
+    Handler="Web.TPEngine.SSO.OAuthSSOSessionProvider, Web.TPEngine, Version=1.0.0.0, Culture=neutral, PublicKeyToken=null" />
+        </TechnicalProfile>
         <TechnicalProfile Id="SM-AAD">
           <DisplayName>Session Management Provider</DisplayName>
           <Protocol Name="Proprietary"
@@ -501,6 +506,7 @@ enum ExamplePolicies {
           </CryptographicKeys>
           <InputClaims />
           <OutputClaims />
+          <UseTechnicalProfileForSessionManagement ReferenceId="SM-jwt-issuer" />
         </TechnicalProfile>
       </TechnicalProfiles>
     </ClaimsProvider>

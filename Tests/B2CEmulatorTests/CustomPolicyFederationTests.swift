@@ -28,6 +28,12 @@ import Testing
                     <OutputClaim ClaimTypeReferenceId="email" PartnerClaimType="\(ws)emailaddress" />
                     <OutputClaim ClaimTypeReferenceId="givenName" PartnerClaimType="\(ws)givenname" />
                   </OutputClaims>
+                  <UseTechnicalProfileForSessionManagement ReferenceId="SM-Saml-idp" />
+                </TechnicalProfile>
+                <TechnicalProfile Id="SM-Saml-idp">
+                  <DisplayName>The SAML identity provider's session</DisplayName>
+                  <Protocol Name="Proprietary" Handler="Web.TPEngine.SSO.SamlSSOSessionProvider, Web.TPEngine" />
+                  <Metadata><Item Key="IncludeSessionIndex">false</Item><Item Key="RegisterServiceProviders">false</Item></Metadata>
                 </TechnicalProfile>
               </TechnicalProfiles></ClaimsProvider></ClaimsProviders>
               <UserJourneys><UserJourney Id="Saml"><OrchestrationSteps>

@@ -259,8 +259,8 @@ public enum PagePreview {
             throw Failure(description: "the seed has no policy '\(policyName)' (it has \(seed.policies.map(\.id).joined(separator: ", ")))")
         }
         let typeName = pageType == "error" ? "globalexception" : pageType
-        guard let type = EmulatorSeed.PageLayouts.PageType(rawValue: typeName) else {
-            let names = EmulatorSeed.PageLayouts.PageType.allCases.map(\.rawValue).joined(separator: ", ")
+        guard let type = EmulatorSeed.PageLayouts.PageType(rawValue: typeName), type != .providerselection else {
+            let names = EmulatorSeed.PageLayouts.PageType.userFlowPages.map(\.rawValue).joined(separator: ", ")
             throw Failure(description: "'\(pageType)' is not a page type; expected one of \(names) (or error)")
         }
         let pages = PageRenderer(tenantName: seed.tenant.name, clock: try EmulatorClock(store: try .inMemory()), seed: seed)
@@ -271,7 +271,7 @@ public enum PagePreview {
             id: "preview", policy: policy.id, tenantSegment: seed.tenant.name, origin: "http://localhost", request: request)
         let response =
             switch type {
-            case .unifiedssp, .providerselection: pages.signInPage(tx, policy: policy)
+            case .unifiedssp, .providerselection: pages.signInPage(tx, policy: policy)  // a user flow has no selection page
             case .selfasserted: pages.signUpPage(tx, policy: policy)
             case .multifactor: pages.phoneFactorPage(tx, registered: nil)
             case .globalexception:

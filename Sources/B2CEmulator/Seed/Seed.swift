@@ -162,6 +162,10 @@ public struct EmulatorSeed: Sendable, Equatable {
             /// sign-in); user flows show their providers on the unified page.
             case providerselection
 
+            /// The page types a user flow has (its providers are buttons on the unified page): what its `pageLayouts` and
+            /// the page preview take.
+            public static var userFlowPages: [PageType] { allCases.filter { $0 != .providerselection } }
+
             /// The page contract the emulator's pages follow when the seed names none (B2C's starter pack's versions).
             public var defaultDataUri: String {
                 let version = [

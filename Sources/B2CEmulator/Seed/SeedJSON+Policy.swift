@@ -211,10 +211,10 @@ extension EmulatorSeed.Policy: SeedObject {
     static func pageLayouts(_ p: JSONObjectReader) throws -> EmulatorSeed.PageLayouts {
         guard let o = try p.object("pageLayouts") else { return .init() }
         typealias PageType = EmulatorSeed.PageLayouts.PageType
-        try o.rejectUnknownKeys(allowed: Set(PageType.allCases.map(\.rawValue) + ["error", "javascript", "strictCors"]))
+        try o.rejectUnknownKeys(allowed: Set(PageType.userFlowPages.map(\.rawValue) + ["error", "javascript", "strictCors"]))
         var out = EmulatorSeed.PageLayouts(
             javascript: try o.bool("javascript", default: false), strictCors: try o.bool("strictCors", default: false))
-        for key in PageType.allCases.map(\.rawValue) + ["error"] where o.has(key) {
+        for key in PageType.userFlowPages.map(\.rawValue) + ["error"] where o.has(key) {
             let type = PageType(rawValue: key) ?? .globalexception
             var page = EmulatorSeed.PageLayouts.Page(loadUri: "", dataUri: type.defaultDataUri)
             if let uri = o.raw(key)?.stringValue {
