@@ -15,7 +15,8 @@ import Testing
 ///   (AADB2C90118) in FlowTests.forgotPasswordDetour.
 /// - PasswordSignIn: `aPasswordSignInStoresTheCurrentAccount`; a wrong password (AADB2C90225) in FlowTests.wrongPassword.
 /// - NativeSignIn, NativeSignUp, NativeReset: NativeFlowTests (a second factor is its interaction).
-/// - DeviceCodeSignIn: `aDeviceCodeIsTypedAtThePageAndTheAccountStored`, `aB2CConfigurationHasNoDeviceCode`.
+/// - DeviceCodeSignIn: `aDeviceCodeIsTypedAtThePageAndTheAccountStored`, `aB2CConfigurationHasNoDeviceCode`,
+///   `aSlowDownAddsFiveSecondsToEveryLaterPoll`; a code declined or expired in EndToEndTests' DeviceCodeSignInTests.
 /// - ProfileFlows: FlowTests.editProfile and FlowTests.resetPassword; `editingTheProfileOfNobodyNeedsASignIn`.
 /// - SignOut, BrowserSignOut: FlowTests.signOut and FlowTests.browserSignOut; `signingOutAnUnknownAccountSaysSo`.
 /// - AppOnlyToken: FlowTests.appToken; `aWrongSecretIsRefusedAndNothingStored` (no person: nothing to interact with).
@@ -72,6 +73,30 @@ struct FlowPathTests {
             }
             #expect(e.kind == .usage && e.message.contains("AADB2C90086"))
             #expect(try t.grants("urn:ietf:params:oauth:grant-type:device_code") == 0)
+        }
+    }
+
+    /// RFC 8628 §3.5: after `slow_down` the device waits five seconds more, for that poll and every later one. Each wait
+    /// moves both clocks instead of sleeping, except the second: its poll comes too soon, and the tenant says `slow_down`.
+    /// The fourth is Ctrl-C.
+    @Test func aSlowDownAddsFiveSecondsToEveryLaterPoll() async throws {
+        try await LocalTenant.with(seed: .defaultExternalID) { t in
+            let waits = NIOLockedValueBox<[Int]>([])
+            let e = try await #require(throws: B2CError.self) {
+                try await t.withClient { c in
+                    let flow = DeviceCodeSignIn(context: c.context) { seconds in
+                        let count = waits.withLockedValue {
+                            $0.append(seconds)
+                            return $0.count
+                        }
+                        if count == 4 { throw CancellationError() }
+                        if count != 2 { try t.advance(seconds) }
+                    }
+                    return try await flow.run(scopes: t.helloScopes) { _ in }
+                }
+            }
+            #expect(waits.withLockedValue { $0 } == [5, 5, 10, 10])
+            #expect(e.kind == .cancelled, "\(e)")
         }
     }
 

@@ -95,6 +95,50 @@ import Testing
         }
     }
 
+    @Test func namesAndAttributesAreGivenAtCreationAndChanged() async throws {
+        try await World.with { w in
+            let config = try Self.config(w, app: "user-admin")
+            let created = try await w.b2c(
+                [
+                    "users", "create", "--email", "gil@contoso.com", "--given-name", "Gil", "--surname", "Grey", "--generate-password",
+                    "--config", config, "-o", "json",
+                ], extra: Self.admin)
+            #expect(created.json["givenName"] == "Gil" && created.json["surname"] == "Grey", "\(created.stdout) \(created.stderr)")
+            let update = try await w.b2c(
+                [
+                    "users", "update", "gil@contoso.com", "--given-name", "Gilbert", "--surname", "Gray", "--attribute", "city=Paris",
+                    "--attribute", "extension_LoyaltyId=L-8", "--config", config,
+                ], extra: Self.admin)
+            #expect(update.status == 0, "\(update.stderr)")
+            let shown = try await w.b2c(["users", "show", "gil@contoso.com", "--config", config, "-o", "json"], extra: Self.admin)
+            #expect(shown.json["givenName"] == "Gilbert" && shown.json["surname"] == "Gray", "\(shown.stdout)")
+            // The attributes, as the tenant holds them (Graph's own answer leaves them out unless selected).
+            let people = try await w.admin("GET", "/users")["users"]?.arrayValue ?? []
+            let gil = try #require(people.first { $0["email"] == "gil@contoso.com" }, "\(people)")
+            #expect(gil["attributes"]?["city"] == "Paris" && gil["attributes"]?["extension_LoyaltyId"] == "L-8", "\(gil)")
+        }
+    }
+
+    /// Graph's page of `--page-size` and its `@odata.nextLink`: every page is read, and `--limit` stops across them.
+    @Test func aListReadsEveryPage() async throws {
+        try await World.with { w in
+            let config = try Self.config(w, app: "user-admin")
+            let csv = w.dir.appendingPathComponent("three.csv")
+            try Data("email,displayName\np1@contoso.com,P One\np2@contoso.com,P Two\np3@contoso.com,P Three\n".utf8).write(to: csv)
+            let imported = try await w.b2c(["users", "import", csv.path, "--generate-passwords", "--config", config], extra: Self.admin)
+            #expect(imported.status == 0, "\(imported.stderr)")
+            func ids(_ extra: [String]) async throws -> [String] {
+                let r = try await w.b2c(["users", "list", "--config", config, "-o", "json"] + extra, extra: Self.admin)
+                #expect(r.status == 0, "\(r.stderr)")
+                return r.json.arrayValue?.compactMap { $0["id"]?.stringValue } ?? []
+            }
+            let onePage = try await ids([])
+            #expect(onePage.count == 5, "the seed's two and the three imported: \(onePage)")
+            #expect(try await ids(["--page-size", "2"]) == onePage, "three pages of two")
+            #expect(try await ids(["--page-size", "2", "--limit", "3"]) == Array(onePage.prefix(3)))
+        }
+    }
+
     @Test func anImportReportsEachRowAndResumes() async throws {
         try await World.with { w in
             let config = try Self.config(w, app: "user-admin")
@@ -133,6 +177,67 @@ import Testing
             let throttled = try await w.b2c(["users", "list", "--config", config, "-o", "json"], extra: Self.admin)
             #expect(
                 throttled.status == 0 && (throttled.json.arrayValue?.count ?? 0) >= 2, "the throttle is waited out: \(throttled.stderr)")
+        }
+    }
+
+    /// Graph answering 429 to every try: after three waits of its `Retry-After`, b2c stops with Graph's words and exit 5.
+    @Test func aThrottleThatDoesNotEndIsSaidPlainly() async throws {
+        try await World.with { w in
+            let config = try Self.config(w, app: "user-admin")
+            _ = try await w.admin("POST", "/faults", ["endpoint": "graph", "kind": "status429", "count": 100])
+            let p = try LiveProcess(
+                b2cBinary, ["users", "list", "--config", config, "-o", "json"], environment: w.environment(as: nil, extra: Self.admin))
+            defer { p.signal(SIGKILL) }
+            try await w.eventually("b2c gives up", seconds: 30) { !p.isRunning }
+            let throttled = await p.finish()
+            #expect(throttled.status == 5 && throttled.stdout.isEmpty, "\(throttled.stdout) \(throttled.stderr)")
+            #expect(
+                throttled.stderr.hasPrefix("b2c: ") && throttled.stderr.contains("429 TooManyRequests")
+                    && throttled.stderr.contains("still throttled after three waits") && throttled.stderr.split(separator: "\n").count == 1,
+                "\(throttled.stderr)")
+            let left = try await w.admin("GET", "/faults")["faults"]?.arrayValue?.first?["remaining"]
+            #expect(left == 96, "the first try and three more: \(left ?? .null)")
+        }
+    }
+
+    /// An administrator's `--force-change-password`: native authentication refuses the password it was given
+    /// (`password_expired`, exit 4) until the person chooses a new one in the browser.
+    @Test func aPasswordChangeAskedAtCreationIsAskedAtTheNextSignIn() async throws {
+        try await World.with(seed: .defaultExternalID) { w in
+            let config = try Self.config(w, app: "user-admin")
+            let created = try await w.b2c(
+                ["users", "create", "--email", "fay@contoso.com", "--password-stdin", "--force-change-password", "--config", config],
+                extra: Self.admin, stdin: "Fay-2026-pass!\n")
+            #expect(created.status == 0, "\(created.stderr)")
+            let native = try await w.b2c(
+                ["signin", "--native", "--username", "fay@contoso.com", "--password-stdin"], stdin: "Fay-2026-pass!\n")
+            #expect(native.status == 4 && native.stderr.contains("must be changed before it signs in"), "\(native.stderr)")
+            let browser = try await w.b2c(
+                ["signin"], as: (email: "fay@contoso.com", password: "Fay-2026-pass!", oid: "fay"),
+                extra: ["B2C_AGENT_NEW_PASSWORD": "Fay-2027-pass!"])
+            #expect(browser.status == 0, "\(browser.stderr)")
+            let again = try await w.b2c(
+                ["signin", "--native", "--username", "fay@contoso.com", "--password-stdin"], stdin: "Fay-2027-pass!\n")
+            #expect(again.status == 0, "the new password: \(again.stderr)")
+        }
+    }
+
+    /// At a terminal, `users delete` asks: "n" keeps the person (exit 2), "y" deletes them.
+    @Test(arguments: [("n", Int32(2)), ("y", Int32(0))])
+    func deletingAtATerminalAsks(answer: String, status: Int32) async throws {
+        try await World.with { w in
+            let config = try Self.config(w, app: "user-admin")
+            let p = try LiveProcess(
+                b2cBinary, ["users", "delete", bob.email, "--config", config], environment: w.environment(as: nil, extra: Self.admin),
+                terminal: true)
+            defer { p.signal(SIGKILL) }
+            try await p.waitFor("b2c: delete Bob Example (\(bob.email), \(bob.oid))? [y/N] ")
+            p.write(answer)
+            try await w.eventually("b2c ends") { !p.isRunning }
+            let r = await p.finish()
+            #expect(r.status == status, "\(r.stdout) \(r.stderr)")
+            let shown = try await w.b2c(["users", "show", bob.email, "--config", config], extra: Self.admin)
+            #expect(shown.status == (answer == "y" ? 1 : 0), "\(shown.stdout) \(shown.stderr)")
         }
     }
 

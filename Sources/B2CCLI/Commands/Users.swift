@@ -13,7 +13,7 @@ struct UsersCommand: AsyncParsableCommand {
             --client-secret-stdin or the configuration's clientSecretFile. Graph is the configuration's "graph" (the local
             tenant's own), else Microsoft's.
             Exit codes: 0 done, 1 a refusal (a sign-in name taken, no such user), 3 a configuration or a missing
-            permission, 5 network or throttled past a minute, 64 usage.
+            permission, 5 network or a throttle not waited out (three waits of up to a minute), 64 usage.
             """,
         subcommands: [
             UsersList.self, UsersShow.self, UsersCreate.self, UsersUpdate.self, UsersSetPassword.self, UsersDelete.self, UsersImport.self,

@@ -118,7 +118,7 @@ struct GraphCalls: Sendable {
             return B2CError(.configuration, said + " (the app's token was refused: check the configuration's tenant and Graph authority)")
         case 403:
             return B2CError(.configuration, said + " (grant the app the application permission named, with admin consent)")
-        case 429: return B2CError(.network, said + " (throttled; try again later)")
+        case 429: return B2CError(.network, said + " (still throttled after three waits; try again later)")
         case 500...: return B2CError(.network, said)
         default: return B2CError(.failed, said)
         }
