@@ -463,7 +463,7 @@ extension EmulatorCommand {
             _ emulator: B2CEmulator, host: String, tls: EmulatorTLS?, limits: ConnectionLimits
         ) async throws -> EmulatorServer {
             let portFile = state.map { URL(fileURLWithPath: $0).appendingPathComponent("twin-port") }
-            let chosen = portFile.flatMap(Self.lastPort) ?? 0
+            let chosen = twinPort ?? portFile.flatMap(Self.lastPort) ?? 0
             let server: EmulatorServer
             do {
                 server = try await EmulatorServer.start(
