@@ -83,6 +83,79 @@ import Testing
         }
     }
 
+    /// An app granted only `User.Read.All` reads the directory and changes nothing, as Graph answers it.
+    @Test func anAppWithUserReadAllReadsButIsRefusedEveryChange() async throws {
+        var seed = EmulatorSeed.default
+        let reader = "3c8f7d9b-4e1a-4f0c-8b5d-9a2e8f7c4d6b"
+        seed.apps.append(
+            EmulatorSeed.App(
+                clientId: reader, name: "user-reader", redirects: [], allowImplicitFlow: false, nativeAuth: false, apiPermissions: [],
+                applicationPermissions: ["\(GraphEndpoint.resource)/\(GraphEndpoint.usersReadPermission)"],
+                secrets: [.init(value: "Reader-dev-secret-2026")], servicePrincipalId: "3c8f7d9b-5e1f-4c2a-9b3d-000000000014"))
+        try await TestTenant.with(seed: seed) { t in
+            let token = try await Self.appToken(t, client: reader, secret: "Reader-dev-secret-2026")
+            #expect(try claims(token)["roles"] == ["User.Read.All"])
+            let listed = try await Self.graph(t, .GET, "/users", token: token)
+            #expect(listed.status == 200 && (listed.json["value"]?.arrayValue?.count ?? 0) == 2, "\(listed.body)")
+            #expect(try await Self.graph(t, .GET, "/users/\(alice.oid)", token: token).json["displayName"] == "Alice Example")
+            let changes: [(HTTPMethod, String, JSONValue?)] = [
+                (.POST, "/users", Self.localUser("rita@contoso.com", "Rita")), (.PATCH, "/users/\(alice.oid)", ["displayName": "Mallory"]),
+                (.DELETE, "/users/\(alice.oid)", nil),
+            ]
+            for (method, path, body) in changes {
+                let refused = try await Self.graph(t, method, path, token: token, body)
+                #expect(
+                    refused.status == 403 && refused.json["error"]?["code"] == "Authorization_RequestDenied", "\(method) \(refused.body)")
+            }
+            let after = try await Self.graph(t, .GET, "/users/\(alice.oid)", token: token)
+            #expect(after.status == 200 && after.json["displayName"] == "Alice Example", "nothing changed: \(after.body)")
+            #expect(try await Self.graph(t, .GET, "/users", token: token).json["value"]?.arrayValue?.count == 2)
+        }
+    }
+
+    /// A person's (delegated) token is not an app's: Graph refuses it on the users API, however valid it is for `/me`.
+    @Test func aPersonsDelegatedTokenIsRefusedOnTheUsersAPI() async throws {
+        try await TestTenant.with(seed: .defaultExternalID) { t in
+            let token = try await GraphTests.graphToken(t, scope: "User.Read")
+            #expect(try await t.get("/graph/v1.0/me", headers: [("Authorization", "Bearer \(token)")]).status == 200)
+            for (method, path) in [(HTTPMethod.GET, "/users"), (.GET, "/users/\(alice.oid)"), (.DELETE, "/users/\(bob.oid)")] {
+                let refused = try await Self.graph(t, method, path, token: token)
+                #expect(
+                    refused.status == 403 && refused.json["error"]?["code"] == "Authorization_RequestDenied", "\(path): \(refused.body)")
+            }
+            #expect(try await t.admin(.GET, "/users").body.contains(bob.email), "nobody was deleted")
+        }
+    }
+
+    /// Graph's federated identity (a social account moved from another system): created, found by its issuer and id, and
+    /// the person it names signs in through that provider as this object.
+    @Test func aFederatedIdentityIsCreatedFoundAndSignsInThroughItsProvider() async throws {
+        try await TestTenant.with { t in
+            let token = try await Self.appToken(t)
+            let identity: JSONValue = ["signInType": "federated", "issuer": "facebook.com", "issuerAssignedId": "5eecb0cd"]
+            let created = try await Self.graph(
+                t, .POST, "/users", token: token, ["displayName": "Finn Fed", "identities": [identity], "accountEnabled": true])
+            #expect(created.status == 201, "\(created.body)")
+            let id = try #require(created.json["id"]?.stringValue)
+            #expect(created.json["identities"]?.arrayValue?.contains(identity) == true, "\(created.body)")
+            let lookup = "identities/any(c:c/issuerAssignedId eq '5eecb0cd' and c/issuer eq 'facebook.com')"
+            let found = try await Self.graph(t, .GET, "/users?" + FormEncoding.encode(["$filter": lookup]), token: token)
+            #expect(found.json["value"]?.arrayValue?.map { $0["id"] } == [.string(id)], "\(found.body)")
+            #expect(found.json["value"]?.arrayValue?.first?["mail"] == .null, "Graph made up no address: \(found.body)")
+            let other = "identities/any(c:c/issuerAssignedId eq '5eecb0cd' and c/issuer eq 'google.com')"
+            #expect(try await Self.graph(t, .GET, "/users?" + FormEncoding.encode(["$filter": other]), token: token).json["value"] == [])
+            // Facebook answers with that id: the same person, straight on (no sign-up page).
+            _ = try await t.admin(.POST, "/idp/facebook/next", ["sub": "5eecb0cd", "email": "finn@example.com", "name": "Finn Fed"])
+            let b = Browser(t)
+            let pkce = PKCE()
+            let start = try await b.get(
+                authorizeURL(policy: FederationTests.policy, pkce: pkce, extra: ["domain_hint": "facebook.com"]))
+            let back = try await b.submit(try await b.get(try #require(start.location)), form: "hiddenform", [:])
+            let signedIn = try await FederationTests.redeem(t, back, pkce: pkce)
+            #expect(signedIn["oid"] == .string(id) && signedIn["idp"] == "facebook.com" && signedIn["newUser"] == nil, "\(signedIn)")
+        }
+    }
+
     @Test func aLocalAccountIsCreatedAsGraphChecksIt() async throws {
         try await TestTenant.with { t in
             let token = try await Self.appToken(t)

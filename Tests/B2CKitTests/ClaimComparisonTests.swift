@@ -37,6 +37,26 @@ import Testing
         #expect(line(c, "oid")?.verdict == .same && line(c, "acr")?.verdict == .onlyB2C && !c.breaks, "\(c.lines)")
     }
 
+    /// `idp` (the provider a person signed in with) keeps its name: the same provider is the same; another one, or one only
+    /// B2C's token names, is something an app that reads it relies on.
+    @Test(
+        arguments: [
+            ("google.com", "google.com", ClaimComparison.Verdict.same, false), ("google.com", "facebook.com", .differs, true),
+            ("google.com", nil, .onlyB2C, true), (nil, "google.com", .onlyExternalId, false),
+        ] as [(String?, String?, ClaimComparison.Verdict, Bool)])
+    func theIdentityProviderComparesByItsName(
+        _ b2cIdp: String?, _ externalIdIdp: String?, _ verdict: ClaimComparison.Verdict, _ breaks: Bool
+    ) {
+        var b2c: [String: JSONValue] = ["oid": .string(Self.oid), "tfp": "B2C_1_susi_social"]
+        var eid: [String: JSONValue] = ["oid": .string(Self.oid)]
+        b2c["idp"] = b2cIdp.map { .string($0) }
+        eid["idp"] = externalIdIdp.map { .string($0) }
+        let c = ClaimComparison(b2c: .object(b2c), externalId: .object(eid))
+        let idp = c.lines.first { $0.b2cClaim == "idp" || $0.externalIdClaim == "idp" }
+        #expect(idp?.b2cClaim == b2cIdp.map { _ in "idp" } && idp?.externalIdClaim == externalIdIdp.map { _ in "idp" })
+        #expect(idp?.verdict == verdict && idp?.breaks == breaks && c.breaks == breaks, "\(c.lines)")
+    }
+
     @Test func apiAnswersCompareByStatusAndMembers() {
         let same = APIAnswerComparison(
             b2cStatus: 200, b2cBody: Data(#"{"name":"A","n":1}"#.utf8), externalIdStatus: 200,

@@ -78,7 +78,9 @@ extension GraphEndpoint {
             "signInType": "userPrincipalName", "issuer": .string(tenantName), "issuerAssignedId": .string("\(u.oid)@\(tenantName)"),
         ])
         out["identities"] = .array(identities)
-        out["mail"] = p.signInType == "userName" ? (u.attributes["mail"] ?? .null) : .string(u.email)
+        // A federated user created without `mail` keeps `<id>@<issuer>` as its sign-in name: no address Graph would show.
+        let placeholder = federated.contains { "\($0.subject)@\($0.issuer)" == u.email }
+        out["mail"] = p.signInType == "userName" ? (u.attributes["mail"] ?? .null) : placeholder ? .null : .string(u.email)
         out["accountEnabled"] = .bool(p.accountEnabled)
         out["passwordPolicies"] = p.passwordPolicies.map { .string($0) } ?? .null
         out["creationType"] = u.idp == nil ? "LocalAccount" : .null
