@@ -338,6 +338,72 @@ import Testing
         #expect(callouts.body.contains("\"kind\":\"restful\"") && callouts.body.contains("REST-GetLoyalty"), "\(callouts.body.prefix(400))")
     }
 
+    /// A loaded relying party is an authority like a user flow in each of B2C's four forms (path, `tfp/`, `?p=`, the tenant's
+    /// GUID): discovery and keys answer there, with the endpoints in the form asked; its logout ends the SSO session.
+    @Test func aLoadedRelyingPartyAnswersInEveryAuthorityFormAndSignsOut() async throws {
+        let t = try await Self.tenantWithExamples()
+        defer { Task { await t.stop() } }
+        let id = "B2C_1A_ProfileEdit"
+        let forms = [
+            "/contoso.onmicrosoft.com/\(id)/v2.0/.well-known/openid-configuration",
+            "/tfp/contoso.onmicrosoft.com/\(id)/v2.0/.well-known/openid-configuration",
+            "/contoso.onmicrosoft.com/v2.0/.well-known/openid-configuration?p=\(id)",
+            "/\(tenantID)/\(id)/v2.0/.well-known/openid-configuration",
+        ]
+        var issuers: Set<String> = []
+        for path in forms {
+            let d = try await t.get(path)
+            #expect(d.status == 200, "\(path): \(d.status) \(d.body.prefix(200))")
+            issuers.insert(d.json["issuer"]?.stringValue ?? "")
+            let keys = try await t.get(try #require(d.json["jwks_uri"]?.stringValue, "\(path)"))
+            #expect(keys.status == 200 && (keys.json["keys"]?.arrayValue?.isEmpty == false), "\(path): \(keys.body.prefix(200))")
+            #expect(d.json["end_session_endpoint"]?.stringValue?.contains("logout") == true)
+        }
+        #expect(issuers.count == 1, "one issuer whatever the form: \(issuers)")
+        // Sign in, then sign out at the relying party's logout: the next sign-in shows the page again.
+        let b = Browser(t)
+        let page = try await b.get(authorizeURL(policy: Self.policy))
+        _ = try await b.submit(page, form: "localAccountForm", ["signInName": alice.email, "password": alice.password])
+        #expect(try await b.get(authorizeURL(policy: Self.policy)).status == 302, "answered by the session")
+        let out = try await b.get(
+            "/contoso.onmicrosoft.com/\(Self.policy)/oauth2/v2.0/logout?post_logout_redirect_uri=\(FormEncoding.escape(appRedirect))")
+        #expect(out.status == 302 && out.location == appRedirect, "\(out.status) \(out.location ?? out.body.prefix(300).description)")
+        #expect(try await b.get(authorizeURL(policy: Self.policy)).status == 200, "signed out")
+    }
+
+    /// The starter pack's password check needs the two IEF apps as B2C's setup makes them; each step left out is Entra's
+    /// error on the sign-in page: a placeholder for the proxy app (AADSTS700016) or the resource (AADSTS500011), the proxy
+    /// app not a public client (AADSTS7000218), or without its permission on the IEF API (AADSTS65001).
+    @Test func theIEFAppsSetUpHalfWayAreEntrasErrorsOnTheSignInPage() async throws {
+        func signIn(_ seed: EmulatorSeed, extensions change: (String) -> String = { $0 }) async throws -> String {
+            let t = try await TestTenant.start(seed: seed)
+            defer { Task { await t.stop() } }
+            let dir = try CustomPolicyTests.folder("TrustFrameworkExtensions.xml", change)
+            defer { try? FileManager.default.removeItem(at: dir) }
+            try t.emulator.customPolicies.load(directory: dir)
+            let b = Browser(t)
+            let page = try await b.get(authorizeURL(policy: Self.policy))
+            let done = try await b.submit(page, form: "localAccountForm", ["signInName": alice.email, "password": alice.password])
+            return done.redirectParams["code"] != nil ? "signed in" : done.body
+        }
+        let proxy = EmulatorSeed.proxyIdentityExperienceFrameworkID, ief = EmulatorSeed.identityExperienceFrameworkID
+        #expect(try await signIn(.default) == "signed in")
+        let placeholder = try await signIn(.default) { $0.replacingOccurrences(of: proxy, with: "ProxyIdentityExperienceFrameworkAppId") }
+        #expect(
+            placeholder.contains("AADSTS700016: Application with identifier &#39;ProxyIdentityExperienceFrameworkAppId&#39;"),
+            "\(placeholder.prefix(900))")
+        let resource = try await signIn(.default) { $0.replacingOccurrences(of: ief, with: "IdentityExperienceFrameworkAppId") }
+        #expect(resource.contains("AADSTS500011: The resource principal named IdentityExperienceFrameworkAppId"), "\(resource.prefix(900))")
+        var confidential = EmulatorSeed.default
+        let i = try #require(confidential.apps.firstIndex { $0.clientId == proxy })
+        confidential.apps[i].redirects = []
+        #expect(try await signIn(confidential).contains("AADSTS7000218"))
+        var unconsented = EmulatorSeed.default
+        unconsented.apps[i].apiPermissions = []
+        let consent = try await signIn(unconsented)
+        #expect(consent.contains("AADSTS65001") && consent.contains("ProxyIdentityExperienceFramework"), "\(consent.prefix(900))")
+    }
+
     /// A self-asserted profile's `setting.*` metadata shapes its page: no cancel link, no "forgot your password" link, no
     /// sign-up link, a user name instead of an address; without them the page has all of those.
     @Test func settingMetadataShapesTheSignInPage() async throws {

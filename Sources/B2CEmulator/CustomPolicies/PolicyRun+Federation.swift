@@ -65,6 +65,7 @@ extension PolicyRun {
     }
 
     func passwordCheck(_ profile: TechnicalProfile, _ inputs: [String: ClaimValue]) throws -> [String: ClaimValue] {
+        try checkPasswordGrantApps(profile, inputs)
         let username = inputs["username"]?.text ?? "", password = inputs["password"]?.text ?? ""
         switch try store.passwordCheck(email: username, password: password) {
         case .noUser:
@@ -81,6 +82,38 @@ extension PolicyRun {
                 "oid": .string(user.oid), "sub": .string(user.oid), "tid": .string(tenantName), "given_name": .string(user.givenName),
                 "family_name": .string(user.surname), "name": .string(user.displayName), "upn": .string("\(user.oid)@\(tenantName)"),
             ]
+        }
+    }
+
+    /// What Entra checks of the starter pack's password grant before the password, as B2C's custom-policy setup describes
+    /// it: the `client_id` (ProxyIdentityExperienceFramework) is an app of the tenant and a public client, the resource
+    /// (`resource_id`, the IdentityExperienceFramework app) is an API of the tenant, and the proxy app was granted a
+    /// permission on it. A pack whose placeholders were not filled, or an app set up half-way, gets Entra's error on the
+    /// sign-in page, as in B2C.
+    func checkPasswordGrantApps(_ profile: TechnicalProfile, _ inputs: [String: ClaimValue]) throws {
+        guard let (apps, apis) = registrations else { return }
+        func refuse(_ text: String) -> CustomPolicyError { CustomPolicyError(code: "AADB2C90225", message: text, onPage: true) }
+        let clientID = inputs["client_id"]?.text ?? profile.metadata("client_id") ?? ""
+        guard let app = apps.first(where: { $0.clientId.equalsIgnoringCase(clientID) }) else {
+            throw refuse(
+                "AADSTS700016: Application with identifier '\(clientID)' was not found in the directory '\(tenantName)'. This can "
+                    + "happen if the application has not been installed by the administrator of the tenant or consented to by any "
+                    + "user in the tenant. You may have sent your authentication request to the wrong tenant.")
+        }
+        guard app.redirects.contains(where: { $0.type == .publicClient }) else {
+            throw refuse("AADSTS7000218: The request body must contain the following parameter: 'client_assertion' or 'client_secret'.")
+        }
+        let resource = inputs["resource"]?.text ?? profile.metadata("IdTokenAudience") ?? ""
+        guard let api = apis.first(where: { $0.appId.equalsIgnoringCase(resource) || $0.identifierUri == resource }) else {
+            throw refuse(
+                "AADSTS500011: The resource principal named \(resource) was not found in the tenant named \(tenantName). This can "
+                    + "happen if the application has not been installed by the administrator of the tenant or consented to by any "
+                    + "user in the tenant. You might have sent your authentication request to the wrong tenant.")
+        }
+        guard app.apiPermissions.contains(where: { $0.hasPrefix(api.identifierUri + "/") }) else {
+            throw refuse(
+                "AADSTS65001: The user or administrator has not consented to use the application with ID '\(app.clientId)' named "
+                    + "'\(app.name)'. Send an interactive authorization request for this user and resource.")
         }
     }
 }

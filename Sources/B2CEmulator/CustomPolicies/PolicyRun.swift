@@ -56,6 +56,8 @@ struct PolicyRun {
     var policyKeys: [String: String] = [:]
     /// A PEM file of CA certificates trusted beside the system's for the policy's REST APIs (`tenant.customPolicyCAFile`).
     var caFile: String? = nil
+    /// The tenant's app registrations and APIs, which the starter pack's password grant names (nil: not checked).
+    var registrations: (apps: [EmulatorSeed.App], apis: [EmulatorSeed.API])? = nil
 
     /// What the walk stopped at.
     enum Stop {

@@ -403,7 +403,7 @@ struct TokenEndpoint: TenantPart {
                 tenantName: seed.tenant.name, tenantId: seed.tenant.id, policyId: policy.id, request: [:], language: "en",
                 correlationId: UUID().uuidString.lowercased(), now: clock.date),
             store: store, tenantName: seed.tenant.name, now: clock.now(), note: { _, _ in }, policyKeys: seed.tenant.policyKeyValues,
-            caFile: seed.tenant.customPolicyCAFile)
+            caFile: seed.tenant.customPolicyCAFile, registrations: (seed.apps, seed.apis))
         var state = PolicyJourneyState()
         // What B2C reads from the refresh token itself (the starter pack's RefreshTokenReadAndSetup).
         state.claims["objectId"] = .string(user.oid)

@@ -242,7 +242,7 @@ struct CustomPolicyStep: OrchestrationStep {
             policy: effective, resolvers: resolvers, store: store, tenantName: seed.tenant.name, now: clock.now(),
             note: { name, detail in journeys.note(id, .claims, name, detail()) }, journeyID: id,
             policyKeys: seed.tenant.policyKeyValues,
-            caFile: seed.tenant.customPolicyCAFile)
+            caFile: seed.tenant.customPolicyCAFile, registrations: (seed.apps, seed.apis))
     }
 
     // MARK: the page's submit
