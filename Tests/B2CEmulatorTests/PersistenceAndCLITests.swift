@@ -248,6 +248,23 @@ func runOffThePool(_ executable: URL, _ args: [String], environment: [String: St
         #expect(result["acr"] == "b2c_1a_signup_signin" && result["refreshedSub"]?.stringValue == alice.oid)
     }
 
+    /// The same against Microsoft's starter packs, when `B2C_STARTER_PACKS` names a folder holding them with their
+    /// placeholders filled (docs/emulator.md, "Custom policies"; the project does not ship Microsoft's files, so CI skips it).
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["B2C_STARTER_PACKS"] != nil))
+    func msalPythonAgainstTheStarterPacks() async throws {
+        let packs = URL(fileURLWithPath: ProcessInfo.processInfo.environment["B2C_STARTER_PACKS"] ?? "")
+        let build =
+            ProcessInfo.processInfo.environment["B2C_BUILD_DIR"].map { URL(fileURLWithPath: $0) }
+            ?? packageRoot.appendingPathComponent(".build/debug")
+        for pack in ["LocalAccounts", "SocialAndLocalAccounts", "SocialAndLocalAccountsWithMfa"] {
+            let result = try await Self.interop(
+                "msal_custom_policy.py", [build.appendingPathComponent("b2c-test-agent").path, "--starter-pack"],
+                customPolicies: packs.appendingPathComponent(pack))
+            #expect(result["account"]?.stringValue == "\(alice.oid)-b2c_1a_signup_signin.\(tenantID)", "\(pack): \(result)")
+            #expect(result["refreshedSub"]?.stringValue == alice.oid, "\(pack)")
+        }
+    }
+
     /// msal's `ConfidentialClientApplication`: a daemon's client credentials (cached), a web app's code and refresh with
     /// its secret, a custom policy's own key.
     @Test func msalPythonConfidentialClients() async throws {
