@@ -6,7 +6,7 @@ import Foundation
 struct MigrateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "migrate", abstract: "Check a move from Azure AD B2C to Entra External ID before the cutover.",
-        subcommands: [MigrateDiffCommand.self])
+        subcommands: [MigrateDiffCommand.self, MigrateUsersCommand.self])
 }
 
 struct MigrateDiffCommand: AsyncParsableCommand {
@@ -45,6 +45,11 @@ struct MigrateDiffCommand: AsyncParsableCommand {
 
     /// A side's settings: a file that exists is a configuration, else the name of a profile.
     func settings(_ value: String, option: String) throws -> ClientSettings {
+        try Self.sideSettings(value, option, verbose, httpTimeout)
+    }
+
+    /// A side of a migrate command (`--from`, `--to`): a file that exists is a configuration, else the name of a profile.
+    static func sideSettings(_ value: String, _ option: String, _ verbose: Bool, _ httpTimeout: Int) throws -> ClientSettings {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: value, isDirectory: &isDirectory), !isDirectory.boolValue {
             return ClientSettings(config: value, verbose: verbose, httpTimeout: httpTimeout)
