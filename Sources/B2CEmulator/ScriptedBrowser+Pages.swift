@@ -221,8 +221,8 @@ public enum PageParser {
         var fields: [String: String] = [:]
         for tag in html.components(separatedBy: "<input").dropFirst() {
             let t = Substring(tag.prefix { $0 != ">" })
-            // A browser sends a checkbox only when it is checked.
-            if attribute("type", t) == "checkbox" && !t.contains(" checked") { continue }
+            // A browser sends a checkbox or a radio button only when it is checked.
+            if ["checkbox", "radio"].contains(attribute("type", t)) && !t.contains(" checked") { continue }
             if let name = attribute("name", t) { fields[name] = attribute("value", t) ?? "" }
         }
         guard let action = attribute("action", html) else { return nil }

@@ -182,11 +182,13 @@ enum Timeline {
             + (details.isEmpty ? "" : "  " + details.joined(separator: " "))
     }
 
+    /// A value on one line: an object whole (a claims bag is what the timeline is read for), each of its values and any
+    /// other value cut at 160 characters.
     static func short(_ v: JSONValue) -> String {
         let s: String
         switch v {
         case .string(let text): s = text
-        case .object(let o): s = "{" + o.sorted { $0.key < $1.key }.map { "\($0.key)=\(short($0.value))" }.joined(separator: ", ") + "}"
+        case .object(let o): return "{" + o.sorted { $0.key < $1.key }.map { "\($0.key)=\(short($0.value))" }.joined(separator: ", ") + "}"
         default: s = v.serialized()
         }
         return s.count > 160 ? String(s.prefix(157)) + "…" : s

@@ -220,6 +220,14 @@ import Testing
                 try Self.folder("SignUpOrSignin.xml") { $0.replacingOccurrences(of: "<RelyingParty>", with: "<RelyingParty>" + deep) }))
         #expect(nested.description.contains("nested more than 40 deep"), "\(nested)")
 
+        // 50,000 elements in a few hundred kilobytes: under the size limit, over the element limit.
+        let many = String(repeating: "<a/>", count: PolicyXML.maximumElements)
+        let crowded = try #require(
+            Self.refusal(
+                try Self.folder("SignUpOrSignin.xml") { $0.replacingOccurrences(of: "<RelyingParty>", with: "<RelyingParty>" + many) }))
+        #expect(crowded.description.contains("the file has more than 50000 elements"), "\(crowded)")
+        #expect(crowded.file == "SignUpOrSignin.xml" && crowded.policyId == "B2C_1A_signup_signin", "\(crowded)")
+
         let huge = try Self.folder()
         try Data(repeating: UInt8(ascii: " "), count: PolicyXML.maximumBytes + 1).write(to: huge.appendingPathComponent("Huge.xml"))
         #expect(Self.refusal(huge)?.description.contains("a policy file may have at most 1048576") == true)

@@ -7,11 +7,11 @@ plain HTTP (where Basic and Bearer credentials are checked) and HTTPS that requi
 Prints one JSON line {"http", "https", "ca", "clientCert", "clientKey"} once both listen.
   POST /_answers  [{"status", "body" (JSON, or a string sent as is), "delayMs", "contentType"}]: queued answers, one
                   per call (an empty queue answers {"version": "1.0.0", "action": "Continue"})
-  GET /_requests  JSON: every call received (path, authorization, body, client certificate's CN)
+  GET /_requests  JSON: every call received (method, path, authorization, body, client certificate's CN)
   GET /layout/... a page layout template that names its own path (and, under /layout/cors/, allows the request's Origin)
   POST /extension/...?aud=APPID  an authentication extension's call: its bearer token is verified with PyJWT against the
                   keys of the discovery document of the token's own issuer (audience APPID, azp the authentication events app)
-  POST anything else: a connector call
+  POST or GET anything else: a connector call (a GET has no body)
 """
 import datetime
 import json
@@ -108,7 +108,9 @@ class Handler(QuietHandler):
                 time.sleep(0.05)
             with lock:
                 return self.send(200, json.dumps(requests))
-        if self.path.startswith("/layout/") and "missing" not in self.path:
+        if self.path.startswith("/layout/") and "missing" in self.path:
+            return self.send(404, "{}")
+        if self.path.startswith("/layout/"):
             page = ('<!DOCTYPE html><html lang="de"><head><title>Contoso layout</title>'
                     '<link rel="stylesheet" href="https://cdn.contoso.test/site.css">'
                     '<script src="https://cdn.contoso.test/app.js"></script></head><body>'
@@ -117,7 +119,7 @@ class Handler(QuietHandler):
             cors = self.path.startswith("/layout/cors/") and self.headers.get("Origin")
             allow = [("Access-Control-Allow-Origin", self.headers["Origin"])] if cors else []
             return self.send(200, page, "text/html; charset=utf-8", allow)
-        self.send(404, "{}")
+        self.call(b"")
 
     def do_POST(self):
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
@@ -125,6 +127,9 @@ class Handler(QuietHandler):
             with lock:
                 answers.extend(json.loads(body))
             return self.send(200, "{}")
+        self.call(body)
+
+    def call(self, body):
         cn = None
         if isinstance(self.connection, ssl.SSLSocket):
             peer = self.connection.getpeercert()
@@ -132,7 +137,8 @@ class Handler(QuietHandler):
         authorization = self.headers.get("Authorization")
         url = urllib.parse.urlsplit(self.path)
         extension = url.path.startswith("/extension/")
-        record = {"path": self.path, "authorization": authorization, "contentType": self.headers.get("Content-Type"),
+        record = {"method": self.command, "path": self.path, "authorization": authorization,
+                  "contentType": self.headers.get("Content-Type"),
                   "body": json.loads(body or b"null"), "clientCN": cn, "token": "pending" if extension else None,
                   "apiKey": self.headers.get("x-functions-key")}
         with lock:

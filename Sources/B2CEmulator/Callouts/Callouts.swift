@@ -48,7 +48,7 @@ final class CalloutLog: Sendable {
     func clear() { records.withLockedValue { $0 = [] } }
 }
 
-/// A JSON POST to the developer's endpoint with B2C's patience: a timeout per attempt, and a retry when no answer came
+/// A JSON POST (or a GET) to the developer's endpoint with B2C's patience: a timeout per attempt, and a retry when no answer came
 /// (a timeout or no connection) — never after an answer, whatever its status.
 enum CalloutHTTP {
     struct Answer {
@@ -75,17 +75,28 @@ enum CalloutHTTP {
     static func post(
         _ url: String, json body: JSONValue, headers: [(String, String)], tls: TLSConfiguration?, timeout: TimeAmount, retries: Int
     ) async -> Outcome {
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        request.body = .bytes(ByteBuffer(string: body.serialized()))
+        return await send(request, tls: tls, timeout: timeout, retries: retries)
+    }
+
+    /// A GET without a body (a custom policy's REST API asked with `SendClaimsIn` `QueryString`), with the same patience.
+    static func get(_ url: String, headers: [(String, String)], tls: TLSConfiguration?, timeout: TimeAmount) async -> Outcome {
+        var request = HTTPClientRequest(url: url)
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        return await send(request, tls: tls, timeout: timeout, retries: 0)
+    }
+
+    private static func send(_ request: HTTPClientRequest, tls: TLSConfiguration?, timeout: TimeAmount, retries: Int) async -> Outcome {
         let started = DispatchTime.now().uptimeNanoseconds
         func elapsed() -> Int { Int((DispatchTime.now().uptimeNanoseconds - started) / 1_000_000) }
         // A client of its own: no redirects (a 307 would carry the claims elsewhere), and its own TLS when it needs one.
         var configuration = HTTPClient.Configuration(tlsConfiguration: tls, redirectConfiguration: .disallow)
         configuration.timeout.read = timeout
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-        var request = HTTPClientRequest(url: url)
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/json")
-        for (name, value) in headers { request.headers.add(name: name, value: value) }
-        request.body = .bytes(ByteBuffer(string: body.serialized()))
         var attempts = 0
         var last = Failure.timedOut
         var answer: Answer?

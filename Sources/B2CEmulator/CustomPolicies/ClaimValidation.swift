@@ -11,6 +11,8 @@ struct ClaimValidation {
     let policy: EffectivePolicy
     /// The recorder's note: a pattern that ran out of time is the policy author's to know of.
     var note: (String, @autoclosure () -> [String: JSONValue]) -> Void = { _, _ in }
+    /// The tenant clock's time (the wall clock unless given): `IsDateRange`'s `Today` is its date.
+    var now = Date()
 
     /// The first thing wrong with `value` for the claim type, in the policy's words; nil when it is fine.
     func problem(claimType id: String, value: String) -> String? {
@@ -78,13 +80,15 @@ struct ClaimValidation {
             }
             return value.contains(where: wanted)
         case "IsDateRange":
+            // Each bound is a date (yyyy-mm-dd) or `Today` (the tenant clock's date, in UTC).
             let f = DateFormatter()
             f.dateFormat = "yyyy-MM-dd"
             f.timeZone = TimeZone(identifier: "UTC")
+            func bound(_ text: String?) -> Date? {
+                text?.caseInsensitiveCompare("Today") == .orderedSame ? f.date(from: f.string(from: now)) : text.flatMap(f.date(from:))
+            }
             guard let date = f.date(from: value) else { return false }
-            let lower = parameters["Minimum"].flatMap(f.date(from:)) ?? .distantPast
-            let upper = parameters["Maximum"].flatMap(f.date(from:)) ?? .distantFuture
-            return lower <= date && date <= upper
+            return (bound(parameters["Minimum"]) ?? .distantPast) <= date && date <= (bound(parameters["Maximum"]) ?? .distantFuture)
         default:
             return true
         }

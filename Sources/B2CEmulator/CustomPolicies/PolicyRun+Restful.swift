@@ -4,10 +4,10 @@ import NIOCore
 import NIOSSL
 
 /// `RestfulProvider`: the app's own REST API (reference: b2c-custom-policies.md, RESTful technical profile). The input
-/// claims go as a JSON body by their partner names (`SendClaimsIn` `Body`, the default) or in the query (`QueryString`);
-/// a 200 answer's JSON gives the output claims by partner name; a 409 answer is B2C's error contract, its `userMessage`
-/// shown on the page that called; anything else ends the journey with B2C's message. Every call is in the recorder and
-/// `/_admin/callouts`.
+/// claims go as a JSON body by their partner names (`SendClaimsIn` `Body`, the default) or in the query of a GET
+/// (`QueryString`); a 200 answer's JSON gives the output claims by partner name; a 409 answer is B2C's error contract,
+/// its `userMessage` shown on the page that called; anything else ends the journey with B2C's message. Every call is in
+/// the recorder and `/_admin/callouts`.
 extension PolicyRun {
     func restful(_ profile: TechnicalProfile, _ inputs: [String: ClaimValue]) async throws -> [String: ClaimValue] {
         guard let url = profile.metadata("ServiceUrl").map(resolvers.resolve), url.hasPrefix("http://") || url.hasPrefix("https://")
@@ -19,11 +19,16 @@ extension PolicyRun {
         let tls = try clientTLS(profile, url: url)
         let (target, body) = try request(profile, inputs, url: url)
         var record = CalloutRecord(
-            at: now, kind: "restful", step: profile.id, policy: policy.id, url: target, request: body, attempts: 0, durationMs: 0,
-            outcome: "")
+            at: now, kind: "restful", step: profile.id, policy: policy.id, url: target, request: body ?? .null, attempts: 0,
+            durationMs: 0, outcome: "")
         record.journey = journeyID
-        let timeout = Int64(profile.metadata("Timeout").flatMap(Int.init) ?? 30)
-        let outcome = await CalloutHTTP.post(target, json: body, headers: headers, tls: tls, timeout: .seconds(timeout), retries: 0)
+        let timeout = TimeAmount.seconds(Int64(profile.metadata("Timeout").flatMap(Int.init) ?? 30))
+        let outcome =
+            if let body {
+                await CalloutHTTP.post(target, json: body, headers: headers, tls: tls, timeout: timeout, retries: 0)
+            } else {
+                await CalloutHTTP.get(target, headers: headers, tls: tls, timeout: timeout)
+            }
         (record.attempts, record.durationMs) = (outcome.attempts, outcome.durationMs)
         defer { store.recordCallout(record) }
         let answer: CalloutHTTP.Answer
@@ -63,8 +68,14 @@ extension PolicyRun {
     }
 
     /// Where the request goes and its body: the input claims as a JSON body by partner name (or one claim's JSON as the
-    /// whole body, `ClaimUsedForRequestPayload`), or in the query (`SendClaimsIn` `QueryString`).
-    private func request(_ profile: TechnicalProfile, _ inputs: [String: ClaimValue], url: String) throws -> (String, JSONValue) {
+    /// whole body, `ClaimUsedForRequestPayload`) for a POST, or in the query (`SendClaimsIn` `QueryString`) for a GET
+    /// without a body, as B2C sends them.
+    private func request(_ profile: TechnicalProfile, _ inputs: [String: ClaimValue], url: String) throws -> (String, JSONValue?) {
+        let sendIn = profile.metadata("SendClaimsIn") ?? "Body"
+        if sendIn == "QueryString" {
+            let query = FormEncoding.encode(inputs.map { ($0.key, $0.value.text) }.sorted { $0.0 < $1.0 })
+            return (url + (url.contains("?") ? "&" : "?") + query, nil)
+        }
         let body: JSONValue
         if let claim = profile.metadata("ClaimUsedForRequestPayload").map(claimTypeID) {
             // One claim's value is the whole body (a JSON document a GenerateJson transformation made).
@@ -77,16 +88,12 @@ extension PolicyRun {
         } else {
             body = JSONValue.object(inputs.mapValues(Self.json))
         }
-        switch profile.metadata("SendClaimsIn") ?? "Body" {
-        case "Body": return (url, body)
-        case "QueryString":
-            let query = FormEncoding.encode(inputs.map { ($0.key, $0.value.text) }.sorted { $0.0 < $1.0 })
-            return (url + (url.contains("?") ? "&" : "?") + query, body)
-        case let other:
+        guard sendIn == "Body" else {
             throw CustomPolicyError(
                 code: "AADB2C90250",
-                message: "The technical profile '\(profile.id)' sends its claims in \(other); the tenant sends Body or QueryString.")
+                message: "The technical profile '\(profile.id)' sends its claims in \(sendIn); the tenant sends Body or QueryString.")
         }
+        return (url, body)
     }
 
     /// A 200 answer's members as claims by partner name: strings, booleans, string collections, whole numbers; others as

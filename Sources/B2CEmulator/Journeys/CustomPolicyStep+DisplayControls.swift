@@ -28,9 +28,8 @@ extension CustomPolicyStep {
             let typed = value.trimmingCharacters(in: .whitespacesAndNewlines)
             if !isCode {
                 if typed.isEmpty, field.required { return "\(field.label) is required." }
-                if let problem = ClaimValidation(policy: run.policy, note: run.note).problem(claimType: field.id, value: typed) {
-                    return problem
-                }
+                let validation = ClaimValidation(policy: run.policy, note: run.note, now: Date(timeIntervalSince1970: Double(run.now)))
+                if let problem = validation.problem(claimType: field.id, value: typed) { return problem }
             }
             state.claims[field.id] = run.typed(typed, field.id)
         }

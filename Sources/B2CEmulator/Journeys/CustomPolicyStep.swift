@@ -122,7 +122,7 @@ struct CustomPolicyStep: OrchestrationStep {
             do {
                 try await submit(profile, values, &state, run: run)
             } catch let e as CustomPolicyError where e.onPage {
-                run.note("page refused", ["code": .string(e.code), "message": .string(e.message)])
+                run.note("page refused", ["error": .string(e.code), "message": .string(e.message)])
                 return try await show(&tx, state, run: run, error: e.message)
             }
             state.page = nil
@@ -254,8 +254,14 @@ struct CustomPolicyStep: OrchestrationStep {
     )
         async throws
     {
-        let validation = ClaimValidation(policy: run.policy, note: run.note)
-        for field in CustomPolicyPages.fields(profile, policy: run.policy) where !field.readOnly {
+        let validation = ClaimValidation(policy: run.policy, note: run.note, now: Date(timeIntervalSince1970: Double(run.now)))
+        for field in CustomPolicyPages.fields(profile, policy: run.policy) {
+            if field.readOnly {
+                // What the page showed (its input claim's value), never what came back.
+                let input = profile.inputClaims.first { $0["ClaimTypeReferenceId"].map(run.claimTypeID) == field.id }
+                if let shown = input.flatMap({ run.value(of: $0, field.id, in: state.claims) }) { state.claims[field.id] = shown }
+                continue
+            }
             let value = values[field.id] ?? ""
             if value.isEmpty {
                 if field.required { throw CustomPolicyError(code: "AADB2C90075", message: "\(field.label) is required.", onPage: true) }
@@ -298,8 +304,9 @@ struct CustomPolicyStep: OrchestrationStep {
             return
         }
         do { try await run.execute(vtp, &state) } catch let e as CustomPolicyError where reference["ContinueOnError"] == "true" {
-            run.note("validation profile \(id) failed, and the page goes on", ["message": .string(e.message)])
+            run.note("validation profile \(id) failed, and the page goes on", ["error": .string(e.code), "message": .string(e.message)])
         } catch let e as CustomPolicyError {
+            run.note("validation profile \(id) failed", ["error": .string(e.code), "message": .string(e.message)])
             throw CustomPolicyError(code: e.code, message: e.message, onPage: true)
         }
     }

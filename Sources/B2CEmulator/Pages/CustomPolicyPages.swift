@@ -5,16 +5,20 @@ import Hummingbird
 /// A custom policy's self-asserted profile as B2C renders it: the combined sign-in (`unifiedssp`: `#localAccountForm`,
 /// `#next`, `#forgotPassword`, `#createAccount` when the profile has a `SignUpTarget`) or a self-asserted page
 /// (`selfasserted`: `#attributeVerification`, `#continue`, `#cancel`). Each shown claim's element id and field name is its
-/// claim type id (`#signInName`, `#newPassword`, `#extension_loyaltyId`); an email to verify (`Verified.Email`) has
-/// B2C's classic buttons (`#email_ver_but_send`, `#email_ver_input`, `#email_ver_but_verify`).
+/// claim type id (`#signInName`, `#newPassword`, `#extension_loyaltyId`; radio buttons' group, each button
+/// `#{claim}_{value}`); an email to verify (`Verified.Email`) has B2C's classic buttons (`#email_ver_but_send`,
+/// `#email_ver_input`, `#email_ver_but_verify`).
 enum CustomPolicyTemplates {
     static let pages = [
         "policy-field": """
         <li class="{{id}}_li"><div class="attrEntry"><label for="{{id}}">{{label}}</label>\
         {{#select}}<select id="{{id}}" name="{{id}}">{{#options}}<option value="{{value}}"{{#selected}} selected{{/selected}}>\
         {{text}}</option>{{/options}}</select>{{/select}}\
-        {{^select}}<input type="{{type}}" id="{{id}}" name="{{id}}" value="{{value}}"{{#readOnly}} readonly{{/readOnly}}\
-        {{#autocomplete}} autocomplete="{{autocomplete}}"{{/autocomplete}}>{{/select}}\
+        {{#radio}}<div id="{{id}}" class="radio" role="radiogroup">{{#options}}<input type="radio" id="{{id}}_{{value}}" \
+        name="{{id}}" value="{{value}}"{{#selected}} checked{{/selected}}><label for="{{id}}_{{value}}">{{text}}</label>\
+        {{/options}}</div>{{/radio}}\
+        {{^select}}{{^radio}}<input type="{{type}}" id="{{id}}" name="{{id}}" value="{{value}}"{{#readOnly}} readonly{{/readOnly}}\
+        {{#autocomplete}} autocomplete="{{autocomplete}}"{{/autocomplete}}>{{/radio}}{{/select}}\
         {{#help}}<div class="helpText">{{help}}</div>{{/help}}\
         {{#verify}}<div class="buttons verify">{{^sent}}{{^verified}}<button type="submit" name="step" value="send" \
         id="{{id}}_ver_but_send" formnovalidate class="sendButton">{{t.ver_but_send}}</button>{{/verified}}{{/sent}}\
@@ -136,7 +140,8 @@ struct CustomPolicyPages {
         switch input {
         case "Password": html = "password"
         case "EmailBox": html = "email"
-        case "DropdownSingleSelect", "RadioSingleSelect": html = "select"
+        case "DropdownSingleSelect": html = "select"
+        case "RadioSingleSelect": html = "radio"
         default: html = id.lowercased().contains("email") || id == "signInName" ? "email" : "text"
         }
         return Field(
@@ -218,7 +223,7 @@ struct CustomPolicyPages {
             let value = f.type == "password" ? "" : inputs[f.id]?.text ?? ""
             var row: [String: Any] = [
                 "id": f.id, "label": localized.claims[f.id]?["DisplayName"] ?? f.label, "type": f.type, "value": value,
-                "select": f.type == "select",
+                "select": f.type == "select", "radio": f.type == "radio",
                 "readOnly": f.readOnly || control.map { state.controls[$0] != nil } == true,
                 "options": f.options.map { ["value": $0.value, "text": $0.text, "selected": $0.value == value] as [String: Any] },
                 "verify": f.verify && !unified, "sent": state.codeSentTo != nil,
