@@ -27,6 +27,12 @@ import Testing
         #expect(result["me"]?.stringValue == alice.email && result["wrongAudience"] == "invalid_grant", "\(result)")
     }
 
+    /// msal-python's `acquire_token_on_behalf_of` at a B2C policy, with a person's real token: B2C's refusal as msal's answer.
+    @Test func msalPythonGetsB2CsRefusalAtAPolicy() async throws {
+        let result = try await PythonInteropTests.interop("obo_b2c_refusal.py")
+        #expect(result["error"] == "unsupported_grant_type" && result["code"] == "AADB2C90086", "\(result)")
+    }
+
     @Test func entrasChecksRefuseEachWrongExchange() async throws {
         try await TestTenant.with(seed: .defaultExternalID) { t in
             // Alice's token for the hello API, through native authentication's password grant.
