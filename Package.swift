@@ -186,7 +186,9 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-            ]
+            ],
+            // Golden files the tests read from the source tree (SeedRefusalTests), not resources.
+            exclude: ["Fixtures"]
         ),
         .testTarget(
             name: "EndToEndTests",

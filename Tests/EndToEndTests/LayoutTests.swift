@@ -206,3 +206,71 @@ struct FunctionSizeTests {
         #expect(files > 100)
     }
 }
+
+/// STYLE.md's figures: a comment under `Sources/` says why, and a measurement (what a step took or cost, its share of a
+/// profile's samples, a speed-up) lives in bench/README.md, where it is dated and can be measured again; the comment
+/// points there. Protocol facts (a timeout of 2000 ms, a sample log line's `3ms`) are not measurements.
+struct MeasurementCommentTests {
+    /// A time with a word that makes it a measurement (took, cost, spent, saved, faster, "of a …"); a share of samples,
+    /// time or CPU; a speed-up.
+    nonisolated(unsafe) static let measurement: Regex<AnyRegexOutput> = {
+        let number = #"\b\d+(?:[.,]\d+)? ?"#
+        let time = #"(?:ms|µs|us|ns|milliseconds?|microseconds?|nanoseconds?)\b"#
+        let verb = #"\b(?:took|takes|taking|cost|costs|costing|spent|spends|saved|saves|faster|slower)\b"#
+        let share = #"(?:%|per ?cent) (?:of (?:its |the |all |a |an |every )?(?:samples|time|CPU|cycles|profile|wall)|faster|slower)"#
+        let alternatives = [
+            number + time + "(?:[^.;]*" + verb + #"| of (?:a|an|the|its|every|each)\b)"#,
+            verb + "[^.;]*" + number + time,
+            number + share,
+            number + #"(?:x|×|times) (?:faster|slower)\b"#,
+        ]
+        return try! Regex("(?i)" + alternatives.joined(separator: "|"))
+    }()
+
+    /// The comment text of each line (after a `//` that starts a comment, not one inside `https://`), with its line number.
+    static func comments(_ source: String) -> [(line: Int, text: String)] {
+        source.split(separator: "\n", omittingEmptySubsequences: false).enumerated().compactMap { i, line in
+            guard let start = line.firstMatch(of: /(?:^|\s)\/\/+/) else { return nil }
+            return (i + 1, String(line[start.range.upperBound...]))
+        }
+    }
+
+    static func measurements(_ source: String) -> [(line: Int, text: String)] {
+        comments(source).filter { $0.text.contains(where: \.isNumber) && $0.text.contains(measurement) }
+    }
+
+    @Test(arguments: [
+        ("// that lookup was 0.6 ms of a 9 ms cache hit", true),
+        ("/// The scan took 12 ms on the 2-core machine.", true),
+        ("// rendering costs 3.5ms per request", true),
+        ("// saves 120 µs a grant", true),
+        ("// it was 41 % of its samples", true),
+        ("// 12% of the samples in perf", true),
+        ("// the cache makes it 2.3x faster", true),
+        ("// a timeout of 2000 ms (Entra's maximum)", false),
+        ("/// `  +12 ms    step      signin`", false),
+        ("/// One line per request (`GET /path 200 3ms`)", false),
+        ("// a core at 100 % while accept retries", false),
+        ("let url = \"https://example.com/took/12ms\"", false),
+        ("// a per cent of a refresh grant: see bench/README.md", false),
+    ])
+    func theRuleTellsAMeasurementFromAFact(line: String, isMeasurement: Bool) {
+        #expect(Self.measurements(line).isEmpty != isMeasurement, "\(line)")
+    }
+
+    @Test func noCommentUnderSourcesQuotesAMeasurement() throws {
+        let root = packageRoot.appendingPathComponent("Sources")
+        let walker = try #require(FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil))
+        var files = 0
+        for case let url as URL in walker where ["swift", "c", "h"].contains(url.pathExtension) {
+            files += 1
+            let relative = String(url.path.dropFirst(packageRoot.path.count + 1))
+            for (line, text) in Self.measurements(try String(contentsOf: url, encoding: .utf8)) {
+                let quoted = text.trimmingCharacters(in: .whitespaces)
+                let message = "\(relative):\(line): this comment quotes a measurement (\(quoted)); keep the figure in bench/README.md "
+                Issue.record(Comment(rawValue: message + "and point there"))
+            }
+        }
+        #expect(files > 100)
+    }
+}

@@ -20,34 +20,50 @@ extension EmulatorStore {
         var redirectUri: String
     }
 
+    /// A row of `device_flows`, as a GRDB record: the device code's hash, the code a person types, the flow as JSON text,
+    /// and when it ends (the flow's own `expiresAt`, kept as a column so that old flows are swept by it).
+    struct DeviceFlowRow: Codable, FetchableRecord, PersistableRecord {
+        static let databaseTableName = "device_flows"
+        static let databaseColumnDecodingStrategy = DatabaseColumnDecodingStrategy.convertFromSnakeCase
+        static let databaseColumnEncodingStrategy = DatabaseColumnEncodingStrategy.convertToSnakeCase
+        enum Columns {
+            static let userCode = Column("user_code"), data = Column("data"), expiresAt = Column("expires_at")
+        }
+
+        var hash: String, userCode: String, data: String, expiresAt: Int
+
+        /// nil for a flow this tenant cannot read (a row of an older version): as good as gone.
+        var flow: DeviceFlow? { try? JSONDecoder().decode(DeviceFlow.self, from: Data(data.utf8)) }
+
+        static func json(_ flow: DeviceFlow) throws -> String { String(decoding: try JSONEncoder().encode(flow), as: UTF8.self) }
+    }
+
+    /// Stores a new flow (replacing one with the same device or user code), sweeping flows that ended an hour ago.
     func saveDeviceFlow(deviceCode: String, _ flow: DeviceFlow) throws {
-        let data = String(decoding: try JSONEncoder().encode(flow), as: UTF8.self)
+        let row = DeviceFlowRow(
+            hash: Self.hash(deviceCode), userCode: flow.userCode, data: try DeviceFlowRow.json(flow), expiresAt: flow.expiresAt)
         try db.write { db in
-            try db.execute(sql: "DELETE FROM device_flows WHERE expires_at < ?", arguments: [flow.createdAt - 3600])
-            try db.execute(
-                sql: "INSERT OR REPLACE INTO device_flows(hash, user_code, data, expires_at) VALUES (?, ?, ?, ?)",
-                arguments: [Self.hash(deviceCode), flow.userCode, data, flow.expiresAt])
+            try DeviceFlowRow.filter(DeviceFlowRow.Columns.expiresAt < flow.createdAt - 3600).deleteAll(db)
+            try row.insert(db, onConflict: .replace)
         }
     }
 
     /// A flow by its device code (`hash` given) or by the code a person typed.
     func deviceFlow(deviceCode: String) throws -> (hash: String, flow: DeviceFlow)? {
-        try deviceFlow(sql: "SELECT hash, data FROM device_flows WHERE hash = ?", Self.hash(deviceCode))
+        try deviceFlow { try DeviceFlowRow.fetchOne($0, key: Self.hash(deviceCode)) }
     }
 
     func deviceFlow(userCode: String) throws -> (hash: String, flow: DeviceFlow)? {
-        try deviceFlow(sql: "SELECT hash, data FROM device_flows WHERE user_code = ?", userCode.uppercased())
+        try deviceFlow { try DeviceFlowRow.filter(DeviceFlowRow.Columns.userCode == userCode.uppercased()).fetchOne($0) }
     }
 
-    private func deviceFlow(sql: String, _ key: String) throws -> (hash: String, flow: DeviceFlow)? {
-        guard let row = try db.read({ try Row.fetchOne($0, sql: sql, arguments: [key]) }) else { return nil }
-        let data: String = row["data"]
-        guard let flow = try? JSONDecoder().decode(DeviceFlow.self, from: Data(data.utf8)) else { return nil }
-        return (row["hash"], flow)
+    private func deviceFlow(_ fetch: @Sendable (Database) throws -> DeviceFlowRow?) throws -> (hash: String, flow: DeviceFlow)? {
+        guard let row = try db.read(fetch), let flow = row.flow else { return nil }
+        return (row.hash, flow)
     }
 
     func updateDeviceFlow(hash: String, _ flow: DeviceFlow) throws {
-        let data = String(decoding: try JSONEncoder().encode(flow), as: UTF8.self)
-        try db.write { try $0.execute(sql: "UPDATE device_flows SET data = ? WHERE hash = ?", arguments: [data, hash]) }
+        let data = try DeviceFlowRow.json(flow)
+        try db.write { _ = try DeviceFlowRow.filter(key: hash).updateAll($0, DeviceFlowRow.Columns.data.set(to: data)) }
     }
 }

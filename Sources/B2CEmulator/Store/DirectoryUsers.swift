@@ -5,8 +5,15 @@ import GRDB
 /// What Microsoft Graph's users API reads and writes beyond the sign-in name and the names (`GraphUsers.swift`).
 extension EmulatorStore {
     /// A user's directory properties: the kind of local sign-in name, whether the account is enabled, its password
-    /// policies (`DisablePasswordExpiration`, `DisableStrongPassword`) and a password change due at the next sign-in.
-    struct DirectoryProperties: Sendable, Equatable {
+    /// policies (`DisablePasswordExpiration`, `DisableStrongPassword`) and a password change due at the next sign-in. A
+    /// GRDB record of those columns of `users`.
+    struct DirectoryProperties: Sendable, Equatable, Decodable, FetchableRecord, TableRecord {
+        static let databaseTableName = "users"
+        static let databaseColumnDecodingStrategy = DatabaseColumnDecodingStrategy.convertFromSnakeCase
+        static var databaseSelection: [any SQLSelectable] {
+            [Column("sign_in_type"), Column("account_enabled"), Column("password_policies"), Column("force_change_password")]
+        }
+
         var signInType = "emailAddress"
         var accountEnabled = true
         var passwordPolicies: String?
@@ -14,16 +21,7 @@ extension EmulatorStore {
     }
 
     func directoryProperties(oid: String) throws -> DirectoryProperties? {
-        try db.read {
-            try Row.fetchOne(
-                $0, sql: "SELECT sign_in_type, account_enabled, password_policies, force_change_password FROM users WHERE oid = ?",
-                arguments: [oid]
-            ).map {
-                DirectoryProperties(
-                    signInType: $0["sign_in_type"], accountEnabled: $0["account_enabled"], passwordPolicies: $0["password_policies"],
-                    forceChangePassword: $0["force_change_password"])
-            }
-        }
+        try db.read { try DirectoryProperties.fetchOne($0, key: oid) }
     }
 
     /// Every user with their directory properties, ordered by creation then object id (Graph's pages follow this order).
@@ -42,7 +40,9 @@ extension EmulatorStore {
         oid: String, signInName: String, password: String, displayName: String, givenName: String, surname: String,
         attributes: [String: JSONValue], properties: DirectoryProperties, federated: (issuer: String, subject: String)?, now: Int
     ) throws -> UserRecord {
-        let credential = Self.passwordCredential(password)
+        let row = NewUserRow(
+            oid: oid, email: signInName, credential: Self.passwordCredential(password), displayName: displayName, givenName: givenName,
+            surname: surname, now: now, attributes: attributes, properties: properties, idp: federated?.issuer)
         return try db.write { db in
             if try Bool.fetchOne(db, sql: "SELECT 1 FROM users WHERE email = ?", arguments: [signInName]) == true {
                 throw UserError.emailTaken
@@ -50,17 +50,7 @@ extension EmulatorStore {
             if let federated, try FederatedIdentityRow.exists(db, key: ["issuer": federated.issuer, "subject": federated.subject]) {
                 throw UserError.emailTaken
             }
-            try db.execute(
-                sql: """
-                    INSERT INTO users(oid, email, password_salt, password_hash, display_name, given_name, surname, created_at, attributes,
-                        sign_in_type, account_enabled, password_policies, force_change_password, idp)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [
-                    oid, signInName, credential.salt, credential.hash, displayName, givenName, surname, now,
-                    attributes.isEmpty ? nil : JSONValue.object(attributes).serialized(), properties.signInType,
-                    properties.accountEnabled, properties.passwordPolicies, properties.forceChangePassword, federated?.issuer,
-                ])
+            try row.insert(db)
             if let federated { try FederatedIdentityRow(issuer: federated.issuer, subject: federated.subject, oid: oid).insert(db) }
             return UserRecord(
                 oid: oid, email: signInName, displayName: displayName, givenName: givenName, surname: surname, createdAt: now,

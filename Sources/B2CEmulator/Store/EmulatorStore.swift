@@ -112,12 +112,19 @@ public final class EmulatorStore: Sendable {
 
     // MARK: settings
 
+    /// A row of `settings`, as a GRDB record: a key and its text (the signing keys, the clock's offset, the MFA knobs, a
+    /// mock provider's next answer, …).
+    struct SettingRow: Codable, FetchableRecord, PersistableRecord {
+        static let databaseTableName = "settings"
+        var key: String, value: String
+    }
+
     func setting(_ key: String) throws -> String? {
-        try db.read { try String.fetchOne($0, sql: "SELECT value FROM settings WHERE key = ?", arguments: [key]) }
+        try db.read { try SettingRow.fetchOne($0, key: key)?.value }
     }
 
     func setSetting(_ key: String, _ value: String) throws {
-        try db.write { try $0.execute(sql: "INSERT OR REPLACE INTO settings(key, value) VALUES (?, ?)", arguments: [key, value]) }
+        try db.write { try SettingRow(key: key, value: value).insert($0, onConflict: .replace) }
     }
 }
 

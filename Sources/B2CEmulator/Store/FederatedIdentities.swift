@@ -59,9 +59,9 @@ extension EmulatorStore {
     func takeNextIdPAnswer(_ provider: EmulatorSeed.IdentityProvider) throws -> IdPAnswer? {
         let key = "idp_next:\(provider.rawValue)"
         return try db.write { db in
-            guard let text = try String.fetchOne(db, sql: "SELECT value FROM settings WHERE key = ?", arguments: [key]) else { return nil }
-            try db.execute(sql: "DELETE FROM settings WHERE key = ?", arguments: [key])
-            return try? JSONDecoder().decode(IdPAnswer.self, from: Data(text.utf8))
+            guard let row = try SettingRow.fetchOne(db, key: key) else { return nil }
+            try row.delete(db)
+            return try? JSONDecoder().decode(IdPAnswer.self, from: Data(row.value.utf8))
         }
     }
 
@@ -72,7 +72,7 @@ extension EmulatorStore {
     func setNextIdPAnswer(_ provider: EmulatorSeed.IdentityProvider, _ answer: IdPAnswer?) throws {
         let key = "idp_next:\(provider.rawValue)"
         guard let answer else {
-            try db.write { try $0.execute(sql: "DELETE FROM settings WHERE key = ?", arguments: [key]) }
+            try db.write { _ = try SettingRow.deleteOne($0, key: key) }
             return
         }
         try setSetting(key, String(decoding: try JSONEncoder().encode(answer), as: UTF8.self))

@@ -40,64 +40,74 @@ public struct MFAKnobs: Sendable, Codable, Equatable {
 }
 
 extension EmulatorStore {
-    func mfaState(oid: String) throws -> MFAState {
-        try db.read { db in
-            let row = try Row.fetchOne(
-                db,
-                sql: """
-                    SELECT phone, phone_enrolled, totp_secret, totp_enrolled, risky, mfa_email, mfa_required FROM users WHERE oid = ?
-                    """, arguments: [oid])
-            return MFAState(
-                phone: row?["phone"], phoneEnrolled: row?["phone_enrolled"] ?? false, totpSecret: row?["totp_secret"],
-                totpEnrolled: row?["totp_enrolled"] ?? false, risky: row?["risky"] ?? false, mfaEmail: row?["mfa_email"],
-                mfaRequired: row?["mfa_required"] ?? false)
+    /// The MFA columns of a row of `users`, as a GRDB record: what `MFAState` is made of (and, written only by
+    /// `takeTOTPStep`, the authenticator's last step taken).
+    struct MFARow: Decodable, FetchableRecord, TableRecord {
+        static let databaseTableName = "users"
+        static let databaseColumnDecodingStrategy = DatabaseColumnDecodingStrategy.convertFromSnakeCase
+        enum Columns {
+            static let phone = Column("phone"), phoneEnrolled = Column("phone_enrolled"), totpSecret = Column("totp_secret")
+            static let totpEnrolled = Column("totp_enrolled"), risky = Column("risky"), mfaEmail = Column("mfa_email")
+            static let mfaRequired = Column("mfa_required"), totpLastStep = Column("totp_last_step")
         }
+        static var databaseSelection: [any SQLSelectable] {
+            [
+                Columns.phone, Columns.phoneEnrolled, Columns.totpSecret, Columns.totpEnrolled, Columns.risky, Columns.mfaEmail,
+                Columns.mfaRequired,
+            ]
+        }
+
+        var phone: String?, phoneEnrolled: Bool, totpSecret: String?, totpEnrolled: Bool, risky: Bool, mfaEmail: String?
+        var mfaRequired: Bool
+
+        var state: MFAState {
+            MFAState(
+                phone: phone, phoneEnrolled: phoneEnrolled, totpSecret: totpSecret, totpEnrolled: totpEnrolled, risky: risky,
+                mfaEmail: mfaEmail, mfaRequired: mfaRequired)
+        }
+    }
+
+    /// The user's MFA state; a user who is not there has none.
+    func mfaState(oid: String) throws -> MFAState {
+        try db.read { try MFARow.fetchOne($0, key: oid)?.state }
+            ?? MFAState(phone: nil, phoneEnrolled: false, totpSecret: nil, totpEnrolled: false, risky: false)
+    }
+
+    /// Sets MFA columns of the user's row.
+    private func updateMFA(oid: String, _ assignments: ColumnAssignment...) throws {
+        try db.write { _ = try MFARow.filter(key: oid).updateAll($0, assignments) }
     }
 
     func setPhone(oid: String, _ phone: String?, enrolled: Bool) throws {
-        try db.write {
-            try $0.execute(sql: "UPDATE users SET phone = ?, phone_enrolled = ? WHERE oid = ?", arguments: [phone, enrolled, oid])
-        }
+        try updateMFA(oid: oid, MFARow.Columns.phone.set(to: phone), MFARow.Columns.phoneEnrolled.set(to: enrolled))
     }
 
     func setTOTP(oid: String, secret: String?, enrolled: Bool) throws {
-        try db.write {
-            try $0.execute(sql: "UPDATE users SET totp_secret = ?, totp_enrolled = ? WHERE oid = ?", arguments: [secret, enrolled, oid])
-        }
+        try updateMFA(oid: oid, MFARow.Columns.totpSecret.set(to: secret), MFARow.Columns.totpEnrolled.set(to: enrolled))
     }
 
     /// Takes an authenticator code's time step for the user if it is later than the last one taken (RFC 6238 §5.2: the
     /// same code — or an earlier one — is not accepted twice), in one statement so parallel submits cannot both pass. Steps
     /// are times, so they stay comparable across a new secret: the enrolment's code counts too.
     func takeTOTPStep(oid: String, _ step: Int) throws -> Bool {
-        try db.write {
-            try $0.execute(
-                sql: "UPDATE users SET totp_last_step = ? WHERE oid = ? AND (totp_last_step IS NULL OR totp_last_step < ?)",
-                arguments: [step, oid, step])
-            return $0.changesCount == 1
+        let last = MFARow.Columns.totpLastStep
+        return try db.write {
+            try MFARow.filter(key: oid).filter(last == nil || last < step).updateAll($0, last.set(to: step)) == 1
         }
     }
 
-    func setMFAEmail(oid: String, _ email: String?) throws {
-        try db.write { try $0.execute(sql: "UPDATE users SET mfa_email = ? WHERE oid = ?", arguments: [email, oid]) }
-    }
+    func setMFAEmail(oid: String, _ email: String?) throws { try updateMFA(oid: oid, MFARow.Columns.mfaEmail.set(to: email)) }
 
-    func setMFARequired(oid: String, _ required: Bool) throws {
-        try db.write { try $0.execute(sql: "UPDATE users SET mfa_required = ? WHERE oid = ?", arguments: [required, oid]) }
-    }
+    func setMFARequired(oid: String, _ required: Bool) throws { try updateMFA(oid: oid, MFARow.Columns.mfaRequired.set(to: required)) }
 
-    func setRisky(oid: String, _ risky: Bool) throws {
-        try db.write { try $0.execute(sql: "UPDATE users SET risky = ? WHERE oid = ?", arguments: [risky, oid]) }
-    }
+    func setRisky(oid: String, _ risky: Bool) throws { try updateMFA(oid: oid, MFARow.Columns.risky.set(to: risky)) }
 
     /// Forgets the user's registered phone, authenticator and strong-authentication email: the next MFA sign-in enrols again
     /// (the portal's "Require re-register MFA").
     func resetMFA(oid: String) throws {
-        try db.write {
-            try $0.execute(
-                sql: "UPDATE users SET phone_enrolled = 0, totp_secret = NULL, totp_enrolled = 0, mfa_email = NULL WHERE oid = ?",
-                arguments: [oid])
-        }
+        try updateMFA(
+            oid: oid, MFARow.Columns.phoneEnrolled.set(to: false), MFARow.Columns.totpSecret.set(to: nil),
+            MFARow.Columns.totpEnrolled.set(to: false), MFARow.Columns.mfaEmail.set(to: nil))
     }
 
     var mfaKnobs: MFAKnobs {

@@ -30,17 +30,22 @@ public struct RequestLog: Sendable {
             [e.at, e.endpoint, e.grantType, e.policy, e.clientId, e.oid, e.outcome])
     }
 
-    public func entries() throws -> [Entry] {
-        try db.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM token_log ORDER BY id").map {
-                Entry(
-                    at: $0["at"], endpoint: $0["endpoint"], grantType: $0["grant_type"], policy: $0["policy"],
-                    clientId: $0["client_id"], oid: $0["oid"], outcome: $0["outcome"])
-            }
+    /// A row of `token_log`, as a GRDB record, for reading the log (`insert` writes it by hand: every token request logs).
+    struct EntryRow: Decodable, FetchableRecord, TableRecord {
+        static let databaseTableName = "token_log"
+        static let databaseColumnDecodingStrategy = DatabaseColumnDecodingStrategy.convertFromSnakeCase
+        var at: Int, endpoint: String, grantType: String, policy: String, clientId: String, oid: String?, outcome: String
+
+        var entry: Entry {
+            Entry(at: at, endpoint: endpoint, grantType: grantType, policy: policy, clientId: clientId, oid: oid, outcome: outcome)
         }
     }
 
+    public func entries() throws -> [Entry] {
+        try db.read { try EntryRow.order(Column("id")).fetchAll($0).map(\.entry) }
+    }
+
     func clear() throws {
-        try db.write { try $0.execute(sql: "DELETE FROM token_log") }
+        try db.write { _ = try EntryRow.deleteAll($0) }
     }
 }

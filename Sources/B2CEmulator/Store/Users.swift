@@ -80,19 +80,40 @@ extension EmulatorStore {
 
     struct PasswordCredential: Codable, Sendable, Equatable { var salt: Data, hash: Data }
 
+    /// A new row of `users`, as a GRDB record: what a sign-up, the seed or Graph's `POST /users` writes; the columns it
+    /// leaves out (`tokens_valid_from`, the MFA columns) take their defaults.
+    struct NewUserRow: Encodable, PersistableRecord {
+        static let databaseTableName = "users"
+        static let databaseColumnEncodingStrategy = DatabaseColumnEncodingStrategy.convertToSnakeCase
+        var oid: String, email: String, passwordSalt: Data, passwordHash: Data
+        var displayName: String, givenName: String, surname: String, createdAt: Int
+        /// JSON of what the sign-up page collected beyond the names.
+        var attributes: String?
+        var signInType: String, accountEnabled: Bool, passwordPolicies: String?, forceChangePassword: Bool
+        var idp: String?
+
+        init(
+            oid: String, email: String, credential: PasswordCredential, displayName: String, givenName: String, surname: String,
+            now: Int, attributes: [String: JSONValue] = [:], properties: DirectoryProperties = DirectoryProperties(), idp: String? = nil
+        ) {
+            (self.oid, self.email, passwordSalt, passwordHash) = (oid, email, credential.salt, credential.hash)
+            (self.displayName, self.givenName, self.surname, createdAt) = (displayName, givenName, surname, now)
+            self.attributes = attributes.isEmpty ? nil : JSONValue.object(attributes).serialized()
+            (signInType, accountEnabled) = (properties.signInType, properties.accountEnabled)
+            (passwordPolicies, forceChangePassword, self.idp) = (properties.passwordPolicies, properties.forceChangePassword, idp)
+        }
+    }
+
     @discardableResult
     func createUser(
         oid: String, email: String, credential: PasswordCredential, displayName: String, givenName: String, surname: String, now: Int
     ) throws -> UserRecord {
-        let (salt, hash) = (credential.salt, credential.hash)
+        let row = NewUserRow(
+            oid: oid, email: email, credential: credential, displayName: displayName, givenName: givenName, surname: surname, now: now)
         return try db.write { db in
             if try Bool.fetchOne(db, sql: "SELECT 1 FROM users WHERE email = ?", arguments: [email]) == true { throw UserError.emailTaken }
             if try Bool.fetchOne(db, sql: "SELECT 1 FROM users WHERE oid = ?", arguments: [oid]) == true { throw UserError.oidTaken }
-            try db.execute(
-                sql: """
-                    INSERT INTO users(oid, email, password_salt, password_hash, display_name, given_name, surname, created_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                    """, arguments: [oid, email, salt, hash, displayName, givenName, surname, now])
+            try row.insert(db)
             return UserRecord(
                 oid: oid, email: email, displayName: displayName, givenName: givenName, surname: surname,
                 createdAt: now, tokensValidFrom: 0)
