@@ -22,8 +22,9 @@ struct AppRequest: Codable, Sendable {
     var domainHint: String? = nil
     /// The pages' language, resolved once from `ui_locales`, the browser's `Accept-Language` and the user flow's languages.
     var language = "en"
-    /// The authorize request's query parameters, for a custom policy's `{OAUTH-KV:name}` resolvers (`Self.kept`); nil in a
-    /// transaction stored before they were kept.
+    /// The authorize request's query parameters, for a custom policy's `{OAUTH-KV:name}` resolvers (`Self.kept`); nil for a
+    /// user flow (which has no resolvers: its transactions, read and written on every page, stay small) and in a transaction
+    /// stored before they were kept.
     var parameters: [String: String]? = nil
 
     /// The parameters a transaction keeps: at most 32, each value at most 1,024 characters, and never an `id_token_hint`
@@ -222,7 +223,7 @@ struct AuthorizeEndpoint: JourneyStepType {
             responseMode: responseMode, scope: q["scope"] ?? "", state: q["state"], nonce: q["nonce"],
             codeChallenge: q["code_challenge"], codeChallengeMethod: challengeMethod, prompt: prompt, loginHint: q["login_hint"],
             clientInfo: ["1", "true"].contains(q["client_info"]?.lowercased() ?? ""), domainHint: q["domain_hint"],
-            parameters: AppRequest.kept(q))
+            parameters: policy.type == .custom ? AppRequest.kept(q) : nil)
         return AuthorizeTransaction(
             id: Random.token(bytes: 18), policy: policy.id, tenantSegment: authority.tenantSegment, origin: origin, request: request)
     }
