@@ -72,9 +72,10 @@ extension EmulatorCommand {
             abstract: "Write an OnPasswordSubmit function in Python (just-in-time password migration) into a folder.",
             discussion: """
                 The file: migrate_password.py (needs joserfc, PyJWT[crypto], requests and cryptography). It accepts calls
-                only with a token of the tenant named by --tenant, decrypts the password the tenant sends, checks it against the legacy B2C tenant's ROPC user flow and answers
-                MigratePassword, Retry or Block; `python3 migrate_password.py --help` says how to run it. An existing file is
-                never replaced (exit 1). See docs/migration.md.
+                only with a token of the tenant named by --tenant, decrypts the password the tenant sends, checks it
+                against the legacy B2C tenant's ROPC user flow and answers MigratePassword, Retry or Block;
+                `python3 migrate_password.py --help` says how to run it. An existing file is never replaced (exit 1). See
+                docs/migration.md.
                 """)
 
         @Argument(help: ArgumentHelp("The folder to write migrate_password.py into.", valueName: "dir")) var directory: String

@@ -306,7 +306,8 @@ import Testing
                 of: "<ClaimsTransformations>",
                 with: """
                     <ClaimsTransformations><ClaimsTransformation Id="ClearEmail" TransformationMethod="NullClaim"><OutputClaims>\
-                    <OutputClaim ClaimTypeReferenceId="email" TransformationClaimType="claim_to_null" /></OutputClaims></ClaimsTransformation>
+                    <OutputClaim ClaimTypeReferenceId="email" TransformationClaimType="claim_to_null" />\
+                    </OutputClaims></ClaimsTransformation>
                     """)
         }
         defer { try? FileManager.default.removeItem(at: dir) }

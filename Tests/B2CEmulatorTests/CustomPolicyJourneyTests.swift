@@ -255,7 +255,7 @@ import Testing
           <ClaimsProviders><ClaimsProvider><DisplayName>REST</DisplayName><TechnicalProfiles>
             <TechnicalProfile Id="REST-GetLoyalty">
               <DisplayName>Loyalty</DisplayName>
-              <Protocol Name="Proprietary" Handler="Web.TPEngine.Providers.RestfulProvider, Web.TPEngine, Version=1.0.0.0, Culture=neutral, PublicKeyToken=null" />
+              <Protocol Name="Proprietary" Handler="Web.TPEngine.Providers.RestfulProvider, Web.TPEngine" />
               <Metadata>
                 <Item Key="ServiceUrl">\(serviceURL)</Item>
                 <Item Key="AuthenticationType">\(authentication)</Item>
@@ -275,7 +275,9 @@ import Testing
           <UserJourneys><UserJourney Id="Loyalty"><OrchestrationSteps>
             <OrchestrationStep Order="1" Type="CombinedSignInAndSignUp" ContentDefinitionReferenceId="api.signuporsignin">
               <ClaimsProviderSelections><ClaimsProviderSelection ValidationClaimsExchangeId="Local" /></ClaimsProviderSelections>
-              <ClaimsExchanges><ClaimsExchange Id="Local" TechnicalProfileReferenceId="SelfAsserted-LocalAccountSignin-Email" /></ClaimsExchanges>
+              <ClaimsExchanges>
+                <ClaimsExchange Id="Local" TechnicalProfileReferenceId="SelfAsserted-LocalAccountSignin-Email" />
+              </ClaimsExchanges>
             </OrchestrationStep>
             <OrchestrationStep Order="2" Type="ClaimsExchange">
               <ClaimsExchanges><ClaimsExchange Id="Read" TechnicalProfileReferenceId="AAD-UserReadUsingObjectId" /></ClaimsExchanges>
@@ -451,7 +453,9 @@ import Testing
                 \(getClaims)
                 <OrchestrationStep Order="2" Type="CombinedSignInAndSignUp" ContentDefinitionReferenceId="api.signuporsignin">
                   <ClaimsProviderSelections><ClaimsProviderSelection ValidationClaimsExchangeId="Local" /></ClaimsProviderSelections>
-                  <ClaimsExchanges><ClaimsExchange Id="Local" TechnicalProfileReferenceId="SelfAsserted-LocalAccountSignin-Email" /></ClaimsExchanges>
+                  <ClaimsExchanges>
+                    <ClaimsExchange Id="Local" TechnicalProfileReferenceId="SelfAsserted-LocalAccountSignin-Email" />
+                  </ClaimsExchanges>
                 </OrchestrationStep>
                 <OrchestrationStep Order="3" Type="SendClaims" CpimIssuerTechnicalProfileReferenceId="JwtIssuer" />
               </OrchestrationSteps></UserJourney></UserJourneys>
