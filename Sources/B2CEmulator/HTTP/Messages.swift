@@ -16,18 +16,19 @@ extension Request {
     }
 
     /// The body when it has at most `limit` bytes; nil when it has more (the caller answers 413 in its own API's shape).
-    /// Every endpoint that reads a body reads it through this or `bodyData()`: a body over its limit is never a 500.
+    /// The one place a body is read (`bodyData()` too goes through it): a body over its limit is never a 500.
     mutating func body(atMost limit: Int) async -> ByteBuffer? {
         try? await collectBody(upTo: limit)
     }
 
     /// The body, at most `maxBody` bytes (more is B2C's 413).
     mutating func bodyData() async throws -> Data {
-        do { return Data(try await collectBody(upTo: Self.maxBody).readableBytesView) } catch {
+        guard let body = await body(atMost: Self.maxBody) else {
             throw OAuthFailure(
                 error: "invalid_request", code: "AADB2C90083", message: "The request body is larger than \(Self.maxBody) bytes.",
                 status: 413)
         }
+        return Data(body.readableBytesView)
     }
 
     /// Form parameters of a POST body (`application/x-www-form-urlencoded`).
