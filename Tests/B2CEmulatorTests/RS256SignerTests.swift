@@ -52,6 +52,37 @@ import _CryptoExtras
         for input in inputs { #expect(signed[input] == (try Self.swiftCrypto(input, key))) }
     }
 
+    /// Each signing thread signs with a copy of the key of its own (CTokenSigning keeps 16); 40 threads at once share
+    /// some, and two keys alive at once never answer with each other's copy.
+    @Test func moreThreadsThanCopiesSignAlike() throws {
+        let keys = try (0..<2).map { _ in try _RSA.Signing.PrivateKey(keySize: .bits2048) }
+        let signers = keys.map(RS256Signer.init)
+        let threads = 40
+        final class Results: @unchecked Sendable {  // @unchecked: `signed` is read and written under `lock` only
+            let lock = NSLock()
+            var signed: [Int: (String, String)] = [:]
+        }
+        let results = Results()
+        let done = DispatchGroup()
+        for index in 0..<threads {
+            done.enter()
+            let thread = Thread {
+                defer { done.leave() }
+                let input = "thread-\(index)"
+                let which = index % 2
+                let signature = (try? signers[which].signature(signingInput: input)) ?? "refused"
+                results.lock.withLock { results.signed[index] = (input, signature) }
+            }
+            thread.start()
+        }
+        done.wait()
+        let signed = results.lock.withLock { results.signed }
+        #expect(signed.count == threads)
+        for (index, (input, signature)) in signed {
+            #expect(signature == (try Self.swiftCrypto(input, keys[index % 2])), "thread \(index)")
+        }
+    }
+
     @Test func theTenantsTokensAreLibcryptosSignaturesOfItsKeys() async throws {
         try await TestTenant.with { t in
             let userFlowKey = try t.emulator.keys.current(.userFlow)

@@ -17,10 +17,11 @@ size_t b2c_rsa_key_size(const b2c_rsa_key *key);
 
 /// RSASSA-PKCS1-v1_5 with SHA-256 (JWS's RS256) of `length` bytes at `data`, into `signature` (at least
 /// `b2c_rsa_key_size` bytes). Returns the signature's length, or 0 when libcrypto refuses. Blinded, as OpenSSL's RSA
-/// keys are by default. Safe to call from several threads with the same key.
-size_t b2c_rsa_sign_sha256(const b2c_rsa_key *key, const unsigned char *data, size_t length, unsigned char *signature);
+/// keys are by default. Safe to call from several threads with the same key: each thread signs with a copy of its own
+/// (made on its first signature, freed with the key).
+size_t b2c_rsa_sign_sha256(b2c_rsa_key *key, const unsigned char *data, size_t length, unsigned char *signature);
 
-/// Frees the key (libcrypto clears its private numbers).
+/// Frees the key and its copies (libcrypto clears their private numbers). No thread may be signing with it.
 void b2c_rsa_key_free(b2c_rsa_key *key);
 
 #endif
