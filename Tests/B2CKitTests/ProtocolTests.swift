@@ -1,4 +1,5 @@
 import B2CEmulator
+import B2CProtocol
 @testable import B2CKit
 import Foundation
 import Testing
@@ -276,5 +277,24 @@ import _CryptoExtras
         } catch {
             Issue.record("unexpected \(error)")
         }
+    }
+}
+
+/// The form and query encoding every request's parameters go through: a byte loop that must say what Foundation's
+/// `addingPercentEncoding` said with RFC 3986's unreserved set, for every kind of character.
+@Suite struct FormEscapeTests {
+    @Test func escapesAsFoundationDid() {
+        var unreserved = CharacterSet.alphanumerics.intersection(CharacterSet(charactersIn: Unicode.Scalar(0)...Unicode.Scalar(127)))
+        unreserved.insert(charactersIn: "-._~")
+        var generator = SystemRandomNumberGenerator()
+        let pool: [Character] = Array("aZ09-._~ +&=%/?#[]@!$'()*,;:\"<>\\^`{|}\n\t\u{0}é€😀ß日本\u{7F}\u{80}")
+        var samples = ["", "plain", "a b+c&d=e", "https://contoso.b2clogin.com/x?y=1", "é😀", "~_.-"]
+        for _ in 0..<2_000 {
+            samples.append(String((0..<Int.random(in: 0...24, using: &generator)).map { _ in pool.randomElement(using: &generator)! }))
+        }
+        for s in samples {
+            #expect(FormEncoding.escape(s) == s.addingPercentEncoding(withAllowedCharacters: unreserved), "\(s.debugDescription)")
+        }
+        #expect(FormEncoding.escape("a b/é") == "a%20b%2F%C3%A9")
     }
 }

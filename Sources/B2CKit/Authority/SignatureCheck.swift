@@ -19,7 +19,16 @@ enum SignatureCheck {
         guard jwt.algorithm == "RS256" else { throw B2CProtocol.JWTError.unsupportedAlgorithm(jwt.algorithm ?? "none") }
         if let kid = jwt.kid, keys.key(kid: kid) == nil { throw B2CProtocol.JWTError.unknownKey(kid: kid) }
         let collection = JWTKeyCollection()
-        do { try await collection.add(jwksJSON: String(decoding: document, as: UTF8.self)) } catch {
+        do {
+            // The token's own key when it names one: jwt-kit then reads one modulus and exponent, not the whole key set
+            // through its JSON decoder (a measurable share of a refresh; bench/README.md, item 3).
+            if let kid = jwt.kid, let key = keys.key(kid: kid), key.kty == "RSA" {
+                let publicKey = try Insecure.RSA.PublicKey(modulus: key.n, exponent: key.e)
+                await collection.add(rsa: publicKey, digestAlgorithm: .sha256, kid: JWKIdentifier(string: kid))
+            } else {
+                try await collection.add(jwksJSON: String(decoding: document, as: UTF8.self))
+            }
+        } catch {
             throw B2CProtocol.JWTError.malformed("the key set cannot be used: \(error)")
         }
         do { _ = try await collection.verify(token, as: AnyClaims.self) } catch {

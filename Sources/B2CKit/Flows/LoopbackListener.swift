@@ -1,20 +1,23 @@
 import Foundation
-import ServiceLifecycle
-import Hummingbird
-import Logging
-import NIOCore
 import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOPosix
 
 /// The redirect listener of an interactive sign-in: the loopback addresses the redirect URI's host names (both, for
 /// `localhost`), on one port, closing idle connections. It takes the one answer whose `state` is this
 /// sign-in's (from the browser, or pasted by the person when the browser runs elsewhere); an answer with another state
 /// (an old tab, a forged link) gets a page that says so, and the listener keeps waiting.
+///
+/// A plain NIO HTTP/1 server (NIOHTTP1 is linked for the HTTP client anyway): one page per connection, then the
+/// connection is closed. It was Hummingbird, whose modules (and Configuration, HTTPTypes, NIOFileSystem…) were about a
+/// tenth of the client's protocol-conformance records, which the Swift runtime scans on every first use of a generic
+/// type: a share of every command's start (bench/README.md, item 3).
 package final class LoopbackListener: Sendable {
     /// The port it listens on: the one asked for, or the one chosen when asked for any.
     public let port: Int
     private let inbox: Inbox
-    private let tasks: [Task<Void, Error>]
-    private let groups: [ServiceGroup]
+    private let channels: [any Channel]
 
     /// What an answer did: taken (the sign-in goes on with it), or refused and why.
     public enum Delivery: Sendable, Equatable {
@@ -60,46 +63,86 @@ package final class LoopbackListener: Sendable {
         }
     }
 
-    struct Responder: HTTPResponder {
-        typealias Context = BasicRequestContext
+    /// The page a request gets: the redirect path with an answer for this sign-in is taken; anything else is told why not.
+    static func page(method: HTTPMethod, uri: String, path: String, inbox: Inbox) -> (HTTPResponseStatus, title: String, text: String) {
+        let parts = uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        let requestPath = String(parts[0].split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)[0])
+        guard method == .GET, requestPath == path || (path.isEmpty && requestPath == "/") else {
+            return (.notFound, "Not found", "This listener only receives the sign-in redirect.")
+        }
+        let query = parts.count > 1 ? String(parts[1].split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)[0]) : ""
+        let params = (try? FormEncoding.parse(query)) ?? [:]
+        switch inbox.deliver(params) {
+        case .accepted:
+            if params["code"] == nil && params["error"] == nil {
+                return (.ok, "Signed out", "You can close this window and return to the terminal.")
+            }
+            if params["error"] != nil {
+                return (.ok, "Sign-in did not complete", "b2c received the answer. You can close this window and return to the terminal.")
+            }
+            return (.ok, "Signed in", "You can close this window and return to the terminal.")
+        case .alreadyAnswered:
+            return (.conflict, "Already done", "This sign-in has already received its answer. You can close this window.")
+        case .wrongState, .notAnAnswer:
+            return (
+                .badRequest, "Not for this sign-in",
+                "This answer does not belong to the sign-in in progress (an older tab, or a link from elsewhere); b2c ignored it "
+                    + "and is still waiting. Finish the sign-in in the window that b2c opened, or close this one."
+            )
+        }
+    }
+
+    /// The fixed page around a title and a text of `page(...)` (constants of this file: nothing from the request is in it).
+    static func html(title: String, text: String) -> String {
+        """
+        <!DOCTYPE html><html><head><meta charset="utf-8"><title>b2c</title>
+        <style>body{font-family:system-ui,sans-serif;margin:80px auto;max-width:480px;color:#1f2937}</style></head>
+        <body><h1>\(title)</h1><p>\(text)</p></body></html>
+        """
+    }
+
+    /// One connection: reads a request, answers it with its page, closes. A connection silent for `idleTimeout` is closed.
+    final class Connection: ChannelInboundHandler, RemovableChannelHandler {
+        typealias InboundIn = HTTPServerRequestPart
+        typealias OutboundOut = HTTPServerResponsePart
         let path: String
         let inbox: Inbox
+        private var head: HTTPRequestHead?
 
-        func respond(to request: Request, context: BasicRequestContext) async throws -> Response {
-            func page(_ status: HTTPResponse.Status, _ title: String, _ text: String) -> Response {
-                let html = """
-                    <!DOCTYPE html><html><head><meta charset="utf-8"><title>b2c</title>
-                    <style>body{font-family:system-ui,sans-serif;margin:80px auto;max-width:480px;color:#1f2937}</style></head>
-                    <body><h1>\(title)</h1><p>\(text)</p></body></html>
-                    """
-                return Response(
-                    status: status, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
-                    body: .init(byteBuffer: ByteBuffer(string: html)))
-            }
-            let requestPath = request.uri.path
-            guard request.method == .get, requestPath == path || (path.isEmpty && requestPath == "/") else {
-                return page(.notFound, "Not found", "This listener only receives the sign-in redirect.")
-            }
-            let params = (try? FormEncoding.parse(request.uri.query ?? "")) ?? [:]
-            switch inbox.deliver(params) {
-            case .accepted:
-                if params["code"] == nil && params["error"] == nil {
-                    return page(.ok, "Signed out", "You can close this window and return to the terminal.")
-                }
-                if params["error"] != nil {
-                    return page(
-                        .ok, "Sign-in did not complete", "b2c received the answer. You can close this window and return to the terminal.")
-                }
-                return page(.ok, "Signed in", "You can close this window and return to the terminal.")
-            case .alreadyAnswered:
-                return page(.conflict, "Already done", "This sign-in has already received its answer. You can close this window.")
-            case .wrongState, .notAnAnswer:
-                return page(
-                    .badRequest, "Not for this sign-in",
-                    "This answer does not belong to the sign-in in progress (an older tab, or a link from elsewhere); b2c ignored it "
-                        + "and is still waiting. Finish the sign-in in the window that b2c opened, or close this one.")
+        init(path: String, inbox: Inbox) {
+            self.path = path
+            self.inbox = inbox
+        }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            switch unwrapInboundIn(data) {
+            case .head(let request): head = request
+            case .body: break  // a redirect is a GET; a body is not read
+            case .end:
+                guard let request = head else { return }
+                head = nil
+                let (status, title, text) = LoopbackListener.page(method: request.method, uri: request.uri, path: path, inbox: inbox)
+                let body = context.channel.allocator.buffer(string: LoopbackListener.html(title: title, text: text))
+                let headers = HTTPHeaders([
+                    ("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store"),
+                    ("Content-Length", String(body.readableBytes)), ("Connection", "close"),
+                ])
+                context.write(
+                    wrapOutboundOut(.head(HTTPResponseHead(version: request.version, status: status, headers: headers))), promise: nil)
+                context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+                context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
             }
         }
+
+        func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+            if event is IdleStateHandler.IdleStateEvent {
+                context.close(promise: nil)
+            } else {
+                context.fireUserInboundEventTriggered(event)
+            }
+        }
+
+        func errorCaught(context: ChannelHandlerContext, error: Error) { context.close(promise: nil) }
     }
 
     /// The addresses a redirect URI's host names: `localhost` is both loopback addresses, since a browser may try either
@@ -138,61 +181,41 @@ package final class LoopbackListener: Sendable {
     struct SecondAddressTaken: Error { var underlying: Error? }
 
     private static func listen(port: Int, addresses: [String], path: String, inbox: Inbox) async throws -> LoopbackListener {
-        var logger = Logger(label: "b2c.loopback")
-        logger.logLevel = .critical
-        let (first, firstTask, firstGroup) = try await serve(address: addresses[0], port: port, path: path, inbox: inbox, logger: logger)
-        guard first.bound > 0 else { throw B2CError(.failed, listenFailure(port: port, host: addresses[0], first.failure)) }
-        var groups = [firstGroup], tasks = [firstTask]
-        for address in addresses.dropFirst() {
-            let (other, task, group) = try await serve(address: address, port: first.bound, path: path, inbox: inbox, logger: logger)
-            if other.bound > 0 {
-                groups.append(group)
-                tasks.append(task)
-                continue
-            }
-            // No such address here (no IPv6): then no browser reaches it either.
-            if let io = other.failure as? IOError, io.errnoCode == EADDRNOTAVAIL || io.errnoCode == EAFNOSUPPORT { continue }
-            if let f = other.failure as? SocketAddressError, "\(f)".contains("nknown") { continue }
-            await firstGroup.triggerGracefulShutdown()
-            _ = try? await firstTask.value
-            if port == 0 { throw SecondAddressTaken(underlying: other.failure) }
-            throw B2CError(.failed, listenFailure(port: port, host: address, other.failure))
+        let first: any Channel
+        do { first = try await bind(address: addresses[0], port: port, path: path, inbox: inbox) } catch {
+            throw B2CError(.failed, listenFailure(port: port, host: addresses[0], error))
         }
-        return LoopbackListener(port: first.bound, inbox: inbox, tasks: tasks, groups: groups)
+        let bound = first.localAddress?.port ?? 0
+        var channels = [first]
+        for address in addresses.dropFirst() {
+            do {
+                channels.append(try await bind(address: address, port: bound, path: path, inbox: inbox))
+            } catch {
+                // No such address here (no IPv6): then no browser reaches it either.
+                if let io = error as? IOError, io.errnoCode == EADDRNOTAVAIL || io.errnoCode == EAFNOSUPPORT { continue }
+                if let f = error as? SocketAddressError, "\(f)".contains("nknown") { continue }
+                for channel in channels { try? await channel.close() }
+                if port == 0 { throw SecondAddressTaken(underlying: error) }
+                throw B2CError(.failed, listenFailure(port: port, host: address, error))
+            }
+        }
+        return LoopbackListener(port: bound, inbox: inbox, channels: channels)
     }
 
-    /// One server on `address:port`; `bound` is 0 (with the reason) when it could not listen.
-    private static func serve(
-        address: String, port: Int, path: String, inbox: Inbox, logger: Logger
-    ) async throws -> ((bound: Int, failure: Error?), Task<Void, Error>, ServiceGroup) {
-        let (ready, readyContinuation) = AsyncStream<Int>.makeStream()
-        let app = Application(
-            responder: Responder(path: path.isEmpty ? "/" : path, inbox: inbox),
-            server: .http1(configuration: .init(idleTimeout: idleTimeout)),
-            configuration: .init(address: .hostname(address, port: port), serverName: nil),
-            onServerRunning: { channel in
-                readyContinuation.yield(channel.localAddress?.port ?? 0)
-                readyContinuation.finish()
-            },
-            logger: logger)
-        // Stopped by a graceful shutdown, never by cancelling the serving task: a cancelled NIO server can drop a
-        // connection it has accepted but not yet served, which traps ("Deinited NIOAsyncWriter without calling finish()",
-        // apple/swift-nio#2637) — a browser that connects as the listener stops would crash b2c.
-        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
-        // When the server cannot start, `run` throws and "running" never comes: finishing the stream then ends the wait.
-        let task = Task {
-            defer { readyContinuation.finish() }
-            try await group.run()
-        }
-        var bound = 0
-        for await p in ready { bound = p; break }
-        guard bound > 0 else {
-            task.cancel()
-            let failure: Error?
-            do { try await task.value; failure = nil } catch { failure = error }
-            return ((0, failure), task, group)
-        }
-        return ((bound, nil), task, group)
+    /// A listening socket on `address:port` whose connections are answered by `Connection`.
+    private static func bind(address: String, port: Int, path: String, inbox: Inbox) async throws -> any Channel {
+        let path = path.isEmpty ? "/" : path
+        let idle = idleTimeout
+        return try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                    try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: idle))
+                    try channel.pipeline.syncOperations.addHandler(Connection(path: path, inbox: inbox))
+                }
+            }
+            .bind(host: address, port: port).get()
     }
 
     /// "port 8400 is in use" rather than NIO's text.
@@ -210,8 +233,8 @@ package final class LoopbackListener: Sendable {
         return "cannot listen for the redirect on \(at):\(port): \(error.map { "\($0)" } ?? "the server did not start")"
     }
 
-    private init(port: Int, inbox: Inbox, tasks: [Task<Void, Error>], groups: [ServiceGroup]) {
-        self.port = port; self.inbox = inbox; self.tasks = tasks; self.groups = groups
+    private init(port: Int, inbox: Inbox, channels: [any Channel]) {
+        self.port = port; self.inbox = inbox; self.channels = channels
     }
 
     /// An answer the person pasted (the URL the browser ended on, when the browser runs on another machine): checked
@@ -240,9 +263,8 @@ package final class LoopbackListener: Sendable {
         }
     }
 
-    /// Stops listening on every address and waits until the servers have shut down.
+    /// Stops listening on every address (a connection already accepted still gets its page, then closes).
     public func stop() async {
-        for group in groups { await group.triggerGracefulShutdown() }
-        for task in tasks { _ = try? await task.value }
+        for channel in channels { try? await channel.close() }
     }
 }
