@@ -1,4 +1,5 @@
 import B2CEmulator
+import B2CFastPath
 import B2CProtocol
 @testable import B2CKit
 import Foundation
@@ -296,5 +297,14 @@ import _CryptoExtras
             #expect(FormEncoding.escape(s) == s.addingPercentEncoding(withAllowedCharacters: unreserved), "\(s.debugDescription)")
         }
         #expect(FormEncoding.escape("a b/é") == "a%20b%2F%C3%A9")
+    }
+}
+
+/// The environment as the client reads it (`ProcessEnvironment`, a loop over `environ`): what Foundation reads.
+@Suite struct ProcessEnvironmentTests {
+    @Test func readsWhatFoundationReads() {
+        let ours = ProcessEnvironment.current()
+        #expect(!ours.isEmpty)
+        #expect(ours == ProcessInfo.processInfo.environment)
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import B2CFastPath
 import B2CKit
 import Foundation
 
@@ -64,7 +65,7 @@ struct ConfigRotateKeyCommand: ParsableCommand {
     func run() throws {
         let store = try ConfigCommand.openStore()
         var newKey: Data?
-        if let text = ProcessInfo.processInfo.environment["B2C_NEW_STORE_KEY"], !text.isEmpty {
+        if let text = ProcessEnvironment.current()["B2C_NEW_STORE_KEY"], !text.isEmpty {
             guard let data = Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)), data.count == 32 else {
                 throw CLIError(
                     "B2C_NEW_STORE_KEY must be base64 of 32 random bytes (`openssl rand -base64 32`)", exitCode: ExitStatus.configuration)

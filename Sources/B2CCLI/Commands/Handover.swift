@@ -1,4 +1,5 @@
 import ArgumentParser
+import B2CFastPath
 import Foundation
 
 /// `b2c emulator …` and `b2c demo`: the local tenant ships as its own program, b2c-emulator (next to b2c, else on PATH),
@@ -32,7 +33,7 @@ package enum TenantProgram {
                 URL(fileURLWithPath: me).resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent(program).path)
         }
         // Absolute directories only: a relative PATH entry would run a program found below the working directory.
-        for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":") where dir.hasPrefix("/") {
+        for dir in (ProcessEnvironment.current()["PATH"] ?? "").split(separator: ":") where dir.hasPrefix("/") {
             candidates.append("\(dir)/\(program)")
         }
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }

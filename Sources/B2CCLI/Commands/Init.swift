@@ -1,4 +1,5 @@
 import ArgumentParser
+import B2CFastPath
 import B2CKit
 import Foundation
 
@@ -185,7 +186,7 @@ struct ProfilesCommand: ParsableCommand {
 
     func run() throws {
         // The profile in use: B2C_PROFILE, unless B2C_CONFIG (which comes first) names another file.
-        let environment = ProcessInfo.processInfo.environment
+        let environment = ProcessEnvironment.current()
         let named = environment["B2C_PROFILE"].flatMap { $0.isEmpty ? nil : $0 }
         let overridden = named != nil && ClientSettings.environmentConflict(environment) != nil
         let active = overridden ? nil : named

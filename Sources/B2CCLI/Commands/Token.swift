@@ -82,7 +82,7 @@ struct TokenArguments: Equatable {
     /// the full client: Sources/b2c/main.swift), under the question the command line and the environment ask.
     func fileFastAnswer(_ client: B2CClient, _ result: SilentResult, generationBefore: Int?) {
         guard !decode, !StandardError.used.withLock({ $0 }) else { return }
-        let environment = ProcessInfo.processInfo.environment
+        let environment = ProcessEnvironment.current()
         guard environment["B2C_FAST_PATH"] != "off",
             let question = TokenQuestion(
                 arguments: Array(CommandLine.arguments.dropFirst()), environment: environment,

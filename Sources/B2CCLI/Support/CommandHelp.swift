@@ -1,4 +1,5 @@
 import ArgumentParser
+import B2CFastPath
 import Foundation
 
 /// What b2c and b2c-emulator say about their own commands beyond ArgumentParser: which command a mistyped word meant, and
@@ -54,7 +55,7 @@ package enum CommandHelp {
 
     /// The width help is laid out for, as ArgumentParser takes it: $COLUMNS, else the terminal's, else 80.
     package static var columns: Int {
-        if let value = ProcessInfo.processInfo.environment["COLUMNS"], let columns = Int(value) { return columns }
+        if let value = ProcessEnvironment.current()["COLUMNS"], let columns = Int(value) { return columns }
         var size = winsize()
         if ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
         return 80

@@ -93,7 +93,7 @@ struct ClientSettings: Equatable {
     }
 
     /// Why the configuration in use is the one: the flag or variable that named it, or where it was found.
-    func origin(implicit: Bool, environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+    func origin(implicit: Bool, environment: [String: String] = ProcessEnvironment.current()) -> String {
         if config != nil { return "--config" }
         if let profile { return "--profile \(profile)" }
         if let c = environment["B2C_CONFIG"], !c.isEmpty { return "B2C_CONFIG" }
@@ -102,7 +102,7 @@ struct ClientSettings: Equatable {
     }
 
     /// `B2C_CONFIG` and `B2C_PROFILE` both set, naming different files (B2C_CONFIG wins, as the order says): said on stderr.
-    static func environmentConflict(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+    static func environmentConflict(_ environment: [String: String] = ProcessEnvironment.current()) -> String? {
         guard let c = environment["B2C_CONFIG"], !c.isEmpty, let p = environment["B2C_PROFILE"], !p.isEmpty else { return nil }
         let profilePath = Profiles.path(of: p)
         func canonical(_ path: String) -> String { URL(fileURLWithPath: path).resolvingSymlinksInPath().standardizedFileURL.path }
@@ -153,7 +153,7 @@ struct ClientSettings: Equatable {
 extension ClientSettings {
     /// `B2C_CLOCK_OFFSET`, the seconds that shift our clock to follow a local tenant whose clock a test moved; a value
     /// that is no whole number within ten years either way is refused before anything is done.
-    static func clockOffset(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Int {
+    static func clockOffset(_ environment: [String: String] = ProcessEnvironment.current()) throws -> Int {
         let value = environment[ClockOffset.variable]
         guard let offset = ClockOffset.parse(value) else {
             throw CLIError(

@@ -1,3 +1,4 @@
+import B2CFastPath
 import B2CKit
 import Dispatch
 import Foundation
@@ -60,7 +61,7 @@ package struct TerminalUI: InteractionUI {
 /// start or exits non-zero makes way for the next; when none works, `failed` is told what was tried and the last line each
 /// said on stderr. What the commands print is shown as it comes only with `verbose`.
 enum BrowserLauncher {
-    static func commands(environment: [String: String] = ProcessInfo.processInfo.environment) -> [String] {
+    static func commands(environment: [String: String] = ProcessEnvironment.current()) -> [String] {
         var commands = (environment["BROWSER"] ?? "").split(separator: ":").map(String.init).filter { !$0.isEmpty }
         #if os(macOS)
         commands.append("open")

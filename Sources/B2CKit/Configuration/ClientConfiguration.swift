@@ -148,7 +148,7 @@ public struct ClientConfiguration: Sendable, Equatable {
     /// The file to read: `--config`, then `--profile`, then `$B2C_CONFIG`, then `$B2C_PROFILE`, then `./policies.json`, then
     /// `$XDG_CONFIG_HOME/b2c/policies.json`. A profile that does not exist is an error that lists those that do.
     public static func locate(
-        explicit: String?, profile: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment,
+        explicit: String?, profile: String? = nil, environment: [String: String] = ProcessEnvironment.current(),
         currentDirectory: String = FileManager.default.currentDirectoryPath
     ) throws -> (path: String?, searched: [String], implicit: Bool) {
         if let explicit { return (explicit, [explicit], false) }

@@ -1,3 +1,4 @@
+import B2CFastPath
 import Foundation
 import NIOConcurrencyHelpers
 
@@ -14,7 +15,7 @@ public final class ClientSecretSource: Sendable {
     /// A source that reads the secret with `standardInput` (nil: not asked to) and looks for `B2C_CLIENT_SECRET` in
     /// `environment`.
     public init(
-        standardInput: (@Sendable () -> String?)? = nil, environment: [String: String] = ProcessInfo.processInfo.environment
+        standardInput: (@Sendable () -> String?)? = nil, environment: [String: String] = ProcessEnvironment.current()
     ) {
         self.standardInput = standardInput
         self.environment = environment

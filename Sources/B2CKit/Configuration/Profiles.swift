@@ -1,10 +1,11 @@
+import B2CFastPath
 import Foundation
 
 /// Named configurations, one file each: `$XDG_CONFIG_HOME/b2c/profiles/NAME.json`, chosen per command with `--profile` or
 /// per shell with `$B2C_PROFILE` — nothing a command does changes another shell's choice.
 public enum Profiles {
     /// Where profiles live: `$XDG_CONFIG_HOME/b2c/profiles`, else `~/.config/b2c/profiles`.
-    public static func directory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
+    public static func directory(environment: [String: String] = ProcessEnvironment.current()) -> URL {
         let xdg =
             environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
             ?? ((environment["HOME"] ?? NSHomeDirectory()) + "/.config")
@@ -17,18 +18,18 @@ public enum Profiles {
     }
 
     /// The file of the profile `name`, whether it exists or not.
-    public static func path(of name: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+    public static func path(of name: String, environment: [String: String] = ProcessEnvironment.current()) -> String {
         directory(environment: environment).appendingPathComponent("\(name).json").path
     }
 
     /// The profile names there are, sorted.
-    public static func names(environment: [String: String] = ProcessInfo.processInfo.environment) -> [String] {
+    public static func names(environment: [String: String] = ProcessEnvironment.current()) -> [String] {
         let files = (try? FileManager.default.contentsOfDirectory(atPath: directory(environment: environment).path)) ?? []
         return files.filter { $0.hasSuffix(".json") }.map { String($0.dropLast(5)) }.filter(isValidName).sorted()
     }
 
     /// The file of an existing profile, or an error that lists the profiles there are.
-    public static func existing(_ name: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String {
+    public static func existing(_ name: String, environment: [String: String] = ProcessEnvironment.current()) throws -> String {
         guard isValidName(name) else {
             throw B2CError(.configuration, "'\(name)' is not a profile name (letters, digits, _ . -)")
         }

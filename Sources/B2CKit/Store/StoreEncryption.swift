@@ -54,7 +54,7 @@ package struct StoreKeySources: Sendable {
     }
 
     /// What a command uses: the platform key store with the kernel cache, and `$B2C_STORE_KEY`.
-    public static func system(environment: [String: String] = ProcessInfo.processInfo.environment) -> StoreKeySources {
+    public static func system(environment: [String: String] = ProcessEnvironment.current()) -> StoreKeySources {
         StoreKeySources(environment: environment, platformKeyStore: true, kernelCache: true)
     }
 

@@ -7,7 +7,7 @@ import NIOConcurrencyHelpers
 /// `StoreRules.directory`, which the fast path applies too).
 public enum StoreLocation {
     /// The store directory, read from `environment` (the process environment by default).
-    public static func directory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
+    public static func directory(environment: [String: String] = ProcessEnvironment.current()) -> URL {
         URL(fileURLWithPath: StoreRules.directory({ environment[$0] }, home: environment["HOME"] ?? NSHomeDirectory())!)
     }
 }

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import B2CFastPath
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
@@ -84,7 +85,7 @@ package final class HTTPTransport: Sendable {
     public init(
         caFile: String?, caHosts: Set<String>? = nil, timeoutSeconds: Int = 30, maxBody: Int = 4 * 1024 * 1024,
         trace: (@Sendable (String) -> Void)? = nil,
-        environment: [String: String] = ProcessInfo.processInfo.environment
+        environment: [String: String] = ProcessEnvironment.current()
     ) throws {
         if let caFile {
             guard let pem = FileManager.default.contents(atPath: caFile) else {
