@@ -168,6 +168,17 @@ print(f"{statistics.median(r['times']) * 1000:.3f}")
 EOF
 }
 
+# The p50 of command $1 (0-based) over several hyperfine JSON files (the rounds of one measurement), in milliseconds.
+# Usage: p50_ms_rounds INDEX file1.json [file2.json ...]
+p50_ms_rounds() {
+    "$PY" - "$@" <<'EOF'
+import json, statistics, sys
+index = int(sys.argv[1])
+times = [t for path in sys.argv[2:] for t in json.load(open(path))["results"][index]["times"]]
+print(f"{statistics.median(times) * 1000:.3f}")
+EOF
+}
+
 # Peak RSS in MB (largest "Maximum resident set size" of $1 runs of the command).
 peak_rss_mb() {
     local n=$1

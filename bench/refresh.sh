@@ -10,11 +10,18 @@
 # document, validates the new id token and stores the result in one transaction. The emulator keeps rotated refresh
 # tokens valid until their own expiry, so the curl floor can POST the same grant over and over.
 #
-# Knobs: RUNS (50), WARMUP (3), EMULATOR_STATE (file | memory; default file).
+# The runs alternate: ROUNDS rounds of hyperfine, each running every command RUNS / ROUNDS times, and each figure is
+# the p50 of all its rounds' runs. This machine's speed drifts by 10-20 % from one second to the next (a shared virtual
+# machine); in one block of runs per command, as before, the drift fell on one side of the ratio only and moved it by
+# as much as the change being measured (bench/README.md, item 3).
+#
+# Knobs: RUNS (50), ROUNDS (5), WARMUP (3), EMULATOR_STATE (file | memory; default file).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 RUNS=${RUNS:-50}
+ROUNDS=${ROUNDS:-5}
 WARMUP=${WARMUP:-3}
+(( ROUNDS >= 1 && RUNS % ROUNDS == 0 )) || die "RUNS ($RUNS) must be a multiple of ROUNDS ($ROUNDS)"
 EMULATOR_STATE=${EMULATOR_STATE:-file}
 
 need hyperfine sqlite3 curl "$PY"
@@ -39,11 +46,17 @@ status=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$EMU_CA" -H Accept:app
 from_cache=$("$B2C" token --force-refresh --format json | json_field fromCache)
 [[ $from_cache == false ]] || die "b2c token --force-refresh did not refresh (fromCache: $from_cache)"
 
-json=$BENCH_TMP/refresh.json
-run_hyperfine "$json" "$RUNS" "$WARMUP" "$B2C token --force-refresh" "$curl_cmd" "$B2C token"
-t_refresh=$(p50_ms "$json" 0)
-t_curl=$(p50_ms "$json" 1)
-t_hit=$(p50_ms "$json" 2)
+jsons=()
+for ((round = 1; round <= ROUNDS; round++)); do
+    json=$BENCH_TMP/refresh-$round.json
+    run_hyperfine "$json" $((RUNS / ROUNDS)) "$WARMUP" "$B2C token --force-refresh" "$curl_cmd" "$B2C token"
+    jsons+=("$json")
+done
+t_refresh=$(p50_ms_rounds 0 "${jsons[@]}")
+t_curl=$(p50_ms_rounds 1 "${jsons[@]}")
+t_hit=$(p50_ms_rounds 2 "${jsons[@]}")
+# Each round's own ratio, to show the spread the rounds smooth.
+spread=$(for json in "${jsons[@]}"; do ratio "$(p50_ms "$json" 0)" "$(p50_ms "$json" 1)"; echo; done | sort -n | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%s-%s", lo, hi }')
 # Every measured request must have succeeded: count the emulator's log of refresh grants by outcome.
 outcomes=$(curl -sSf --cacert "$EMU_CA" "$EMU_BASE/_admin/log" | "$PY" -c '
 import json, sys, collections
@@ -53,5 +66,6 @@ print(" ".join(f"{k}={v}" for k, v in sorted(c.items())))')
 machine_line
 say "emulator: $EMU_BASE ($EMULATOR_STATE state), token endpoint from discovery; refresh grants logged: $outcomes"
 report_ratio "token refresh (b2c token --force-refresh)" "$t_refresh" "curl POST of the same grant" "$t_curl" 2
+printf '  %d rounds of %d runs per command, alternating; the rounds'"'"' own ratios: %sx\n' "$ROUNDS" $((RUNS / ROUNDS)) "$spread"
 printf '  for scale: b2c token (cache hit, same store) p50 %.2f ms = %sx the curl floor\n' "$t_hit" "$(ratio "$t_hit" "$t_curl")"
 exit 0
