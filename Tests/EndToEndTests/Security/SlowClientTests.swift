@@ -123,6 +123,23 @@ import Testing
         }
     }
 
+    /// Each answer restarts the deadline: a keep-alive connection whose client sends a whole request every half second is
+    /// served past several read timeouts (the connection's one timer sleeps again until the moved deadline), and closed
+    /// once it goes quiet.
+    @Test func aConnectionThatKeepsAskingIsServedPastTheTimeout() async throws {
+        try await Self.withTenant(readTimeout: .seconds(2)) { server in
+            let client = try RawClient(port: server.port)
+            for i in 0..<9 {
+                #expect(client.send("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"), "request \(i) could not be sent")
+                let answer = await client.read(until: "\"ok\"", within: 60)
+                #expect(answer.hasPrefix("HTTP/1.1 200"), "request \(i): \(answer.prefix(200))")
+                try await Task.sleep(for: .milliseconds(500))
+            }
+            let (_, closed) = await client.readUntilClosed(within: 60)
+            #expect(closed, "the quiet keep-alive connection was still open a minute after its last answer")
+        }
+    }
+
     /// `--max-connections` above the descriptors: `accept` fails with EMFILE while the half-open requests hold every
     /// descriptor. The tenant pauses accepting instead of retrying at once (it spent 4.7 s of CPU in 5 s before), and
     /// takes connections again once descriptors are free. The one measurement here: CPU time over a 3-second window, at
