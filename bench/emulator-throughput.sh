@@ -66,6 +66,14 @@ sign_bound() { "$TOOL" sign-bound --seconds "$BOUND_SECONDS" --signer "$1" | awk
 # OpenSSL's whole-machine rate, measured between the slices too: one measurement before the runs fell at another moment
 # of the machine's drift than the slices (the start read 2,783 sign/s in a run whose slices' bounds read 2,346-2,587).
 openssl_bound() { openssl speed -seconds "$BOUND_SECONDS" -multi "$cores" rsa2048 2>/dev/null | sign_rate; }
+# One measurement of each bound, appended to its list; a measurement that printed nothing stops the run (it would
+# otherwise count as 0 in the mean).
+measure_bounds() {
+    local own swift ossl
+    own=$(sign_bound libcrypto) swift=$(sign_bound swift-crypto) ossl=$(openssl_bound)
+    [[ -n $own && -n $swift && -n $ossl ]] || die "a signing bound measured nothing (libcrypto '$own', swift-crypto '$swift', OpenSSL '$ossl')"
+    bounds+=("$own") swiftBounds+=("$swift") opensslBounds+=("$ossl")
+}
 mean() { awk '{ s += $1; n++ } END { printf "%.1f", s / n }'; }
 
 first=1
@@ -92,7 +100,7 @@ for mode in $MODES; do
     answered=0 not200=0 errors=0 duration_us=0 emu_cpu_s=0 wrk_cpu_s=0 p50s=() p99_us=0
     cc_answered=0 cc_bad=0 cc_duration_us=0
     for ((i = 0; i < SLICES; i++)); do
-        bounds+=("$(sign_bound libcrypto)") swiftBounds+=("$(sign_bound swift-crypto)") opensslBounds+=("$(openssl_bound)")
+        measure_bounds
         ccout=$BENCH_TMP/wrk-cc-$mode-$i.txt
         B2C_BENCH_FORM=$ccform wrk -t"$THREADS" -c"$CONNECTIONS" -d"${slice}s" -s "$BENCH_DIR/refresh-grant.lua" "$url" >"$ccout" 2>&1 \
             || { cat "$ccout" >&2; die "wrk failed"; }
@@ -112,7 +120,7 @@ for mode in $MODES; do
         p50s+=("$p50")
         ((p99 > p99_us)) && p99_us=$p99
     done
-    bounds+=("$(sign_bound libcrypto)") swiftBounds+=("$(sign_bound swift-crypto)") opensslBounds+=("$(openssl_bound)")
+    measure_bounds
     stop_emulator
     rps=$(awk -v a="$answered" -v d="$duration_us" 'BEGIN { printf "%.2f", a / (d / 1e6) }')
     sign=$(printf '%s\n' "${bounds[@]}" | mean)
@@ -140,7 +148,7 @@ for result in "${results[@]}"; do
     [[ $not200 == 0 && $errors == 0 ]] || ok=MISS
     printf 'emulator token endpoint (%s state, %d connections, %d slices of %d s): %s refresh grants/s  floor (libcrypto signing bound / 2) %s/s  ratio %s%%  target >= 70%%  %s%s\n' \
         "$mode" "$CONNECTIONS" "$SLICES" "$slice" "$rps" "$boundOwn" "$pct" "$ok" "$([[ $first == 1 ]] || echo ' (diagnostic)')"
-    printf '  %s%% of OpenSSL'"'"'s bound (-multi %d: %s/s), %s%% of its 1-process bound (%s/s); latency p50 %.2f ms, p99 %.2f ms; answers %s, non-200 %s, socket errors %s; CPU: emulator %s cores, wrk %s cores\n' \
+    printf '  %s%% of OpenSSL'"'"'s bound at the start (-multi %d: %s/s), %s%% of its 1-process bound (%s/s); latency p50 %.2f ms, p99 %.2f ms; answers %s, non-200 %s, socket errors %s; CPU: emulator %s cores, wrk %s cores\n' \
         "$pctN" "$cores" "$boundN" "$pct1" "$bound1" "$(awk -v u="$p50_us" 'BEGIN{print u/1000}')" "$(awk -v u="$p99_us" 'BEGIN{print u/1000}')" \
         "$answered" "$not200" "$errors" "$emu_cpu" "$wrk_cpu"
     # The faster signer: the greatest of OpenSSL's whole-machine rate, libcrypto's loop and swift-crypto's, each the mean of

@@ -21,7 +21,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 RUNS=${RUNS:-50}
 ROUNDS=${ROUNDS:-5}
 WARMUP=${WARMUP:-3}
-(( ROUNDS >= 1 && RUNS % ROUNDS == 0 )) || die "RUNS ($RUNS) must be a multiple of ROUNDS ($ROUNDS)"
+(( ROUNDS >= 1 && RUNS >= ROUNDS && RUNS % ROUNDS == 0 )) || die "RUNS ($RUNS) must be a positive multiple of ROUNDS ($ROUNDS)"
 EMULATOR_STATE=${EMULATOR_STATE:-file}
 
 need hyperfine sqlite3 curl "$PY"

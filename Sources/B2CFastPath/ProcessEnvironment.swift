@@ -9,7 +9,8 @@ import Darwin
 /// The process's environment as a dictionary, read from `environ` at each call (as `ProcessInfo.processInfo.environment`
 /// is). Foundation's getter builds its dictionary through `Character`-level string splitting, about 360,000 instructions
 /// on a shell's environment, and a command reads it about eight times: a measurable share of a refresh (callgrind,
-/// bench/README.md, item 3). A name given twice keeps its first value, as `getenv` does; an entry without `=` is skipped.
+/// bench/README.md, item 3). A name given twice keeps its first value, as `getenv` does; an entry without `=`, or whose
+/// name or value is not UTF-8, is skipped (Foundation skips those too: a Latin-1 path must not become another path).
 public enum ProcessEnvironment {
     public static func current() -> [String: String] {
         var result: [String: String] = [:]
@@ -20,11 +21,12 @@ public enum ProcessEnvironment {
             let length = strlen(pointer)
             pointer.withMemoryRebound(to: UInt8.self, capacity: length) { bytes in
                 let all = UnsafeBufferPointer(start: bytes, count: length)
-                guard let equals = all.firstIndex(of: UInt8(ascii: "=")) else { return }
-                let name = String(decoding: UnsafeBufferPointer(rebasing: all[..<equals]), as: UTF8.self)
-                if result[name] == nil {
-                    result[name] = String(decoding: UnsafeBufferPointer(rebasing: all[(equals + 1)...]), as: UTF8.self)
-                }
+                guard let equals = all.firstIndex(of: UInt8(ascii: "=")),
+                    let name = String(validating: UnsafeBufferPointer(rebasing: all[..<equals]), as: UTF8.self),
+                    let value = String(validating: UnsafeBufferPointer(rebasing: all[(equals + 1)...]), as: UTF8.self),
+                    result[name] == nil
+                else { return }
+                result[name] = value
             }
             entry += 1
         }

@@ -53,14 +53,16 @@ import _CryptoExtras
     }
 
     /// Each signing thread signs with a copy of the key of its own (CTokenSigning keeps 16); 40 threads at once share
-    /// some, and two keys alive at once never answer with each other's copy.
+    /// some, and each thread signs with both of two keys alive at once: no key answers with the other's copy (both stay
+    /// with libcrypto, whose probe at load would otherwise have sent one back to swift-crypto).
     @Test func moreThreadsThanCopiesSignAlike() throws {
         let keys = try (0..<2).map { _ in try _RSA.Signing.PrivateKey(keySize: .bits2048) }
         let signers = keys.map(RS256Signer.init)
+        #expect(signers.allSatisfy { $0.usesLibcrypto })
         let threads = 40
         final class Results: @unchecked Sendable {  // @unchecked: `signed` is read and written under `lock` only
             let lock = NSLock()
-            var signed: [Int: (String, String)] = [:]
+            var signed: [String: String] = [:]
         }
         let results = Results()
         let done = DispatchGroup()
@@ -68,18 +70,23 @@ import _CryptoExtras
             done.enter()
             let thread = Thread {
                 defer { done.leave() }
-                let input = "thread-\(index)"
-                let which = index % 2
-                let signature = (try? signers[which].signature(signingInput: input)) ?? "refused"
-                results.lock.withLock { results.signed[index] = (input, signature) }
+                for which in [index % 2, 1 - index % 2] {
+                    let input = "thread-\(index)-key-\(which)"
+                    let signature = (try? signers[which].signature(signingInput: input)) ?? "refused"
+                    results.lock.withLock { results.signed[input] = signature }
+                }
             }
             thread.start()
         }
         done.wait()
         let signed = results.lock.withLock { results.signed }
-        #expect(signed.count == threads)
-        for (index, (input, signature)) in signed {
-            #expect(signature == (try Self.swiftCrypto(input, keys[index % 2])), "thread \(index)")
+        #expect(signed.count == threads * 2)
+        for index in 0..<threads {
+            for which in 0..<2 {
+                let input = "thread-\(index)-key-\(which)"
+                let expected = try Self.swiftCrypto(input, keys[which])
+                #expect(signed[input] == expected, "\(input)")
+            }
         }
     }
 

@@ -185,7 +185,10 @@ package final class LoopbackListener: Sendable {
         do { first = try await bind(address: addresses[0], port: port, path: path, inbox: inbox) } catch {
             throw B2CError(.failed, listenFailure(port: port, host: addresses[0], error))
         }
-        let bound = first.localAddress?.port ?? 0
+        guard let bound = first.localAddress?.port, bound > 0 else {
+            try? await first.close()
+            throw B2CError(.failed, listenFailure(port: port, host: addresses[0], nil))
+        }
         var channels = [first]
         for address in addresses.dropFirst() {
             do {
