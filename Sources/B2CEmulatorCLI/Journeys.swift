@@ -48,7 +48,7 @@ struct JourneysCommand: AsyncParsableCommand {
         if follow {
             try await tenant.follow(only: id, filter: filterQuery)
         } else if let id {
-            let journey = try await tenant.get("journeys/\(Self.pathEscaped(id))")
+            let journey = try await tenant.get("journeys/\(FormEncoding.escape(id))")
             if json { Terminal.out(journey.serialized() + "\n") } else { Terminal.out(Timeline.journey(journey)) }
         } else {
             let list = try await tenant.get("journeys" + filterQuery)
@@ -63,10 +63,6 @@ struct JourneysCommand: AsyncParsableCommand {
     var filterQuery: String {
         let pairs = [("user", user), ("policy", policy), ("client", client)].compactMap { k, v in v.map { (k, $0) } }
         return pairs.isEmpty ? "" : "?" + FormEncoding.encode(pairs)
-    }
-
-    static func pathEscaped(_ s: String) -> String {
-        s.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? s
     }
 
     /// A running tenant's admin surface.
@@ -129,7 +125,7 @@ struct JourneysCommand: AsyncParsableCommand {
                     ids = (try await get("journeys" + filter)["journeys"]?.arrayValue ?? []).compactMap { $0["id"]?.stringValue }.reversed()
                 }
                 for journeyID in ids {
-                    let journey = try await get("journeys/\(JourneysCommand.pathEscaped(journeyID))")
+                    let journey = try await get("journeys/\(FormEncoding.escape(journeyID))")
                     let events = journey["events"]?.arrayValue ?? []
                     let seen = printed[journeyID] ?? (first && id == nil ? events.count : 0)
                     for event in events.dropFirst(seen) { Terminal.out(Timeline.followed(journey, event)) }

@@ -85,6 +85,11 @@ import Testing
             #expect(!timeline.stdout.contains(alice.password) && !timeline.stdout.contains(code))
             let unknown = try await runOffThePool(Self.emulatorBinary, ["journeys", "--url", t.base, "--id", "nope"])
             #expect(unknown.status == 1 && unknown.stderr.contains("no journey 'nope'"), "\(unknown.status) \(unknown.stderr)")
+            // An id is one path segment whatever it holds: a slash or a letter outside ASCII is escaped, not sent raw.
+            for odd in ["a/b", "é?x"] {
+                let r = try await runOffThePool(Self.emulatorBinary, ["journeys", "--url", t.base, "--id", odd])
+                #expect(r.status == 1 && r.stderr.contains("no journey '\(odd)'"), "\(odd): \(r.status) \(r.stderr)")
+            }
             let nobody = try await runOffThePool(Self.emulatorBinary, ["journeys", "--url", "http://127.0.0.1:9"])
             #expect(nobody.status == 5 && nobody.stderr.contains("no tenant answers"), "\(nobody.status) \(nobody.stderr)")
         }

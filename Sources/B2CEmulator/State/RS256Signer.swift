@@ -7,15 +7,15 @@ import _CryptoExtras
 /// One signing key's RS256 signatures, made by the system's libcrypto: OpenSSL's RSA signs as fast as swift-crypto's on
 /// the processors measured and more than twice as fast where AVX-512 IFMA is there (bench/README.md, "Signing at the
 /// machine's limit"), and a token is one signature per answer. The key stays where it was (the state's `signing_keys`);
-/// libcrypto holds copies in memory only, made from swift-crypto's (one per signing thread: threads sharing one RSA
-/// object sign a tenth slower, CTokenSigning), and frees them with this signer.
+/// libcrypto holds copies in memory only, made from swift-crypto's (one per signing thread, up to 16: threads sharing
+/// one RSA object sign a tenth slower, CTokenSigning), and frees them with this signer.
 ///
 /// The two are held to the same answer: RSASSA-PKCS1-v1_5 is deterministic, so at load libcrypto signs a probe and its
 /// signature must be swift-crypto's, byte for byte; a key libcrypto cannot read or answers differently is signed by
 /// swift-crypto (`usesLibcrypto` says which). Public for `b2c-bench sign-bound`, which measures the bound it signs at.
 public final class RS256Signer: @unchecked Sendable {
-    // @unchecked: `native` is set once and never changed; it signs from several threads at once (each with a copy of
-    // its own, made on the thread's first signature).
+    // @unchecked: `native` is set once and never changed; it signs from several threads at once (each with the copy of
+    // its slot, CTokenSigning).
 
     public let key: _RSA.Signing.PrivateKey
     private let native: OpaquePointer?

@@ -17,8 +17,9 @@ size_t b2c_rsa_key_size(const b2c_rsa_key *key);
 
 /// RSASSA-PKCS1-v1_5 with SHA-256 (JWS's RS256) of `length` bytes at `data`, into `signature` (at least
 /// `b2c_rsa_key_size` bytes). Returns the signature's length, or 0 when libcrypto refuses. Blinded, as OpenSSL's RSA
-/// keys are by default. Safe to call from several threads with the same key: each thread signs with a copy of its own
-/// (made on its first signature, freed with the key).
+/// keys are by default. Safe to call from several threads with the same key: a thread signs with the copy of its slot
+/// (16 slots, given out in the order threads first sign; a copy is made on its slot's first signature and freed with the
+/// key), so up to 16 threads each have one of their own and more share.
 size_t b2c_rsa_sign_sha256(b2c_rsa_key *key, const unsigned char *data, size_t length, unsigned char *signature);
 
 /// Frees the key and its copies (libcrypto clears their private numbers). No thread may be signing with it.
