@@ -116,6 +116,53 @@ struct StoreRecordTests {
     }
 }
 
+/// The token log writes its entries in batches; a reader, a stop and the delay alone each see every entry written.
+struct RequestLogBatchTests {
+    static func entry(_ n: Int) -> RequestLog.Entry {
+        .init(at: n, endpoint: "token", grantType: "client_credentials", policy: "b2c_1_susi", clientId: "c", oid: nil, outcome: "ok")
+    }
+
+    @Test func entriesFromManyThreadsAreAllReadBackAndOneThreadsInItsOrder() throws {
+        try StoreRecordTests.withStore { store in
+            // More than one batch's limit from one thread: the order of the calls is the order of the ids.
+            for n in 0..<(RequestLog.batchLimit + 88) { store.requests.log(Self.entry(n)) }
+            #expect(try store.requests.entries().map(\.at) == Array(0..<(RequestLog.batchLimit + 88)))
+            try store.requests.clear()
+            DispatchQueue.concurrentPerform(iterations: 8) { thread in
+                for n in 0..<250 { store.requests.log(Self.entry(thread * 1000 + n)) }
+            }
+            let read = try store.requests.entries().map(\.at)
+            #expect(read.count == 2000 && Set(read).count == 2000)
+            for thread in 0..<8 {
+                let own = read.filter { $0 / 1000 == thread }
+                #expect(own == Array((thread * 1000)..<(thread * 1000 + 250)))
+            }
+        }
+    }
+
+    @Test func anEntryIsWrittenWithoutAReaderAskingAndSurvivesTheStoresClose() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let store = try EmulatorStore.file(directory: dir)
+        store.requests.log(Self.entry(1))
+        // Another connection, which cannot write the waiting entries: it sees the row once the delay has passed.
+        let other = try DatabaseQueue(path: dir.appendingPathComponent("emulator.sqlite").path)
+        var seen = 0
+        for _ in 0..<200 where seen == 0 {
+            seen = try other.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM token_log") ?? 0 }
+            if seen == 0 { Thread.sleep(forTimeInterval: 0.05) }
+        }
+        #expect(seen == 1)
+        // An entry still waiting when the store closes is written by the close.
+        store.requests.log(Self.entry(2))
+        store.close()
+        let reopened = try EmulatorStore.file(directory: dir)
+        defer { reopened.close() }
+        #expect(try reopened.requests.entries().map(\.at) == [1, 2])
+        try other.close()
+    }
+}
+
 extension EmulatorStore.UserRecord {
     func with(accountEnabled: Bool, passwordChangeDue: Bool) -> Self {
         var copy = self

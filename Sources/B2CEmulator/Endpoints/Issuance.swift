@@ -182,7 +182,6 @@ struct TokenIssuer: TenantPart {
         if scopes.offlineAccess {
             let (new, lifetime) = try newRefreshToken(r, policy: policy, now: now)
             if r.storeLater { unsaved = new } else { try store.saveRefreshToken(new) }
-            // Nothing after this save may throw: the token log's entry (`r.log`) was written with it.
             body["refresh_token"] = .string(new.token)
             body["refresh_token_expires_in"] = asNumber(lifetime)
             refreshToken = new.token
@@ -226,7 +225,7 @@ struct TokenIssuer: TenantPart {
                 grantId: g.id, clientId: r.app.clientId, policy: policy?.lowercasedID ?? "", oid: r.user.oid,
                 scopes: r.scopes.serializedForStorage, authTime: r.authTime, issuedAt: now, grantIssuedAt: g.issuedAt, rotatedAt: nil,
                 revoked: false, confidential: r.client.confidential, spa: r.client.spa),
-            rotating: r.rotating, now: now, log: r.log)
+            rotating: r.rotating, now: now)
         let lifetime = r.client.spa ? max(0, g.issuedAt + Self.spaRefreshLifetime - now) : (policy?.refreshTokenLifetime ?? 1_209_600)
         return (new, lifetime)
     }
@@ -302,16 +301,14 @@ struct TokenIssuer: TenantPart {
                 refreshIssuance(token, record: record, user: user, policy: policy, app: app, scopes: scopes, form: form, origin: origin)))
     }
 
-    /// The same, the rotation stored (with the request's token-log entry) while the task waits for the store's writer
-    /// without holding its thread.
+    /// The same, the rotation stored while the task waits for the store's writer without holding its thread.
     func refreshed(
         _ token: String, record: EmulatorStore.RefreshRecord, user: EmulatorStore.UserRecord, policy: EmulatorSeed.Policy?,
-        app: EmulatorSeed.App, scopes: Scopes, form: [String: String], origin: String, log: EmulatorStore.LogEntry,
+        app: EmulatorSeed.App, scopes: Scopes, form: [String: String], origin: String,
         extraClaims: [String: JSONValue] = [:]
     ) async throws -> Response {
         var issuance = refreshIssuance(
             token, record: record, user: user, policy: policy, app: app, scopes: scopes, form: form, origin: origin)
-        issuance.log = log
         issuance.extraClaims = extraClaims
         issuance.storeLater = true
         let issued = try issue(issuance)
@@ -459,8 +456,6 @@ struct Issuance {
     var idpAccessToken: String? = nil
     /// Claims an API connector returned before the token ("Continue"), as token claim names.
     var extraClaims: [String: JSONValue] = [:]
-    /// The request's entry in the token log, written with the refresh token in one transaction.
-    var log: EmulatorStore.LogEntry? = nil
     /// The refresh token is not stored by `issue` but returned (`Issued.unsaved`) for the caller to store.
     var storeLater = false
 }

@@ -103,7 +103,7 @@ struct TokenEndpoint: TenantPart {
                     error: "unsupported_grant_type", code: "AADB2C90086",
                     message: "The supplied grant_type [\(grantType)] is not supported.")
             }
-            if !entry.written { store.requests.log(entry) }
+            store.requests.log(entry)
             return cors(out, caller)
         } catch let f as OAuthFailure {
             entry.outcome = f.code
@@ -344,9 +344,8 @@ struct TokenEndpoint: TenantPart {
         let scopes = try issuer.resolveScopes(form["scope"].flatMap { $0.isEmpty ? nil : $0 } ?? record.scopes, app: app)
         let claims = policy.runsCustomPolicy ? try await customPolicyClaims(policy, user: user, grantedAt: record.issuedAt) : [:]
         let response = try await issuer.refreshed(
-            token, record: record, user: user, policy: policy, app: app, scopes: scopes, form: form, origin: origin, log: log,
+            token, record: record, user: user, policy: policy, app: app, scopes: scopes, form: form, origin: origin,
             extraClaims: claims)
-        log.written = true
         return response
     }
 

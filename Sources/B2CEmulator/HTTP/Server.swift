@@ -81,12 +81,16 @@ public final class EmulatorServer: Sendable {
         self.emulator = emulator; self.host = host; self.port = port; self.tls = tls; self.group = group; self.task = task
     }
 
-    /// Waits until the server stops (signal or `stop()`).
-    public func wait() async throws { try await task.value }
+    /// Waits until the server stops (signal or `stop()`), then writes the token log's waiting entries.
+    public func wait() async throws {
+        defer { emulator.store.requests.flush() }
+        try await task.value
+    }
 
     public func stop() async {
         await group.triggerGracefulShutdown()
         _ = try? await task.value
+        emulator.store.requests.flush()
     }
 }
 

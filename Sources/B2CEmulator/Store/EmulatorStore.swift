@@ -53,8 +53,10 @@ public final class EmulatorStore: Sendable {
     public typealias LogEntry = RequestLog.Entry
 
     /// Closes the database (its connections and files); the store is not used afterwards. For a host that starts and stops
-    /// many tenants in one process (a test suite), where open files add up.
+    /// many tenants in one process (a test suite), where open files add up. The token log's waiting entries are written
+    /// first.
     public func close() {
+        requests.flush()
         if let pool = db as? DatabasePool { try? pool.close() }
         if let queue = db as? DatabaseQueue { try? queue.close() }
     }

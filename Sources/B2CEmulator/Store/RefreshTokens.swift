@@ -13,13 +13,13 @@ extension EmulatorStore {
         var spa = false
     }
 
-    /// A refresh token to store: its record, the token it rotates, and the request's token-log entry.
+    /// A refresh token to store: its record and the token it rotates.
     struct NewRefreshToken: Sendable {
-        var token: String, record: RefreshRecord, rotating: String?, now: Int, log: LogEntry?
+        var token: String, record: RefreshRecord, rotating: String?, now: Int
     }
 
-    /// Stores a refresh token, marks the one it rotates, and writes the request's token-log entry in the same
-    /// transaction: a refresh grant commits once.
+    /// Stores a refresh token and marks the one it rotates, in one transaction: a refresh grant commits once (its
+    /// token-log entry goes with the log's next batch).
     func saveRefreshToken(_ t: NewRefreshToken) throws { try db.write { try Self.save(t, $0) } }
 
     /// The same, the task waiting for the store's writer without holding its thread: a refresh grant's thread goes on to
@@ -41,7 +41,6 @@ extension EmulatorStore {
         if let old = t.rotating {
             try db.cachedExecute("UPDATE refresh_tokens SET rotated_at = ? WHERE hash = ? AND rotated_at IS NULL", [t.now, Self.hash(old)])
         }
-        if let log = t.log { try RequestLog.insert(log, db) }
     }
 
     /// A refresh token's record, and the person it was issued to (nil when they are gone): one read for a refresh grant.

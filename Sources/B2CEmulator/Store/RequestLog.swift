@@ -1,16 +1,36 @@
 import B2CProtocol
+import Dispatch
 import Foundation
 import GRDB
+import NIOConcurrencyHelpers
 
 /// The request log of the token endpoint and the journeys (`GET /_admin/log`): what was asked and how it ended, never a
 /// secret.
+///
+/// Entries are written in batches: a request's entry waits up to `delay` for the others of the moment, and one commit
+/// writes them all. A commit per request had cost every client-credentials grant a write transaction of its own (six file
+/// locks, a WAL frame, the writer's lock taken on the event loop's thread). Whoever reads the log (`entries()`, `clear()`)
+/// writes what is waiting first, on the writer's queue, so a reader sees every request answered before it asked; the
+/// server writes the rest when it stops. A process killed outright loses at most the last `delay` of entries.
 public struct RequestLog: Sendable {
     let db: any DatabaseWriter
+    private let waiting = NIOLockedValueBox(Waiting())
+
+    private struct Waiting {
+        var entries: [Entry] = []
+        /// A write of the waiting entries is on its way.
+        var scheduled = false
+    }
+
+    /// How long an entry waits for others before it is written.
+    static let delay = DispatchTimeInterval.milliseconds(20)
+    /// A batch this large is written at once, without waiting for `delay`.
+    static let batchLimit = 512
+
+    init(db: any DatabaseWriter) { self.db = db }
 
     public struct Entry: Sendable {
         public var at: Int, endpoint: String, grantType: String, policy: String, clientId: String, oid: String?, outcome: String
-        /// Written already, with the refresh token the request rotated (in its transaction).
-        var written = false
         var json: JSONValue {
             [
                 "at": JSONValue(at), "endpoint": .string(endpoint), "grantType": .string(grantType), "policy": .string(policy),
@@ -20,8 +40,38 @@ public struct RequestLog: Sendable {
     }
 
     func log(_ e: Entry) {
-        // One statement: SQLite commits it alone, no transaction around it (every token request logs).
-        try? db.writeWithoutTransaction { try Self.insert(e, $0) }
+        let (first, full) = waiting.withLockedValue { w in
+            w.entries.append(e)
+            defer { w.scheduled = true }
+            return (!w.scheduled, w.entries.count >= Self.batchLimit)
+        }
+        let log = self
+        if full {
+            db.asyncWriteWithoutTransaction { log.writeWaiting($0) }
+        } else if first {
+            DispatchQueue.global().asyncAfter(deadline: .now() + Self.delay) {
+                log.db.asyncWriteWithoutTransaction { log.writeWaiting($0) }
+            }
+        }
+    }
+
+    /// Writes the waiting entries in one transaction (on the writer's queue: `db` is the writer's connection).
+    private func writeWaiting(_ db: Database) {
+        let batch = waiting.withLockedValue { w in
+            defer { (w.entries, w.scheduled) = ([], false) }
+            return w.entries
+        }
+        guard !batch.isEmpty else { return }
+        // A log entry never fails a request: a write that fails (a full disk) loses the batch, as the single writes did.
+        try? db.inTransaction {
+            for e in batch { try Self.insert(e, db) }
+            return .commit
+        }
+    }
+
+    /// Writes what is waiting now, before returning (the server calls it when it stops).
+    public func flush() {
+        db.writeWithoutTransaction { writeWaiting($0) }
     }
 
     static func insert(_ e: Entry, _ db: Database) throws {
@@ -41,11 +91,18 @@ public struct RequestLog: Sendable {
         }
     }
 
+    /// Every entry, oldest first: the waiting ones written first, on the writer's queue, after any batch on its way.
     public func entries() throws -> [Entry] {
-        try db.read { try EntryRow.order(Column("id")).fetchAll($0).map(\.entry) }
+        try db.writeWithoutTransaction { db in
+            writeWaiting(db)
+            return try EntryRow.order(Column("id")).fetchAll(db).map(\.entry)
+        }
     }
 
     func clear() throws {
-        try db.write { _ = try EntryRow.deleteAll($0) }
+        try db.writeWithoutTransaction { db in
+            writeWaiting(db)
+            _ = try EntryRow.deleteAll(db)
+        }
     }
 }
