@@ -42,6 +42,8 @@ public final class EmulatorStore: Sendable {
     public let outbox: Outbox
     let nativeFlows: NativeFlows
     public let requests: RequestLog
+    /// The refresh grants' rotations, committed together when they arrive together.
+    let rotations: GroupCommit
 
     public typealias SessionRecord = SSOSessions.Record
     typealias CodeRecord = AuthorizationCodes.Record
@@ -95,6 +97,7 @@ public final class EmulatorStore: Sendable {
             SSOSessions(db: writer), AuthorizationCodes(db: writer), NativeFlows(db: writer), RequestLog(db: writer)
         )
         outbox = Outbox(db: writer, journeys: journeys)
+        rotations = GroupCommit(db: writer)
         try EmulatorSchema.migrator.migrate(writer)
     }
 

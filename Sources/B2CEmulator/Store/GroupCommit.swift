@@ -1,0 +1,79 @@
+import GRDB
+import NIOConcurrencyHelpers
+
+/// Writes that requests make at the same moment, committed together: each caller waits for the commit that carries its
+/// write. While one commit runs on the store's writer, the writes that arrive wait, and the next commit takes them all.
+///
+/// A refresh grant rotates its token in a write transaction; one transaction per grant cost each grant the writer
+/// thread's wake-up, six file locks and its own WAL frames. Under load the grants of a moment now share one. A write
+/// that fails (its savepoint rolled back) fails only its own caller; a commit that fails fails the whole batch.
+final class GroupCommit: Sendable {
+    typealias Work = @Sendable (Database) throws -> Void
+
+    private struct Waiting {
+        var writes: [(work: Work, done: CheckedContinuation<Void, any Error>)] = []
+        /// A commit is queued or running on the writer: new writes wait for it to take them.
+        var committing = false
+    }
+
+    private let db: any DatabaseWriter
+    private let waiting = NIOLockedValueBox(Waiting())
+
+    init(db: any DatabaseWriter) { self.db = db }
+
+    /// How many writes wait for the next commit (for the tests).
+    var waitingCount: Int { waiting.withLockedValue { $0.writes.count } }
+
+    /// Runs `work` in a transaction shared with the other writes of the moment; returns once it is committed.
+    func write(_ work: @escaping Work) async throws {
+        try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
+            let lead = waiting.withLockedValue { w in
+                w.writes.append((work, done))
+                defer { w.committing = true }
+                return !w.committing
+            }
+            if lead { schedule() }
+        }
+    }
+
+    private func schedule() {
+        db.asyncWriteWithoutTransaction { [self] db in commitWaiting(db) }
+    }
+
+    /// Commits the writes waiting now (on the writer's queue); writes that arrived meanwhile get a commit of their own,
+    /// queued behind the writer's other work so that a steady stream of grants never holds the writer.
+    private func commitWaiting(_ db: Database) {
+        let batch = waiting.withLockedValue { w in
+            defer { w.writes = [] }
+            return w.writes
+        }
+        var failures = [(any Error)?](repeating: nil, count: batch.count)
+        do {
+            try db.inTransaction {
+                if batch.count == 1 {
+                    try batch[0].work(db)
+                } else {
+                    for (i, write) in batch.enumerated() {
+                        do {
+                            try db.inSavepoint {
+                                try write.work(db)
+                                return .commit
+                            }
+                        } catch { failures[i] = error }
+                    }
+                }
+                return .commit
+            }
+        } catch {
+            failures = failures.map { $0 ?? error }
+        }
+        let more = waiting.withLockedValue { w in
+            if w.writes.isEmpty { w.committing = false }
+            return !w.writes.isEmpty
+        }
+        if more { schedule() }
+        for (write, failure) in zip(batch, failures) {
+            if let failure { write.done.resume(throwing: failure) } else { write.done.resume() }
+        }
+    }
+}
