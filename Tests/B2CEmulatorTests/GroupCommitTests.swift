@@ -57,7 +57,7 @@ struct GroupCommitTests {
         // Every caller that returned finds its row; the refused write's row was rolled back with its savepoint.
         let rows = try await pool.read { try Int.fetchAll($0, sql: "SELECT n FROM t ORDER BY n") }
         #expect(rows == [0, 1, 2, 3, 4, 5, 6, 8, 9, 10])
-        // The table's creation, the first write, then one commit for the ten.
+        // (The observer came after the table's creation.) The first write's commit, then one for the ten.
         #expect(commits.count.withLockedValue { $0 } == 2)
         try pool.close()
     }
@@ -77,5 +77,27 @@ struct GroupCommitTests {
         }
         #expect(try await pool.read { try Int.fetchAll($0, sql: "SELECT n FROM t") } == [1])
         try pool.close()
+    }
+
+    @Test func aCommitThatFailsFailsEveryWriteOfItsBatch() async throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let pool = try DatabasePool(path: dir.appendingPathComponent("g.sqlite").path)
+        try await pool.write { try $0.execute(sql: "CREATE TABLE t(n INTEGER PRIMARY KEY)") }
+        let group = GroupCommit(db: pool)
+        try pool.close()
+        // Every write's transaction fails to begin on the closed database: each caller gets the error.
+        let failed = try await withThrowingTaskGroup(of: Int.self) { tasks in
+            for n in 1...5 {
+                tasks.addTask {
+                    do {
+                        try await group.write { try $0.execute(sql: "INSERT INTO t(n) VALUES (?)", arguments: [n]) }
+                        return 0
+                    } catch is DatabaseError { return 1 }
+                }
+            }
+            return try await tasks.reduce(0, +)
+        }
+        #expect(failed == 5)
     }
 }

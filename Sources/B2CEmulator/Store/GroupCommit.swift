@@ -6,13 +6,14 @@ import NIOConcurrencyHelpers
 ///
 /// A refresh grant rotates its token in a write transaction; one transaction per grant cost each grant the writer
 /// thread's wake-up, six file locks and its own WAL frames. Under load the grants of a moment now share one. A write
-/// that fails (its savepoint rolled back) fails only its own caller; a commit that fails fails the whole batch.
+/// that throws has its savepoint rolled back and fails only its own caller; a commit that fails (the database closed, a
+/// full disk: an error after which SQLite ends the whole transaction) fails every write of the batch.
 final class GroupCommit: Sendable {
     typealias Work = @Sendable (Database) throws -> Void
 
     private struct Waiting {
         var writes: [(work: Work, done: CheckedContinuation<Void, any Error>)] = []
-        /// A commit is queued or running on the writer: new writes wait for it to take them.
+        /// A commit is queued or running on the writer: new writes wait for the next commit (a running one schedules it).
         var committing = false
     }
 

@@ -11,7 +11,7 @@ import NIOConcurrencyHelpers
 /// writes them all. A commit per request had cost every client-credentials grant a write transaction of its own (six file
 /// locks, a WAL frame, the writer's lock taken on the event loop's thread). Whoever reads the log (`entries()`, `clear()`)
 /// writes what is waiting first, on the writer's queue, so a reader sees every request answered before it asked; the
-/// server writes the rest when it stops. A process killed outright loses at most the last `delay` of entries.
+/// server writes the rest when it stops. A process killed outright loses the entries not yet committed (normally those of the last `delay`).
 public struct RequestLog: Sendable {
     let db: any DatabaseWriter
     private let waiting = NIOLockedValueBox(Waiting())
@@ -43,7 +43,8 @@ public struct RequestLog: Sendable {
         let (first, full) = waiting.withLockedValue { w in
             w.entries.append(e)
             defer { w.scheduled = true }
-            return (!w.scheduled, w.entries.count >= Self.batchLimit)
+            // (`==`: the batch that reaches the limit is written at once; while that write waits, later entries go with it.)
+            return (!w.scheduled, w.entries.count == Self.batchLimit)
         }
         let log = self
         if full {
