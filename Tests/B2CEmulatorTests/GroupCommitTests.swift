@@ -18,11 +18,17 @@ struct GroupCommitTests {
 
     struct Refused: Error {}
 
+    /// A database file in `dir` with one table, `t(n)`.
+    static func pool(in dir: URL) async throws -> DatabasePool {
+        let pool = try DatabasePool(path: dir.appendingPathComponent("g.sqlite").path)
+        try await pool.write { try $0.execute(sql: "CREATE TABLE t(n INTEGER PRIMARY KEY)") }
+        return pool
+    }
+
     @Test func writesThatArriveDuringACommitShareTheNextAndAFailingOneFailsAlone() async throws {
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let pool = try DatabasePool(path: dir.appendingPathComponent("g.sqlite").path)
-        try await pool.write { try $0.execute(sql: "CREATE TABLE t(n INTEGER PRIMARY KEY)") }
+        let pool = try await Self.pool(in: dir)
         let commits = Commits()
         pool.add(transactionObserver: commits, extent: .databaseLifetime)
         let group = GroupCommit(db: pool)
@@ -65,8 +71,7 @@ struct GroupCommitTests {
     @Test func aWriteAloneIsCommittedAtOnceAndItsErrorReachesItsCaller() async throws {
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let pool = try DatabasePool(path: dir.appendingPathComponent("g.sqlite").path)
-        try await pool.write { try $0.execute(sql: "CREATE TABLE t(n INTEGER PRIMARY KEY)") }
+        let pool = try await Self.pool(in: dir)
         let group = GroupCommit(db: pool)
         try await group.write { try $0.execute(sql: "INSERT INTO t(n) VALUES (1)") }
         await #expect(throws: Refused.self) {
@@ -82,8 +87,7 @@ struct GroupCommitTests {
     @Test func aCommitThatFailsFailsEveryWriteOfItsBatch() async throws {
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let pool = try DatabasePool(path: dir.appendingPathComponent("g.sqlite").path)
-        try await pool.write { try $0.execute(sql: "CREATE TABLE t(n INTEGER PRIMARY KEY)") }
+        let pool = try await Self.pool(in: dir)
         let group = GroupCommit(db: pool)
         try pool.close()
         // Every write's transaction fails to begin on the closed database: each caller gets the error.
