@@ -71,7 +71,8 @@ openssl_bound() { openssl speed -seconds "$BOUND_SECONDS" -multi "$cores" rsa204
 measure_bounds() {
     local own swift ossl
     own=$(sign_bound libcrypto) swift=$(sign_bound swift-crypto) ossl=$(openssl_bound)
-    [[ -n $own && -n $swift && -n $ossl ]] || die "a signing bound measured nothing (libcrypto '$own', swift-crypto '$swift', OpenSSL '$ossl')"
+    [[ -n $own && -n $swift && -n $ossl ]] \
+        || die "a signing bound measured nothing (libcrypto '$own', swift-crypto '$swift', OpenSSL '$ossl')"
     bounds+=("$own") swiftBounds+=("$swift") opensslBounds+=("$ossl")
 }
 mean() { awk '{ s += $1; n++ } END { printf "%.1f", s / n }'; }
@@ -131,7 +132,8 @@ for mode in $MODES; do
     emu_cpu=$(awk -v c="$emu_cpu_s" -v d="$duration_us" 'BEGIN { printf "%.2f", c / (d / 1e6) }')
     wrk_cpu=$(awk -v c="$wrk_cpu_s" -v d="$duration_us" 'BEGIN { printf "%.2f", c / (d / 1e6) }')
     cc_rps=$(awk -v a="$cc_answered" -v d="$cc_duration_us" 'BEGIN { printf "%.2f", a / (d / 1e6) }')
-    results+=("$mode $rps $not200 $errors $p50_us $p99_us $answered $emu_cpu $wrk_cpu $sign $spread $cc_rps $cc_bad $swiftSign $opensslSign")
+    result="$mode $rps $not200 $errors $p50_us $p99_us $answered $emu_cpu $wrk_cpu $sign $spread $cc_rps $cc_bad"
+    results+=("$result $swiftSign $opensslSign")
 done
 
 for result in "${results[@]}"; do
@@ -139,8 +141,9 @@ for result in "${results[@]}"; do
     boundOwn=$(awk -v s="$ownSign" 'BEGIN { printf "%.1f", s / 2 }')
     printf 'libcrypto rsa2048 through RS256Signer, as the emulator signs (%s state): %s sign/s on %d threads, mean of %d measurements of %d s between the slices (%s); bound %s answers/s\n' \
         "$mode" "$ownSign" "$cores" "$((SLICES + 1))" "$BOUND_SECONDS" "$spread" "$boundOwn"
-    printf '  swift-crypto (BoringSSL) rsa2048 in the same slices: %s sign/s (libcrypto/swift-crypto %s); OpenSSL -multi %d in the same slices: %s sign/s (%s at the start)\n' \
-        "$swiftSign" "$(ratio "$ownSign" "$swiftSign")" "$cores" "$opensslSign" "$signN"
+    printf -v osslPart 'OpenSSL -multi %d in the same slices: %s sign/s (%s at the start)' "$cores" "$opensslSign" "$signN"
+    printf '  swift-crypto (BoringSSL) rsa2048 in the same slices: %s sign/s (libcrypto/swift-crypto %s); %s\n' \
+        "$swiftSign" "$(ratio "$ownSign" "$swiftSign")" "$osslPart"
     pct=$(awk -v r="$rps" -v b="$boundOwn" 'BEGIN { printf "%.1f", 100 * r / b }')
     pctN=$(awk -v r="$rps" -v b="$boundN" 'BEGIN { printf "%.1f", 100 * r / b }')
     pct1=$(awk -v r="$rps" -v b="$bound1" 'BEGIN { printf "%.1f", 100 * r / b }')
@@ -148,12 +151,15 @@ for result in "${results[@]}"; do
     [[ $not200 == 0 && $errors == 0 ]] || ok=MISS
     printf 'emulator token endpoint (%s state, %d connections, %d slices of %d s): %s refresh grants/s  floor (libcrypto signing bound / 2) %s/s  ratio %s%%  target >= 70%%  %s%s\n' \
         "$mode" "$CONNECTIONS" "$SLICES" "$slice" "$rps" "$boundOwn" "$pct" "$ok" "$([[ $first == 1 ]] || echo ' (diagnostic)')"
-    printf '  %s%% of OpenSSL'"'"'s bound at the start (-multi %d: %s/s), %s%% of its 1-process bound (%s/s); latency p50 %.2f ms, p99 %.2f ms; answers %s, non-200 %s, socket errors %s; CPU: emulator %s cores, wrk %s cores\n' \
-        "$pctN" "$cores" "$boundN" "$pct1" "$bound1" "$(awk -v u="$p50_us" 'BEGIN{print u/1000}')" "$(awk -v u="$p99_us" 'BEGIN{print u/1000}')" \
+    printf -v boundsPart '%s%% of OpenSSL'"'"'s bound at the start (-multi %d: %s/s), %s%% of its 1-process bound (%s/s)' \
+        "$pctN" "$cores" "$boundN" "$pct1" "$bound1"
+    printf '  %s; latency p50 %.2f ms, p99 %.2f ms; answers %s, non-200 %s, socket errors %s; CPU: emulator %s cores, wrk %s cores\n' \
+        "$boundsPart" "$(awk -v u="$p50_us" 'BEGIN{print u/1000}')" "$(awk -v u="$p99_us" 'BEGIN{print u/1000}')" \
         "$answered" "$not200" "$errors" "$emu_cpu" "$wrk_cpu"
     # The faster signer: the greatest of OpenSSL's whole-machine rate, libcrypto's loop and swift-crypto's, each the mean of
     # its measurements between the slices, per signature of each grant.
-    read -r fastest faster_name < <(printf '%s OpenSSL\n%s libcrypto-loop\n%s swift-crypto\n' "$opensslSign" "$ownSign" "$swiftSign" | sort -g -r | head -1)
+    read -r fastest faster_name < <(printf '%s OpenSSL\n%s libcrypto-loop\n%s swift-crypto\n' "$opensslSign" "$ownSign" "$swiftSign" \
+        | sort -g -r | head -1)
     pctFast=$(awk -v r="$rps" -v f="$fastest" 'BEGIN { printf "%.1f", 100 * r / (f / 2) }')
     okFast=$(verdict "$pctFast" 70 ge)
     [[ $not200 == 0 && $errors == 0 ]] || okFast=MISS

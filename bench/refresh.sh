@@ -56,7 +56,8 @@ t_refresh=$(p50_ms_rounds 0 "${jsons[@]}")
 t_curl=$(p50_ms_rounds 1 "${jsons[@]}")
 t_hit=$(p50_ms_rounds 2 "${jsons[@]}")
 # Each round's own ratio, to show the spread the rounds smooth.
-spread=$(for json in "${jsons[@]}"; do ratio "$(p50_ms "$json" 0)" "$(p50_ms "$json" 1)"; echo; done | sort -n | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%s-%s", lo, hi }')
+spread=$(for json in "${jsons[@]}"; do ratio "$(p50_ms "$json" 0)" "$(p50_ms "$json" 1)"; echo; done \
+    | sort -n | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%s-%s", lo, hi }')
 # Every measured request must have succeeded: count the emulator's log of refresh grants by outcome.
 outcomes=$(curl -sSf --cacert "$EMU_CA" "$EMU_BASE/_admin/log" | "$PY" -c '
 import json, sys, collections

@@ -11,7 +11,8 @@ import NIOConcurrencyHelpers
 /// writes them all. A commit per request had cost every client-credentials grant a write transaction of its own (six file
 /// locks, a WAL frame, the writer's lock taken on the event loop's thread). Whoever reads the log (`entries()`, `clear()`)
 /// writes what is waiting first, on the writer's queue, so a reader sees every request answered before it asked; the
-/// server writes the rest when it stops. A process killed outright loses the entries not yet committed (normally those of the last `delay`).
+/// server writes the rest when it stops. A process killed outright loses the entries not yet committed (normally those
+/// of the last `delay`).
 public struct RequestLog: Sendable {
     let db: any DatabaseWriter
     private let waiting = NIOLockedValueBox(Waiting())
