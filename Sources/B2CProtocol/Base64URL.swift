@@ -13,7 +13,12 @@ public enum Base64URL {
     /// Encoded directly from the alphabet into the string's own storage (the emulator signs two JWTs per token answer;
     /// Foundation's base64 plus three string replacements, and later an array per quantum, cost it whole per cents).
     public static func encode<D: DataProtocol>(_ data: D) -> String {
-        let bytes = [UInt8](data)
+        // (Read in place where the bytes are contiguous, as an array's and `Data`'s are.)
+        if let encoded = data.withContiguousStorageIfAvailable(encode(buffer:)) { return encoded }
+        return [UInt8](data).withUnsafeBufferPointer(encode(buffer:))
+    }
+
+    private static func encode(buffer bytes: UnsafeBufferPointer<UInt8>) -> String {
         let length = bytes.count / 3 * 4 + [0, 2, 3][bytes.count % 3]
         guard length > 0 else { return "" }
         return String(unsafeUninitializedCapacity: length) { out in
@@ -38,7 +43,10 @@ public enum Base64URL {
         }
     }
 
-    public static func encode(_ string: String) -> String { encode(Data(string.utf8)) }
+    public static func encode(_ string: String) -> String {
+        var string = string
+        return string.withUTF8(encode(buffer:))
+    }
 
     /// Decodes base64url with or without padding ('=' is ignored); returns nil on any character outside the
     /// alphabet and on a length no encoding produces.

@@ -61,8 +61,12 @@ public enum JSONValue: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { serialized() }
 
-    public func serialized(pretty: Bool = false) -> String {
-        var out = ""
+    public func serialized(pretty: Bool = false) -> String { String(decoding: serializedBytes(pretty: pretty), as: UTF8.self) }
+
+    /// The document's UTF-8, as `serialized` gives it: what a token or an HTTP body is made of, without a string between.
+    public func serializedBytes(pretty: Bool = false) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
         write(into: &out, pretty: pretty, indent: 0)
         return out
     }
@@ -70,45 +74,52 @@ public enum JSONValue: Sendable, Equatable, CustomStringConvertible {
     /// Appends the value to `out` as it would appear nested `indent` levels deep in a pretty or compact document
     /// (for writers that stream a large array element by element).
     public func serialize(into out: inout String, pretty: Bool, indent: Int) {
-        write(into: &out, pretty: pretty, indent: indent)
+        var bytes: [UInt8] = []
+        write(into: &bytes, pretty: pretty, indent: indent)
+        out += String(decoding: bytes, as: UTF8.self)
     }
 
-    public var data: Data { Data(serialized().utf8) }
+    public var data: Data { Data(serializedBytes()) }
 
-    private func write(into out: inout String, pretty: Bool, indent: Int) {
+    /// Written as bytes: a token answer is two JWTs' claims and a body, and appending to a `String` cost several
+    /// times as much per piece as appending to an array.
+    private func write(into out: inout [UInt8], pretty: Bool, indent: Int) {
+        func newline(_ level: Int) {
+            out.append(UInt8(ascii: "\n"))
+            out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * level))
+        }
         switch self {
-        case .null: out += "null"
-        case .bool(let b): out += b ? "true" : "false"
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
         case .number(let n):
-            if n.rounded() == n && abs(n) < 1e15 { out += String(Int64(n)) } else { out += String(n) }
-        case .string(let s): JSONValue.escape(s, into: &out)
+            out.append(contentsOf: (n.rounded() == n && abs(n) < 1e15 ? String(Int64(n)) : String(n)).utf8)
+        case .string(let s): JSONText.escape(s, into: &out)
         case .array(let a):
-            if a.isEmpty { out += "[]"; return }
-            out += "["
+            if a.isEmpty { out.append(contentsOf: "[]".utf8); return }
+            out.append(UInt8(ascii: "["))
             for (i, v) in a.enumerated() {
-                if i > 0 { out += "," }
-                if pretty { out += "\n" + String(repeating: "  ", count: indent + 1) }
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                if pretty { newline(indent + 1) }
                 v.write(into: &out, pretty: pretty, indent: indent + 1)
             }
-            if pretty { out += "\n" + String(repeating: "  ", count: indent) }
-            out += "]"
+            if pretty { newline(indent) }
+            out.append(UInt8(ascii: "]"))
         case .object(let o):
-            if o.isEmpty { out += "{}"; return }
-            out += "{"
+            if o.isEmpty { out.append(contentsOf: "{}".utf8); return }
+            out.append(UInt8(ascii: "{"))
             // Sorted once as pairs: a lookup per key after sorting the keys was a second hash of every key.
             for (i, member) in o.sorted(by: { $0.key < $1.key }).enumerated() {
-                if i > 0 { out += "," }
-                if pretty { out += "\n" + String(repeating: "  ", count: indent + 1) }
-                JSONValue.escape(member.key, into: &out)
-                out += pretty ? ": " : ":"
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                if pretty { newline(indent + 1) }
+                JSONText.escape(member.key, into: &out)
+                out.append(UInt8(ascii: ":"))
+                if pretty { out.append(UInt8(ascii: " ")) }
                 member.value.write(into: &out, pretty: pretty, indent: indent + 1)
             }
-            if pretty { out += "\n" + String(repeating: "  ", count: indent) }
-            out += "}"
+            if pretty { newline(indent) }
+            out.append(UInt8(ascii: "}"))
         }
     }
-
-    private static func escape(_ s: String, into out: inout String) { JSONText.escape(s, into: &out) }
 }
 
 extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral,

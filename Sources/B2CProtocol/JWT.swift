@@ -124,7 +124,7 @@ public struct JWT: Sendable {
     /// `sign(claims:kid:key:)` from another implementation of RS256.
     public static func sign(claims: JSONValue, kid: String, signature: (String) throws -> String) rethrows -> String {
         let header: JSONValue = ["typ": "JWT", "alg": "RS256", "kid": .string(kid)]
-        let input = Base64URL.encode(header.serialized()) + "." + Base64URL.encode(claims.serialized())
+        let input = Base64URL.encode(header.serializedBytes()) + "." + Base64URL.encode(claims.serializedBytes())
         return input + "." + (try signature(input))
     }
 

@@ -16,6 +16,58 @@ import _CryptoExtras
         #expect(try JSONValue.parse(v.serialized()) == v)
     }
 
+    /// JSON is written as bytes, with a vectorised scan for strings that need no escape: on random strings it writes
+    /// what a plain loop over the scalars writes, the byte and string forms agree, and every value reads back.
+    @Test func escapingAgreesWithAScalarLoop() throws {
+        func reference(_ s: String) -> String {
+            var out = "\""
+            for scalar in s.unicodeScalars {
+                switch scalar {
+                case "\"": out += "\\\""
+                case "\\": out += "\\\\"
+                case "\n": out += "\\n"
+                case "\r": out += "\\r"
+                case "\t": out += "\\t"
+                default:
+                    if scalar.value < 0x20 || (0x7F..<0xA0).contains(scalar.value) {
+                        let hex = String(scalar.value, radix: 16)
+                        out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                    } else {
+                        out.unicodeScalars.append(scalar)
+                    }
+                }
+            }
+            return out + "\""
+        }
+        var generator = SystemRandomNumberGenerator()
+        let pool: [Unicode.Scalar] = Array(
+            "aZ09 -._~+/=\"\\\n\r\t\u{0}\u{1F}\u{7F}\u{80}\u{85}\u{9F}\u{A0}\u{A9}\u{BF}\u{C0}é€😀日\u{301}".unicodeScalars)
+        var samples = ["", "plain", String(repeating: "eyJhbGciOiJSUzI1NiJ9.", count: 90), String(repeating: "x", count: 63) + "\""]
+        for _ in 0..<3_000 {
+            // Lengths past a vector's width, with the one byte to escape anywhere in a long plain run.
+            let length = Int.random(in: 0...80, using: &generator)
+            samples.append(String(String.UnicodeScalarView((0..<length).map { _ in pool.randomElement(using: &generator)! })))
+            samples.append(String(repeating: "a", count: length) + String(pool.randomElement(using: &generator)!) + "b")
+        }
+        for s in samples {
+            var bytes: [UInt8] = []
+            JSONText.escape(s, into: &bytes)
+            var text = ""
+            JSONText.escape(s, into: &text)
+            #expect(String(decoding: bytes, as: UTF8.self) == reference(s), "\(s.debugDescription)")
+            #expect(text == reference(s), "\(s.debugDescription)")
+            #expect(try JSONValue.parse(Data(bytes)) == .string(s), "\(s.debugDescription)")
+        }
+        let document: JSONValue = ["b": [1, "x\u{1}"], "a": ["c": .null, "d": true]]
+        #expect(String(decoding: document.serializedBytes(pretty: true), as: UTF8.self) == document.serialized(pretty: true))
+        #expect(
+            document.serialized(pretty: true)
+                == "{\n  \"a\": {\n    \"c\": null,\n    \"d\": true\n  },\n  \"b\": [\n    1,\n    \"x\\u0001\"\n  ]\n}")
+        var streamed = "["
+        document.serialize(into: &streamed, pretty: false, indent: 0)
+        #expect(streamed == "[" + document.serialized())
+    }
+
     @Test(arguments: [
         "", "{", "{\"a\":}", "[1,]", "{\"a\":1 \"b\":2}", "\"\\x\"", "01", "1.", "tru", "{\"a\":1}{", "\"\u{01}\"",
         "{\"a\":1,\"a\":2}", String(repeating: "[", count: 600),
@@ -59,12 +111,14 @@ import _CryptoExtras
         #expect(Base64URL.decode("ab+c") == nil)
         #expect(Base64URL.decode("YQ==") == Data("a".utf8))
         #expect(Base64URL.decode("") == Data())
+        #expect(Base64URL.encode("b2c é😀") == Base64URL.encode(Data("b2c é😀".utf8)))
         // Against Foundation's base64 on random data of every length up to 70 bytes.
         var rng = SystemRandomNumberGenerator()
         for length in 0...70 {
             let data = Data((0..<length).map { _ in UInt8.random(in: 0...255, using: &rng) })
             let foundation = data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             #expect(Base64URL.encode(data) == foundation.replacingOccurrences(of: "=", with: ""), "\(length) bytes")
+            #expect(Base64URL.encode([UInt8](data)) == Base64URL.encode(data), "an array of \(length) bytes")
             #expect(Base64URL.decode(foundation) == data, "padded, \(length) bytes")
             #expect(Base64URL.decode(Base64URL.encode(data)) == data, "unpadded, \(length) bytes")
         }

@@ -46,7 +46,9 @@ struct TokenIssuer: TenantPart {
             throw OAuthFailure(error: "invalid_request", code: "AADB2C90010", message: "The request does not contain a scope parameter.")
         }
         var s = Scopes()
-        for item in raw.split(whereSeparator: { $0 == " " || $0 == "+" }).map(String.init) {
+        // (Split on the bytes: a split on characters walks grapheme clusters, which a list of scopes has no use for.)
+        for part in raw.utf8.split(whereSeparator: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "+") }) {
+            let item = String(Substring(part))
             switch item.lowercased() {
             case "openid": s.openid = true
             case "offline_access": s.offlineAccess = true

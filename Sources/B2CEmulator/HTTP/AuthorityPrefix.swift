@@ -46,8 +46,9 @@ struct AuthorityPrefixMiddleware: RouterMiddleware {
         context.origin = emulator.publicOrigin ?? "\(scheme)://\(host.lowercased())"
         context.path = request.uri.path
         // (Foundation's percent decoding only where there is a '%': it is the costly part of routing a token request.)
-        let segments = request.uri.path.split(separator: "/").map {
-            $0.utf8.contains(UInt8(ascii: "%")) ? String($0).removingPercentEncoding ?? String($0) : String($0)
+        // (Split on the bytes, not on characters: a path's separators are bytes, and walking grapheme clusters cost every request.)
+        let segments = request.uri.path.utf8.split(separator: UInt8(ascii: "/")).map {
+            $0.contains(UInt8(ascii: "%")) ? String(Substring($0)).removingPercentEncoding ?? String(Substring($0)) : String(Substring($0))
         }
         guard let first = segments.first else {
             context.endpoint = "pages"

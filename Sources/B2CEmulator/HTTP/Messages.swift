@@ -60,7 +60,7 @@ extension Request {
 /// The answers endpoints give: JSON, HTML pages, redirects, plain text (Hummingbird responses with B2C's headers).
 extension Response {
     static func json(_ value: JSONValue, status: Int = 200, headers: [(String, String)] = []) -> Response {
-        make(status, [("Content-Type", "application/json; charset=utf-8")] + headers, Data(value.serialized().utf8))
+        make(status, [("Content-Type", "application/json; charset=utf-8")] + headers, ByteBuffer(bytes: value.serializedBytes()))
     }
 
     static func html(_ html: String, status: Int = 200, headers: [(String, String)] = []) -> Response {
@@ -84,11 +84,15 @@ extension Response {
     static func empty(_ status: Int, headers: [(String, String)] = []) -> Response { make(status, headers, Data()) }
 
     private static func make(_ status: Int, _ headers: [(String, String)], _ body: Data) -> Response {
+        make(status, headers, ByteBuffer(bytes: body))
+    }
+
+    private static func make(_ status: Int, _ headers: [(String, String)], _ body: ByteBuffer) -> Response {
         var fields = HTTPFields()
         for (name, value) in headers {
             if let n = HTTPField.Name(name) { fields.append(HTTPField(name: n, value: value)) }
         }
-        return Response(status: .init(code: status), headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+        return Response(status: .init(code: status), headers: fields, body: ResponseBody(byteBuffer: body))
     }
 }
 
