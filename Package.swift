@@ -87,6 +87,7 @@ let package = Package(
             dependencies: [
                 "B2CProtocol",
                 "CTokenSigning",
+                "CSQLite",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "X509", package: "swift-certificates"),

@@ -16,6 +16,67 @@ struct StoreRecordTests {
         try body(store)
     }
 
+    /// A file store reads a refresh grant's token and person on connections of its own (`DirectReads`), a store in
+    /// memory through GRDB: the same writes read back the same on both, a rotation, a revocation and a deleted person too.
+    @Test func aRefreshTokenAndItsPersonReadTheSameOnAFileAsInMemory() throws {
+        func exercise(_ store: EmulatorStore) throws -> [(EmulatorStore.RefreshRecord, EmulatorStore.UserRecord?)?] {
+            let kept = try store.createUser(
+                oid: "0b0b0000-0000-4000-8000-00000000000b", email: "r@contoso.com", password: "pw", displayName: "Rö \"R\"",
+                givenName: "R", surname: "S", now: 7)
+            try store.setAttributes(oid: kept.oid, ["city": "Zürich", "extension_Tier": 3])
+            let gone = try store.createUser(
+                oid: "0c0c0000-0000-4000-8000-00000000000c", email: "g@contoso.com", password: "pw", displayName: "G",
+                givenName: "G", surname: "H", now: 8)
+            func token(_ value: String, oid: String, rotating: String? = nil, spa: Bool = false) throws {
+                let record = EmulatorStore.RefreshRecord(
+                    grantId: "grant-" + oid.prefix(4), clientId: "client", policy: "b2c_1_susi", oid: oid, scopes: "openid offline_access",
+                    authTime: 10, issuedAt: 11, grantIssuedAt: 9, rotatedAt: nil, revoked: false, confidential: !spa, spa: spa)
+                try store.saveRefreshToken(.init(token: value, record: record, rotating: rotating, now: 12))
+            }
+            try token("first", oid: kept.oid)
+            try token("second", oid: kept.oid, rotating: "first", spa: true)
+            try token("other", oid: gone.oid)
+            var reads = try ["first", "second", "other", "never issued"].map(store.refreshTokenAndUser)
+            #expect(try store.deleteUser(oid: gone.oid))
+            _ = try store.revokeGrants(oid: kept.oid, now: 13)
+            reads += try ["first", "second", "other"].map(store.refreshTokenAndUser)
+            return reads
+        }
+        let memory = try exercise(EmulatorStore.inMemory())
+        try Self.withStore { file in
+            #expect(file.directReads != nil)
+            let onFile = try exercise(file)
+            #expect(onFile.count == memory.count)
+            for (i, (a, b)) in zip(onFile, memory).enumerated() {
+                #expect(a?.0 == b?.0 && a?.1 == b?.1, "read \(i)")
+            }
+            #expect(onFile[0]?.0.rotatedAt == 12 && onFile[1]?.0.spa == true && onFile[1]?.1?.attributes["city"] == "Zürich")
+            #expect(onFile[3] == nil && onFile[6]?.1 == nil && onFile[5]?.0.revoked == true)
+        }
+    }
+
+    /// The direct reads' connections close with the store (a test suite opens hundreds of tenants in one process), and a
+    /// read after the close fails as GRDB's do rather than reopening the file.
+    @Test func theDirectReadsCloseWithTheStore() throws {
+        /// The files this process has open under `dir` (other tests open theirs meanwhile: only this store's count).
+        func openFiles(under dir: URL) -> [String] {
+            let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+            return fds.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0) }
+                .filter { $0.hasPrefix(dir.path) }
+        }
+        for _ in 0..<5 {
+            let dir = temporaryDirectory().resolvingSymlinksInPath()
+            defer { try? FileManager.default.removeItem(at: dir) }
+            let store = try EmulatorStore.file(directory: dir)
+            #expect(try store.refreshTokenAndUser("none") == nil)
+            #expect(!openFiles(under: dir).isEmpty)
+            store.close()
+            #expect(openFiles(under: dir) == [])
+            #expect(throws: DatabaseError.self) { try store.refreshTokenAndUser("none") }
+            #expect(openFiles(under: dir) == [])
+        }
+    }
+
     @Test func aDeviceFlowIsFoundByEitherCodeUpdatedAndSweptAnHourAfterItEnds() throws {
         try Self.withStore { store in
             let flow = EmulatorStore.DeviceFlow(

@@ -44,6 +44,8 @@ public final class EmulatorStore: Sendable {
     public let requests: RequestLog
     /// The refresh grants' rotations, committed together when they arrive together.
     let rotations: GroupCommit
+    /// A file store's reads that every refresh grant makes, beside GRDB's pool (nil in memory).
+    let directReads: DirectReads?
 
     public typealias SessionRecord = SSOSessions.Record
     typealias CodeRecord = AuthorizationCodes.Record
@@ -59,6 +61,7 @@ public final class EmulatorStore: Sendable {
     /// first.
     public func close() {
         requests.flush()
+        directReads?.close()
         if let pool = db as? DatabasePool { try? pool.close() }
         if let queue = db as? DatabaseQueue { try? queue.close() }
     }
@@ -88,11 +91,12 @@ public final class EmulatorStore: Sendable {
                 try? FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: p)
             }
         }
-        return try EmulatorStore(writer: pool)
+        return try EmulatorStore(writer: pool, directReads: DirectReads(path: path))
     }
 
-    init(writer: any DatabaseWriter) throws {
+    init(writer: any DatabaseWriter, directReads: DirectReads? = nil) throws {
         self.db = writer
+        self.directReads = directReads
         (ssoSessions, codes, nativeFlows, requests) = (
             SSOSessions(db: writer), AuthorizationCodes(db: writer), NativeFlows(db: writer), RequestLog(db: writer)
         )

@@ -55,12 +55,7 @@ final class GroupCommit: Sendable {
                     try batch[0].work(db)
                 } else {
                     for (i, write) in batch.enumerated() {
-                        do {
-                            try db.inSavepoint {
-                                try write.work(db)
-                                return .commit
-                            }
-                        } catch { failures[i] = error }
+                        do { try Self.inSavepoint(db, write.work) } catch { failures[i] = error }
                     }
                 }
                 return .commit
@@ -75,6 +70,21 @@ final class GroupCommit: Sendable {
         if more { schedule() }
         for (write, failure) in zip(batch, failures) {
             if let failure { write.done.resume(throwing: failure) } else { write.done.resume() }
+        }
+    }
+
+    /// `work` in a savepoint, rolled back if it throws. The savepoint's statements are prepared once per connection:
+    /// GRDB's `inSavepoint` compiled its two statements again for every write.
+    private static func inSavepoint(_ db: Database, _ work: Work) throws {
+        try db.cachedExecute("SAVEPOINT rotation", [])
+        do {
+            try work(db)
+            try db.cachedExecute("RELEASE SAVEPOINT rotation", [])
+        } catch {
+            // (When SQLite has already ended the transaction these fail too, and the commit's failure reaches everyone.)
+            try? db.cachedExecute("ROLLBACK TO SAVEPOINT rotation", [])
+            try? db.cachedExecute("RELEASE SAVEPOINT rotation", [])
+            throw error
         }
     }
 }

@@ -4,7 +4,7 @@ import GRDB
 
 /// The `refresh_tokens` table: each grant's tokens (hashes), their rotation and revocation; the refresh grant's one read.
 extension EmulatorStore {
-    struct RefreshRecord: Sendable {
+    struct RefreshRecord: Sendable, Equatable {
         var grantId: String, clientId: String, policy: String, oid: String, scopes: String
         var authTime: Int, issuedAt: Int, grantIssuedAt: Int, rotatedAt: Int?, revoked: Bool
         /// Issued to a confidential client: redeemed only with its secret.
@@ -47,11 +47,12 @@ extension EmulatorStore {
     /// A refresh token's record, and the person it was issued to (nil when they are gone): one read for a refresh grant.
     func refreshTokenAndUser(_ token: String) throws -> (RefreshRecord, UserRecord?)? {
         // One statement, in SQLite's own snapshot: no transaction around it, and one read lock rather than two.
-        return try db.unsafeRead { db in
-            guard let row = try db.cachedRow(Self.refreshTokenAndUserSQL, [Self.hash(token)]) else { return nil }
-            let user = (row[Self.refreshColumnCount] as String?) == nil ? nil : Self.user(row, from: Self.refreshColumnCount)
+        func decode(_ row: some StoredColumns) -> (RefreshRecord, UserRecord?) {
+            let user = row.optionalString(Self.refreshColumnCount) == nil ? nil : Self.user(row, from: Self.refreshColumnCount)
             return (Self.refreshRecord(row), user)
         }
+        if let directReads { return try directReads.row(Self.refreshTokenAndUserSQL, Self.hash(token), decode) }
+        return try db.unsafeRead { db in try db.cachedRow(Self.refreshTokenAndUserSQL, [Self.hash(token)]).map(decode) }
     }
 
     /// The columns `refreshRecord(_:)` reads, in its order (by position, as `userColumns`).
@@ -70,9 +71,10 @@ extension EmulatorStore {
             + "FROM refresh_tokens r LEFT JOIN users u ON u.oid = lower(r.oid) WHERE r.hash = ?"
     }()
 
-    private static func refreshRecord(_ row: Row) -> RefreshRecord {
+    private static func refreshRecord(_ row: some StoredColumns) -> RefreshRecord {
         RefreshRecord(
-            grantId: row[0], clientId: row[1], policy: row[2], oid: row[3], scopes: row[4], authTime: row[5], issuedAt: row[6],
-            grantIssuedAt: row[7], rotatedAt: row[8], revoked: row[9], confidential: row[10], spa: row[11])
+            grantId: row.string(0), clientId: row.string(1), policy: row.string(2), oid: row.string(3), scopes: row.string(4),
+            authTime: row.int(5), issuedAt: row.int(6), grantIssuedAt: row.int(7), rotatedAt: row.optionalInt(8), revoked: row.bool(9),
+            confidential: row.bool(10), spa: row.bool(11))
     }
 }

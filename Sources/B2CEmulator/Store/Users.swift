@@ -43,12 +43,13 @@ extension EmulatorStore {
         + "force_change_password"
 
     /// A person from `userColumns`, starting at column `base` of the row.
-    static func user(_ row: Row, from base: Int) -> UserRecord {
+    static func user(_ row: some StoredColumns, from base: Int) -> UserRecord {
         UserRecord(
-            oid: row[base], email: row[base + 1], displayName: row[base + 2], givenName: row[base + 3], surname: row[base + 4],
-            createdAt: row[base + 5], tokensValidFrom: row[base + 6], idp: row[base + 7],
-            attributes: (row[base + 8] as String?).flatMap { try? JSONValue.parse(Data($0.utf8)).objectValue } ?? [:],
-            accountEnabled: row[base + 9], passwordChangeDue: row[base + 10])
+            oid: row.string(base), email: row.string(base + 1), displayName: row.string(base + 2), givenName: row.string(base + 3),
+            surname: row.string(base + 4), createdAt: row.int(base + 5), tokensValidFrom: row.int(base + 6),
+            idp: row.optionalString(base + 7),
+            attributes: row.optionalString(base + 8).flatMap { try? JSONValue.parse(Data($0.utf8)).objectValue } ?? [:],
+            accountEnabled: row.bool(base + 9), passwordChangeDue: row.bool(base + 10))
     }
 
     static func user(_ row: Row) -> UserRecord { user(row, from: 0) }
