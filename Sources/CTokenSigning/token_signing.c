@@ -66,8 +66,13 @@ static RSA *b2c_thread_copy(b2c_rsa_key *key) {
 }
 
 size_t b2c_rsa_sign_sha256(b2c_rsa_key *key, const unsigned char *data, size_t length, unsigned char *signature) {
+    // SHA-256 through its low-level calls: the one-shot SHA256() of OpenSSL 3 looks the digest up in the providers at
+    // every call (EVP_MD_fetch), which was 0.3-0.5 % of the tenant's time under load.
     unsigned char digest[SHA256_DIGEST_LENGTH];
-    SHA256(data, length, digest);
+    SHA256_CTX context;
+    SHA256_Init(&context);
+    SHA256_Update(&context, data, length);
+    SHA256_Final(digest, &context);
     unsigned int written = 0;
     int ok = RSA_sign(NID_sha256, digest, sizeof digest, signature, &written, b2c_thread_copy(key));
     OPENSSL_cleanse(digest, sizeof digest);
