@@ -69,12 +69,12 @@ public enum JSONText {
             case "\t": ascii("\\t")
             default:
                 if scalar.value < 0x20 || (0x7F..<0xA0).contains(scalar.value) {
-                    let digits: [UInt8] = Array("0123456789abcdef".utf8)
+                    func hex(_ nibble: UInt32) -> UInt8 { UInt8(nibble < 10 ? 0x30 + nibble : 0x57 + nibble) }
                     ascii("\\u00")
-                    out.append(digits[Int(scalar.value >> 4)])
-                    out.append(digits[Int(scalar.value & 0xF)])
+                    out.append(hex(scalar.value >> 4))
+                    out.append(hex(scalar.value & 0xF))
                 } else {
-                    out.append(contentsOf: String(scalar).utf8)
+                    UTF8.encode(scalar) { out.append($0) }
                 }
             }
         }

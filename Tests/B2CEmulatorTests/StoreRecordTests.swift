@@ -1,6 +1,7 @@
 import B2CProtocol
 import Foundation
 import GRDB
+import NIOConcurrencyHelpers
 import Testing
 
 @testable import B2CEmulator
@@ -57,13 +58,39 @@ struct StoreRecordTests {
 
     /// The direct reads' connections close with the store (a test suite opens hundreds of tenants in one process), and a
     /// read after the close fails as GRDB's do rather than reopening the file.
-    @Test func theDirectReadsCloseWithTheStore() throws {
-        /// The files this process has open under `dir` (other tests open theirs meanwhile: only this store's count).
-        func openFiles(under dir: URL) -> [String] {
-            let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-            return fds.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0) }
-                .filter { $0.hasPrefix(dir.path) }
+    /// The files this process has open under `dir` (other tests open theirs meanwhile: only this store's count).
+    static func openFiles(under dir: URL) -> [String] {
+        let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return fds.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0) }
+            .filter { $0.hasPrefix(dir.path) }
+    }
+
+    /// Reads from many threads at once each get a connection of their own and the right row; the connections beyond
+    /// those kept for later close as they come back, and the rest with the store.
+    @Test func overlappingDirectReadsAgreeAndCloseWithTheStore() throws {
+        let dir = temporaryDirectory().resolvingSymlinksInPath()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let store = try EmulatorStore.file(directory: dir)
+        let oid = try store.createUser(email: "c@contoso.com", password: "pw", displayName: "C", givenName: "C", surname: "D", now: 1).oid
+        for i in 0..<8 {
+            let record = EmulatorStore.RefreshRecord(
+                grantId: "g\(i)", clientId: "client", policy: "b2c_1_susi", oid: oid, scopes: "openid", authTime: i, issuedAt: i,
+                grantIssuedAt: i, rotatedAt: nil, revoked: false)
+            try store.saveRefreshToken(.init(token: "token-\(i)", record: record, rotating: nil, now: i))
         }
+        let wrong = NIOLockedValueBox(0)
+        DispatchQueue.concurrentPerform(iterations: 400) { n in
+            let i = n % 8
+            let read = try? store.refreshTokenAndUser("token-\(i)")
+            if read?.0.grantId != "g\(i)" || read?.0.authTime != i || read?.1?.oid != oid { wrong.withLockedValue { $0 += 1 } }
+        }
+        #expect(wrong.withLockedValue { $0 } == 0)
+        store.close()
+        #expect(Self.openFiles(under: dir) == [])
+    }
+
+    @Test func theDirectReadsCloseWithTheStore() throws {
+        func openFiles(under dir: URL) -> [String] { Self.openFiles(under: dir) }
         for _ in 0..<5 {
             let dir = temporaryDirectory().resolvingSymlinksInPath()
             defer { try? FileManager.default.removeItem(at: dir) }

@@ -33,7 +33,13 @@ final class DirectReads: Sendable {
     /// Connections not in use (each is used by one thread at a time), and whether the store was closed.
     private let idle = NIOLockedValueBox<(connections: [Connection], closed: Bool)>(([], false))
 
+    /// Connections kept for the next reads; more than this were open only while reads overlapped, and are closed when
+    /// given back (a test suite runs hundreds of tenants in one process, and each connection holds open files).
+    static let idleLimit = 4
+
     init(path: String) { self.path = path }
+
+    deinit { close() }
 
     /// The first row of `sql` with its one parameter bound to `argument`, decoded; nil when there is none.
     func row<T>(_ sql: String, _ argument: String, _ decode: (StatementColumns) -> T) throws -> T? {
@@ -44,7 +50,8 @@ final class DirectReads: Sendable {
             sqlite3_reset(statement)
             sqlite3_clear_bindings(statement)
         }
-        sqlite3_bind_text(statement, 1, argument, -1, Connection.transient)
+        let bound = sqlite3_bind_text(statement, 1, argument, -1, Connection.transient)
+        guard bound == SQLITE_OK else { throw connection.error(bound, sql) }
         switch sqlite3_step(statement) {
         case SQLITE_ROW: return decode(StatementColumns(statement: statement))
         case SQLITE_DONE: return nil
@@ -69,11 +76,12 @@ final class DirectReads: Sendable {
     }
 
     private func give(_ connection: Connection) {
-        let closed = idle.withLockedValue { state in
-            if !state.closed { state.connections.append(connection) }
-            return state.closed
+        let kept = idle.withLockedValue { state in
+            guard !state.closed, state.connections.count < Self.idleLimit else { return false }
+            state.connections.append(connection)
+            return true
         }
-        if closed { connection.close() }
+        if !kept { connection.close() }
     }
 
     /// One SQLite connection and its prepared statements. Not thread-safe: `DirectReads` hands it to one thread at a time.
@@ -87,15 +95,17 @@ final class DirectReads: Sendable {
             let code = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil)
             guard code == SQLITE_OK, let handle else {
                 let message = handle.map { String(cString: sqlite3_errmsg($0)) }
-                sqlite3_close(handle)
+                sqlite3_close_v2(handle)
                 throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message)
             }
             self.handle = handle
-            // As the store's other connections wait (`busyMode`); and this one never writes.
+            // Errors with their extended codes, as GRDB's connections give them; a wait as long as theirs (`busyMode`);
+            // and this one never writes.
+            sqlite3_extended_result_codes(handle, 1)
             sqlite3_busy_timeout(handle, 10_000)
             guard sqlite3_exec(handle, "PRAGMA query_only = ON", nil, nil, nil) == SQLITE_OK else {
                 let failure = error(sqlite3_errcode(handle), "PRAGMA query_only = ON")
-                sqlite3_close(handle)
+                sqlite3_close_v2(handle)
                 throw failure
             }
         }
@@ -116,11 +126,12 @@ final class DirectReads: Sendable {
         func close() {
             for statement in statements.values { sqlite3_finalize(statement) }
             statements = [:]
-            sqlite3_close(handle)
+            sqlite3_close_v2(handle)
         }
     }
 
-    /// A stepped statement's current row.
+    /// A stepped statement's current row. A NULL read as a string, an integer or a flag is "", 0 or false (GRDB's `Row`
+    /// would stop the program): the columns read so are NOT NULL in the schema.
     struct StatementColumns: StoredColumns {
         let statement: OpaquePointer
 
