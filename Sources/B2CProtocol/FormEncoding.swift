@@ -9,9 +9,12 @@ public enum FormEncoding {
     /// Parses `a=b&c=d`. `+` means space. Repeated keys keep the first value (B2C tolerates a redundant `p=`). A `%` not
     /// followed by two hex digits, or decoded bytes that are not UTF-8, make the whole form malformed. `&` and `=` are
     /// separators as bytes (as the URL standard reads a form), even before a combining mark.
-    public static func parse(_ string: some StringProtocol) throws -> [String: String] {
+    public static func parse(_ string: some StringProtocol) throws -> [String: String] { try parse(bytes: Array(string.utf8)) }
+
+    /// The same, from the form's bytes (a request body, with no string made of it first).
+    public static func parse(bytes: [UInt8]) throws -> [String: String] {
         var out: [String: String] = [:]
-        for pair in Array(string.utf8).split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
+        for pair in bytes.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
             let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
             guard let key = decode(parts[0]), let value = parts.count > 1 ? decode(parts[1]) : "" else {
                 let shown = String(decoding: parts[0], as: UTF8.self).replacingOccurrences(of: "+", with: " ").prefix(40)

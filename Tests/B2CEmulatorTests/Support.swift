@@ -91,7 +91,7 @@ final class TestTenant: Sendable {
 
     func request(
         _ method: HTTPMethod, _ path: String, form: [String: String]? = nil, json: JSONValue? = nil, body: String? = nil,
-        headers: [(String, String)] = [], cookie: String? = nil
+        bytes: [UInt8]? = nil, headers: [(String, String)] = [], cookie: String? = nil
     ) async throws -> TestResponse {
         let url = path.hasPrefix("http") ? path : base + path
         var req = HTTPClientRequest(url: url)
@@ -106,6 +106,8 @@ final class TestTenant: Sendable {
             req.body = .bytes(ByteBuffer(string: json.serialized()))
         } else if let body {
             req.body = .bytes(ByteBuffer(string: body))
+        } else if let bytes {
+            req.body = .bytes(ByteBuffer(bytes: bytes))
         }
         let res = try await client.execute(req, timeout: .seconds(60))
         let buffer = try await res.body.collect(upTo: 10 * 1024 * 1024)

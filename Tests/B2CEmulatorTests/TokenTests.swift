@@ -186,6 +186,13 @@ private func seedWithSecondApp() -> (EmulatorSeed, EmulatorSeed.App) {
             expectB2CError(
                 try await t.request(.POST, path, body: "grant_type=%zz", headers: [("Content-Type", "application/x-www-form-urlencoded")]),
                 error: "invalid_request", code: "AADB2C90083")
+            // A form is parsed from the body's bytes: a byte that is not UTF-8 is named as such; raw UTF-8 is read as text.
+            let form = [("Content-Type", "application/x-www-form-urlencoded")]
+            let notUTF8 = try await t.request(.POST, path, bytes: Array("grant_type=refresh_token&client_id=".utf8) + [0xFF], headers: form)
+            expectB2CError(notUTF8, error: "invalid_request", code: "AADB2C90083")
+            #expect(notUTF8.json["error_description"]?.stringValue?.contains("The request body is not UTF-8.") == true, "\(notUTF8.body)")
+            let rawUTF8 = try await t.request(.POST, path, bytes: Array("grant_type=refresh_token&client_id=é".utf8), headers: form)
+            expectB2CError(rawUTF8, error: "invalid_client", code: "AADB2C90018")
             let big = String(repeating: "a", count: 200_000)
             let huge = try await t.request(.POST, path, body: "x=" + big, headers: [("Content-Type", "application/x-www-form-urlencoded")])
             #expect(huge.status == 413)

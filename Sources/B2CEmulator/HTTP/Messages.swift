@@ -22,13 +22,16 @@ extension Request {
     }
 
     /// The body, at most `maxBody` bytes (more is B2C's 413).
-    mutating func bodyData() async throws -> Data {
+    mutating func bodyData() async throws -> Data { Data(try await bodyBuffer().readableBytesView) }
+
+    /// The same, as NIO received it.
+    mutating func bodyBuffer() async throws -> ByteBuffer {
         guard let body = await body(atMost: Self.maxBody) else {
             throw OAuthFailure(
                 error: "invalid_request", code: "AADB2C90083", message: "The request body is larger than \(Self.maxBody) bytes.",
                 status: 413)
         }
-        return Data(body.readableBytesView)
+        return body
     }
 
     /// Form parameters of a POST body (`application/x-www-form-urlencoded`).
@@ -39,10 +42,13 @@ extension Request {
                 error: "invalid_request", code: "AADB2C90083",
                 message: "The request body must be application/x-www-form-urlencoded (got '\(type.isEmpty ? "no content type" : type)').")
         }
-        guard let text = String(data: try await bodyData(), encoding: .utf8) else {
+        // Parsed from the body's bytes. A form is ASCII (its other bytes percent-encoded), checked without making a string
+        // of it; a body with other bytes must still be UTF-8. (Foundation decoded it, and the body was copied twice.)
+        let bytes = Array(try await bodyBuffer().readableBytesView)
+        guard bytes.allSatisfy({ $0 < 0x80 }) || String(validating: bytes, as: UTF8.self) != nil else {
             throw OAuthFailure(error: "invalid_request", code: "AADB2C90083", message: "The request body is not UTF-8.")
         }
-        do { return try FormEncoding.parse(text) } catch {
+        do { return try FormEncoding.parse(bytes: bytes) } catch {
             throw OAuthFailure(error: "invalid_request", code: "AADB2C90083", message: "The request body is malformed: \(error).")
         }
     }
