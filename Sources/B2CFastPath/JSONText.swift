@@ -5,26 +5,14 @@ public enum JSONText {
     /// which JSON allows raw but a terminal showing the JSON would obey.
     public static func escape(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        // Most strings (ids, emails, scopes, tokens) need no escape: their bytes are scanned in place and copied whole.
-        let copied = s.utf8.withContiguousStorageIfAvailable { bytes in
-            guard isPlain(bytes) else { return false }
-            out.append(contentsOf: bytes)
-            return true
-        }
-        if copied != true {
-            if copied == nil, !s.utf8.contains(where: needsEscape) {
-                out.append(contentsOf: s.utf8)
-            } else {
-                escapeScalars(s, into: &out)
-            }
-        }
+        // Most strings (ids, emails, scopes, tokens) need no escape: their bytes are copied whole.
+        if isPlain(s) { out.append(contentsOf: s.utf8) } else { escapeScalars(s, into: &out) }
         out.append(UInt8(ascii: "\""))
     }
 
     /// The same, appended to a string.
     public static func escape(_ s: String, into out: inout String) {
-        let plain = s.utf8.withContiguousStorageIfAvailable(isPlain)
-        if plain ?? !s.utf8.contains(where: needsEscape) {
+        guard !isPlain(s) else {
             out += "\""
             out += s
             out += "\""
@@ -33,6 +21,11 @@ public enum JSONText {
         var bytes: [UInt8] = []
         escape(s, into: &bytes)
         out += String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Whether no byte of `s` needs an escape: scanned in place where its bytes are contiguous (a native string's are).
+    private static func isPlain(_ s: String) -> Bool {
+        s.utf8.withContiguousStorageIfAvailable(isPlain) ?? !s.utf8.contains(where: needsEscape)
     }
 
     /// A byte that starts something to escape: C0, `"`, `\`, DEL, and 0xC2, which leads C1 controls (and also
