@@ -88,8 +88,8 @@ for ((i = 0; i < SLICES; i++)); do
         out=$BENCH_TMP/wrk-$policy-$i.txt
         B2C_BENCH_FORM=$BENCH_TMP/refresh-$policy.form wrk -t"$THREADS" -c"$CONNECTIONS" -d"${slice}s" -s "$BENCH_DIR/refresh-grant.lua" \
             "$(cat "$BENCH_TMP/url-$policy")" >"$out" 2>&1 || { cat "$out" >&2; die "wrk failed"; }
-        read -r a n e d < <(sed -n 's/^b2c-bench answered \([0-9]*\) not200 \([0-9]*\) errors \([0-9]*\) p50_us [0-9]* p99_us [0-9]* duration_us \([0-9]*\)$/\1 \2 \3 \4/p' "$out") || true
-        [[ -n ${d:-} ]] || { cat "$out" >&2; die "wrk printed no summary"; }
+        summary=$(wrk_summary "$out")
+        read -r a n e _ _ d <<<"$summary"
         [[ $n == 0 && $e == 0 ]] || die "$policy: $n non-200 answers, $e socket errors in slice $i"
         answered[$policy]=$(( answered[$policy] + a )) duration[$policy]=$(( duration[$policy] + d ))
     done

@@ -42,8 +42,7 @@ prepare() {
     agent_signin "$BENCH_TMP/home-$name" alice@contoso.com 'Alice-dev-2026!' "$POLICY"
     url[$name]=$(token_endpoint "$POLICY")
     make_refresh_form "$BENCH_TMP/home-$name/store.sqlite" "$POLICY" "$BENCH_TMP/$name-refresh.form"
-    printf 'grant_type=client_credentials&client_id=7c2f1d3b-8e5a-4f4c-8b9d-3a6e2f1c8d0b&client_secret=Daemon-dev-secret-2026&scope=%s' \
-        'https%3A%2F%2Fcontoso.onmicrosoft.com%2Fhelloapi%2F.default' >"$BENCH_TMP/$name-cc.form"
+    make_client_credentials_form "$BENCH_TMP/$name-cc.form"
     local grant status
     for grant in cc refresh; do
         status=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$EMU_CA" --data-binary @"$BENCH_TMP/$name-$grant.form" "${url[$name]}")
@@ -72,8 +71,8 @@ for round in $(seq 1 "$ROUNDS"); do
         for name in base head; do wait "${wrk_pid[$name]}" || { cat "$BENCH_TMP/wrk-$name-$grant-$round.txt" >&2; die "wrk failed"; }; done
         line="round $round, $grant:"
         for name in base head; do
-            read -r a n e d < <(awk '/^b2c-bench answered/ { print $3, $5, $7, $13 }' "$BENCH_TMP/wrk-$name-$grant-$round.txt") || true
-            [[ -n ${d:-} ]] || { cat "$BENCH_TMP/wrk-$name-$grant-$round.txt" >&2; die "wrk printed no summary"; }
+            summary=$(wrk_summary "$BENCH_TMP/wrk-$name-$grant-$round.txt")
+            read -r a n e _ _ d <<<"$summary"
             ((n == 0 && e == 0)) || die "$name: $n answers were not HTTP 200 and $e requests failed"
             read -r u0 s0 <<<"${before[$name]}"
             read -r u1 s1 < <(cpu_ticks "${pid[$name]}")

@@ -90,8 +90,7 @@ for mode in $MODES; do
     [[ $status == 200 ]] || die "the refresh grant answered HTTP $status"
     # The daemon app's client-credentials grant: its development secret from the default seed (a public fixture).
     ccform=$BENCH_TMP/cc-$mode.form
-    printf 'grant_type=client_credentials&client_id=7c2f1d3b-8e5a-4f4c-8b9d-3a6e2f1c8d0b&client_secret=Daemon-dev-secret-2026&scope=%s' \
-        'https%3A%2F%2Fcontoso.onmicrosoft.com%2Fhelloapi%2F.default' >"$ccform"
+    make_client_credentials_form "$ccform"
     status=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$EMU_CA" --data-binary @"$ccform" "$url")
     [[ $status == 200 ]] || die "the client-credentials grant answered HTTP $status"
 
@@ -105,8 +104,8 @@ for mode in $MODES; do
         ccout=$BENCH_TMP/wrk-cc-$mode-$i.txt
         B2C_BENCH_FORM=$ccform wrk -t"$THREADS" -c"$CONNECTIONS" -d"${slice}s" -s "$BENCH_DIR/refresh-grant.lua" "$url" >"$ccout" 2>&1 \
             || { cat "$ccout" >&2; die "wrk failed"; }
-        read -r a n e d < <(sed -n 's/^b2c-bench answered \([0-9]*\) not200 \([0-9]*\) errors \([0-9]*\) p50_us [0-9]* p99_us [0-9]* duration_us \([0-9]*\)$/\1 \2 \3 \4/p' "$ccout") || true
-        [[ -n ${d:-} ]] || { cat "$ccout" >&2; die "wrk printed no summary"; }
+        summary=$(wrk_summary "$ccout")
+        read -r a n e _ _ d <<<"$summary"
         cc_answered=$((cc_answered + a)) cc_bad=$((cc_bad + n + e)) cc_duration_us=$((cc_duration_us + d))
         out=$BENCH_TMP/wrk-$mode-$i.txt
         emu_before=$(cpu_seconds "$EMU_PID")
@@ -115,8 +114,8 @@ for mode in $MODES; do
             || { cat "$out" >&2; die "wrk failed"; }
         emu_cpu_s=$(awk -v t="$emu_cpu_s" -v a="$emu_before" -v b="$(cpu_seconds "$EMU_PID")" 'BEGIN { printf "%.2f", t + b - a }')
         wrk_cpu_s=$(awk -v t="$wrk_cpu_s" '/^wrk-cpu/ { printf "%.2f", t + $2 + $3 }' "$BENCH_TMP/wrk-cpu-$mode-$i.txt")
-        read -r a n e p50 p99 d < <(sed -n 's/^b2c-bench answered \([0-9]*\) not200 \([0-9]*\) errors \([0-9]*\) p50_us \([0-9]*\) p99_us \([0-9]*\) duration_us \([0-9]*\)$/\1 \2 \3 \4 \5 \6/p' "$out") || true
-        [[ -n ${d:-} ]] || { cat "$out" >&2; die "wrk printed no summary"; }
+        summary=$(wrk_summary "$out")
+        read -r a n e p50 p99 d <<<"$summary"
         answered=$((answered + a)) not200=$((not200 + n)) errors=$((errors + e)) duration_us=$((duration_us + d))
         p50s+=("$p50")
         ((p99 > p99_us)) && p99_us=$p99

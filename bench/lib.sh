@@ -245,6 +245,22 @@ fields = [("grant_type", "refresh_token"), ("client_id", c["clientId"]), ("refre
 sys.stdout.write(urllib.parse.urlencode(fields, quote_via=urllib.parse.quote))' "$EMU_CONFIG" >"$out")
 }
 
+# Writes the seed's daemon app's client-credentials grant (its secret, the hello API's .default scope) to file $1.
+make_client_credentials_form() {
+    printf 'grant_type=client_credentials&client_id=7c2f1d3b-8e5a-4f4c-8b9d-3a6e2f1c8d0b&client_secret=Daemon-dev-secret-2026&scope=%s' \
+        'https%3A%2F%2Fcontoso.onmicrosoft.com%2Fhelloapi%2F.default' >"$1"
+}
+
+# The summary line refresh-grant.lua writes at the end of a wrk run, from wrk's output in file $1: answered, not200,
+# errors, p50_us, p99_us, duration_us, on one line. Dies (showing the output) when there is none: call it as
+# `summary=$(wrk_summary FILE)`, so that the failure stops the script (set -e), not only the substitution.
+wrk_summary() {
+    local summary
+    summary=$(awk '/^b2c-bench answered/ { print $3, $5, $7, $9, $11, $13 }' "$1")
+    [[ -n $summary ]] || { cat "$1" >&2; die "wrk printed no summary"; }
+    printf '%s\n' "$summary"
+}
+
 # One line about the machine, so that a reader can tell a loaded run from a quiet one.
 machine_line() {
     printf 'machine: %s cores, load average %s, %s\n' "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)" \
