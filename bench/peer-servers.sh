@@ -32,10 +32,11 @@ measure() {
     B2C_BENCH_FORM=$form wrk -t"$THREADS" -c"$CONNECTIONS" -d2s -s "$BENCH_DIR/refresh-grant.lua" "$url" >/dev/null 2>&1 || true
     B2C_BENCH_FORM=$form wrk -t"$THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency -s "$BENCH_DIR/refresh-grant.lua" "$url" \
         >"$out" 2>&1 || { cat "$out" >&2; die "wrk failed against $url"; }
-    local rps bad
+    local rps summary not200 errors
     rps=$(awk '/^Requests\/sec:/ { print $2 }' "$out")
-    bad=$(sed -n 's/^b2c-bench answered [0-9]* not200 \([0-9]*\) errors \([0-9]*\).*/\1 \2/p' "$out")
-    printf '%s %s\n' "$rps" "$bad"
+    summary=$(wrk_summary "$out")
+    read -r _ not200 errors _ <<<"$summary"
+    printf '%s %s %s\n' "$rps" "$not200" "$errors"
 }
 
 # A form file (0600) from name=value arguments, url-encoded.

@@ -90,17 +90,16 @@ struct StoreRecordTests {
     }
 
     @Test func theDirectReadsCloseWithTheStore() throws {
-        func openFiles(under dir: URL) -> [String] { Self.openFiles(under: dir) }
         for _ in 0..<5 {
             let dir = temporaryDirectory().resolvingSymlinksInPath()
             defer { try? FileManager.default.removeItem(at: dir) }
             let store = try EmulatorStore.file(directory: dir)
             #expect(try store.refreshTokenAndUser("none") == nil)
-            #expect(!openFiles(under: dir).isEmpty)
+            #expect(!Self.openFiles(under: dir).isEmpty)
             store.close()
-            #expect(openFiles(under: dir) == [])
+            #expect(Self.openFiles(under: dir) == [])
             #expect(throws: DatabaseError.self) { try store.refreshTokenAndUser("none") }
-            #expect(openFiles(under: dir) == [])
+            #expect(Self.openFiles(under: dir) == [])
         }
     }
 
