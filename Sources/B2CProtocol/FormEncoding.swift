@@ -14,10 +14,17 @@ public enum FormEncoding {
     /// The same, from the form's bytes (a request body, with no string made of it first).
     public static func parse(bytes: [UInt8]) throws -> [String: String] {
         var out: [String: String] = [:]
-        for pair in bytes.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
-            let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
-            guard let key = decode(parts[0]), let value = parts.count > 1 ? decode(parts[1]) : "" else {
-                let shown = String(decoding: parts[0], as: UTF8.self).replacingOccurrences(of: "+", with: " ").prefix(40)
+        // One pass over the indices: no array of pairs, and a component without '%' or '+' becomes its string directly.
+        var start = bytes.startIndex
+        while start < bytes.endIndex {
+            let end = bytes[start...].firstIndex(of: UInt8(ascii: "&")) ?? bytes.endIndex
+            defer { start = end + 1 }
+            let pair = bytes[start..<end]
+            if pair.isEmpty { continue }
+            let equals = pair.firstIndex(of: UInt8(ascii: "="))
+            let keyBytes = pair[..<(equals ?? pair.endIndex)]
+            guard let key = decode(keyBytes), let value = equals.map({ decode(pair[($0 + 1)...]) }) ?? "" else {
+                let shown = String(decoding: keyBytes, as: UTF8.self).replacingOccurrences(of: "+", with: " ").prefix(40)
                 throw MalformedError(description: "the parameter '\(shown)' is not valid percent-encoding")
             }
             if key.isEmpty { continue }
@@ -36,6 +43,9 @@ public enum FormEncoding {
             case UInt8(ascii: "A")...UInt8(ascii: "F"): b - UInt8(ascii: "A") + 10
             default: nil
             }
+        }
+        if !bytes.contains(where: { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "%") }) {
+            return String(validating: bytes, as: UTF8.self)
         }
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)

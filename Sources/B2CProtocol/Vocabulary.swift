@@ -65,12 +65,25 @@ extension UInt8 {
 }
 
 extension StringProtocol {
+    /// Empty, or only whitespace as Foundation's `CharacterSet.whitespaces` has it (Unicode's space separators and tab).
+    /// Any ASCII byte but space and tab decides at once; only the other strings go to Foundation, whose trimming cost a
+    /// refresh grant 68,000 instructions (bench/README.md).
+    public var isBlank: Bool {
+        if utf8.contains(where: { $0 < 0x80 && $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }) { return false }
+        return trimmingCharacters(in: .whitespaces).isEmpty
+    }
+
     /// Equal but for letter case, as Foundation's `caseInsensitiveCompare` decides; ASCII strings (policy ids, client ids,
     /// scopes) are compared byte by byte, without Foundation's string bridging, which every token request paid for.
     /// Inlinable, so that the tenant's lookups by client id and policy get a copy specialised for `String` instead of the
     /// generic one (bench/README.md, "Both bounds, both grants", has the profile that found it).
     @inlinable
     public func equalsIgnoringCase(_ other: some StringProtocol) -> Bool {
+        // Contiguous bytes (native strings and their substrings): loops without branches, which the compiler vectorises.
+        let contiguous: Bool?? = utf8.withContiguousStorageIfAvailable { a -> Bool? in
+            other.utf8.withContiguousStorageIfAvailable { b -> Bool? in asciiEqualsIgnoringCase(a, b) } ?? nil
+        }
+        if case let decided?? = contiguous { return decided }
         let a = utf8, b = other.utf8
         if a.allSatisfy({ $0 < 0x80 }) && b.allSatisfy({ $0 < 0x80 }) {
             func folded(_ c: UInt8) -> UInt8 { c >= UInt8(ascii: "A") && c <= UInt8(ascii: "Z") ? c | 0x20 : c }
@@ -78,4 +91,19 @@ extension StringProtocol {
         }
         return String(self).caseInsensitiveCompare(String(other)) == .orderedSame
     }
+}
+
+/// Two ASCII byte strings equal but for letter case; nil when either holds a byte that is not ASCII (Foundation decides).
+@inlinable
+func asciiEqualsIgnoringCase(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool? {
+    var high: UInt8 = 0
+    for c in a { high |= c }
+    for c in b { high |= c }
+    guard high < 0x80 else { return nil }
+    guard a.count == b.count else { return false }
+    // 'A'...'Z' get bit 5 set: (c + 0x3f) ^ (c + 0x25) has bit 7 set exactly for 0x41...0x5a, for c below 0x80.
+    func folded(_ c: UInt8) -> UInt8 { c | (((c &+ 0x3f) ^ (c &+ 0x25)) & 0x80) >> 2 }
+    var diff: UInt8 = 0
+    for k in 0..<a.count { diff |= folded(a[k]) ^ folded(b[k]) }
+    return diff == 0
 }

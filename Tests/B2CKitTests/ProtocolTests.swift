@@ -130,13 +130,18 @@ import _CryptoExtras
         #expect(!"B2C_1_susi".equalsIgnoringCase("B2C_1_susi2"))
         #expect(!"a@".equalsIgnoringCase("A`"), "@ and ` are not a letter pair")
         #expect("ÄRGER".equalsIgnoringCase("ärger"))
-        let alphabet = Array("aAzZ@`[{_09-\u{e4}\u{c4}\u{df}")
+        // Letters at the ends of both ranges, their neighbours, non-ASCII letters, a combining mark, the Kelvin sign (folds to k).
+        let alphabet = Array("aAzZkK@`[{_09-\u{e4}\u{c4}\u{df}\u{301}\u{212a}")
         var rng = SystemRandomNumberGenerator()
         for _ in 0..<5_000 {
             let a = String((0..<Int.random(in: 0...4, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! })
             let b = String((0..<Int.random(in: 0...4, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! })
             for (x, y) in [(a, b), (a, a.uppercased()), (a.lowercased(), a)] {
-                #expect(x.equalsIgnoringCase(y) == (x.caseInsensitiveCompare(y) == .orderedSame), "\(x) \(y)")
+                let expected = x.caseInsensitiveCompare(y) == .orderedSame
+                #expect(x.equalsIgnoringCase(y) == expected, "\(x) \(y)")
+                // Substrings take the same contiguous path; a bridged or lazily built view takes the other.
+                #expect(("<" + x + ">").dropFirst().dropLast().equalsIgnoringCase(y) == expected, "\(x) \(y)")
+                #expect(x.equalsIgnoringCase(String(decoding: Array(y.utf8), as: UTF8.self)) == expected, "\(x) \(y)")
             }
         }
     }
@@ -174,6 +179,17 @@ import _CryptoExtras
         #expect(HTTPTransport.hashedEntries(directory.appendingPathComponent("absent").path) == nil)
     }
 
+    /// `isBlank` decides as Foundation's trimming of `.whitespaces` does, on ASCII and Unicode spaces alike.
+    @Test func isBlankAgreesWithFoundation() {
+        let alphabet = Array(" \t\n\r\u{0b}\u{0c}a.\u{a0}\u{2003}\u{3000}\u{301}\u{85}\u{2028}\u{e9}")
+        var rng = SystemRandomNumberGenerator()
+        #expect("".isBlank && " \t".isBlank && !" a ".isBlank && !"\n".isBlank && "\u{a0}".isBlank)
+        for _ in 0..<5_000 {
+            let s = String((0..<Int.random(in: 0...4, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! })
+            #expect(s.isBlank == s.trimmingCharacters(in: .whitespaces).isEmpty, "\(s.unicodeScalars.map { $0.value })")
+        }
+    }
+
     @Test func formEncoding() throws {
         #expect(try FormEncoding.parse("a=1&b=x+y&c=%2F%20&a=2&=z&d") == ["a": "1", "b": "x y", "c": "/ ", "d": ""])
         #expect(throws: FormEncoding.MalformedError.self) { try FormEncoding.parse("a=%zz") }
@@ -183,6 +199,10 @@ import _CryptoExtras
         // `&` and `=` separate as bytes, even before a combining mark (splitting on Characters kept them joined).
         #expect(try FormEncoding.parse("a=1&\u{301}b=2") == ["a": "1", "\u{301}b": "2"])
         #expect(throws: FormEncoding.MalformedError.self) { try FormEncoding.parse(String(repeating: "é", count: 50) + "=%zz") }
+        // A body's bytes that are not UTF-8, with and without escapes beside them.
+        #expect(throws: FormEncoding.MalformedError.self) { try FormEncoding.parse(bytes: Array("a=".utf8) + [0xff]) }
+        #expect(throws: FormEncoding.MalformedError.self) { try FormEncoding.parse(bytes: [0xc3] + Array("=%41".utf8)) }
+        #expect(try FormEncoding.parse(bytes: Array("&&x=1&&y&".utf8)) == ["x": "1", "y": ""])
     }
 
     /// The form parser decodes bytes itself; Foundation's percent decoding (what it replaced) gives the same answer for

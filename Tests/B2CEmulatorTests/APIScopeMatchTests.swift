@@ -1,0 +1,31 @@
+import Foundation
+import Testing
+
+@testable import B2CEmulator
+
+/// The byte-level matching of a scope to its API decides as the `String.hasPrefix` and `dropFirst` it replaced, for ASCII
+/// and non-ASCII scopes and App ID URIs (a combining mark, the Kelvin sign, which is canonically a capital K).
+@Suite struct APIScopeMatchTests {
+    @Test func agreesWithStringPrefixMatching() {
+        let pieces = ["https://c.example/api", "/", "read", "K", "\u{212a}", "e", "\u{301}", "\u{e9}", "x", ""]
+        let uris = ["https://c.example/api", "https://c.example/apiK", "https://c.example/api\u{212a}", "caf\u{e9}", "cafe\u{301}", "x"]
+        let apis = uris.enumerated().map { i, uri in
+            EmulatorSeed.API(name: "a\(i)", appId: "id\(i)", identifierUri: uri, scopes: ["read"], requiredScope: nil)
+        }
+        func old(_ item: String) -> (String, String)? {
+            guard let api = apis.first(where: { item.hasPrefix($0.identifierUri + "/") }) else { return nil }
+            return (api.name, String(item.dropFirst(api.identifierUri.count + 1)))
+        }
+        var rng = SystemRandomNumberGenerator()
+        var matched = 0
+        for _ in 0..<5_000 {
+            // Half of them start with a URI and a slash, so that the matching branch is reached often.
+            let start = Bool.random(using: &rng) ? uris.randomElement(using: &rng)! + "/" : ""
+            let item = start + (0..<Int.random(in: 1...4, using: &rng)).map { _ in pieces.randomElement(using: &rng)! }.joined()
+            let new = TokenIssuer.apiScope(item, of: apis).map { ($0.0.name, $0.1) }
+            #expect(new?.0 == old(item)?.0 && new?.1 == old(item)?.1, "\(item.unicodeScalars.map { $0.value })")
+            if new != nil { matched += 1 }
+        }
+        #expect(matched > 1_000, "the random scopes reach the matching branch")
+    }
+}
