@@ -87,6 +87,7 @@ let package = Package(
             dependencies: [
                 "B2CProtocol",
                 "CTokenSigning",
+                "CStoreCrypto",
                 "CSQLite",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),

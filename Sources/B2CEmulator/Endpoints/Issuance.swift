@@ -307,7 +307,7 @@ struct TokenIssuer: TenantPart {
 
     /// OIDC Core §3.3.2.11: base64url of the left half of the SHA-256 of the ASCII value (`c_hash`, `at_hash`).
     static func leftHalfHash(_ value: String) -> String {
-        Base64URL.encode(Data(SHA256.hash(data: Data(value.utf8)).prefix(16)))
+        Base64URL.encode(EmulatorStore.sha256(value).prefix(16))
     }
 
     /// A refresh: always an id token and a new refresh token of the same grant (rotation), as B2C does.

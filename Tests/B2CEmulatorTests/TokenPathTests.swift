@@ -1,3 +1,5 @@
+import B2CProtocol
+import Crypto
 import Foundation
 import Testing
 
@@ -27,5 +29,21 @@ import Testing
             if new != nil { matched += 1 }
         }
         #expect(matched > 1_000, "the random scopes reach the matching branch")
+    }
+}
+
+/// The store's digests (token and secret hashes, `at_hash`) come from libcrypto; they are the bytes swift-crypto gave, so
+/// that the hashes in an existing state file still match.
+@Suite struct TokenDigestTests {
+    @Test func libcryptoDigestsMatchSwiftCrypto() {
+        var rng = SystemRandomNumberGenerator()
+        let alphabet = Array("aZ09-_.~ \u{e9}\u{1f600}")
+        for length in [0, 1, 55, 56, 63, 64, 65, 119, 120, 1_000, 1_500] {
+            let text = String((0..<length).map { _ in alphabet.randomElement(using: &rng)! })
+            #expect(EmulatorStore.sha256(text) == Array(SHA256.hash(data: Data(text.utf8))), "length \(length)")
+            #expect(EmulatorStore.hash(text) == Base64URL.encode(Data(SHA256.hash(data: Data(text.utf8)))))
+        }
+        // OIDC Core's at_hash of its example access token (§A.3 and the specification's examples).
+        #expect(TokenIssuer.leftHalfHash("jHkWEdUXMU1BwAsC4vtUsZwnNvTIxEl0z9K3vx5KF0Y") == "77QmUPtjPfzWtF2AnpK9RQ")
     }
 }
