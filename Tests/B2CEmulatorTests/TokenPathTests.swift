@@ -43,6 +43,12 @@ import Testing
             #expect(EmulatorStore.sha256(text) == Array(SHA256.hash(data: Data(text.utf8))), "length \(length)")
             #expect(EmulatorStore.hash(text) == Base64URL.encode(Data(SHA256.hash(data: Data(text.utf8)))))
         }
+        // Entra's pairwise subject: stable across the change of library (a person's `sub` at an app must not move).
+        let pairwise = "pairwise:8f2c6d4e-1a3b-4c5d-9e7f-0a1b2c3d4e5f:7c2f1d3b-8e5a-4f4c-8b9d-3a6e2f1c8d0b:oid-1"
+        #expect(
+            TokenIssuer.pairwiseSubject(
+                tenantID: "8f2c6d4e-1a3b-4c5d-9e7f-0a1b2c3d4e5f", clientId: "7C2F1D3B-8E5A-4F4C-8B9D-3A6E2F1C8D0B", oid: "oid-1")
+                == Base64URL.encode(Data(SHA256.hash(data: Data(pairwise.utf8)))))
         // OIDC Core's at_hash of its example access token (§A.3 and the specification's examples).
         #expect(TokenIssuer.leftHalfHash("jHkWEdUXMU1BwAsC4vtUsZwnNvTIxEl0z9K3vx5KF0Y") == "77QmUPtjPfzWtF2AnpK9RQ")
     }

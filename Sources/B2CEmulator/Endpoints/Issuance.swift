@@ -1,5 +1,4 @@
 import B2CProtocol
-import Crypto
 import Foundation
 import Hummingbird
 
@@ -251,7 +250,7 @@ struct TokenIssuer: TenantPart {
 
     /// Entra's pairwise subject of a person at an app: 43 characters of base64url, stable for the tenant, app and person.
     static func pairwiseSubject(tenantID: String, clientId: String, oid: String) -> String {
-        Base64URL.encode(Data(SHA256.hash(data: Data("pairwise:\(tenantID):\(clientId.lowercased()):\(oid)".utf8))))
+        Base64URL.encode(EmulatorStore.sha256("pairwise:\(tenantID):\(clientId.lowercased()):\(oid)"))
     }
 
     /// SPA refresh tokens live 24 hours from the sign-in, not sliding, whatever the policy says (reference §4.4).
