@@ -86,8 +86,8 @@ let package = Package(
             name: "B2CEmulator",
             dependencies: [
                 "B2CProtocol",
+                "B2CFastPath",
                 "CTokenSigning",
-                "CStoreCrypto",
                 "CSQLite",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),

@@ -9,6 +9,14 @@ public enum Digest {
         return out
     }
 
+    /// SHA-256 of a string's UTF-8, read in place (the tenant hashes tokens of a kilobyte and more per request).
+    public static func sha256(utf8 text: String) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: 32)
+        var text = text
+        text.withUTF8 { b in b2c_sha256(b.baseAddress, b.count, &out) }
+        return out
+    }
+
     /// SHA-256 in lower-case hex.
     public static func sha256Hex(_ bytes: [UInt8]) -> String { hex(sha256(bytes)) }
 

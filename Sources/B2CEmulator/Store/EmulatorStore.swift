@@ -1,5 +1,5 @@
+import B2CFastPath
 import B2CProtocol
-import CStoreCrypto
 import Crypto
 import _CryptoExtras
 import Foundation
@@ -108,14 +108,9 @@ public final class EmulatorStore: Sendable {
 
     static func hash(_ secret: String) -> String { Base64URL.encode(sha256(secret)) }
 
-    /// SHA-256 of a string's UTF-8 from the system's libcrypto, as the signer's: swift-crypto's `Data` round trips cost a
-    /// refresh grant, which hashes three tokens, more than the digests themselves (bench/README.md).
-    static func sha256(_ text: String) -> [UInt8] {
-        var digest = [UInt8](repeating: 0, count: 32)
-        var text = text
-        text.withUTF8 { bytes in b2c_sha256(bytes.baseAddress, bytes.count, &digest) }
-        return digest
-    }
+    /// SHA-256 of a string's UTF-8 from the system's libcrypto (the fast path's `Digest`), as the signer's: swift-crypto's
+    /// `Data` round trips cost a refresh grant, which hashes three tokens, more than the digests themselves (bench/README.md).
+    static func sha256(_ text: String) -> [UInt8] { B2CFastPath.Digest.sha256(utf8: text) }
 
     /// A GUID derived from a text (the same text, the same GUID): ids the seed may leave out, stable across restarts.
     static func derivedGUID(_ text: String) -> String {
