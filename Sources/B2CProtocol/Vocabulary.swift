@@ -79,16 +79,12 @@ extension StringProtocol {
     /// generic one (bench/README.md, "Both bounds, both grants", has the profile that found it).
     @inlinable
     public func equalsIgnoringCase(_ other: some StringProtocol) -> Bool {
-        // Contiguous bytes (native strings and their substrings): loops without branches, which the compiler vectorises.
+        // Native strings and their substrings hold contiguous bytes: one loop without branches, which the compiler
+        // vectorises. Anything else, and any text that is not ASCII, is Foundation's to decide.
         let contiguous: Bool?? = utf8.withContiguousStorageIfAvailable { a -> Bool? in
             other.utf8.withContiguousStorageIfAvailable { b -> Bool? in asciiEqualsIgnoringCase(a, b) } ?? nil
         }
         if case let decided?? = contiguous { return decided }
-        let a = utf8, b = other.utf8
-        if a.allSatisfy({ $0 < 0x80 }) && b.allSatisfy({ $0 < 0x80 }) {
-            func folded(_ c: UInt8) -> UInt8 { c >= UInt8(ascii: "A") && c <= UInt8(ascii: "Z") ? c | 0x20 : c }
-            return a.count == b.count && zip(a, b).allSatisfy { folded($0) == folded($1) }
-        }
         return String(self).caseInsensitiveCompare(String(other)) == .orderedSame
     }
 }
