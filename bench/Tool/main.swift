@@ -15,6 +15,11 @@
 //       total seconds T requests R grants G grants_per_second GS errors E
 //       and, when a request fails, up to five `error` lines (never a token).
 //
+//   b2c-bench bare-server [--port 0] [--dir DIR]
+//       A bare HTTPS server on SwiftNIO answering every request with one freshly signed access token (BareServer.swift):
+//       the floor the tenant's token endpoint is compared with. Prints `bare-server https://127.0.0.1:PORT ca FILE`
+//       (its CA, made in DIR), then serves until it is killed.
+//
 // Exit status: 0 when it measured (errors are reported, not fatal), 64 for a usage error, 1 when it could not start.
 import AsyncHTTPClient
 import B2CEmulator
@@ -309,13 +314,14 @@ func librarySilent(_ o: [String: String]) async throws {
 let args = CommandLine.arguments.dropFirst()
 let usage =
     "usage: b2c-bench sign-bound [--seconds S] [--threads N] [--signer libcrypto|swift-crypto] | load --base URL --ca FILE [--clients N] [--seconds S] [--policy P]"
-    + " | library-silent [--calls N]"
+    + " | library-silent [--calls N] | bare-server [--port P] [--dir D]"
 guard let command = args.first else { fail(usage) }
 do {
     switch command {
     case "sign-bound": try signBound(options(args.dropFirst(), allowed: ["seconds", "threads", "signer"]))
     case "load": try await load(options(args.dropFirst(), allowed: ["base", "ca", "clients", "seconds", "policy"]))
     case "library-silent": try await librarySilent(options(args.dropFirst(), allowed: ["calls"]))
+    case "bare-server": try bareServer(options(args.dropFirst(), allowed: ["port", "dir"]))
     default: fail(usage)
     }
 } catch {

@@ -6,6 +6,7 @@ import HummingbirdCore
 import HummingbirdTLS
 import Logging
 import NIOCore
+import NIOPosix
 import NIOSSL
 import ServiceLifecycle
 
@@ -34,21 +35,29 @@ public final class EmulatorServer: Sendable {
         let log = logger ?? Logger(label: "b2c.emulator") { _ in QuietLogHandler() }
         let responder = emulator.responder(scheme: tls == nil ? "http" : "https", logger: logger)
         let (stream, continuation) = AsyncStream<Int>.makeStream()
-        let readTimeout = TimeAmount(limits.readTimeout)
-        let http1 = HTTPServerBuilder.http1(
-            configuration: .init(additionalChannelHandlers: [RequestDeadlineHandler(timeout: readTimeout)]))
-        let app = Application(
-            responder: responder,
-            server: try tls.map { try .tls(http1, tlsConfiguration: $0.serverConfiguration) } ?? http1,
-            configuration: .init(
-                address: .hostname(host, port: port), serverName: nil,
-                availableConnectionsDelegate: MaximumAvailableConnections(limits.maxConnections, logger: log)),
-            onServerRunning: { channel in
-                await ConnectionLimits.prepare(listener: channel)
-                continuation.yield(channel.localAddress?.port ?? 0)
-                continuation.finish()
-            },
-            logger: log)
+        let respond: @Sendable (Request, any Channel) async -> Response = { request, channel in
+            let context = EmulatorRequestContext(source: .init(channel: channel, logger: log))
+            // What the endpoints throw is answered by ErrorMiddleware; what gets past it is the framework's 500.
+            do { return try await responder.respond(to: request, context: context) } catch { return Response(status: .internalServerError) }
+        }
+        let http1 = TenantHTTPChannel(respond: respond, readTimeout: TimeAmount(limits.readTimeout))
+        let configuration = ServerConfiguration(
+            address: .hostname(host, port: port),
+            availableConnectionsDelegate: MaximumAvailableConnections(limits.maxConnections, logger: log))
+        let onServerRunning: @Sendable (any Channel) async -> Void = { channel in
+            await ConnectionLimits.prepare(listener: channel)
+            continuation.yield(channel.localAddress?.port ?? 0)
+            continuation.finish()
+        }
+        let app =
+            try tls.map {
+                try TLSChannel(http1, tlsConfiguration: $0.serverConfiguration).server(
+                    configuration: configuration, onServerRunning: onServerRunning, eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
+                    logger: log)
+            }
+            ?? http1.server(
+                configuration: configuration, onServerRunning: onServerRunning, eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
+                logger: log)
         let group = ServiceGroup(
             configuration: .init(
                 services: [app], gracefulShutdownSignals: handleSignals ? [.sigterm, .sigint] : [],

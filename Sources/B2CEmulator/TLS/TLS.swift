@@ -13,7 +13,7 @@ public struct EmulatorTLS: Sendable {
     public let caPath: URL
     /// The host names (besides localhost and the loopback addresses) the server certificate is valid for.
     public let hostNames: [String]
-    let serverConfiguration: TLSConfiguration
+    public let serverConfiguration: TLSConfiguration
 
     /// How long a new CA is valid: short, since a person may trust it in a browser (docs/security.md).
     static let caLifetime: TimeInterval = 30 * 86_400
