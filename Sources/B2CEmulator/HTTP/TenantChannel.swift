@@ -135,6 +135,7 @@ final class TenantRequestHandler: ChannelInboundHandler, RemovableChannelHandler
     fileprivate func write(_ head: HTTPResponse, _ parts: ResponseParts, closing: Bool, to context: ChannelHandlerContext) {
         answering = false
         guard context.channel.isActive else { return }
+        guard !parts.failed else { return context.close(promise: nil) }
         context.write(NIOAny(HTTPResponsePart.head(head)), promise: nil)
         for buffer in parts.buffers { context.write(NIOAny(HTTPResponsePart.body(buffer)), promise: nil) }
         context.writeAndFlush(NIOAny(HTTPResponsePart.end(parts.trailers)), promise: nil)
@@ -149,10 +150,13 @@ final class TenantRequestHandler: ChannelInboundHandler, RemovableChannelHandler
 final class ResponseParts: @unchecked Sendable {
     var buffers: [ByteBuffer] = []
     var trailers: HTTPFields?
+    /// The body's writer threw: the answer cannot be whole, and the connection is closed instead (as Hummingbird's
+    /// channel ended it), so that the client is not left waiting for the bytes its head promised.
+    var failed = false
 
     static func of(_ body: ResponseBody) async -> ResponseParts {
         let parts = ResponseParts()
-        do { try await body.write(Writer(parts: parts)) } catch { parts.buffers = [] }
+        do { try await body.write(Writer(parts: parts)) } catch { parts.failed = true }
         return parts
     }
 
