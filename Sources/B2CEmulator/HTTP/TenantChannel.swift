@@ -16,10 +16,11 @@ import NIOHTTPTypesHTTP1
 /// only how the bytes reach it changed (bench/README.md, "the connection's own costs": a third of what a grant spent
 /// outside RSA was the async channel's).
 ///
-/// The pipeline: NIO's HTTP/1 codec with its pipelining helper (a second request on a connection waits until the first
-/// is answered, as before) and its protocol-error handler (a request that does not parse gets 400 and the connection
-/// is closed, as before), the HTTP-types conversion, the whole-request deadline, Hummingbird's connection-state handler
-/// (a graceful stop closes idle connections and ends busy ones after their answer), then `TenantRequestHandler`.
+/// The pipeline: NIO's HTTP/1 codec, the HTTP-types conversion, the whole-request deadline, Hummingbird's
+/// connection-state handler (a graceful stop closes idle connections and ends busy ones after their answer), then
+/// `TenantRequestHandler`, which also keeps pipelined requests in order and answers one that does not parse with 400.
+/// (NIO's own pipelining helper stops reading the connection while each request is answered: two `epoll_ctl` calls per
+/// request, which the async channel did not make.)
 struct TenantHTTPChannel: ServerChildChannel {
     struct Value: ServerChildChannelValue {
         let channel: any Channel
@@ -27,86 +28,130 @@ struct TenantHTTPChannel: ServerChildChannel {
 
     let respond: @Sendable (Request, any Channel) async -> Response
     let readTimeout: TimeAmount
+    /// The most body a request keeps, by its head (`Request.bodyLimit(for:)`).
+    let bodyLimit: @Sendable (HTTPRequest) -> Int
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
             let pipeline = channel.pipeline.syncOperations
             try pipeline.configureHTTPServerPipeline(
-                withPipeliningAssistance: true, withErrorHandling: true, withOutboundHeaderValidation: false,
-                withEncoderConfiguration: .init(), withDecoderLimitConfiguration: .init())
+                withPipeliningAssistance: false, withErrorHandling: false, withOutboundHeaderValidation: false,
+                withEncoderConfiguration: .init(), withDecoderLimitConfiguration: Self.decoderLimits)
             try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
             try pipeline.addHandler(RequestDeadlineHandler(timeout: readTimeout))
             try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
-            try pipeline.addHandler(TenantRequestHandler(respond: respond))
+            try pipeline.addHandler(TenantRequestHandler(respond: respond, bodyLimit: bodyLimit))
             return Value(channel: channel)
         }
     }
 
+    /// Hummingbird's HTTP/1 limits: 80 KiB for a header field and for all of them, 1,000 fields.
+    static let decoderLimits = {
+        var limits = NIOHTTPDecoderLimitConfiguration()
+        limits.maxHeaderFieldSize = 80 * 1024
+        limits.maxHeaderListSize = 80 * 1024
+        limits.maxHeaderFieldCount = 1000
+        return limits
+    }()
+
+    /// The connection lives until it closes; a cancelled server closes its input (as Hummingbird's channel did), so that
+    /// the requests read are answered and the connection ends.
     func handle(value: Value, logger: Logger) async {
-        try? await value.channel.closeFuture.get()
+        await withTaskCancellationHandler {
+            try? await value.channel.closeFuture.get()
+        } onCancel: {
+            value.channel.close(mode: .input, promise: nil)
+        }
     }
 }
 
-/// Gathers a request and hands it to the responder; writes the answer (head, body, end) with one flush.
-final class TenantRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
+/// Gathers a request and hands it to the responder; writes the answer (head, body, end) with one flush. Requests that
+/// arrive while one is answered (a pipelining client's) wait their turn, answered in the order they came; a request that
+/// does not parse is answered 400 in its turn, and the connection is closed.
+final class TenantRequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
     typealias OutboundOut = HTTPResponsePart
 
-    /// The most body a request keeps: one byte more than the largest any endpoint reads (a custom policy's XML), so that
-    /// the endpoint's own limit still sees a body that is too long and answers 413 in its API's words; the rest of such
-    /// a body is read and dropped.
-    static let bodyLimit = PolicyXML.maximumBytes + 1
+    /// Requests read whole that may wait behind the one being answered; with this many waiting, the connection is not
+    /// read until they are answered (a connection holds at most three requests' bodies: answered, waiting, being read).
+    static let waitingLimit = 1
 
     private let respond: @Sendable (Request, any Channel) async -> Response
+    private let bodyLimit: @Sendable (HTTPRequest) -> Int
+    /// The request being read, and the most of its body kept (the rest is read and dropped).
     private var head: HTTPRequest?
+    private var limit = 0
     private var body: ByteBuffer?
-    /// A request is being answered (NIO's pipelining helper holds the next one until it is).
+    /// A request is being answered.
     private var answering = false
-    /// The client has closed its side: the connection ends after the answer in progress, if any.
+    /// Requests read whole, waiting for the one being answered, and whether each is its connection's last.
+    private var waiting: [(request: Request, closing: Bool)] = []
+    /// A read NIO asked for while `waiting` was full, passed on once it is not.
+    private var readHeld = false
+    /// What follows the answers owed: a 400 for a request that did not parse, or the end of a half-closed connection.
+    private var badRequest = false
     private var inputClosed = false
 
-    init(respond: @escaping @Sendable (Request, any Channel) async -> Response) { self.respond = respond }
+    init(respond: @escaping @Sendable (Request, any Channel) async -> Response, bodyLimit: @escaping @Sendable (HTTPRequest) -> Int) {
+        self.respond = respond
+        self.bodyLimit = bodyLimit
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let next):
             head = next
             body = nil
+            limit = bodyLimit(next)
         case .body(var part):
             guard body != nil else {
-                body = part.readableBytes <= Self.bodyLimit ? part : part.getSlice(at: part.readerIndex, length: Self.bodyLimit)!
+                body = part.readableBytes <= limit ? part : part.getSlice(at: part.readerIndex, length: limit)!
                 return
             }
-            let room = Self.bodyLimit - body!.readableBytes
+            let room = limit - body!.readableBytes
             if room > 0 { body!.writeImmutableBuffer(part.readSlice(length: min(room, part.readableBytes))!) }
         case .end:
             guard let head else { return }
             self.head = nil
             let request = Request(head: head, body: RequestBody(buffer: body ?? ByteBuffer()))
             body = nil
-            answering = true
             // `Connection: close`: the answer is the connection's last (Hummingbird's HTTP/1 channel did the same).
             let closing = head.headerFields[.connection]?.lowercased() == "close"
-            let answer = Answer(
-                request: request, closing: closing, channel: context.channel,
-                handler: NIOLoopBound((self, context), eventLoop: context.eventLoop), respond: respond)
-            Task { await answer.run() }
+            if answering || badRequest {
+                waiting.append((request, closing))
+            } else {
+                answer(request, closing: closing, context: context)
+            }
         }
     }
 
+    func read(context: ChannelHandlerContext) {
+        if waiting.count >= Self.waitingLimit { readHeld = true } else { context.read() }
+    }
+
     /// A half-close (the client shut down its sending side; the server allows it, as Hummingbird's did): the requests
-    /// before it are answered, then the connection is closed. NIO's pipelining helper passes the event on after the
-    /// requests read before it.
+    /// before it are answered, then the connection is closed.
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if let event = event as? ChannelEvent, event == .inputClosed {
             inputClosed = true
-            if !answering { context.close(promise: nil) }
+            if !answering && waiting.isEmpty && !badRequest { context.close(promise: nil) }
         }
         context.fireUserInboundEventTriggered(event)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
-        context.close(promise: nil)
+        guard error is HTTPParserError, !badRequest else { return context.close(promise: nil) }
+        badRequest = true
+        if !answering { next(context) }
+    }
+
+    private func answer(_ request: Request, closing: Bool, context: ChannelHandlerContext) {
+        answering = true
+        let answer = Answer(
+            request: request, closing: closing, channel: context.channel,
+            handler: NIOLoopBound((self, context), eventLoop: context.eventLoop), respond: respond)
+        Task { await answer.run() }
     }
 
     /// One request's answer: the responder's response, then its parts written on the connection's loop.
@@ -136,12 +181,46 @@ final class TenantRequestHandler: ChannelInboundHandler, RemovableChannelHandler
         answering = false
         guard context.channel.isActive else { return }
         guard !parts.failed else { return context.close(promise: nil) }
-        context.write(NIOAny(HTTPResponsePart.head(head)), promise: nil)
-        for buffer in parts.buffers { context.write(NIOAny(HTTPResponsePart.body(buffer)), promise: nil) }
-        context.writeAndFlush(NIOAny(HTTPResponsePart.end(parts.trailers)), promise: nil)
-        // (Writing the end lets NIO's pipelining helper hand over the next request, and the half-close after it: a request
-        // handed over then is answered before the connection closes.)
-        if closing || (inputClosed && !answering) { context.close(promise: nil) }
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        for buffer in parts.buffers { context.write(wrapOutboundOut(.body(buffer)), promise: nil) }
+        guard closing else {
+            context.writeAndFlush(wrapOutboundOut(.end(parts.trailers)), promise: nil)
+            return next(context)
+        }
+        Self.writeLast(.end(parts.trailers), context)
+    }
+
+    /// Writes a connection's last part, and closes the connection once it is out (a close at once drops what the socket
+    /// has not taken yet: a slow reader would get a cut answer).
+    private static func writeLast(_ part: HTTPResponsePart, _ context: ChannelHandlerContext) {
+        let written = context.eventLoop.makePromise(of: Void.self)
+        context.writeAndFlush(NIOAny(part), promise: written)
+        written.futureResult.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+    }
+
+    /// What comes after an answer: the next waiting request, else the 400 owed, else the end of a half-closed connection.
+    private func next(_ context: ChannelHandlerContext) {
+        if !waiting.isEmpty {
+            let (request, closing) = waiting.removeFirst()
+            if readHeld, waiting.count < Self.waitingLimit {
+                readHeld = false
+                context.read()
+            }
+            return answer(request, closing: closing, context: context)
+        }
+        if badRequest {
+            // As Hummingbird's channel answered a request its parser refused.
+            context.write(
+                wrapOutboundOut(.head(HTTPResponse(status: .badRequest, headerFields: [.connection: "close", .contentLength: "0"]))),
+                promise: nil)
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            return context.close(promise: nil)
+        }
+        if readHeld {
+            readHeld = false
+            context.read()
+        }
+        if inputClosed { context.close(promise: nil) }
     }
 }
 

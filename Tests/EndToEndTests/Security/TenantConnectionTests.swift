@@ -30,6 +30,57 @@ import Testing
         }
     }
 
+    /// Ten requests in one write (more than the connection lets wait: it stops reading until the answers catch up): all
+    /// answered, in order.
+    @Test func manyPipelinedRequestsAreAllAnsweredInOrder() async throws {
+        try await Self.withTenant { server in
+            let client = try RawClient(port: server.port)
+            let discovery = "/contoso.onmicrosoft.com/B2C_1_susi/v2.0/.well-known/openid-configuration"
+            let requests = (0..<10).map { i in
+                "GET \(i % 2 == 0 ? discovery : "/health") HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\nX-N: \(i)\r\n\r\n"
+            }
+            #expect(client.send(requests.joined() + "GET /health HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\nConnection: close\r\n\r\n"))
+            let (answers, closed) = await client.readUntilClosed(within: 30)
+            #expect(closed)
+            let kinds = answers.components(separatedBy: "HTTP/1.1 200 OK").dropFirst().map { $0.contains("token_endpoint") ? "d" : "h" }
+            #expect(kinds.joined() == "dhdhdhdhdhh", "\(answers.prefix(300))")
+        }
+    }
+
+    /// `Connection: close` is the connection's last answer: a request pipelined after it is neither answered nor served
+    /// (a grant behind it is not issued: the token log does not show it).
+    @Test func nothingAfterConnectionCloseIsServed() async throws {
+        try await Self.withTenant { server in
+            let before = try server.emulator.store.requests.entries().count
+            let client = try RawClient(port: server.port)
+            let form =
+                "grant_type=client_credentials&client_id=7c2f1d3b-8e5a-4f4c-8b9d-3a6e2f1c8d0b&client_secret=Daemon-dev-secret-2026"
+                + "&scope=https%3A%2F%2Fcontoso.onmicrosoft.com%2Fhelloapi%2F.default"
+            #expect(
+                client.send(
+                    "GET /health HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\nConnection: close\r\n\r\n"
+                        + "POST \(Self.token) HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\n"
+                        + "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: \(form.utf8.count)\r\n\r\n" + form))
+            let (answers, closed) = await client.readUntilClosed(within: 30)
+            #expect(closed && answers.components(separatedBy: "HTTP/1.1 ").count == 2, "\(answers)")
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(try server.emulator.store.requests.entries().count == before)
+        }
+    }
+
+    /// Garbage after a request: the request is answered, then 400, then the connection closes.
+    @Test func garbageAfterARequestIsAnswered400InItsTurn() async throws {
+        try await Self.withTenant { server in
+            let client = try RawClient(port: server.port)
+            #expect(client.send("GET /health HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\n\r\nNOT HTTP AT ALL\r\n\r\n"))
+            let (answers, closed) = await client.readUntilClosed(within: 30)
+            #expect(closed)
+            let ok = try #require(answers.range(of: "HTTP/1.1 200"), "\(answers)")
+            let bad = try #require(answers.range(of: "HTTP/1.1 400"), "\(answers)")
+            #expect(ok.lowerBound < bad.lowerBound)
+        }
+    }
+
     /// A request line that is not HTTP gets 400 and the connection is closed.
     @Test func aRequestThatDoesNotParseGets400AndTheConnectionCloses() async throws {
         try await Self.withTenant { server in
