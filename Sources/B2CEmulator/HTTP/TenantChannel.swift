@@ -183,7 +183,8 @@ final class TenantRequestHandler: ChannelDuplexHandler, RemovableChannelHandler 
         guard !parts.failed else { return context.close(promise: nil) }
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         for buffer in parts.buffers { context.write(wrapOutboundOut(.body(buffer)), promise: nil) }
-        guard closing else {
+        // The connection's last answer: `Connection: close`, or a half-closed client's last request.
+        guard closing || (inputClosed && waiting.isEmpty && !badRequest) else {
             context.writeAndFlush(wrapOutboundOut(.end(parts.trailers)), promise: nil)
             return next(context)
         }
@@ -198,7 +199,7 @@ final class TenantRequestHandler: ChannelDuplexHandler, RemovableChannelHandler 
         written.futureResult.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
     }
 
-    /// What comes after an answer: the next waiting request, else the 400 owed, else the end of a half-closed connection.
+    /// What comes after an answer that was not the connection's last: the next waiting request, else the 400 owed.
     private func next(_ context: ChannelHandlerContext) {
         if !waiting.isEmpty {
             let (request, closing) = waiting.removeFirst()
@@ -213,14 +214,12 @@ final class TenantRequestHandler: ChannelDuplexHandler, RemovableChannelHandler 
             context.write(
                 wrapOutboundOut(.head(HTTPResponse(status: .badRequest, headerFields: [.connection: "close", .contentLength: "0"]))),
                 promise: nil)
-            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-            return context.close(promise: nil)
+            return Self.writeLast(.end(nil), context)
         }
         if readHeld {
             readHeld = false
             context.read()
         }
-        if inputClosed { context.close(promise: nil) }
     }
 }
 
