@@ -11,4 +11,9 @@ typedef void (*b2c_global_enqueue_hook)(void *job, b2c_global_enqueue_original o
 
 bool b2c_install_global_enqueue_hook(b2c_global_enqueue_hook hook);
 
+/// Runs a job of the global executor as that executor's own threads do: isolated to no serial executor (the runtime's
+/// generic executor). A job run with an event loop as its serial executor (what `ExecutorJob.runSynchronously(on:)`
+/// with the loop does) makes every later hop to a nonisolated async function a job of its own, enqueued again.
+void b2c_run_global_job(void *job);
+
 #endif
