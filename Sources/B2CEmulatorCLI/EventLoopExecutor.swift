@@ -14,7 +14,7 @@ import NIOPosix
 /// A job is run as the global executor's own threads run theirs, isolated to no serial executor, not as a job of the
 /// loop's (`ExecutorJob.runSynchronously(on:)` with the loop, what NIO's hook does): on the loop's serial executor,
 /// every call of a nonisolated async function is a hop the runtime cannot take in place, and the task went back through
-/// the loop's queue about fifty times per token request (bench/README.md, "the executor's hops").
+/// the loop's queue about fifty times per token request (bench/README.md, "a job per hop").
 enum EventLoopExecutor {
     /// How many event loops the singleton group runs (one per core unless NIO is told otherwise).
     static var loops: Int { NIOSingletons.groupLoopCountSuggestion }
