@@ -72,6 +72,10 @@ package final class HTTPTransport: Sendable {
     private let environment: NetworkEnvironment
     /// One client per route: direct, or through a proxy (keyed by the proxy's URL).
     private let lazyClients = NIOLockedValueBox<[String: HTTPClient]>([:])
+    /// The TLS contexts of direct routes: with the configuration's CA (its own hosts), or without.
+    private let lazyContexts = NIOLockedValueBox<[Bool: NIOSSLContext]>([:])
+    /// The connections of routes without a proxy.
+    private let direct: DirectRoutes
     /// The timeout of a request that names none, as NIO counts time.
     public let timeout: TimeAmount
     /// The same timeout, in seconds.
@@ -108,6 +112,7 @@ package final class HTTPTransport: Sendable {
         self.timeoutSeconds = timeoutSeconds
         self.maxBody = maxBody
         self.trace = trace
+        direct = DirectRoutes(maxBody: maxBody)
     }
 
     /// The system's trust store as a hashed directory (`c_rehash` links such as `02265526.0`), which BoringSSL reads
@@ -171,13 +176,16 @@ package final class HTTPTransport: Sendable {
         return .file(path)
     }
 
+    /// Whether the configuration's CA is trusted for a URL's host: it vouches for its own hosts only (docs/security.md);
+    /// elsewhere the system's roots alone.
+    private func trustsCA(for url: URL) -> Bool {
+        caFile != nil && (caHosts?.contains(Loopback.bareHost(url.host ?? "")) ?? true)
+    }
+
     /// The client for a URL's route (direct, or through the proxy the environment names for it).
     private func client(for url: URL) throws -> HTTPClient {
         let proxy = environment.proxy(for: url)
-        // The configuration's CA vouches for its own hosts only (docs/security.md): elsewhere the system's roots alone.
-        let withCA =
-            caFile != nil
-            && (caHosts?.contains(Loopback.bareHost(url.host ?? "")) ?? true)
+        let withCA = trustsCA(for: url)
         return try lazyClients.withLockedValue { clients in
             let key = (proxy?.key ?? "direct") + (withCA ? " +ca" : "")
             if let existing = clients[key] { return existing }
@@ -190,8 +198,9 @@ package final class HTTPTransport: Sendable {
         }
     }
 
-    /// Shuts down the HTTP clients made so far; call it once done with the transport.
+    /// Closes the connections kept and shuts down the HTTP clients made so far; call it once done with the transport.
     public func shutdown() async {
+        direct.shutdown()
         let made = lazyClients.withLockedValue { clients -> [HTTPClient] in
             defer { clients = [:] }
             return Array(clients.values)
@@ -208,33 +217,92 @@ package final class HTTPTransport: Sendable {
     }
 
     /// Sends one request and reads the whole answer; redirects are not followed. `timeoutSeconds` replaces the
-    /// transport's timeout for this request. Failures throw `NetworkError`, said in plain words.
+    /// transport's timeout for this request. Failures throw `NetworkError`, said in plain words. A route without a proxy
+    /// goes on the transport's own connections (`DirectRoutes`); through a proxy, AsyncHTTPClient's.
     public func send(
         _ method: HTTPMethod, _ url: URL, headers: [(String, String)] = [], body: Data? = nil,
         timeoutSeconds: Int? = nil
+    ) async throws -> HTTPResult {
+        let started = Date()
+        let deadline = timeoutSeconds.map { TimeAmount.seconds(Int64($0)) } ?? timeout
+        let proxy = environment.proxy(for: url)
+        do {
+            let result =
+                proxy == nil
+                ? try await sendDirect(method, url, headers: headers, body: body, deadline: deadline)
+                : try await sendThroughProxy(method, url, headers: headers, body: body, deadline: deadline)
+            let ms = Int(Date().timeIntervalSince(started) * 1000)
+            trace?("\(method.rawValue) \(Self.redacted(url)) → \(result.status) (\(result.body.count) bytes, \(ms) ms)")
+            return result
+        } catch let e as NetworkError {
+            throw e
+        } catch is NIOTooManyBytesError, DirectRoutes.Failure.tooLarge {
+            throw NetworkError("\(url.host ?? "the server") sent a response larger than \(maxBody / 1024) KiB; refusing it")
+        } catch {
+            let failure = NetworkFailure(error, url: url, proxy: proxy?.display, timeout: deadline)
+            trace?("\(method.rawValue) \(Self.redacted(url)) → \(failure.short)")
+            throw NetworkError(failure.message)
+        }
+    }
+
+    private func sendThroughProxy(
+        _ method: HTTPMethod, _ url: URL, headers: [(String, String)], body: Data?, deadline: TimeAmount
     ) async throws -> HTTPResult {
         var req = HTTPClientRequest(url: url.absoluteString)
         req.method = method
         for (k, v) in headers { req.headers.add(name: k, value: v) }
         if let body { req.body = .bytes(ByteBuffer(bytes: body)) }
-        let started = Date()
-        let deadline = timeoutSeconds.map { TimeAmount.seconds(Int64($0)) } ?? timeout
-        do {
-            let res = try await client(for: url).execute(req, timeout: deadline)
-            let buffer: ByteBuffer
-            do { buffer = try await res.body.collect(upTo: maxBody) } catch is NIOTooManyBytesError {
-                throw NetworkError("\(url.host ?? "the server") sent a response larger than \(maxBody / 1024) KiB; refusing it")
-            }
-            let ms = Int(Date().timeIntervalSince(started) * 1000)
-            trace?("\(method.rawValue) \(Self.redacted(url)) → \(res.status.code) (\(buffer.readableBytes) bytes, \(ms) ms)")
-            return HTTPResult(
-                status: Int(res.status.code), headers: res.headers.map { ($0.name, $0.value) }, body: Data(buffer.readableBytesView))
-        } catch let e as NetworkError {
-            throw e
-        } catch {
-            let failure = NetworkFailure(error, url: url, proxy: environment.proxy(for: url)?.display, timeout: deadline)
-            trace?("\(method.rawValue) \(Self.redacted(url)) → \(failure.short)")
-            throw NetworkError(failure.message)
+        let res = try await client(for: url).execute(req, timeout: deadline)
+        let buffer = try await res.body.collect(upTo: maxBody)
+        return HTTPResult(
+            status: Int(res.status.code), headers: res.headers.map { ($0.name, $0.value) }, body: Data(buffer.readableBytesView))
+    }
+
+    private func sendDirect(
+        _ method: HTTPMethod, _ url: URL, headers: [(String, String)], body: Data?, deadline: TimeAmount
+    ) async throws -> HTTPResult {
+        let scheme = url.scheme?.lowercased() ?? ""
+        guard scheme == "https" || scheme == "http", let name = url.host, !name.isEmpty else {
+            throw NetworkError("'\(Self.redacted(url))' is not an http:// or https:// URL with a host")
+        }
+        let host = Loopback.bareHost(name)
+        let defaultPort = scheme == "https" ? 443 : 80
+        let port = url.port ?? defaultPort
+        var target = url.path(percentEncoded: true)
+        if target.isEmpty { target = "/" }
+        if let query = url.query(percentEncoded: true) { target += "?" + query }
+        var head = HTTPRequestHead(version: .http1_1, method: method, uri: target)
+        // As AsyncHTTPClient framed a request: the caller's Host kept, the body's length ours (a caller's framing fields,
+        // such as call-api's -H, never describe a body they did not write).
+        if !headers.contains(where: { $0.0.caseInsensitiveCompare("Host") == .orderedSame }) {
+            head.headers.add(
+                name: "Host", value: (host.contains(":") ? "[\(host)]" : host) + (port == defaultPort ? "" : ":\(port)"))
+        }
+        for (k, v) in headers where !["content-length", "transfer-encoding"].contains(k.lowercased()) {
+            head.headers.add(name: k, value: v)
+        }
+        if let body {
+            head.headers.add(name: "Content-Length", value: String(body.count))
+        } else if [.POST, .PUT, .PATCH].contains(method) {
+            head.headers.add(name: "Content-Length", value: "0")
+        }
+        let withCA = trustsCA(for: url)
+        let answer = try await direct.exchange(
+            DirectRoutes.Route(tls: scheme == "https", host: host, port: port, withCA: withCA),
+            tls: scheme == "https" ? try tlsContext(withCA: withCA) : nil, connectTimeout: min(deadline, .seconds(10)),
+            head: head, body: body.map { ByteBuffer(bytes: $0) }, deadline: .now() + deadline)
+        return HTTPResult(
+            status: Int(answer.head.status.code), headers: answer.head.headers.map { ($0.name, $0.value) },
+            body: Data(answer.body.readableBytesView))
+    }
+
+    /// The TLS context of direct routes, made once per transport: with the configuration's CA (for its own hosts) or not.
+    private func tlsContext(withCA: Bool) throws -> NIOSSLContext {
+        try lazyContexts.withLockedValue { contexts in
+            if let existing = contexts[withCA] { return existing }
+            let made = try NIOSSLContext(configuration: tlsConfiguration(withCAFile: withCA))
+            contexts[withCA] = made
+            return made
         }
     }
 

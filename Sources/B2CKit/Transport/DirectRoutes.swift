@@ -1,0 +1,188 @@
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+
+/// HTTP/1.1 requests on connections of the transport's own, for routes without a proxy.
+///
+/// The client makes one to three requests per run (a refresh is one), so AsyncHTTPClient's connection pool, request
+/// state machines and logger metadata were set up once and used once or twice: `perf` put a third of a forced refresh's
+/// first-time protocol-conformance scans in them, and the pool's key formatted for a log line that is never written
+/// (bench/README.md, "the client's refresh"). What a request must do — the trust roots, the CA's own hosts, the body's
+/// bound, no redirects, the deadline, failures in plain words — stays in `HTTPTransport.send`, which still routes
+/// through a proxy with AsyncHTTPClient. A connection whose answer allows it is kept for the route's next request (a
+/// sign-in's discovery, keys and token requests share one), one idle connection per route, closed by `shutdown()`.
+final class DirectRoutes: Sendable {
+    /// A route: scheme, host, port, and whether the configuration's CA is trusted on it.
+    struct Route: Hashable, Sendable {
+        var tls: Bool
+        var host: String
+        var port: Int
+        var withCA: Bool
+    }
+
+    /// An exchange that did not finish: the deadline passed, or the body outgrew the transport's bound.
+    enum Failure: Error {
+        case deadline
+        case tooLarge
+    }
+
+    /// The answer: status, header fields in order, and the whole body.
+    struct Answer: Sendable {
+        var head: HTTPResponseHead
+        var body: ByteBuffer
+    }
+
+    private let idle = NIOLockedValueBox<[Route: DirectConnection]>([:])
+    private let maxBody: Int
+
+    init(maxBody: Int) { self.maxBody = maxBody }
+
+    /// Sends `head` and `body` on the route's idle connection, or on a new one, and reads the answer whole before
+    /// `deadline`. The connection goes back to the route when the answer allows it, and is closed otherwise.
+    func exchange(
+        _ route: Route, tls: NIOSSLContext?, connectTimeout: TimeAmount, head: HTTPRequestHead, body: ByteBuffer?,
+        deadline: NIODeadline
+    ) async throws -> Answer {
+        let kept = idle.withLockedValue { $0.removeValue(forKey: route) }
+        let connection: DirectConnection
+        if let kept, kept.channel.isActive {
+            connection = kept
+        } else {
+            kept?.channel.close(promise: nil)
+            connection = try await DirectConnection.open(route, tls: tls, connectTimeout: connectTimeout, maxBody: maxBody)
+        }
+        let (answer, reusable) = try await connection.exchange(head, body: body, deadline: deadline)
+        if reusable {
+            let displaced = idle.withLockedValue { $0.updateValue(connection, forKey: route) }
+            displaced?.channel.close(promise: nil)
+        } else {
+            connection.channel.close(promise: nil)
+        }
+        return answer
+    }
+
+    /// Closes the idle connections.
+    func shutdown() {
+        let kept = idle.withLockedValue { routes in
+            defer { routes = [:] }
+            return Array(routes.values)
+        }
+        for connection in kept { connection.channel.close(promise: nil) }
+    }
+}
+
+/// One connection: its channel and the handler that reads its answers.
+struct DirectConnection: Sendable {
+    let channel: any Channel
+    let reader: NIOLoopBound<AnswerReader>
+
+    static func open(
+        _ route: DirectRoutes.Route, tls: NIOSSLContext?, connectTimeout: TimeAmount, maxBody: Int
+    ) async throws -> DirectConnection {
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        // SNI and the certificate's name: a host name; an IP address is checked against the certificate's addresses.
+        let serverName = route.host.isIPAddress ? nil : route.host
+        let channel = try await ClientBootstrap(group: loop)
+            .connectTimeout(connectTimeout)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let pipeline = channel.pipeline.syncOperations
+                    if let tls { try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverName)) }
+                    try pipeline.addHTTPClientHandlers()
+                    try pipeline.addHandler(AnswerReader(maxBody: maxBody))
+                }
+            }
+            .connect(host: route.host, port: route.port).get()
+        let reader = try await channel.eventLoop.submit {
+            NIOLoopBound(try channel.pipeline.syncOperations.handler(type: AnswerReader.self), eventLoop: channel.eventLoop)
+        }.get()
+        return DirectConnection(channel: channel, reader: reader)
+    }
+
+    /// One request and its answer; `reusable`: the answer leaves the connection open for another.
+    func exchange(_ head: HTTPRequestHead, body: ByteBuffer?, deadline: NIODeadline) async throws -> (DirectRoutes.Answer, reusable: Bool) {
+        let loop = channel.eventLoop, channel = self.channel, reader = self.reader
+        let answered = loop.makePromise(of: (DirectRoutes.Answer, Bool).self)
+        loop.execute {
+            reader.value.expect(answered, keepAlive: head.isKeepAlive)
+            channel.write(HTTPClientRequestPart.head(head), promise: nil)
+            if let body { channel.write(HTTPClientRequestPart.body(.byteBuffer(body)), promise: nil) }
+            channel.writeAndFlush(HTTPClientRequestPart.end(nil)).whenFailure { answered.fail($0) }
+        }
+        let timer = loop.scheduleTask(deadline: deadline) { answered.fail(DirectRoutes.Failure.deadline) }
+        answered.futureResult.whenComplete { result in
+            timer.cancel()
+            if case .failure = result { channel.close(promise: nil) }
+        }
+        let (answer, reusable) = try await withTaskCancellationHandler {
+            try await answered.futureResult.get()
+        } onCancel: {
+            answered.fail(CancellationError())
+        }
+        return (answer, reusable)
+    }
+}
+
+/// Gathers each answer (skipping informational heads), bounded; the connection's end before an answer is whole fails it.
+final class AnswerReader: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPClientResponsePart
+
+    private let maxBody: Int
+    private var answered: EventLoopPromise<(DirectRoutes.Answer, Bool)>?
+    private var requestKeepsAlive = false
+    private var head: HTTPResponseHead?
+    private var body = ByteBuffer()
+
+    init(maxBody: Int) { self.maxBody = maxBody }
+
+    /// The next answer completes `promise`; `keepAlive`: the request asked to keep the connection.
+    func expect(_ promise: EventLoopPromise<(DirectRoutes.Answer, Bool)>, keepAlive: Bool) {
+        answered = promise
+        requestKeepsAlive = keepAlive
+        head = nil
+        body.clear()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let next):
+            // 1xx answers (a 100 Continue) come before the real one.
+            if next.status.code >= 200 || next.status == .switchingProtocols { head = next }
+        case .body(var part):
+            guard head != nil else { return }
+            guard body.readableBytes + part.readableBytes <= maxBody else {
+                answered?.fail(DirectRoutes.Failure.tooLarge)
+                answered = nil
+                return context.close(promise: nil)
+            }
+            body.writeBuffer(&part)
+        case .end:
+            guard let head, let answered else { return }
+            self.answered = nil
+            answered.succeed((DirectRoutes.Answer(head: head, body: body), requestKeepsAlive && head.isKeepAlive))
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        answered?.fail(ChannelError.eof)
+        answered = nil
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        answered?.fail(error)
+        answered = nil
+        context.close(promise: nil)
+    }
+}
+
+extension String {
+    /// Whether the string is an IPv4 or IPv6 address (not a name).
+    fileprivate var isIPAddress: Bool {
+        var v4 = in_addr(), v6 = in6_addr()
+        return withCString { inet_pton(AF_INET, $0, &v4) == 1 || inet_pton(AF_INET6, $0, &v6) == 1 }
+    }
+}

@@ -1,0 +1,113 @@
+@testable import B2CKit
+import Foundation
+import Testing
+
+/// The transport's own connections (routes without a proxy): a connection kept for the route's next request while the
+/// server allows it, and every way an exchange can end badly said in plain words. The server is Python's, over real
+/// loopback TCP: each answer names the client port it came from, so a test sees which connection carried it.
+@Suite struct DirectRoutesTests {
+    final class ScriptedServer: @unchecked Sendable {
+        let process: LiveProcess
+        let port: Int
+
+        init() async throws {
+            let script = """
+                import http.server, json, socket, sys, time
+                class H(http.server.BaseHTTPRequestHandler):
+                    protocol_version = "HTTP/1.1"
+                    def answer(self, body, close=False):
+                        self.send_response(200)
+                        self.send_header("Content-Type", "application/json")
+                        self.send_header("Content-Length", str(len(body)))
+                        if close: self.send_header("Connection", "close")
+                        self.end_headers()
+                        self.wfile.write(body)
+                    def do_GET(self):
+                        port = json.dumps({"port": self.client_address[1]}).encode()
+                        if self.path == "/port": self.answer(port)
+                        elif self.path == "/close": self.answer(port, close=True)
+                        elif self.path == "/then-close": self.answer(port); self.close_connection = True
+                        elif self.path == "/big": self.answer(b"x" * 4096)
+                        elif self.path == "/continue":
+                            self.wfile.write(b"HTTP/1.1 100 Continue\\r\\n\\r\\n"); self.answer(port)
+                        elif self.path == "/drop":
+                            self.close_connection = True
+                            self.connection.shutdown(socket.SHUT_RDWR)
+                        elif self.path == "/hang": time.sleep(30)
+                    def do_POST(self):
+                        body = self.rfile.read(int(self.headers["Content-Length"]))
+                        self.answer(json.dumps({"got": body.decode(), "host": self.headers["Host"]}).encode())
+                    def log_message(self, *a): pass
+                s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+                s.daemon_threads = True
+                print(s.server_address[1], flush=True)
+                s.serve_forever()
+                """
+            let started = try LiveProcess(
+                URL(fileURLWithPath: "/usr/bin/python3"), ["-c", script], environment: ProcessInfo.processInfo.environment)
+            let deadline = Date().addingTimeInterval(10)
+            while Int(started.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) == nil && Date() < deadline {
+                try await Task.sleep(nanoseconds: 20_000_000)
+            }
+            process = started
+            port = Int(started.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        }
+
+        func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)\(path)")! }
+        func stop() { process.signal(SIGKILL) }
+    }
+
+    /// The client port an answer came from.
+    static func port(_ result: HTTPResult) throws -> Int {
+        try #require(JSONValue.parse(result.body)["port"]?.lenientInt)
+    }
+
+    @Test func aRoutesRequestsShareAConnectionWhileTheServerKeepsIt() async throws {
+        let server = try await ScriptedServer()
+        defer { server.stop() }
+        let transport = try HTTPTransport(caFile: nil, environment: [:])
+        let first = try Self.port(try await transport.get(server.url("/port")))
+        #expect(try Self.port(try await transport.get(server.url("/port"))) == first)
+        // `Connection: close` in the answer: that connection is done, and the next request opens another.
+        #expect(try Self.port(try await transport.get(server.url("/close"))) == first)
+        let second = try Self.port(try await transport.get(server.url("/port")))
+        #expect(second != first)
+        // A kept connection the server closed meanwhile is not used again.
+        #expect(try Self.port(try await transport.get(server.url("/then-close"))) == second)
+        try await Task.sleep(nanoseconds: 300_000_000)
+        #expect(try Self.port(try await transport.get(server.url("/port"))) != second)
+        // An informational answer (100 Continue) before the real one is skipped.
+        #expect(try await transport.get(server.url("/continue")).status == 200)
+        // A form POST: its body and the Host field as sent.
+        let posted = try JSONValue.parse(try await transport.postForm(server.url("/form"), [("a", "b c")]).body)
+        #expect(posted["got"]?.stringValue == "a=b%20c" && posted["host"]?.stringValue == "127.0.0.1:\(server.port)", "\(posted)")
+        // A caller's framing field (call-api's -H) does not describe the body: the transport's own does.
+        let framed = try await transport.send(.POST, server.url("/form"), headers: [("Content-Length", "999")], body: Data("x=1".utf8))
+        #expect(try JSONValue.parse(framed.body)["got"]?.stringValue == "x=1")
+        await transport.shutdown()
+    }
+
+    @Test func everyWayAnExchangeEndsBadlyIsSaidInPlainWords() async throws {
+        let server = try await ScriptedServer()
+        defer { server.stop() }
+        let transport = try HTTPTransport(caFile: nil, timeoutSeconds: 1, maxBody: 1024, environment: [:])
+        func failure(_ path: String) async -> String {
+            do {
+                _ = try await transport.get(server.url(path))
+                return "no failure"
+            } catch {
+                return "\(error)"
+            }
+        }
+        #expect(await failure("/big") == "127.0.0.1 sent a response larger than 1 KiB; refusing it")
+        #expect(await failure("/drop").contains("closed the connection before it answered"))
+        #expect(await failure("/hang").hasPrefix("127.0.0.1 did not answer within 1 s"))
+        // The connection those failures used is gone; the route still answers.
+        #expect(try await transport.get(server.url("/port")).status == 200)
+        server.stop()
+        try await Task.sleep(nanoseconds: 300_000_000)
+        let refused = await failure("/port")
+        #expect(refused.contains("nothing listens on 127.0.0.1:\(server.port) (connection refused)"), "\(refused)")
+        await transport.shutdown()
+    }
+}
