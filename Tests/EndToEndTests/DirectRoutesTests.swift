@@ -1,5 +1,7 @@
 @testable import B2CKit
 import Foundation
+import NIOCore
+import NIOEmbedded
 import Testing
 
 /// The transport's own connections (routes without a proxy): a connection kept for the route's next request while the
@@ -109,5 +111,21 @@ import Testing
         let refused = await failure("/port")
         #expect(refused.contains("nothing listens on 127.0.0.1:\(server.port) (connection refused)"), "\(refused)")
         await transport.shutdown()
+    }
+
+    /// A connection that ends before its request is written (a TLS handshake refused, on a loaded machine, before the
+    /// request's task ran) fails that request with what ended it, not with the closed channel it then finds: the
+    /// message says "unknown authority", not "closed the connection".
+    @Test func whatEndedAConnectionBeforeItsRequestIsWhatTheRequestReports() throws {
+        struct Refused: Error, Equatable {}
+        let reader = AnswerReader(maxBody: 1024)
+        let channel = EmbeddedChannel(handler: reader)
+        channel.pipeline.fireErrorCaught(Refused())
+        let answered = channel.eventLoop.makePromise(of: (DirectRoutes.Answer, Bool).self)
+        nonisolated(unsafe) var failure: (any Error)?
+        answered.futureResult.whenFailure { failure = $0 }
+        reader.expect(answered, keepAlive: true)
+        #expect(failure is Refused, "\(String(describing: failure))")
+        _ = try? channel.finish()
     }
 }

@@ -14,9 +14,9 @@ import NIOSSL
 /// bound, no redirects, the deadline, failures in plain words — stays in `HTTPTransport.send`, which still routes
 /// through a proxy with AsyncHTTPClient. A connection whose answer allows it is kept for the route's next request (a
 /// sign-in's discovery, keys and token requests share one), one idle connection per route, closed by `shutdown()`.
-final class DirectRoutes: Sendable {
+final class DirectRoutes: @unchecked Sendable {
     /// A route: scheme, host, port, and whether the configuration's CA is trusted on it.
-    struct Route: Hashable, Sendable {
+    struct Route: Equatable, Sendable {
         var tls: Bool
         var host: String
         var port: Int
@@ -35,10 +35,27 @@ final class DirectRoutes: Sendable {
         var body: ByteBuffer
     }
 
-    private let idle = NIOLockedValueBox<[Route: DirectConnection]>([:])
+    /// Guards `idle` and `contexts`. (A plain lock and plain fields: a generic box's or a dictionary's type, made when
+    /// the transport is, cost every command, `accounts` and `--version` included, the runtime's metadata and conformance
+    /// look-ups.)
+    private let lock = NIOLock()
+    /// The idle connection of each route that has one (a process has a route or two).
+    private var idle: [(route: Route, connection: DirectConnection)] = []
+    /// The TLS contexts, made on first use: with the configuration's CA (for its own hosts), and without.
+    private var contexts: (withCA: NIOSSLContext?, without: NIOSSLContext?) = (nil, nil)
     private let maxBody: Int
 
     init(maxBody: Int) { self.maxBody = maxBody }
+
+    /// The TLS context with or without the configuration's CA, made by `make` the first time.
+    func tlsContext(withCA: Bool, make: () throws -> NIOSSLContext) rethrows -> NIOSSLContext {
+        try lock.withLock {
+            if let existing = withCA ? contexts.withCA : contexts.without { return existing }
+            let made = try make()
+            if withCA { contexts.withCA = made } else { contexts.without = made }
+            return made
+        }
+    }
 
     /// Sends `head` and `body` on the route's idle connection, or on a new one, and reads the answer whole before
     /// `deadline`. The connection goes back to the route when the answer allows it, and is closed otherwise.
@@ -46,7 +63,7 @@ final class DirectRoutes: Sendable {
         _ route: Route, tls: NIOSSLContext?, connectTimeout: TimeAmount, head: HTTPRequestHead, body: ByteBuffer?,
         deadline: NIODeadline
     ) async throws -> Answer {
-        let kept = idle.withLockedValue { $0.removeValue(forKey: route) }
+        let kept = lock.withLock { idle.firstIndex { $0.route == route }.map { idle.remove(at: $0).connection } }
         let connection: DirectConnection
         if let kept, kept.channel.isActive {
             connection = kept
@@ -56,7 +73,10 @@ final class DirectRoutes: Sendable {
         }
         let (answer, reusable) = try await connection.exchange(head, body: body, deadline: deadline)
         if reusable {
-            let displaced = idle.withLockedValue { $0.updateValue(connection, forKey: route) }
+            let displaced = lock.withLock {
+                defer { idle.append((route, connection)) }
+                return idle.firstIndex { $0.route == route }.map { idle.remove(at: $0).connection }
+            }
             displaced?.channel.close(promise: nil)
         } else {
             connection.channel.close(promise: nil)
@@ -66,11 +86,11 @@ final class DirectRoutes: Sendable {
 
     /// Closes the idle connections.
     func shutdown() {
-        let kept = idle.withLockedValue { routes in
-            defer { routes = [:] }
-            return Array(routes.values)
+        let kept = lock.withLock {
+            defer { idle = [] }
+            return idle
         }
-        for connection in kept { connection.channel.close(promise: nil) }
+        for (_, connection) in kept { connection.channel.close(promise: nil) }
     }
 }
 
@@ -135,11 +155,15 @@ final class AnswerReader: ChannelInboundHandler, RemovableChannelHandler {
     private var requestKeepsAlive = false
     private var head: HTTPResponseHead?
     private var body = ByteBuffer()
+    /// What ended the connection while no answer was awaited (a TLS handshake that failed before the request was
+    /// written): the next request fails with it, not with the closed channel it would find.
+    private var ended: (any Error)?
 
     init(maxBody: Int) { self.maxBody = maxBody }
 
     /// The next answer completes `promise`; `keepAlive`: the request asked to keep the connection.
     func expect(_ promise: EventLoopPromise<(DirectRoutes.Answer, Bool)>, keepAlive: Bool) {
+        if let ended { return promise.fail(ended) }
         answered = promise
         requestKeepsAlive = keepAlive
         head = nil
@@ -167,15 +191,22 @@ final class AnswerReader: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        answered?.fail(ChannelError.eof)
-        answered = nil
+        fail(ChannelError.eof)
         context.fireChannelInactive()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        answered?.fail(error)
-        answered = nil
+        fail(error)
         context.close(promise: nil)
+    }
+
+    private func fail(_ error: any Error) {
+        if let answered {
+            answered.fail(error)
+            self.answered = nil
+        } else if ended == nil {
+            ended = error
+        }
     }
 }
 

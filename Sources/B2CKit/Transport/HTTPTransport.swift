@@ -72,8 +72,6 @@ package final class HTTPTransport: Sendable {
     private let environment: NetworkEnvironment
     /// One client per route: direct, or through a proxy (keyed by the proxy's URL).
     private let lazyClients = NIOLockedValueBox<[String: HTTPClient]>([:])
-    /// The TLS contexts of direct routes: with the configuration's CA (its own hosts), or without.
-    private let lazyContexts = NIOLockedValueBox<[Bool: NIOSSLContext]>([:])
     /// The connections of routes without a proxy.
     private let direct: DirectRoutes
     /// The timeout of a request that names none, as NIO counts time.
@@ -287,23 +285,16 @@ package final class HTTPTransport: Sendable {
             head.headers.add(name: "Content-Length", value: "0")
         }
         let withCA = trustsCA(for: url)
+        let tls =
+            scheme == "https"
+            ? try direct.tlsContext(withCA: withCA) { try NIOSSLContext(configuration: tlsConfiguration(withCAFile: withCA)) } : nil
         let answer = try await direct.exchange(
-            DirectRoutes.Route(tls: scheme == "https", host: host, port: port, withCA: withCA),
-            tls: scheme == "https" ? try tlsContext(withCA: withCA) : nil, connectTimeout: min(deadline, .seconds(10)),
-            head: head, body: body.map { ByteBuffer(bytes: $0) }, deadline: .now() + deadline)
+            DirectRoutes.Route(tls: scheme == "https", host: host, port: port, withCA: withCA), tls: tls,
+            connectTimeout: min(deadline, .seconds(10)), head: head, body: body.map { ByteBuffer(bytes: $0) },
+            deadline: .now() + deadline)
         return HTTPResult(
             status: Int(answer.head.status.code), headers: answer.head.headers.map { ($0.name, $0.value) },
             body: Data(answer.body.readableBytesView))
-    }
-
-    /// The TLS context of direct routes, made once per transport: with the configuration's CA (for its own hosts) or not.
-    private func tlsContext(withCA: Bool) throws -> NIOSSLContext {
-        try lazyContexts.withLockedValue { contexts in
-            if let existing = contexts[withCA] { return existing }
-            let made = try NIOSSLContext(configuration: tlsConfiguration(withCAFile: withCA))
-            contexts[withCA] = made
-            return made
-        }
     }
 
     /// A GET that asks for JSON.
