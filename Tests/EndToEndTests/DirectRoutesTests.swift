@@ -90,6 +90,22 @@ import Testing
         await transport.shutdown()
     }
 
+    /// A connection waits `idleLimit` for the route's next request (after it, one that died silently — a laptop asleep,
+    /// a NAT that forgot it — would hold a request for its whole deadline); after `shutdown()` none is kept.
+    @Test func aConnectionIsKeptForALimitedTimeAndNotAfterShutdown() async throws {
+        let server = try await ScriptedServer()
+        defer { server.stop() }
+        let transport = try HTTPTransport(caFile: nil, environment: [:])
+        let first = try Self.port(try await transport.get(server.url("/port")))
+        try await Task.sleep(nanoseconds: UInt64(DirectRoutes.idleLimit.nanoseconds) + 500_000_000)
+        let second = try Self.port(try await transport.get(server.url("/port")))
+        #expect(second != first)
+        await transport.shutdown()
+        let third = try Self.port(try await transport.get(server.url("/port")))
+        #expect(third != second)
+        #expect(try Self.port(try await transport.get(server.url("/port"))) != third)
+    }
+
     @Test func everyWayAnExchangeEndsBadlyIsSaidInPlainWords() async throws {
         let server = try await ScriptedServer()
         defer { server.stop() }
@@ -134,7 +150,7 @@ import Testing
         let answered = channel.eventLoop.makePromise(of: (DirectRoutes.Answer, Bool).self)
         nonisolated(unsafe) var failure: (any Error)?
         answered.futureResult.whenFailure { failure = $0 }
-        reader.expect(answered, keepAlive: true)
+        _ = reader.expect(answered, keepAlive: true, reused: false)
         #expect(failure is Refused, "\(String(describing: failure))")
         _ = try? channel.finish()
     }

@@ -23,11 +23,18 @@ final class DirectRoutes: @unchecked Sendable {
         var withCA: Bool
     }
 
-    /// An exchange that did not finish: the deadline passed, or the body outgrew the transport's bound.
+    /// An exchange that did not finish: the deadline passed, the body outgrew the transport's bound, or a kept
+    /// connection had ended while it waited (then the request goes on a new one).
     enum Failure: Error {
         case deadline
         case tooLarge
+        case stale
     }
+
+    /// How long a connection waits for the route's next request: a command's requests follow each other within it;
+    /// past it (a person in the browser for minutes, a laptop asleep, a NAT that forgot the connection) a request
+    /// written into a connection that silently died would wait its whole deadline. AsyncHTTPClient kept 60 s.
+    static let idleLimit = TimeAmount.seconds(10)
 
     /// The answer: status, header fields in order, and the whole body.
     struct Answer: Sendable {
@@ -40,7 +47,9 @@ final class DirectRoutes: @unchecked Sendable {
     /// look-ups.)
     private let lock = NIOLock()
     /// The idle connection of each route that has one (a process has a route or two).
-    private var idle: [(route: Route, connection: DirectConnection)] = []
+    private var idle: [(route: Route, connection: DirectConnection, since: NIODeadline)] = []
+    /// `shutdown()` ran: connections are closed after their answer, not kept.
+    private var closed = false
     /// The TLS contexts, made on first use: with the configuration's CA (for its own hosts), and without.
     private var contexts: (withCA: NIOSSLContext?, without: NIOSSLContext?) = (nil, nil)
     private let maxBody: Int
@@ -63,34 +72,42 @@ final class DirectRoutes: @unchecked Sendable {
         _ route: Route, tls: NIOSSLContext?, connectTimeout: TimeAmount, head: HTTPRequestHead, body: ByteBuffer?,
         deadline: NIODeadline
     ) async throws -> Answer {
-        let kept = lock.withLock { idle.firstIndex { $0.route == route }.map { idle.remove(at: $0).connection } }
-        let connection: DirectConnection
-        if let kept, kept.channel.isActive {
-            connection = kept
+        let kept = lock.withLock { idle.firstIndex { $0.route == route }.map { idle.remove(at: $0) } }
+        var answered: (connection: DirectConnection, answer: Answer, reusable: Bool)?
+        if let kept, kept.connection.channel.isActive, .now() - kept.since < Self.idleLimit {
+            // A kept connection that ended while it waited (its end read on the loop after the check above) is not the
+            // request's failure: it goes on a new connection.
+            do {
+                let (answer, reusable) = try await kept.connection.exchange(head, body: body, deadline: deadline, reused: true)
+                answered = (kept.connection, answer, reusable)
+            } catch Failure.stale {}
         } else {
-            kept?.channel.close(promise: nil)
-            connection = try await DirectConnection.open(route, tls: tls, connectTimeout: connectTimeout, maxBody: maxBody)
+            kept?.connection.channel.close(promise: nil)
         }
-        let (answer, reusable) = try await connection.exchange(head, body: body, deadline: deadline)
-        if reusable {
-            let displaced = lock.withLock {
-                defer { idle.append((route, connection)) }
-                return idle.firstIndex { $0.route == route }.map { idle.remove(at: $0).connection }
-            }
-            displaced?.channel.close(promise: nil)
-        } else {
-            connection.channel.close(promise: nil)
+        if answered == nil {
+            let connection = try await DirectConnection.open(route, tls: tls, connectTimeout: connectTimeout, maxBody: maxBody)
+            let (answer, reusable) = try await connection.exchange(head, body: body, deadline: deadline, reused: false)
+            answered = (connection, answer, reusable)
         }
+        let (connection, answer, reusable) = answered!
+        let (isKept, displaced) = lock.withLock { () -> (Bool, DirectConnection?) in
+            guard reusable, !closed else { return (false, nil) }
+            let displaced = idle.firstIndex { $0.route == route }.map { idle.remove(at: $0).connection }
+            idle.append((route, connection, .now()))
+            return (true, displaced)
+        }
+        displaced?.channel.close(promise: nil)
+        if !isKept { connection.channel.close(promise: nil) }
         return answer
     }
 
     /// Closes the idle connections.
     func shutdown() {
         let kept = lock.withLock {
-            defer { idle = [] }
+            defer { (idle, closed) = ([], true) }
             return idle
         }
-        for (_, connection) in kept { connection.channel.close(promise: nil) }
+        for entry in kept { entry.connection.channel.close(promise: nil) }
     }
 }
 
@@ -122,15 +139,23 @@ struct DirectConnection: Sendable {
         return DirectConnection(channel: channel, reader: reader)
     }
 
-    /// One request and its answer; `reusable`: the answer leaves the connection open for another.
-    func exchange(_ head: HTTPRequestHead, body: ByteBuffer?, deadline: NIODeadline) async throws -> (DirectRoutes.Answer, reusable: Bool) {
+    /// One request and its answer; `reusable`: the request was written whole and the answer leaves the connection open
+    /// for another. `reused`: the connection was kept from an earlier request (one that ended meanwhile fails `.stale`).
+    func exchange(
+        _ head: HTTPRequestHead, body: ByteBuffer?, deadline: NIODeadline, reused: Bool
+    ) async throws -> (DirectRoutes.Answer, reusable: Bool) {
         let loop = channel.eventLoop, channel = self.channel, reader = self.reader
         let answered = loop.makePromise(of: (DirectRoutes.Answer, Bool).self)
         loop.execute {
-            reader.value.expect(answered, keepAlive: head.isKeepAlive)
+            guard reader.value.expect(answered, keepAlive: head.isKeepAlive, reused: reused) else { return }
             channel.write(HTTPClientRequestPart.head(head), promise: nil)
             if let body { channel.write(HTTPClientRequestPart.body(.byteBuffer(body)), promise: nil) }
-            channel.writeAndFlush(HTTPClientRequestPart.end(nil)).whenFailure { answered.fail($0) }
+            channel.writeAndFlush(HTTPClientRequestPart.end(nil)).whenComplete { result in
+                switch result {
+                case .success: reader.value.requestWritten()
+                case .failure(let error): answered.fail(error)
+                }
+            }
         }
         let timer = loop.scheduleTask(deadline: deadline) { answered.fail(DirectRoutes.Failure.deadline) }
         answered.futureResult.whenComplete { result in
@@ -153,6 +178,8 @@ final class AnswerReader: ChannelInboundHandler, RemovableChannelHandler {
     private let maxBody: Int
     private var answered: EventLoopPromise<(DirectRoutes.Answer, Bool)>?
     private var requestKeepsAlive = false
+    /// The request's last part is written (an answer that comes before that leaves the connection unusable).
+    private var requestEnded = false
     private var head: HTTPResponseHead?
     private var body = ByteBuffer()
     /// What ended the connection while no answer was awaited (a TLS handshake that failed before the request was
@@ -161,14 +188,22 @@ final class AnswerReader: ChannelInboundHandler, RemovableChannelHandler {
 
     init(maxBody: Int) { self.maxBody = maxBody }
 
-    /// The next answer completes `promise`; `keepAlive`: the request asked to keep the connection.
-    func expect(_ promise: EventLoopPromise<(DirectRoutes.Answer, Bool)>, keepAlive: Bool) {
-        if let ended { return promise.fail(ended) }
+    /// The next answer completes `promise`; `keepAlive`: the request asked to keep the connection. False (the promise
+    /// failed) when the connection has ended: with what ended it, or `.stale` on a connection kept from a request before.
+    func expect(_ promise: EventLoopPromise<(DirectRoutes.Answer, Bool)>, keepAlive: Bool, reused: Bool) -> Bool {
+        if let ended {
+            promise.fail(reused ? DirectRoutes.Failure.stale : ended)
+            return false
+        }
         answered = promise
         requestKeepsAlive = keepAlive
+        requestEnded = false
         head = nil
         body.clear()
+        return true
     }
+
+    func requestWritten() { requestEnded = true }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
@@ -186,7 +221,9 @@ final class AnswerReader: ChannelInboundHandler, RemovableChannelHandler {
         case .end:
             guard let head, let answered else { return }
             self.answered = nil
-            answered.succeed((DirectRoutes.Answer(head: head, body: body), requestKeepsAlive && head.isKeepAlive))
+            // Kept only when both sides said so, the request was written whole, and the protocol is still HTTP/1.1.
+            let reusable = requestKeepsAlive && requestEnded && head.isKeepAlive && head.status != .switchingProtocols
+            answered.succeed((DirectRoutes.Answer(head: head, body: body), reusable))
         }
     }
 

@@ -165,6 +165,7 @@ struct NetworkFailure {
             return .other(Self.words(String(describing: e)))
         }
         if let e = error as? DirectRoutes.Failure, e == .deadline { return .timeout }
+        if error is CancellationError { return .other("cancelled") }
         if let e = error as? ChannelError, case .connectTimeout = e { return .timeout }
         if let e = error as? ChannelError, e == .eof || e == .ioOnClosedChannel || e == .outputClosed { return .closed }
         if let e = error as? NIOSSLError, e == .uncleanShutdown { return .closed }
