@@ -181,7 +181,10 @@ struct APICall: Sendable {
         let (url, api) = try resolve(req)
         let transport: HTTPTransport
         do {
-            transport = try HTTPTransport(caFile: config.caFile, timeoutSeconds: req.timeoutSeconds, maxBody: req.maxBody, trace: trace)
+            // The configuration's CA for its own hosts only, as the client's transport (a redirect elsewhere: the system's roots).
+            transport = try HTTPTransport(
+                caFile: config.caFile, caHosts: config.hostNames, timeoutSeconds: req.timeoutSeconds, maxBody: req.maxBody,
+                trace: trace)
         } catch let e as NetworkError { throw B2CError(.configuration, e.description) }
         defer { Task { await transport.shutdown() } }
         var notices: [String] = []
