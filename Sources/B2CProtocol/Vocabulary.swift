@@ -103,3 +103,17 @@ func asciiEqualsIgnoringCase(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferP
     for k in 0..<a.count { diff |= folded(a[k]) ^ folded(b[k]) }
     return diff == 0
 }
+
+/// IP literals as the octets a certificate holds (`inet_pton`'s reading); nil for a name. The tenant's certificate and
+/// the client's TLS (no SNI for an address) ask the same question.
+public enum IPBytes {
+    public static let loopbackV6: [UInt8] = [UInt8](repeating: 0, count: 15) + [1]
+
+    public static func parse(_ text: String) -> [UInt8]? {
+        let t = Loopback.bareHost(text)
+        var v4 = in_addr(), v6 = in6_addr()
+        if inet_pton(AF_INET, t, &v4) == 1 { return withUnsafeBytes(of: &v4) { Array($0) } }
+        if inet_pton(AF_INET6, t, &v6) == 1 { return withUnsafeBytes(of: &v6) { Array($0) } }
+        return nil
+    }
+}

@@ -116,16 +116,3 @@ public struct EmulatorTLS: Sendable {
         try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: url.path)
     }
 }
-
-/// IP literals as the octets a certificate holds.
-enum IPBytes {
-    static let loopbackV6: [UInt8] = [UInt8](repeating: 0, count: 15) + [1]
-
-    static func parse(_ text: String) -> [UInt8]? {
-        let t = Loopback.bareHost(text)
-        var v4 = in_addr(), v6 = in6_addr()
-        if inet_pton(AF_INET, t, &v4) == 1 { return withUnsafeBytes(of: &v4) { Array($0) } }
-        if inet_pton(AF_INET6, t, &v6) == 1 { return withUnsafeBytes(of: &v6) { Array($0) } }
-        return nil
-    }
-}

@@ -1,3 +1,4 @@
+import B2CProtocol
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
@@ -121,7 +122,7 @@ struct DirectConnection: Sendable {
     ) async throws -> DirectConnection {
         let loop = MultiThreadedEventLoopGroup.singleton.next()
         // SNI and the certificate's name: a host name; an IP address is checked against the certificate's addresses.
-        let serverName = route.host.isIPAddress ? nil : route.host
+        let serverName = IPBytes.parse(route.host) == nil ? route.host : nil
         let channel = try await ClientBootstrap(group: loop)
             .connectTimeout(connectTimeout)
             .channelInitializer { channel in
@@ -172,7 +173,7 @@ struct DirectConnection: Sendable {
 }
 
 /// Gathers each answer (skipping informational heads), bounded; the connection's end before an answer is whole fails it.
-final class AnswerReader: ChannelInboundHandler, RemovableChannelHandler {
+final class AnswerReader: ChannelInboundHandler {
     typealias InboundIn = HTTPClientResponsePart
 
     private let maxBody: Int
@@ -244,13 +245,5 @@ final class AnswerReader: ChannelInboundHandler, RemovableChannelHandler {
         } else if ended == nil {
             ended = error
         }
-    }
-}
-
-extension String {
-    /// Whether the string is an IPv4 or IPv6 address (not a name).
-    fileprivate var isIPAddress: Bool {
-        var v4 = in_addr(), v6 = in6_addr()
-        return withCString { inet_pton(AF_INET, $0, &v4) == 1 || inet_pton(AF_INET6, $0, &v6) == 1 }
     }
 }
