@@ -24,6 +24,12 @@
 # the programs a `--build-only` run built (.ci/run starts the build beside the tests and packages after them: three
 # SwiftPM runs that find nothing to do cost about a minute).
 #
+# B2C_RELEASE_OPTIMIZE=none (CI's install test only; never for artefacts anyone installs): the same build without the
+# optimiser (Swift -Onone, C -O0), in <repo>/.build-release-unoptimized, packaged into <repo>/dist-unoptimized. The
+# files, their places, the static linking and the Depends are the release's; only the machine code is slower. The
+# optimised build was half of CI's CPU time (about 2,600 of 5,400 CPU-seconds on two cores: CI took 2,750-3,212 s,
+# over its 40 minutes); unoptimised it is about a third of that (bench/README.md, "CI time").
+#
 # The .deb is compressed with xz -z1: xz's default -z6 took 93 s for 54 MB, -z1 15 s for 63 MB (the same 238 MB tree,
 # two cores).
 set -euo pipefail
@@ -35,8 +41,14 @@ case "${1:-}" in
     *) printf 'release: unknown argument %s (--build-only or --no-build)\n' "$1" >&2; exit 64 ;;
 esac
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-SCRATCH=${B2C_RELEASE_SCRATCH:-$ROOT/.build-release-static}
-DIST=${B2C_DIST:-$ROOT/dist}
+case "${B2C_RELEASE_OPTIMIZE:-speed}" in
+    speed) SCRATCH=${B2C_RELEASE_SCRATCH:-$ROOT/.build-release-static} DIST=${B2C_DIST:-$ROOT/dist} UNOPTIMIZED=() ;;
+    none)
+        SCRATCH=${B2C_RELEASE_SCRATCH:-$ROOT/.build-release-unoptimized} DIST=${B2C_DIST:-$ROOT/dist-unoptimized}
+        UNOPTIMIZED=(-Xswiftc -Onone -Xcc -O0 -Xcxx -O0)
+        ;;
+    *) printf 'release: B2C_RELEASE_OPTIMIZE is %s; it takes speed (the default) or none (CI)\n' "$B2C_RELEASE_OPTIMIZE" >&2; exit 64 ;;
+esac
 # b2c answers a repeated token cache hit itself and hands every other command to b2c-client (the full client): users run
 # b2c and b2c-emulator, which have the completions and man pages (b2c's are generated from b2c-client's commands).
 PROGRAMS=(b2c b2c-client b2c-emulator)
@@ -51,9 +63,12 @@ done
 cd "$ROOT"
 source "$ROOT/scripts/release-flags.sh"
 if $build; then
-    say "building ${PROGRAMS[*]} for release (${RELEASE_FLAGS[*]}) in $SCRATCH…"
-    for p in "${PROGRAMS[@]}"; do
-        swift build -c release "${RELEASE_FLAGS[@]}" --scratch-path "$SCRATCH" --product "$p" >"$SCRATCH.release.log" 2>&1 \
+    say "building ${PROGRAMS[*]} for release (${RELEASE_FLAGS[*]} ${UNOPTIMIZED[*]-}) in $SCRATCH…"
+    # The tenant first: its modules are the longest chain of the build (each waits for the one before), so it starts while
+    # there are others to build beside it; the client's and b2c's are then only their own links.
+    for p in b2c-emulator b2c-client b2c; do
+        swift build -c release "${RELEASE_FLAGS[@]}" ${UNOPTIMIZED[@]+"${UNOPTIMIZED[@]}"} --scratch-path "$SCRATCH" --product "$p" \
+            >"$SCRATCH.release.log" 2>&1 \
             || { tail -30 "$SCRATCH.release.log" >&2; die "the release build of $p failed"; }
     done
 else
