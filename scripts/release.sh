@@ -27,8 +27,8 @@
 # B2C_RELEASE_OPTIMIZE=none (CI's install test only; never for artefacts anyone installs): the same build without the
 # optimiser (Swift -Onone, C -O0), in <repo>/.build-release-unoptimized, packaged into <repo>/dist-unoptimized. The
 # files, their places, the static linking and the Depends are the release's; only the machine code is slower. The
-# optimised build was half of CI's CPU time (about 2,600 of 5,400 CPU-seconds on two cores: CI took 2,750-3,212 s,
-# over its 40 minutes); unoptimised it is about a third of that (bench/README.md, "CI time").
+# optimised build was half of CI's CPU time (about 2,400 of 5,200 CPU-seconds on two cores: CI took 2,750-3,212 s,
+# over its 40 minutes); a cold build of the three programs unoptimised took 1,053 CPU-seconds (bench/README.md, "CI time").
 #
 # The .deb is compressed with xz -z1: xz's default -z6 took 93 s for 54 MB, -z1 15 s for 63 MB (the same 238 MB tree,
 # two cores).
