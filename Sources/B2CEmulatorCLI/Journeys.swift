@@ -24,7 +24,10 @@ struct JourneysCommand: AsyncParsableCommand {
     var url: String?
     @Option(help: ArgumentHelp("The CA of a tenant served with --tls (its state directory's CA file).", valueName: "file")) var ca: String?
     @Option(help: ArgumentHelp("The tenant's admin token file, when it requires one.", valueName: "file")) var adminTokenFile: String?
-    @Option(help: ArgumentHelp("One journey's timeline (an id from the list).", valueName: "id")) var id: String?
+    /// Taken whatever it begins with: a browser journey's id is base64url, and one in 64 begins with '-', which would
+    /// otherwise read as an option ("Missing value for '--id <id>'").
+    @Option(parsing: .unconditional, help: ArgumentHelp("One journey's timeline (an id from the list).", valueName: "id"))
+    var id: String?
     @Option(help: ArgumentHelp("Only this person's journeys (their email).", valueName: "email")) var user: String?
     @Option(help: ArgumentHelp("Only this user flow's journeys.", valueName: "id")) var policy: String?
     @Option(help: ArgumentHelp("Only this app's journeys (its client id).", valueName: "id")) var client: String?

@@ -85,8 +85,9 @@ import Testing
             #expect(!timeline.stdout.contains(alice.password) && !timeline.stdout.contains(code))
             let unknown = try await runOffThePool(Self.emulatorBinary, ["journeys", "--url", t.base, "--id", "nope"])
             #expect(unknown.status == 1 && unknown.stderr.contains("no journey 'nope'"), "\(unknown.status) \(unknown.stderr)")
-            // An id is one path segment whatever it holds: a slash or a letter outside ASCII is escaped, not sent raw.
-            for odd in ["a/b", "é?x"] {
+            // An id is one path segment whatever it holds: a slash or a letter outside ASCII is escaped, not sent raw; one
+            // that begins with '-' (base64url: one browser journey in 64) is the option's value, not another option.
+            for odd in ["a/b", "é?x", "-Ab_c", "--json"] {
                 let r = try await runOffThePool(Self.emulatorBinary, ["journeys", "--url", t.base, "--id", odd])
                 #expect(r.status == 1 && r.stderr.contains("no journey '\(odd)'"), "\(odd): \(r.status) \(r.stderr)")
             }
