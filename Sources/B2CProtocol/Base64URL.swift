@@ -96,13 +96,21 @@ public enum Base64URL {
 public enum Random {
     /// `count` random bytes, base64url-encoded.
     public static func token(bytes count: Int = 32) -> String {
-        // Eight bytes per draw: the system generator asks the kernel once per draw, so a byte at a time was a system call
-        // per byte (48 for a refresh token).
+        Base64URL.encode(bytes(count))
+    }
+
+    /// `count` bytes from the kernel's generator: one `getentropy` call for up to 256 bytes (the system generator asks
+    /// the kernel once per eight bytes: six system calls for a refresh token's 48), the system generator beyond that or
+    /// where the call fails.
+    public static func bytes(_ count: Int) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        guard count > 0 else { return bytes }
+        #if canImport(Glibc)
+        if count <= 256, bytes.withUnsafeMutableBytes({ getentropy($0.baseAddress!, $0.count) }) == 0 { return bytes }
+        #endif
         var generator = SystemRandomNumberGenerator()
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(count + 7)
-        while bytes.count < count { withUnsafeBytes(of: generator.next()) { bytes += $0 } }
-        return Base64URL.encode(bytes.prefix(count))
+        for i in bytes.indices { bytes[i] = UInt8.random(in: .min ... .max, using: &generator) }
+        return bytes
     }
 
     /// A string of `length` decimal digits.

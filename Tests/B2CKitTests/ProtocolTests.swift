@@ -124,6 +124,22 @@ import _CryptoExtras
         }
     }
 
+    /// Random bytes from one kernel call up to 256 bytes and from the system generator beyond: every length comes back
+    /// whole, and draws differ (a buffer left as it was made, all zeros, would pass a length check alone).
+    @Test func randomBytes() {
+        for count in [0, 1, 7, 8, 32, 255, 256, 257, 1000] {
+            let a = Random.bytes(count), b = Random.bytes(count)
+            #expect(a.count == count && b.count == count, "\(count) bytes")
+            if count >= 8 {
+                #expect(a != b, "two draws of \(count) bytes")
+                #expect(a.contains { $0 != 0 }, "\(count) bytes are not all zero")
+            }
+        }
+        let token = Random.token()
+        #expect(token.utf8.count == 43 && Base64URL.decode(token)?.count == 32)
+        #expect(Set((0..<100).map { _ in Random.token() }).count == 100)
+    }
+
     /// The byte comparison decides as Foundation's `caseInsensitiveCompare`, on ASCII and non-ASCII strings alike.
     @Test func equalsIgnoringCase() {
         #expect("B2C_1_SUSI".equalsIgnoringCase("b2c_1_susi"))
