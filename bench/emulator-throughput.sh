@@ -20,6 +20,9 @@
 # BOUND_SECONDS (1: each measurement of the bound), CONNECTIONS (16), THREADS (wrk threads, 1: the load generator should take as little CPU as
 # it can from the 2-core machine), MODES ("file memory": emulator with --state DIR and with --in-memory state; the
 # first mode is the one held to the target), OPENSSL_SECONDS (3).
+# On a processor with AVX-512 IFMA, `OPENSSL_ia32cap=":~0x200000" bench/emulator-throughput.sh` measures the same machine
+# as one without it: the tenant's libcrypto, the libcrypto loop and `openssl speed` all lose IFMA, swift-crypto has no
+# such path to lose, so both kinds of machine the issue names are measured on one (bench/README.md, 2026-12-01).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 DURATION=${DURATION:-10}
