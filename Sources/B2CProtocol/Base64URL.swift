@@ -99,18 +99,28 @@ public enum Random {
         Base64URL.encode(bytes(count))
     }
 
-    /// `count` bytes from the kernel's generator: one `getentropy` call for up to 256 bytes (the system generator asks
-    /// the kernel once per eight bytes: six system calls for a refresh token's 48), the system generator beyond that or
-    /// where the call fails.
+    /// `count` bytes from the kernel's generator: one `getentropy` call per 256 bytes (the system generator asks the
+    /// kernel once per eight bytes: six system calls for a refresh token's 48), or, where that call fails, the system
+    /// generator eight bytes a draw.
     public static func bytes(_ count: Int) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count)
         guard count > 0 else { return bytes }
         #if canImport(Glibc)
-        if count <= 256, bytes.withUnsafeMutableBytes({ getentropy($0.baseAddress!, $0.count) }) == 0 { return bytes }
+        let filled = bytes.withUnsafeMutableBytes { buffer in
+            stride(from: 0, to: buffer.count, by: 256).allSatisfy { getentropy(buffer.baseAddress! + $0, min(256, buffer.count - $0)) == 0 }
+        }
+        if filled { return bytes }
         #endif
+        return generatorBytes(count)
+    }
+
+    /// `count` bytes from the system generator, eight bytes a draw.
+    package static func generatorBytes(_ count: Int) -> [UInt8] {
         var generator = SystemRandomNumberGenerator()
-        for i in bytes.indices { bytes[i] = UInt8.random(in: .min ... .max, using: &generator) }
-        return bytes
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(count + 7)
+        while bytes.count < count { withUnsafeBytes(of: generator.next()) { bytes += $0 } }
+        return Array(bytes.prefix(count))
     }
 
     /// A string of `length` decimal digits.

@@ -124,15 +124,18 @@ import _CryptoExtras
         }
     }
 
-    /// Random bytes from one kernel call up to 256 bytes and from the system generator beyond: every length comes back
-    /// whole, and draws differ (a buffer left as it was made, all zeros, would pass a length check alone).
+    /// Random bytes from one kernel call per 256 bytes: every length comes back whole, across the calls' seams, and draws
+    /// differ (a buffer left as it was made, all zeros, would pass a length check alone).
     @Test func randomBytes() {
-        for count in [0, 1, 7, 8, 32, 255, 256, 257, 1000] {
-            let a = Random.bytes(count), b = Random.bytes(count)
-            #expect(a.count == count && b.count == count, "\(count) bytes")
-            if count >= 8 {
-                #expect(a != b, "two draws of \(count) bytes")
-                #expect(a.contains { $0 != 0 }, "\(count) bytes are not all zero")
+        for count in [0, 1, 7, 8, 32, 255, 256, 257, 512, 1000] {
+            // The kernel's call, and the system generator that stands in where it fails.
+            for draw in [Random.bytes, Random.generatorBytes] {
+                let a = draw(count), b = draw(count)
+                #expect(a.count == count && b.count == count, "\(count) bytes")
+                if count >= 8 {
+                    #expect(a != b, "two draws of \(count) bytes")
+                    #expect(a.contains { $0 != 0 }, "\(count) bytes are not all zero")
+                }
             }
         }
         let token = Random.token()
