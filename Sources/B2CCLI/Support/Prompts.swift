@@ -25,7 +25,8 @@ enum Prompt {
         guard stdinIsTerminal else {
             throw CLIError("no terminal to ask for the password on; pipe it with --password-stdin", exitCode: ExitStatus.usage)
         }
-        writePrompt(prompt)
+        // Echo off (and what was typed before discarded, as getpass does) before the prompt shows: a line typed once the
+        // prompt is on the screen must not fall into the flush (a test that answered at once hung that way under load).
         var old = termios()
         let haveTerm = tcgetattr(STDIN_FILENO, &old) == 0
         if haveTerm {
@@ -34,6 +35,7 @@ enum Prompt {
             savedTerminal.withLock { $0 = old }
             tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet)
         }
+        writePrompt(prompt)
         defer {
             if haveTerm { tcsetattr(STDIN_FILENO, TCSAFLUSH, &old); savedTerminal.withLock { $0 = nil } }
             writePrompt("\n")
