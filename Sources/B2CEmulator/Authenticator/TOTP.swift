@@ -1,3 +1,4 @@
+import B2CProtocol
 import Crypto
 import Foundation
 
@@ -25,7 +26,7 @@ enum TOTP {
     }
 
     /// A new secret: 20 random bytes, base32 (what an authenticator app types or scans).
-    static func newSecret() -> String { Base32.encode(Data((0..<20).map { _ in UInt8.random(in: 0...255) })) }
+    static func newSecret() -> String { Base32.encode(Data(Random.bytes(20))) }
 
     /// `otpauth://totp/<issuer>:<account>?secret=…&issuer=…` (Google Authenticator's key-URI format).
     static func uri(secret: String, account: String, issuer: String) -> String {
