@@ -1,5 +1,3 @@
-import CStoreCrypto
-
 /// The store's sealed secrets: AES-256-GCM with the row's identity (table and key columns) as associated data, so that a
 /// ciphertext moved to another row does not open. A sealed value is version byte 1, the 12-byte nonce, the ciphertext
 /// and the 16-byte tag. (Sealing is B2CKit's, with swift-crypto; opening is here, with libcrypto, for both programs.)
@@ -13,9 +11,7 @@ public enum SealedSecret {
     public static func open(_ blob: [UInt8], key: [UInt8], row identity: String) -> String? {
         guard key.count == 32, blob.count >= 1 + 12 + 16, blob[0] == version else { return nil }
         let nonce = Array(blob[1..<13]), cipher = Array(blob[13..<(blob.count - 16)]), tag = Array(blob[(blob.count - 16)...])
-        let aad = associatedData(identity)
-        var plain = [UInt8](repeating: 0, count: cipher.count)
-        guard b2c_aes256gcm_open(key, nonce, aad, aad.count, cipher, cipher.count, tag, &plain) == 1 else { return nil }
+        guard let plain = AES256GCM.open(cipher, tag: tag, key: key, nonce: nonce, aad: associatedData(identity)) else { return nil }
         return String(decoding: plain, as: UTF8.self)
     }
 

@@ -29,3 +29,19 @@ int b2c_aes256gcm_open(const unsigned char key[32], const unsigned char nonce[12
     OPENSSL_cleanse(&schedule, sizeof schedule);
     return ok;
 }
+
+int b2c_aes256gcm_seal(const unsigned char key[32], const unsigned char nonce[12], const unsigned char *aad, size_t aad_length,
+                       const unsigned char *plaintext, size_t length, unsigned char *ciphertext, unsigned char tag[16]) {
+    AES_KEY schedule;
+    if (AES_set_encrypt_key(key, 256, &schedule) != 0) return 0;
+    GCM128_CONTEXT *gcm = CRYPTO_gcm128_new(&schedule, (block128_f)AES_encrypt);
+    int ok = 0;
+    if (gcm != NULL) {
+        CRYPTO_gcm128_setiv(gcm, nonce, 12);
+        ok = CRYPTO_gcm128_aad(gcm, aad, aad_length) == 0 && CRYPTO_gcm128_encrypt(gcm, plaintext, ciphertext, length) == 0;
+        if (ok) CRYPTO_gcm128_tag(gcm, tag, 16);
+        CRYPTO_gcm128_release(gcm);
+    }
+    OPENSSL_cleanse(&schedule, sizeof schedule);
+    return ok;
+}

@@ -5,7 +5,7 @@ import Testing
 
 @testable import B2CEmulator
 
-/// The store's hot reads — a password check, and a refresh grant's token with its person in one statement — read their
+/// The store's hot reads — a password check, and a refresh grant's grant with its person in one statement — read their
 /// columns by position, which the throughput benchmark shows pays (bench/README.md, "Emulator throughput"); every other
 /// read goes by column name. They name the columns they select, so a column added to a table cannot shift them: pinned
 /// here by adding one to each table they read before a sign-in and a refresh.
@@ -14,6 +14,7 @@ struct StoreColumnTests {
         try await TestTenant.with { t in
             try await t.emulator.store.db.write { db in
                 try db.execute(sql: "ALTER TABLE users ADD COLUMN added_later TEXT DEFAULT 'shifted'")
+                try db.execute(sql: "ALTER TABLE grants ADD COLUMN added_later INTEGER DEFAULT 7")
                 try db.execute(sql: "ALTER TABLE refresh_tokens ADD COLUMN added_later INTEGER DEFAULT 7")
             }
             func ropc(_ password: String) async throws -> TestResponse {

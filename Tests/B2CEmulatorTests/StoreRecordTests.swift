@@ -17,8 +17,8 @@ struct StoreRecordTests {
         try body(store)
     }
 
-    /// A file store reads a refresh grant's token and person on connections of its own (`DirectReads`), a store in
-    /// memory through GRDB: the same writes read back the same on both, a rotation, a revocation and a deleted person too.
+    /// A file store reads a refresh grant's grant and person on connections of its own (`DirectReads`), a store in memory
+    /// through GRDB: the same tokens read back the same on both, a revocation and a deleted person too.
     @Test func aRefreshTokenAndItsPersonReadTheSameOnAFileAsInMemory() throws {
         func exercise(_ store: EmulatorStore) throws -> [(EmulatorStore.RefreshRecord, EmulatorStore.UserRecord?)?] {
             let kept = try store.createUser(
@@ -28,19 +28,20 @@ struct StoreRecordTests {
             let gone = try store.createUser(
                 oid: "0c0c0000-0000-4000-8000-00000000000c", email: "g@contoso.com", password: "pw", displayName: "G",
                 givenName: "G", surname: "H", now: 8)
-            func token(_ value: String, oid: String, rotating: String? = nil, spa: Bool = false) throws {
+            func token(_ grant: String, oid: String, spa: Bool = false) throws -> String {
                 let record = EmulatorStore.RefreshRecord(
-                    grantId: "grant-" + oid.prefix(4), clientId: "client", policy: "b2c_1_susi", oid: oid, scopes: "openid offline_access",
-                    authTime: 10, issuedAt: 11, grantIssuedAt: 9, rotatedAt: nil, revoked: false, confidential: !spa, spa: spa)
-                try store.saveRefreshToken(.init(token: value, record: record, rotating: rotating, now: 12))
+                    grantId: grant, clientId: "client", policy: "b2c_1_susi", oid: oid, scopes: "openid offline_access",
+                    authTime: 10, issuedAt: 11, grantIssuedAt: 9, confidential: !spa, spa: spa)
+                try store.saveGrant(record)
+                return store.refreshToken(record)
             }
-            try token("first", oid: kept.oid)
-            try token("second", oid: kept.oid, rotating: "first", spa: true)
-            try token("other", oid: gone.oid)
-            var reads = try ["first", "second", "other", "never issued"].map(store.refreshTokenAndUser)
+            let tokens = [
+                try token("g1", oid: kept.oid), try token("g2", oid: kept.oid.uppercased(), spa: true), try token("g3", oid: gone.oid),
+            ]
+            var reads = try (tokens + ["never issued"]).map(store.refreshTokenAndUser)
             #expect(try store.deleteUser(oid: gone.oid))
-            _ = try store.revokeGrants(oid: kept.oid, now: 13)
-            reads += try ["first", "second", "other"].map(store.refreshTokenAndUser)
+            #expect(try store.revokeGrants(oid: kept.oid, now: 13) == 2)
+            reads += try tokens.map(store.refreshTokenAndUser)
             return reads
         }
         let memory = try exercise(EmulatorStore.inMemory())
@@ -51,9 +52,92 @@ struct StoreRecordTests {
             for (i, (a, b)) in zip(onFile, memory).enumerated() {
                 #expect(a?.0 == b?.0 && a?.1 == b?.1, "read \(i)")
             }
-            #expect(onFile[0]?.0.rotatedAt == 12 && onFile[1]?.0.spa == true && onFile[1]?.1?.attributes["city"] == "Zürich")
-            #expect(onFile[3] == nil && onFile[6]?.1 == nil && onFile[5]?.0.revoked == true)
+            #expect(onFile[0]?.0.revoked == false && onFile[0]?.0.confidential == true && onFile[0]?.1?.oid == onFile[1]?.1?.oid)
+            #expect(onFile[1]?.0.spa == true && onFile[1]?.1?.attributes["city"] == "Zürich" && onFile[1]?.0.authTime == 10)
+            #expect(onFile[3] == nil && onFile[6]?.1 == nil && onFile[4]?.0.revoked == true && onFile[5]?.0.revoked == true)
         }
+    }
+
+    /// A refresh token opens only under the key of the state that sealed it, unaltered: a change to any of its parts, another
+    /// state's token or a token of another form is not one (AADB2C90090 at the endpoint). A file state keeps its key.
+    @Test func aSealedRefreshTokenOpensOnlyUnalteredAndUnderItsStatesKey() throws {
+        let record = EmulatorStore.RefreshRecord(
+            grantId: "g", clientId: "c", policy: "b2c_1_susi", oid: "o", scopes: "openid offline_access", authTime: 1, issuedAt: 2,
+            grantIssuedAt: 1)
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let token: String
+        do {
+            let store = try EmulatorStore.file(directory: dir)
+            defer { store.close() }
+            token = store.refreshToken(record)
+            #expect(store.refreshSeal.open(token) == record)
+            #expect(store.refreshToken(record) != token, "a fresh nonce per token")
+        }
+        let reopened = try EmulatorStore.file(directory: dir)
+        defer { reopened.close() }
+        #expect(reopened.refreshSeal.open(token) == record)
+        #expect(try EmulatorStore.inMemory().refreshSeal.open(token) == nil)
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        #expect(parts.count == 5 && parts[1].isEmpty)
+        for i in [0, 2, 3, 4] {
+            var altered = parts
+            let c = altered[i].removeLast()
+            altered[i].append(c == "A" ? "B" : "A")
+            #expect(reopened.refreshSeal.open(altered.joined(separator: ".")) == nil, "part \(i) altered")
+        }
+        for other in ["", "....", token + ".", String(token.dropLast()), parts[0] + "..." + parts[3] + "." + parts[4]] {
+            #expect(reopened.refreshSeal.open(other) == nil)
+        }
+    }
+
+    /// The sealed record's bytes read back as written, strings of any script and times of either sign; a record cut short,
+    /// with a byte more or of another version, is none.
+    @Test func aRefreshRecordsBytesReadBackAndNothingElseDoes() {
+        let record = EmulatorStore.RefreshRecord(
+            grantId: "grant", clientId: "client", policy: "b2c_1a_signup_signin", oid: "ö😀", scopes: "", authTime: -1,
+            issuedAt: 1_800_000_000, grantIssuedAt: Int(Int32.max) + 1, confidential: true, spa: true)
+        let bytes = RefreshTokenSeal.Fields.encode(record)
+        #expect(RefreshTokenSeal.Fields.decode(bytes) == record)
+        var plain = record
+        (plain.confidential, plain.spa) = (false, false)
+        #expect(RefreshTokenSeal.Fields.decode(RefreshTokenSeal.Fields.encode(plain)) == plain)
+        for n in 0..<bytes.count { #expect(RefreshTokenSeal.Fields.decode(Array(bytes.prefix(n))) == nil, "\(n) bytes") }
+        #expect(RefreshTokenSeal.Fields.decode(bytes + [0]) == nil)
+        #expect(RefreshTokenSeal.Fields.decode([2] + bytes.dropFirst()) == nil)
+    }
+
+    /// A state written before sealed refresh tokens: migration v16 records its grants (revoked when any of their tokens
+    /// was), the stored tokens are still redeemed from `refresh_tokens`, and a revocation now reaches them through the grant.
+    @Test func theStoredRefreshTokensOfAnEarlierEmulatorStillRedeemAndRevoke() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let oid = "0d0d0000-0000-4000-8000-00000000000d"
+        do {
+            let old = try DatabaseQueue(path: dir.appendingPathComponent("emulator.sqlite").path)
+            try EmulatorSchema.migrator.migrate(old, upTo: "v15-device-flows")
+            try old.write { db in
+                for (token, grant, revoked) in [("live", "g-live", 0), ("rotated", "g-live", 0), ("revoked", "g-revoked", 1)] {
+                    try db.execute(
+                        sql: """
+                            INSERT INTO refresh_tokens(hash, grant_id, client_id, policy, oid, scopes, auth_time, issued_at,
+                                                       grant_issued_at, revoked, confidential, spa)
+                            VALUES (?, ?, 'client', 'b2c_1_susi', ?, 'openid offline_access', 5, 6, 4, ?, 0, 1)
+                            """, arguments: [EmulatorStore.hash(token), grant, oid.uppercased(), revoked])
+                }
+            }
+        }
+        let store = try EmulatorStore.file(directory: dir)
+        defer { store.close() }
+        _ = try store.createUser(oid: oid, email: "d@contoso.com", password: "pw", displayName: "D", givenName: "D", surname: "E", now: 1)
+        let live = try #require(try store.refreshTokenAndUser("live"))
+        #expect(live.0.grantId == "g-live" && live.0.spa && !live.0.revoked && live.0.authTime == 5 && live.1?.oid == oid)
+        #expect(try store.refreshTokenAndUser("rotated")?.0.revoked == false)
+        #expect(try store.refreshTokenAndUser("revoked")?.0.revoked == true)
+        #expect(try store.refreshTokenAndUser("never") == nil)
+        #expect(try store.revokeGrants(oid: oid, now: 7) == 1)
+        #expect(try store.refreshTokenAndUser("live")?.0.revoked == true && store.refreshTokenAndUser("rotated")?.0.revoked == true)
     }
 
     /// The direct reads' connections close with the store (a test suite opens hundreds of tenants in one process), and a
@@ -72,16 +156,17 @@ struct StoreRecordTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let store = try EmulatorStore.file(directory: dir)
         let oid = try store.createUser(email: "c@contoso.com", password: "pw", displayName: "C", givenName: "C", surname: "D", now: 1).oid
-        for i in 0..<8 {
+        let tokens = try (0..<8).map { i in
             let record = EmulatorStore.RefreshRecord(
                 grantId: "g\(i)", clientId: "client", policy: "b2c_1_susi", oid: oid, scopes: "openid", authTime: i, issuedAt: i,
-                grantIssuedAt: i, rotatedAt: nil, revoked: false)
-            try store.saveRefreshToken(.init(token: "token-\(i)", record: record, rotating: nil, now: i))
+                grantIssuedAt: i)
+            try store.saveGrant(record)
+            return store.refreshToken(record)
         }
         let wrong = NIOLockedValueBox(0)
         DispatchQueue.concurrentPerform(iterations: 400) { n in
             let i = n % 8
-            let read = try? store.refreshTokenAndUser("token-\(i)")
+            let read = try? store.refreshTokenAndUser(tokens[i])
             if read?.0.grantId != "g\(i)" || read?.0.authTime != i || read?.1?.oid != oid { wrong.withLockedValue { $0 += 1 } }
         }
         #expect(wrong.withLockedValue { $0 } == 0)

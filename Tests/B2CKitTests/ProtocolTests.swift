@@ -2,6 +2,7 @@ import B2CEmulator
 import B2CFastPath
 import B2CProtocol
 @testable import B2CKit
+import Crypto
 import Foundation
 import Testing
 import _CryptoExtras
@@ -122,6 +123,71 @@ import _CryptoExtras
             #expect(Base64URL.decode(foundation) == data, "padded, \(length) bytes")
             #expect(Base64URL.decode(Base64URL.encode(data)) == data, "unpadded, \(length) bytes")
         }
+    }
+
+    /// The byte decoder against Foundation's on random strings of the alphabet, '=' and a few bytes outside it: the same
+    /// bytes where Foundation decodes (its padding rules are stricter: only where it succeeds is it the reference), and nil
+    /// exactly where a character is outside the alphabet or the length is one no encoding produces.
+    @Test func base64URLDecodesAsFoundationDoes() {
+        var rng = SystemRandomNumberGenerator()
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+        for _ in 0..<5_000 {
+            var text = (0..<Int.random(in: 0...40, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! }
+            if Bool.random(using: &rng) { text += [UInt8](repeating: UInt8(ascii: "="), count: Int.random(in: 1...2, using: &rng)) }
+            if Int.random(in: 0..<8, using: &rng) == 0 { text.insert(Array("+/ .\u{0}é".utf8).randomElement(using: &rng)!, at: 0) }
+            let string = String(decoding: text, as: UTF8.self)
+            let sextets = text.filter { $0 != UInt8(ascii: "=") }
+            let decodable = sextets.allSatisfy(alphabet.contains) && sextets.count % 4 != 1
+            let ours = Base64URL.decodeBytes(string)
+            #expect((ours != nil) == decodable, "\(string)")
+            #expect(Base64URL.decode(string[...]) == ours.map { Data($0) }, "a substring decodes alike")
+            let standard = String(decoding: sextets, as: UTF8.self).replacingOccurrences(of: "-", with: "+")
+                .replacingOccurrences(of: "_", with: "/")
+            if decodable, let foundation = Data(base64Encoded: standard + String(repeating: "=", count: (4 - sextets.count % 4) % 4)) {
+                #expect(ours == [UInt8](foundation), "\(string)")
+            }
+        }
+    }
+
+    /// Canonical decoding takes the one encoding of each byte string: every encoder's output, and not the spellings whose
+    /// last character sets bits the bytes do not use (which the lenient decoder maps to the same bytes).
+    @Test func base64URLCanonicalDecodingTakesOneSpellingOfEachByteString() {
+        func canonical(_ s: String) -> [UInt8]? {
+            Array(s.utf8).withUnsafeBufferPointer { Base64URL.decode(buffer: $0, canonical: true) }
+        }
+        for length in 0...20 {
+            let bytes = Random.bytes(length), encoded = Base64URL.encode(bytes)
+            #expect(canonical(encoded) == bytes, "\(length) bytes")
+            guard length % 3 != 0, let last = encoded.utf8.last else { continue }
+            let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+            let value = alphabet.firstIndex(of: last)!
+            for spare in 1..<(length % 3 == 1 ? 16 : 4) {
+                let other = String(decoding: encoded.utf8.dropLast() + [alphabet[value ^ spare]], as: UTF8.self)
+                #expect(Base64URL.decodeBytes(other) == bytes && canonical(other) == nil, "\(other)")
+            }
+        }
+    }
+
+    /// The tenant's AES-256-GCM (libcrypto's low-level interface) and swift-crypto's are one cipher: each opens what the
+    /// other sealed, for every length up to three blocks and a half, and neither opens a changed byte.
+    @Test func aes256GCMSealsAndOpensAsSwiftCryptoDoes() throws {
+        for length in 0...56 {
+            let key = Random.bytes(32), nonce = Random.bytes(12), aad = Random.bytes(length % 7), plain = Random.bytes(length)
+            let (ciphertext, tag) = try #require(AES256GCM.seal(plain, key: key, nonce: nonce, aad: aad))
+            let theirs = try AES.GCM.seal(plain, using: SymmetricKey(data: key), nonce: AES.GCM.Nonce(data: nonce), authenticating: aad)
+            #expect(ciphertext == [UInt8](theirs.ciphertext) && tag == [UInt8](theirs.tag), "\(length) bytes")
+            #expect(AES256GCM.open(ciphertext, tag: tag, key: key, nonce: nonce, aad: aad) == plain)
+            var altered = tag
+            altered[length % 16] ^= 1
+            #expect(AES256GCM.open(ciphertext, tag: altered, key: key, nonce: nonce, aad: aad) == nil)
+            #expect(AES256GCM.open(ciphertext, tag: tag, key: key, nonce: nonce, aad: aad + [0]) == nil)
+            if length > 0 {
+                var changed = ciphertext
+                changed[length / 2] ^= 0x80
+                #expect(AES256GCM.open(changed, tag: tag, key: key, nonce: nonce, aad: aad) == nil)
+            }
+        }
+        #expect(AES256GCM.seal([1], key: Random.bytes(16), nonce: Random.bytes(12), aad: []) == nil)
     }
 
     /// Random bytes from one kernel call per 256 bytes: every length comes back whole, across the calls' seams, and draws

@@ -67,7 +67,7 @@ struct AdminEndpoint: TenantPart {
         on("users/:id/revoke", .post) { _, context in
             let u = try self.adminUser(context), now = self.clock.now()
             let n = try self.store.revokeGrants(oid: u.oid, now: now)
-            return .json(["oid": .string(u.oid), "revokedRefreshTokens": JSONValue(n), "tokensValidFrom": JSONValue(now)])
+            return .json(["oid": .string(u.oid), "revokedGrants": JSONValue(n), "tokensValidFrom": JSONValue(now)])
         }
         on("mfa", .get) { _, _ in .json(try Self.knobsJSON(try self.store.mfaKnobs)) }
         on("mfa", .post) { request, _ in try self.setMFAKnobs(try await Self.adminBody(request)) }

@@ -128,11 +128,10 @@ struct TokenIssuer: TenantPart {
         var refreshToken: String?
         var idToken: String?
         var accessToken: String?
-        /// The refresh token still to be stored, when the issuance was asked to leave that to its caller (`storeLater`).
-        var unsaved: EmulatorStore.NewRefreshToken?
     }
 
-    /// Signs the id and access tokens for `user` and stores a refresh token when `offline_access` was asked for.
+    /// Signs the id and access tokens for `user` and seals a refresh token when `offline_access` was asked for (a sign-in's
+    /// grant recorded).
     /// `policy` nil means a native-authentication (External ID) sign-in.
     /// Long on purpose: every claim of every token kind is decided in this one place.
     /// Who a user token goes to: a public client, a confidential one (its refresh tokens need its secret), a single-page
@@ -196,19 +195,20 @@ struct TokenIssuer: TenantPart {
             body["resource"] = .string(resource)
         }
         var refreshToken: String?
-        var unsaved: EmulatorStore.NewRefreshToken?
         if scopes.offlineAccess {
-            let (new, lifetime) = try newRefreshToken(r, policy: policy, now: now)
-            if r.storeLater { unsaved = new } else { try store.saveRefreshToken(new) }
-            body["refresh_token"] = .string(new.token)
+            let (record, lifetime) = newRefreshRecord(r, policy: policy, now: now)
+            // A sign-in records its grant; a refresh continues one that is recorded, and writes nothing.
+            if !r.refresh { try store.saveGrant(record) }
+            let token = store.refreshToken(record)
+            body["refresh_token"] = .string(token)
+            refreshToken = token
             body["refresh_token_expires_in"] = asNumber(lifetime)
-            refreshToken = new.token
         }
         if r.clientInfo {
             let uid = policy.map { "\(user.oid)-\($0.lowercasedID)" } ?? user.oid
             body["client_info"] = .string(ClientInfo(uid: uid, utid: tenantID).encoded)
         }
-        return Issued(body: .object(body), refreshToken: refreshToken, idToken: idToken, accessToken: accessToken, unsaved: unsaved)
+        return Issued(body: .object(body), refreshToken: refreshToken, idToken: idToken, accessToken: accessToken)
     }
 
     /// The claims both tokens carry: the person's, the connectors' and extensions' (never a protocol claim), and, for a
@@ -231,21 +231,16 @@ struct TokenIssuer: TenantPart {
         return common
     }
 
-    /// A new refresh token of the grant (a new grant on a sign-in), rotating the one redeemed, and its lifetime: a SPA's
-    /// ends 24 hours after the sign-in, others last the policy's lifetime.
-    private func newRefreshToken(
-        _ r: Issuance, policy: EmulatorSeed.Policy?, now: Int
-    ) throws -> (EmulatorStore.NewRefreshToken, Int) {
+    /// The record of a new refresh token of the grant (a new grant on a sign-in), and its lifetime: a SPA's ends 24 hours
+    /// after the sign-in, others last the policy's lifetime.
+    private func newRefreshRecord(_ r: Issuance, policy: EmulatorSeed.Policy?, now: Int) -> (EmulatorStore.RefreshRecord, Int) {
         let g = r.grant ?? (id: UUID().uuidString.lowercased(), issuedAt: now)
-        let new = EmulatorStore.NewRefreshToken(
-            token: Random.token(bytes: 48),
-            record: .init(
-                grantId: g.id, clientId: r.app.clientId, policy: policy?.lowercasedID ?? "", oid: r.user.oid,
-                scopes: r.scopes.serializedForStorage, authTime: r.authTime, issuedAt: now, grantIssuedAt: g.issuedAt, rotatedAt: nil,
-                revoked: false, confidential: r.client.confidential, spa: r.client.spa),
-            rotating: r.rotating, now: now)
+        let record = EmulatorStore.RefreshRecord(
+            grantId: g.id, clientId: r.app.clientId, policy: policy?.lowercasedID ?? "", oid: r.user.oid,
+            scopes: r.scopes.serializedForStorage, authTime: r.authTime, issuedAt: now, grantIssuedAt: g.issuedAt,
+            confidential: r.client.confidential, spa: r.client.spa)
         let lifetime = r.client.spa ? max(0, g.issuedAt + Self.spaRefreshLifetime - now) : (policy?.refreshTokenLifetime ?? 1_209_600)
-        return (new, lifetime)
+        return (record, lifetime)
     }
 
     /// Entra's pairwise subject of a person at an app: 43 characters of base64url, stable for the tenant, app and person.
@@ -309,42 +304,21 @@ struct TokenIssuer: TenantPart {
         Base64URL.encode(EmulatorStore.sha256(value).prefix(16))
     }
 
-    /// A refresh: always an id token and a new refresh token of the same grant (rotation), as B2C does.
+    /// A refresh: always an id token and a new refresh token of the same grant (rotation), as B2C does. Nothing is written:
+    /// the grant is recorded, the new token sealed.
     func refreshed(
-        _ token: String, record: EmulatorStore.RefreshRecord, user: EmulatorStore.UserRecord, policy: EmulatorSeed.Policy?,
-        app: EmulatorSeed.App, scopes: Scopes, form: [String: String], origin: String
+        _ record: EmulatorStore.RefreshRecord, user: EmulatorStore.UserRecord, policy: EmulatorSeed.Policy?, app: EmulatorSeed.App,
+        scopes: Scopes, form: [String: String], origin: String, extraClaims: [String: JSONValue] = [:]
     ) throws -> Response {
-        tokenResponse(
-            try issue(
-                refreshIssuance(token, record: record, user: user, policy: policy, app: app, scopes: scopes, form: form, origin: origin)))
-    }
-
-    /// The same, the rotation stored while the task waits for the store's writer without holding its thread.
-    func refreshed(
-        _ token: String, record: EmulatorStore.RefreshRecord, user: EmulatorStore.UserRecord, policy: EmulatorSeed.Policy?,
-        app: EmulatorSeed.App, scopes: Scopes, form: [String: String], origin: String,
-        extraClaims: [String: JSONValue] = [:]
-    ) async throws -> Response {
-        var issuance = refreshIssuance(
-            token, record: record, user: user, policy: policy, app: app, scopes: scopes, form: form, origin: origin)
-        issuance.extraClaims = extraClaims
-        issuance.storeLater = true
-        let issued = try issue(issuance)
-        if let new = issued.unsaved { try await store.saveRefreshToken(new) }
-        return tokenResponse(issued)
-    }
-
-    private func refreshIssuance(
-        _ token: String, record: EmulatorStore.RefreshRecord, user: EmulatorStore.UserRecord, policy: EmulatorSeed.Policy?,
-        app: EmulatorSeed.App, scopes: Scopes, form: [String: String], origin: String
-    ) -> Issuance {
         var scopes = scopes
         scopes.openid = true
         scopes.offlineAccess = true
-        return Issuance(
-            user: user, policy: bound(policy), app: app, scopes: scopes, authTime: record.authTime, origin: origin,
-            clientInfo: Self.wantsClientInfo(form), grant: (record.grantId, record.grantIssuedAt), rotating: token,
-            client: ClientKind(confidential: record.confidential, spa: record.spa))
+        return tokenResponse(
+            try issue(
+                Issuance(
+                    user: user, policy: bound(policy), app: app, scopes: scopes, authTime: record.authTime, origin: origin,
+                    clientInfo: Self.wantsClientInfo(form), grant: (record.grantId, record.grantIssuedAt), refresh: true,
+                    client: ClientKind(confidential: record.confidential, spa: record.spa), extraClaims: extraClaims)))
     }
 
     static func wantsClientInfo(_ form: [String: String]) -> Bool {
@@ -464,8 +438,8 @@ struct Issuance {
     var clientInfo = false
     /// The grant a refresh token continues (its id and first issue); nil: a new grant.
     var grant: (id: String, issuedAt: Int)? = nil
-    /// The refresh token this issuance rotates.
-    var rotating: String? = nil
+    /// A refresh grant: the grant is recorded already.
+    var refresh = false
     var includeIDToken = true
     /// The authorization code issued beside (hybrid answers carry its `c_hash`).
     var code: String? = nil
@@ -474,6 +448,4 @@ struct Issuance {
     var idpAccessToken: String? = nil
     /// Claims an API connector returned before the token ("Continue"), as token claim names.
     var extraClaims: [String: JSONValue] = [:]
-    /// The refresh token is not stored by `issue` but returned (`Issued.unsaved`) for the caller to store.
-    var storeLater = false
 }

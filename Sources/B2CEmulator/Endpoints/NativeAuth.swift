@@ -324,7 +324,7 @@ struct NativeAuthEndpoint: JourneyCallouts {
         }
         log.oid = user.oid
         return try issuer.refreshed(
-            rt, record: record, user: user, policy: nil, app: app, scopes: try nativeScopes(form, app: app), form: form, origin: origin)
+            record, user: user, policy: nil, app: app, scopes: try nativeScopes(form, app: app), form: form, origin: origin)
     }
 }
 

@@ -343,10 +343,8 @@ struct TokenEndpoint: TenantPart {
         log.oid = user.oid
         let scopes = try issuer.resolveScopes(form["scope"].flatMap { $0.isEmpty ? nil : $0 } ?? record.scopes, app: app)
         let claims = policy.runsCustomPolicy ? try await customPolicyClaims(policy, user: user, grantedAt: record.issuedAt) : [:]
-        let response = try await issuer.refreshed(
-            token, record: record, user: user, policy: policy, app: app, scopes: scopes, form: form, origin: origin,
-            extraClaims: claims)
-        return response
+        return try issuer.refreshed(
+            record, user: user, policy: policy, app: app, scopes: scopes, form: form, origin: origin, extraClaims: claims)
     }
 
     private func passwordGrant(

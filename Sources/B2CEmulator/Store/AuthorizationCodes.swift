@@ -55,12 +55,13 @@ struct AuthorizationCodes: Sendable {
     enum Redemption { case unknown, replayed(Record), fresh(Record) }
 
     /// Marks a code redeemed, atomically, so that only one request can ever redeem it.
-    /// A replay also revokes the refresh tokens that the first redemption issued (RFC 6749 §4.1.2).
+    /// A replay also revokes the grant of the refresh tokens that the first redemption issued (RFC 6749 §4.1.2).
     func redeem(_ code: String, now: Int) throws -> Redemption {
         try db.write { db in
             guard let r = try CodeRow.fetchOne(db, key: EmulatorStore.hash(code))?.record else { return .unknown }
             if r.redeemedAt != nil {
-                try db.execute(sql: "UPDATE refresh_tokens SET revoked = 1 WHERE grant_id = ?", arguments: [r.grantId])
+                try EmulatorStore.revokeGrant(
+                    db, id: r.grantId, oid: r.oid, clientId: r.clientId, policy: r.policy.lowercased(), issuedAt: r.createdAt)
                 return .replayed(r)
             }
             try db.execute(sql: "UPDATE codes SET redeemed_at = ? WHERE hash = ?", arguments: [now, EmulatorStore.hash(code)])

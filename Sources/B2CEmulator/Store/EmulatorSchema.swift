@@ -173,5 +173,20 @@ enum EmulatorSchema {
                         hash TEXT PRIMARY KEY, user_code TEXT NOT NULL UNIQUE, data TEXT NOT NULL, expires_at INTEGER NOT NULL)
                     """)
         }
+        // v16: grants, one per sign-in, revoked as a whole: refresh tokens are sealed and no longer stored (a refresh grant
+        // writes nothing). The stored tokens of earlier emulators stay in `refresh_tokens` and are redeemed from there;
+        // their grants come here, revoked if any of their tokens was.
+        migrator.registerMigration("v16-grants") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE grants(
+                        id TEXT PRIMARY KEY, oid TEXT NOT NULL, client_id TEXT NOT NULL, policy TEXT NOT NULL,
+                        issued_at INTEGER NOT NULL, revoked INTEGER NOT NULL DEFAULT 0);
+                    CREATE INDEX grants_oid ON grants(oid);
+                    INSERT INTO grants(id, oid, client_id, policy, issued_at, revoked)
+                        SELECT grant_id, lower(oid), client_id, policy, MIN(grant_issued_at), MAX(revoked) FROM refresh_tokens
+                        GROUP BY grant_id;
+                    """)
+        }
     }
 }

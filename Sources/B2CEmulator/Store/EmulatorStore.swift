@@ -8,7 +8,8 @@ import NIOConcurrencyHelpers
 
 /// The emulator's mutable state in SQLite: users, sessions, pending sign-in transactions, authorization
 /// codes, refresh-token grants, the outbox of emailed codes, native-auth flows and its signing key.
-/// Secrets (codes, refresh tokens, session ids, continuation tokens) are stored only as SHA-256 hashes.
+/// Secrets (codes, session ids, continuation tokens) are stored only as SHA-256 hashes; refresh tokens are not stored at all
+/// (sealed under the state's refresh-token key, their grants recorded).
 public final class EmulatorStore: Sendable {
     /// The journey's calls to the developer's code (API connectors, authentication extensions), for `GET /_admin/callouts`.
     let callouts = CalloutLog()
@@ -43,8 +44,8 @@ public final class EmulatorStore: Sendable {
     public let outbox: Outbox
     let nativeFlows: NativeFlows
     public let requests: RequestLog
-    /// The refresh grants' rotations, committed together when they arrive together.
-    let rotations: GroupCommit
+    /// The state's refresh-token key: refresh tokens are sealed with it, not stored (RefreshTokens.swift).
+    let refreshSeal: RefreshTokenSeal
     /// A file store's reads that every refresh grant makes, beside GRDB's pool (nil in memory).
     let directReads: DirectReads?
 
@@ -102,8 +103,8 @@ public final class EmulatorStore: Sendable {
             SSOSessions(db: writer), AuthorizationCodes(db: writer), NativeFlows(db: writer), RequestLog(db: writer)
         )
         outbox = Outbox(db: writer, journeys: journeys)
-        rotations = GroupCommit(db: writer)
         try EmulatorSchema.migrator.migrate(writer)
+        refreshSeal = try RefreshTokenSeal.load(writer)
     }
 
     static func hash(_ secret: String) -> String { Base64URL.encode(sha256(secret)) }

@@ -206,17 +206,17 @@ extension EmulatorStore {
         }
     }
 
-    /// Revokes every refresh token of a user and ends their sessions. Returns how many tokens were live.
+    /// Revokes every grant of a user (their refresh tokens) and ends their sessions. Returns how many grants were live.
     @discardableResult
     public func revokeGrants(oid: String, now: Int) throws -> Int {
         try db.write { try Self.revoke($0, oid: oid, now: now) }
     }
 
-    /// Every refresh token issued so far is marked revoked; `tokens_valid_from` = now then only guards grants issued
-    /// earlier and redeemed later. A token issued after the reset, even within the same second, stays valid.
+    /// Every grant recorded so far is marked revoked; `tokens_valid_from` = now then only guards grants whose sign-in was
+    /// under way. A grant made after the reset, even within the same second, stays valid.
     private static func revoke(_ db: Database, oid: String, now: Int) throws -> Int {
         try db.execute(sql: "UPDATE users SET tokens_valid_from = ? WHERE oid = ?", arguments: [now, oid])
-        try db.execute(sql: "UPDATE refresh_tokens SET revoked = 1 WHERE oid = ? AND revoked = 0", arguments: [oid])
+        try db.execute(sql: "UPDATE grants SET revoked = 1 WHERE oid = ? AND revoked = 0", arguments: [oid.lowercased()])
         let n = db.changesCount
         try db.execute(sql: "DELETE FROM sessions WHERE oid = ?", arguments: [oid])
         return n
