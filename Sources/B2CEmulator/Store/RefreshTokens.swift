@@ -133,9 +133,11 @@ struct RefreshTokenSeal: Sendable {
             preconditionFailure("AES-256-GCM sealing failed with a 32-byte key")
         }
         var token = header
-        token.reserveCapacity(header.count + 48 + ciphertext.count * 4 / 3)
-        token += Array("..".utf8) + Array(Base64URL.encode(nonce).utf8) + [UInt8(ascii: ".")] + Array(Base64URL.encode(ciphertext).utf8)
-        token += [UInt8(ascii: ".")] + Array(Base64URL.encode(tag).utf8)
+        token.reserveCapacity(header.count + 44 + ciphertext.count * 4 / 3)
+        for (separator, part) in [("..", nonce), (".", ciphertext), (".", tag)] {
+            token.append(contentsOf: separator.utf8)
+            token.append(contentsOf: Base64URL.encode(part).utf8)
+        }
         return String(decoding: token, as: UTF8.self)
     }
 
@@ -166,12 +168,15 @@ struct RefreshTokenSeal: Sendable {
 
         static func encode(_ r: EmulatorStore.RefreshRecord) -> [UInt8] {
             var out: [UInt8] = [version]
+            out.reserveCapacity(1 + 5 * 2 + 3 * 8 + 1 + 160 + r.scopes.utf8.count)
             for text in [r.grantId, r.clientId, r.policy, r.oid, r.scopes] {
-                let utf8 = Array(text.utf8.prefix(Int(UInt16.max)))
-                out += [UInt8(utf8.count >> 8), UInt8(utf8.count & 0xFF)] + utf8
+                let utf8 = text.utf8.prefix(Int(UInt16.max))
+                out.append(UInt8(utf8.count >> 8))
+                out.append(UInt8(utf8.count & 0xFF))
+                out.append(contentsOf: utf8)
             }
             for time in [r.authTime, r.issuedAt, r.grantIssuedAt] {
-                out += (0..<8).reversed().map { UInt8(truncatingIfNeeded: Int64(time) >> ($0 * 8)) }
+                for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: Int64(time) >> shift)) }
             }
             out.append((r.confidential ? 1 : 0) | (r.spa ? 2 : 0))
             return out
