@@ -91,6 +91,27 @@ struct StoreRecordTests {
         }
     }
 
+    /// A replayed code revokes its grant even when the first redemption's tokens are not out yet (no row for the grant):
+    /// the grant the redemption then records stays revoked.
+    @Test func aCodeReplayedBeforeItsGrantIsRecordedLeavesTheGrantRevoked() throws {
+        try Self.withStore { store in
+            let oid = try store.createUser(email: "e@contoso.com", password: "pw", displayName: "E", givenName: "E", surname: "F", now: 1)
+                .oid
+            let code = EmulatorStore.CodeRecord(
+                clientId: "client", redirectUri: "http://localhost", policy: "B2C_1_susi", scopes: "openid offline_access", nonce: nil,
+                challenge: nil, challengeMethod: nil, oid: oid, authTime: 5, newUser: false, createdAt: 5, redeemedAt: nil,
+                grantId: "g-replayed")
+            try store.codes.save("the code", code)
+            guard case .fresh = try store.codes.redeem("the code", now: 6) else { Issue.record("first redemption"); return }
+            guard case .replayed = try store.codes.redeem("the code", now: 7) else { Issue.record("replay"); return }
+            let record = EmulatorStore.RefreshRecord(
+                grantId: "g-replayed", clientId: "client", policy: "b2c_1_susi", oid: oid, scopes: "openid offline_access", authTime: 5,
+                issuedAt: 6, grantIssuedAt: 6)
+            try store.saveGrant(record)
+            #expect(try store.refreshTokenAndUser(store.refreshToken(record))?.0.revoked == true)
+        }
+    }
+
     /// The sealed record's bytes read back as written, strings of any script and times of either sign; a record cut short,
     /// with a byte more or of another version, is none.
     @Test func aRefreshRecordsBytesReadBackAndNothingElseDoes() {

@@ -98,11 +98,17 @@ private func seedWithSecondApp() -> (EmulatorSeed, EmulatorSeed.App) {
             // The ?p= form of the token endpoint is the same endpoint.
             let q = try await t.post("/contoso.onmicrosoft.com/oauth2/v2.0/token?p=B2C_1_susi", refreshForm(rt2))
             #expect(q.status == 200)
-            // Admin revocation.
-            #expect(try await t.admin(.POST, "/users/\(alice.email)/revoke").status == 200)
-            expectB2CError(
-                try await t.token("B2C_1_susi", refreshForm(q.json["refresh_token"]?.stringValue)), error: "invalid_grant",
-                code: "AADB2C90129")
+            // A refresh token is a JWE of the grant (B2C's are JWEs): five parts, no encrypted key, opaque to the client.
+            let parts = try #require(q.json["refresh_token"]?.stringValue).split(separator: ".", omittingEmptySubsequences: false)
+            #expect(parts.count == 5 && parts[1].isEmpty)
+            let header = try JSONValue.parse(try #require(Base64URL.decode(parts[0])))
+            #expect(header["alg"]?.stringValue == "dir" && header["enc"]?.stringValue == "A256GCM")
+            // Admin revocation: the person's one grant, every token of it (the first as the last).
+            let revoked = try await t.admin(.POST, "/users/\(alice.email)/revoke")
+            #expect(revoked.status == 200 && revoked.json["revokedGrants"] == 1, "\(revoked.body)")
+            for token in [rt1, rt2, q.json["refresh_token"]?.stringValue] {
+                expectB2CError(try await t.token("B2C_1_susi", refreshForm(token)), error: "invalid_grant", code: "AADB2C90129")
+            }
         }
     }
 
