@@ -2,7 +2,8 @@
 # Benchmark 4: the emulator's token endpoint under load: refresh grants per second, 16 connections, loopback, TLS.
 #
 #   figure: wrk requests/s POSTing the same refresh grant (every answer signs two RS256 tokens: id token and access token,
-#           and rotates the refresh token in SQLite); non-200 answers are counted and must be 0
+#           reads the grant and the person from SQLite, seals the new refresh token; the token log is written in batches);
+#           non-200 answers are counted and must be 0
 #   floor:  the signing bound with the RSA implementation the emulator signs with (`b2c-bench sign-bound`: the system's
 #           libcrypto through RS256Signer, one signing loop per core), halved (two signatures per answer). Measured beside
 #           it in the same slices: swift-crypto's (BoringSSL, which the emulator signed with before issue 43); printed

@@ -9,7 +9,8 @@
 #            DURATION seconds, the same grant repeated (refresh: one refresh token; client credentials: one confidential
 #            client), non-200 answers counted (must be 0)
 #   work per answer (not the same, and said beside the figures): the emulator signs an id token and an access token for
-#            a refresh and rotates the refresh token in SQLite; Glewlwyd signs an access token (its refresh answer has no
+#            a refresh, reads the grant and the person from SQLite and seals the new refresh token (a JWE: nothing is
+#            written but the token log's batch); Glewlwyd signs an access token (its refresh answer has no
 #            id token) and extends the refresh token; see the idpyoidc line for its own
 #   target:  the emulator ahead of both peers on both grants
 #

@@ -5,9 +5,9 @@
 #   floor:  one `curl` POST of the same refresh grant (same form fields, same token endpoint, same CA) per run
 #   target: p50 <= 2x the floor
 #
-# Both sides pay the same server work (two RS256 signatures, the refresh-token rotation in SQLite) and one TLS
+# Both sides pay the same server work (two RS256 signatures, the grant's read and the new refresh token's seal) and one TLS
 # handshake. b2c additionally starts up, selects the account, takes the refresh lock, reads the cached discovery
-# document, validates the new id token and stores the result in one transaction. The emulator keeps rotated refresh
+# document, validates the new id token and stores the result in one transaction. The emulator keeps redeemed refresh
 # tokens valid until their own expiry, so the curl floor can POST the same grant over and over.
 #
 # The runs alternate: ROUNDS rounds of hyperfine, each running every command RUNS / ROUNDS times, and each figure is

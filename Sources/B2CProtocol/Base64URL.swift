@@ -123,8 +123,8 @@ public enum Random {
     }
 
     /// `count` bytes from the kernel's generator: one `getentropy` call per 256 bytes (the system generator asks the
-    /// kernel once per eight bytes: six system calls for a refresh token's 48), or, where that call fails, the system
-    /// generator eight bytes a draw.
+    /// kernel once per eight bytes: six system calls for 48 bytes), or, where that call fails, the system generator eight
+    /// bytes a draw.
     public static func bytes(_ count: Int) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count)
         guard count > 0 else { return bytes }
