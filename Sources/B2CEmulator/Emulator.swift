@@ -206,15 +206,23 @@ public final class B2CEmulator: Sendable {
 
 /// The name part of a Host header (`name[:port]`, `[v6]:port`), lower-cased and without brackets.
 enum HostHeader {
+    /// (On the bytes, and lower-cased only when there is an upper-case letter: every request asks.)
     static func name(of host: String) -> String {
-        var h = host.lowercased()
-        if h.hasPrefix("["), let end = h.firstIndex(of: "]") { return String(h[h.index(after: h.startIndex)..<end]) }
-        if let colon = h.lastIndex(of: ":"), h.filter({ $0 == ":" }).count == 1 { h = String(h[..<colon]) }
-        return h.hasSuffix(".") ? String(h.dropLast()) : h
+        let h = host.utf8.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") || $0 >= 0x80 } ? host.lowercased() : host
+        let bytes = h.utf8
+        if bytes.first == UInt8(ascii: "["), let end = bytes.firstIndex(of: UInt8(ascii: "]")) {
+            return String(Substring(bytes[bytes.index(after: bytes.startIndex)..<end]))
+        }
+        var name = bytes[...]
+        if let colon = bytes.lastIndex(of: UInt8(ascii: ":")), bytes.firstIndex(of: UInt8(ascii: ":")) == colon {
+            name = bytes[..<colon]
+        }
+        if name.last == UInt8(ascii: ".") { name = name.dropLast() }
+        return String(Substring(name))
     }
 
     /// An IPv4 or IPv6 address (bracketless), as inet_pton reads one.
-    static func isAddress(_ name: String) -> Bool { IPBytes.parse(name) != nil }
+    static func isAddress(_ name: String) -> Bool { IPBytes.isAddress(name) }
 }
 
 /// The request pipeline's questions to the tenant: the next injected fault of an endpoint, and whether a path's tenant

@@ -1,3 +1,4 @@
+import B2CProtocol
 import Foundation
 import Testing
 
@@ -29,6 +30,32 @@ import Testing
         for _ in 0..<5_000 {
             let host = String((0..<Int.random(in: 0...12, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! })
             #expect(AuthorityPrefixMiddleware.isHostHeader(host) == Self.byPattern(host), "\(host.debugDescription)")
+        }
+    }
+
+    /// The name part of a Host, as the rebinding guard compares it, written on the bytes: the same as the version on
+    /// Characters it replaced, and an address where inet_pton reads one.
+    @Test func nameOfAHost() {
+        func byCharacters(_ host: String) -> String {
+            var h = host.lowercased()
+            if h.hasPrefix("["), let end = h.firstIndex(of: "]") { return String(h[h.index(after: h.startIndex)..<end]) }
+            if let colon = h.lastIndex(of: ":"), h.filter({ $0 == ":" }).count == 1 { h = String(h[..<colon]) }
+            return h.hasSuffix(".") ? String(h.dropLast()) : h
+        }
+        let named = [
+            "127.0.0.1:8470": "127.0.0.1", "[::1]:443": "::1", "Contoso.B2CLogin.com.": "contoso.b2clogin.com", "::1": "::1",
+            "a:1:2": "a:1:2", "[fe80::1": "[fe80::1", "localhost:": "localhost",
+        ]
+        for (host, name) in named { #expect(HostHeader.name(of: host) == name, "\(host)") }
+        #expect(HostHeader.isAddress("127.0.0.1") && HostHeader.isAddress("::1") && HostHeader.isAddress("[::1]"))
+        #expect(!HostHeader.isAddress("localhost") && !HostHeader.isAddress("127.0.0.1:80") && !HostHeader.isAddress(""))
+        let alphabet = Array("aZ1.:[]")
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<5_000 {
+            let host = String((0..<Int.random(in: 0...10, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! })
+            let name = HostHeader.name(of: host)
+            #expect(name == byCharacters(host), "\(host.debugDescription)")
+            #expect(HostHeader.isAddress(name) == (IPBytes.parse(name) != nil), "\(name.debugDescription)")
         }
     }
 }

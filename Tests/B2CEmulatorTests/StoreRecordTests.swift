@@ -301,8 +301,14 @@ struct StoreRecordTests {
                 store.requests.log(
                     .init(at: 7, endpoint: "token", grantType: "password", policy: "b2c_1_ropc", clientId: "c", oid: nil, outcome: outcome))
             }
+            // Every column as written (the batch binds them itself): a person's grant, with a non-ASCII policy name.
+            store.requests.log(
+                .init(at: 8, endpoint: "idp", grantType: "google", policy: "b2c_1_été", clientId: "c2", oid: "o-1", outcome: "ok"))
             let entries = try store.requests.entries()
-            #expect(entries.map(\.outcome) == ["ok", "AADB2C90080"] && entries.first?.json["oid"] == .null)
+            #expect(entries.map(\.outcome) == ["ok", "AADB2C90080", "ok"] && entries.first?.json["oid"] == .null)
+            #expect(
+                entries.last.map { [String($0.at), $0.endpoint, $0.grantType, $0.policy, $0.clientId, $0.oid ?? "nil", $0.outcome] }
+                    == ["8", "idp", "google", "b2c_1_été", "c2", "o-1", "ok"])
             try store.requests.clear()
             #expect(try store.requests.entries().isEmpty)
         }

@@ -289,6 +289,22 @@ import _CryptoExtras
         #expect(try FormEncoding.parse(bytes: Array("&&x=1&&y&".utf8)) == ["x": "1", "y": ""])
     }
 
+    /// OAuth's space-delimited lists split on the space byte: empty items dropped, and a space before a combining mark
+    /// still separates (a split on Characters kept `" \u{301}"` whole, and walked grapheme clusters to do it).
+    @Test func spaceSeparatedLists() {
+        #expect(SpaceList.items(" openid  offline_access ") == ["openid", "offline_access"])
+        #expect(SpaceList.items("").isEmpty && SpaceList.items("   ").isEmpty)
+        #expect(SpaceList.items("a \u{301}b") == ["a", "\u{301}b"])
+        #expect(
+            SpaceList.items("https://contoso.onmicrosoft.com/helloapi/.default") == ["https://contoso.onmicrosoft.com/helloapi/.default"])
+        var rng = SystemRandomNumberGenerator()
+        let alphabet = Array("ab ./:")
+        for _ in 0..<2_000 {
+            let s = String((0..<Int.random(in: 0...12, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! })
+            #expect(SpaceList.items(s) == s.split(separator: " "), "\(s.debugDescription)")
+        }
+    }
+
     /// The form parser decodes bytes itself; Foundation's percent decoding (what it replaced) gives the same answer for
     /// every form made of the pieces that matter: separators, `+`, `%` with and without hex digits, non-UTF-8 bytes.
     @Test func formEncodingAgreesWithFoundationsDecoding() {

@@ -118,7 +118,7 @@ struct AuthorizeEndpoint: JourneyStepType {
                 code: "AADB2C90006",
                 message: "The redirect URI '\(redirectUri)' provided in the request is not registered for the client ID '\(clientId)'.")
         }
-        let responseType = (q["response_type"] ?? "").split(separator: " ").map { String($0).lowercased() }
+        let responseType = SpaceList.items(q["response_type"] ?? "").map { $0.lowercased() }
         let implicit = responseType.contains("token") || responseType.contains("id_token")
         var reply = ReplyTo(redirectUri: redirectUri, mode: implicit ? "fragment" : "query", state: q["state"])
         if let mode = q["response_mode"] {
@@ -156,7 +156,7 @@ struct AuthorizeEndpoint: JourneyStepType {
         policy: EmulatorSeed.Policy, authority: AuthorityRef, origin: String
     ) throws -> AuthorizeTransaction {
         let redirectUri = redirect.uri
-        let responseType = (q["response_type"] ?? "").split(separator: " ").map { String($0).lowercased() }
+        let responseType = SpaceList.items(q["response_type"] ?? "").map { $0.lowercased() }
         let implicit = responseType.contains("token") || responseType.contains("id_token")
         let reply = ReplyTo(redirectUri: redirectUri, mode: responseMode, state: q["state"])
         if policy.kind == .ropc {
@@ -197,7 +197,7 @@ struct AuthorizeEndpoint: JourneyStepType {
                 error: "invalid_request", code: "AADB2C90110",
                 message: "The scope parameter must include 'openid' when requesting an id_token.")
         }
-        let prompt = (q["prompt"] ?? "").split(separator: " ").map { String($0).lowercased() }
+        let prompt = SpaceList.items(q["prompt"] ?? "").map { $0.lowercased() }
         for p in prompt where !["none", "login", "consent", "select_account", "create"].contains(p) {
             throw OAuthFailure(
                 error: "invalid_request", code: "AADB2C90043",

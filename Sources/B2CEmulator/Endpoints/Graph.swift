@@ -47,7 +47,7 @@ struct GraphEndpoint: TenantPart {
         case .failure(let refusal): return refusal.response
         case .success(let token): jwt = token
         }
-        let scopes = Set((jwt.string("scp") ?? "").split(separator: " ").map { $0.lowercased() })
+        let scopes = Set(SpaceList.items(jwt.string("scp") ?? "").map { $0.lowercased() })
         guard let oid = jwt.string("oid"), var user = try store.user(oid: oid) else {
             return Self.error(404, "Request_ResourceNotFound", "The signed-in user no longer exists.")
         }
@@ -122,7 +122,7 @@ struct GraphEndpoint: TenantPart {
     /// What a resource server checks before it reads a person's data: the token (`verify`) and a delegated scope.
     private func authenticate(_ req: Request) -> Result<JWT, Refusal> {
         verify(req).flatMap { jwt in
-            let scopes = Set((jwt.string("scp") ?? "").split(separator: " ").map { $0.lowercased() })
+            let scopes = Set(SpaceList.items(jwt.string("scp") ?? "").map { $0.lowercased() })
             guard !scopes.isDisjoint(with: ["user.read", "user.readwrite"]) else {
                 return .failure(
                     Refusal(response: Self.error(403, "Authorization_RequestDenied", "Insufficient privileges to complete the operation.")))

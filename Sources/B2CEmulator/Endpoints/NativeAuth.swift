@@ -50,7 +50,7 @@ struct NativeAuthEndpoint: JourneyCallouts {
 
     func challengeTypes(_ raw: String?) throws -> [String] {
         guard let raw, !raw.isEmpty else { throw aadMissing("challenge_type") }
-        let types = raw.split(separator: " ").map(String.init)
+        let types = SpaceList.items(raw).map(String.init)
         for t in types where !["oob", "password", "redirect"].contains(t) {
             throw AADFailure(
                 error: "unsupported_challenge_type",
@@ -118,7 +118,7 @@ struct NativeAuthEndpoint: JourneyCallouts {
                 description: "AADSTS55114: The continuation_token was issued for another step ('\(flow.stage.rawValue)').",
                 codes: [55114])
         }
-        let types = try form["challenge_type"].map { try challengeTypes($0) } ?? flow.challengeTypes.split(separator: " ").map(String.init)
+        let types = try form["challenge_type"].map { try challengeTypes($0) } ?? SpaceList.items(flow.challengeTypes).map(String.init)
         guard let user = try store.user(oid: flow.oid) else {
             throw AADFailure(
                 error: "user_not_found", description: "AADSTS50034: The user account does not exist in the \(tenantName) directory.",
@@ -352,7 +352,7 @@ extension NativeAuthEndpoint {
     }
 
     static func capabilities(_ form: [String: String]) -> [String] {
-        (form["capabilities"] ?? "").split(separator: " ").map(String.init).filter {
+        SpaceList.items(form["capabilities"] ?? "").map(String.init).filter {
             ["mfa_required", "registration_required"].contains($0)
         }
     }

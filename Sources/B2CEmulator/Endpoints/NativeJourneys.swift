@@ -213,7 +213,7 @@ extension NativeAuthEndpoint {
         let (form, app) = try await nativeClient(req)
         let (token, flow) = try self.flow(
             form, app: app, at: [.signUpStarted, .signUpOOB, .signUpVerified, .signUpAttributes])
-        let types = try form["challenge_type"].map { try challengeTypes($0) } ?? flow.challengeTypes.split(separator: " ").map(String.init)
+        let types = try form["challenge_type"].map { try challengeTypes($0) } ?? SpaceList.items(flow.challengeTypes).map(String.init)
         guard let email = flow.journey.email else { throw AADFailure(error: "invalid_request", description: "AADSTS55114", codes: [55114]) }
         if !flow.journey.verified {
             guard types.contains("oob") else { return Self.redirect("Sign-up verifies the email address with a one-time code.") }

@@ -33,7 +33,7 @@ struct SampleAPI: TenantPart {
         } catch {
             return unauthorized(api, "\(error)")
         }
-        let granted = Set((jwt.string("scp") ?? "").split(separator: " ").map(String.init))
+        let granted = Set(SpaceList.items(jwt.string("scp") ?? "").map(String.init))
         // An app-only token: Entra's (`idtyp: app`, permissions in `roles`) or B2C's (permissions in `scp`, no person).
         let roles = jwt.claims["roles"]?.arrayValue.map { Set($0.compactMap(\.stringValue)) }
         let appRoles = Set(api.appRoles.filter { $0.allowedMemberTypes.contains("Application") }.map(\.value))

@@ -61,7 +61,12 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
     typealias OutboundOut = HTTPResponsePart
 
     private let timeout: TimeAmount
-    private var deadline: Scheduled<Void>?
+    /// When the client's time to send a whole request began; nil while a request is being answered (or after the end).
+    private var since: NIODeadline?
+    /// The one timer of the connection. It is not moved at every request: when it fires, it closes the connection if the
+    /// client's time is up, and otherwise waits for the rest of it. (Cancelling and scheduling a timer at every request
+    /// cost a client-credentials grant two operations on the event loop's timer heap and often a `timerfd_settime`.)
+    private var timer: Scheduled<Void>?
     /// Requests read whole and not answered yet.
     private var unanswered = 0
 
@@ -71,7 +76,7 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
         if context.channel.isActive { startDeadline(context) }
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) { stopDeadline() }
+    func handlerRemoved(context: ChannelHandlerContext) { stopTimer() }
 
     func channelActive(context: ChannelHandlerContext) {
         startDeadline(context)
@@ -79,14 +84,15 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        stopDeadline()
+        since = nil
+        stopTimer()
         context.fireChannelInactive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if case .end = unwrapInboundIn(data) {
             unanswered += 1
-            stopDeadline()
+            since = nil
         }
         context.fireChannelRead(data)
     }
@@ -99,17 +105,31 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
         context.write(data, promise: promise)
     }
 
+    /// The client's time starts now; the timer is set if none is (it stays set between requests).
     private func startDeadline(_ context: ChannelHandlerContext) {
-        guard deadline == nil else { return }
-        deadline = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) {
-            self.deadline = nil
-            context.close(promise: nil)
+        guard since == nil else { return }
+        let now = NIODeadline.now()
+        since = now
+        if timer == nil { arm(context, at: now + timeout) }
+    }
+
+    private func arm(_ context: ChannelHandlerContext, at deadline: NIODeadline) {
+        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) {
+            self.timer = nil
+            // Answering a request: no time runs; the answer's end starts it again (and sets the timer).
+            guard let since = self.since else { return }
+            let due = since + self.timeout
+            if NIODeadline.now() >= due {
+                context.close(promise: nil)
+            } else {
+                self.arm(context, at: due)
+            }
         }
     }
 
-    private func stopDeadline() {
-        deadline?.cancel()
-        deadline = nil
+    private func stopTimer() {
+        timer?.cancel()
+        timer = nil
     }
 }
 

@@ -45,8 +45,9 @@ extension Request {
 
     /// Form parameters of a POST body (`application/x-www-form-urlencoded`).
     mutating func formParameters() async throws -> [String: String] {
-        let type = (headers[.contentType] ?? "").lowercased()
-        guard type.hasPrefix("application/x-www-form-urlencoded") else {
+        let form = "application/x-www-form-urlencoded"
+        guard let given = headers[.contentType], Substring(given.utf8.prefix(form.utf8.count)).equalsIgnoringCase(form) else {
+            let type = (headers[.contentType] ?? "").lowercased()
             throw OAuthFailure(
                 error: "invalid_request", code: "AADB2C90083",
                 message: "The request body must be application/x-www-form-urlencoded (got '\(type.isEmpty ? "no content type" : type)').")

@@ -1,4 +1,5 @@
 import B2CProtocol
+import CSQLite
 import Dispatch
 import Foundation
 import GRDB
@@ -66,7 +67,7 @@ public struct RequestLog: Sendable {
         guard !batch.isEmpty else { return }
         // A log entry never fails a request: a write that fails (a full disk) loses the batch, as the single writes did.
         try? db.inTransaction {
-            for e in batch { try Self.insert(e, db) }
+            try Self.insert(batch, db)
             return .commit
         }
     }
@@ -76,10 +77,35 @@ public struct RequestLog: Sendable {
         db.writeWithoutTransaction { writeWaiting($0) }
     }
 
-    static func insert(_ e: Entry, _ db: Database) throws {
-        try db.cachedExecute(
-            "INSERT INTO token_log(at, endpoint, grant_type, policy, client_id, oid, outcome) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [e.at, e.endpoint, e.grantType, e.policy, e.clientId, e.oid, e.outcome])
+    /// Inserts the entries with GRDB's cached statement, bound and stepped through SQLite's own calls: GRDB's arguments
+    /// (an array of boxed values per row, then a binding per value through a protocol) were half of the log's cost, 0.7 %
+    /// of a client-credentials grant's CPU time under load.
+    static func insert(_ entries: [Entry], _ db: Database) throws {
+        let sql = "INSERT INTO token_log(at, endpoint, grant_type, policy, client_id, oid, outcome) VALUES (?, ?, ?, ?, ?, ?, ?)"
+        let statement = try db.cachedStatement(sql: sql).sqliteStatement
+        func check(_ code: Int32) throws {
+            guard code == SQLITE_OK || code == SQLITE_DONE else {
+                throw DatabaseError(
+                    resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: sql)
+            }
+        }
+        func bind(_ index: Int32, _ text: String?) -> Int32 {
+            guard let text else { return sqlite3_bind_null(statement, index) }
+            return sqlite3_bind_text(statement, index, text, -1, DirectReads.Connection.transient)
+        }
+        defer { sqlite3_clear_bindings(statement) }
+        for e in entries {
+            sqlite3_reset(statement)
+            try check(sqlite3_bind_int64(statement, 1, Int64(e.at)))
+            try check(bind(2, e.endpoint))
+            try check(bind(3, e.grantType))
+            try check(bind(4, e.policy))
+            try check(bind(5, e.clientId))
+            try check(bind(6, e.oid))
+            try check(bind(7, e.outcome))
+            try check(sqlite3_step(statement))
+        }
+        sqlite3_reset(statement)
     }
 
     /// A row of `token_log`, as a GRDB record, for reading the log (`insert` writes it by hand: every token request logs).
