@@ -5,7 +5,7 @@
 #           reads the grant and the person from SQLite, seals the new refresh token; the token log is written in batches);
 #           every answer must have issued tokens: wrk counts the answers >= 400 itself, and the tenant's own log of the
 #           slices' token requests (`GET /_admin/stats`) must hold only issued grants, at least as many as wrk counted
-#           (wrk runs no Lua per answer: on this 2-core machine that Lua cost the tenant 4 % of its throughput)
+#           (wrk runs no Lua per answer: on this 2-core machine that Lua cost the tenant 3.5-4.8 % of its throughput)
 #   floor:  the signing bound with the RSA implementation the emulator signs with (`b2c-bench sign-bound`: the system's
 #           libcrypto through RS256Signer, one signing loop per core), halved (two signatures per answer). Measured beside
 #           it in the same slices: swift-crypto's (BoringSSL, which the emulator signed with before issue 43); printed

@@ -1,9 +1,9 @@
 -- wrk script: POST the same grant to the token endpoint and count answers that are not HTTP 200.
 -- The url-encoded form is read from the file named by $B2C_BENCH_FORM (so the refresh token is never on a command line).
 -- With B2C_BENCH_STATUS=wrk the script leaves the counting to wrk itself (answers >= 400, in its status errors) and
--- reports not200 as 0: no Lua runs per answer, which on a 2-core machine gave the tenant 4 % of its throughput back
--- (bench/README.md, 2026-12-01, session 60). The caller then checks the outcomes another way (emulator-throughput.sh
--- reads the tenant's own log of every token request).
+-- reports not200 as 0: no Lua runs per answer, which on a 2-core machine gave the tenant 3.5-4.8 % of its throughput
+-- back (bench/README.md, "Issue 43: the load generator and the tenant's instructions"). The caller then checks the
+-- outcomes another way (emulator-throughput.sh reads the tenant's own log of every token request).
 local path = os.getenv("B2C_BENCH_FORM") or error("set B2C_BENCH_FORM to the form file")
 local file = assert(io.open(path, "rb"))
 wrk.method = "POST"
