@@ -78,8 +78,8 @@ public struct RequestLog: Sendable {
     }
 
     /// Inserts the entries with GRDB's cached statement, bound and stepped through SQLite's own calls: GRDB's arguments
-    /// (an array of boxed values per row, then a binding per value through a protocol) were half of the log's cost, 0.7 %
-    /// of a client-credentials grant's CPU time under load.
+    /// (an array of boxed values per row, then a binding per value through a protocol) were two fifths of a row's
+    /// instructions (18,900 -> 11,600 per row under callgrind; the log is written for every token request).
     static func insert(_ entries: [Entry], _ db: Database) throws {
         let sql = "INSERT INTO token_log(at, endpoint, grant_type, policy, client_id, oid, outcome) VALUES (?, ?, ?, ?, ?, ?, ?)"
         let statement = try db.cachedStatement(sql: sql).sqliteStatement
