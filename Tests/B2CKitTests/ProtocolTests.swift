@@ -348,6 +348,21 @@ import _CryptoExtras
         #expect(B2CErrorDescription.parse("nothing here").code == nil)
     }
 
+    /// The timestamp is written from `gmtime_r`'s fields: the same text as the `DateFormatter` it replaced, for dates
+    /// across centuries, fractions of a second (truncated) and the seconds before 1970.
+    @Test func errorTimestampsReadAsDateFormattersDid() {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss'Z'"
+        var rng = SystemRandomNumberGenerator()
+        let named: [TimeInterval] = [0, -1, -0.5, 0.999, 59.999, 951_782_400, 4_102_444_799.9, 1_764_571_234.25, -2_208_988_800]
+        for seconds in named + (0..<2_000).map({ _ in Double.random(in: -2_000_000_000...5_000_000_000, using: &rng) }) {
+            let date = Date(timeIntervalSince1970: seconds)
+            #expect(B2CErrorDescription.timestampString(date) == formatter.string(from: date), "\(seconds)")
+        }
+    }
+
     @Test func clientInfo() throws {
         let ci = ClientInfo(uid: "OID-b2c_1_susi", utid: "TID")
         #expect(try ClientInfo.decode(ci.encoded) == ci)
