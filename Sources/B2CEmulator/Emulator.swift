@@ -8,6 +8,8 @@ import NIOConcurrencyHelpers
 /// A local Azure AD B2C tenant. Create one, then `start` it on a port (see `EmulatorServer`).
 public final class B2CEmulator: Sendable {
     public let seed: EmulatorSeed
+    /// What a path's tenant segment may say, lower-cased: the tenant's name, its id and the name's first label.
+    let tenantSegmentNames: [String]
     public let store: EmulatorStore
     public let clock: EmulatorClock
     let keys: SigningKeys
@@ -64,6 +66,8 @@ public final class B2CEmulator: Sendable {
 
     private init(seed: EmulatorSeed, store: EmulatorStore, clock shared: EmulatorClock?) throws {
         self.seed = seed
+        let name = seed.tenant.name.lowercased()
+        tenantSegmentNames = [name, seed.tenant.id, String(name.prefix { $0 != "." })]
         self.store = store
         let clock = try shared ?? EmulatorClock(store: store)
         self.clock = clock
@@ -242,10 +246,9 @@ extension B2CEmulator {
     }
 
     /// The tenant by its name, its id, or its name's first label (`contoso` for contoso.onmicrosoft.com).
-    func tenantMatches(_ segment: String) -> Bool {
-        let s = segment.lowercased()
-        let name = tenantName.lowercased()
-        return s == name || s == tenantID || s[...] == name.prefix { $0 != "." }
+    /// Whether a path's segment names this tenant: its name, the name's first label or its id, in any case.
+    func tenantMatches(_ segment: Substring) -> Bool {
+        tenantSegmentNames.contains { AuthorityPrefixMiddleware.isLowercased(segment, $0) }
     }
 }
 

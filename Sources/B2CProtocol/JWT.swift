@@ -123,9 +123,19 @@ public struct JWT: Sendable {
     /// Creates an RS256 token whose signature `signature` makes (base64url) from the JWS signing input: the same token as
     /// `sign(claims:kid:key:)` from another implementation of RS256.
     public static func sign(claims: JSONValue, kid: String, signature: (String) throws -> String) rethrows -> String {
-        let header: JSONValue = ["typ": "JWT", "alg": "RS256", "kid": .string(kid)]
-        let input = Base64URL.encode(header.serializedBytes()) + "." + Base64URL.encode(claims.serializedBytes())
+        let input = Base64URL.encode(header(kid: kid)) + "." + Base64URL.encode(claims.serializedBytes())
         return input + "." + (try signature(input))
+    }
+
+    /// The header `{"alg":"RS256","kid":…,"typ":"JWT"}`, its members in the order `serialized` sorts them and the kid
+    /// escaped as any JSON string: the bytes `JSONValue` wrote from a dictionary, without the dictionary and its sort, which
+    /// every token the tenant signs paid for (`JWSKnownAnswerTests.headerAsTheDictionaryWroteIt` compares the two).
+    private static func header(kid: String) -> [UInt8] {
+        var out = Array(#"{"alg":"RS256","kid":"#.utf8)
+        out.reserveCapacity(kid.utf8.count + 40)
+        out += JSONValue.string(kid).serializedBytes()
+        out += #","typ":"JWT"}"#.utf8
+        return out
     }
 
     /// The RS256 signature (RSASSA-PKCS1-v1_5 with SHA-256) of a JWS signing input, base64url: deterministic, and

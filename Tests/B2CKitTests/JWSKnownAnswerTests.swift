@@ -23,6 +23,18 @@ import TestSupport
         return (try! JWKSet.parse(document), document)
     }
 
+    /// The header a signed token carries is the bytes `JSONValue` writes for the same dictionary, whatever the kid holds.
+    @Test func headerAsTheDictionaryWroteIt() throws {
+        let kids = ["7iTGHXGaoNjrDKMdtVrqa2e4-LoNFVbLcakxITYlC70", "", "a\"b", "back\\slash/and/slash", "tab\tnew\nline", "\u{1}", "é✓😀"]
+        for kid in kids {
+            let token = JWT.sign(claims: ["iss": "x"], kid: kid) { _ in "sig" }
+            let header = try #require(Base64URL.decode(String(token.split(separator: ".")[0])))
+            let dictionary: JSONValue = ["typ": "JWT", "alg": "RS256", "kid": .string(kid)]
+            #expect(Array(header) == dictionary.serializedBytes(), "\(kid.debugDescription)")
+            #expect(try JWT.decode(token).header["kid"]?.stringValue == kid)
+        }
+    }
+
     @Test func ourSignerProducesTheRFCSignature() throws {
         let key = try _RSA.Signing.PrivateKey(
             n: Self.bytes(Self.n), e: Self.bytes(Self.e), d: Self.bytes(Self.d), p: Self.bytes(Self.p),
