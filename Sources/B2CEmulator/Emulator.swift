@@ -245,8 +245,7 @@ extension B2CEmulator {
         }
     }
 
-    /// The tenant by its name, its id, or its name's first label (`contoso` for contoso.onmicrosoft.com).
-    /// Whether a path's segment names this tenant: its name, the name's first label or its id, in any case.
+    /// The tenant by its name, its id, or its name's first label (`contoso` for contoso.onmicrosoft.com), in any case.
     func tenantMatches(_ segment: Substring) -> Bool {
         tenantSegmentNames.contains { AuthorityPrefixMiddleware.isLowercased(segment, $0) }
     }
