@@ -6,8 +6,10 @@
 #include <openssl/objects.h>
 #include <openssl/rsa.h>
 #include <openssl/sha.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 // The low-level RSA interface: measured here beside EVP_DigestSign, it is as fast and does not go through a provider
 // lookup per signature (bench/README.md).
@@ -83,5 +85,102 @@ void b2c_rsa_key_free(b2c_rsa_key *key) {
     if (key == NULL) return;
     for (int i = 0; i < B2C_RSA_SLOTS; i++) RSA_free(atomic_load_explicit(&key->copies[i], memory_order_acquire));
     RSA_free(key->rsa);
+    free(key);
+}
+
+// AES-256-GCM. A context is made with the key (its AES schedule and GHASH table computed then) and kept in the key's
+// pool of contexts, one pool for sealing and one for opening; an operation takes any context from the pool (an atomic
+// exchange), sets the nonce, and puts the context back in the first empty place, or frees it when the pool is full.
+// Two threads never hold one context, and a pool of 8 holds what the cooperative threads and event loops of a tenant use.
+enum { B2C_GCM_POOL = 8 };
+
+struct b2c_gcm_key {
+    EVP_CIPHER *cipher;
+    unsigned char key[32];
+    _Atomic(EVP_CIPHER_CTX *) sealing[B2C_GCM_POOL];
+    _Atomic(EVP_CIPHER_CTX *) opening[B2C_GCM_POOL];
+};
+
+b2c_gcm_key *b2c_gcm_key_new(const unsigned char key[32]) {
+    EVP_CIPHER *cipher = EVP_CIPHER_fetch(NULL, "AES-256-GCM", NULL);
+    if (cipher == NULL) return NULL;
+    b2c_gcm_key *made = calloc(1, sizeof *made);
+    if (made == NULL) {
+        EVP_CIPHER_free(cipher);
+        return NULL;
+    }
+    made->cipher = cipher;
+    memcpy(made->key, key, sizeof made->key);
+    for (int i = 0; i < B2C_GCM_POOL; i++) {
+        atomic_init(&made->sealing[i], NULL);
+        atomic_init(&made->opening[i], NULL);
+    }
+    return made;
+}
+
+/// A context of the pool, or a new one with the key set; NULL when libcrypto cannot make one.
+static EVP_CIPHER_CTX *b2c_gcm_take(b2c_gcm_key *key, _Atomic(EVP_CIPHER_CTX *) *pool, int sealing) {
+    for (int i = 0; i < B2C_GCM_POOL; i++) {
+        EVP_CIPHER_CTX *context = atomic_exchange_explicit(&pool[i], NULL, memory_order_acquire);
+        if (context != NULL) return context;
+    }
+    EVP_CIPHER_CTX *context = EVP_CIPHER_CTX_new();
+    if (context == NULL) return NULL;
+    if (EVP_CipherInit_ex2(context, key->cipher, key->key, NULL, sealing, NULL) != 1) {
+        EVP_CIPHER_CTX_free(context);
+        return NULL;
+    }
+    return context;
+}
+
+/// Gives a context back after a successful operation; one whose operation failed is freed instead (its state is then
+/// libcrypto's to know), as is one the full pool has no place for.
+static void b2c_gcm_give_back(_Atomic(EVP_CIPHER_CTX *) *pool, EVP_CIPHER_CTX *context, int ok) {
+    if (ok) {
+        for (int i = 0; i < B2C_GCM_POOL; i++) {
+            EVP_CIPHER_CTX *expected = NULL;
+            if (atomic_compare_exchange_strong_explicit(&pool[i], &expected, context, memory_order_release, memory_order_relaxed))
+                return;
+        }
+    }
+    EVP_CIPHER_CTX_free(context);
+}
+
+int b2c_gcm_seal(b2c_gcm_key *key, const unsigned char nonce[12], const unsigned char *aad, size_t aad_length,
+                 const unsigned char *plaintext, size_t length, unsigned char *ciphertext, unsigned char tag[16]) {
+    if (aad_length > INT_MAX || length > INT_MAX) return 0;
+    EVP_CIPHER_CTX *context = b2c_gcm_take(key, key->sealing, 1);
+    if (context == NULL) return 0;
+    int written = 0, ok = EVP_CipherInit_ex2(context, NULL, NULL, nonce, 1, NULL) == 1
+        && (aad_length == 0 || EVP_EncryptUpdate(context, NULL, &written, aad, (int)aad_length) == 1)
+        && (length == 0 || EVP_EncryptUpdate(context, ciphertext, &written, plaintext, (int)length) == 1)
+        && EVP_EncryptFinal_ex(context, ciphertext + length, &written) == 1
+        && EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_GET_TAG, 16, tag) == 1;
+    b2c_gcm_give_back(key->sealing, context, ok);
+    return ok;
+}
+
+int b2c_gcm_open(b2c_gcm_key *key, const unsigned char nonce[12], const unsigned char *aad, size_t aad_length,
+                 const unsigned char *ciphertext, size_t length, const unsigned char tag[16], unsigned char *plaintext) {
+    if (aad_length > INT_MAX || length > INT_MAX) return 0;
+    EVP_CIPHER_CTX *context = b2c_gcm_take(key, key->opening, 0);
+    if (context == NULL) return 0;
+    int written = 0, ok = EVP_CipherInit_ex2(context, NULL, NULL, nonce, 0, NULL) == 1
+        && (aad_length == 0 || EVP_DecryptUpdate(context, NULL, &written, aad, (int)aad_length) == 1)
+        && (length == 0 || EVP_DecryptUpdate(context, plaintext, &written, ciphertext, (int)length) == 1)
+        && EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_SET_TAG, 16, (void *)tag) == 1
+        && EVP_DecryptFinal_ex(context, plaintext + length, &written) == 1;
+    b2c_gcm_give_back(key->opening, context, ok);
+    return ok;
+}
+
+void b2c_gcm_key_free(b2c_gcm_key *key) {
+    if (key == NULL) return;
+    for (int i = 0; i < B2C_GCM_POOL; i++) {
+        EVP_CIPHER_CTX_free(atomic_load_explicit(&key->sealing[i], memory_order_acquire));
+        EVP_CIPHER_CTX_free(atomic_load_explicit(&key->opening[i], memory_order_acquire));
+    }
+    EVP_CIPHER_free(key->cipher);
+    OPENSSL_cleanse(key->key, sizeof key->key);
     free(key);
 }

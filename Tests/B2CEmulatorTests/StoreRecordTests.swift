@@ -120,6 +120,14 @@ struct StoreRecordTests {
             issuedAt: 1_800_000_000, grantIssuedAt: Int(Int32.max) + 1, confidential: true, spa: true)
         let bytes = RefreshTokenSeal.Fields.encode(record)
         #expect(RefreshTokenSeal.Fields.decode(bytes) == record)
+        // The layout itself, byte for byte (tokens sealed by an earlier build must open): version, five strings with
+        // two-byte lengths, three eight-byte times, the flags.
+        let text: (String) -> [UInt8] = { [UInt8($0.utf8.count >> 8), UInt8($0.utf8.count & 0xFF)] + Array($0.utf8) }
+        let time: (Int64) -> [UInt8] = { t in stride(from: 56, through: 0, by: -8).map { UInt8(truncatingIfNeeded: t >> $0) } }
+        #expect(
+            bytes
+                == [1] + text("grant") + text("client") + text("b2c_1a_signup_signin") + text("ö😀") + text("") + time(-1)
+                + time(1_800_000_000) + time(Int64(Int32.max) + 1) + [3])
         var plain = record
         (plain.confidential, plain.spa) = (false, false)
         #expect(RefreshTokenSeal.Fields.decode(RefreshTokenSeal.Fields.encode(plain)) == plain)

@@ -98,14 +98,16 @@ extension EmulatorStore {
 /// settings beside the signing keys (a state in memory has its own for its life); a token whose header names another key,
 /// or whose tag does not match, does not open. The plaintext is the record in a binary form of our own (`Fields`).
 struct RefreshTokenSeal: Sendable {
-    private let key: [UInt8]
+    private let key: GCMKey
     /// The protected header, base64url: the associated data of every seal (RFC 7516 §5.1), and each token's first part.
     private let header: [UInt8]
 
     static let setting = "refresh_token_key"
 
-    init(key: [UInt8]) {
-        self.key = key
+    /// Nil when the key is not 32 bytes or libcrypto has no AES-256-GCM.
+    init?(key: [UInt8]) {
+        guard let cipher = GCMKey(key) else { return nil }
+        self.key = cipher
         let kid = Base64URL.encode(EmulatorStore.sha256("b2c-emulator refresh token key\0" + Base64URL.encode(key)).prefix(12))
         header = Array(Base64URL.encode(#"{"alg":"dir","enc":"A256GCM","kid":"\#(kid)","ver":"1.0"}"#).utf8)
     }
@@ -122,14 +124,17 @@ struct RefreshTokenSeal: Sendable {
                 message: "the state's refresh-token key (setting '\(setting)') is not 32 bytes of base64url: restore the state "
                     + "directory from a copy, or start with a new one")
         }
-        return RefreshTokenSeal(key: key)
+        guard let seal = RefreshTokenSeal(key: key) else {
+            throw EmulatorStartError(message: "this system's libcrypto has no AES-256-GCM, which the tenant's refresh tokens need")
+        }
+        return seal
     }
 
     /// `header..nonce.ciphertext.tag`, each part base64url.
     func seal(_ r: EmulatorStore.RefreshRecord) -> String {
         let nonce = Random.bytes(12)
         // (Sealing fails only for a key or nonce of another length, which these are not.)
-        guard let (ciphertext, tag) = AES256GCM.seal(Fields.encode(r), key: key, nonce: nonce, aad: header) else {
+        guard let (ciphertext, tag) = key.seal(Fields.encode(r), nonce: nonce, aad: header) else {
             preconditionFailure("AES-256-GCM sealing failed with a 32-byte key")
         }
         var token = header
@@ -155,7 +160,7 @@ struct RefreshTokenSeal: Sendable {
                 let nonce = Base64URL.decode(buffer: UnsafeBufferPointer(rebasing: rest[..<first]), canonical: true), nonce.count == 12,
                 let ciphertext = Base64URL.decode(buffer: UnsafeBufferPointer(rebasing: rest[(first + 1)..<second]), canonical: true),
                 let tag = Base64URL.decode(buffer: UnsafeBufferPointer(rebasing: rest[(second + 1)...]), canonical: true), tag.count == 16,
-                let plain = AES256GCM.open(ciphertext, tag: tag, key: key, nonce: nonce, aad: header)
+                let plain = key.open(ciphertext, tag: tag, nonce: nonce, aad: header)
             else { return nil }
             return Fields.decode(plain)
         }
@@ -169,15 +174,22 @@ struct RefreshTokenSeal: Sendable {
         static func encode(_ r: EmulatorStore.RefreshRecord) -> [UInt8] {
             var out: [UInt8] = [version]
             out.reserveCapacity(1 + 5 * 2 + 3 * 8 + 1 + 160 + r.scopes.utf8.count)
-            for text in [r.grantId, r.clientId, r.policy, r.oid, r.scopes] {
-                let utf8 = text.utf8.prefix(Int(UInt16.max))
-                out.append(UInt8(utf8.count >> 8))
-                out.append(UInt8(utf8.count & 0xFF))
-                out.append(contentsOf: utf8)
+            // Each string's bytes copied whole (appending a prefix of its UTF-8 view went byte by byte: 11,200 instructions
+            // a token, bench/README.md).
+            func append(_ text: String) {
+                var text = text
+                text.withUTF8 { utf8 in
+                    let kept = UnsafeBufferPointer(rebasing: utf8.prefix(Int(UInt16.max)))
+                    out.append(UInt8(kept.count >> 8))
+                    out.append(UInt8(kept.count & 0xFF))
+                    out.append(contentsOf: kept)
+                }
             }
-            for time in [r.authTime, r.issuedAt, r.grantIssuedAt] {
+            func append(_ time: Int) {
                 for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: Int64(time) >> shift)) }
             }
+            append(r.grantId); append(r.clientId); append(r.policy); append(r.oid); append(r.scopes)
+            append(r.authTime); append(r.issuedAt); append(r.grantIssuedAt)
             out.append((r.confidential ? 1 : 0) | (r.spa ? 2 : 0))
             return out
         }
