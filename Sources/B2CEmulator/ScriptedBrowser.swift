@@ -168,9 +168,11 @@ public final class ScriptedBrowser: @unchecked Sendable {
             {
                 if next.host != start.host || next.port != start.port, !Self.isIdentityProviderStep(next) {
                     guard deliver else { return next }
+                    // The jar is on disk before the app has its answer: an app may open the next visit at once (the
+                    // sign-in resumed after a password reset), and that visit reads the jar this one leaves.
+                    saveJar()
                     _ = try await fetch(next)  // the app's loopback listener receives the answer
                     steps[steps.count - 1] = "the answer to the app at \(next.host ?? ""):\(next.port ?? 0)"
-                    saveJar()
                     return next
                 }
                 page = try await fetch(next)
@@ -186,9 +188,9 @@ public final class ScriptedBrowser: @unchecked Sendable {
                     continue
                 }
                 guard deliver else { return answer.action }
+                saveJar()  // before the answer, as above
                 _ = try await fetch(answer.action, form: answer.fields)
                 steps[steps.count - 1] = "the answer to the app (form_post) at \(answer.action.host ?? ""):\(answer.action.port ?? 0)"
-                saveJar()
                 return answer.action
             }
             // The device authorization grant: the code typed at the verification page; its last page is the journey's end.
