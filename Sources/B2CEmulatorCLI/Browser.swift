@@ -23,14 +23,14 @@ struct BrowserCommand: AsyncParsableCommand {
               b2c-emulator browser --as alice@contoso.com --device-code CODE http://127.0.0.1:8443/contoso.onmicrosoft.com/devicelogin
               B2C_EMULATOR_PASSWORD='Dana-2026-pw!' \\
                 BROWSER='b2c-emulator browser --as dana@contoso.com --action signup --given-name Dana --surname Diaz' b2c signin
-            A second factor is done as the person would: codes from the tenant's outbox, the authenticator's code from its
+            A second factor is done as the person would: codes from the tenant's outbox, the authenticator's code from its \
             secret (registered in this browser's jar, the seed's totpSecret, or $B2C_EMULATOR_TOTP_SECRET).
-            --action signup creates the account on the sign-up page: the email verified with the code from the outbox, the
+            --action signup creates the account on the sign-up page: the email verified with the code from the outbox, the \
             password from $B2C_EMULATOR_PASSWORD, the names, and the user flow's other attributes from --attribute name=value.
-            A tenant that wants its admin token (serve --admin-token-file, the container image) gets it from --admin-token-file
+            A tenant that wants its admin token (serve --admin-token-file, the container image) gets it from --admin-token-file \
             or $B2C_EMULATOR_ADMIN_TOKEN_FILE: the file serve wrote (the same variable tells serve where to write it).
-            Exit codes: 0 the answer was delivered; 1 the pages did not go as expected; 3 an unknown person, a bad --seed/--ca, or
-            the admin surface refused the browser (no or a stale admin token);
+            Exit codes: 0 the answer was delivered; 1 the pages did not go as expected; 3 an unknown person, a bad --seed/--ca, or \
+            the admin surface refused the browser (no or a stale admin token); \
             64 a page asked twice for something only an option gives (it names the field and the option).
             """)
 

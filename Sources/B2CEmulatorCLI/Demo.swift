@@ -10,9 +10,9 @@ struct DemoCommand: AsyncParsableCommand {
         commandName: "demo",
         abstract: "Run the whole job against an in-process local tenant: sign-ins per policy, edit profile, accounts, API calls, sign-out.",
         discussion: """
-            Starts the emulator in this process (HTTPS with its own CA), then uses the real authorization-code + PKCE flow
-            through a loopback redirect. A scripted user agent fills the emulator's pages; with --browser, your browser
-            ($BROWSER, else xdg-open/open) opens and you sign in as the people named. The tenant, its CA key and the store
+            Starts the emulator in this process (HTTPS with its own CA), then uses the real authorization-code + PKCE flow \
+            through a loopback redirect. A scripted user agent fills the emulator's pages; with --browser, your browser \
+            ($BROWSER, else xdg-open/open) opens and you sign in as the people named. The tenant, its CA key and the store \
             are temporary (removed on exit, Ctrl-C included) unless --keep is given.
             """)
     @Option(

@@ -24,10 +24,10 @@ extension EmulatorCommand {
             commandName: "page",
             abstract: "Print a policy's page (unifiedssp, selfasserted, multifactor, globalexception) inside a page layout.",
             discussion: """
-                Renders offline, with a sample sign-in: the tenant's page of that type put into the layout's first empty
-                <div id="api"></div>, the layout's head and CSS kept, its scripts taken out unless the policy enables
-                JavaScript. --layout (a file, an http(s) URL, or classic, oceanBlue, slateGray) overrides the policy's
-                pageLayouts. Exit codes: 0 the page was printed; 3 an unknown policy or page type, a bad --seed, or a
+                Renders offline, with a sample sign-in: the tenant's page of that type put into the layout's first empty \
+                <div id="api"></div>, the layout's head and CSS kept, its scripts taken out unless the policy enables \
+                JavaScript. --layout (a file, an http(s) URL, or classic, oceanBlue, slateGray) overrides the policy's \
+                pageLayouts. Exit codes: 0 the page was printed; 3 an unknown policy or page type, a bad --seed, or a \
                 layout that cannot be read or has no empty <div id="api">.
                 """)
 
@@ -71,10 +71,10 @@ extension EmulatorCommand {
             commandName: "example-migration-function",
             abstract: "Write an OnPasswordSubmit function in Python (just-in-time password migration) into a folder.",
             discussion: """
-                The file: migrate_password.py (needs joserfc, PyJWT[crypto], requests and cryptography). It accepts calls
-                only with a token of the tenant named by --tenant, decrypts the password the tenant sends, checks it
-                against the legacy B2C tenant's ROPC user flow and answers MigratePassword, Retry or Block;
-                `python3 migrate_password.py --help` says how to run it. An existing file is never replaced (exit 1). See
+                The file: migrate_password.py (needs joserfc, PyJWT[crypto], requests and cryptography). It accepts calls \
+                only with a token of the tenant named by --tenant, decrypts the password the tenant sends, checks it \
+                against the legacy B2C tenant's ROPC user flow and answers MigratePassword, Retry or Block; \
+                `python3 migrate_password.py --help` says how to run it. An existing file is never replaced (exit 1). See \
                 docs/migration.md.
                 """)
 
@@ -103,9 +103,9 @@ extension EmulatorCommand {
             commandName: "example-policies",
             abstract: "Write a small custom-policy set (B2C's schema, the default tenant) into a folder, for --custom-policies.",
             discussion: """
-                The files: TrustFrameworkBase.xml, TrustFrameworkExtensions.xml and four relying parties — B2C_1A_signup_signin
-                (sign-up with a verified email, or sign-in), B2C_1A_ProfileEdit, B2C_1A_PasswordReset and
-                B2C_1A_signup_signin_social_mfa (Facebook through the tenant's mock, then a code to the phone). The folder is
+                The files: TrustFrameworkBase.xml, TrustFrameworkExtensions.xml and four relying parties — B2C_1A_signup_signin \
+                (sign-up with a verified email, or sign-in), B2C_1A_ProfileEdit, B2C_1A_PasswordReset and \
+                B2C_1A_signup_signin_social_mfa (Facebook through the tenant's mock, then a code to the phone). The folder is \
                 made if it does not exist; a file already there is never replaced (exit 1, nothing written). Then serve them:
 
                   b2c-emulator serve --custom-policies DIR
@@ -148,12 +148,12 @@ extension EmulatorCommand {
                 Prints one line with the base URL, the tenant and the admin endpoint, then serves until SIGINT/SIGTERM.
                 Without --state the tenant lives in memory. A malformed --seed exits with code 3.
 
-                In a container, where arguments are awkward to pass (GitHub Actions services), the environment stands in for
-                options that are not given: B2C_EMULATOR_HOST, _PORT, _PUBLIC_URL, _LOG_FORMAT, _SEED, _STATE, _CONFIG_OUT,
-                _ADMIN_TOKEN_FILE and _ADMIN_TOKEN_REQUIRED (true or false). An option on the command line wins over its
+                In a container, where arguments are awkward to pass (GitHub Actions services), the environment stands in for \
+                options that are not given: B2C_EMULATOR_HOST, _PORT, _PUBLIC_URL, _LOG_FORMAT, _SEED, _STATE, _CONFIG_OUT, \
+                _ADMIN_TOKEN_FILE and _ADMIN_TOKEN_REQUIRED (true or false). An option on the command line wins over its \
                 variable.
 
-                A client has --read-timeout seconds to send a whole request; at most --max-connections are served at once,
+                A client has --read-timeout seconds to send a whole request; at most --max-connections are served at once, \
                 and further ones wait to be accepted: a slow or silent client cannot hold the tenant.
                 """)
 

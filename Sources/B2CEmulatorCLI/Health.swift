@@ -10,7 +10,7 @@ struct HealthCommand: AsyncParsableCommand {
         commandName: "health",
         abstract: "Ask a running tenant whether it serves: exit 0 when its /health answers 200, 5 when not.",
         discussion: """
-            Without --url it asks http://127.0.0.1:$B2C_EMULATOR_PORT (8080 without the variable): the tenant in the same
+            Without --url it asks http://127.0.0.1:$B2C_EMULATOR_PORT (8080 without the variable): the tenant in the same \
             container. Prints the tenant's answer on success; the reason on stderr otherwise.
             """)
 

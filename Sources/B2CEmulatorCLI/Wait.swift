@@ -54,7 +54,7 @@ struct WaitCommand: AsyncParsableCommand {
             Examples:
               b2c-emulator serve --config-out policies.json --ready-file tenant.ready > tenant.log &
               b2c-emulator wait tenant.ready
-            Prints the tenant's URL when it listens (and has written --config-out). Exit codes: 0 ready; 1 the tenant could
+            Prints the tenant's URL when it listens (and has written --config-out). Exit codes: 0 ready; 1 the tenant could \
             not start (its reason), stopped before it was ready, or did not get ready within --timeout; 64 a bad option.
             """)
 

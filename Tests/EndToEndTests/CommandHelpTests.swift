@@ -51,6 +51,26 @@ import Testing
         #expect(examples >= 40, "\(examples) example lines")
     }
 
+    /// ArgumentParser wraps each line of a discussion to the terminal and keeps the line breaks written in it, so a
+    /// break in the middle of a sentence (a source line that was only too long) shows as a short line cut off in the
+    /// middle of the text ("…stands in for" / "options that…"). Prose lines end where a sentence or a clause does; the
+    /// source joins the rest with a trailing backslash.
+    @Test func noProseLineOfADiscussionBreaksInTheMiddleOfASentence() async throws {
+        var prose = 0
+        for program in [b2cBinary, emulatorBinary] {
+            for command in try await Self.commands(of: program) {
+                for line in command.discussion.split(separator: "\n") where line.first?.isWhitespace == false {
+                    prose += 1
+                    let name = ([program.lastPathComponent] + command.words).joined(separator: " ")
+                    #expect(
+                        [".", ":", "?", "!"].contains(line.last.map(String.init) ?? ""),
+                        "\(name): the line '\(line.suffix(60))' breaks in the middle of a sentence")
+                }
+            }
+        }
+        #expect(prose >= 60, "\(prose) prose lines")
+    }
+
     /// A word where a command belongs that names none gets the closest command, at any depth, in either program, with
     /// the name it was run by; exit 64.
     @Test(arguments: [

@@ -31,7 +31,7 @@ struct ConfigSetCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "set", abstract: "Set how the store keeps tokens: `b2c config set storage encrypted|plaintext`.",
         discussion: """
-            encrypted: every token is encrypted (AES-GCM) with a data key from the Secret Service (GNOME Keyring, KWallet), the
+            encrypted: every token is encrypted (AES-GCM) with a data key from the Secret Service (GNOME Keyring, KWallet), the \
             macOS Keychain, or B2C_STORE_KEY — in one transaction.
             plaintext: tokens are decrypted and kept unencrypted, on purpose; remembered in the store and said on every sign-in.
             """)
@@ -58,7 +58,7 @@ struct ConfigRotateKeyCommand: ParsableCommand {
         commandName: "rotate-key",
         abstract: "Re-encrypt every token with a new data key, in one transaction.",
         discussion: """
-            With the Secret Service or the Keychain, b2c makes the new key and keeps it there (the old one is removed once the
+            With the Secret Service or the Keychain, b2c makes the new key and keeps it there (the old one is removed once the \
             store no longer needs it). With B2C_STORE_KEY, give the new key in B2C_NEW_STORE_KEY, then use it as B2C_STORE_KEY.
             """)
 
@@ -93,7 +93,7 @@ struct ConfigAllowCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "allow", abstract: "Allow a policies.json found in the current directory (as it is now; a change needs a new allow).",
         discussion: """
-            A ./policies.json that no flag or variable names decides where your tokens go (its APIs' base URLs, its caFile), so
+            A ./policies.json that no flag or variable names decides where your tokens go (its APIs' base URLs, its caFile), so \
             b2c uses it only once you allowed it. This prints where it points, then remembers the file's path and content hash.
             Example:
               b2c config allow ./policies.json

@@ -7,15 +7,15 @@ struct InitCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "init", abstract: "Write a policies.json for your tenant from a few answers, then check it against the tenant.",
         discussion: """
-            Asks at a terminal for what the flags do not give. Writes ./policies.json, --out FILE, or with --profile NAME
-            $XDG_CONFIG_HOME/b2c/profiles/NAME.json; never replaces a file without --force. Then fetches every policy's
+            Asks at a terminal for what the flags do not give. Writes ./policies.json, --out FILE, or with --profile NAME \
+            $XDG_CONFIG_HOME/b2c/profiles/NAME.json; never replaces a file without --force. Then fetches every policy's \
             discovery document and key set and reports each (skip with --no-check).
             Examples:
               b2c init --tenant contoso.onmicrosoft.com --client-id <guid> --policy B2C_1_susi=signUpSignIn \\
                        --policy B2C_1_edit_profile=editProfile --api hello --api-url https://api.contoso.com \\
                        --scope https://contoso.onmicrosoft.com/api/demo.read
               b2c init --profile test --external-id --tenant contoso.onmicrosoft.com --client-id <guid>
-            Exit codes: 0 written and every policy OK; 3 an existing file (without --force) or a policy the tenant does not
+            Exit codes: 0 written and every policy OK; 3 an existing file (without --force) or a policy the tenant does not \
             know; 5 the tenant could not be reached (the file is written); 64 missing or bad answers.
             """)
     @Option(help: ArgumentHelp("Write this file (default: ./policies.json).", valueName: "file")) var out: String?

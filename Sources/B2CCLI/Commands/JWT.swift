@@ -53,14 +53,14 @@ struct JWTVerifyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify", abstract: "Check a token as an API would: signature, issuer, audience, lifetime, policy.",
         discussion: """
-            The policy's discovery document and key set are fetched (the policy the token names, or --policy); each failed
-            check says why in B2C terms (a key of the other policy type, another issuer host, an id token where an access
+            The policy's discovery document and key set are fetched (the policy the token names, or --policy); each failed \
+            check says why in B2C terms (a key of the other policy type, another issuer host, an id token where an access \
             token was expected).
             Examples:
               b2c token --api hello | b2c jwt verify --api hello
               b2c jwt verify --policy B2C_1A_signup_signin < token.txt
             With the tenant down, the cached discovery document and key set are used (said on stderr), whatever their age.
-            Exit codes: 0 valid, 1 invalid (every reason listed), 3 configuration, 5 the tenant could not be reached and
+            Exit codes: 0 valid, 1 invalid (every reason listed), 3 configuration, 5 the tenant could not be reached and \
             nothing of it is cached.
             """)
     @OptionGroup var options: ClientOptions

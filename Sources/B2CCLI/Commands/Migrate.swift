@@ -14,15 +14,15 @@ struct MigrateDiffCommand: AsyncParsableCommand {
         commandName: "diff",
         abstract: "Compare one person's tokens (and an API's answers) from a B2C configuration and an External ID one.",
         discussion: """
-            Each side's token is acquired silently (sign in first with `b2c signin` on each configuration, or give
-            --interactive). The claims are lined up with the move's mapping: emails[0] ↔ email, tfp/acr ↔ none, sub ↔ a
-            pairwise sub, oid ↔ oid (which must be equal), extension_Name ↔ extension_<app id>_Name. With --api the API is
+            Each side's token is acquired silently (sign in first with `b2c signin` on each configuration, or give \
+            --interactive). The claims are lined up with the move's mapping: emails[0] ↔ email, tfp/acr ↔ none, sub ↔ a \
+            pairwise sub, oid ↔ oid (which must be equal), extension_Name ↔ extension_<app id>_Name. With --api the API is \
             called with each side's token and the answers are compared.
 
             Examples:
               b2c migrate diff --from b2c.json --to external-id.json
               b2c migrate diff --from prod-b2c --to prod-eeid --api hello -o json
-            Exit codes: 0 nothing an app relies on differs, 6 something does (each line says what the app must change),
+            Exit codes: 0 nothing an app relies on differs, 6 something does (each line says what the app must change), \
             3 a configuration or API that cannot be used, 4 a side needs a sign-in (the command is printed), 5 network.
             """)
 

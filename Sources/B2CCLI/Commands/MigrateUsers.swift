@@ -11,19 +11,19 @@ struct MigrateUsersCommand: AsyncParsableCommand {
         commandName: "users",
         abstract: "Copy the people of a B2C tenant to an External ID tenant through Microsoft Graph, marked for migration.",
         discussion: """
-            Each side is a configuration of an app allowed Graph's users API as itself (the app-only identity, as for
-            `b2c users`): --from needs User.Read.All (or User.ReadWrite.All), --to User.ReadWrite.All. Give each side's
+            Each side is a configuration of an app allowed Graph's users API as itself (the app-only identity, as for \
+            `b2c users`): --from needs User.Read.All (or User.ReadWrite.All), --to User.ReadWrite.All. Give each side's \
             secret in its configuration's clientSecretFile (B2C_CLIENT_SECRET is one secret for both sides).
-            Every local account of --from (email or user name) becomes one on --to with the same sign-in name, display
-            name, given name and surname, a random password that is never shown, and the directory extension attribute
-            --flag set to true: the mark the new tenant's OnPasswordSubmit listener reads (migrationPropertyId), so that
-            the person's real password moves at the first sign-in (docs/migration.md). A person whose sign-in name the
+            Every local account of --from (email or user name) becomes one on --to with the same sign-in name, display \
+            name, given name and surname, a random password that is never shown, and the directory extension attribute \
+            --flag set to true: the mark the new tenant's OnPasswordSubmit listener reads (migrationPropertyId), so that \
+            the person's real password moves at the first sign-in (docs/migration.md). A person whose sign-in name the \
             target has already is left as it is; a federated-only person is skipped (they sign in through their provider).
 
             Examples:
               b2c migrate users --from b2c-admin.json --to eeid-admin.json --dry-run
               b2c migrate users --from b2c-admin.json --to eeid-admin.json --flag toBeMigrated -o json
-            Exit codes: 0 every person copied, already there or skipped, 1 a person failed (the others are done; run again to
+            Exit codes: 0 every person copied, already there or skipped, 1 a person failed (the others are done; run again to \
             retry), 3 a configuration or permission problem, 5 network, 64 usage.
             """)
 

@@ -6,7 +6,7 @@ struct PoliciesCommand: AsyncParsableCommand {
         commandName: "policies", abstract: "Show each configured policy, its role and its authority; --check asks the tenant about each.",
         discussion: """
             --check fetches every policy's discovery document and key set and reports each policy as OK or what is wrong.
-            Exit codes: 0 when everything is fine, 3 when the configuration is wrong (an unknown policy, a host missing from
+            Exit codes: 0 when everything is fine, 3 when the configuration is wrong (an unknown policy, a host missing from \
             knownAuthorities, a caFile that cannot be read), 5 when the tenant cannot be reached.
             """)
     @OptionGroup var options: ClientOptions

@@ -9,10 +9,10 @@ struct PolicyCommand: AsyncParsableCommand {
         commandName: "policy",
         abstract: "Deploy custom policies through Microsoft Graph, as the app: upload a folder in inheritance order, list, …",
         discussion: """
-            The app is the configuration's (the local tenant's: `b2c-emulator serve --config-out FILE --client
-            policy-deploy`), with Graph's application permission Policy.ReadWrite.TrustFramework; its secret comes from
+            The app is the configuration's (the local tenant's: `b2c-emulator serve --config-out FILE --client \
+            policy-deploy`), with Graph's application permission Policy.ReadWrite.TrustFramework; its secret comes from \
             B2C_CLIENT_SECRET, --client-secret-stdin or the configuration's clientSecretFile.
-            Exit codes: 0 done, 1 the tenant refused a policy (its message names the element) or has no such policy, 3 a
+            Exit codes: 0 done, 1 the tenant refused a policy (its message names the element) or has no such policy, 3 a \
             configuration, settings file or missing permission, 5 network, 64 usage (a placeholder no environment fills).
             """,
         subcommands: [PolicyUpload.self, PolicyList.self, PolicyDownload.self, PolicyDelete.self])
@@ -22,8 +22,8 @@ struct PolicyUpload: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "upload", abstract: "Upload policy files or folders: each base before its children.",
         discussion: """
-            --env NAME fills {Settings:Tenant} and {Settings:<key>} from the environment of that name in the settings file
-            (the B2C extension for VS Code's appsettings.json: Environments[].Name, Tenant, PolicySettings; default: the
+            --env NAME fills {Settings:Tenant} and {Settings:<key>} from the environment of that name in the settings file \
+            (the B2C extension for VS Code's appsettings.json: Environments[].Name, Tenant, PolicySettings; default: the \
             first folder's appsettings.json). A placeholder left unfilled refuses the upload before anything is sent.
             Examples:
               b2c policy upload policies/ --env Development --config deploy.json

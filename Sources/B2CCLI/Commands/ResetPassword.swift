@@ -10,8 +10,8 @@ struct ResetPasswordCommand: AsyncParsableCommand {
             Examples (the browser, native auth):
               b2c reset-password [--account alice@contoso.com]
               b2c reset-password --native --username alice@contoso.com [--otp-stdin] [--password-stdin]
-            Native auth (Entra External ID) sends a code to the address, asks for the new password (typed twice, or the first
-            line of stdin), and signs the person in with it. The tenant revokes the person's refresh tokens on a reset; their
+            Native auth (Entra External ID) sends a code to the address, asks for the new password (typed twice, or the first \
+            line of stdin), and signs the person in with it. The tenant revokes the person's refresh tokens on a reset; their \
             other accounts stay listed and need a new sign-in.
             """)
     @OptionGroup var options: ClientOptions

@@ -6,7 +6,7 @@ struct SignOutCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "signout", abstract: "Forget accounts and their tokens on this machine; --browser also ends the B2C browser session.",
         discussion: """
-            In shared-device mode (deviceMode "shared" in the configuration) any sign-out forgets every account and ends the browser
+            In shared-device mode (deviceMode "shared" in the configuration) any sign-out forgets every account and ends the browser \
             session.
             Without any configuration (none named, none found), --all forgets every account in the store.
             """,

@@ -9,9 +9,9 @@ struct SignUpCommand: AsyncParsableCommand {
         discussion: """
             Example:
               b2c signup --username erin@contoso.com [--attribute displayName=Erin ...]
-            The tenant sends a code to the address; then it asks for a password (typed twice, or the first line of stdin with
+            The tenant sends a code to the address; then it asks for a password (typed twice, or the first line of stdin with \
             --password-stdin) and every attribute its user flow requires that --attribute did not give (asked at a terminal).
-            With --otp-stdin the codes are the next lines of stdin. Sign-up in the browser is the sign-in page's
+            With --otp-stdin the codes are the next lines of stdin. Sign-up in the browser is the sign-in page's \
             "Sign up now" link: b2c signin.
             """)
     @OptionGroup var options: ClientOptions

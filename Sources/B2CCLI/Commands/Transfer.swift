@@ -54,9 +54,9 @@ struct ImportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import", abstract: "Take this configuration's accounts from an MSAL token cache (msal-python, msal-extensions).",
         discussion: """
-            Accounts whose home account id is <oid>-<policy>.<tenant> for a configured policy (External ID: <oid>.<tenant>), of this
-            configuration's client id and host, whose id token is signed with the policy's keys and names the same person and policy,
-            are stored with their tokens; the rest are skipped with a note. An account already in the store keeps its refresh
+            Accounts whose home account id is <oid>-<policy>.<tenant> for a configured policy (External ID: <oid>.<tenant>), of this \
+            configuration's client id and host, whose id token is signed with the policy's keys and names the same person and policy, \
+            are stored with their tokens; the rest are skipped with a note. An account already in the store keeps its refresh \
             token unless --replace.
             Example:
               b2c import --format msal ~/.cache/myapp/msal_token_cache.json

@@ -8,11 +8,11 @@ struct UsersCommand: AsyncParsableCommand {
         commandName: "users",
         abstract: "Manage the tenant's users through Microsoft Graph, as the app (test users, imports).",
         discussion: """
-            The app is the configuration's (a daemon's: `b2c-emulator serve --config-out FILE --client user-admin` for the
-            local tenant), with Graph's application permission User.ReadWrite.All; its secret comes from B2C_CLIENT_SECRET,
-            --client-secret-stdin or the configuration's clientSecretFile. Graph is the configuration's "graph" (the local
+            The app is the configuration's (a daemon's: `b2c-emulator serve --config-out FILE --client user-admin` for the \
+            local tenant), with Graph's application permission User.ReadWrite.All; its secret comes from B2C_CLIENT_SECRET, \
+            --client-secret-stdin or the configuration's clientSecretFile. Graph is the configuration's "graph" (the local \
             tenant's own), else Microsoft's.
-            Exit codes: 0 done, 1 a refusal (a sign-in name taken, no such user), 3 a configuration or a missing
+            Exit codes: 0 done, 1 a refusal (a sign-in name taken, no such user), 3 a configuration or a missing \
             permission, 5 network or a throttle not waited out (three waits of up to a minute), 64 usage.
             """,
         subcommands: [

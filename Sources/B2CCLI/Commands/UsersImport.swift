@@ -9,8 +9,8 @@ struct UsersImport: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import", abstract: "Create many users from a CSV or JSON file; reports each row; safe to run again.",
         discussion: """
-            Columns (CSV header, or JSON objects' keys): email or username, displayName, givenName, surname, password,
-            forceChangePassword (true/false); any other column is an attribute (city, extension_LoyaltyId, …). A row without
+            Columns (CSV header, or JSON objects' keys): email or username, displayName, givenName, surname, password, \
+            forceChangePassword (true/false); any other column is an attribute (city, extension_LoyaltyId, …). A row without \
             a password fails unless --generate-passwords, which makes one and shows it in the report.
             Exit codes: 0 every row created or already there, 1 a row failed (the others are done), 3, 5, 64 as for users.
             Example:
