@@ -152,8 +152,11 @@ public final class ScriptedBrowser: @unchecked Sendable {
 
     /// Runs one visit: from `start` until the answer is delivered to another origin. Returns the delivered URL.
     /// With `deliver` false, the answer is not sent: the URL is returned, as a person on another machine would copy it.
+    /// `onAnswer` sees the answer's URL before the app does (what it records is there when the app goes on), delivered or not.
     @discardableResult
-    public func run(_ start: URL, as persona: Persona, deliver: Bool = true) async throws -> URL {
+    public func run(
+        _ start: URL, as persona: Persona, deliver: Bool = true, onAnswer: @Sendable (URL) -> Void = { _ in }
+    ) async throws -> URL {
         steps = []
         var page = try await fetch(start)
         var wrongTried = false
@@ -167,6 +170,7 @@ public final class ScriptedBrowser: @unchecked Sendable {
                 let next = URL(string: loc, relativeTo: page.url)?.absoluteURL
             {
                 if next.host != start.host || next.port != start.port, !Self.isIdentityProviderStep(next) {
+                    onAnswer(next)
                     guard deliver else { return next }
                     // The jar is on disk before the app has its answer: an app may open the next visit at once (the
                     // sign-in resumed after a password reset), and that visit reads the jar this one leaves.
@@ -187,6 +191,7 @@ public final class ScriptedBrowser: @unchecked Sendable {
                     page = try await fetch(answer.action, form: answer.fields)
                     continue
                 }
+                onAnswer(answer.action)
                 guard deliver else { return answer.action }
                 saveJar()  // before the answer, as above
                 _ = try await fetch(answer.action, form: answer.fields)

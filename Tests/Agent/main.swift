@@ -45,19 +45,22 @@ do { browser = try ScriptedBrowser(caFile: env["B2C_AGENT_CA"], jarPath: env["B2
 }
 do {
     let deliver = env["B2C_AGENT_DELIVER"] != "0"
-    let delivered = try await browser.run(start, as: persona, deliver: deliver)
-    if !deliver { print(delivered.absoluteString) }
-    if let record = env["B2C_AGENT_RECORD"],
-        let h = FileHandle(forWritingAtPath: record)
-            ?? {
-                _ = FileManager.default.createFile(atPath: record, contents: nil)
-                return FileHandle(forWritingAtPath: record)
-            }()
-    {
+    // The answer is recorded before the app has it: the test reads the file once b2c is done, and this process may
+    // still be running then.
+    let record = env["B2C_AGENT_RECORD"]
+    let delivered = try await browser.run(start, as: persona, deliver: deliver) { answer in
+        guard let record,
+            let h = FileHandle(forWritingAtPath: record)
+                ?? {
+                    _ = FileManager.default.createFile(atPath: record, contents: nil)
+                    return FileHandle(forWritingAtPath: record)
+                }()
+        else { return }
         h.seekToEndOfFile()
-        h.write(Data((delivered.absoluteString + "\n").utf8))
+        h.write(Data((answer.absoluteString + "\n").utf8))
         try? h.close()
     }
+    if !deliver { print(delivered.absoluteString) }
     await browser.shutdown()
     exit(0)
 } catch {
