@@ -16,8 +16,10 @@
 #   dist/SHA256SUMS                          sha256sum of all three
 #
 # The version is the one `b2c --version` prints (B2CCommand.version in Sources/B2CCLI/Commands/Root.swift): one place.
-# Man pages come from swift-argument-parser's manual generator (its GenerateManual plugin, on the debug build: the
-# help text is the same in every configuration, and the debug build is the one the tests already made).
+# Man pages come from the release programs themselves: scripts/man-pages.py reads each one's --experimental-dump-help
+# (swift-argument-parser's description of its commands) and writes a page per command. swift-argument-parser's own
+# generator (`swift package generate-manual`) compiled the parser again for its tool and needed the debug build of every
+# product: 40-100 s of CI's serial tail, under SwiftPM's lock on .build.
 #
 # Knobs: B2C_RELEASE_SCRATCH (SwiftPM scratch path of the release build; default <repo>/.build-release-static),
 # B2C_DIST (output directory; default <repo>/dist). `--build-only` builds the programs and stops; `--no-build` packages
@@ -56,8 +58,8 @@ COMMANDS=(b2c b2c-emulator)
 
 say() { printf 'release: %s\n' "$*" >&2; }
 die() { printf 'release: %s\n' "$*" >&2; exit 1; }
-for tool in swift dpkg-deb dpkg gzip sha256sum readelf strip tar; do
-    command -v "$tool" >/dev/null 2>&1 || die "needs '$tool' (Debian: apt-get install binutils dpkg gzip tar)"
+for tool in swift dpkg-deb dpkg gzip sha256sum readelf strip tar python3; do
+    command -v "$tool" >/dev/null 2>&1 || die "needs '$tool' (Debian: apt-get install binutils dpkg gzip tar python3)"
 done
 
 cd "$ROOT"
@@ -85,11 +87,13 @@ emulator_version=$("$BIN/b2c-emulator" --version | awk '{ print $2 }')
 arch=$(uname -m)
 debarch=$(dpkg --print-architecture)
 
-say "generating man pages (swift package generate-manual, debug build)…"
-swift package generate-manual --configuration debug --multi-page >"$SCRATCH.manual.log" 2>&1 \
-    || { tail -30 "$SCRATCH.manual.log" >&2; die "the manual generation failed"; }
-manuals=$ROOT/.build/plugins/GenerateManual/outputs
-# The commands' examples stay as written (the generator gives them to man as text to fill).
+say "writing man pages (scripts/man-pages.py, from each program's --experimental-dump-help)…"
+manuals=$SCRATCH.manuals
+rm -rf "$manuals"
+# Dated by the commit, so that the same commit gives the same pages.
+SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$ROOT" log -1 --format=%ct 2>/dev/null || date +%s)} \
+    python3 "$ROOT/scripts/man-pages.py" "$manuals" "$BIN/b2c-client" "$BIN/b2c-emulator" || die "the man pages could not be written"
+# The commands' examples stay as written (a discussion is text that man fills).
 "$ROOT/scripts/man-examples.sh" "$manuals"/*/*.1
 
 stage=$(mktemp -d "${TMPDIR:-/tmp}/b2c-release.XXXXXX")
@@ -109,7 +113,7 @@ for p in "${COMMANDS[@]}"; do
     source=$p
     [[ $p == b2c ]] && source=b2c-client
     pages=$(find "$manuals/$source" -name '*.1' 2>/dev/null | wc -l)
-    ((pages > 0)) || die "no man pages for $p in $manuals/$source (see $SCRATCH.manual.log)"
+    ((pages > 0)) || die "no man pages for $p in $manuals/$source"
     cp "$manuals/$source"/*.1 "$tree/man/man1/"
 done
 gzip -9n "$tree"/man/man1/*.1
