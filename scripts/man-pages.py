@@ -32,8 +32,12 @@ def glyphs(s):
 def text(s):
     """Body text: a backslash printed as one, a line that would start with a request or a control character not, and
     an empty line a new paragraph."""
-    lines = glyphs(s.replace("\\", "\\e")).split("\n")
-    return "\n".join(".Pp" if not line.strip() else "\\&" + line if line.startswith((".", "'")) else line for line in lines)
+    def line_of(line):
+        if not line.strip():
+            return ".Pp"
+        return "\\&" + line if line.startswith((".", "'")) else line
+
+    return "\n".join(line_of(line) for line in glyphs(s.replace("\\", "\\e")).split("\n"))
 
 
 def quoted(s):
@@ -41,13 +45,14 @@ def quoted(s):
     return '"' + glyphs(s.replace("\\", "\\e").replace('"', "\\(dq")) + '"'
 
 
+def fl(name):
+    """One name of an option or flag as mdoc's Fl shows it (Fl adds one dash: `Fl -verbose` is --verbose)."""
+    return "Fl " + ("-" if name["kind"] == "long" else "") + name["name"]
+
+
 def flag_names(argument):
-    """`Fl v , Fl -verbose`: each name of an option or flag, as mdoc's Fl shows it (it adds one dash)."""
-    shown = []
-    for name in sorted(argument.get("names", []), key=lambda n: n["kind"] != "short"):
-        dashes = "-" if name["kind"] == "long" else ""
-        shown.append("Fl " + dashes + name["name"])
-    return " , ".join(shown)
+    """`Fl v , Fl -verbose`: every name of an option or flag, the short ones first."""
+    return " , ".join(fl(n) for n in sorted(argument.get("names", []), key=lambda n: n["kind"] != "short"))
 
 
 def value(argument):
@@ -59,9 +64,7 @@ def synopsis_item(argument):
     if argument["kind"] == "positional":
         item = value(argument)
     else:
-        preferred = argument.get("preferredName") or argument["names"][0]
-        dashes = "-" if preferred["kind"] == "long" else ""
-        item = "Fl " + dashes + preferred["name"]
+        item = fl(argument.get("preferredName") or argument["names"][0])
         if argument["kind"] == "option":
             item += " " + value(argument)
     return ".Op " + item if argument.get("isOptional") else "." + item
