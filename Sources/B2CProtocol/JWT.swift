@@ -123,8 +123,13 @@ public struct JWT: Sendable {
     /// Creates an RS256 token whose signature `signature` makes (base64url) from the JWS signing input: the same token as
     /// `sign(claims:kid:key:)` from another implementation of RS256.
     public static func sign(claims: JSONValue, kid: String, signature: (String) throws -> String) rethrows -> String {
-        let input = Base64URL.encode(header(kid: kid)) + "." + Base64URL.encode(claims.serializedBytes())
+        let input = signingInput(claims: claims, kid: kid)
         return input + "." + (try signature(input))
+    }
+
+    /// The JWS signing input of an RS256 token of these claims: its header and claims, base64url, joined by a dot.
+    public static func signingInput(claims: JSONValue, kid: String) -> String {
+        Base64URL.encode(header(kid: kid)) + "." + Base64URL.encode(claims.serializedBytes())
     }
 
     /// The header `{"alg":"RS256","kid":…,"typ":"JWT"}`, its members in the order `serialized` sorts them and the kid

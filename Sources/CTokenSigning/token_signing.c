@@ -1,6 +1,8 @@
 #define OPENSSL_SUPPRESS_DEPRECATED
 #include "token_signing.h"
+#include "rsa_ifma.h"
 
+#include <openssl/bn.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/objects.h>
@@ -24,6 +26,11 @@ enum { B2C_RSA_SLOTS = 16 };
 struct b2c_rsa_key {
     RSA *rsa;
     _Atomic(RSA *) copies[B2C_RSA_SLOTS];
+    // Batches (b2c_rsa_sign_sha256_batch): the primes in IFMA's lanes, the modulus's Montgomery constants for the check
+    // of each signature, and a blinding per slot, made from the slot's copy on its first batch. NULL until enabled.
+    b2c_ifma_key *ifma;
+    BN_MONT_CTX *modulus;
+    _Atomic(BN_BLINDING *) blindings[B2C_RSA_SLOTS];
 };
 
 static atomic_uint b2c_next_thread;
@@ -43,7 +50,10 @@ b2c_rsa_key *b2c_rsa_key_from_der(const unsigned char *der, size_t length) {
         return NULL;
     }
     key->rsa = rsa;
-    for (int i = 0; i < B2C_RSA_SLOTS; i++) atomic_init(&key->copies[i], NULL);
+    for (int i = 0; i < B2C_RSA_SLOTS; i++) {
+        atomic_init(&key->copies[i], NULL);
+        atomic_init(&key->blindings[i], NULL);
+    }
     return key;
 }
 
@@ -81,8 +91,152 @@ size_t b2c_rsa_sign_sha256(b2c_rsa_key *key, const unsigned char *data, size_t l
     return ok == 1 ? (size_t)written : 0;
 }
 
+int b2c_rsa_key_enable_ifma(b2c_rsa_key *key) {
+    if (key->ifma != NULL) return 1;
+    const BIGNUM *n = NULL, *p = NULL, *q = NULL, *dp = NULL, *dq = NULL, *qinv = NULL;
+    RSA_get0_key(key->rsa, &n, NULL, NULL);
+    RSA_get0_factors(key->rsa, &p, &q);
+    RSA_get0_crt_params(key->rsa, &dp, &dq, &qinv);
+    // Two primes of 1024 bits each: the lanes' size. Other keys sign one at a time.
+    if (!b2c_ifma_available() || n == NULL || p == NULL || q == NULL || dp == NULL || dq == NULL || qinv == NULL
+        || RSA_get_multi_prime_extra_count(key->rsa) != 0 || BN_num_bits(n) != 2048 || BN_num_bits(p) != 1024
+        || BN_num_bits(q) != 1024)
+        return 0;
+    unsigned char primes[2][128], exponents[2][128], rr[2][128];
+    BN_CTX *ctx = BN_CTX_new();
+    BIGNUM *square = BN_new();
+    int ok = ctx != NULL && square != NULL;
+    const BIGNUM *prime[2] = {p, q}, *exponent[2] = {dp, dq};
+    for (int i = 0; ok && i < 2; i++) {
+        // 2^2080 mod the prime: R^2 for R = 2^1040, the lanes' 20 limbs of 52 bits.
+        ok = BN_bn2binpad(prime[i], primes[i], 128) == 128 && BN_bn2binpad(exponent[i], exponents[i], 128) == 128
+            && BN_set_word(square, 0) == 1 && BN_set_bit(square, 2080) == 1 && BN_mod(square, square, prime[i], ctx) == 1
+            && BN_bn2binpad(square, rr[i], 128) == 128;
+    }
+    BN_MONT_CTX *modulus = ok ? BN_MONT_CTX_new() : NULL;
+    ok = modulus != NULL && BN_MONT_CTX_set(modulus, n, ctx) == 1;
+    b2c_ifma_key *ifma = ok ? b2c_ifma_key_new(primes, exponents, rr) : NULL;
+    OPENSSL_cleanse(exponents, sizeof exponents);
+    BN_free(square);
+    BN_CTX_free(ctx);
+    if (ifma == NULL) {
+        BN_MONT_CTX_free(modulus);
+        return 0;
+    }
+    key->modulus = modulus;
+    key->ifma = ifma;
+    return 1;
+}
+
+/// The blinding of this thread's slot: made from the slot's copy on its first batch (libcrypto's random factor, squared
+/// at each use and made again every 32 uses). NULL when libcrypto cannot.
+static BN_BLINDING *b2c_thread_blinding(b2c_rsa_key *key, BN_CTX *ctx) {
+    RSA *copy = b2c_thread_copy(key);  // also gives the thread its slot
+    _Atomic(BN_BLINDING *) *slot = &key->blindings[b2c_thread_slot];
+    BN_BLINDING *blinding = atomic_load_explicit(slot, memory_order_acquire);
+    if (blinding != NULL) return blinding;
+    BN_BLINDING *made = RSA_setup_blinding(copy, ctx);
+    if (made == NULL) return NULL;
+    BN_BLINDING *expected = NULL;
+    if (atomic_compare_exchange_strong_explicit(slot, &expected, made, memory_order_acq_rel, memory_order_acquire)) return made;
+    BN_BLINDING_free(made);
+    return expected;
+}
+
+// The DER prefix of a SHA-256 DigestInfo (RFC 8017, section 9.2).
+static const unsigned char b2c_sha256_info[19] = {0x30, 0x31, 0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01,
+                                                  0x65, 0x03, 0x04, 0x02, 0x01, 0x05, 0x00, 0x04, 0x20};
+
+/// Up to four signatures through IFMA: each message padded (EMSA-PKCS1-v1_5), blinded, split by the primes, raised in
+/// the lanes, recombined (Garner), unblinded, and checked with the public exponent; a signature that does not check is
+/// made again by libcrypto alone. Returns 1, or 0 when libcrypto failed (the signatures are then not valid).
+static int b2c_ifma_sign(b2c_rsa_key *key, size_t count, const unsigned char *const data[], const size_t lengths[],
+                         unsigned char *const signatures[]) {
+    const BIGNUM *n = NULL, *e = NULL, *p = NULL, *q = NULL, *qinv = NULL;
+    RSA_get0_key(key->rsa, &n, &e, NULL);
+    RSA_get0_factors(key->rsa, &p, &q);
+    RSA_get0_crt_params(key->rsa, NULL, NULL, &qinv);
+    unsigned char encoded[B2C_IFMA_SIGNATURES][256], info[sizeof b2c_sha256_info + SHA256_DIGEST_LENGTH];
+    unsigned char bases[B2C_IFMA_SIGNATURES][2][128], results[B2C_IFMA_SIGNATURES][2][128];
+    BIGNUM *message[B2C_IFMA_SIGNATURES], *value[B2C_IFMA_SIGNATURES], *unblind[B2C_IFMA_SIGNATURES];
+    BN_CTX *ctx = BN_CTX_new();
+    if (ctx == NULL) return 0;
+    BN_CTX_start(ctx);
+    BIGNUM *sp = BN_CTX_get(ctx), *sq = BN_CTX_get(ctx), *h = BN_CTX_get(ctx), *check = BN_CTX_get(ctx);
+    int ok = check != NULL;
+    for (size_t i = 0; ok && i < count; i++) {
+        message[i] = BN_CTX_get(ctx), value[i] = BN_CTX_get(ctx), unblind[i] = BN_CTX_get(ctx);
+        ok = unblind[i] != NULL;
+    }
+    BN_BLINDING *blinding = ok ? b2c_thread_blinding(key, ctx) : NULL;
+    ok = blinding != NULL && RSA_size(key->rsa) == 256;
+    for (size_t i = 0; ok && i < count; i++) {
+        SHA256_CTX context;
+        memcpy(info, b2c_sha256_info, sizeof b2c_sha256_info);
+        ok = SHA256_Init(&context) == 1 && SHA256_Update(&context, data[i], lengths[i]) == 1
+            && SHA256_Final(info + sizeof b2c_sha256_info, &context) == 1
+            && RSA_padding_add_PKCS1_type_1(encoded[i], 256, info, sizeof info) == 1
+            && BN_bin2bn(encoded[i], 256, message[i]) != NULL && BN_copy(value[i], message[i]) != NULL;
+    }
+    if (ok && BN_BLINDING_lock(blinding) == 1) {
+        for (size_t i = 0; ok && i < count; i++) ok = BN_BLINDING_convert_ex(value[i], unblind[i], blinding, ctx) == 1;
+        BN_BLINDING_unlock(blinding);
+    } else {
+        ok = 0;
+    }
+    // The blinded message reduced by each prime, with libcrypto's constant-time division (the flag on a shallow copy:
+    // on the value itself it would also make the public check below a constant-time exponentiation, four times slower).
+    BIGNUM *secret = BN_new();
+    ok = ok && secret != NULL;
+    for (size_t i = 0; ok && i < count; i++) {
+        BN_with_flags(secret, value[i], BN_FLG_CONSTTIME);
+        ok = BN_mod(sp, secret, p, ctx) == 1 && BN_bn2binpad(sp, bases[i][0], 128) == 128
+            && BN_mod(sq, secret, q, ctx) == 1 && BN_bn2binpad(sq, bases[i][1], 128) == 128;
+    }
+    BN_free(secret);
+    ok = ok && b2c_ifma_exponentiate(key->ifma, count, (const unsigned char(*)[2][128])bases, results) == 1;
+    for (size_t i = 0; ok && i < count; i++) {
+        // s = sq + q * ((sp - sq) * q^-1 mod p)
+        ok = BN_bin2bn(results[i][0], 128, sp) != NULL && BN_bin2bn(results[i][1], 128, sq) != NULL
+            && BN_mod_sub(h, sp, sq, p, ctx) == 1 && BN_mod_mul(h, h, qinv, p, ctx) == 1 && BN_mul(h, h, q, ctx) == 1
+            && BN_add(value[i], h, sq) == 1 && BN_BLINDING_invert_ex(value[i], unblind[i], blinding, ctx) == 1;
+    }
+    for (size_t i = 0; ok && i < count; i++) {
+        // A fault or a flaw in the lanes never leaves as a token: the signature must give the message back.
+        if (BN_mod_exp_mont(check, value[i], e, n, ctx, key->modulus) == 1 && BN_cmp(check, message[i]) == 0)
+            ok = BN_bn2binpad(value[i], signatures[i], 256) == 256;
+        else
+            ok = b2c_rsa_sign_sha256(key, data[i], lengths[i], signatures[i]) == 256;
+    }
+    OPENSSL_cleanse(bases, sizeof bases);
+    OPENSSL_cleanse(results, sizeof results);
+    OPENSSL_cleanse(info, sizeof info);
+    BN_CTX_end(ctx);
+    BN_CTX_free(ctx);
+    return ok;
+}
+
+size_t b2c_rsa_sign_sha256_batch(b2c_rsa_key *key, size_t count, const unsigned char *const data[], const size_t lengths[],
+                                 unsigned char *const signatures[]) {
+    size_t size = (size_t)RSA_size(key->rsa);
+    for (size_t done = 0; done < count;) {
+        size_t n = count - done < B2C_IFMA_SIGNATURES ? count - done : B2C_IFMA_SIGNATURES;
+        if (key->ifma != NULL && n > 1) {
+            if (!b2c_ifma_sign(key, n, data + done, lengths + done, signatures + done)) return 0;
+        } else {
+            for (size_t i = done; i < done + n; i++)
+                if (b2c_rsa_sign_sha256(key, data[i], lengths[i], signatures[i]) != size) return 0;
+        }
+        done += n;
+    }
+    return size;
+}
+
 void b2c_rsa_key_free(b2c_rsa_key *key) {
     if (key == NULL) return;
+    for (int i = 0; i < B2C_RSA_SLOTS; i++) BN_BLINDING_free(atomic_load_explicit(&key->blindings[i], memory_order_acquire));
+    b2c_ifma_key_free(key->ifma);
+    BN_MONT_CTX_free(key->modulus);
     for (int i = 0; i < B2C_RSA_SLOTS; i++) RSA_free(atomic_load_explicit(&key->copies[i], memory_order_acquire));
     RSA_free(key->rsa);
     free(key);

@@ -57,7 +57,7 @@ import _CryptoExtras
     /// with libcrypto, whose probe at load would otherwise have sent one back to swift-crypto).
     @Test func moreThreadsThanCopiesSignAlike() throws {
         let keys = try (0..<2).map { _ in try _RSA.Signing.PrivateKey(keySize: .bits2048) }
-        let signers = keys.map(RS256Signer.init)
+        let signers = keys.map { RS256Signer($0) }
         #expect(signers.allSatisfy { $0.usesLibcrypto })
         let threads = 40
         final class Results: @unchecked Sendable {  // @unchecked: `signed` is read and written under `lock` only
@@ -104,5 +104,73 @@ import _CryptoExtras
                 try JWT.decode(token).verifySignature(with: t.emulator.keys.jwks(.userFlow))
             }
         }
+    }
+
+    /// Whether this processor has AVX-512 IFMA: where it has, a 2048-bit key must sign in batches, so that the lanes are
+    /// what these tests check (elsewhere the batch API signs one at a time, and is checked the same way).
+    static let processorHasIFMA: Bool = {
+        let flags = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
+        return flags.split(separator: "\n").first { $0.hasPrefix("flags") }?.split(separator: " ").contains("avx512ifma") ?? false
+    }()
+
+    /// Signatures made together (up to four in one pass of eight exponentiations) are swift-crypto's byte for byte: for
+    /// batches of one to nine (two passes and a remainder), inputs of every length class, three fresh keys, and the same
+    /// key with batches turned off.
+    @Test func signaturesMadeTogetherAreSwiftCryptosSignatures() throws {
+        for _ in 0..<3 {
+            let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+            let batched = RS256Signer(key, batches: true), single = RS256Signer(key, batches: false)
+            #expect(batched.signsInBatches == Self.processorHasIFMA)
+            #expect(!single.signsInBatches)
+            for count in 1...9 {
+                let inputs = (0..<count).map { i in
+                    String(
+                        (0..<[0, 1, 55, 64, 700, 5_000][(count + i) % 6]).map { _ in
+                            "abcdefghijklmnopqrstuvwxyz.-_0123456789".randomElement()!
+                        })
+                }
+                let expected = try inputs.map { try Self.swiftCrypto($0, key) }
+                #expect(try batched.signatures(signingInputs: inputs) == expected, "\(count) together")
+                #expect(try single.signatures(signingInputs: inputs) == expected, "\(count) one at a time")
+            }
+        }
+    }
+
+    /// Keys the lanes do not fit (3072 and 4096 bits; RFC 7515's key, whose primes are 1024 bits, does) sign one at a time
+    /// through the same call.
+    @Test func keysOfOtherSizesSignOneAtATimeThroughTheBatchCall() throws {
+        for size in [_RSA.Signing.KeySize.bits3072, .bits4096] {
+            let key = try _RSA.Signing.PrivateKey(keySize: size)
+            let signer = RS256Signer(key, batches: true)
+            #expect(!signer.signsInBatches)
+            let inputs = ["a", "b", "c"]
+            #expect(try signer.signatures(signingInputs: inputs) == inputs.map { try Self.swiftCrypto($0, key) })
+        }
+    }
+
+    /// From many threads at once, each signing batches with the same key (each thread its copy and blinding): every
+    /// signature is still swift-crypto's.
+    @Test func batchesFromManyThreadsAtOnce() throws {
+        let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let signer = RS256Signer(key, batches: true)
+        final class Results: @unchecked Sendable {  // @unchecked: `signed` is read and written under `lock` only
+            let lock = NSLock()
+            var signed: [String: String] = [:]
+        }
+        let results = Results()
+        let done = DispatchGroup()
+        for index in 0..<20 {
+            done.enter()
+            Thread {
+                defer { done.leave() }
+                let inputs = (0..<4).map { "thread-\(index)-\($0)" }
+                let signatures = (try? signer.signatures(signingInputs: inputs)) ?? []
+                results.lock.withLock { for (i, s) in zip(inputs, signatures) { results.signed[i] = s } }
+            }.start()
+        }
+        done.wait()
+        let signed = results.lock.withLock { results.signed }
+        #expect(signed.count == 80)
+        for (input, signature) in signed { #expect(signature == (try Self.swiftCrypto(input, key)), "\(input)") }
     }
 }

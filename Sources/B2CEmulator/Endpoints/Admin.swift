@@ -155,7 +155,7 @@ struct AdminEndpoint: TenantPart {
                 let key = "\(e.endpoint) \(e.grantType) \(e.policy.isEmpty ? "-" : e.policy) \(e.outcome)"
                 counts[key] = JSONValue((counts[key]?.lenientInt ?? 0) + 1)
             }
-            return .json(["tokenRequests": .object(counts)])
+            return .json(["tokenRequests": .object(counts), "signing": self.keys.signingCounts])
         }
     }
 

@@ -123,7 +123,7 @@ extension TokenEndpoint {
     /// The device's poll: pending, too fast, expired, declined — or the code its journey ended with, redeemed as any code.
     func redeemDeviceCode(
         _ caller: Caller, policy: EmulatorSeed.Policy, authority: AuthorityRef, origin: String, log: inout EmulatorStore.LogEntry
-    ) throws -> Response {
+    ) async throws -> Response {
         guard seed.tenant.externalId, authority.implicitFlow else { throw DeviceAuthorization.refusedOnB2C() }
         guard let deviceCode = caller.form["device_code"], !deviceCode.isEmpty else { throw missing("device_code") }
         guard let (hash, found) = try store.deviceFlow(deviceCode: deviceCode), found.clientId == caller.app.clientId else {
@@ -162,6 +162,6 @@ extension TokenEndpoint {
             "code_verifier": flow.verifier, "scope": caller.form["scope"] ?? flow.scope,
         ]
         if let info = caller.form["client_info"] { redemption.form["client_info"] = info }
-        return try redeemCode(redemption, policy: policy, origin: origin, log: &log)
+        return try await redeemCode(redemption, policy: policy, origin: origin, log: &log)
     }
 }

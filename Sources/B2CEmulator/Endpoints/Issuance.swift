@@ -149,7 +149,7 @@ struct TokenIssuer: TenantPart {
     ]
 
     /// The id token, access token and refresh token of one issuance, and the body that carries them.
-    func issue(_ r: Issuance) throws -> Issued {
+    func issue(_ r: Issuance) async throws -> Issued {
         let (user, app, scopes, code) = (r.user, r.app, r.scopes, r.code)
         if AccountRule.disabled(user) { throw AccountRule.refusal() }
         let policy = bound(r.policy)
@@ -165,7 +165,7 @@ struct TokenIssuer: TenantPart {
             c["azp"] = .string(app.clientId)
             c["exp"] = JSONValue(now + atLifetime)
             if !scopes.shortScopes.isEmpty { c["scp"] = .string(scopes.shortScopes.joined(separator: " ")) }
-            accessToken = try signer.sign(.object(c))
+            accessToken = try await signer.batchedSign(.object(c))
         }
         var idToken: String?
         if scopes.openid && r.includeIDToken {
@@ -174,7 +174,7 @@ struct TokenIssuer: TenantPart {
             c["exp"] = JSONValue(now + idLifetime)
             if let accessToken { c["at_hash"] = .string(Self.leftHalfHash(accessToken)) }
             if let code { c["c_hash"] = .string(Self.leftHalfHash(code)) }
-            idToken = try signer.sign(.object(c))
+            idToken = try await signer.batchedSign(.object(c))
         }
         let asNumber: (Int) -> JSONValue = { n in (policy?.numbersAsStrings ?? false) ? .string(String(n)) : JSONValue(n) }
         var body: [String: JSONValue] = ["token_type": "Bearer", "not_before": asNumber(now)]
@@ -309,12 +309,12 @@ struct TokenIssuer: TenantPart {
     func refreshed(
         _ record: EmulatorStore.RefreshRecord, user: EmulatorStore.UserRecord, policy: EmulatorSeed.Policy?, app: EmulatorSeed.App,
         scopes: Scopes, form: [String: String], origin: String, extraClaims: [String: JSONValue] = [:]
-    ) throws -> Response {
+    ) async throws -> Response {
         var scopes = scopes
         scopes.openid = true
         scopes.offlineAccess = true
         return tokenResponse(
-            try issue(
+            try await issue(
                 Issuance(
                     user: user, policy: bound(policy), app: app, scopes: scopes, authTime: record.authTime, origin: origin,
                     clientInfo: Self.wantsClientInfo(form), grant: (record.grantId, record.grantIssuedAt), refresh: true,
@@ -390,7 +390,7 @@ extension TokenIssuer {
     /// The answer has no id token, refresh token or `scope` (reference §13.2).
     func appToken(
         app: EmulatorSeed.App, api: EmulatorSeed.API, roles: [String], policy: EmulatorSeed.Policy, origin: String
-    ) throws -> Response {
+    ) async throws -> Response {
         let now = clock.now()
         let lifetime = policy.accessTokenLifetime
         var c: [String: JSONValue] = [
@@ -411,7 +411,7 @@ extension TokenIssuer {
             c[name] = .string(value)
         }
         let signer = try keys.current(policy.type)
-        let token = try signer.sign(.object(c))
+        let token = try await signer.batchedSign(.object(c))
         let asNumber: (Int) -> JSONValue = { n in policy.numbersAsStrings ? .string(String(n)) : JSONValue(n) }
         return tokenResponse(
             Issued(

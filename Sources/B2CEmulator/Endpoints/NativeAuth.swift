@@ -216,7 +216,7 @@ struct NativeAuthEndpoint: JourneyCallouts {
             }
             return try await issueTokens(flow, user: user, app: app, form: form, callout: callout, grantType: grantType)
         case "refresh_token":
-            return try refresh(form: form, app: app, origin: origin, log: &log)
+            return try await refresh(form: form, app: app, origin: origin, log: &log)
         case "": throw aadMissing("grant_type")
         default:
             throw AADFailure(
@@ -295,7 +295,7 @@ struct NativeAuthEndpoint: JourneyCallouts {
         case .failure(let f):
             throw AADFailure(error: "server_error", description: "AADSTS\(f.code): \(f.pageError.message)", codes: [f.code], status: 500)
         }
-        let issued = try issuer.issue(
+        let issued = try await issuer.issue(
             Issuance(
                 user: user, policy: nil, app: app, scopes: try nativeScopes(form, app: app), authTime: clock.now(), origin: callout.origin,
                 clientInfo: TokenIssuer.wantsClientInfo(form), extraClaims: extraClaims))
@@ -313,7 +313,7 @@ struct NativeAuthEndpoint: JourneyCallouts {
     /// The refresh grant, its refusals in Entra's codes.
     private func refresh(
         form: [String: String], app: EmulatorSeed.App, origin: String, log: inout EmulatorStore.LogEntry
-    ) throws -> Response {
+    ) async throws -> Response {
         guard let rt = form["refresh_token"], !rt.isEmpty else { throw aadMissing("refresh_token") }
         let record: EmulatorStore.RefreshRecord, user: EmulatorStore.UserRecord
         do { (record, user) = try issuer.checkRefreshToken(rt, app: app, policy: nil) } catch let f as OAuthFailure {
@@ -323,7 +323,7 @@ struct NativeAuthEndpoint: JourneyCallouts {
                 description: "AADSTS\(codes): \(f.message)", codes: [codes])
         }
         log.oid = user.oid
-        return try issuer.refreshed(
+        return try await issuer.refreshed(
             record, user: user, policy: nil, app: app, scopes: try nativeScopes(form, app: app), form: form, origin: origin)
     }
 }

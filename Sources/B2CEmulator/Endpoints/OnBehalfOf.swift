@@ -12,7 +12,7 @@ extension TokenEndpoint {
 
     func onBehalfOf(
         _ caller: Caller, authority: AuthorityRef, origin: String, log: inout EmulatorStore.LogEntry
-    ) throws -> Response {
+    ) async throws -> Response {
         guard seed.tenant.externalId, authority.implicitFlow else {
             throw OAuthFailure(
                 error: "unsupported_grant_type", code: "AADB2C90086",
@@ -72,7 +72,7 @@ extension TokenEndpoint {
                 "The user or administrator has not consented to use the application with ID '\(caller.app.clientId)' for the scope "
                     + "asked (\(form["scope"] ?? "none")): \(error.message)")
         }
-        let issued = try issuer.issue(
+        let issued = try await issuer.issue(
             Issuance(
                 user: user, policy: nil, app: caller.app, scopes: scopes, authTime: jwt.int("auth_time") ?? now, origin: origin,
                 includeIDToken: false, client: .init(confidential: true)))

@@ -90,13 +90,14 @@ struct TokenEndpoint: TenantPart {
         do {
             let out: Response
             switch grantType {
-            case "authorization_code": out = try redeemCode(caller, policy: policy, origin: context.origin, log: &entry)
+            case "authorization_code": out = try await redeemCode(caller, policy: policy, origin: context.origin, log: &entry)
             case "refresh_token": out = try await redeemRefreshToken(caller, policy: policy, origin: context.origin, log: &entry)
-            case "password": out = try passwordGrant(caller.form, app: caller.app, policy: policy, origin: context.origin, log: &entry)
-            case "client_credentials": out = try clientCredentials(caller, policy: policy, origin: context.origin)
-            case Self.jwtBearer: out = try onBehalfOf(caller, authority: authority, origin: context.origin, log: &entry)
+            case "password":
+                out = try await passwordGrant(caller.form, app: caller.app, policy: policy, origin: context.origin, log: &entry)
+            case "client_credentials": out = try await clientCredentials(caller, policy: policy, origin: context.origin)
+            case Self.jwtBearer: out = try await onBehalfOf(caller, authority: authority, origin: context.origin, log: &entry)
             case DeviceAuthorization.grantType:
-                out = try redeemDeviceCode(caller, policy: policy, authority: authority, origin: context.origin, log: &entry)
+                out = try await redeemDeviceCode(caller, policy: policy, authority: authority, origin: context.origin, log: &entry)
             case "": throw missing("grant_type")
             default:
                 throw OAuthFailure(
@@ -174,12 +175,12 @@ struct TokenEndpoint: TenantPart {
     func tenantToken(_ req: Request, _ context: EmulatorRequestContext) async throws -> Response {
         let caller = try await caller(req)
         guard caller.form["grant_type"] == "client_credentials" else { throw Self.noPolicy }
-        return try clientCredentials(caller, policy: nil, origin: context.origin)
+        return try await clientCredentials(caller, policy: nil, origin: context.origin)
     }
 
     /// An app-only token for `<App ID URI>/.default`: the app's granted roles of that API in `scp`, no id token, no refresh
     /// token, no `scope` in the answer (reference §13.2).
-    func clientCredentials(_ caller: Caller, policy: EmulatorSeed.Policy?, origin: String) throws -> Response {
+    func clientCredentials(_ caller: Caller, policy: EmulatorSeed.Policy?, origin: String) async throws -> Response {
         guard caller.app.isConfidential else {
             throw OAuthFailure(
                 error: "unauthorized_client", code: "AADB2C90079",
@@ -217,13 +218,13 @@ struct TokenEndpoint: TenantPart {
                 message: "This application does not have sufficient permissions against this web resource to perform the operation.")
         }
         guard let policy else { throw Self.noPolicy }
-        return try issuer.appToken(app: caller.app, api: api, roles: roles.map(\.value), policy: policy, origin: origin)
+        return try await issuer.appToken(app: caller.app, api: api, roles: roles.map(\.value), policy: policy, origin: origin)
     }
 
     /// B2C checks a code redemption in a fixed order, each failure with its own code; the order reads here.
     func redeemCode(
         _ caller: Caller, policy: EmulatorSeed.Policy, origin: String, log: inout EmulatorStore.LogEntry
-    ) throws -> Response {
+    ) async throws -> Response {
         let form = caller.form, app = caller.app
         guard let code = form["code"], !code.isEmpty else { throw missing("code") }
         let now = clock.now()
@@ -284,7 +285,7 @@ struct TokenEndpoint: TenantPart {
                 message: "The account associated with this grant no longer exists. Please reauthenticate and try again.")
         }
         let authorized = try grantedScopes(asked: form["scope"], of: record, app: app)
-        let issued = try issuer.issue(
+        let issued = try await issuer.issue(
             Issuance(
                 user: user, policy: policy, app: app, scopes: authorized, nonce: record.nonce, authTime: record.authTime,
                 newUser: record.newUser, origin: origin, clientInfo: TokenIssuer.wantsClientInfo(form), grant: (record.grantId, now),
@@ -347,14 +348,14 @@ struct TokenEndpoint: TenantPart {
         log.oid = user.oid
         let scopes = try issuer.resolveScopes(form["scope"].flatMap { $0.isEmpty ? nil : $0 } ?? record.scopes, app: app)
         let claims = policy.runsCustomPolicy ? try await customPolicyClaims(policy, user: user, grantedAt: record.issuedAt) : [:]
-        return try issuer.refreshed(
+        return try await issuer.refreshed(
             record, user: user, policy: policy, app: app, scopes: scopes, form: form, origin: origin, extraClaims: claims)
     }
 
     private func passwordGrant(
         _ form: [String: String], app: EmulatorSeed.App, policy: EmulatorSeed.Policy, origin: String,
         log: inout EmulatorStore.LogEntry
-    ) throws -> Response {
+    ) async throws -> Response {
         guard policy.kind == .ropc else {
             throw OAuthFailure(
                 error: "unauthorized_client", code: "AADB2C90224",
@@ -381,7 +382,7 @@ struct TokenEndpoint: TenantPart {
         log.oid = user.oid
         let scopes = try issuer.resolveScopes(form["scope"] ?? "openid", app: app)
         let now = clock.now()
-        let issued = try issuer.issue(
+        let issued = try await issuer.issue(
             Issuance(
                 user: user, policy: policy, app: app, scopes: scopes, authTime: now, origin: origin,
                 clientInfo: TokenIssuer.wantsClientInfo(form)))

@@ -56,7 +56,7 @@ struct TokenIssuanceStep: OrchestrationStep {
             params.append(("code", newCode))
         }
         if tx.responseType.contains("token") || tx.responseType.contains("id_token") {
-            params += try frontChannelTokens(
+            params += try await frontChannelTokens(
                 tx, user: user, authTime: authTime, newUser: newUser, policy: policy, app: app, scopes: scopes,
                 code: code, extraClaims: extraClaims)
         }
@@ -71,12 +71,12 @@ struct TokenIssuanceStep: OrchestrationStep {
     private func frontChannelTokens(
         _ tx: AuthorizeTransaction, user: EmulatorStore.UserRecord, authTime: Int, newUser: Bool, policy: EmulatorSeed.Policy,
         app: EmulatorSeed.App, scopes: TokenIssuer.Scopes, code: String?, extraClaims: [String: JSONValue]
-    ) throws -> [(String, String)] {
+    ) async throws -> [(String, String)] {
         var implicitScopes = scopes
         implicitScopes.offlineAccess = false
         if !tx.responseType.contains("token") { implicitScopes.resourceAppId = nil }
         if !tx.responseType.contains("id_token") { implicitScopes.openid = false }
-        let issued = try issuer.issue(
+        let issued = try await issuer.issue(
             Issuance(
                 user: user, policy: policy, app: app, scopes: implicitScopes, nonce: tx.nonce, authTime: authTime, newUser: newUser,
                 origin: tx.origin, code: code, idpAccessToken: tx.idpAccessToken, extraClaims: extraClaims))

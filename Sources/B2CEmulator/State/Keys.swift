@@ -23,6 +23,10 @@ final class SigningKeys: Sendable {
 
         /// A token of these claims signed with this key, its `kid` in the header.
         func sign(_ claims: JSONValue) throws -> String { try signer.sign(claims, kid: kid) }
+
+        /// The same token, its signature made with the others waiting on this event loop (RS256Signer): the token
+        /// endpoint's grants, which a load test sends many of at once.
+        func batchedSign(_ claims: JSONValue) async throws -> String { try await signer.batchedSign(claims, kid: kid) }
     }
 
     private let store: EmulatorStore
@@ -109,6 +113,18 @@ final class SigningKeys: Sendable {
 
     /// Every published key of every type (an API that trusts both policy types looks a `kid` up here).
     var all: JWKSet { JWKSet(keys: entries.withLockedValue { $0.map(\.jwk) }) }
+
+    /// How the token endpoint's signatures were made, over every key (`/_admin/stats`): whether a key signs in batches,
+    /// and how many signatures the event loops made with others in one pass (and in how many passes) or alone.
+    var signingCounts: JSONValue {
+        let signers = entries.withLockedValue { $0.map(\.signer) }
+        let counts = signers.map(\.batchCounts)
+        return [
+            "batches": .bool(signers.contains { $0.signsInBatches }),
+            "together": JSONValue(counts.map(\.together).reduce(0, +)), "passes": JSONValue(counts.map(\.passes).reduce(0, +)),
+            "alone": JSONValue(counts.map(\.alone).reduce(0, +)),
+        ]
+    }
 
     func type(ofKid kid: String) -> EmulatorSeed.PolicyType? { entries.withLockedValue { $0.first { $0.kid == kid }?.type } }
 

@@ -2,6 +2,10 @@ import B2CProtocol
 import CTokenSigning
 import Crypto
 import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import Synchronization
 import _CryptoExtras
 
 /// One signing key's RS256 signatures, made by the system's libcrypto: OpenSSL's RSA signs as fast as swift-crypto's on
@@ -13,16 +17,34 @@ import _CryptoExtras
 /// The two are held to the same answer: RSASSA-PKCS1-v1_5 is deterministic, so at load libcrypto signs a probe and its
 /// signature must be swift-crypto's, byte for byte; a key libcrypto cannot read or answers differently is signed by
 /// swift-crypto (`usesLibcrypto` says which). Public for `b2c-bench sign-bound`, which measures the bound it signs at.
+///
+/// Where the processor has AVX-512 IFMA, the signatures that wait on one event loop at the same moment are made together,
+/// up to four in one pass of eight 1024-bit exponentiations (CTokenSigning's rsa_ifma.c): on an AMD EPYC of family 26
+/// that is 2.2 times libcrypto's rate one at a time (bench/README.md, "Eight exponentiations at once"). The tokens are
+/// the same bytes. `B2C_EMULATOR_RSA_BATCHES=0` signs one at a time.
 public final class RS256Signer: @unchecked Sendable {
-    // @unchecked: `native` is set once and never changed; it signs from several threads at once (each with the copy of
-    // its slot, CTokenSigning).
+    // @unchecked: `native` and `signsInBatches` are set once and never changed; it signs from several threads at once
+    // (each with the copy of its slot, CTokenSigning); a loop's batch is touched on that loop's thread only.
 
     public let key: _RSA.Signing.PrivateKey
     private let native: OpaquePointer?
+    /// Whether signatures waiting together are made together (IFMA, and the key two primes of 1024 bits).
+    public let signsInBatches: Bool
+    private let batches = NIOLockedValueBox<[ObjectIdentifier: Batch]>([:])
+    /// Signatures the event loops' batches made, with others in one pass and alone, and the passes with others.
+    private let together = Atomic<Int>(0), alone = Atomic<Int>(0), passes = Atomic<Int>(0)
 
-    public init(_ key: _RSA.Signing.PrivateKey) {
+    /// What the event loops' batches have signed so far: `/_admin/stats`' `signing`.
+    public var batchCounts: (together: Int, alone: Int, passes: Int) {
+        (together.load(ordering: .relaxed), alone.load(ordering: .relaxed), passes.load(ordering: .relaxed))
+    }
+
+    /// `batches`: nil for the environment's choice (`B2C_EMULATOR_RSA_BATCHES`, on unless `0`).
+    public init(_ key: _RSA.Signing.PrivateKey, batches: Bool? = nil) {
         self.key = key
         native = Self.libcryptoKey(key)
+        let wanted = batches ?? (ProcessInfo.processInfo.environment["B2C_EMULATOR_RSA_BATCHES"] != "0")
+        signsInBatches = wanted && native.map { b2c_rsa_key_enable_ifma($0) == 1 } ?? false
     }
 
     deinit { if let native { b2c_rsa_key_free(native) } }
@@ -41,6 +63,73 @@ public final class RS256Signer: @unchecked Sendable {
         try JWT.sign(claims: claims, kid: kid) { try signature(signingInput: $0) }
     }
 
+    /// The RS256 signatures of several signing inputs, base64url, in their order: made together where the signer signs
+    /// in batches, one at a time otherwise.
+    public func signatures(signingInputs: [String]) throws -> [String] {
+        guard let native else { return try signingInputs.map { try JWT.signature(signingInput: $0, key: key) } }
+        return try Self.sign(signingInputs.map { Array($0.utf8) }, with: native).map { Base64URL.encode($0) }
+    }
+
+    /// The RS256 signature of a JWS signing input, base64url, made with the others that wait on this event loop at the
+    /// same moment: the first to wait asks the loop to sign once what it has run so far, and each waits for its own. Off
+    /// an event loop, or without batches, it signs at once.
+    public func batchedSignature(signingInput: String) async throws -> String {
+        guard signsInBatches, let loop = MultiThreadedEventLoopGroup.currentEventLoop else {
+            return try signature(signingInput: signingInput)
+        }
+        let batch = batch(of: loop)
+        let input = Array(signingInput.utf8)
+        let signature = try await withCheckedThrowingContinuation { (waiting: CheckedContinuation<[UInt8], any Error>) in
+            batch.waiting.append((input, waiting))
+            if batch.waiting.count == 1 { loop.execute { self.signWaiting(batch) } }
+        }
+        return Base64URL.encode(signature)
+    }
+
+    /// A signed token of these claims, its signature made with the others waiting on this event loop.
+    public func batchedSign(_ claims: JSONValue, kid: String) async throws -> String {
+        let input = JWT.signingInput(claims: claims, kid: kid)
+        return input + "." + (try await batchedSignature(signingInput: input))
+    }
+
+    /// The signatures waiting on one event loop; touched on that loop's thread only.
+    private final class Batch: @unchecked Sendable {
+        var waiting: [(input: [UInt8], continuation: CheckedContinuation<[UInt8], any Error>)] = []
+    }
+
+    private func batch(of loop: any EventLoop) -> Batch {
+        batches.withLockedValue { all in
+            if let batch = all[ObjectIdentifier(loop)] { return batch }
+            let made = Batch()
+            all[ObjectIdentifier(loop)] = made
+            return made
+        }
+    }
+
+    private func signWaiting(_ batch: Batch) {
+        let waiting = batch.waiting
+        batch.waiting = []
+        guard let native else { return }
+        for start in stride(from: 0, to: waiting.count, by: Self.perPass) {
+            let part = waiting[start..<min(start + Self.perPass, waiting.count)]
+            if part.count > 1 {
+                together.add(part.count, ordering: .relaxed)
+                passes.add(1, ordering: .relaxed)
+            } else {
+                alone.add(1, ordering: .relaxed)
+            }
+            do {
+                let signatures = try Self.sign(part.map(\.input), with: native)
+                for (one, signature) in zip(part, signatures) { one.continuation.resume(returning: signature) }
+            } catch {
+                for one in part { one.continuation.resume(throwing: error) }
+            }
+        }
+    }
+
+    /// The signatures one pass of the lanes makes (CTokenSigning's `B2C_IFMA_SIGNATURES`).
+    private static let perPass = 4
+
     private static func libcryptoKey(_ key: _RSA.Signing.PrivateKey) -> OpaquePointer? {
         var der = [UInt8](key.derRepresentation)
         defer { der.withUnsafeMutableBytes { if let base = $0.baseAddress { _ = memset(base, 0, $0.count) } } }
@@ -54,6 +143,27 @@ public final class RS256Signer: @unchecked Sendable {
             return nil
         }
         return native
+    }
+
+    /// Several signatures in one call: the inputs side by side in one buffer, the signatures written into another.
+    private static func sign(_ inputs: [[UInt8]], with native: OpaquePointer) throws -> [[UInt8]] {
+        let size = b2c_rsa_key_size(native)
+        let joined = inputs.flatMap { $0 }
+        var out = [UInt8](repeating: 0, count: size * inputs.count)
+        let written = joined.withUnsafeBufferPointer { data in
+            out.withUnsafeMutableBufferPointer { signatures in
+                var starts: [UnsafePointer<UInt8>?] = []
+                var offset = 0
+                for input in inputs {
+                    starts.append(data.baseAddress.map { $0 + offset })
+                    offset += input.count
+                }
+                let targets = (0..<inputs.count).map { i in signatures.baseAddress.map { $0 + i * size } }
+                return b2c_rsa_sign_sha256_batch(native, inputs.count, starts, inputs.map(\.count), targets)
+            }
+        }
+        guard written == size else { throw SigningFailure() }
+        return (0..<inputs.count).map { Array(out[$0 * size..<($0 + 1) * size]) }
     }
 
     private static func sign(_ input: [UInt8], with native: OpaquePointer) throws -> [UInt8] {

@@ -1,0 +1,99 @@
+import AsyncHTTPClient
+import B2CEmulator
+import B2CProtocol
+import Foundation
+import NIOCore
+import Testing
+
+/// The served tenant (`b2c-emulator serve`, whose event loops run the requests' tasks) makes the signatures that wait on
+/// one loop at the same moment together (RS256Signer; four at a time through AVX-512 IFMA where the processor has it).
+/// Grants sent many at once, as a load test sends them: every token verifies against the published keys, and the
+/// tenant's counts say each signature went through the loops' batches, some of them together, on such a processor.
+@Suite struct SigningBatchTests {
+    static let processorHasIFMA: Bool = {
+        let flags = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
+        return flags.split(separator: "\n").first { $0.hasPrefix("flags") }?.split(separator: " ").contains("avx512ifma") ?? false
+    }()
+
+    @Test func grantsSentAtOnceAreSignedTogetherAndEachTokenVerifies() async throws {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("b2c-batches-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: home) }
+        let tenant = try LiveProcess(
+            emulatorBinary, ["serve", "--port", "0", "--in-memory"], environment: ["HOME": home.path, "PATH": "/usr/bin:/bin"])
+        defer { tenant.signal(SIGTERM) }
+        try await tenant.waitForOutput("b2c emulator: http://")
+        let banner = try #require(tenant.stdout.split(separator: " ").first { $0.hasPrefix("http://") })
+        let base = String(banner)
+        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        do {
+            try await Self.sendAndVerify(http, base: base)
+            try await http.shutdown()
+        } catch {
+            try? await http.shutdown()
+            throw error
+        }
+    }
+
+    static func sendAndVerify(_ http: HTTPClient, base: String) async throws {
+        let tenantName = "contoso.onmicrosoft.com"
+        let clientCredentials = FormEncoding.encode([
+            ("grant_type", "client_credentials"), ("client_id", "7c2f1d3b-8e5a-4f4c-8b9d-3a6e2f1c8d0b"),
+            ("client_secret", "Daemon-dev-secret-2026"), ("scope", "https://contoso.onmicrosoft.com/helloapi/.default"),
+        ])
+        let client = EmulatorSeed.defaultClientID
+        let password = FormEncoding.encode([
+            ("grant_type", "password"), ("client_id", client), ("username", "alice@contoso.com"),
+            ("password", "Alice-dev-2026!"), ("scope", "openid \(client)"),
+        ])
+        // 48 client-credentials grants (one signature each) and 24 password grants (an access token, then the id token
+        // that carries its hash), 24 at a time.
+        let grants =
+            Array(repeating: ("b2c_1_susi", clientCredentials), count: 48) + Array(repeating: ("b2c_1_ropc_auth", password), count: 24)
+        var answers: [(policy: String, body: JSONValue)] = []
+        for wave in stride(from: 0, to: grants.count, by: 24) {
+            let part = grants[wave..<min(wave + 24, grants.count)]
+            answers += try await withThrowingTaskGroup(of: (String, JSONValue).self) { group in
+                for (policy, form) in part {
+                    group.addTask {
+                        var request = HTTPClientRequest(url: "\(base)/\(tenantName)/\(policy)/oauth2/v2.0/token")
+                        request.method = .POST
+                        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+                        request.body = .bytes(ByteBuffer(string: form))
+                        let response = try await http.execute(request, timeout: .seconds(60))
+                        let body = try await response.body.collect(upTo: 1 << 20)
+                        #expect(response.status == .ok, "\(String(buffer: body))")
+                        return (policy, try JSONValue.parse(Data(buffer: body)))
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+        }
+        var keys: [String: JWKSet] = [:]
+        for policy in ["b2c_1_susi", "b2c_1_ropc_auth"] {
+            let response = try await http.execute(
+                HTTPClientRequest(url: "\(base)/\(tenantName)/\(policy)/discovery/v2.0/keys"), timeout: .seconds(30))
+            keys[policy] = try JWKSet.parse(Data(buffer: try await response.body.collect(upTo: 1 << 20)))
+        }
+        var signatures = 0
+        for answer in answers {
+            let names = answer.policy == "b2c_1_susi" ? ["access_token"] : ["access_token", "id_token"]
+            for name in names {
+                let token = try #require(answer.body[name]?.stringValue, "\(answer.policy) \(name)")
+                try JWT.decode(token).verifySignature(with: try #require(keys[answer.policy]))
+                signatures += 1
+            }
+        }
+        #expect(signatures == 96)
+
+        let statsResponse = try await http.execute(HTTPClientRequest(url: "\(base)/_admin/stats"), timeout: .seconds(30))
+        let stats = try JSONValue.parse(Data(buffer: try await statsResponse.body.collect(upTo: 1 << 20)))
+        let signing = try #require(stats["signing"], "\(stats)")
+        #expect(signing["batches"]?.boolValue == processorHasIFMA, "\(signing)")
+        if processorHasIFMA {
+            let together = signing["together"]?.lenientInt ?? 0, alone = signing["alone"]?.lenientInt ?? 0
+            #expect(together + alone == signatures, "\(signing)")
+            #expect(together > 0, "no two signatures were made together: \(signing)")
+        }
+    }
+}
