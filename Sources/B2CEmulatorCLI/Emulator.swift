@@ -402,6 +402,11 @@ extension EmulatorCommand {
             guard ["event-loops", "default"].contains(executor) else {
                 throw CLIError("B2C_EMULATOR_EXECUTOR must be event-loops or default, not '\(executor)'.", exitCode: ExitStatus.usage)
             }
+            // The token endpoint's signatures (RS256Signer): made together where the processor has IFMA, unless 0.
+            let batches = ProcessInfo.processInfo.environment["B2C_EMULATOR_RSA_BATCHES"].flatMap { $0.isEmpty ? nil : $0 } ?? "1"
+            guard ["0", "1"].contains(batches) else {
+                throw CLIError("B2C_EMULATOR_RSA_BATCHES must be 1 or 0, not '\(batches)'.", exitCode: ExitStatus.usage)
+            }
             let onEventLoops = executor == "event-loops" && EventLoopExecutor.install()
             if verbose {
                 let why = executor == "default" ? "B2C_EMULATOR_EXECUTOR=default" : "another global-executor hook is set"

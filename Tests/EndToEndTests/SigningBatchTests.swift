@@ -96,4 +96,34 @@ import Testing
             #expect(together > 0, "no two signatures were made together: \(signing)")
         }
     }
+
+    /// `B2C_EMULATOR_RSA_BATCHES=0` signs one at a time (and says so in the stats); a value other than 0 or 1 is refused
+    /// before anything starts.
+    @Test func batchesTurnOffAndABadValueIsRefused() async throws {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("b2c-batches-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: home) }
+        let env = ["HOME": home.path, "PATH": "/usr/bin:/bin"]
+        let off = try LiveProcess(
+            emulatorBinary, ["serve", "--port", "0", "--in-memory"], environment: env.merging(["B2C_EMULATOR_RSA_BATCHES": "0"]) { $1 })
+        try await off.waitForOutput("b2c emulator: http://")
+        let base = String(try #require(off.stdout.split(separator: " ").first { $0.hasPrefix("http://") }))
+        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        let stats: JSONValue
+        do {
+            let response = try await http.execute(HTTPClientRequest(url: "\(base)/_admin/stats"), timeout: .seconds(30))
+            stats = try JSONValue.parse(Data(buffer: try await response.body.collect(upTo: 1 << 20)))
+            try await http.shutdown()
+        } catch {
+            try? await http.shutdown()
+            throw error
+        }
+        off.signal(SIGTERM)
+        #expect(await off.finish().status == 0)
+        #expect(stats["signing"]?["batches"]?.boolValue == false, "\(stats)")
+
+        let bad = try await run(
+            emulatorBinary, ["serve", "--in-memory"], environment: env.merging(["B2C_EMULATOR_RSA_BATCHES": "yes"]) { $1 }, directory: home)
+        #expect(bad.status == 64 && bad.stderr.contains("B2C_EMULATOR_RSA_BATCHES must be 1 or 0, not 'yes'"), "\(bad.stderr)")
+    }
 }

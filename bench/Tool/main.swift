@@ -1,9 +1,11 @@
 // b2c-bench: the measuring half of two benchmarks that a shell script cannot do well (bench/README.md).
 //
-//   b2c-bench sign-bound [--seconds S] [--threads N] [--signer libcrypto|swift-crypto]
+//   b2c-bench sign-bound [--seconds S] [--threads N] [--signer libcrypto|batches|swift-crypto]
 //       RS256 signatures per second, one signing loop per thread, on a signing input the size of an access token's, with
-//       the emulator's own signing code (RS256Signer: the system's libcrypto, the default) or with swift-crypto's _RSA
-//       over BoringSSL (B2CProtocol's JWT.signature, which the emulator signed with before issue 43).
+//       the emulator's own signing code (RS256Signer: the system's libcrypto one at a time, the default; `batches`: four
+//       at a time, as the tenant's event loops sign what waits at once, through AVX-512 IFMA where the processor has it)
+//       or with swift-crypto's _RSA over BoringSSL (B2CProtocol's JWT.signature, which the emulator signed with before
+//       issue 43).
 //       Prints: sign-bound threads N signatures C seconds T per_second R signer S
 //
 //   b2c-bench load --base URL --ca FILE [--clients 32] [--seconds 300] [--policy B2C_1_susi]
@@ -83,20 +85,32 @@ func signBound(_ opts: [String: String]) throws {
     let seconds = number(opts, "seconds", default: 3)
     let threads = number(opts, "threads", default: ProcessInfo.processInfo.activeProcessorCount)
     let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
-    let sign: @Sendable (String) throws -> String
+    // Each turn of a thread's loop makes `perTurn` signatures: four for `batches`, which the tenant's event loops sign
+    // together when they wait at once (RS256Signer; where IFMA is missing it signs them one at a time, and says so).
+    let sign: @Sendable (String) throws -> Void
+    var perTurn = 1
     switch opts["signer"] ?? "libcrypto" {
     case "libcrypto":
-        let signer = RS256Signer(key)
+        let signer = RS256Signer(key, batches: false)
         guard signer.usesLibcrypto else { fail("libcrypto did not take the key (its signature differed from swift-crypto's)", status: 1) }
-        sign = { try signer.signature(signingInput: $0) }
-    case "swift-crypto": sign = { try JWT.signature(signingInput: $0, key: key) }
-    case let other: fail("--signer must be libcrypto or swift-crypto, not '\(other)'")
+        sign = { _ = try signer.signature(signingInput: $0) }
+    case "batches":
+        let signer = RS256Signer(key)  // B2C_EMULATOR_RSA_BATCHES=0 turns the lanes off here as in the tenant
+        guard signer.usesLibcrypto else { fail("libcrypto did not take the key (its signature differed from swift-crypto's)", status: 1) }
+        if !signer.signsInBatches {
+            FileHandle.standardError.write(Data("sign-bound: no AVX-512 IFMA here: batches are signed one at a time\n".utf8))
+        }
+        perTurn = 4
+        sign = { input in _ = try signer.signatures(signingInputs: [input, input + "1", input + "2", input + "3"]) }
+    case "swift-crypto": sign = { _ = try JWT.signature(signingInput: $0, key: key) }
+    case let other: fail("--signer must be libcrypto, batches or swift-crypto, not '\(other)'")
     }
     // A header and payload of an access token's size (about 900 bytes of signing input).
     let input =
         Base64URL.encode(Array(#"{"alg":"RS256","kid":"bench","typ":"JWT"}"#.utf8)) + "."
         + Base64URL.encode(Array(repeating: UInt8(ascii: "x"), count: 640))
-    _ = try sign(input)
+    try sign(input)
+    let turn = perTurn
     let counts = Counts(threads)
     let start = DispatchTime.now().uptimeNanoseconds
     let deadline = start + UInt64(seconds) * 1_000_000_000
@@ -104,7 +118,7 @@ func signBound(_ opts: [String: String]) throws {
         var n = 0
         while DispatchTime.now().uptimeNanoseconds < deadline {
             _ = try? sign(input)
-            n += 1
+            n += turn
         }
         counts.slots[t] = n
     }
@@ -313,7 +327,7 @@ func librarySilent(_ o: [String: String]) async throws {
 
 let args = CommandLine.arguments.dropFirst()
 let usage =
-    "usage: b2c-bench sign-bound [--seconds S] [--threads N] [--signer libcrypto|swift-crypto] | load --base URL --ca FILE [--clients N] [--seconds S] [--policy P]"
+    "usage: b2c-bench sign-bound [--seconds S] [--threads N] [--signer libcrypto|batches|swift-crypto] | load --base URL --ca FILE [--clients N] [--seconds S] [--policy P]"
     + " | library-silent [--calls N] | bare-server [--port P] [--dir D]"
 guard let command = args.first else { fail(usage) }
 do {

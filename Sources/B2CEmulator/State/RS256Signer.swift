@@ -39,7 +39,8 @@ public final class RS256Signer: @unchecked Sendable {
         (together.load(ordering: .relaxed), alone.load(ordering: .relaxed), passes.load(ordering: .relaxed))
     }
 
-    /// `batches`: nil for the environment's choice (`B2C_EMULATOR_RSA_BATCHES`, on unless `0`).
+    /// `batches`: nil for the environment's choice (`B2C_EMULATOR_RSA_BATCHES`: on unless `0`; `serve` refuses a value
+    /// other than 0 or 1).
     public init(_ key: _RSA.Signing.PrivateKey, batches: Bool? = nil) {
         self.key = key
         native = Self.libcryptoKey(key)

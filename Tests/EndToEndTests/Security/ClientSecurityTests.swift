@@ -164,10 +164,15 @@ import Testing
                 [
                     "-c",
                     // A port taken on [::1] and (as far as can be checked) free on 127.0.0.1, so that the refusal is [::1]'s:
-                    // the tests in flight may hold the same port number on the IPv4 loopback.
-                    "import socket,time\n"
+                    // the tests in flight may hold the same port number on the IPv4 loopback. It is drawn below the
+                    // kernel's range for port 0 (32768 and up here), so that no test binding port 0 takes it on 127.0.0.1
+                    // while this one waits for a slot to run b2c (in one full run here it waited two minutes, and another
+                    // test had the port by then).
+                    "import random,socket,time\n"
                         + "while True:\n"
-                        + "    s=socket.socket(socket.AF_INET6); s.bind(('::1',0)); s.listen(); p=s.getsockname()[1]\n"
+                        + "    p=random.randint(20000,32000); s=socket.socket(socket.AF_INET6)\n"
+                        + "    try:\n        s.bind(('::1',p)); s.listen()\n"
+                        + "    except OSError:\n        s.close(); continue\n"
                         + "    t=socket.socket()\n"
                         + "    try:\n        t.bind(('127.0.0.1',p)); t.close(); break\n"
                         + "    except OSError:\n        t.close(); s.close()\n"
