@@ -202,6 +202,9 @@ IFMA static void lay_out(b2c_ifma_key *key, const unsigned char primes[2][128], 
     pack(&key->modulus, modulus);
     pack(&key->rr, squares);
     key->k0 = _mm512_loadu_si512(k0);
+    OPENSSL_cleanse(modulus, sizeof modulus);
+    OPENSSL_cleanse(squares, sizeof squares);
+    OPENSSL_cleanse(k0, sizeof k0);
     OPENSSL_cleanse(words, sizeof words);
 }
 
@@ -232,6 +235,17 @@ IFMA static void exponentiate(lanes *r, const lanes *base, const b2c_ifma_key *k
         multiply(&accumulator, &accumulator, &entry, key);
     }
     multiply(r, &accumulator, &one, key);  // out of the Montgomery domain: at most the prime
+    // The prime itself (a base of 0) becomes 0: r - p where that borrows nothing, in the lanes and without a branch, so
+    // that the primes never leave the key's registers for the stack.
+    const __m512i mask = _mm512_set1_epi64((long long)MASK52);
+    __m512i borrow = _mm512_setzero_si512();
+    for (int j = 0; j < LIMBS; j++) {
+        __m512i v = _mm512_sub_epi64(_mm512_sub_epi64(r->v[j], key->modulus.v[j]), borrow);
+        borrow = _mm512_srli_epi64(v, 63);
+        entry.v[j] = _mm512_and_si512(v, mask);
+    }
+    __mmask8 below = _mm512_test_epi64_mask(borrow, borrow);  // lanes whose result was below the prime keep it
+    for (int j = 0; j < LIMBS; j++) r->v[j] = _mm512_mask_mov_epi64(entry.v[j], below, r->v[j]);
     OPENSSL_cleanse(table, sizeof table);
     OPENSSL_cleanse(digits, sizeof digits);
     OPENSSL_cleanse(&accumulator, sizeof accumulator);
@@ -241,7 +255,7 @@ IFMA static void exponentiate(lanes *r, const lanes *base, const b2c_ifma_key *k
 int b2c_ifma_exponentiate(const b2c_ifma_key *key, size_t count, const unsigned char (*const bases)[2][128],
                           unsigned char (*const results)[2][128]) {
     if (count == 0 || count > B2C_IFMA_SIGNATURES) return 0;
-    uint64_t limbs[LANES][LIMBS], words[17], result[LANES][LIMBS], modulus[LANES][LIMBS];
+    uint64_t limbs[LANES][LIMBS], words[17], result[LANES][LIMBS];
     for (int l = 0; l < LANES; l++) {
         // Lanes of the signatures not asked for repeat the first one's, so that every lane holds a number below its prime.
         size_t i = (size_t)l / 2 < count ? (size_t)l / 2 : 0;
@@ -252,17 +266,7 @@ int b2c_ifma_exponentiate(const b2c_ifma_key *key, size_t count, const unsigned 
     pack(&base, limbs);
     exponentiate(&r, &base, key);
     unpack(result, &r);
-    unpack(modulus, &key->modulus);
     for (int l = 0; l < 2 * (int)count; l++) {
-        // The result is at most the prime; the prime itself (the base was 0) becomes 0. Without a branch.
-        uint64_t less[LIMBS], borrow = 0;
-        for (int j = 0; j < LIMBS; j++) {
-            uint64_t v = result[l][j] - modulus[l][j] - borrow;
-            borrow = v >> 63;
-            less[j] = v & MASK52;
-        }
-        uint64_t keep = 0 - borrow;  // all ones when the result was below the prime
-        for (int j = 0; j < LIMBS; j++) result[l][j] = (result[l][j] & keep) | (less[j] & ~keep);
         from_limbs(words, result[l]);
         bytes_of(results[l / 2][l % 2], words);
     }

@@ -9,6 +9,7 @@
 #include <openssl/rsa.h>
 #include <openssl/sha.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,7 @@ struct b2c_rsa_key {
     // of each signature, and a blinding per slot, made from the slot's copy on its first batch. NULL until enabled.
     b2c_ifma_key *ifma;
     BN_MONT_CTX *modulus;
+    atomic_ulong fallbacks;  // batch signatures that did not check and were made again by libcrypto alone
     _Atomic(BN_BLINDING *) blindings[B2C_RSA_SLOTS];
 };
 
@@ -54,18 +56,24 @@ b2c_rsa_key *b2c_rsa_key_from_der(const unsigned char *der, size_t length) {
         atomic_init(&key->copies[i], NULL);
         atomic_init(&key->blindings[i], NULL);
     }
+    atomic_init(&key->fallbacks, 0);
     return key;
 }
 
 size_t b2c_rsa_key_size(const b2c_rsa_key *key) { return (size_t)RSA_size(key->rsa); }
 
-/// The copy this thread signs with: made on the thread's first signature with the key; the key itself if libcrypto
-/// cannot copy it.
-static RSA *b2c_thread_copy(b2c_rsa_key *key) {
+/// Gives the thread its slot on its first signature with any key.
+static void b2c_claim_slot(void) {
     if (!b2c_thread_has_slot) {
         b2c_thread_slot = atomic_fetch_add_explicit(&b2c_next_thread, 1, memory_order_relaxed) % B2C_RSA_SLOTS;
         b2c_thread_has_slot = 1;
     }
+}
+
+/// The copy this thread signs with: made on the thread's first signature with the key; the key itself if libcrypto
+/// cannot copy it.
+static RSA *b2c_thread_copy(b2c_rsa_key *key) {
+    b2c_claim_slot();
     _Atomic(RSA *) *slot = &key->copies[b2c_thread_slot];
     RSA *copy = atomic_load_explicit(slot, memory_order_acquire);
     if (copy != NULL) return copy;
@@ -93,12 +101,12 @@ size_t b2c_rsa_sign_sha256(b2c_rsa_key *key, const unsigned char *data, size_t l
 
 int b2c_rsa_key_enable_ifma(b2c_rsa_key *key) {
     if (key->ifma != NULL) return 1;
-    const BIGNUM *n = NULL, *p = NULL, *q = NULL, *dp = NULL, *dq = NULL, *qinv = NULL;
-    RSA_get0_key(key->rsa, &n, NULL, NULL);
+    const BIGNUM *n = NULL, *e = NULL, *p = NULL, *q = NULL, *dp = NULL, *dq = NULL, *qinv = NULL;
+    RSA_get0_key(key->rsa, &n, &e, NULL);
     RSA_get0_factors(key->rsa, &p, &q);
     RSA_get0_crt_params(key->rsa, &dp, &dq, &qinv);
     // Two primes of 1024 bits each: the lanes' size. Other keys sign one at a time.
-    if (!b2c_ifma_available() || n == NULL || p == NULL || q == NULL || dp == NULL || dq == NULL || qinv == NULL
+    if (!b2c_ifma_available() || n == NULL || e == NULL || p == NULL || q == NULL || dp == NULL || dq == NULL || qinv == NULL
         || RSA_get_multi_prime_extra_count(key->rsa) != 0 || BN_num_bits(n) != 2048 || BN_num_bits(p) != 1024
         || BN_num_bits(q) != 1024)
         return 0;
@@ -116,8 +124,11 @@ int b2c_rsa_key_enable_ifma(b2c_rsa_key *key) {
     BN_MONT_CTX *modulus = ok ? BN_MONT_CTX_new() : NULL;
     ok = modulus != NULL && BN_MONT_CTX_set(modulus, n, ctx) == 1;
     b2c_ifma_key *ifma = ok ? b2c_ifma_key_new(primes, exponents, rr) : NULL;
+    // All three are secret: the primes, their exponents, and 2^2080 mod p (which gives p as gcd(2^2080 - rr, n)).
+    OPENSSL_cleanse(primes, sizeof primes);
     OPENSSL_cleanse(exponents, sizeof exponents);
-    BN_free(square);
+    OPENSSL_cleanse(rr, sizeof rr);
+    BN_clear_free(square);
     BN_CTX_free(ctx);
     if (ifma == NULL) {
         BN_MONT_CTX_free(modulus);
@@ -128,14 +139,28 @@ int b2c_rsa_key_enable_ifma(b2c_rsa_key *key) {
     return 1;
 }
 
+unsigned long b2c_rsa_key_fallbacks(const b2c_rsa_key *key) {
+    return atomic_load_explicit(&key->fallbacks, memory_order_relaxed);
+}
+
+void b2c_rsa_key_disable_ifma(b2c_rsa_key *key) {
+    b2c_ifma_key_free(key->ifma);
+    key->ifma = NULL;
+}
+
 /// The blinding of this thread's slot: made from the slot's copy on its first batch (libcrypto's random factor, squared
 /// at each use and made again every 32 uses). NULL when libcrypto cannot.
 static BN_BLINDING *b2c_thread_blinding(b2c_rsa_key *key, BN_CTX *ctx) {
-    RSA *copy = b2c_thread_copy(key);  // also gives the thread its slot
+    b2c_claim_slot();
     _Atomic(BN_BLINDING *) *slot = &key->blindings[b2c_thread_slot];
     BN_BLINDING *blinding = atomic_load_explicit(slot, memory_order_acquire);
     if (blinding != NULL) return blinding;
-    BN_BLINDING *made = RSA_setup_blinding(copy, ctx);
+    // Made from the key itself, which no thread signs with while its copies can be made, and one at a time: libcrypto
+    // reads the key's cached Montgomery context without its lock here.
+    static pthread_mutex_t making = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&making);
+    BN_BLINDING *made = RSA_setup_blinding(key->rsa, ctx);
+    pthread_mutex_unlock(&making);
     if (made == NULL) return NULL;
     BN_BLINDING *expected = NULL;
     if (atomic_compare_exchange_strong_explicit(slot, &expected, made, memory_order_acq_rel, memory_order_acquire)) return made;
@@ -184,8 +209,9 @@ static int b2c_ifma_sign(b2c_rsa_key *key, size_t count, const unsigned char *co
     } else {
         ok = 0;
     }
-    // The blinded message reduced by each prime, with libcrypto's constant-time division (the flag on a shallow copy:
-    // on the value itself it would also make the public check below a constant-time exponentiation, four times slower).
+    // The blinded message reduced by each prime. OpenSSL 3.0 divides in constant time whatever the flags
+    // (bn_div_fixed_top); the flag says so for a libcrypto that looks at it, and is on a shallow copy: on the value itself
+    // it would also make the public check below a constant-time exponentiation, four times slower.
     BIGNUM *secret = BN_new();
     ok = ok && secret != NULL;
     for (size_t i = 0; ok && i < count; i++) {
@@ -196,17 +222,21 @@ static int b2c_ifma_sign(b2c_rsa_key *key, size_t count, const unsigned char *co
     BN_free(secret);
     ok = ok && b2c_ifma_exponentiate(key->ifma, count, (const unsigned char(*)[2][128])bases, results) == 1;
     for (size_t i = 0; ok && i < count; i++) {
-        // s = sq + q * ((sp - sq) * q^-1 mod p)
+        // s = sq + q * ((sp - sq) * q^-1 mod p), with sp + 2p - sq for the difference: both primes have 1024 bits, so
+        // q < 2p and the difference is positive without a test of its sign.
         ok = BN_bin2bn(results[i][0], 128, sp) != NULL && BN_bin2bn(results[i][1], 128, sq) != NULL
-            && BN_mod_sub(h, sp, sq, p, ctx) == 1 && BN_mod_mul(h, h, qinv, p, ctx) == 1 && BN_mul(h, h, q, ctx) == 1
+            && BN_lshift1(h, p) == 1 && BN_add(h, h, sp) == 1 && BN_sub(h, h, sq) == 1
+            && BN_mod_mul(h, h, qinv, p, ctx) == 1 && BN_mul(h, h, q, ctx) == 1
             && BN_add(value[i], h, sq) == 1 && BN_BLINDING_invert_ex(value[i], unblind[i], blinding, ctx) == 1;
     }
     for (size_t i = 0; ok && i < count; i++) {
         // A fault or a flaw in the lanes never leaves as a token: the signature must give the message back.
         if (BN_mod_exp_mont(check, value[i], e, n, ctx, key->modulus) == 1 && BN_cmp(check, message[i]) == 0)
             ok = BN_bn2binpad(value[i], signatures[i], 256) == 256;
-        else
+        else {
+            atomic_fetch_add_explicit(&key->fallbacks, 1, memory_order_relaxed);
             ok = b2c_rsa_sign_sha256(key, data[i], lengths[i], signatures[i]) == 256;
+        }
     }
     OPENSSL_cleanse(bases, sizeof bases);
     OPENSSL_cleanse(results, sizeof results);

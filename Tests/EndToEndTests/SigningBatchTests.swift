@@ -94,6 +94,7 @@ import Testing
             let together = signing["together"]?.lenientInt ?? 0, alone = signing["alone"]?.lenientInt ?? 0
             #expect(together + alone == signatures, "\(signing)")
             #expect(together > 0, "no two signatures were made together: \(signing)")
+            #expect(signing["fallbacks"]?.lenientInt == 0, "\(signing)")
         }
     }
 

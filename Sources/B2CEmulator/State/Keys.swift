@@ -115,7 +115,8 @@ final class SigningKeys: Sendable {
     var all: JWKSet { JWKSet(keys: entries.withLockedValue { $0.map(\.jwk) }) }
 
     /// How the token endpoint's signatures were made, over every key (`/_admin/stats`): whether a key signs in batches,
-    /// and how many signatures the event loops made with others in one pass (and in how many passes) or alone.
+    /// how many signatures the event loops made with others in one pass (and in how many passes) or alone, and how many of
+    /// those made together did not check and were made again by libcrypto alone (`fallbacks`, 0 unless the lanes go wrong).
     var signingCounts: JSONValue {
         let signers = entries.withLockedValue { $0.map(\.signer) }
         let counts = signers.map(\.batchCounts)
@@ -123,6 +124,7 @@ final class SigningKeys: Sendable {
             "batches": .bool(signers.contains { $0.signsInBatches }),
             "together": JSONValue(counts.map(\.together).reduce(0, +)), "passes": JSONValue(counts.map(\.passes).reduce(0, +)),
             "alone": JSONValue(counts.map(\.alone).reduce(0, +)),
+            "fallbacks": JSONValue(signers.map(\.batchFallbacks).reduce(0, +)),
         ]
     }
 

@@ -45,8 +45,26 @@ public final class RS256Signer: @unchecked Sendable {
         self.key = key
         native = Self.libcryptoKey(key)
         let wanted = batches ?? (ProcessInfo.processInfo.environment["B2C_EMULATOR_RSA_BATCHES"] != "0")
-        signsInBatches = wanted && native.map { b2c_rsa_key_enable_ifma($0) == 1 } ?? false
+        signsInBatches = wanted && native.map { Self.enableBatches($0, key) } ?? false
     }
+
+    /// Lanes for this key where the processor has IFMA, held to swift-crypto's answer as libcrypto's signatures are: a
+    /// probe of two signed together must be swift-crypto's, and neither may have needed libcrypto's second try (the
+    /// check of every batch signature would otherwise hide lanes that go wrong here, at the price of two signatures).
+    private static func enableBatches(_ native: OpaquePointer, _ key: _RSA.Signing.PrivateKey) -> Bool {
+        guard b2c_rsa_key_enable_ifma(native) == 1 else { return false }
+        let probes = ["b2c local tenant: signed together", "b2c local tenant: and alike"]
+        let expected = probes.map { try? JWT.signature(signingInput: $0, key: key) }
+        let together = try? sign(probes.map { Array($0.utf8) }, with: native).map { Base64URL.encode($0) }
+        guard together == expected, b2c_rsa_key_fallbacks(native) == 0 else {
+            b2c_rsa_key_disable_ifma(native)
+            return false
+        }
+        return true
+    }
+
+    /// Batch signatures that did not check and were made again by libcrypto alone (0 unless the lanes go wrong).
+    public var batchFallbacks: Int { native.map { Int(b2c_rsa_key_fallbacks($0)) } ?? 0 }
 
     deinit { if let native { b2c_rsa_key_free(native) } }
 
@@ -110,7 +128,10 @@ public final class RS256Signer: @unchecked Sendable {
     private func signWaiting(_ batch: Batch) {
         let waiting = batch.waiting
         batch.waiting = []
-        guard let native else { return }
+        guard let native else {  // not so: only a signer with libcrypto's key signs in batches
+            for one in waiting { one.continuation.resume(throwing: SigningFailure()) }
+            return
+        }
         for start in stride(from: 0, to: waiting.count, by: Self.perPass) {
             let part = waiting[start..<min(start + Self.perPass, waiting.count)]
             if part.count > 1 {

@@ -31,9 +31,17 @@ int b2c_rsa_key_enable_ifma(b2c_rsa_key *key);
 /// `data[i]` (`lengths[i]` bytes) into `signatures[i]`. With IFMA enabled, up to four at a time share one pass of eight
 /// 1024-bit exponentiations, blinded as one at a time are, and each is checked with the public key before it is given
 /// out; a single signature, and any without IFMA, is libcrypto's. Returns the signatures' length, or 0 when libcrypto
-/// refused (none is then valid). Safe from several threads with the same key, as b2c_rsa_sign_sha256.
+/// refused (the signatures of the group of four that failed, and of those after it, are then not valid). Safe from
+/// several threads with the same key, as b2c_rsa_sign_sha256.
 size_t b2c_rsa_sign_sha256_batch(b2c_rsa_key *key, size_t count, const unsigned char *const data[], const size_t lengths[],
                                  unsigned char *const signatures[]);
+
+/// How many signatures of batches did not check with the public key and were made again by libcrypto alone: 0 unless
+/// the lanes went wrong on this processor.
+unsigned long b2c_rsa_key_fallbacks(const b2c_rsa_key *key);
+
+/// Signs one at a time again (after a probe found the lanes wrong). Call it before any thread signs with the key.
+void b2c_rsa_key_disable_ifma(b2c_rsa_key *key);
 
 /// Frees the key and its copies (libcrypto clears their private numbers). No thread may be signing with it.
 void b2c_rsa_key_free(b2c_rsa_key *key);
