@@ -236,7 +236,7 @@ IFMA static void exponentiate(lanes *r, const lanes *base, const b2c_ifma_key *k
     }
     multiply(r, &accumulator, &one, key);  // out of the Montgomery domain: at most the prime
     // The prime itself (a base of 0) becomes 0: r - p where that borrows nothing, in the lanes and without a branch, so
-    // that the primes never leave the key's registers for the stack.
+    // that no copy of the primes is made outside the key.
     const __m512i mask = _mm512_set1_epi64((long long)MASK52);
     __m512i borrow = _mm512_setzero_si512();
     for (int j = 0; j < LIMBS; j++) {
