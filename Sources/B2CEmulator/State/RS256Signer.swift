@@ -128,7 +128,7 @@ public final class RS256Signer: @unchecked Sendable {
     private func signWaiting(_ batch: Batch) {
         let waiting = batch.waiting
         batch.waiting = []
-        guard let native else {  // not so: only a signer with libcrypto's key signs in batches
+        guard let native else {  // unreachable: only a signer with libcrypto's key signs in batches
             for one in waiting { one.continuation.resume(throwing: SigningFailure()) }
             return
         }
