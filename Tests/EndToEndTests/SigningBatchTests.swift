@@ -15,24 +15,32 @@ import Testing
         return flags.split(separator: "\n").first { $0.hasPrefix("flags") }?.split(separator: " ").contains("avx512ifma") ?? false
     }()
 
-    @Test func grantsSentAtOnceAreSignedTogetherAndEachTokenVerifies() async throws {
+    /// `b2c-emulator serve --in-memory` on a free port, in a home of its own, for the length of `body`; stopped (exit 0)
+    /// however `body` ends. `body` gets the tenant's base URL and an HTTP client.
+    static func withServedTenant(
+        _ extra: [String: String] = [:], _ body: (String, HTTPClient) async throws -> Void
+    ) async throws {
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("b2c-batches-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: home) }
-        let tenant = try LiveProcess(
-            emulatorBinary, ["serve", "--port", "0", "--in-memory"], environment: ["HOME": home.path, "PATH": "/usr/bin:/bin"])
-        defer { tenant.signal(SIGTERM) }
-        try await tenant.waitForOutput("b2c emulator: http://")
-        let banner = try #require(tenant.stdout.split(separator: " ").first { $0.hasPrefix("http://") })
-        let base = String(banner)
+        let environment = ["HOME": home.path, "PATH": "/usr/bin:/bin"].merging(extra) { $1 }
+        let tenant = try LiveProcess(emulatorBinary, ["serve", "--port", "0", "--in-memory"], environment: environment)
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         do {
-            try await Self.sendAndVerify(http, base: base)
+            try await tenant.waitForOutput("b2c emulator: http://")
+            try await body(String(try #require(tenant.stdout.split(separator: " ").first { $0.hasPrefix("http://") })), http)
             try await http.shutdown()
         } catch {
             try? await http.shutdown()
+            tenant.signal(SIGKILL)
             throw error
         }
+        tenant.signal(SIGTERM)
+        #expect(await tenant.finish().status == 0)
+    }
+
+    @Test func grantsSentAtOnceAreSignedTogetherAndEachTokenVerifies() async throws {
+        try await Self.withServedTenant { base, http in try await Self.sendAndVerify(http, base: base) }
     }
 
     static func sendAndVerify(_ http: HTTPClient, base: String) async throws {
@@ -101,30 +109,16 @@ import Testing
     /// `B2C_EMULATOR_RSA_BATCHES=0` signs one at a time (and says so in the stats); a value other than 0 or 1 is refused
     /// before anything starts.
     @Test func batchesTurnOffAndABadValueIsRefused() async throws {
-        let home = FileManager.default.temporaryDirectory.appendingPathComponent("b2c-batches-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: home) }
-        let env = ["HOME": home.path, "PATH": "/usr/bin:/bin"]
-        let off = try LiveProcess(
-            emulatorBinary, ["serve", "--port", "0", "--in-memory"], environment: env.merging(["B2C_EMULATOR_RSA_BATCHES": "0"]) { $1 })
-        try await off.waitForOutput("b2c emulator: http://")
-        let base = String(try #require(off.stdout.split(separator: " ").first { $0.hasPrefix("http://") }))
-        let http = HTTPClient(eventLoopGroupProvider: .singleton)
-        let stats: JSONValue
-        do {
+        try await Self.withServedTenant(["B2C_EMULATOR_RSA_BATCHES": "0"]) { base, http in
             let response = try await http.execute(HTTPClientRequest(url: "\(base)/_admin/stats"), timeout: .seconds(30))
-            stats = try JSONValue.parse(Data(buffer: try await response.body.collect(upTo: 1 << 20)))
-            try await http.shutdown()
-        } catch {
-            try? await http.shutdown()
-            throw error
+            let stats = try JSONValue.parse(Data(buffer: try await response.body.collect(upTo: 1 << 20)))
+            #expect(stats["signing"]?["batches"]?.boolValue == false, "\(stats)")
         }
-        off.signal(SIGTERM)
-        #expect(await off.finish().status == 0)
-        #expect(stats["signing"]?["batches"]?.boolValue == false, "\(stats)")
-
+        let home = FileManager.default.temporaryDirectory
         let bad = try await run(
-            emulatorBinary, ["serve", "--in-memory"], environment: env.merging(["B2C_EMULATOR_RSA_BATCHES": "yes"]) { $1 }, directory: home)
+            emulatorBinary, ["serve", "--in-memory"],
+            environment: ["HOME": home.path, "PATH": "/usr/bin:/bin", "B2C_EMULATOR_RSA_BATCHES": "yes"],
+            directory: home)
         #expect(bad.status == 64 && bad.stderr.contains("B2C_EMULATOR_RSA_BATCHES must be 1 or 0, not 'yes'"), "\(bad.stderr)")
     }
 }

@@ -45,17 +45,18 @@ public final class RS256Signer: @unchecked Sendable {
         self.key = key
         native = Self.libcryptoKey(key)
         let wanted = batches ?? (ProcessInfo.processInfo.environment["B2C_EMULATOR_RSA_BATCHES"] != "0")
-        signsInBatches = wanted && native.map { Self.enableBatches($0, key) } ?? false
+        signsInBatches = wanted && native.map { Self.enableBatches($0) } ?? false
     }
 
-    /// Lanes for this key where the processor has IFMA, held to swift-crypto's answer as libcrypto's signatures are: a
-    /// probe of two signed together must be swift-crypto's, and neither may have needed libcrypto's second try (the
-    /// check of every batch signature would otherwise hide lanes that go wrong here, at the price of two signatures).
-    private static func enableBatches(_ native: OpaquePointer, _ key: _RSA.Signing.PrivateKey) -> Bool {
+    /// Lanes for this key where the processor has IFMA: a probe of two signed together must be libcrypto's signatures one
+    /// at a time (which `libcryptoKey` held to swift-crypto's, at a quarter of swift-crypto's cost at every start), and
+    /// neither may have needed libcrypto's second try (the check of every batch signature would otherwise hide lanes that
+    /// go wrong here, at the price of two signatures).
+    private static func enableBatches(_ native: OpaquePointer) -> Bool {
         guard b2c_rsa_key_enable_ifma(native) == 1 else { return false }
-        let probes = ["b2c local tenant: signed together", "b2c local tenant: and alike"]
-        let expected = probes.map { try? JWT.signature(signingInput: $0, key: key) }
-        let together = try? sign(probes.map { Array($0.utf8) }, with: native).map { Base64URL.encode($0) }
+        let probes = ["b2c local tenant: signed together", "b2c local tenant: and alike"].map { Array($0.utf8) }
+        let expected = probes.compactMap { try? sign($0, with: native) }
+        let together = try? sign(probes, with: native)
         guard together == expected, b2c_rsa_key_fallbacks(native) == 0 else {
             b2c_rsa_key_disable_ifma(native)
             return false
