@@ -4,6 +4,7 @@
 
 #include <openssl/bn.h>
 #include <openssl/crypto.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/objects.h>
 #include <openssl/rsa.h>
@@ -13,31 +14,75 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-// The low-level RSA interface: measured here beside EVP_DigestSign, it is as fast and does not go through a provider
-// lookup per signature (bench/README.md).
+// Two-prime keys are signed here, through libcrypto's big-number calls: the message padded and blinded, split by the
+// primes, raised to the CRT exponents, recombined and checked with the public exponent, as OpenSSL's RSA_sign does, with
+// two differences. The blinding is ours (b2c_blinding: libcrypto's scheme at half its cost, bench/README.md, "Blinding
+// of our own"), and up to four signatures can share one pass of the AVX-512 IFMA lanes (rsa_ifma.c). The exponentiation
+// of a signature made alone is libcrypto's (BN_mod_exp_mont_consttime_x2: OpenSSL's IFMA code where the processor has it).
+// A signature that does not check, and every key of another shape, is RSA_sign's.
 //
-// One RSA object per signing thread: two threads signing with one RSA object sign about a tenth slower than two with
-// an object each (2,368 against 2,612 and 2,504 against 2,777 sign/s on 2 cores, bench/README.md): a thread that did
-// not make the object's blinding shares a second one under the object's lock, and the object's cache lines move between
-// the cores. So a key holds copies, one per slot, and a thread signs with the copy of its own slot; more threads than
-// slots share copies, which is as safe as sharing the key (libcrypto locks what it shares).
+// RSA_sign signs with one RSA object per thread: two threads signing with one object sign about a tenth slower than two
+// with an object each (2,368 against 2,612 and 2,504 against 2,777 sign/s on 2 cores, bench/README.md), as the object's
+// blinding and cache lines are shared. So a key holds copies, one per slot, and a thread signs with the copy of its own
+// slot; more threads than slots share copies, which is as safe as sharing the key (libcrypto locks what it shares). The
+// blindings of this file are per slot as well.
 enum { B2C_RSA_SLOTS = 16 };
+
+/// The uses of one random blinding factor before a new one is drawn (libcrypto's BN_BLINDING_COUNTER).
+enum { B2C_BLINDING_USES = 32 };
+
+/// The largest key signed here (4,096 bits); larger ones are RSA_sign's.
+enum { B2C_CRT_BYTES = 512 };
+
+/// A blinding pair of the key's modulus n: A = r^e and Ai = r^-1 mod n for a random r, both in Montgomery form. A
+/// message is multiplied by A before its exponentiation and the signature by Ai after, so the secret exponents never
+/// meet a number an attacker chose. Each use squares both first (no two signatures share a pair), and every 32nd draws a
+/// new r. Its lock is taken only by the threads of one slot.
+typedef struct {
+    pthread_mutex_t lock;
+    BIGNUM *a, *ai;
+    unsigned uses;
+} b2c_blinding;
 
 struct b2c_rsa_key {
     RSA *rsa;
     _Atomic(RSA *) copies[B2C_RSA_SLOTS];
-    // Batches (b2c_rsa_sign_sha256_batch): the primes in IFMA's lanes, the modulus's Montgomery constants for the check
-    // of each signature, and a blinding per slot, made from the slot's copy on its first batch. NULL until enabled.
-    b2c_ifma_key *ifma;
-    BN_MONT_CTX *modulus;
-    atomic_ulong fallbacks;  // batch signatures that did not check and were made again by libcrypto alone
-    _Atomic(BN_BLINDING *) blindings[B2C_RSA_SLOTS];
+    // Signing through the primes (two-prime keys up to 4,096 bits): the Montgomery constants of n, p and q, and a
+    // blinding per slot, made on the slot's first signature. `modulus` is NULL for a key RSA_sign signs.
+    BN_MONT_CTX *modulus, *mont_p, *mont_q;
+    _Atomic(b2c_blinding *) blindings[B2C_RSA_SLOTS];
+    b2c_ifma_key *ifma;      // the primes in IFMA's lanes (b2c_rsa_key_enable_ifma); NULL until enabled
+    atomic_ulong fallbacks;  // signatures through the primes that did not check and were made again by RSA_sign
 };
 
 static atomic_uint b2c_next_thread;
 static _Thread_local unsigned b2c_thread_slot;
 static _Thread_local int b2c_thread_has_slot;
+
+/// The Montgomery constants for signing through the primes; left NULL (RSA_sign signs) for a key of another shape.
+static void b2c_prepare_primes(b2c_rsa_key *key) {
+    const BIGNUM *n = NULL, *e = NULL, *p = NULL, *q = NULL, *dp = NULL, *dq = NULL, *qinv = NULL;
+    RSA_get0_key(key->rsa, &n, &e, NULL);
+    RSA_get0_factors(key->rsa, &p, &q);
+    RSA_get0_crt_params(key->rsa, &dp, &dq, &qinv);
+    if (n == NULL || e == NULL || p == NULL || q == NULL || dp == NULL || dq == NULL || qinv == NULL
+        || RSA_get_multi_prime_extra_count(key->rsa) != 0 || RSA_size(key->rsa) > B2C_CRT_BYTES || BN_num_bits(n) < 1024
+        || BN_num_bits(p) != BN_num_bits(q))
+        return;
+    BN_CTX *ctx = BN_CTX_new();
+    BN_MONT_CTX *made[3] = {BN_MONT_CTX_new(), BN_MONT_CTX_new(), BN_MONT_CTX_new()};
+    const BIGNUM *moduli[3] = {n, p, q};
+    int ok = ctx != NULL;
+    for (int i = 0; i < 3; i++) ok = ok && made[i] != NULL && BN_MONT_CTX_set(made[i], moduli[i], ctx) == 1;
+    BN_CTX_free(ctx);
+    if (!ok) {
+        for (int i = 0; i < 3; i++) BN_MONT_CTX_free(made[i]);
+        return;
+    }
+    key->modulus = made[0], key->mont_p = made[1], key->mont_q = made[2];
+}
 
 b2c_rsa_key *b2c_rsa_key_from_der(const unsigned char *der, size_t length) {
     const unsigned char *cursor = der;
@@ -57,6 +102,7 @@ b2c_rsa_key *b2c_rsa_key_from_der(const unsigned char *der, size_t length) {
         atomic_init(&key->blindings[i], NULL);
     }
     atomic_init(&key->fallbacks, 0);
+    b2c_prepare_primes(key);
     return key;
 }
 
@@ -85,31 +131,201 @@ static RSA *b2c_thread_copy(b2c_rsa_key *key) {
     return expected;
 }
 
-size_t b2c_rsa_sign_sha256(b2c_rsa_key *key, const unsigned char *data, size_t length, unsigned char *signature) {
-    // SHA-256 through its low-level calls: the one-shot SHA256() of OpenSSL 3 looks the digest up in the providers at
-    // every call (EVP_MD_fetch), which was 0.3-0.5 % of the tenant's time under load.
-    unsigned char digest[SHA256_DIGEST_LENGTH];
+/// SHA-256 through its low-level calls: the one-shot SHA256() of OpenSSL 3 looks the digest up in the providers at every
+/// call (EVP_MD_fetch), which was 0.3-0.5 % of the tenant's time under load.
+static void b2c_sha256(const unsigned char *data, size_t length, unsigned char digest[SHA256_DIGEST_LENGTH]) {
     SHA256_CTX context;
     SHA256_Init(&context);
     SHA256_Update(&context, data, length);
     SHA256_Final(digest, &context);
+}
+
+/// libcrypto's RSA_sign with the thread's copy: keys of other shapes, and the second try of a signature that did not check.
+static size_t b2c_libcrypto_sign(b2c_rsa_key *key, const unsigned char *data, size_t length, unsigned char *signature) {
+    unsigned char digest[SHA256_DIGEST_LENGTH];
+    b2c_sha256(data, length, digest);
     unsigned int written = 0;
     int ok = RSA_sign(NID_sha256, digest, sizeof digest, signature, &written, b2c_thread_copy(key));
     OPENSSL_cleanse(digest, sizeof digest);
     return ok == 1 ? (size_t)written : 0;
 }
 
-int b2c_rsa_key_enable_ifma(b2c_rsa_key *key) {
-    if (key->ifma != NULL) return 1;
+/// The blinding of this thread's slot, made on the slot's first signature; NULL without memory.
+static b2c_blinding *b2c_thread_blinding(b2c_rsa_key *key) {
+    b2c_claim_slot();
+    _Atomic(b2c_blinding *) *slot = &key->blindings[b2c_thread_slot];
+    b2c_blinding *blinding = atomic_load_explicit(slot, memory_order_acquire);
+    if (blinding != NULL) return blinding;
+    b2c_blinding *made = calloc(1, sizeof *made);
+    if (made == NULL) return NULL;
+    made->a = BN_new(), made->ai = BN_new();
+    if (made->a == NULL || made->ai == NULL || pthread_mutex_init(&made->lock, NULL) != 0) {
+        BN_free(made->a), BN_free(made->ai), free(made);
+        return NULL;
+    }
+    b2c_blinding *expected = NULL;
+    if (atomic_compare_exchange_strong_explicit(slot, &expected, made, memory_order_acq_rel, memory_order_acquire)) return made;
+    pthread_mutex_destroy(&made->lock), BN_free(made->a), BN_free(made->ai), free(made);
+    return expected;
+}
+
+static void b2c_blinding_free(b2c_blinding *blinding) {
+    if (blinding == NULL) return;
+    pthread_mutex_destroy(&blinding->lock);
+    BN_clear_free(blinding->a);
+    BN_clear_free(blinding->ai);
+    free(blinding);
+}
+
+/// A new random factor: r in [1, n) from libcrypto's private generator, its inverse in constant time (an r with a factor
+/// in common with n, which has no inverse, is drawn again), and r^e.
+static int b2c_blinding_draw(const b2c_rsa_key *key, b2c_blinding *blinding, BN_CTX *ctx) {
+    const BIGNUM *n = NULL, *e = NULL;
+    RSA_get0_key(key->rsa, &n, &e, NULL);
+    BN_CTX_start(ctx);
+    BIGNUM *r = BN_CTX_get(ctx), *secret = BN_new();
+    int ok = r != NULL && secret != NULL, inverted = 0;
+    for (int tries = 0; ok && !inverted && tries < 8; tries++) {
+        ok = BN_priv_rand_range(r, n) == 1;
+        if (!ok || BN_is_zero(r)) continue;
+        BN_with_flags(secret, r, BN_FLG_CONSTTIME);
+        inverted = BN_mod_inverse(blinding->ai, secret, n, ctx) != NULL;
+        if (!inverted) ERR_clear_error();
+    }
+    ok = ok && inverted && BN_mod_exp_mont(blinding->a, r, e, n, ctx, key->modulus) == 1
+        && BN_to_montgomery(blinding->a, blinding->a, key->modulus, ctx) == 1
+        && BN_to_montgomery(blinding->ai, blinding->ai, key->modulus, ctx) == 1;
+    if (r != NULL) BN_clear(r);
+    BN_free(secret);  // a shallow copy: r's digits stay r's
+    BN_CTX_end(ctx);
+    return ok;
+}
+
+/// The slot's next pair into `a` and `ai`. Returns 1, or 0 when libcrypto could not (the next use then draws anew).
+static int b2c_blinding_next(const b2c_rsa_key *key, b2c_blinding *blinding, BIGNUM *a, BIGNUM *ai, BN_CTX *ctx) {
+    pthread_mutex_lock(&blinding->lock);
+    int ok = blinding->uses % B2C_BLINDING_USES == 0
+        ? b2c_blinding_draw(key, blinding, ctx)
+        : BN_mod_mul_montgomery(blinding->a, blinding->a, blinding->a, key->modulus, ctx) == 1
+            && BN_mod_mul_montgomery(blinding->ai, blinding->ai, blinding->ai, key->modulus, ctx) == 1;
+    ok = ok && BN_copy(a, blinding->a) != NULL && BN_copy(ai, blinding->ai) != NULL;
+    blinding->uses = ok ? blinding->uses + 1 : 0;
+    pthread_mutex_unlock(&blinding->lock);
+    return ok;
+}
+
+// The DER prefix of a SHA-256 DigestInfo (RFC 8017, section 9.2).
+static const unsigned char b2c_sha256_info[19] = {0x30, 0x31, 0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01,
+                                                  0x65, 0x03, 0x04, 0x02, 0x01, 0x05, 0x00, 0x04, 0x20};
+
+/// `count` (1...4) signatures through the primes: each message padded (EMSA-PKCS1-v1_5) and blinded, reduced by each
+/// prime, raised to the CRT exponents (in one pass of the lanes with `lanes`, by libcrypto's pair of constant-time
+/// exponentiations otherwise), recombined (Garner), unblinded, and checked with the public exponent; a signature that does
+/// not check is made again by RSA_sign. Returns 1, or 0 when libcrypto failed (the signatures are then not valid).
+static int b2c_crt_sign(b2c_rsa_key *key, size_t count, int lanes, const unsigned char *const data[],
+                        const size_t lengths[], unsigned char *const signatures[]) {
     const BIGNUM *n = NULL, *e = NULL, *p = NULL, *q = NULL, *dp = NULL, *dq = NULL, *qinv = NULL;
     RSA_get0_key(key->rsa, &n, &e, NULL);
     RSA_get0_factors(key->rsa, &p, &q);
     RSA_get0_crt_params(key->rsa, &dp, &dq, &qinv);
-    // Two primes of 1024 bits each: the lanes' size. Other keys sign one at a time.
-    if (!b2c_ifma_available() || n == NULL || e == NULL || p == NULL || q == NULL || dp == NULL || dq == NULL || qinv == NULL
-        || RSA_get_multi_prime_extra_count(key->rsa) != 0 || BN_num_bits(n) != 2048 || BN_num_bits(p) != 1024
-        || BN_num_bits(q) != 1024)
-        return 0;
+    const int size = RSA_size(key->rsa), half = BN_num_bytes(p);
+    unsigned char encoded[B2C_CRT_BYTES], info[sizeof b2c_sha256_info + SHA256_DIGEST_LENGTH];
+    unsigned char bases[B2C_IFMA_SIGNATURES][2][128], results[B2C_IFMA_SIGNATURES][2][128];
+    BIGNUM *message[B2C_IFMA_SIGNATURES], *value[B2C_IFMA_SIGNATURES], *sp[B2C_IFMA_SIGNATURES], *sq[B2C_IFMA_SIGNATURES];
+    BIGNUM *unblind[B2C_IFMA_SIGNATURES];
+    if (count == 0 || count > B2C_IFMA_SIGNATURES || (lanes && (key->ifma == NULL || size != 256 || half != 128))) return 0;
+    b2c_blinding *blinding = b2c_thread_blinding(key);
+    BN_CTX *ctx = blinding != NULL ? BN_CTX_new() : NULL;
+    if (ctx == NULL) return 0;
+    BN_CTX_start(ctx);
+    BIGNUM *h = BN_CTX_get(ctx), *check = BN_CTX_get(ctx), *a = BN_CTX_get(ctx), *rp = BN_CTX_get(ctx);
+    BIGNUM *rq = BN_CTX_get(ctx), *secret = BN_new();
+    int ok = rq != NULL && secret != NULL;
+    for (size_t i = 0; ok && i < count; i++) {
+        message[i] = BN_CTX_get(ctx), value[i] = BN_CTX_get(ctx), unblind[i] = BN_CTX_get(ctx);
+        sp[i] = BN_CTX_get(ctx), sq[i] = BN_CTX_get(ctx);
+        ok = sq[i] != NULL;
+    }
+    for (size_t i = 0; ok && i < count; i++) {
+        memcpy(info, b2c_sha256_info, sizeof b2c_sha256_info);
+        b2c_sha256(data[i], lengths[i], info + sizeof b2c_sha256_info);
+        ok = RSA_padding_add_PKCS1_type_1(encoded, size, info, sizeof info) == 1
+            && BN_bin2bn(encoded, size, message[i]) != NULL && b2c_blinding_next(key, blinding, a, unblind[i], ctx) == 1
+            && BN_mod_mul_montgomery(value[i], message[i], a, key->modulus, ctx) == 1;
+        // The blinded message reduced by each prime. OpenSSL 3.0 divides in constant time whatever the flags
+        // (bn_div_fixed_top); the flag says so for a libcrypto that looks at it, and is on a shallow copy: on the value
+        // itself it would also make the public check below a constant-time exponentiation, four times slower.
+        BN_with_flags(secret, value[i], BN_FLG_CONSTTIME);
+        ok = ok && BN_mod(sp[i], secret, p, ctx) == 1 && BN_mod(sq[i], secret, q, ctx) == 1;
+    }
+    if (ok && lanes) {
+        for (size_t i = 0; ok && i < count; i++)
+            ok = BN_bn2binpad(sp[i], bases[i][0], 128) == 128 && BN_bn2binpad(sq[i], bases[i][1], 128) == 128;
+        ok = ok && b2c_ifma_exponentiate(key->ifma, count, (const unsigned char(*)[2][128])bases, results) == 1;
+        for (size_t i = 0; ok && i < count; i++)
+            ok = BN_bin2bn(results[i][0], 128, sp[i]) != NULL && BN_bin2bn(results[i][1], 128, sq[i]) != NULL;
+    } else {
+        for (size_t i = 0; ok && i < count; i++) {
+            ok = BN_mod_exp_mont_consttime_x2(rp, sp[i], dp, p, key->mont_p, rq, sq[i], dq, q, key->mont_q, ctx) == 1;
+            BN_swap(sp[i], rp), BN_swap(sq[i], rq);
+        }
+    }
+    for (size_t i = 0; ok && i < count; i++) {
+        // s = sq + q * ((sp - sq) * q^-1 mod p), with sp + 2p - sq for the difference: both primes have as many bits, so
+        // q < 2p and the difference is positive without a test of its sign.
+        ok = BN_lshift1(h, p) == 1 && BN_add(h, h, sp[i]) == 1 && BN_sub(h, h, sq[i]) == 1
+            && BN_mod_mul(h, h, qinv, p, ctx) == 1 && BN_mul(h, h, q, ctx) == 1 && BN_add(value[i], h, sq[i]) == 1
+            && BN_mod_mul_montgomery(value[i], value[i], unblind[i], key->modulus, ctx) == 1;
+    }
+    for (size_t i = 0; ok && i < count; i++) {
+        // A fault, or a flaw in the lanes, never leaves as a token: the signature must give the message back.
+        if (BN_mod_exp_mont(check, value[i], e, n, ctx, key->modulus) == 1 && BN_cmp(check, message[i]) == 0)
+            ok = BN_bn2binpad(value[i], signatures[i], size) == size;
+        else {
+            atomic_fetch_add_explicit(&key->fallbacks, 1, memory_order_relaxed);
+            ok = b2c_libcrypto_sign(key, data[i], lengths[i], signatures[i]) == (size_t)size;
+        }
+    }
+    BN_free(secret);
+    OPENSSL_cleanse(bases, sizeof bases);
+    OPENSSL_cleanse(results, sizeof results);
+    OPENSSL_cleanse(info, sizeof info);
+    OPENSSL_cleanse(encoded, sizeof encoded);
+    BN_CTX_end(ctx);
+    BN_CTX_free(ctx);
+    return ok;
+}
+
+size_t b2c_rsa_sign_sha256(b2c_rsa_key *key, const unsigned char *data, size_t length, unsigned char *signature) {
+    if (key->modulus == NULL) return b2c_libcrypto_sign(key, data, length, signature);
+    unsigned char *const signatures[1] = {signature};
+    return b2c_crt_sign(key, 1, 0, &data, &length, signatures) ? (size_t)RSA_size(key->rsa) : 0;
+}
+
+size_t b2c_rsa_sign_sha256_batch(b2c_rsa_key *key, size_t count, const unsigned char *const data[], const size_t lengths[],
+                                 unsigned char *const signatures[]) {
+    size_t size = (size_t)RSA_size(key->rsa);
+    for (size_t done = 0; done < count;) {
+        size_t n = count - done < B2C_IFMA_SIGNATURES ? count - done : B2C_IFMA_SIGNATURES;
+        if (key->modulus != NULL) {
+            if (!b2c_crt_sign(key, n, key->ifma != NULL && n > 1, data + done, lengths + done, signatures + done)) return 0;
+        } else {
+            for (size_t i = done; i < done + n; i++)
+                if (b2c_libcrypto_sign(key, data[i], lengths[i], signatures[i]) != size) return 0;
+        }
+        done += n;
+    }
+    return size;
+}
+
+int b2c_rsa_key_enable_ifma(b2c_rsa_key *key) {
+    if (key->ifma != NULL) return 1;
+    const BIGNUM *n = NULL, *p = NULL, *q = NULL, *dp = NULL, *dq = NULL;
+    RSA_get0_key(key->rsa, &n, NULL, NULL);
+    RSA_get0_factors(key->rsa, &p, &q);
+    RSA_get0_crt_params(key->rsa, &dp, &dq, NULL);
+    // Two primes of 1024 bits each, signed through the primes: the lanes' size. Other keys sign one at a time.
+    if (!b2c_ifma_available() || key->modulus == NULL || BN_num_bits(n) != 2048 || BN_num_bits(p) != 1024) return 0;
     unsigned char primes[2][128], exponents[2][128], rr[2][128];
     BN_CTX *ctx = BN_CTX_new();
     BIGNUM *square = BN_new();
@@ -121,8 +337,6 @@ int b2c_rsa_key_enable_ifma(b2c_rsa_key *key) {
             && BN_set_word(square, 0) == 1 && BN_set_bit(square, 2080) == 1 && BN_mod(square, square, prime[i], ctx) == 1
             && BN_bn2binpad(square, rr[i], 128) == 128;
     }
-    BN_MONT_CTX *modulus = ok ? BN_MONT_CTX_new() : NULL;
-    ok = modulus != NULL && BN_MONT_CTX_set(modulus, n, ctx) == 1;
     b2c_ifma_key *ifma = ok ? b2c_ifma_key_new(primes, exponents, rr) : NULL;
     // All three are secret: the primes, their exponents, and 2^2080 mod p (which gives p as gcd(2^2080 - rr, n)).
     OPENSSL_cleanse(primes, sizeof primes);
@@ -130,13 +344,49 @@ int b2c_rsa_key_enable_ifma(b2c_rsa_key *key) {
     OPENSSL_cleanse(rr, sizeof rr);
     BN_clear_free(square);
     BN_CTX_free(ctx);
-    if (ifma == NULL) {
-        BN_MONT_CTX_free(modulus);
-        return 0;
-    }
-    key->modulus = modulus;
+    if (ifma == NULL) return 0;
     key->ifma = ifma;
     return 1;
+}
+
+/// Thread CPU time in nanoseconds.
+static uint64_t b2c_thread_ns(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
+double b2c_rsa_key_pass_cost(const b2c_rsa_key *key) {
+    if (key->ifma == NULL) return 0;
+    const BIGNUM *p = NULL, *q = NULL, *dp = NULL, *dq = NULL;
+    RSA_get0_factors(key->rsa, &p, &q);
+    RSA_get0_crt_params(key->rsa, &dp, &dq, NULL);
+    // The time of an exponentiation does not depend on its base (both are constant-time), so p - 3 and q - 5 serve: bases
+    // as long as the primes, as libcrypto's IFMA code asks. The best of two tries of each, to leave out a first touch of
+    // memory.
+    unsigned char bases[B2C_IFMA_SIGNATURES][2][128], results[B2C_IFMA_SIGNATURES][2][128];
+    BN_CTX *ctx = BN_CTX_new();
+    BIGNUM *bp = BN_new(), *bq = BN_new(), *rp = BN_new(), *rq = BN_new();
+    int ok = ctx != NULL && bp != NULL && bq != NULL && rp != NULL && rq != NULL && BN_copy(bp, p) != NULL
+        && BN_sub_word(bp, 3) == 1 && BN_copy(bq, q) != NULL && BN_sub_word(bq, 5) == 1;
+    for (int i = 0; ok && i < B2C_IFMA_SIGNATURES; i++)
+        ok = BN_bn2binpad(bp, bases[i][0], 128) == 128 && BN_bn2binpad(bq, bases[i][1], 128) == 128;
+    uint64_t pass = UINT64_MAX, pair = UINT64_MAX;
+    for (int round = 0; ok && round < 2; round++) {
+        uint64_t start = b2c_thread_ns();
+        ok = b2c_ifma_exponentiate(key->ifma, B2C_IFMA_SIGNATURES, (const unsigned char(*)[2][128])bases, results) == 1;
+        uint64_t middle = b2c_thread_ns();
+        ok = ok && BN_mod_exp_mont_consttime_x2(rp, bp, dp, p, key->mont_p, rq, bq, dq, q, key->mont_q, ctx) == 1;
+        uint64_t end = b2c_thread_ns();
+        if (middle - start < pass) pass = middle - start;
+        if (end - middle < pair) pair = end - middle;
+    }
+    BN_clear_free(rp), BN_clear_free(rq);
+    // p - 3 and q - 5 give the primes away, and so do the results.
+    BN_clear_free(bp), BN_clear_free(bq), BN_CTX_free(ctx);
+    OPENSSL_cleanse(bases, sizeof bases);
+    OPENSSL_cleanse(results, sizeof results);
+    return ok && pair > 0 ? (double)pass / (double)pair : 0;
 }
 
 unsigned long b2c_rsa_key_fallbacks(const b2c_rsa_key *key) {
@@ -148,125 +398,13 @@ void b2c_rsa_key_disable_ifma(b2c_rsa_key *key) {
     key->ifma = NULL;
 }
 
-/// The blinding of this thread's slot: made from the slot's copy on its first batch (libcrypto's random factor, squared
-/// at each use and made again every 32 uses). NULL when libcrypto cannot.
-static BN_BLINDING *b2c_thread_blinding(b2c_rsa_key *key, BN_CTX *ctx) {
-    b2c_claim_slot();
-    _Atomic(BN_BLINDING *) *slot = &key->blindings[b2c_thread_slot];
-    BN_BLINDING *blinding = atomic_load_explicit(slot, memory_order_acquire);
-    if (blinding != NULL) return blinding;
-    // Made from the key itself, which no thread signs with while its copies can be made, and one at a time: libcrypto
-    // reads the key's cached Montgomery context without its lock here.
-    static pthread_mutex_t making = PTHREAD_MUTEX_INITIALIZER;
-    pthread_mutex_lock(&making);
-    BN_BLINDING *made = RSA_setup_blinding(key->rsa, ctx);
-    pthread_mutex_unlock(&making);
-    if (made == NULL) return NULL;
-    BN_BLINDING *expected = NULL;
-    if (atomic_compare_exchange_strong_explicit(slot, &expected, made, memory_order_acq_rel, memory_order_acquire)) return made;
-    BN_BLINDING_free(made);
-    return expected;
-}
-
-// The DER prefix of a SHA-256 DigestInfo (RFC 8017, section 9.2).
-static const unsigned char b2c_sha256_info[19] = {0x30, 0x31, 0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01,
-                                                  0x65, 0x03, 0x04, 0x02, 0x01, 0x05, 0x00, 0x04, 0x20};
-
-/// Up to four signatures through IFMA: each message padded (EMSA-PKCS1-v1_5), blinded, split by the primes, raised in
-/// the lanes, recombined (Garner), unblinded, and checked with the public exponent; a signature that does not check is
-/// made again by libcrypto alone. Returns 1, or 0 when libcrypto failed (the signatures are then not valid).
-static int b2c_ifma_sign(b2c_rsa_key *key, size_t count, const unsigned char *const data[], const size_t lengths[],
-                         unsigned char *const signatures[]) {
-    const BIGNUM *n = NULL, *e = NULL, *p = NULL, *q = NULL, *qinv = NULL;
-    RSA_get0_key(key->rsa, &n, &e, NULL);
-    RSA_get0_factors(key->rsa, &p, &q);
-    RSA_get0_crt_params(key->rsa, NULL, NULL, &qinv);
-    unsigned char encoded[B2C_IFMA_SIGNATURES][256], info[sizeof b2c_sha256_info + SHA256_DIGEST_LENGTH];
-    unsigned char bases[B2C_IFMA_SIGNATURES][2][128], results[B2C_IFMA_SIGNATURES][2][128];
-    BIGNUM *message[B2C_IFMA_SIGNATURES], *value[B2C_IFMA_SIGNATURES], *unblind[B2C_IFMA_SIGNATURES];
-    BN_CTX *ctx = BN_CTX_new();
-    if (ctx == NULL) return 0;
-    BN_CTX_start(ctx);
-    BIGNUM *sp = BN_CTX_get(ctx), *sq = BN_CTX_get(ctx), *h = BN_CTX_get(ctx), *check = BN_CTX_get(ctx);
-    int ok = check != NULL;
-    for (size_t i = 0; ok && i < count; i++) {
-        message[i] = BN_CTX_get(ctx), value[i] = BN_CTX_get(ctx), unblind[i] = BN_CTX_get(ctx);
-        ok = unblind[i] != NULL;
-    }
-    BN_BLINDING *blinding = ok ? b2c_thread_blinding(key, ctx) : NULL;
-    ok = blinding != NULL && RSA_size(key->rsa) == 256;
-    for (size_t i = 0; ok && i < count; i++) {
-        SHA256_CTX context;
-        memcpy(info, b2c_sha256_info, sizeof b2c_sha256_info);
-        ok = SHA256_Init(&context) == 1 && SHA256_Update(&context, data[i], lengths[i]) == 1
-            && SHA256_Final(info + sizeof b2c_sha256_info, &context) == 1
-            && RSA_padding_add_PKCS1_type_1(encoded[i], 256, info, sizeof info) == 1
-            && BN_bin2bn(encoded[i], 256, message[i]) != NULL && BN_copy(value[i], message[i]) != NULL;
-    }
-    if (ok && BN_BLINDING_lock(blinding) == 1) {
-        for (size_t i = 0; ok && i < count; i++) ok = BN_BLINDING_convert_ex(value[i], unblind[i], blinding, ctx) == 1;
-        BN_BLINDING_unlock(blinding);
-    } else {
-        ok = 0;
-    }
-    // The blinded message reduced by each prime. OpenSSL 3.0 divides in constant time whatever the flags
-    // (bn_div_fixed_top); the flag says so for a libcrypto that looks at it, and is on a shallow copy: on the value itself
-    // it would also make the public check below a constant-time exponentiation, four times slower.
-    BIGNUM *secret = BN_new();
-    ok = ok && secret != NULL;
-    for (size_t i = 0; ok && i < count; i++) {
-        BN_with_flags(secret, value[i], BN_FLG_CONSTTIME);
-        ok = BN_mod(sp, secret, p, ctx) == 1 && BN_bn2binpad(sp, bases[i][0], 128) == 128
-            && BN_mod(sq, secret, q, ctx) == 1 && BN_bn2binpad(sq, bases[i][1], 128) == 128;
-    }
-    BN_free(secret);
-    ok = ok && b2c_ifma_exponentiate(key->ifma, count, (const unsigned char(*)[2][128])bases, results) == 1;
-    for (size_t i = 0; ok && i < count; i++) {
-        // s = sq + q * ((sp - sq) * q^-1 mod p), with sp + 2p - sq for the difference: both primes have 1024 bits, so
-        // q < 2p and the difference is positive without a test of its sign.
-        ok = BN_bin2bn(results[i][0], 128, sp) != NULL && BN_bin2bn(results[i][1], 128, sq) != NULL
-            && BN_lshift1(h, p) == 1 && BN_add(h, h, sp) == 1 && BN_sub(h, h, sq) == 1
-            && BN_mod_mul(h, h, qinv, p, ctx) == 1 && BN_mul(h, h, q, ctx) == 1
-            && BN_add(value[i], h, sq) == 1 && BN_BLINDING_invert_ex(value[i], unblind[i], blinding, ctx) == 1;
-    }
-    for (size_t i = 0; ok && i < count; i++) {
-        // A fault or a flaw in the lanes never leaves as a token: the signature must give the message back.
-        if (BN_mod_exp_mont(check, value[i], e, n, ctx, key->modulus) == 1 && BN_cmp(check, message[i]) == 0)
-            ok = BN_bn2binpad(value[i], signatures[i], 256) == 256;
-        else {
-            atomic_fetch_add_explicit(&key->fallbacks, 1, memory_order_relaxed);
-            ok = b2c_rsa_sign_sha256(key, data[i], lengths[i], signatures[i]) == 256;
-        }
-    }
-    OPENSSL_cleanse(bases, sizeof bases);
-    OPENSSL_cleanse(results, sizeof results);
-    OPENSSL_cleanse(info, sizeof info);
-    BN_CTX_end(ctx);
-    BN_CTX_free(ctx);
-    return ok;
-}
-
-size_t b2c_rsa_sign_sha256_batch(b2c_rsa_key *key, size_t count, const unsigned char *const data[], const size_t lengths[],
-                                 unsigned char *const signatures[]) {
-    size_t size = (size_t)RSA_size(key->rsa);
-    for (size_t done = 0; done < count;) {
-        size_t n = count - done < B2C_IFMA_SIGNATURES ? count - done : B2C_IFMA_SIGNATURES;
-        if (key->ifma != NULL && n > 1) {
-            if (!b2c_ifma_sign(key, n, data + done, lengths + done, signatures + done)) return 0;
-        } else {
-            for (size_t i = done; i < done + n; i++)
-                if (b2c_rsa_sign_sha256(key, data[i], lengths[i], signatures[i]) != size) return 0;
-        }
-        done += n;
-    }
-    return size;
-}
-
 void b2c_rsa_key_free(b2c_rsa_key *key) {
     if (key == NULL) return;
-    for (int i = 0; i < B2C_RSA_SLOTS; i++) BN_BLINDING_free(atomic_load_explicit(&key->blindings[i], memory_order_acquire));
+    for (int i = 0; i < B2C_RSA_SLOTS; i++) b2c_blinding_free(atomic_load_explicit(&key->blindings[i], memory_order_acquire));
     b2c_ifma_key_free(key->ifma);
     BN_MONT_CTX_free(key->modulus);
+    BN_MONT_CTX_free(key->mont_p);
+    BN_MONT_CTX_free(key->mont_q);
     for (int i = 0; i < B2C_RSA_SLOTS; i++) RSA_free(atomic_load_explicit(&key->copies[i], memory_order_acquire));
     RSA_free(key->rsa);
     free(key);

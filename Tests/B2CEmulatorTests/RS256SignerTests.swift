@@ -25,6 +25,45 @@ import _CryptoExtras
         #expect(try signer.signature(signingInput: k.signingInput) == k.signature)
     }
 
+    /// Garner's step takes p - q's sign for granted only as far as both primes have as many bits: the same key with its
+    /// primes swapped (q > p, and q^-1 mod p another number) gives the same known answer.
+    @Test func aKeyWhosePrimesAreTheOtherWayRoundSignsAlike() throws {
+        let k = RFC7515A2.self
+        let key = try _RSA.Signing.PrivateKey(
+            n: Base64URL.decode(k.n)!, e: Base64URL.decode(k.e)!, d: Base64URL.decode(k.d)!, p: Base64URL.decode(k.q)!,
+            q: Base64URL.decode(k.p)!)
+        for batches in [false, true] {
+            let signer = RS256Signer(key, batches: batches)
+            #expect(signer.usesLibcrypto)
+            #expect(try signer.signature(signingInput: k.signingInput) == k.signature)
+            #expect(try signer.signatures(signingInputs: [k.signingInput, k.signingInput]) == [k.signature, k.signature])
+        }
+    }
+
+    /// A blinding factor is used 32 times (squared between uses) and then drawn again: 100 signatures in a row with one
+    /// key, made alone and four at a time, cross three draws, and each is swift-crypto's.
+    @Test func signaturesAcrossNewBlindingFactorsAreSwiftCryptos() throws {
+        let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        for batches in [false, true] {
+            let signer = RS256Signer(key, batches: batches)
+            let inputs = (0..<100).map { "token \($0) of a hundred" }
+            let signed = try stride(from: 0, to: inputs.count, by: 4).flatMap { start in
+                try signer.signatures(signingInputs: Array(inputs[start..<min(start + 4, inputs.count)]))
+            }
+            let alone = try inputs.map { try signer.signature(signingInput: $0) }
+            let expected = try inputs.map { try Self.swiftCrypto($0, key) }
+            #expect(signed == expected && alone == expected, "batches \(batches)")
+            #expect(signer.batchFallbacks == 0)
+        }
+    }
+
+    /// A pass of the lanes costs the same whatever it holds: the batches made are those one pass is cheaper for than
+    /// signing them one at a time, and a tie goes to one at a time.
+    @Test(arguments: [(0.0, nil), (1.0, 2), (1.5, 2), (2.0, 3), (2.9, 3), (3.6, 4), (3.99, 4), (4.0, nil), (7.5, nil)] as [(Double, Int?)])
+    func theSmallestBatchIsTheFirstAPassPaysFor(_ cost: Double, _ smallest: Int?) {
+        #expect(RS256Signer.smallestPayingBatch(passCost: cost) == smallest)
+    }
+
     @Test(arguments: [_RSA.Signing.KeySize.bits2048, .bits3072, .bits4096])
     func libcryptoSignsAsSwiftCryptoDoes(_ size: _RSA.Signing.KeySize) throws {
         let key = try _RSA.Signing.PrivateKey(keySize: size)

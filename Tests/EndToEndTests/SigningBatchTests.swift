@@ -97,12 +97,20 @@ import Testing
         let statsResponse = try await http.execute(HTTPClientRequest(url: "\(base)/_admin/stats"), timeout: .seconds(30))
         let stats = try JSONValue.parse(Data(buffer: try await statsResponse.body.collect(upTo: 1 << 20)))
         let signing = try #require(stats["signing"], "\(stats)")
-        #expect(signing["batches"]?.boolValue == processorHasIFMA, "\(signing)")
-        if processorHasIFMA {
+        // With IFMA the tenant timed a pass of the lanes against signatures made alone, and batches exactly when a pass
+        // of four is the cheaper; each pass then held at least the smallest batch that pays.
+        let cost = signing["passCost"]?.doubleValue, smallest = signing["smallestBatch"]?.lenientInt ?? -1
+        #expect((cost != nil) == processorHasIFMA, "\(signing)")
+        let pays = cost.map { RS256Signer.smallestPayingBatch(passCost: $0) } ?? nil
+        #expect(signing["batches"]?.boolValue == (pays != nil), "\(signing)")
+        #expect(smallest == (pays ?? 0), "\(signing)")
+        #expect(signing["fallbacks"]?.lenientInt == 0, "\(signing)")
+        if pays != nil {
             let together = signing["together"]?.lenientInt ?? 0, alone = signing["alone"]?.lenientInt ?? 0
+            let passes = signing["passes"]?.lenientInt ?? 0
             #expect(together + alone == signatures, "\(signing)")
             #expect(together > 0, "no two signatures were made together: \(signing)")
-            #expect(signing["fallbacks"]?.lenientInt == 0, "\(signing)")
+            #expect(together >= passes * smallest, "a pass held fewer than \(smallest): \(signing)")
         }
     }
 

@@ -8,11 +8,11 @@ import NIOPosix
 import Synchronization
 import _CryptoExtras
 
-/// One signing key's RS256 signatures, made by the system's libcrypto: OpenSSL's RSA signs as fast as swift-crypto's on
-/// the processors measured and more than twice as fast where AVX-512 IFMA is there (bench/README.md, "Signing at the
-/// machine's limit"), and a token is one signature per answer. The key stays where it was (the state's `signing_keys`);
-/// libcrypto holds copies in memory only, made from swift-crypto's (one per signing thread, up to 16: threads sharing
-/// one RSA object sign a tenth slower, CTokenSigning), and frees them with this signer.
+/// One signing key's RS256 signatures, made through the system's libcrypto (CTokenSigning): OpenSSL's big-number code
+/// signs as fast as swift-crypto's on the processors measured and more than twice as fast where AVX-512 IFMA is there
+/// (bench/README.md, "Signing at the machine's limit"), and a token is one signature per answer. The key stays where it
+/// was (the state's `signing_keys`); libcrypto holds copies in memory only, made from swift-crypto's, and frees them with
+/// this signer.
 ///
 /// The two are held to the same answer: RSASSA-PKCS1-v1_5 is deterministic, so at load libcrypto signs a probe and its
 /// signature must be swift-crypto's, byte for byte; a key libcrypto cannot read or answers differently is signed by
@@ -20,16 +20,22 @@ import _CryptoExtras
 ///
 /// Where the processor has AVX-512 IFMA, the signatures that wait on one event loop at the same moment are made together,
 /// up to four in one pass of eight 1024-bit exponentiations (CTokenSigning's rsa_ifma.c): on an AMD EPYC of family 26
-/// that is 2.2 times libcrypto's rate one at a time (bench/README.md, "Eight exponentiations at once"). The tokens are
-/// the same bytes. `B2C_EMULATOR_RSA_BATCHES=0` signs one at a time.
+/// that is 2.2 times libcrypto's rate one at a time (bench/README.md, "Eight exponentiations at once"). A pass costs the
+/// same whatever it holds, so at load the first such key times one against a signature made alone, and batches smaller
+/// than it pays for are signed one at a time (`smallestBatch`; on an AMD EPYC of family 25, whose 512-bit registers do
+/// half as much per instruction, only batches of four pay). The tokens are the same bytes. `B2C_EMULATOR_RSA_BATCHES=0`
+/// signs one at a time.
 public final class RS256Signer: @unchecked Sendable {
     // @unchecked: `native` and `signsInBatches` are set once and never changed; it signs from several threads at once
     // (each with the copy of its slot, CTokenSigning); a loop's batch is touched on that loop's thread only.
 
     public let key: _RSA.Signing.PrivateKey
     private let native: OpaquePointer?
-    /// Whether signatures waiting together are made together (IFMA, and the key two primes of 1024 bits).
-    public let signsInBatches: Bool
+    /// Whether signatures waiting together are made together (IFMA, the key two primes of 1024 bits, and a pass cheaper
+    /// than four signatures made alone).
+    public var signsInBatches: Bool { smallestBatch > 0 }
+    /// The fewest waiting signatures made in one pass; fewer are made one at a time. 0 without batches.
+    public let smallestBatch: Int
     private let batches = NIOLockedValueBox<[ObjectIdentifier: Batch]>([:])
     /// Signatures the event loops' batches made, with others in one pass and alone, and the passes with others.
     private let together = Atomic<Int>(0), alone = Atomic<Int>(0), passes = Atomic<Int>(0)
@@ -40,31 +46,57 @@ public final class RS256Signer: @unchecked Sendable {
     }
 
     /// `batches`: nil for the environment's choice (`B2C_EMULATOR_RSA_BATCHES`: on unless `0`; `serve` refuses a value
-    /// other than 0 or 1).
+    /// other than 0 or 1) and batches only of the sizes that pay on this processor; true for every batch of two or more
+    /// wherever the lanes work (the tests, which hold the lanes to libcrypto's signatures on any IFMA processor).
     public init(_ key: _RSA.Signing.PrivateKey, batches: Bool? = nil) {
         self.key = key
         native = Self.libcryptoKey(key)
         let wanted = batches ?? (ProcessInfo.processInfo.environment["B2C_EMULATOR_RSA_BATCHES"] != "0")
-        signsInBatches = wanted && native.map { Self.enableBatches($0) } ?? false
+        smallestBatch = wanted ? native.map { Self.enableBatches($0, whateverTheyCost: batches == true) } ?? 0 : 0
     }
 
-    /// Lanes for this key where the processor has IFMA: a probe of two signed together must be libcrypto's signatures one
-    /// at a time (which `libcryptoKey` held to swift-crypto's, at a quarter of swift-crypto's cost at every start), and
-    /// neither may have needed libcrypto's second try (the check of every batch signature would otherwise hide lanes that
-    /// go wrong here, at the price of two signatures).
-    private static func enableBatches(_ native: OpaquePointer) -> Bool {
-        guard b2c_rsa_key_enable_ifma(native) == 1 else { return false }
+    /// Lanes for this key where the processor has IFMA, and the smallest batch they make: a probe of two signed together
+    /// must be the signatures made one at a time (which `libcryptoKey` held to swift-crypto's, at a quarter of
+    /// swift-crypto's cost at every start), and neither may have needed libcrypto's second try (the check of every batch
+    /// signature would otherwise hide lanes that go wrong here, at the price of two signatures). 0 for none.
+    private static func enableBatches(_ native: OpaquePointer, whateverTheyCost: Bool) -> Int {
+        guard b2c_rsa_key_enable_ifma(native) == 1 else { return 0 }
         let probes = ["b2c local tenant: signed together", "b2c local tenant: and alike"].map { Array($0.utf8) }
         let expected = probes.compactMap { try? sign($0, with: native) }
         let together = try? sign(probes, with: native)
-        guard together == expected, b2c_rsa_key_fallbacks(native) == 0 else {
+        let smallest = whateverTheyCost ? 2 : smallestPayingBatch(passCost: passCost(native))
+        guard together == expected, b2c_rsa_key_fallbacks(native) == 0, let smallest else {
             b2c_rsa_key_disable_ifma(native)
-            return false
+            return 0
         }
-        return true
+        return smallest
     }
 
-    /// Batch signatures that did not check and were made again by libcrypto alone (0 unless the lanes go wrong).
+    /// The smallest batch one pass is cheaper for than signing it one at a time, given what a pass costs in signatures
+    /// made alone; nil when not even four are (`perPass`). A tie goes to one at a time.
+    public static func smallestPayingBatch(passCost: Double) -> Int? {
+        guard passCost > 0 else { return nil }
+        return (2...perPass).first { Double($0) > passCost }
+    }
+
+    /// A pass's cost in signatures made alone, timed once per process (with the first key that has lanes: every such key
+    /// is RSA-2048 with two primes, and costs the same), about a millisecond at start.
+    private static func passCost(_ native: OpaquePointer) -> Double {
+        measuredPassCost.withLock { measured in
+            if let measured { return measured }
+            let cost = b2c_rsa_key_pass_cost(native)
+            if cost > 0 { measured = cost }
+            return cost
+        }
+    }
+
+    private static let measuredPassCost = Mutex<Double?>(nil)
+
+    /// What a pass of the lanes cost in signatures made alone, where this process timed one (`/_admin/stats`).
+    public static var passCostMeasured: Double? { measuredPassCost.withLock { $0 } }
+
+    /// Signatures that did not check with the public key and were made again by RSA_sign (0 unless the lanes or the machine
+    /// go wrong).
     public var batchFallbacks: Int { native.map { Int(b2c_rsa_key_fallbacks($0)) } ?? 0 }
 
     deinit { if let native { b2c_rsa_key_free(native) } }
@@ -135,12 +167,13 @@ public final class RS256Signer: @unchecked Sendable {
         }
         for start in stride(from: 0, to: waiting.count, by: Self.perPass) {
             let part = waiting[start..<min(start + Self.perPass, waiting.count)]
-            if part.count > 1 {
-                together.add(part.count, ordering: .relaxed)
-                passes.add(1, ordering: .relaxed)
-            } else {
-                alone.add(1, ordering: .relaxed)
+            guard part.count >= smallestBatch else {
+                alone.add(part.count, ordering: .relaxed)
+                for one in part { one.continuation.resume(with: Result { try Self.sign(one.input, with: native) }) }
+                continue
             }
+            together.add(part.count, ordering: .relaxed)
+            passes.add(1, ordering: .relaxed)
             do {
                 let signatures = try Self.sign(part.map(\.input), with: native)
                 for (one, signature) in zip(part, signatures) { one.continuation.resume(returning: signature) }

@@ -17,9 +17,11 @@ size_t b2c_rsa_key_size(const b2c_rsa_key *key);
 
 /// RSASSA-PKCS1-v1_5 with SHA-256 (JWS's RS256) of `length` bytes at `data`, into `signature` (at least
 /// `b2c_rsa_key_size` bytes). Returns the signature's length, or 0 when libcrypto refuses. Blinded, as OpenSSL's RSA
-/// keys are by default. Safe to call from several threads with the same key: a thread signs with the copy of its slot
-/// (16 slots, given out in the order threads first sign; a copy is made on its slot's first signature and freed with the
-/// key), so up to 16 threads each have one of their own and more share.
+/// keys are by default, and checked with the public key before it is given out. A two-prime key of up to 4,096 bits is
+/// signed through its primes with libcrypto's big-number calls and a blinding of this library's (token_signing.c); a
+/// signature that does not check, and any other key, is libcrypto's RSA_sign. Safe to call from several threads with the
+/// same key: a thread uses the blinding and RSA copy of its slot (16 slots, given out in the order threads first sign;
+/// each made on its slot's first signature and freed with the key), so up to 16 threads each have their own and more share.
 size_t b2c_rsa_sign_sha256(b2c_rsa_key *key, const unsigned char *data, size_t length, unsigned char *signature);
 
 /// Lets the key sign batches with AVX-512 IFMA (b2c_rsa_sign_sha256_batch): returns 1 when it will, 0 when the
@@ -27,23 +29,29 @@ size_t b2c_rsa_sign_sha256(b2c_rsa_key *key, const unsigned char *data, size_t l
 /// before any thread signs with the key.
 int b2c_rsa_key_enable_ifma(b2c_rsa_key *key);
 
+/// What one pass of the lanes costs in the exponentiations of one signature made alone (libcrypto's pair): the thread's
+/// CPU time of each, the better of two tries. A pass costs about as much whatever it holds, so a batch of `count` pays
+/// where `count` is above this. 0 when the key has no lanes enabled or libcrypto failed.
+double b2c_rsa_key_pass_cost(const b2c_rsa_key *key);
+
 /// `count` RS256 signatures, as `b2c_rsa_sign_sha256` makes them (the same bytes: PKCS#1 v1.5 is deterministic), of
-/// `data[i]` (`lengths[i]` bytes) into `signatures[i]`. With IFMA enabled, up to four at a time share one pass of eight
-/// 1024-bit exponentiations, blinded as one at a time are, and each is checked with the public key before it is given
-/// out; a single signature, and any without IFMA, is libcrypto's. Returns the signatures' length, or 0 when libcrypto
-/// refused (the signatures of the group of four that failed, and of those after it, are then not valid). Safe from
-/// several threads with the same key, as b2c_rsa_sign_sha256.
+/// `data[i]` (`lengths[i]` bytes) into `signatures[i]`. With IFMA enabled, each group of two to four shares one pass of
+/// eight 1024-bit exponentiations, blinded and checked as one made alone is; a single one, and any without IFMA, is made
+/// alone. Returns the signatures' length, or 0 when libcrypto refused (the signatures of the group of four
+/// that failed, and of those after it, are then not valid). Safe from several threads with the same key, as
+/// b2c_rsa_sign_sha256.
 size_t b2c_rsa_sign_sha256_batch(b2c_rsa_key *key, size_t count, const unsigned char *const data[], const size_t lengths[],
                                  unsigned char *const signatures[]);
 
-/// How many signatures of batches did not check with the public key and were made again by libcrypto alone: 0 unless
-/// the lanes went wrong on this processor.
+/// How many signatures did not check with the public key and were made again by RSA_sign: 0 unless the lanes, or the
+/// machine, went wrong.
 unsigned long b2c_rsa_key_fallbacks(const b2c_rsa_key *key);
 
-/// Signs one at a time again (after a probe found the lanes wrong). Call it before any thread signs with the key.
+/// Signs one at a time again (after a probe found the lanes wrong, or a pass does not pay). Call it before any thread
+/// signs with the key.
 void b2c_rsa_key_disable_ifma(b2c_rsa_key *key);
 
-/// Frees the key and its copies (libcrypto clears their private numbers). No thread may be signing with it.
+/// Frees the key, its copies and blindings (libcrypto clears their private numbers). No thread may be signing with it.
 void b2c_rsa_key_free(b2c_rsa_key *key);
 
 /// An AES-256-GCM key for the tenant's refresh tokens, used through libcrypto's EVP interface: AES-NI and carry-less
