@@ -79,8 +79,9 @@ public final class RS256Signer: @unchecked Sendable {
         return (2...perPass).first { Double($0) > passCost }
     }
 
-    /// A pass's cost in signatures made alone, timed once per process (with the first key that has lanes: every such key
-    /// is RSA-2048 with two primes, and costs the same), about a millisecond at start.
+    /// A pass's cost in signatures made alone, timed once per process with the first key that has lanes (every such key
+    /// is RSA-2048 with two primes, and costs the same): two passes and three signatures' exponentiations at start, about
+    /// two milliseconds.
     private static func passCost(_ native: OpaquePointer) -> Double {
         measuredPassCost.withLock { measured in
             if let measured { return measured }

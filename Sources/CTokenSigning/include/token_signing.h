@@ -29,9 +29,9 @@ size_t b2c_rsa_sign_sha256(b2c_rsa_key *key, const unsigned char *data, size_t l
 /// before any thread signs with the key.
 int b2c_rsa_key_enable_ifma(b2c_rsa_key *key);
 
-/// What one pass of the lanes costs in the exponentiations of one signature made alone (libcrypto's pair): the thread's
-/// CPU time of each, the better of two tries. A pass costs about as much whatever it holds, so a batch of `count` pays
-/// where `count` is above this. 0 when the key has no lanes enabled or libcrypto failed.
+/// What one pass of the lanes costs in the exponentiations of one signature made alone (libcrypto's pair): the least
+/// thread CPU time of two passes and of three pairs, in turn. A pass costs about as much whatever it holds, so a
+/// batch of `count` pays where `count` is above this. 0 when the key has no lanes enabled or libcrypto failed.
 double b2c_rsa_key_pass_cost(const b2c_rsa_key *key);
 
 /// `count` RS256 signatures, as `b2c_rsa_sign_sha256` makes them (the same bytes: PKCS#1 v1.5 is deterministic), of
