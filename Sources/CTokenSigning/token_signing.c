@@ -55,6 +55,10 @@ struct b2c_rsa_key {
     _Atomic(b2c_blinding *) blindings[B2C_RSA_SLOTS];
     b2c_ifma_key *ifma;      // the primes in IFMA's lanes (b2c_rsa_key_enable_ifma); NULL until enabled
     atomic_ulong fallbacks;  // signatures through the primes that did not check and were made again by RSA_sign
+    // While `timing` (b2c_rsa_key_time_exponentiations, before any other thread signs): the least thread CPU time of a
+    // pass of the lanes and of libcrypto's pair for one signature made alone, in nanoseconds.
+    int timing;
+    uint64_t least_pass, least_pair;
 };
 
 static atomic_uint b2c_next_thread;
@@ -214,6 +218,17 @@ static int b2c_blinding_next(const b2c_rsa_key *key, b2c_blinding *blinding, BIG
     return ok;
 }
 
+/// Thread CPU time in nanoseconds.
+static uint64_t b2c_thread_ns(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
+static void b2c_keep_least(uint64_t *least, uint64_t ns) {
+    if (ns < *least) *least = ns;
+}
+
 // The DER prefix of a SHA-256 DigestInfo (RFC 8017, section 9.2).
 static const unsigned char b2c_sha256_info[19] = {0x30, 0x31, 0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01,
                                                   0x65, 0x03, 0x04, 0x02, 0x01, 0x05, 0x00, 0x04, 0x20};
@@ -261,12 +276,16 @@ static int b2c_crt_sign(b2c_rsa_key *key, size_t count, int lanes, const unsigne
     if (ok && lanes) {
         for (size_t i = 0; ok && i < count; i++)
             ok = BN_bn2binpad(sp[i], bases[i][0], 128) == 128 && BN_bn2binpad(sq[i], bases[i][1], 128) == 128;
+        uint64_t start = key->timing ? b2c_thread_ns() : 0;
         ok = ok && b2c_ifma_exponentiate(key->ifma, count, (const unsigned char(*)[2][128])bases, results) == 1;
+        if (key->timing) b2c_keep_least(&key->least_pass, b2c_thread_ns() - start);
         for (size_t i = 0; ok && i < count; i++)
             ok = BN_bin2bn(results[i][0], 128, sp[i]) != NULL && BN_bin2bn(results[i][1], 128, sq[i]) != NULL;
     } else {
         for (size_t i = 0; ok && i < count; i++) {
+            uint64_t start = key->timing ? b2c_thread_ns() : 0;
             ok = BN_mod_exp_mont_consttime_x2(rp, sp[i], dp, p, key->mont_p, rq, sq[i], dq, q, key->mont_q, ctx) == 1;
+            if (key->timing) b2c_keep_least(&key->least_pair, b2c_thread_ns() - start);
             BN_swap(sp[i], rp), BN_swap(sq[i], rq);
         }
     }
@@ -349,45 +368,14 @@ int b2c_rsa_key_enable_ifma(b2c_rsa_key *key) {
     return 1;
 }
 
-/// Thread CPU time in nanoseconds.
-static uint64_t b2c_thread_ns(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
-    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+void b2c_rsa_key_time_exponentiations(b2c_rsa_key *key, int on) {
+    if (on) key->least_pass = key->least_pair = UINT64_MAX;
+    key->timing = on;
 }
 
 double b2c_rsa_key_pass_cost(const b2c_rsa_key *key) {
-    if (key->ifma == NULL) return 0;
-    const BIGNUM *p = NULL, *q = NULL, *dp = NULL, *dq = NULL;
-    RSA_get0_factors(key->rsa, &p, &q);
-    RSA_get0_crt_params(key->rsa, &dp, &dq, NULL);
-    // The time of an exponentiation does not depend on its base (both are constant-time), so p - 3 and q - 5 serve: bases
-    // as long as the primes, as libcrypto's IFMA code asks. The least of two passes and of three pairs, taken in turn: at
-    // start the other threads are busy too, and one try of each read 2.5-3.5 on a machine where the least read 3.3-3.6.
-    unsigned char bases[B2C_IFMA_SIGNATURES][2][128], results[B2C_IFMA_SIGNATURES][2][128];
-    BN_CTX *ctx = BN_CTX_new();
-    BIGNUM *bp = BN_new(), *bq = BN_new(), *rp = BN_new(), *rq = BN_new();
-    int ok = ctx != NULL && bp != NULL && bq != NULL && rp != NULL && rq != NULL && BN_copy(bp, p) != NULL
-        && BN_sub_word(bp, 3) == 1 && BN_copy(bq, q) != NULL && BN_sub_word(bq, 5) == 1;
-    for (int i = 0; ok && i < B2C_IFMA_SIGNATURES; i++)
-        ok = BN_bn2binpad(bp, bases[i][0], 128) == 128 && BN_bn2binpad(bq, bases[i][1], 128) == 128;
-    uint64_t pass = UINT64_MAX, pair = UINT64_MAX;
-    for (int round = 0; ok && round < 3; round++) {
-        uint64_t start = b2c_thread_ns();
-        ok = BN_mod_exp_mont_consttime_x2(rp, bp, dp, p, key->mont_p, rq, bq, dq, q, key->mont_q, ctx) == 1;
-        uint64_t middle = b2c_thread_ns();
-        if (middle - start < pair) pair = middle - start;
-        if (round == 0) continue;
-        ok = ok && b2c_ifma_exponentiate(key->ifma, B2C_IFMA_SIGNATURES, (const unsigned char(*)[2][128])bases, results) == 1;
-        uint64_t end = b2c_thread_ns();
-        if (end - middle < pass) pass = end - middle;
-    }
-    BN_clear_free(rp), BN_clear_free(rq);
-    // p - 3 and q - 5 give the primes away, and so do the results.
-    BN_clear_free(bp), BN_clear_free(bq), BN_CTX_free(ctx);
-    OPENSSL_cleanse(bases, sizeof bases);
-    OPENSSL_cleanse(results, sizeof results);
-    return ok && pair > 0 ? (double)pass / (double)pair : 0;
+    if (key->least_pass == UINT64_MAX || key->least_pair == UINT64_MAX || key->least_pair == 0) return 0;
+    return (double)key->least_pass / (double)key->least_pair;
 }
 
 unsigned long b2c_rsa_key_fallbacks(const b2c_rsa_key *key) {

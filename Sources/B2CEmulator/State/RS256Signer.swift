@@ -58,14 +58,20 @@ public final class RS256Signer: @unchecked Sendable {
     /// Lanes for this key where the processor has IFMA, and the smallest batch they make: a probe of two signed together
     /// must be the signatures made one at a time (which `libcryptoKey` held to swift-crypto's, at a quarter of
     /// swift-crypto's cost at every start), and neither may have needed libcrypto's second try (the check of every batch
-    /// signature would otherwise hide lanes that go wrong here, at the price of two signatures). 0 for none.
+    /// signature would otherwise hide lanes that go wrong here, at the price of two signatures). The probe's
+    /// exponentiations are timed: the first key of the process signs it together twice, and the least of each gives what
+    /// a pass costs (`passCost`). 0 for none.
     private static func enableBatches(_ native: OpaquePointer, whateverTheyCost: Bool) -> Int {
         guard b2c_rsa_key_enable_ifma(native) == 1 else { return 0 }
         let probes = ["b2c local tenant: signed together", "b2c local tenant: and alike"].map { Array($0.utf8) }
+        let first = passCostMeasured == nil
+        b2c_rsa_key_time_exponentiations(native, 1)
         let expected = probes.compactMap { try? sign($0, with: native) }
         let together = try? sign(probes, with: native)
+        let again = first ? try? sign(probes, with: native) : together
+        b2c_rsa_key_time_exponentiations(native, 0)
         let smallest = whateverTheyCost ? 2 : smallestPayingBatch(passCost: passCost(native))
-        guard together == expected, b2c_rsa_key_fallbacks(native) == 0, let smallest else {
+        guard together == expected, again == expected, b2c_rsa_key_fallbacks(native) == 0, let smallest else {
             b2c_rsa_key_disable_ifma(native)
             return 0
         }
@@ -79,9 +85,10 @@ public final class RS256Signer: @unchecked Sendable {
         return (2...perPass).first { Double($0) > passCost }
     }
 
-    /// A pass's cost in signatures made alone, timed once per process with the first key that has lanes (every such key
-    /// is RSA-2048 with two primes, and costs the same): two passes and three signatures' exponentiations at start, about
-    /// two milliseconds.
+    /// A pass's cost in signatures made alone, as the first key with lanes timed it in its probe (every such key is
+    /// RSA-2048 with two primes, and costs the same): two passes and two signatures alone, the least of each. Timing the
+    /// first probe's own exponentiations costs a start one pass (about 0.4-0.8 ms); a pass and three pairs timed on their
+    /// own cost 2 ms, and one try of each read 2.5-3.5 where the least read 3.3-3.4 (bench/README.md).
     private static func passCost(_ native: OpaquePointer) -> Double {
         measuredPassCost.withLock { measured in
             if let measured { return measured }

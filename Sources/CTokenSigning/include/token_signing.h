@@ -29,9 +29,14 @@ size_t b2c_rsa_sign_sha256(b2c_rsa_key *key, const unsigned char *data, size_t l
 /// before any thread signs with the key.
 int b2c_rsa_key_enable_ifma(b2c_rsa_key *key);
 
-/// What one pass of the lanes costs in the exponentiations of one signature made alone (libcrypto's pair): the least
-/// thread CPU time of two passes and of three pairs, in turn. A pass costs about as much whatever it holds, so a
-/// batch of `count` pays where `count` is above this. 0 when the key has no lanes enabled or libcrypto failed.
+/// Times the exponentiations of the signatures made while `on` (thread CPU time, two clock readings each): the passes
+/// of the lanes and libcrypto's pairs for signatures made alone. Turning it on forgets what was timed before. Call it
+/// before any other thread signs with the key, and turn it off before they do.
+void b2c_rsa_key_time_exponentiations(b2c_rsa_key *key, int on);
+
+/// What one pass of the lanes cost in the exponentiations of one signature made alone, as the least of each timed: a pass
+/// costs about as much whatever it holds, so a batch of `count` pays where `count` is above this. 0 when no pass or no
+/// signature alone was timed.
 double b2c_rsa_key_pass_cost(const b2c_rsa_key *key);
 
 /// `count` RS256 signatures, as `b2c_rsa_sign_sha256` makes them (the same bytes: PKCS#1 v1.5 is deterministic), of
