@@ -87,8 +87,8 @@ public final class RS256Signer: @unchecked Sendable {
 
     /// A pass's cost in signatures made alone, as the first key with lanes timed it in its probe (every such key is
     /// RSA-2048 with two primes, and costs the same): two passes and two signatures alone, the least of each. Timing the
-    /// first probe's own exponentiations costs a start one pass (about 0.4-0.8 ms); a pass and three pairs timed on their
-    /// own cost 2 ms, and one try of each read 2.5-3.5 where the least read 3.3-3.4 (bench/README.md).
+    /// probe's own exponentiations costs a start one pass more; timing a pass and pairs of their own cost more, and one try
+    /// of each was far less steady than the least of two (bench/README.md, "Issue 43 on an AMD EPYC of family 25").
     private static func passCost(_ native: OpaquePointer) -> Double {
         measuredPassCost.withLock { measured in
             if let measured { return measured }
