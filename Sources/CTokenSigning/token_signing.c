@@ -18,10 +18,11 @@
 
 // Two-prime keys are signed here, through libcrypto's big-number calls: the message padded and blinded, split by the
 // primes, raised to the CRT exponents, recombined and checked with the public exponent, as OpenSSL's RSA_sign does, with
-// two differences. The blinding is ours (b2c_blinding: libcrypto's scheme at half its cost, bench/README.md, "Blinding
-// of our own"), and up to four signatures can share one pass of the AVX-512 IFMA lanes (rsa_ifma.c). The exponentiation
-// of a signature made alone is libcrypto's (BN_mod_exp_mont_consttime_x2: OpenSSL's IFMA code where the processor has it).
-// A signature that does not check, and every key of another shape, is RSA_sign's.
+// two differences. Up to four signatures can share one pass of the AVX-512 IFMA lanes (rsa_ifma.c), and the blinding is
+// ours (b2c_blinding: libcrypto's scheme, which BN_BLINDING kept around the lanes at a greater cost; bench/README.md,
+// "Issue 43 on an AMD EPYC of family 25"). The exponentiation of a signature made alone is libcrypto's
+// (BN_mod_exp_mont_consttime_x2: OpenSSL's IFMA code where the processor has it), and signs as fast as RSA_sign. A
+// signature that does not check, and every key of another shape, is RSA_sign's.
 //
 // RSA_sign signs with one RSA object per thread: two threads signing with one object sign about a tenth slower than two
 // with an object each (2,368 against 2,612 and 2,504 against 2,777 sign/s on 2 cores, bench/README.md), as the object's

@@ -26,8 +26,8 @@ import _CryptoExtras
 /// half as much per instruction, only batches of four pay). The tokens are the same bytes. `B2C_EMULATOR_RSA_BATCHES=0`
 /// signs one at a time.
 public final class RS256Signer: @unchecked Sendable {
-    // @unchecked: `native` and `signsInBatches` are set once and never changed; it signs from several threads at once
-    // (each with the copy of its slot, CTokenSigning); a loop's batch is touched on that loop's thread only.
+    // @unchecked: `native` and `smallestBatch` are set once and never changed; it signs from several threads at once
+    // (each with the blinding and copy of its slot, CTokenSigning); a loop's batch is touched on that loop's thread only.
 
     public let key: _RSA.Signing.PrivateKey
     private let native: OpaquePointer?
