@@ -86,7 +86,7 @@ func signBound(_ opts: [String: String]) throws {
     let threads = number(opts, "threads", default: ProcessInfo.processInfo.activeProcessorCount)
     let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
     // Each turn of a thread's loop makes `perTurn` signatures: four for `batches`, which the tenant's event loops sign
-    // together when they wait at once (RS256Signer; where IFMA is missing it signs them one at a time, and says so).
+    // together when they wait at once (RS256Signer; where it makes no batches it signs them one at a time, and says so).
     let sign: @Sendable (String) throws -> Void
     var perTurn = 1
     switch opts["signer"] ?? "libcrypto" {
@@ -98,7 +98,8 @@ func signBound(_ opts: [String: String]) throws {
         let signer = RS256Signer(key)  // B2C_EMULATOR_RSA_BATCHES=0 turns the lanes off here as in the tenant
         guard signer.usesLibcrypto else { fail("libcrypto did not take the key (its signature differed from swift-crypto's)", status: 1) }
         if !signer.signsInBatches {
-            FileHandle.standardError.write(Data("sign-bound: no AVX-512 IFMA here: batches are signed one at a time\n".utf8))
+            let why = "no AVX-512 IFMA, B2C_EMULATOR_RSA_BATCHES=0, or a pass costs four signatures made alone or more"
+            FileHandle.standardError.write(Data("sign-bound: no batches here (\(why)): they are signed one at a time\n".utf8))
         }
         perTurn = 4
         sign = { input in _ = try signer.signatures(signingInputs: [input, input + "1", input + "2", input + "3"]) }
