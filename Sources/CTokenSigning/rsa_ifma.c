@@ -186,13 +186,13 @@ int b2c_ifma_available(void) {
 
 IFMA static void lay_out(b2c_ifma_key *key, const unsigned char primes[2][128], const unsigned char exponents[2][128],
                          const unsigned char rr[2][128]) {
-    uint64_t modulus[LANES][LIMBS], squares[LANES][LIMBS], k0[LANES], words[17];
+    uint64_t modulus[LANES][LIMBS], squares[LANES][LIMBS], k0[LANES], words[17], inverse = 0;
     for (int l = 0; l < LANES; l++) {
         int which = l % 2;
         words_of(words, primes[which]);
         to_limbs(modulus[l], words);
         // -prime^-1 mod 2^64 by Newton's iteration (each step doubles the correct low bits), then its low 52 bits.
-        uint64_t inverse = words[0];
+        inverse = words[0];
         for (int i = 0; i < 6; i++) inverse *= 2 - words[0] * inverse;
         k0[l] = (0 - inverse) & MASK52;
         words_of(words, rr[which]);
@@ -206,6 +206,7 @@ IFMA static void lay_out(b2c_ifma_key *key, const unsigned char primes[2][128], 
     OPENSSL_cleanse(squares, sizeof squares);
     OPENSSL_cleanse(k0, sizeof k0);
     OPENSSL_cleanse(words, sizeof words);
+    OPENSSL_cleanse(&inverse, sizeof inverse);
 }
 
 b2c_ifma_key *b2c_ifma_key_new(const unsigned char primes[2][128], const unsigned char exponents[2][128],

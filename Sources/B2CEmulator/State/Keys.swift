@@ -117,8 +117,8 @@ final class SigningKeys: Sendable {
     /// How the token endpoint's signatures were made, over every key (`/_admin/stats`): whether a key signs in batches and
     /// the fewest signatures one pass makes on this processor (`smallestBatch`, 0 without batches; `passCost`, what a pass
     /// was timed at in signatures made alone, null where none was timed), how many signatures
-    /// the event loops made with others in one pass (and in how many passes) or alone, and how many did not check with the
-    /// public key and were made again by libcrypto's RSA_sign (`fallbacks`, 0 unless the lanes or the machine go wrong).
+    /// the event loops made with others in one pass (and in how many passes) or alone, and how many of those made together
+    /// did not check and were made again by libcrypto alone (`fallbacks`, 0 unless the lanes go wrong).
     var signingCounts: JSONValue {
         let signers = entries.withLockedValue { $0.map(\.signer) }
         let counts = signers.map(\.batchCounts)

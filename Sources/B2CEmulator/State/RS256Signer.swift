@@ -8,11 +8,11 @@ import NIOPosix
 import Synchronization
 import _CryptoExtras
 
-/// One signing key's RS256 signatures, made through the system's libcrypto (CTokenSigning): OpenSSL's big-number code
-/// signs as fast as swift-crypto's on the processors measured and more than twice as fast where AVX-512 IFMA is there
-/// (bench/README.md, "Signing at the machine's limit"), and a token is one signature per answer. The key stays where it
-/// was (the state's `signing_keys`); libcrypto holds copies in memory only, made from swift-crypto's, and frees them with
-/// this signer.
+/// One signing key's RS256 signatures, made by the system's libcrypto: OpenSSL's RSA signs as fast as swift-crypto's on
+/// the processors measured and more than twice as fast where AVX-512 IFMA is there (bench/README.md, "Signing at the
+/// machine's limit"), and a token is one signature per answer. The key stays where it was (the state's `signing_keys`);
+/// libcrypto holds copies in memory only, made from swift-crypto's (one per signing thread, up to 16: threads sharing
+/// one RSA object sign a tenth slower, CTokenSigning), and frees them with this signer.
 ///
 /// The two are held to the same answer: RSASSA-PKCS1-v1_5 is deterministic, so at load libcrypto signs a probe and its
 /// signature must be swift-crypto's, byte for byte; a key libcrypto cannot read or answers differently is signed by
@@ -27,7 +27,7 @@ import _CryptoExtras
 /// signs one at a time.
 public final class RS256Signer: @unchecked Sendable {
     // @unchecked: `native` and `smallestBatch` are set once and never changed; it signs from several threads at once
-    // (each with the blinding and copy of its slot, CTokenSigning); a loop's batch is touched on that loop's thread only.
+    // (each with the copy and blinding of its slot, CTokenSigning); a loop's batch is touched on that loop's thread only.
 
     public let key: _RSA.Signing.PrivateKey
     private let native: OpaquePointer?
@@ -56,20 +56,20 @@ public final class RS256Signer: @unchecked Sendable {
     }
 
     /// Lanes for this key where the processor has IFMA, and the smallest batch they make: a probe of two signed together
-    /// must be the signatures made one at a time (which `libcryptoKey` held to swift-crypto's, at a quarter of
+    /// must be libcrypto's signatures one at a time (which `libcryptoKey` held to swift-crypto's, at a quarter of
     /// swift-crypto's cost at every start), and neither may have needed libcrypto's second try (the check of every batch
-    /// signature would otherwise hide lanes that go wrong here, at the price of two signatures). The probe's
-    /// exponentiations are timed: the first key of the process signs it together twice, and the least of each gives what
-    /// a pass costs (`passCost`). 0 for none.
+    /// signature would otherwise hide lanes that go wrong here, at the price of two signatures). The probe's passes are
+    /// timed: the first key of the process signs it together twice, and the lesser of the two against libcrypto's
+    /// exponentiations for one signature gives what a pass costs (`passCost`). 0 for none.
     private static func enableBatches(_ native: OpaquePointer, whateverTheyCost: Bool) -> Int {
         guard b2c_rsa_key_enable_ifma(native) == 1 else { return 0 }
         let probes = ["b2c local tenant: signed together", "b2c local tenant: and alike"].map { Array($0.utf8) }
         let first = passCostMeasured == nil
-        b2c_rsa_key_time_exponentiations(native, 1)
         let expected = probes.compactMap { try? sign($0, with: native) }
+        b2c_rsa_key_time_passes(native, 1)
         let together = try? sign(probes, with: native)
         let again = first ? try? sign(probes, with: native) : together
-        b2c_rsa_key_time_exponentiations(native, 0)
+        b2c_rsa_key_time_passes(native, 0)
         let smallest = whateverTheyCost ? 2 : smallestPayingBatch(passCost: passCost(native))
         guard together == expected, again == expected, b2c_rsa_key_fallbacks(native) == 0, let smallest else {
             b2c_rsa_key_disable_ifma(native)
@@ -85,10 +85,10 @@ public final class RS256Signer: @unchecked Sendable {
         return (2...perPass).first { Double($0) > passCost }
     }
 
-    /// A pass's cost in signatures made alone, as the first key with lanes timed it in its probe (every such key is
-    /// RSA-2048 with two primes, and costs the same): two passes and two signatures alone, the least of each. Timing the
-    /// probe's own exponentiations costs a start one pass more; timing a pass and pairs of their own cost more, and one try
-    /// of each was far less steady than the least of two (bench/README.md, "Issue 43 on an AMD EPYC of family 25").
+    /// A pass's cost in signatures made alone, as the first key with lanes timed it (every such key is RSA-2048 with two
+    /// primes, and costs the same): the lesser of its probe's two passes against the lesser of two of libcrypto's pairs of
+    /// exponentiations. Timing the probe's own passes costs a start one pass and two pairs; one try of each was far less
+    /// steady (bench/README.md, "Issue 43 on an AMD EPYC of family 25").
     private static func passCost(_ native: OpaquePointer) -> Double {
         measuredPassCost.withLock { measured in
             if let measured { return measured }
@@ -103,8 +103,7 @@ public final class RS256Signer: @unchecked Sendable {
     /// What a pass of the lanes cost in signatures made alone, where this process timed one (`/_admin/stats`).
     public static var passCostMeasured: Double? { measuredPassCost.withLock { $0 } }
 
-    /// Signatures that did not check with the public key and were made again by RSA_sign (0 unless the lanes or the machine
-    /// go wrong).
+    /// Batch signatures that did not check and were made again by libcrypto alone (0 unless the lanes go wrong).
     public var batchFallbacks: Int { native.map { Int(b2c_rsa_key_fallbacks($0)) } ?? 0 }
 
     deinit { if let native { b2c_rsa_key_free(native) } }

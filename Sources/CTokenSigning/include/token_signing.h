@@ -16,12 +16,10 @@ b2c_rsa_key *b2c_rsa_key_from_der(const unsigned char *der, size_t length);
 size_t b2c_rsa_key_size(const b2c_rsa_key *key);
 
 /// RSASSA-PKCS1-v1_5 with SHA-256 (JWS's RS256) of `length` bytes at `data`, into `signature` (at least
-/// `b2c_rsa_key_size` bytes). Returns the signature's length, or 0 when libcrypto refuses. Blinded, as OpenSSL's RSA
-/// keys are by default, and checked with the public key before it is given out. A two-prime key of up to 4,096 bits is
-/// signed through its primes with libcrypto's big-number calls and a blinding of this library's (token_signing.c); a
-/// signature that does not check, and any other key, is libcrypto's RSA_sign. Safe to call from several threads with the
-/// same key: a thread uses the blinding and RSA copy of its slot (16 slots, given out in the order threads first sign;
-/// each made on its slot's first signature and freed with the key), so up to 16 threads each have their own and more share.
+/// `b2c_rsa_key_size` bytes): libcrypto's RSA_sign. Returns the signature's length, or 0 when libcrypto refuses. Blinded,
+/// as OpenSSL's RSA keys are by default. Safe to call from several threads with the same key: a thread signs with the copy
+/// of its slot (16 slots, given out in the order threads first sign; a copy is made on its slot's first signature and
+/// freed with the key), so up to 16 threads each have one of their own and more share.
 size_t b2c_rsa_sign_sha256(b2c_rsa_key *key, const unsigned char *data, size_t length, unsigned char *signature);
 
 /// Lets the key sign batches with AVX-512 IFMA (b2c_rsa_sign_sha256_batch): returns 1 when it will, 0 when the
@@ -29,27 +27,26 @@ size_t b2c_rsa_sign_sha256(b2c_rsa_key *key, const unsigned char *data, size_t l
 /// before any thread signs with the key.
 int b2c_rsa_key_enable_ifma(b2c_rsa_key *key);
 
-/// Times the exponentiations of the signatures made while `on` (thread CPU time, two clock readings each): the passes
-/// of the lanes and libcrypto's pairs for signatures made alone. Turning it on forgets what was timed before. Call it
-/// before any other thread signs with the key, and turn it off before they do.
-void b2c_rsa_key_time_exponentiations(b2c_rsa_key *key, int on);
+/// Times the passes of the lanes made while `on` (thread CPU time, two clock readings a pass). Turning it on forgets what
+/// was timed before. Call it before any other thread signs with the key, and turn it off before they do.
+void b2c_rsa_key_time_passes(b2c_rsa_key *key, int on);
 
-/// What one pass of the lanes cost in the exponentiations of one signature made alone, as the least of each timed: a pass
-/// costs about as much whatever it holds, so a batch of `count` pays where `count` is above this. 0 when no pass or no
-/// signature alone was timed.
+/// What the least pass timed cost in the exponentiations of one signature made alone (libcrypto's pair, timed here, the
+/// better of two tries): a pass costs about as much whatever it holds, so a batch of `count` pays where `count` is above
+/// this. 0 when the key has no lanes, no pass was timed, or libcrypto failed.
 double b2c_rsa_key_pass_cost(const b2c_rsa_key *key);
 
 /// `count` RS256 signatures, as `b2c_rsa_sign_sha256` makes them (the same bytes: PKCS#1 v1.5 is deterministic), of
 /// `data[i]` (`lengths[i]` bytes) into `signatures[i]`. With IFMA enabled, each group of two to four shares one pass of
-/// eight 1024-bit exponentiations, blinded and checked as one made alone is; a single one, and any without IFMA, is made
-/// alone. Returns the signatures' length, or 0 when libcrypto refused (the signatures of the group of four
-/// that failed, and of those after it, are then not valid). Safe from several threads with the same key, as
-/// b2c_rsa_sign_sha256.
+/// eight 1024-bit exponentiations, blinded (a blinding per slot, as libcrypto's scheme) and checked with the public key
+/// before it is given out; a single one, and any without IFMA, is RSA_sign's. Returns the signatures' length, or 0 when
+/// libcrypto refused (the signatures of the group of four that failed, and of those after it, are then not valid). Safe
+/// from several threads with the same key, as b2c_rsa_sign_sha256.
 size_t b2c_rsa_sign_sha256_batch(b2c_rsa_key *key, size_t count, const unsigned char *const data[], const size_t lengths[],
                                  unsigned char *const signatures[]);
 
-/// How many signatures did not check with the public key and were made again by RSA_sign: 0 unless the lanes, or the
-/// machine, went wrong.
+/// How many signatures of batches did not check with the public key and were made again by RSA_sign: 0 unless the lanes
+/// went wrong on this processor.
 unsigned long b2c_rsa_key_fallbacks(const b2c_rsa_key *key);
 
 /// Signs one at a time again (after a probe found the lanes wrong, or a pass does not pay). Call it before any thread
