@@ -23,14 +23,14 @@
 # BOUND_SECONDS (1: each measurement of the bound), CONNECTIONS (16), THREADS (wrk threads, 1: the load generator should take as little CPU as
 # it can from the 2-core machine), MODES ("file memory": emulator with --state DIR and with --in-memory state; the
 # first mode is the one held to the target), OPENSSL_SECONDS (3).
-# On a processor with AVX-512 IFMA, `OPENSSL_ia32cap=":~0x200000" B2C_BENCH_RSA_BATCHES=0 bench/emulator-throughput.sh`
+# On a processor with AVX-512 IFMA, `OPENSSL_ia32cap=":~0x200000" B2C_BENCH_RSA_LANES=avx2 bench/emulator-throughput.sh`
 # measures the same machine as one without it: the tenant's libcrypto, the libcrypto loop and `openssl speed` all lose
-# IFMA, the tenant's batches lose their lanes (they sign one at a time, as without IFMA), swift-crypto has no such path
-# to lose, so both kinds of machine the issue names are measured on one (bench/README.md, 2026-12-01).
-# The tenant's signer where the processor has IFMA is its batches (RS256Signer: the signatures waiting on an event loop
-# at once, four to a pass of eight 1024-bit exponentiations): `b2c-bench sign-bound --signer batches`, measured between
-# the slices as the others are and printed beside them; the issue's targets stay against the faster of OpenSSL and
-# swift-crypto.
+# IFMA, the tenant's batches use the AVX2 lanes a processor without IFMA gets, swift-crypto has no such path to lose, so
+# both kinds of machine the issue names are measured on one (bench/README.md, 2026-12-01 and "AVX2 lanes").
+# The tenant's signer is its batches (RS256Signer: the signatures waiting on an event loop at once, up to four to a pass
+# of eight 1024-bit exponentiations with IFMA, two to a pass of four with AVX2, where a pass pays):
+# `b2c-bench sign-bound --signer batches`, measured between the slices as the others are and printed beside them; the
+# issue's targets stay against the faster of OpenSSL and swift-crypto.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 DURATION=${DURATION:-10}
@@ -43,8 +43,10 @@ POLICY=B2C_1_susi
 need wrk openssl curl sqlite3 "$PY"
 bench_init
 bench_build
-# B2C_BENCH_RSA_BATCHES=0: the tenant and `sign-bound --signer batches` sign one at a time (bench_init clears B2C_*).
+# B2C_BENCH_RSA_BATCHES=0: the tenant and `sign-bound --signer batches` sign one at a time; B2C_BENCH_RSA_LANES=avx2
+# (or avx512ifma): their batches use those lanes (bench_init clears B2C_*).
 if [[ ${B2C_BENCH_RSA_BATCHES:-} == 0 ]]; then export B2C_EMULATOR_RSA_BATCHES=0; fi
+if [[ -n ${B2C_BENCH_RSA_LANES:-} ]]; then export B2C_EMULATOR_RSA_LANES=$B2C_BENCH_RSA_LANES; fi
 
 machine_line
 cores=$(nproc)
@@ -203,7 +205,7 @@ for result in "${results[@]}"; do
         "$mode" "$cc_rps" "$ownSign" "$ccOwn" "$okcc" "$fastest" "$ccFast" "$okccFast"
     # The tenant's own signer where the processor has AVX-512 IFMA: the signatures waiting on an event loop at once, four
     # to a pass (RS256Signer). Its bound is a rate no single signature reaches; it is printed, not held to a target.
-    printf '  the tenant'"'"'s batches (sign-bound --signer batches: four at a time, IFMA where present) in the same slices: %s sign/s; refresh %s%% and client credentials %s%% of it\n' \
+    printf '  the tenant'"'"'s batches (sign-bound --signer batches: four a turn, in the lanes the tenant picks) in the same slices: %s sign/s; refresh %s%% and client credentials %s%% of it\n' \
         "$batchSign" "$(awk -v r="$rps" -v s="$batchSign" 'BEGIN { printf "%.1f", 100 * r / (s / 2) }')" \
         "$(awk -v r="$cc_rps" -v s="$batchSign" 'BEGIN { printf "%.1f", 100 * r / s }')"
     if [[ -n $boundNoIFMA ]]; then

@@ -402,10 +402,16 @@ extension EmulatorCommand {
             guard ["event-loops", "default"].contains(executor) else {
                 throw CLIError("B2C_EMULATOR_EXECUTOR must be event-loops or default, not '\(executor)'.", exitCode: ExitStatus.usage)
             }
-            // The token endpoint's signatures (RS256Signer): made together where the processor has IFMA, unless 0.
+            // The token endpoint's signatures (RS256Signer): made together in the processor's lanes, unless 0.
             let batches = ProcessInfo.processInfo.environment["B2C_EMULATOR_RSA_BATCHES"].flatMap { $0.isEmpty ? nil : $0 } ?? "1"
             guard ["0", "1"].contains(batches) else {
                 throw CLIError("B2C_EMULATOR_RSA_BATCHES must be 1 or 0, not '\(batches)'.", exitCode: ExitStatus.usage)
+            }
+            let lanes = ProcessInfo.processInfo.environment["B2C_EMULATOR_RSA_LANES"] ?? ""
+            guard RS256Signer.Lanes(rawValue: lanes) != nil else {
+                throw CLIError(
+                    "B2C_EMULATOR_RSA_LANES must be avx2, avx512ifma or empty (the fastest the processor has), not '\(lanes)'.",
+                    exitCode: ExitStatus.usage)
             }
             let onEventLoops = executor == "event-loops" && EventLoopExecutor.install()
             if verbose {

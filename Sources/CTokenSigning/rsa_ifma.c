@@ -7,7 +7,7 @@
 // Constant time with respect to the private exponents: a fixed window of 5 bits, every window reads all 32 entries of
 // the table and keeps one with a mask, no branch and no address depends on a secret. The message is blinded with
 // libcrypto's blinding of the key before, and every signature is checked with the public key after (token_signing.c).
-#include "rsa_ifma.h"
+#include "rsa_lanes.h"
 
 #include <openssl/crypto.h>
 #include <stdlib.h>
@@ -25,12 +25,12 @@ typedef struct {
     __m512i v[LIMBS];
 } lanes;
 
-struct b2c_ifma_key {
+typedef struct {
     lanes modulus;  // p, q, p, q, ...: the lanes of signature i are 2i (p) and 2i + 1 (q)
     lanes rr;       // 2^2080 mod each lane's prime: into the Montgomery domain
     __m512i k0;     // -prime^-1 mod 2^52
     uint64_t exponent[LANES][17];  // dp, dq, dp, ...: little-endian words, the last one zero
-};
+} b2c_ifma_key;
 
 // One multiply-add of a limb of memory into an accumulator. Written as assembly with a memory operand so that the
 // compiler keeps the 21 accumulators in registers and reads the operands from the cache: clang otherwise hoisted the
@@ -71,7 +71,7 @@ struct b2c_ifma_key {
 /// r = a * b / 2^1040 mod each lane's prime, almost: below twice the prime when a and b are (Montgomery's product, one
 /// limb of b at a time). The accumulators are named, not an array, each step starting one name higher, so that no value
 /// moves between registers.
-IFMA static inline __attribute__((always_inline)) void multiply(lanes *r, const lanes *a, const lanes *b, const struct b2c_ifma_key *n) {
+IFMA static inline __attribute__((always_inline)) void multiply(lanes *r, const lanes *a, const lanes *b, const b2c_ifma_key *n) {
     const __m512i zero = _mm512_setzero_si512();
     __m512i x0 = zero, x1 = zero, x2 = zero, x3 = zero, x4 = zero, x5 = zero, x6 = zero, x7 = zero, x8 = zero, x9 = zero,
             x10 = zero, x11 = zero, x12 = zero, x13 = zero, x14 = zero, x15 = zero, x16 = zero, x17 = zero, x18 = zero,
@@ -119,35 +119,6 @@ IFMA static void select_entry(lanes *out, const lanes *table, __m512i digits) {
     }
 }
 
-/// The window of each lane's exponent at `bit` (bits bit ... bit + 4).
-static void window_digits(uint64_t digits[LANES], const uint64_t exponent[LANES][17], int bit) {
-    int word = bit / 64, shift = bit % 64;
-    for (int l = 0; l < LANES; l++) {
-        uint64_t v = exponent[l][word] >> shift;
-        if (shift > 64 - WINDOW) v |= exponent[l][word + 1] << (64 - shift);
-        digits[l] = v & (TABLE - 1);
-    }
-}
-
-/// 1024-bit little-endian words (16, and a 17th zero) to 20 limbs of 52 bits, and back.
-static void to_limbs(uint64_t limbs[LIMBS], const uint64_t words[17]) {
-    for (int j = 0; j < LIMBS; j++) {
-        int bit = 52 * j, word = bit / 64, shift = bit % 64;
-        uint64_t v = words[word] >> shift;
-        if (shift > 12) v |= words[word + 1] << (64 - shift);
-        limbs[j] = v & MASK52;
-    }
-}
-
-static void from_limbs(uint64_t words[17], const uint64_t limbs[LIMBS]) {
-    memset(words, 0, 17 * sizeof words[0]);
-    for (int j = 0; j < LIMBS; j++) {
-        int bit = 52 * j, word = bit / 64, shift = bit % 64;
-        words[word] |= limbs[j] << shift;
-        if (shift > 12) words[word + 1] |= limbs[j] >> (64 - shift);
-    }
-}
-
 IFMA static void pack(lanes *x, const uint64_t limbs[LANES][LIMBS]) {
     for (int j = 0; j < LIMBS; j++) {
         uint64_t column[LANES];
@@ -164,40 +135,22 @@ IFMA static void unpack(uint64_t limbs[LANES][LIMBS], const lanes *x) {
     }
 }
 
-/// 1024 bits, big-endian (128 bytes), to little-endian words and back.
-static void words_of(uint64_t words[17], const unsigned char bytes[128]) {
-    for (int i = 0; i < 16; i++) {
-        uint64_t v = 0;
-        for (int k = 0; k < 8; k++) v |= (uint64_t)bytes[127 - 8 * i - k] << (8 * k);
-        words[i] = v;
-    }
-    words[16] = 0;
-}
-
-static void bytes_of(unsigned char bytes[128], const uint64_t words[17]) {
-    for (int i = 0; i < 16; i++)
-        for (int k = 0; k < 8; k++) bytes[127 - 8 * i - k] = (unsigned char)(words[i] >> (8 * k));
-}
-
-int b2c_ifma_available(void) {
+static int available(void) {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512ifma");
 }
 
 IFMA static void lay_out(b2c_ifma_key *key, const unsigned char primes[2][128], const unsigned char exponents[2][128],
                          const unsigned char rr[2][128]) {
-    uint64_t modulus[LANES][LIMBS], squares[LANES][LIMBS], k0[LANES], words[17], inverse = 0;
+    uint64_t modulus[LANES][LIMBS], squares[LANES][LIMBS], k0[LANES], words[17];
     for (int l = 0; l < LANES; l++) {
         int which = l % 2;
-        words_of(words, primes[which]);
-        to_limbs(modulus[l], words);
-        // -prime^-1 mod 2^64 by Newton's iteration (each step doubles the correct low bits), then its low 52 bits.
-        inverse = words[0];
-        for (int i = 0; i < 6; i++) inverse *= 2 - words[0] * inverse;
-        k0[l] = (0 - inverse) & MASK52;
-        words_of(words, rr[which]);
-        to_limbs(squares[l], words);
-        words_of(key->exponent[l], exponents[which]);
+        b2c_lanes_words_of(words, primes[which]);
+        b2c_lanes_to_limbs(modulus[l], LIMBS, 52, words);
+        k0[l] = b2c_lanes_negative_inverse(words[0]) & MASK52;  // -prime^-1 mod 2^52
+        b2c_lanes_words_of(words, rr[which]);
+        b2c_lanes_to_limbs(squares[l], LIMBS, 52, words);
+        b2c_lanes_words_of(key->exponent[l], exponents[which]);
     }
     pack(&key->modulus, modulus);
     pack(&key->rr, squares);
@@ -206,12 +159,10 @@ IFMA static void lay_out(b2c_ifma_key *key, const unsigned char primes[2][128], 
     OPENSSL_cleanse(squares, sizeof squares);
     OPENSSL_cleanse(k0, sizeof k0);
     OPENSSL_cleanse(words, sizeof words);
-    OPENSSL_cleanse(&inverse, sizeof inverse);
 }
 
-b2c_ifma_key *b2c_ifma_key_new(const unsigned char primes[2][128], const unsigned char exponents[2][128],
-                               const unsigned char rr[2][128]) {
-    if (!b2c_ifma_available()) return NULL;  // before any instruction of AVX-512 runs
+static void *make(const unsigned char primes[2][128], const unsigned char exponents[2][128], const unsigned char rr[2][128]) {
+    if (!available()) return NULL;  // before any instruction of AVX-512 runs
     b2c_ifma_key *key = aligned_alloc(64, sizeof *key);
     if (key == NULL) return NULL;
     lay_out(key, primes, exponents, rr);
@@ -231,7 +182,7 @@ IFMA static void exponentiate(lanes *r, const lanes *base, const b2c_ifma_key *k
     select_entry(&accumulator, table, _mm512_loadu_si512(digits));
     for (int bit = 1015; bit >= 0; bit -= WINDOW) {
         for (int s = 0; s < WINDOW; s++) multiply(&accumulator, &accumulator, &accumulator, key);
-        window_digits(digits, key->exponent, bit);
+        b2c_lanes_window(digits, LANES, key->exponent, bit);
         select_entry(&entry, table, _mm512_loadu_si512(digits));
         multiply(&accumulator, &accumulator, &entry, key);
     }
@@ -253,23 +204,24 @@ IFMA static void exponentiate(lanes *r, const lanes *base, const b2c_ifma_key *k
     OPENSSL_cleanse(&entry, sizeof entry);
 }
 
-int b2c_ifma_exponentiate(const b2c_ifma_key *key, size_t count, const unsigned char (*const bases)[2][128],
-                          unsigned char (*const results)[2][128]) {
-    if (count == 0 || count > B2C_IFMA_SIGNATURES) return 0;
+static int exponentiate_bytes(const void *opaque, size_t count, const unsigned char (*const bases)[2][128],
+                              unsigned char (*const results)[2][128]) {
+    const b2c_ifma_key *key = opaque;
+    if (count == 0 || count > LANES / 2) return 0;
     uint64_t limbs[LANES][LIMBS], words[17], result[LANES][LIMBS];
     for (int l = 0; l < LANES; l++) {
         // Lanes of the signatures not asked for repeat the first one's, so that every lane holds a number below its prime.
         size_t i = (size_t)l / 2 < count ? (size_t)l / 2 : 0;
-        words_of(words, bases[i][l % 2]);
-        to_limbs(limbs[l], words);
+        b2c_lanes_words_of(words, bases[i][l % 2]);
+        b2c_lanes_to_limbs(limbs[l], LIMBS, 52, words);
     }
     lanes base, r;
     pack(&base, limbs);
     exponentiate(&r, &base, key);
     unpack(result, &r);
     for (int l = 0; l < 2 * (int)count; l++) {
-        from_limbs(words, result[l]);
-        bytes_of(results[l / 2][l % 2], words);
+        b2c_lanes_from_limbs(words, result[l], LIMBS, 52);
+        b2c_lanes_bytes_of(results[l / 2][l % 2], words);
     }
     OPENSSL_cleanse(limbs, sizeof limbs);
     OPENSSL_cleanse(result, sizeof result);
@@ -279,25 +231,28 @@ int b2c_ifma_exponentiate(const b2c_ifma_key *key, size_t count, const unsigned 
     return 1;
 }
 
-void b2c_ifma_key_free(b2c_ifma_key *key) {
+static void release(void *key) {
     if (key == NULL) return;
-    OPENSSL_cleanse(key, sizeof *key);
+    OPENSSL_cleanse(key, sizeof(b2c_ifma_key));
     free(key);
 }
 
+const b2c_lanes_engine b2c_lanes_ifma = {"avx512ifma", LANES / 2, 2 * 52 * LIMBS, available, make, exponentiate_bytes, release};
+
 #else
 
-int b2c_ifma_available(void) { return 0; }
-b2c_ifma_key *b2c_ifma_key_new(const unsigned char primes[2][128], const unsigned char exponents[2][128],
-                               const unsigned char rr[2][128]) {
+static int available(void) { return 0; }
+static void *make(const unsigned char primes[2][128], const unsigned char exponents[2][128], const unsigned char rr[2][128]) {
     (void)primes, (void)exponents, (void)rr;
     return NULL;
 }
-int b2c_ifma_exponentiate(const b2c_ifma_key *key, size_t count, const unsigned char (*const bases)[2][128],
-                          unsigned char (*const results)[2][128]) {
+static int exponentiate_bytes(const void *key, size_t count, const unsigned char (*const bases)[2][128],
+                              unsigned char (*const results)[2][128]) {
     (void)key, (void)count, (void)bases, (void)results;
     return 0;
 }
-void b2c_ifma_key_free(b2c_ifma_key *key) { (void)key; }
+static void release(void *key) { (void)key; }
+
+const b2c_lanes_engine b2c_lanes_ifma = {"avx512ifma", 4, 2080, available, make, exponentiate_bytes, release};
 
 #endif

@@ -1,6 +1,6 @@
 #define OPENSSL_SUPPRESS_DEPRECATED
 #include "token_signing.h"
-#include "rsa_ifma.h"
+#include "rsa_lanes.h"
 
 #include <openssl/bn.h>
 #include <openssl/crypto.h>
@@ -17,8 +17,9 @@
 #include <time.h>
 
 // The tenant's signatures are libcrypto's RSA_sign (the low-level interface: measured beside EVP_DigestSign, it is as
-// fast and does not look the algorithm up in the providers at every signature), except where the processor has AVX-512
-// IFMA: there up to four waiting signatures of an RSA-2048 key share one pass of the lanes (rsa_ifma.c), and this file
+// fast and does not look the algorithm up in the providers at every signature), except where waiting signatures of an
+// RSA-2048 key share one pass of an engine's lanes: up to four with AVX-512 IFMA (rsa_ifma.c), two with AVX2
+// (rsa_avx2.c), where a pass pays (RS256Signer measures it at load). This file
 // does the rest of RSA_sign's work around them with libcrypto's big-number calls: padding, blinding, reduction by each
 // prime, Garner's recombination, unblinding, and the public check, with RSA_sign as the second try of a signature that
 // does not check. The blinding there is ours (b2c_blinding): libcrypto's scheme, which BN_BLINDING kept at a greater cost
@@ -47,10 +48,11 @@ typedef struct {
 struct b2c_rsa_key {
     RSA *rsa;
     _Atomic(RSA *) copies[B2C_RSA_SLOTS];
-    // Batches (b2c_rsa_key_enable_ifma): the primes in IFMA's lanes, the Montgomery constants of n (the blinding, the
-    // check) and of p and q (the timing of libcrypto's exponentiations), and a blinding per slot, made on the slot's first
-    // batch. NULL until enabled.
-    b2c_ifma_key *ifma;
+    // Batches (b2c_rsa_key_enable_lanes): the primes in an engine's lanes, the Montgomery constants of n (the blinding,
+    // the check) and of p and q (the timing of libcrypto's exponentiations), and a blinding per slot, made on the slot's
+    // first batch. NULL until enabled.
+    const b2c_lanes_engine *engine;
+    void *lanes;
     BN_MONT_CTX *modulus, *mont_p, *mont_q;
     _Atomic(b2c_blinding *) blindings[B2C_RSA_SLOTS];
     atomic_ulong fallbacks;  // batch signatures that did not check and were made again by RSA_sign
@@ -128,14 +130,17 @@ size_t b2c_rsa_sign_sha256(b2c_rsa_key *key, const unsigned char *data, size_t l
     return ok == 1 ? (size_t)written : 0;
 }
 
-int b2c_rsa_key_enable_ifma(b2c_rsa_key *key) {
-    if (key->ifma != NULL) return 1;
+int b2c_rsa_key_enable_lanes(b2c_rsa_key *key, int choice) {
+    if (key->lanes != NULL) return key->engine->signatures;
+    const b2c_lanes_engine *engine = NULL;
+    if ((choice == B2C_LANES_BEST || choice == B2C_LANES_IFMA) && b2c_lanes_ifma.available()) engine = &b2c_lanes_ifma;
+    else if ((choice == B2C_LANES_BEST || choice == B2C_LANES_AVX2) && b2c_lanes_avx2.available()) engine = &b2c_lanes_avx2;
     const BIGNUM *n = NULL, *e = NULL, *p = NULL, *q = NULL, *dp = NULL, *dq = NULL, *qinv = NULL;
     RSA_get0_key(key->rsa, &n, &e, NULL);
     RSA_get0_factors(key->rsa, &p, &q);
     RSA_get0_crt_params(key->rsa, &dp, &dq, &qinv);
     // Two primes of 1024 bits each: the lanes' size. Other keys sign one at a time.
-    if (!b2c_ifma_available() || n == NULL || e == NULL || p == NULL || q == NULL || dp == NULL || dq == NULL || qinv == NULL
+    if (engine == NULL || n == NULL || e == NULL || p == NULL || q == NULL || dp == NULL || dq == NULL || qinv == NULL
         || RSA_get_multi_prime_extra_count(key->rsa) != 0 || BN_num_bits(n) != 2048 || BN_num_bits(p) != 1024
         || BN_num_bits(q) != 1024)
         return 0;
@@ -145,37 +150,39 @@ int b2c_rsa_key_enable_ifma(b2c_rsa_key *key) {
     int ok = ctx != NULL && square != NULL;
     const BIGNUM *prime[2] = {p, q}, *exponent[2] = {dp, dq};
     for (int i = 0; ok && i < 2; i++) {
-        // 2^2080 mod the prime: R^2 for R = 2^1040, the lanes' 20 limbs of 52 bits.
+        // R^2 mod the prime, for the engine's R (2^1040 for IFMA's 20 limbs of 52 bits, 2^1036 for AVX2's 37 of 28).
         ok = BN_bn2binpad(prime[i], primes[i], 128) == 128 && BN_bn2binpad(exponent[i], exponents[i], 128) == 128
-            && BN_set_word(square, 0) == 1 && BN_set_bit(square, 2080) == 1 && BN_mod(square, square, prime[i], ctx) == 1
+            && BN_set_word(square, 0) == 1 && BN_set_bit(square, engine->rr_bits) == 1 && BN_mod(square, square, prime[i], ctx) == 1
             && BN_bn2binpad(square, rr[i], 128) == 128;
     }
     BN_MONT_CTX *made[3] = {NULL, NULL, NULL};
     const BIGNUM *moduli[3] = {n, p, q};
     for (int i = 0; ok && i < 3; i++) ok = (made[i] = BN_MONT_CTX_new()) != NULL && BN_MONT_CTX_set(made[i], moduli[i], ctx) == 1;
-    b2c_ifma_key *ifma = ok ? b2c_ifma_key_new(primes, exponents, rr) : NULL;
-    // All three are secret: the primes, their exponents, and 2^2080 mod p (which gives p as gcd(2^2080 - rr, n)).
+    void *lanes = ok ? engine->make(primes, exponents, rr) : NULL;
+    // All three are secret: the primes, their exponents, and R^2 mod p (which gives p as gcd(R^2 - rr, n)).
     OPENSSL_cleanse(primes, sizeof primes);
     OPENSSL_cleanse(exponents, sizeof exponents);
     OPENSSL_cleanse(rr, sizeof rr);
     BN_clear_free(square);
     BN_CTX_free(ctx);
-    if (ifma == NULL) {
+    if (lanes == NULL) {
         for (int i = 0; i < 3; i++) BN_MONT_CTX_free(made[i]);
         return 0;
     }
     key->modulus = made[0], key->mont_p = made[1], key->mont_q = made[2];
-    key->ifma = ifma;
-    return 1;
+    key->engine = engine, key->lanes = lanes;
+    return engine->signatures;
 }
 
 unsigned long b2c_rsa_key_fallbacks(const b2c_rsa_key *key) {
     return atomic_load_explicit(&key->fallbacks, memory_order_relaxed);
 }
 
-void b2c_rsa_key_disable_ifma(b2c_rsa_key *key) {
-    b2c_ifma_key_free(key->ifma);
-    key->ifma = NULL;
+const char *b2c_rsa_key_lanes(const b2c_rsa_key *key) { return key->lanes != NULL ? key->engine->name : NULL; }
+
+void b2c_rsa_key_disable_lanes(b2c_rsa_key *key) {
+    if (key->lanes != NULL) key->engine->release(key->lanes);
+    key->lanes = NULL;
 }
 
 /// The blinding of this thread's slot, made on the slot's first batch; NULL without memory.
@@ -255,19 +262,19 @@ static uint64_t b2c_thread_ns(void) {
 static const unsigned char b2c_sha256_info[19] = {0x30, 0x31, 0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01,
                                                   0x65, 0x03, 0x04, 0x02, 0x01, 0x05, 0x00, 0x04, 0x20};
 
-/// Up to four signatures through IFMA: each message padded (EMSA-PKCS1-v1_5), blinded, split by the primes, raised in
+/// Up to a pass's signatures through the lanes: each message padded (EMSA-PKCS1-v1_5), blinded, split by the primes, raised in
 /// the lanes, recombined (Garner), unblinded, and checked with the public exponent; a signature that does not check is
 /// made again by RSA_sign. Returns 1, or 0 when libcrypto failed (the signatures are then not valid).
-static int b2c_ifma_sign(b2c_rsa_key *key, size_t count, const unsigned char *const data[], const size_t lengths[],
+static int b2c_lanes_sign(b2c_rsa_key *key, size_t count, const unsigned char *const data[], const size_t lengths[],
                          unsigned char *const signatures[]) {
     const BIGNUM *n = NULL, *e = NULL, *p = NULL, *q = NULL, *qinv = NULL;
     RSA_get0_key(key->rsa, &n, &e, NULL);
     RSA_get0_factors(key->rsa, &p, &q);
     RSA_get0_crt_params(key->rsa, NULL, NULL, &qinv);
     unsigned char encoded[256], info[sizeof b2c_sha256_info + SHA256_DIGEST_LENGTH];
-    unsigned char bases[B2C_IFMA_SIGNATURES][2][128], results[B2C_IFMA_SIGNATURES][2][128];
-    BIGNUM *message[B2C_IFMA_SIGNATURES], *value[B2C_IFMA_SIGNATURES], *unblind[B2C_IFMA_SIGNATURES];
-    if (count == 0 || count > B2C_IFMA_SIGNATURES) return 0;
+    unsigned char bases[B2C_LANES_MOST_SIGNATURES][2][128], results[B2C_LANES_MOST_SIGNATURES][2][128];
+    BIGNUM *message[B2C_LANES_MOST_SIGNATURES], *value[B2C_LANES_MOST_SIGNATURES], *unblind[B2C_LANES_MOST_SIGNATURES];
+    if (count == 0 || count > (size_t)key->engine->signatures || count > B2C_LANES_MOST_SIGNATURES) return 0;
     b2c_blinding *blinding = b2c_thread_blinding(key);
     BN_CTX *ctx = blinding != NULL ? BN_CTX_new() : NULL;
     if (ctx == NULL) return 0;
@@ -294,7 +301,7 @@ static int b2c_ifma_sign(b2c_rsa_key *key, size_t count, const unsigned char *co
             && BN_mod(sq, secret, q, ctx) == 1 && BN_bn2binpad(sq, bases[i][1], 128) == 128;
     }
     uint64_t start = key->timing ? b2c_thread_ns() : 0;
-    ok = ok && b2c_ifma_exponentiate(key->ifma, count, (const unsigned char(*)[2][128])bases, results) == 1;
+    ok = ok && key->engine->exponentiate(key->lanes, count, (const unsigned char(*)[2][128])bases, results) == 1;
     uint64_t took = key->timing ? b2c_thread_ns() - start : 0;
     if (ok && key->timing && took < key->least_pass) key->least_pass = took;
     for (size_t i = 0; ok && i < count; i++) {
@@ -329,9 +336,10 @@ size_t b2c_rsa_sign_sha256_batch(b2c_rsa_key *key, size_t count, const unsigned 
                                  unsigned char *const signatures[]) {
     size_t size = (size_t)RSA_size(key->rsa);
     for (size_t done = 0; done < count;) {
-        size_t n = count - done < B2C_IFMA_SIGNATURES ? count - done : B2C_IFMA_SIGNATURES;
-        if (key->ifma != NULL && n > 1) {
-            if (!b2c_ifma_sign(key, n, data + done, lengths + done, signatures + done)) return 0;
+        size_t most = key->lanes != NULL ? (size_t)key->engine->signatures : 1;
+        size_t n = count - done < most ? count - done : most;
+        if (n > 1) {
+            if (!b2c_lanes_sign(key, n, data + done, lengths + done, signatures + done)) return 0;
         } else {
             for (size_t i = done; i < done + n; i++)
                 if (b2c_rsa_sign_sha256(key, data[i], lengths[i], signatures[i]) != size) return 0;
@@ -347,7 +355,7 @@ void b2c_rsa_key_time_passes(b2c_rsa_key *key, int on) {
 }
 
 double b2c_rsa_key_pass_cost(const b2c_rsa_key *key) {
-    if (key->ifma == NULL || key->least_pass == UINT64_MAX || key->least_pass == 0) return 0;
+    if (key->lanes == NULL || key->least_pass == UINT64_MAX || key->least_pass == 0) return 0;
     const BIGNUM *p = NULL, *q = NULL, *dp = NULL, *dq = NULL;
     RSA_get0_factors(key->rsa, &p, &q);
     RSA_get0_crt_params(key->rsa, &dp, &dq, NULL);
@@ -373,7 +381,7 @@ double b2c_rsa_key_pass_cost(const b2c_rsa_key *key) {
 void b2c_rsa_key_free(b2c_rsa_key *key) {
     if (key == NULL) return;
     for (int i = 0; i < B2C_RSA_SLOTS; i++) b2c_blinding_free(atomic_load_explicit(&key->blindings[i], memory_order_acquire));
-    b2c_ifma_key_free(key->ifma);
+    b2c_rsa_key_disable_lanes(key);
     BN_MONT_CTX_free(key->modulus);
     BN_MONT_CTX_free(key->mont_p);
     BN_MONT_CTX_free(key->mont_q);

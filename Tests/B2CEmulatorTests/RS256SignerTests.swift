@@ -32,36 +32,42 @@ import _CryptoExtras
         let key = try _RSA.Signing.PrivateKey(
             n: Base64URL.decode(k.n)!, e: Base64URL.decode(k.e)!, d: Base64URL.decode(k.d)!, p: Base64URL.decode(k.q)!,
             q: Base64URL.decode(k.p)!)
-        for batches in [false, true] {
-            let signer = RS256Signer(key, batches: batches)
+        for (batches, lanes) in Self.aloneAndEachLanes {
+            let signer = RS256Signer(key, batches: batches, lanes: lanes)
             #expect(signer.usesLibcrypto)
+            #expect(signer.lanes == lanes?.rawValue)
             #expect(try signer.signature(signingInput: k.signingInput) == k.signature)
             #expect(try signer.signatures(signingInputs: [k.signingInput, k.signingInput]) == [k.signature, k.signature])
         }
     }
 
     /// A blinding factor is used 32 times (squared between uses) and then drawn again: 100 signatures in a row with one
-    /// key, made alone and four at a time, cross three draws, and each is swift-crypto's.
+    /// key, made alone and four at a time (in each kind of lanes the processor has), cross three draws, and each is
+    /// swift-crypto's.
     @Test func signaturesAcrossNewBlindingFactorsAreSwiftCryptos() throws {
         let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
-        for batches in [false, true] {
-            let signer = RS256Signer(key, batches: batches)
+        for (batches, lanes) in Self.aloneAndEachLanes {
+            let signer = RS256Signer(key, batches: batches, lanes: lanes)
             let inputs = (0..<100).map { "token \($0) of a hundred" }
             let signed = try stride(from: 0, to: inputs.count, by: 4).flatMap { start in
                 try signer.signatures(signingInputs: Array(inputs[start..<min(start + 4, inputs.count)]))
             }
             let alone = try inputs.map { try signer.signature(signingInput: $0) }
             let expected = try inputs.map { try Self.swiftCrypto($0, key) }
-            #expect(signed == expected && alone == expected, "batches \(batches)")
+            #expect(signed == expected && alone == expected, "batches \(batches) \(lanes?.rawValue ?? "")")
             #expect(signer.batchFallbacks == 0)
         }
     }
 
-    /// A pass of the lanes costs the same whatever it holds: the batches made are those one pass is cheaper for than
-    /// signing them one at a time, and a tie goes to one at a time.
-    @Test(arguments: [(0.0, nil), (1.0, 2), (1.5, 2), (2.0, 3), (2.9, 3), (3.6, 4), (3.99, 4), (4.0, nil), (7.5, nil)] as [(Double, Int?)])
-    func theSmallestBatchIsTheFirstAPassPaysFor(_ cost: Double, _ smallest: Int?) {
-        #expect(RS256Signer.smallestPayingBatch(passCost: cost) == smallest)
+    /// A pass of the lanes costs the same whatever it holds: the batches made are those one pass (of four signatures with
+    /// IFMA, two with AVX2) is cheaper for than signing them one at a time, and a tie goes to one at a time.
+    @Test(
+        arguments: [
+            (0.0, 4, nil), (1.0, 4, 2), (1.5, 4, 2), (2.0, 4, 3), (2.9, 4, 3), (3.6, 4, 4), (3.99, 4, 4), (4.0, 4, nil), (7.5, 4, nil),
+            (0.0, 2, nil), (1.0, 2, 2), (1.5, 2, 2), (1.99, 2, 2), (2.0, 2, nil), (3.9, 2, nil), (1.5, 1, nil),
+        ] as [(Double, Int, Int?)])
+    func theSmallestBatchIsTheFirstAPassPaysFor(_ cost: Double, _ perPass: Int, _ smallest: Int?) {
+        #expect(RS256Signer.smallestPayingBatch(passCost: cost, perPass: perPass) == smallest)
     }
 
     @Test(arguments: [_RSA.Signing.KeySize.bits2048, .bits3072, .bits4096])
@@ -145,21 +151,29 @@ import _CryptoExtras
         }
     }
 
-    /// Whether this processor has AVX-512 IFMA: where it has, a 2048-bit key must sign in batches, so that the lanes are
+    /// The lanes this processor has (/proc/cpuinfo's flags): each must sign in batches where asked, so that the lanes are
     /// what these tests check (elsewhere the batch API signs one at a time, and is checked the same way).
-    static let processorHasIFMA: Bool = {
-        let flags = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
-        return flags.split(separator: "\n").first { $0.hasPrefix("flags") }?.split(separator: " ").contains("avx512ifma") ?? false
+    static let lanesHere: [RS256Signer.Lanes] = {
+        let text = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
+        let flags = text.split(separator: "\n").first { $0.hasPrefix("flags") }?.split(separator: " ").map(String.init) ?? []
+        return [RS256Signer.Lanes.avx2, .avx512ifma].filter { flags.contains($0.rawValue) }
     }()
 
-    /// Signatures made together (up to four in one pass of eight exponentiations) are swift-crypto's byte for byte: for
-    /// batches of one to nine (two passes and a remainder), inputs of every length class, three fresh keys, and the same
-    /// key with batches turned off.
-    @Test func signaturesMadeTogetherAreSwiftCryptosSignatures() throws {
+    /// One at a time, and in batches in each kind of lanes this processor has.
+    static var aloneAndEachLanes: [(Bool, RS256Signer.Lanes?)] { [(false, nil)] + lanesHere.map { (true, $0) } }
+
+    /// Signatures made together (up to four in one pass of eight exponentiations with IFMA, two in one of four with AVX2)
+    /// are swift-crypto's byte for byte: for batches of one to nine (passes and a remainder), inputs of every length class,
+    /// three fresh keys, each kind of lanes the processor has, and the same key with batches turned off.
+    @Test(arguments: [RS256Signer.Lanes.avx2, .avx512ifma])
+    func signaturesMadeTogetherAreSwiftCryptosSignatures(_ lanes: RS256Signer.Lanes) throws {
         for _ in 0..<3 {
             let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
-            let batched = RS256Signer(key, batches: true), single = RS256Signer(key, batches: false)
-            #expect(batched.signsInBatches == Self.processorHasIFMA)
+            let batched = RS256Signer(key, batches: true, lanes: lanes), single = RS256Signer(key, batches: false)
+            let here = Self.lanesHere.contains(lanes)
+            #expect(batched.signsInBatches == here)
+            #expect(batched.lanes == (here ? lanes.rawValue : nil))
+            #expect(batched.perPass == (here ? (lanes == .avx2 ? 2 : 4) : 1))
             #expect(!single.signsInBatches)
             for count in 1...9 {
                 let inputs = (0..<count).map { i in
@@ -190,10 +204,11 @@ import _CryptoExtras
     }
 
     /// From many threads at once, each signing batches with the same key (each thread its copy and blinding): every
-    /// signature is still swift-crypto's.
-    @Test func batchesFromManyThreadsAtOnce() throws {
+    /// signature is still swift-crypto's, in each kind of lanes.
+    @Test(arguments: [RS256Signer.Lanes.avx2, .avx512ifma])
+    func batchesFromManyThreadsAtOnce(_ lanes: RS256Signer.Lanes) throws {
         let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
-        let signer = RS256Signer(key, batches: true)
+        let signer = RS256Signer(key, batches: true, lanes: lanes)
         final class Results: @unchecked Sendable {  // @unchecked: `signed` is read and written under `lock` only
             let lock = NSLock()
             var signed: [String: String] = [:]

@@ -6,14 +6,21 @@ import NIOCore
 import Testing
 
 /// The served tenant (`b2c-emulator serve`, whose event loops run the requests' tasks) makes the signatures that wait on
-/// one loop at the same moment together (RS256Signer; four at a time through AVX-512 IFMA where the processor has it).
-/// Grants sent many at once, as a load test sends them: every token verifies against the published keys, and the
-/// tenant's counts say each signature went through the loops' batches, some of them together, on such a processor.
+/// one loop at the same moment together (RS256Signer; four at a time through AVX-512 IFMA, two through AVX2, where the
+/// processor has them and a pass pays). Grants sent many at once, as a load test sends them: every token verifies against
+/// the published keys, and the tenant's counts say each signature went through the loops' batches, some of them together,
+/// wherever batches pay.
 @Suite struct SigningBatchTests {
-    static let processorHasIFMA: Bool = {
-        let flags = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
-        return flags.split(separator: "\n").first { $0.hasPrefix("flags") }?.split(separator: " ").contains("avx512ifma") ?? false
-    }()
+    /// The signatures a pass of the lanes the tenant picks makes here (4 with IFMA, 2 with AVX2), nil without lanes.
+    static func perPass(_ lanes: RS256Signer.Lanes) -> Int? {
+        let text = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
+        let flags = Set(text.split(separator: "\n").first { $0.hasPrefix("flags") }?.split(separator: " ").map(String.init) ?? [])
+        switch lanes {
+        case .fastest: return flags.contains("avx512ifma") ? 4 : flags.contains("avx2") ? 2 : nil
+        case .avx512ifma: return flags.contains("avx512ifma") ? 4 : nil
+        case .avx2: return flags.contains("avx2") ? 2 : nil
+        }
+    }
 
     /// `b2c-emulator serve --in-memory` on a free port, in a home of its own, for the length of `body`; stopped (exit 0)
     /// however `body` ends. `body` gets the tenant's base URL and an HTTP client.
@@ -39,11 +46,20 @@ import Testing
         #expect(await tenant.finish().status == 0)
     }
 
-    @Test func grantsSentAtOnceAreSignedTogetherAndEachTokenVerifies() async throws {
-        try await Self.withServedTenant { base, http in try await Self.sendAndVerify(http, base: base) }
+    /// In the lanes the tenant picks (the fastest here) and in AVX2's, which a processor without IFMA gets: with libcrypto's
+    /// IFMA masked as well (`OPENSSL_ia32cap`), as on such a processor, where AVX2's pass is timed against libcrypto's
+    /// signatures without IFMA (against them with IFMA it does not pay, and no batch would be made).
+    @Test(arguments: [RS256Signer.Lanes.fastest, .avx2])
+    func grantsSentAtOnceAreSignedTogetherAndEachTokenVerifies(_ lanes: RS256Signer.Lanes) async throws {
+        let environment = ["B2C_EMULATOR_RSA_LANES": lanes.rawValue].merging(lanes == .avx2 ? ["OPENSSL_ia32cap": ":~0x200000"] : [:]) {
+            $1
+        }
+        try await Self.withServedTenant(environment) { base, http in
+            try await Self.sendAndVerify(http, base: base, lanes: lanes)
+        }
     }
 
-    static func sendAndVerify(_ http: HTTPClient, base: String) async throws {
+    static func sendAndVerify(_ http: HTTPClient, base: String, lanes: RS256Signer.Lanes) async throws {
         let tenantName = "contoso.onmicrosoft.com"
         let clientCredentials = FormEncoding.encode([
             ("grant_type", "client_credentials"), ("client_id", "7c2f1d3b-8e5a-4f4c-8b9d-3a6e2f1c8d0b"),
@@ -97,13 +113,16 @@ import Testing
         let statsResponse = try await http.execute(HTTPClientRequest(url: "\(base)/_admin/stats"), timeout: .seconds(30))
         let stats = try JSONValue.parse(Data(buffer: try await statsResponse.body.collect(upTo: 1 << 20)))
         let signing = try #require(stats["signing"], "\(stats)")
-        // With IFMA the tenant timed a pass of the lanes against signatures made alone, and batches exactly when a pass
-        // of four is the cheaper; each pass then held at least the smallest batch that pays.
+        // With lanes the tenant timed a pass against signatures made alone, and batches exactly when a full pass is the
+        // cheaper; each pass then held at least the smallest batch that pays.
         let cost = signing["passCost"]?.doubleValue, smallest = signing["smallestBatch"]?.lenientInt ?? -1
-        #expect((cost != nil) == processorHasIFMA, "\(signing)")
-        let pays = cost.map { RS256Signer.smallestPayingBatch(passCost: $0) } ?? nil
+        let perPass = Self.perPass(lanes)
+        #expect((cost != nil) == (perPass != nil), "\(signing)")
+        let pays = cost.flatMap { cost in perPass.flatMap { RS256Signer.smallestPayingBatch(passCost: cost, perPass: $0) } }
         #expect(signing["batches"]?.boolValue == (pays != nil), "\(signing)")
         #expect(smallest == (pays ?? 0), "\(signing)")
+        let name = lanes == .fastest ? (perPass == 4 ? "avx512ifma" : "avx2") : lanes.rawValue
+        #expect(signing["lanes"]?.stringValue == (pays != nil ? name : nil), "\(signing)")
         #expect(signing["fallbacks"]?.lenientInt == 0, "\(signing)")
         if pays != nil {
             let together = signing["together"]?.lenientInt ?? 0, alone = signing["alone"]?.lenientInt ?? 0
@@ -115,7 +134,7 @@ import Testing
     }
 
     /// `B2C_EMULATOR_RSA_BATCHES=0` signs one at a time (and says so in the stats); a value other than 0 or 1 is refused
-    /// before anything starts.
+    /// before anything starts, and so is a `B2C_EMULATOR_RSA_LANES` that names no lanes.
     @Test func batchesTurnOffAndABadValueIsRefused() async throws {
         try await Self.withServedTenant(["B2C_EMULATOR_RSA_BATCHES": "0"]) { base, http in
             let response = try await http.execute(HTTPClientRequest(url: "\(base)/_admin/stats"), timeout: .seconds(30))
@@ -128,5 +147,13 @@ import Testing
             environment: ["HOME": home.path, "PATH": "/usr/bin:/bin", "B2C_EMULATOR_RSA_BATCHES": "yes"],
             directory: home)
         #expect(bad.status == 64 && bad.stderr.contains("B2C_EMULATOR_RSA_BATCHES must be 1 or 0, not 'yes'"), "\(bad.stderr)")
+        let badLanes = try await run(
+            emulatorBinary, ["serve", "--in-memory"],
+            environment: ["HOME": home.path, "PATH": "/usr/bin:/bin", "B2C_EMULATOR_RSA_LANES": "sse2"], directory: home)
+        #expect(
+            badLanes.status == 64
+                && badLanes.stderr.contains(
+                    "B2C_EMULATOR_RSA_LANES must be avx2, avx512ifma or empty (the fastest the processor has), not 'sse2'"),
+            "\(badLanes.stderr)")
     }
 }

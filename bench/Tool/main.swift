@@ -86,7 +86,8 @@ func signBound(_ opts: [String: String]) throws {
     let threads = number(opts, "threads", default: ProcessInfo.processInfo.activeProcessorCount)
     let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
     // Each turn of a thread's loop makes `perTurn` signatures: four for `batches`, which the tenant's event loops sign
-    // together when they wait at once (RS256Signer; where it makes no batches it signs them one at a time, and says so).
+    // together when they wait at once (RS256Signer: one pass with IFMA, two with AVX2; where it makes no batches it signs
+    // them one at a time, and says so).
     let sign: @Sendable (String) throws -> Void
     var perTurn = 1
     switch opts["signer"] ?? "libcrypto" {
@@ -98,7 +99,7 @@ func signBound(_ opts: [String: String]) throws {
         let signer = RS256Signer(key)  // B2C_EMULATOR_RSA_BATCHES=0 turns the lanes off here as in the tenant
         guard signer.usesLibcrypto else { fail("libcrypto did not take the key (its signature differed from swift-crypto's)", status: 1) }
         if !signer.signsInBatches {
-            let why = "no AVX-512 IFMA, B2C_EMULATOR_RSA_BATCHES=0, or a pass costs four signatures made alone or more"
+            let why = "no lanes (AVX-512 IFMA or AVX2), B2C_EMULATOR_RSA_BATCHES=0, or a pass costs as much as its signatures made alone"
             FileHandle.standardError.write(Data("sign-bound: no batches here (\(why)): they are signed one at a time\n".utf8))
         }
         perTurn = 4

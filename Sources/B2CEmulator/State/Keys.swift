@@ -114,9 +114,10 @@ final class SigningKeys: Sendable {
     /// Every published key of every type (an API that trusts both policy types looks a `kid` up here).
     var all: JWKSet { JWKSet(keys: entries.withLockedValue { $0.map(\.jwk) }) }
 
-    /// How the token endpoint's signatures were made, over every key (`/_admin/stats`): whether a key signs in batches and
-    /// the fewest signatures one pass makes on this processor (`smallestBatch`, 0 without batches; `passCost`, what a pass
-    /// was timed at in signatures made alone, null where none was timed), how many signatures
+    /// How the token endpoint's signatures were made, over every key (`/_admin/stats`): whether a key signs in batches, in
+    /// which lanes (`lanes`: `avx512ifma`, `avx2`, null without batches), and the fewest signatures one pass makes on this
+    /// processor (`smallestBatch`, 0 without batches; `passCost`, what a pass was timed at in signatures made alone, null
+    /// where none was timed), how many signatures
     /// the event loops made with others in one pass (and in how many passes) or alone, and how many of those made together
     /// did not check and were made again by libcrypto alone (`fallbacks`, 0 unless the lanes go wrong).
     var signingCounts: JSONValue {
@@ -125,7 +126,8 @@ final class SigningKeys: Sendable {
         return [
             "batches": .bool(signers.contains { $0.signsInBatches }),
             "smallestBatch": JSONValue(signers.map(\.smallestBatch).max() ?? 0),
-            "passCost": RS256Signer.passCostMeasured.map { .number($0) } ?? .null,
+            "lanes": signers.lazy.compactMap(\.lanes).first.map { .string($0) } ?? .null,
+            "passCost": signers.lazy.compactMap(\.passCost).first.map { .number($0) } ?? .null,
             "together": JSONValue(counts.map(\.together).reduce(0, +)), "passes": JSONValue(counts.map(\.passes).reduce(0, +)),
             "alone": JSONValue(counts.map(\.alone).reduce(0, +)),
             "fallbacks": JSONValue(signers.map(\.batchFallbacks).reduce(0, +)),

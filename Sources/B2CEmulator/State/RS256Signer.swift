@@ -18,24 +18,29 @@ import _CryptoExtras
 /// signature must be swift-crypto's, byte for byte; a key libcrypto cannot read or answers differently is signed by
 /// swift-crypto (`usesLibcrypto` says which). Public for `b2c-bench sign-bound`, which measures the bound it signs at.
 ///
-/// Where the processor has AVX-512 IFMA, the signatures that wait on one event loop at the same moment are made together,
-/// up to four in one pass of eight 1024-bit exponentiations (CTokenSigning's rsa_ifma.c): on an AMD EPYC of family 26
-/// that is 2.2 times libcrypto's rate one at a time (bench/README.md, "Eight exponentiations at once"). A pass costs the
-/// same whatever it holds, so at load the first such key times one against a signature made alone, and batches smaller
-/// than it pays for are signed one at a time (`smallestBatch`; on an AMD EPYC of family 25, whose 512-bit registers do
-/// half as much per instruction, only batches of four pay). The tokens are the same bytes. `B2C_EMULATOR_RSA_BATCHES=0`
-/// signs one at a time.
+/// The signatures that wait on one event loop at the same moment are made together in one pass of the processor's lanes:
+/// with AVX-512 IFMA up to four, eight 1024-bit exponentiations side by side (CTokenSigning's rsa_ifma.c; on an AMD EPYC
+/// of family 26 2.2 times libcrypto's rate one at a time, bench/README.md, "Eight exponentiations at once"), else with
+/// AVX2 up to two (rsa_avx2.c). A pass costs the same whatever it holds, so at load the first key of each kind of lanes
+/// times one against a signature made alone, and batches smaller than it pays for are signed one at a time
+/// (`smallestBatch`; on an AMD EPYC of family 25, whose 512-bit registers do half as much per instruction, only IFMA's
+/// batches of four pay). The tokens are the same bytes. `B2C_EMULATOR_RSA_BATCHES=0` signs one at a time, and
+/// `B2C_EMULATOR_RSA_LANES` picks the lanes (`avx2` or `avx512ifma`; the fastest the processor has by default).
 public final class RS256Signer: @unchecked Sendable {
     // @unchecked: `native` and `smallestBatch` are set once and never changed; it signs from several threads at once
     // (each with the copy and blinding of its slot, CTokenSigning); a loop's batch is touched on that loop's thread only.
 
     public let key: _RSA.Signing.PrivateKey
     private let native: OpaquePointer?
-    /// Whether signatures waiting together are made together (IFMA, the key two primes of 1024 bits, and a pass cheaper
-    /// than four signatures made alone).
+    /// Whether signatures waiting together are made together (lanes, the key two primes of 1024 bits, and a pass cheaper
+    /// than the signatures it holds made alone).
     public var signsInBatches: Bool { smallestBatch > 0 }
     /// The fewest waiting signatures made in one pass; fewer are made one at a time. 0 without batches.
     public let smallestBatch: Int
+    /// The lanes the batches run in (`avx512ifma` or `avx2`), nil without batches.
+    public let lanes: String?
+    /// The most signatures one pass makes (4 with IFMA, 2 with AVX2; 1 without batches).
+    public let perPass: Int
     private let batches = NIOLockedValueBox<[ObjectIdentifier: Batch]>([:])
     /// Signatures the event loops' batches made, with others in one pass and alone, and the passes with others.
     private let together = Atomic<Int>(0), alone = Atomic<Int>(0), passes = Atomic<Int>(0)
@@ -47,61 +52,96 @@ public final class RS256Signer: @unchecked Sendable {
 
     /// `batches`: nil for the environment's choice (`B2C_EMULATOR_RSA_BATCHES`: on unless `0`; `serve` refuses a value
     /// other than 0 or 1) and batches only of the sizes that pay on this processor; true for every batch of two or more
-    /// wherever the lanes work (the tests, which hold the lanes to libcrypto's signatures on any IFMA processor).
-    public init(_ key: _RSA.Signing.PrivateKey, batches: Bool? = nil) {
+    /// wherever the lanes work (the tests, which hold the lanes to libcrypto's signatures on any processor). `lanes`: nil
+    /// for the environment's choice (`B2C_EMULATOR_RSA_LANES`), else which (`avx2`, `avx512ifma`).
+    public init(_ key: _RSA.Signing.PrivateKey, batches: Bool? = nil, lanes: Lanes? = nil) {
         self.key = key
         native = Self.libcryptoKey(key)
-        let wanted = batches ?? (ProcessInfo.processInfo.environment["B2C_EMULATOR_RSA_BATCHES"] != "0")
-        smallestBatch = wanted ? native.map { Self.enableBatches($0, whateverTheyCost: batches == true) } ?? 0 : 0
+        let environment = ProcessInfo.processInfo.environment
+        let wanted = batches ?? (environment["B2C_EMULATOR_RSA_BATCHES"] != "0")
+        let choice = lanes ?? environment["B2C_EMULATOR_RSA_LANES"].flatMap(Lanes.init(rawValue:)) ?? .fastest
+        let made = wanted ? native.flatMap { Self.enableBatches($0, choice: choice, whateverTheyCost: batches == true) } : nil
+        let smallest = made?.smallest
+        smallestBatch = smallest ?? 0
+        perPass = smallest != nil ? made?.perPass ?? 1 : 1
+        self.lanes = smallest != nil ? made?.lanes : nil
+        probedLanes = made?.lanes
     }
 
-    /// Lanes for this key where the processor has IFMA, and the smallest batch they make: a probe of two signed together
+    /// The lanes this key's probe was timed in, whether or not a pass paid.
+    private let probedLanes: String?
+
+    /// Which lanes a signer may use: the fastest the processor has, or one of them.
+    public enum Lanes: String, Sendable, CaseIterable {
+        case fastest = "", avx2, avx512ifma
+
+        fileprivate var choice: Int32 {
+            switch self {
+            case .fastest: Int32(B2C_LANES_BEST)
+            case .avx2: Int32(B2C_LANES_AVX2)
+            case .avx512ifma: Int32(B2C_LANES_IFMA)
+            }
+        }
+    }
+
+    /// Lanes for this key where the processor has them, and the smallest batch they make: a probe of two signed together
     /// must be libcrypto's signatures one at a time (which `libcryptoKey` held to swift-crypto's, at a quarter of
     /// swift-crypto's cost at every start), and neither may have needed libcrypto's second try (the check of every batch
     /// signature would otherwise hide lanes that go wrong here, at the price of two signatures). The probe's passes are
     /// timed: the first key of the process signs it together twice, and the lesser of the two against libcrypto's
-    /// exponentiations for one signature gives what a pass costs (`passCost`). 0 for none.
-    private static func enableBatches(_ native: OpaquePointer, whateverTheyCost: Bool) -> Int {
-        guard b2c_rsa_key_enable_ifma(native) == 1 else { return 0 }
+    /// exponentiations for one signature gives what a pass costs (`passCost`). nil without lanes; a nil `smallest` where the
+    /// lanes are turned off again (wrong here, or no batch pays).
+    private static func enableBatches(
+        _ native: OpaquePointer, choice: Lanes, whateverTheyCost: Bool
+    ) -> (smallest: Int?, perPass: Int, lanes: String)? {
+        let perPass = Int(b2c_rsa_key_enable_lanes(native, choice.choice))
+        guard perPass > 1, let name = b2c_rsa_key_lanes(native).map({ String(cString: $0) }) else {
+            b2c_rsa_key_disable_lanes(native)
+            return nil
+        }
         let probes = ["b2c local tenant: signed together", "b2c local tenant: and alike"].map { Array($0.utf8) }
-        let first = passCostMeasured == nil
+        let first = passCostMeasured(lanes: name) == nil
         let expected = probes.compactMap { try? sign($0, with: native) }
         b2c_rsa_key_time_passes(native, 1)
         let together = try? sign(probes, with: native)
         let again = first ? try? sign(probes, with: native) : together
         b2c_rsa_key_time_passes(native, 0)
-        let smallest = whateverTheyCost ? 2 : smallestPayingBatch(passCost: passCost(native))
+        let smallest = whateverTheyCost ? 2 : smallestPayingBatch(passCost: passCost(native, lanes: name), perPass: perPass)
         guard together == expected, again == expected, b2c_rsa_key_fallbacks(native) == 0, let smallest else {
-            b2c_rsa_key_disable_ifma(native)
-            return 0
+            b2c_rsa_key_disable_lanes(native)
+            return (nil, perPass, name)
         }
-        return smallest
+        return (smallest, perPass, name)
     }
 
     /// The smallest batch one pass is cheaper for than signing it one at a time, given what a pass costs in signatures
-    /// made alone; nil when not even four are (`perPass`). A tie goes to one at a time.
-    public static func smallestPayingBatch(passCost: Double) -> Int? {
-        guard passCost > 0 else { return nil }
+    /// made alone; nil when not even a full pass (`perPass`) is. A tie goes to one at a time.
+    public static func smallestPayingBatch(passCost: Double, perPass: Int) -> Int? {
+        guard passCost > 0, perPass >= 2 else { return nil }
         return (2...perPass).first { Double($0) > passCost }
     }
 
-    /// A pass's cost in signatures made alone, as the first key with lanes timed it (every such key is RSA-2048 with two
-    /// primes, and costs the same): the lesser of its probe's two passes against the lesser of two of libcrypto's pairs of
-    /// exponentiations. Timing the probe's own passes costs a start one pass and two pairs; one try of each was far less
-    /// steady (bench/README.md, "Issue 43 on an AMD EPYC of family 25").
-    private static func passCost(_ native: OpaquePointer) -> Double {
-        measuredPassCost.withLock { measured in
-            if let measured { return measured }
+    /// A pass's cost in signatures made alone, as the first key with these lanes timed it (every such key is RSA-2048
+    /// with two primes, and costs the same): the lesser of its probe's two passes against the lesser of two of
+    /// libcrypto's pairs of exponentiations. Timing the probe's own passes costs a start one pass and two pairs; one try
+    /// of each was far less steady (bench/README.md, "Issue 43 on an AMD EPYC of family 25").
+    private static func passCost(_ native: OpaquePointer, lanes: String) -> Double {
+        measuredPassCosts.withLock { measured in
+            if let cost = measured[lanes] { return cost }
             let cost = b2c_rsa_key_pass_cost(native)
-            if cost > 0 { measured = cost }
+            if cost > 0 { measured[lanes] = cost }
             return cost
         }
     }
 
-    private static let measuredPassCost = Mutex<Double?>(nil)
+    private static let measuredPassCosts = Mutex<[String: Double]>([:])
 
-    /// What a pass of the lanes cost in signatures made alone, where this process timed one (`/_admin/stats`).
-    public static var passCostMeasured: Double? { measuredPassCost.withLock { $0 } }
+    /// What a pass of these lanes cost in signatures made alone, where this process timed one.
+    public static func passCostMeasured(lanes: String) -> Double? { measuredPassCosts.withLock { $0[lanes] } }
+
+    /// What a pass of the lanes this key was probed in cost in signatures made alone (`/_admin/stats`), whether or not
+    /// it paid; nil without lanes or timing.
+    public var passCost: Double? { probedLanes.flatMap { Self.passCostMeasured(lanes: $0) } }
 
     /// Batch signatures that did not check and were made again by libcrypto alone (0 unless the lanes go wrong).
     public var batchFallbacks: Int { native.map { Int(b2c_rsa_key_fallbacks($0)) } ?? 0 }
@@ -172,8 +212,8 @@ public final class RS256Signer: @unchecked Sendable {
             for one in waiting { one.continuation.resume(throwing: SigningFailure()) }
             return
         }
-        for start in stride(from: 0, to: waiting.count, by: Self.perPass) {
-            let part = waiting[start..<min(start + Self.perPass, waiting.count)]
+        for start in stride(from: 0, to: waiting.count, by: perPass) {
+            let part = waiting[start..<min(start + perPass, waiting.count)]
             guard part.count >= smallestBatch else {
                 alone.add(part.count, ordering: .relaxed)
                 for one in part { one.continuation.resume(with: Result { try Self.sign(one.input, with: native) }) }
@@ -189,9 +229,6 @@ public final class RS256Signer: @unchecked Sendable {
             }
         }
     }
-
-    /// The signatures one pass of the lanes makes (CTokenSigning's `B2C_IFMA_SIGNATURES`).
-    private static let perPass = 4
 
     private static func libcryptoKey(_ key: _RSA.Signing.PrivateKey) -> OpaquePointer? {
         var der = [UInt8](key.derRepresentation)

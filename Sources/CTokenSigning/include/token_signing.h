@@ -22,10 +22,16 @@ size_t b2c_rsa_key_size(const b2c_rsa_key *key);
 /// freed with the key), so up to 16 threads each have one of their own and more share.
 size_t b2c_rsa_sign_sha256(b2c_rsa_key *key, const unsigned char *data, size_t length, unsigned char *signature);
 
-/// Lets the key sign batches with AVX-512 IFMA (b2c_rsa_sign_sha256_batch): returns 1 when it will, 0 when the
-/// processor has no IFMA or the key is not RSA-2048 with two primes of 1024 bits (it then signs one at a time). Call it
-/// before any thread signs with the key.
-int b2c_rsa_key_enable_ifma(b2c_rsa_key *key);
+/// Which lanes `b2c_rsa_key_enable_lanes` may use: the fastest the processor has (AVX-512 IFMA, else AVX2), or one.
+enum { B2C_LANES_BEST = 0, B2C_LANES_AVX2 = 1, B2C_LANES_IFMA = 2 };
+
+/// Lets the key sign batches in lanes (b2c_rsa_sign_sha256_batch): returns the signatures one pass makes (4 with
+/// AVX-512 IFMA, 2 with AVX2), or 0 when the processor has neither lanes chosen or the key is not RSA-2048 with two primes
+/// of 1024 bits (it then signs one at a time). Call it before any thread signs with the key.
+int b2c_rsa_key_enable_lanes(b2c_rsa_key *key, int choice);
+
+/// The lanes the key signs batches in ("avx512ifma" or "avx2"), or NULL for none.
+const char *b2c_rsa_key_lanes(const b2c_rsa_key *key);
 
 /// Times the passes of the lanes made while `on` (thread CPU time, two clock readings a pass). Turning it on forgets what
 /// was timed before. Call it before any other thread signs with the key, and turn it off before they do.
@@ -37,11 +43,11 @@ void b2c_rsa_key_time_passes(b2c_rsa_key *key, int on);
 double b2c_rsa_key_pass_cost(const b2c_rsa_key *key);
 
 /// `count` RS256 signatures, as `b2c_rsa_sign_sha256` makes them (the same bytes: PKCS#1 v1.5 is deterministic), of
-/// `data[i]` (`lengths[i]` bytes) into `signatures[i]`. With IFMA enabled, each group of two to four shares one pass of
-/// eight 1024-bit exponentiations, blinded (a blinding per slot, as libcrypto's scheme) and checked with the public key
-/// before it is given out; a single one, and any without IFMA, is RSA_sign's. Returns the signatures' length, or 0 when
-/// libcrypto refused (the signatures of the group of four that failed, and of those after it, are then not valid). Safe
-/// from several threads with the same key, as b2c_rsa_sign_sha256.
+/// `data[i]` (`lengths[i]` bytes) into `signatures[i]`. With lanes enabled, each group of two up to a pass's signatures
+/// shares one pass of the lanes, blinded (a blinding per slot, as libcrypto's scheme) and checked with the public key
+/// before it is given out; a single one, and any without lanes, is RSA_sign's. Returns the signatures' length, or 0 when
+/// libcrypto refused (the signatures of the group that failed, and of those after it, are then not valid). Safe from
+/// several threads with the same key, as b2c_rsa_sign_sha256.
 size_t b2c_rsa_sign_sha256_batch(b2c_rsa_key *key, size_t count, const unsigned char *const data[], const size_t lengths[],
                                  unsigned char *const signatures[]);
 
@@ -51,7 +57,7 @@ unsigned long b2c_rsa_key_fallbacks(const b2c_rsa_key *key);
 
 /// Signs one at a time again (after a probe found the lanes wrong, or a pass does not pay). Call it before any thread
 /// signs with the key.
-void b2c_rsa_key_disable_ifma(b2c_rsa_key *key);
+void b2c_rsa_key_disable_lanes(b2c_rsa_key *key);
 
 /// Frees the key, its copies and blindings (libcrypto clears their private numbers). No thread may be signing with it.
 void b2c_rsa_key_free(b2c_rsa_key *key);
