@@ -191,6 +191,26 @@ import _CryptoExtras
         }
     }
 
+    /// A signer the environment lets batch probes its lanes only when asked (the event loops ask when two signatures first
+    /// wait together): until then it signs alone, with no pass cost; after, it batches exactly where a pass pays.
+    @Test func theLanesAreProbedWhenFirstNeededNotAtLoad() throws {
+        let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let signer = RS256Signer(key)
+        #expect(!signer.signsInBatches && signer.passCost == nil && signer.lanes == nil)
+        let inputs = ["one", "two", "three"]
+        let expected = try inputs.map { try Self.swiftCrypto($0, key) }
+        #expect(try signer.signatures(signingInputs: inputs) == expected)
+        #expect(signer.passCost == nil, "a batch call before the probe probed")
+        signer.probeBatches()
+        let cost = signer.passCost
+        #expect((cost != nil) == !Self.lanesHere.isEmpty)
+        let perPass = Self.lanesHere.contains(.avx512ifma) ? 4 : 2
+        let pays = cost.flatMap { RS256Signer.smallestPayingBatch(passCost: $0, perPass: perPass) }
+        #expect(signer.smallestBatch == (pays ?? 0) && signer.signsInBatches == (pays != nil))
+        #expect(try signer.signatures(signingInputs: inputs) == expected)
+        #expect(signer.batchFallbacks == 0)
+    }
+
     /// Keys the lanes do not fit (3072 and 4096 bits; RFC 7515's key, whose primes are 1024 bits, does) sign one at a time
     /// through the same call.
     @Test func keysOfOtherSizesSignOneAtATimeThroughTheBatchCall() throws {

@@ -60,6 +60,10 @@ import Testing
     }
 
     static func sendAndVerify(_ http: HTTPClient, base: String, lanes: RS256Signer.Lanes) async throws {
+        // A start probes nothing: the lanes are probed when two signatures first wait together.
+        let before = try await http.execute(HTTPClientRequest(url: "\(base)/_admin/stats"), timeout: .seconds(30))
+        let unprobed = try JSONValue.parse(Data(buffer: try await before.body.collect(upTo: 1 << 20)))["signing"]
+        #expect(unprobed?["passCost"] == .null && unprobed?["batches"]?.boolValue == false, "\(String(describing: unprobed))")
         let tenantName = "contoso.onmicrosoft.com"
         let clientCredentials = FormEncoding.encode([
             ("grant_type", "client_credentials"), ("client_id", "7c2f1d3b-8e5a-4f4c-8b9d-3a6e2f1c8d0b"),

@@ -97,6 +97,7 @@ func signBound(_ opts: [String: String]) throws {
         sign = { _ = try signer.signature(signingInput: $0) }
     case "batches":
         let signer = RS256Signer(key)  // B2C_EMULATOR_RSA_BATCHES=0 turns the lanes off here as in the tenant
+        signer.probeBatches()  // what the tenant's event loops do when two signatures first wait together
         guard signer.usesLibcrypto else { fail("libcrypto did not take the key (its signature differed from swift-crypto's)", status: 1) }
         if !signer.signsInBatches {
             let why = "no lanes (AVX-512 IFMA or AVX2), B2C_EMULATOR_RSA_BATCHES=0, or a pass costs as much as its signatures made alone"

@@ -27,20 +27,41 @@ import _CryptoExtras
 /// batches of four pay). The tokens are the same bytes. `B2C_EMULATOR_RSA_BATCHES=0` signs one at a time, and
 /// `B2C_EMULATOR_RSA_LANES` picks the lanes (`avx2` or `avx512ifma`; the fastest the processor has by default).
 public final class RS256Signer: @unchecked Sendable {
-    // @unchecked: `native` and `smallestBatch` are set once and never changed; it signs from several threads at once
-    // (each with the copy and blinding of its slot, CTokenSigning); a loop's batch is touched on that loop's thread only.
+    // @unchecked: `native` is set once and never changed; the batching state is behind its lock; it signs from several
+    // threads at once (each with the copy and blinding of its slot, CTokenSigning); a loop's batch is touched on that
+    // loop's thread only.
 
     public let key: _RSA.Signing.PrivateKey
     private let native: OpaquePointer?
+
+    /// Whether this key's waiting signatures are made together, and how. A signer the environment lets batch starts
+    /// `unprobed`: its lanes are enabled and probed (`probeBatches`) the first time two signatures wait together, by the
+    /// thread that finds them, so that a start pays nothing for them (the probe's passes and timings were most of a
+    /// restart's extra CPU) and a tenant that never sees two requests at once never probes. While another thread probes,
+    /// signatures are made alone; no thread but the prober touches the lanes until the state says `on`.
+    private enum Batching {
+        case unprobed(Lanes)
+        case probing
+        case on(smallest: Int, perPass: Int, lanes: String)
+        /// No batches: not wanted, no lanes, wrong here, or none pays (`probed`: the lanes timed, if any).
+        case off(probed: String?)
+    }
+    private let batching: Mutex<Batching>
+
     /// Whether signatures waiting together are made together (lanes, the key two primes of 1024 bits, and a pass cheaper
-    /// than the signatures it holds made alone).
+    /// than the signatures it holds made alone). False until the first probe (`probeBatches`).
     public var signsInBatches: Bool { smallestBatch > 0 }
     /// The fewest waiting signatures made in one pass; fewer are made one at a time. 0 without batches.
-    public let smallestBatch: Int
+    public var smallestBatch: Int { settled?.smallest ?? 0 }
     /// The lanes the batches run in (`avx512ifma` or `avx2`), nil without batches.
-    public let lanes: String?
+    public var lanes: String? { settled?.lanes }
     /// The most signatures one pass makes (4 with IFMA, 2 with AVX2; 1 without batches).
-    public let perPass: Int
+    public var perPass: Int { settled?.perPass ?? 1 }
+
+    private var settled: (smallest: Int, perPass: Int, lanes: String)? {
+        batching.withLock { if case let .on(smallest, perPass, lanes) = $0 { (smallest, perPass, lanes) } else { nil } }
+    }
+
     private let batches = NIOLockedValueBox<[ObjectIdentifier: Batch]>([:])
     /// Signatures the event loops' batches made, with others in one pass and alone, and the passes with others.
     private let together = Atomic<Int>(0), alone = Atomic<Int>(0), passes = Atomic<Int>(0)
@@ -51,25 +72,50 @@ public final class RS256Signer: @unchecked Sendable {
     }
 
     /// `batches`: nil for the environment's choice (`B2C_EMULATOR_RSA_BATCHES`: on unless `0`; `serve` refuses a value
-    /// other than 0 or 1) and batches only of the sizes that pay on this processor; true for every batch of two or more
-    /// wherever the lanes work (the tests, which hold the lanes to libcrypto's signatures on any processor). `lanes`: nil
-    /// for the environment's choice (`B2C_EMULATOR_RSA_LANES`), else which (`avx2`, `avx512ifma`).
+    /// other than 0 or 1) and batches only of the sizes that pay on this processor, probed when two signatures first wait
+    /// together; true for every batch of two or more wherever the lanes work, probed at once (the tests, which hold the
+    /// lanes to libcrypto's signatures on any processor). `lanes`: nil for the environment's choice
+    /// (`B2C_EMULATOR_RSA_LANES`), else which (`avx2`, `avx512ifma`).
     public init(_ key: _RSA.Signing.PrivateKey, batches: Bool? = nil, lanes: Lanes? = nil) {
         self.key = key
         native = Self.libcryptoKey(key)
         let environment = ProcessInfo.processInfo.environment
         let wanted = batches ?? (environment["B2C_EMULATOR_RSA_BATCHES"] != "0")
         let choice = lanes ?? environment["B2C_EMULATOR_RSA_LANES"].flatMap(Lanes.init(rawValue:)) ?? .fastest
-        let made = wanted ? native.flatMap { Self.enableBatches($0, choice: choice, whateverTheyCost: batches == true) } : nil
-        let smallest = made?.smallest
-        smallestBatch = smallest ?? 0
-        perPass = smallest != nil ? made?.perPass ?? 1 : 1
-        self.lanes = smallest != nil ? made?.lanes : nil
-        probedLanes = made?.lanes
+        batching = Mutex(wanted && native != nil ? .unprobed(choice) : .off(probed: nil))
+        if batches == true { probeBatches(whateverTheyCost: true) }
     }
 
-    /// The lanes this key's probe was timed in, whether or not a pass paid.
-    private let probedLanes: String?
+    /// Enables and probes the lanes now if they wait for a probe (`signsInBatches` then says whether they pay); the event
+    /// loops do it themselves when two signatures first wait together. Returns at once while another thread probes.
+    public func probeBatches() { probeBatches(whateverTheyCost: false) }
+
+    private func probeBatches(whateverTheyCost: Bool) {
+        let choice: Lanes? = batching.withLock { state in
+            guard case let .unprobed(choice) = state else { return nil }
+            state = .probing
+            return choice
+        }
+        guard let choice, let native else { return }
+        let made = Self.enableBatches(native, choice: choice, whateverTheyCost: whateverTheyCost)
+        batching.withLock { state in
+            if let made, let smallest = made.smallest {
+                state = .on(smallest: smallest, perPass: made.perPass, lanes: made.lanes)
+            } else {
+                state = .off(probed: made?.lanes)
+            }
+        }
+    }
+
+    /// Whether a signature may wait for others on its event loop: batches are on or not yet probed.
+    private var mayBatch: Bool {
+        batching.withLock {
+            switch $0 {
+            case .unprobed, .probing, .on: true
+            case .off: false
+            }
+        }
+    }
 
     /// Which lanes a signer may use: the fastest the processor has, or one of them.
     public enum Lanes: String, Sendable, CaseIterable {
@@ -140,8 +186,17 @@ public final class RS256Signer: @unchecked Sendable {
     public static func passCostMeasured(lanes: String) -> Double? { measuredPassCosts.withLock { $0[lanes] } }
 
     /// What a pass of the lanes this key was probed in cost in signatures made alone (`/_admin/stats`), whether or not
-    /// it paid; nil without lanes or timing.
-    public var passCost: Double? { probedLanes.flatMap { Self.passCostMeasured(lanes: $0) } }
+    /// it paid; nil without lanes or timing, and before the probe.
+    public var passCost: Double? {
+        let probed: String? = batching.withLock {
+            switch $0 {
+            case let .on(_, _, lanes): lanes
+            case let .off(probed): probed
+            case .unprobed, .probing: nil
+            }
+        }
+        return probed.flatMap { Self.passCostMeasured(lanes: $0) }
+    }
 
     /// Batch signatures that did not check and were made again by libcrypto alone (0 unless the lanes go wrong).
     public var batchFallbacks: Int { native.map { Int(b2c_rsa_key_fallbacks($0)) } ?? 0 }
@@ -163,17 +218,29 @@ public final class RS256Signer: @unchecked Sendable {
     }
 
     /// The RS256 signatures of several signing inputs, base64url, in their order: made together where the signer signs
-    /// in batches, one at a time otherwise.
+    /// in batches, one at a time otherwise (and while its lanes wait for their probe or are being probed).
     public func signatures(signingInputs: [String]) throws -> [String] {
         guard let native else { return try signingInputs.map { try JWT.signature(signingInput: $0, key: key) } }
+        guard settledOrOff else { return try signingInputs.map { try signature(signingInput: $0) } }
         return try Self.sign(signingInputs.map { Array($0.utf8) }, with: native).map { Base64URL.encode($0) }
+    }
+
+    /// Whether the lanes are settled (on, or off for good): only then may a thread other than the prober use the batch
+    /// call, which reads the key's lanes.
+    private var settledOrOff: Bool {
+        batching.withLock {
+            switch $0 {
+            case .on, .off: true
+            case .unprobed, .probing: false
+            }
+        }
     }
 
     /// The RS256 signature of a JWS signing input, base64url, made with the others that wait on this event loop at the
     /// same moment: the first to wait asks the loop to sign once what it has run so far, and each waits for its own. Off
     /// an event loop, or without batches, it signs at once.
     public func batchedSignature(signingInput: String) async throws -> String {
-        guard signsInBatches, let loop = MultiThreadedEventLoopGroup.currentEventLoop else {
+        guard let loop = MultiThreadedEventLoopGroup.currentEventLoop, mayBatch else {
             return try signature(signingInput: signingInput)
         }
         let batch = batch(of: loop)
@@ -212,6 +279,9 @@ public final class RS256Signer: @unchecked Sendable {
             for one in waiting { one.continuation.resume(throwing: SigningFailure()) }
             return
         }
+        // Two waiting at once: the first time, this thread probes the lanes (the others sign alone meanwhile).
+        if waiting.count > 1 { probeBatches() }
+        let (smallestBatch, perPass) = settled.map { ($0.smallest, $0.perPass) } ?? (Int.max, 1)
         for start in stride(from: 0, to: waiting.count, by: perPass) {
             let part = waiting[start..<min(start + perPass, waiting.count)]
             guard part.count >= smallestBatch else {
