@@ -120,23 +120,14 @@ static int available(void) {
 
 AVX2 static void lay_out(b2c_avx2_key *key, const unsigned char primes[2][128], const unsigned char exponents[2][128],
                          const unsigned char rr[2][128]) {
-    uint64_t modulus[LANES][LIMBS], squares[LANES][LIMBS], k0[LANES], words[17];
-    for (int l = 0; l < LANES; l++) {
-        int which = l % 2;
-        b2c_lanes_words_of(words, primes[which]);
-        b2c_lanes_to_limbs(modulus[l], LIMBS, RADIX, words);
-        k0[l] = b2c_lanes_negative_inverse(words[0]) & MASK28;  // -prime^-1 mod 2^28
-        b2c_lanes_words_of(words, rr[which]);
-        b2c_lanes_to_limbs(squares[l], LIMBS, RADIX, words);
-        b2c_lanes_words_of(key->exponent[l], exponents[which]);
-    }
+    uint64_t modulus[LANES][LIMBS], squares[LANES][LIMBS], k0[LANES];
+    b2c_lanes_key_limbs(&modulus[0][0], &squares[0][0], k0, key->exponent, LANES, LIMBS, RADIX, primes, exponents, rr);
     pack(&key->modulus, modulus);
     pack(&key->rr, squares);
     key->k0 = _mm256_loadu_si256((const __m256i *)k0);
     OPENSSL_cleanse(modulus, sizeof modulus);
     OPENSSL_cleanse(squares, sizeof squares);
     OPENSSL_cleanse(k0, sizeof k0);
-    OPENSSL_cleanse(words, sizeof words);
 }
 
 static void *make(const unsigned char primes[2][128], const unsigned char exponents[2][128], const unsigned char rr[2][128]) {
@@ -186,24 +177,15 @@ static int exponentiate_bytes(const void *opaque, size_t count, const unsigned c
                               unsigned char (*const results)[2][128]) {
     const b2c_avx2_key *key = opaque;
     if (count == 0 || count > LANES / 2) return 0;
-    uint64_t limbs[LANES][LIMBS], words[17], result[LANES][LIMBS];
-    for (int l = 0; l < LANES; l++) {
-        // Lanes of a signature not asked for repeat the first one's, so that every lane holds a number below its prime.
-        size_t i = (size_t)l / 2 < count ? (size_t)l / 2 : 0;
-        b2c_lanes_words_of(words, bases[i][l % 2]);
-        b2c_lanes_to_limbs(limbs[l], LIMBS, RADIX, words);
-    }
+    uint64_t limbs[LANES][LIMBS], result[LANES][LIMBS];
+    b2c_lanes_base_limbs(&limbs[0][0], LANES, LIMBS, RADIX, count, bases);
     lanes base, r;
     pack(&base, limbs);
     exponentiate(&r, &base, key);
     unpack(result, &r);
-    for (int l = 0; l < 2 * (int)count; l++) {
-        b2c_lanes_from_limbs(words, result[l], LIMBS, RADIX);
-        b2c_lanes_bytes_of(results[l / 2][l % 2], words);
-    }
+    b2c_lanes_result_bytes(results, count, &result[0][0], LIMBS, RADIX);
     OPENSSL_cleanse(limbs, sizeof limbs);
     OPENSSL_cleanse(result, sizeof result);
-    OPENSSL_cleanse(words, sizeof words);
     OPENSSL_cleanse(&base, sizeof base);
     OPENSSL_cleanse(&r, sizeof r);
     return 1;
@@ -219,18 +201,6 @@ const b2c_lanes_engine b2c_lanes_avx2 = {"avx2", LANES / 2, 2 * RADIX * LIMBS, a
 
 #else
 
-static int available(void) { return 0; }
-static void *make(const unsigned char primes[2][128], const unsigned char exponents[2][128], const unsigned char rr[2][128]) {
-    (void)primes, (void)exponents, (void)rr;
-    return NULL;
-}
-static int exponentiate_bytes(const void *key, size_t count, const unsigned char (*const bases)[2][128],
-                              unsigned char (*const results)[2][128]) {
-    (void)key, (void)count, (void)bases, (void)results;
-    return 0;
-}
-static void release(void *key) { (void)key; }
-
-const b2c_lanes_engine b2c_lanes_avx2 = {"avx2", 2, 2072, available, make, exponentiate_bytes, release};
+const b2c_lanes_engine b2c_lanes_avx2 = {"avx2", 2, 2072, b2c_lanes_unavailable, NULL, NULL, NULL};
 
 #endif

@@ -4,6 +4,7 @@
 #ifndef B2C_RSA_LANES_H
 #define B2C_RSA_LANES_H
 
+#include <openssl/crypto.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -76,6 +77,51 @@ static inline uint64_t b2c_lanes_negative_inverse(uint64_t m) {
     uint64_t inverse = m;
     for (int i = 0; i < 6; i++) inverse *= 2 - m * inverse;
     return 0 - inverse;
+}
+
+/// For an engine the compiler cannot build here (not x86-64): its `available` answers 0, so nothing else is called.
+static inline int b2c_lanes_unavailable(void) { return 0; }
+
+/// A key's numbers, lane by lane (lane l is `count` limbs from l * count; lanes alternate p and q): each prime, R^2 mod
+/// it, -prime^-1 mod 2^radix, and the prime's exponent as words. The engine packs them into its registers.
+static inline void b2c_lanes_key_limbs(uint64_t *modulus, uint64_t *squares, uint64_t *k0, uint64_t (*exponent)[17], int lanes,
+                                       int count, int radix, const unsigned char primes[2][128],
+                                       const unsigned char exponents[2][128], const unsigned char rr[2][128]) {
+    uint64_t words[17];
+    for (int l = 0; l < lanes; l++) {
+        int which = l % 2;
+        b2c_lanes_words_of(words, primes[which]);
+        b2c_lanes_to_limbs(modulus + l * count, count, radix, words);
+        k0[l] = b2c_lanes_negative_inverse(words[0]) & ((1ULL << radix) - 1);
+        b2c_lanes_words_of(words, rr[which]);
+        b2c_lanes_to_limbs(squares + l * count, count, radix, words);
+        b2c_lanes_words_of(exponent[l], exponents[which]);
+    }
+    OPENSSL_cleanse(words, sizeof words);
+}
+
+/// The bases of `signatures` signatures, lane by lane as b2c_lanes_key_limbs lays them out. Lanes of signatures not
+/// asked for repeat the first one's, so that every lane holds a number below its prime.
+static inline void b2c_lanes_base_limbs(uint64_t *limbs, int lanes, int count, int radix, size_t signatures,
+                                        const unsigned char (*const bases)[2][128]) {
+    uint64_t words[17];
+    for (int l = 0; l < lanes; l++) {
+        size_t i = (size_t)l / 2 < signatures ? (size_t)l / 2 : 0;
+        b2c_lanes_words_of(words, bases[i][l % 2]);
+        b2c_lanes_to_limbs(limbs + l * count, count, radix, words);
+    }
+    OPENSSL_cleanse(words, sizeof words);
+}
+
+/// The results of `signatures` signatures from their lanes' limbs, 128 bytes big-endian each.
+static inline void b2c_lanes_result_bytes(unsigned char (*const results)[2][128], size_t signatures, const uint64_t *limbs,
+                                          int count, int radix) {
+    uint64_t words[17];
+    for (int l = 0; l < 2 * (int)signatures; l++) {
+        b2c_lanes_from_limbs(words, limbs + l * count, count, radix);
+        b2c_lanes_bytes_of(results[l / 2][l % 2], words);
+    }
+    OPENSSL_cleanse(words, sizeof words);
 }
 
 #endif

@@ -59,8 +59,11 @@ public final class RS256Signer: @unchecked Sendable {
     public var perPass: Int { settled?.perPass ?? 1 }
 
     private var settled: (smallest: Int, perPass: Int, lanes: String)? {
-        batching.withLock { if case let .on(smallest, perPass, lanes) = $0 { (smallest, perPass, lanes) } else { nil } }
+        if case let .on(smallest, perPass, lanes) = current { (smallest, perPass, lanes) } else { nil }
     }
+
+    /// The batching state as it is now (it changes once, from `unprobed` through `probing` to `on` or `off`).
+    private var current: Batching { batching.withLock { $0 } }
 
     private let batches = NIOLockedValueBox<[ObjectIdentifier: Batch]>([:])
     /// Signatures the event loops' batches made, with others in one pass and alone, and the passes with others.
@@ -108,14 +111,7 @@ public final class RS256Signer: @unchecked Sendable {
     }
 
     /// Whether a signature may wait for others on its event loop: batches are on or not yet probed.
-    private var mayBatch: Bool {
-        batching.withLock {
-            switch $0 {
-            case .unprobed, .probing, .on: true
-            case .off: false
-            }
-        }
-    }
+    private var mayBatch: Bool { if case .off = current { false } else { true } }
 
     /// Which lanes a signer may use: the fastest the processor has, or one of them.
     public enum Lanes: String, Sendable, CaseIterable {
@@ -188,13 +184,12 @@ public final class RS256Signer: @unchecked Sendable {
     /// What a pass of the lanes this key was probed in cost in signatures made alone (`/_admin/stats`), whether or not
     /// it paid; nil without lanes or timing, and before the probe.
     public var passCost: Double? {
-        let probed: String? = batching.withLock {
-            switch $0 {
+        let probed: String? =
+            switch current {
             case let .on(_, _, lanes): lanes
             case let .off(probed): probed
             case .unprobed, .probing: nil
             }
-        }
         return probed.flatMap { Self.passCostMeasured(lanes: $0) }
     }
 
@@ -228,11 +223,9 @@ public final class RS256Signer: @unchecked Sendable {
     /// Whether the lanes are settled (on, or off for good): only then may a thread other than the prober use the batch
     /// call, which reads the key's lanes.
     private var settledOrOff: Bool {
-        batching.withLock {
-            switch $0 {
-            case .on, .off: true
-            case .unprobed, .probing: false
-            }
+        switch current {
+        case .on, .off: true
+        case .unprobed, .probing: false
         }
     }
 
