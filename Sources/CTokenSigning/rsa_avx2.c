@@ -23,11 +23,6 @@
 enum { RADIX = 28, LIMBS = 37, LANES = 4, TABLE = 1 << B2C_LANES_WINDOW };
 #define MASK28 ((1ULL << RADIX) - 1)
 #define AVX2 __attribute__((target("avx2")))
-#if defined(__clang__)
-#define UNROLL _Pragma("clang loop unroll(full)")
-#else
-#define UNROLL
-#endif
 
 /// A number of each lane: limb j of lane l is lane l of v[j].
 typedef struct {
@@ -63,7 +58,7 @@ AVX2 static void multiply(lanes *r, const lanes *a, const lanes *b, const b2c_av
         __m256i m1 = _mm256_and_si256(MUL(t, k0), mask);
         t = ADD(t, MUL(N[0], m1));
         __m256i carry = _mm256_srli_epi64(t, RADIX);
-        UNROLL for (int j = 2; j < LIMBS; j++) {
+        B2C_UNROLL for (int j = 2; j < LIMBS; j++) {
             __m256i sum = ADD(ADD(MUL(A[j], b0), MUL(N[j], m0)), ADD(MUL(A[j - 1], b1), MUL(N[j - 1], m1)));
             acc[j - 2] = ADD(acc[j], j == 2 ? ADD(sum, carry) : sum);
         }
@@ -76,7 +71,7 @@ AVX2 static void multiply(lanes *r, const lanes *a, const lanes *b, const b2c_av
     __m256i m = _mm256_and_si256(MUL(t, k0), mask);
     t = ADD(t, MUL(N[0], m));
     __m256i carry = _mm256_srli_epi64(t, RADIX);
-    UNROLL for (int j = 1; j < LIMBS; j++) {
+    B2C_UNROLL for (int j = 1; j < LIMBS; j++) {
         acc[j - 1] = ADD(acc[j], ADD(ADD(MUL(A[j], bl), MUL(N[j], m)), carry));
         carry = zero;
     }
@@ -84,7 +79,7 @@ AVX2 static void multiply(lanes *r, const lanes *a, const lanes *b, const b2c_av
     // The sum, each place up to 63 bits, carried into 28-bit limbs. It is below twice the prime: the top limb takes the
     // last carry.
     carry = zero;
-    UNROLL for (int j = 0; j < LIMBS; j++) {
+    B2C_UNROLL for (int j = 0; j < LIMBS; j++) {
         __m256i v = ADD(acc[j], carry);
         carry = _mm256_srli_epi64(v, RADIX);
         r->v[j] = j == LIMBS - 1 ? v : _mm256_and_si256(v, mask);

@@ -110,6 +110,62 @@ IFMA static inline __attribute__((always_inline)) void multiply(lanes *r, const 
     r->v[LIMBS - 1] = x39;
 }
 
+/// r = a * a / 2^1040 mod each lane's prime, almost (as `multiply`), a column of the product at a time: each product
+/// of two different limbs is made once and doubled, which leaves 1,240 multiply-adds of `multiply`'s 1,620, and the
+/// multiple of the prime that clears a column is added as the column is summed (Montgomery's reduction, interleaved).
+/// A column's terms go to four sums in turn, so that no sum waits on the one before. A column holds at most 40 halves of
+/// doubled products, two of squares and 41 of the reduction's, each below 2^52: below 2^59.
+IFMA static inline __attribute__((always_inline)) void square(lanes *r, const lanes *a, const b2c_ifma_key *n) {
+    const __m512i zero = _mm512_setzero_si512(), mask = _mm512_set1_epi64((long long)MASK52);
+    __m512i m[LIMBS], out[LIMBS], carry = zero;  // out, not r: r is a, whose limbs later columns read
+    B2C_UNROLL for (int k = 0; k < 2 * LIMBS; k++) {
+        // Twice the products a_i a_j with i < j: low halves of those with i + j = k, high halves of those with i + j = k - 1.
+        __m512i cross[4] = {zero, zero, zero, zero}, sum[4] = {zero, zero, zero, zero};
+        int t = 0, u = 0;
+        B2C_UNROLL for (int i = k > LIMBS - 1 ? k - (LIMBS - 1) : 0; 2 * i < k; i++) {
+            __m512i ai = a->v[i];
+            MADD_LO(cross[t & 3], a->v[k - i], ai);
+            t++;
+        }
+        B2C_UNROLL for (int i = k - 1 > LIMBS - 1 ? k - 1 - (LIMBS - 1) : 0; 2 * i < k - 1; i++) {
+            __m512i ai = a->v[i];
+            MADD_HI(cross[t & 3], a->v[k - 1 - i], ai);
+            t++;
+        }
+        // The squares of single limbs, and the multiples of the prime of the columns before.
+        if (k % 2 == 0 && k / 2 < LIMBS) {
+            __m512i ai = a->v[k / 2];
+            MADD_LO(sum[1], a->v[k / 2], ai);
+        }
+        if (k % 2 == 1 && (k - 1) / 2 < LIMBS) {
+            __m512i ai = a->v[(k - 1) / 2];
+            MADD_HI(sum[2], a->v[(k - 1) / 2], ai);
+        }
+        B2C_UNROLL for (int i = k > LIMBS - 1 ? k - (LIMBS - 1) : 0; i < k && i < LIMBS; i++) {
+            MADD_LO(sum[u & 3], n->modulus.v[k - i], m[i]);
+            u++;
+        }
+        B2C_UNROLL for (int i = k - 1 > LIMBS - 1 ? k - 1 - (LIMBS - 1) : 0; i < k && i < LIMBS; i++) {
+            MADD_HI(sum[u & 3], n->modulus.v[k - 1 - i], m[i]);
+            u++;
+        }
+        __m512i doubled = _mm512_add_epi64(_mm512_add_epi64(cross[0], cross[1]), _mm512_add_epi64(cross[2], cross[3]));
+        __m512i column = _mm512_add_epi64(_mm512_add_epi64(sum[0], sum[1]), _mm512_add_epi64(sum[2], sum[3]));
+        column = _mm512_add_epi64(_mm512_add_epi64(column, carry), _mm512_add_epi64(doubled, doubled));
+        if (k < LIMBS) {
+            // The multiple of the prime that clears this column's low 52 bits; its high half joins the next column.
+            m[k] = _mm512_madd52lo_epu64(zero, column, n->k0);
+            MADD_LO(column, n->modulus.v[0], m[k]);
+        } else if (k < 2 * LIMBS - 1) {
+            out[k - LIMBS] = _mm512_and_si512(column, mask);
+        } else {
+            out[LIMBS - 1] = column;  // below twice the prime: the top limb takes the last carry
+        }
+        carry = _mm512_srli_epi64(column, 52);
+    }
+    for (int j = 0; j < LIMBS; j++) r->v[j] = out[j];
+}
+
 /// The entry of each lane's digit, reading every entry (the digits are secret).
 IFMA static void select_entry(lanes *out, const lanes *table, __m512i digits) {
     for (int j = 0; j < LIMBS; j++) out->v[j] = _mm512_setzero_si512();
@@ -172,7 +228,7 @@ IFMA static void exponentiate(lanes *r, const lanes *base, const b2c_ifma_key *k
     for (int l = 0; l < LANES; l++) digits[l] = key->exponent[l][15] >> 60;
     select_entry(&accumulator, table, _mm512_loadu_si512(digits));
     for (int bit = 1015; bit >= 0; bit -= WINDOW) {
-        for (int s = 0; s < WINDOW; s++) multiply(&accumulator, &accumulator, &accumulator, key);
+        for (int s = 0; s < WINDOW; s++) square(&accumulator, &accumulator, key);
         b2c_lanes_window(digits, LANES, key->exponent, bit);
         select_entry(&entry, table, _mm512_loadu_si512(digits));
         multiply(&accumulator, &accumulator, &entry, key);

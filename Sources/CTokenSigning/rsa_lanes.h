@@ -28,6 +28,14 @@ typedef struct {
 
 extern const b2c_lanes_engine b2c_lanes_ifma, b2c_lanes_avx2;
 
+/// A loop the compiler unrolls in full (clang, which the package manager compiles C with), so that the indexes of the
+/// engines' registers and limbs are constants.
+#if defined(__clang__)
+#define B2C_UNROLL _Pragma("clang loop unroll(full)")
+#else
+#define B2C_UNROLL
+#endif
+
 /// 1024 bits, big-endian (128 bytes), to little-endian words (16, and a 17th zero), and back.
 static inline void b2c_lanes_words_of(uint64_t words[17], const unsigned char bytes[128]) {
     for (int i = 0; i < 16; i++) {

@@ -21,11 +21,12 @@ import _CryptoExtras
 /// The signatures that wait on one event loop at the same moment are made together in one pass of the processor's lanes:
 /// with AVX-512 IFMA up to four, eight 1024-bit exponentiations side by side (CTokenSigning's rsa_ifma.c; on an AMD EPYC
 /// of family 26 2.2 times libcrypto's rate one at a time, bench/README.md, "Eight exponentiations at once"), else with
-/// AVX2 up to two (rsa_avx2.c). A pass costs the same whatever it holds, so at load the first key of each kind of lanes
-/// times one against a signature made alone, and batches smaller than it pays for are signed one at a time
-/// (`smallestBatch`; on an AMD EPYC of family 25, whose 512-bit registers do half as much per instruction, only IFMA's
-/// batches of four pay). The tokens are the same bytes. `B2C_EMULATOR_RSA_BATCHES=0` signs one at a time, and
-/// `B2C_EMULATOR_RSA_LANES` picks the lanes (`avx2` or `avx512ifma`; the fastest the processor has by default).
+/// AVX2 up to two (rsa_avx2.c). A pass costs the same whatever it holds, so the first time two signatures wait together
+/// the first key of each kind of lanes times one against a signature made alone, and batches smaller than it pays for
+/// are signed one at a time (`smallestBatch`; on an AMD EPYC of family 25, whose 512-bit registers do half as much per
+/// instruction, IFMA's batches of three and four pay, or of four only, as the probe reads it). The tokens are the same
+/// bytes. `B2C_EMULATOR_RSA_BATCHES=0` signs one at a time, and `B2C_EMULATOR_RSA_LANES` picks the lanes (`avx2` or
+/// `avx512ifma`; the fastest the processor has by default).
 public final class RS256Signer: @unchecked Sendable {
     // @unchecked: `native` is set once and never changed; the batching state is behind its lock; it signs from several
     // threads at once (each with the copy and blinding of its slot, CTokenSigning); a loop's batch is touched on that
