@@ -166,8 +166,9 @@ public final class RS256Signer: @unchecked Sendable {
 
     /// A pass's cost in signatures made alone, as the first key with these lanes timed it (every such key is RSA-2048
     /// with two primes, and costs the same): the lesser of its probe's two passes against the lesser of two of
-    /// libcrypto's pairs of exponentiations. Timing the probe's own passes costs a start one pass and two pairs; one try
-    /// of each was far less steady (bench/README.md, "Issue 43 on an AMD EPYC of family 25").
+    /// libcrypto's pairs of exponentiations, one timed right after each pass, so that both see the same load of the
+    /// machine's other threads. Timing the probe's own passes costs the first probe one pass and two pairs; one try of
+    /// each was far less steady (bench/README.md, "Issue 43 on an AMD EPYC of family 25").
     private static func passCost(_ native: OpaquePointer, lanes: String) -> Double {
         measuredPassCosts.withLock { measured in
             if let cost = measured[lanes] { return cost }

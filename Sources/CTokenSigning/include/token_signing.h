@@ -33,12 +33,14 @@ int b2c_rsa_key_enable_lanes(b2c_rsa_key *key, int choice);
 /// The lanes the key signs batches in ("avx512ifma" or "avx2"), or NULL for none.
 const char *b2c_rsa_key_lanes(const b2c_rsa_key *key);
 
-/// Times the passes of the lanes made while `on` (thread CPU time, two clock readings a pass). Turning it on forgets what
-/// was timed before. Call it before any other thread signs with the key, and turn it off before they do.
+/// Times the passes of the lanes made while `on` (thread CPU time, two clock readings a pass), and after each pass one of
+/// libcrypto's pairs of exponentiations for one signature, so that both see the same load of the machine's other threads.
+/// Turning it on forgets what was timed before. Call it before any other thread signs with the key, and turn it off
+/// before they do.
 void b2c_rsa_key_time_passes(b2c_rsa_key *key, int on);
 
-/// What the least pass timed cost in the exponentiations of one signature made alone (libcrypto's pair, timed here, the
-/// better of two tries): a pass costs about as much whatever it holds, so a batch of `count` pays where `count` is above
+/// What the least pass timed cost in the exponentiations of one signature made alone (the least of libcrypto's pairs
+/// timed after the passes): a pass costs about as much whatever it holds, so a batch of `count` pays where `count` is above
 /// this. 0 when the key has no lanes, no pass was timed, or libcrypto failed.
 double b2c_rsa_key_pass_cost(const b2c_rsa_key *key);
 
