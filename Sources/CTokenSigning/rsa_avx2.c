@@ -90,8 +90,8 @@ AVX2 static void multiply(lanes *r, const lanes *a, const lanes *b, const b2c_av
 /// limbs is made once, by the lower limb's row, with the other limb doubled (29 bits, within VPMULUDQ's 32), so a
 /// square makes 703 products of limbs where `multiply` makes 1,369. Rows i and i + 1 add to place j of their sweep (in
 /// row i's frame) a_i^2 at i, a_i 2a_j above it, a_(i+1)^2 at i + 2 and a_(i+1) 2a_(j-1) above that, and nothing below:
-/// the sweep runs in those stretches. A place takes at most 37 products of 57 bits and 37 of the reduction's 56: below
-/// 2^63.
+/// the sweep runs in those stretches. A place takes at most 19 products of its rows (18 doubled, of 57 bits) and
+/// 37 of the reduction's (56 bits): below 2^63.
 AVX2 static void square(lanes *r, const lanes *a, const b2c_avx2_key *key) {
     const __m256i mask = _mm256_set1_epi64x((long long)MASK28), zero = _mm256_setzero_si256(), k0 = key->k0;
     const __m256i *A = a->v, *N = key->modulus.v;

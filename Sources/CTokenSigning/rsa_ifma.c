@@ -113,8 +113,9 @@ IFMA static inline __attribute__((always_inline)) void multiply(lanes *r, const 
 /// r = a * a / 2^1040 mod each lane's prime, almost (as `multiply`), a column of the product at a time: each product
 /// of two different limbs is made once and doubled, which leaves 1,240 multiply-adds of `multiply`'s 1,620, and the
 /// multiple of the prime that clears a column is added as the column is summed (Montgomery's reduction, interleaved).
-/// A column's terms go to four sums in turn, so that no sum waits on the one before. A column holds at most 40 halves of
-/// doubled products, two of squares and 41 of the reduction's, each below 2^52: below 2^59.
+/// A column's terms go to four sums in turn, so that no sum waits on the one before. A column holds at most 38 halves of
+/// doubled products (19 products), one half of a square and 39 of the reduction's, each below 2^52, and a carry below
+/// 2^8: below 2^59.
 IFMA static inline __attribute__((always_inline)) void square(lanes *r, const lanes *a, const b2c_ifma_key *n) {
     const __m512i zero = _mm512_setzero_si512(), mask = _mm512_set1_epi64((long long)MASK52);
     __m512i m[LIMBS], out[LIMBS], carry = zero;  // out, not r: r is a, whose limbs later columns read
