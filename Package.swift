@@ -78,7 +78,6 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -125,7 +124,7 @@ let package = Package(
         // `b2c`: the fast path of `b2c token` (a cache hit answered from the store), and the hand-over to the full client.
         .executableTarget(name: "b2c", dependencies: ["B2CFastPath", "CSQLite", "CKeyring"], linkerSettings: fastStart),
         // `b2c-client`: every command, and every `b2c token` the fast path hands over.
-        .executableTarget(name: "b2c-client", dependencies: ["B2CCLI"], linkerSettings: leanStart),
+        .executableTarget(name: "b2c-client", dependencies: ["B2CCLI", "B2CKit"], linkerSettings: leanStart),
         // The local tenant's commands (`emulator serve`, `emulator default-seed`, `demo`), in their own program.
         .target(
             name: "B2CEmulatorCLI",

@@ -4,8 +4,8 @@ import NIOCore
 import NIOEmbedded
 import Testing
 
-/// The transport's own connections (routes without a proxy): a connection kept for the route's next request while the
-/// server allows it, and every way an exchange can end badly said in plain words. The server is Python's, over real
+/// The transport's own connections: a connection kept for the route's next request while the server allows it, the
+/// environment's proxy, and every way an exchange can end badly said in plain words. The server is Python's, over real
 /// loopback TCP: each answer names the client port it came from, so a test sees which connection carried it.
 @Suite struct DirectRoutesTests {
     final class ScriptedServer: @unchecked Sendable {
@@ -137,6 +137,54 @@ import Testing
         }
         #expect(refused.contains("nothing listens on 127.0.0.1:\(server.port) (connection refused)"), "\(refused)")
         await transport.shutdown()
+    }
+
+    /// Through the environment's proxy: plain http with the whole URL as the request's target and the proxy URL's user and
+    /// password for the proxy; https in a tunnel the proxy opens for a CONNECT (the whole exchange through the tunnel is
+    /// FirstMinutesTests' `proxiesFromTheEnvironmentCarryTheRequestsAndNoProxyBypassesThem`); and every way a proxy can
+    /// refuse the tunnel, said in plain words. The proxy (Tests/support/connect_proxy.py) reaches names under .test at
+    /// 127.0.0.1, so only it can reach them.
+    @Test func requestsGoThroughTheEnvironmentsProxyAndItsRefusalsAreSaidInPlainWords() async throws {
+        let server = try await ScriptedServer()
+        defer { server.stop() }
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("b2c-proxy-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let log = dir.appendingPathComponent("proxy.log").path
+        let proxy = try LiveProcess(
+            URL(fileURLWithPath: "/usr/bin/python3"), [packageRoot.appendingPathComponent("Tests/support/connect_proxy.py").path, log],
+            environment: [:])
+        defer { proxy.signal(SIGKILL) }
+        try await proxy.waitForOutput("\n")
+        let port = proxy.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let transport = try HTTPTransport(
+            caFile: nil, timeoutSeconds: 3,
+            environment: ["HTTP_PROXY": "http://ann:p%40ss@127.0.0.1:\(port)", "HTTPS_PROXY": "http://127.0.0.1:\(port)"])
+        let posted = try JSONValue.parse(
+            try await transport.postForm(try #require(URL(string: "http://b2c.test:\(server.port)/form")), [("a", "b c")]).body)
+        #expect(posted["got"]?.stringValue == "a=b%20c" && posted["host"]?.stringValue == "b2c.test:\(server.port)", "\(posted)")
+        func failure(_ url: String) async -> String {
+            do {
+                _ = try await transport.get(try #require(URL(string: url)))
+                return "no failure"
+            } catch {
+                return "\(error)"
+            }
+        }
+        let refused = await failure("https://refuse.test/x")
+        #expect(
+            refused.contains("the proxy 127.0.0.1:\(port) refused the connection to refuse.test")
+                && refused.contains("it requires authentication (put user:password in the proxy URL)"), "\(refused)")
+        let garbled = await failure("https://garble.test/x")
+        #expect(garbled.contains("its answer to the CONNECT was not HTTP"), "\(garbled)")
+        let silent = await failure("https://silent.test/x")
+        #expect(silent.contains("it did not answer the CONNECT in time"), "\(silent)")
+        await transport.shutdown()
+        // ann:p@ss as Basic credentials, sent to the proxy and not passed on; an https route's CONNECT without them (that
+        // proxy URL has no user).
+        let seen = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        #expect(seen.contains("POST http://b2c.test:\(server.port)/form Basic YW5uOnBAc3M=\n"), "\(seen)")
+        #expect(seen.contains("CONNECT refuse.test:443 -\n"), "\(seen)")
     }
 
     /// A connection that ends before its request is written (a TLS handshake refused, on a loaded machine, before the

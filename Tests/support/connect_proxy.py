@@ -1,6 +1,9 @@
-"""A minimal HTTP CONNECT proxy for the proxy tests: every CONNECT host:port is tunnelled to 127.0.0.1:port, so that a
-name that does not resolve (b2c.test) reaches the emulator only through the proxy. Prints its port, then logs each
-CONNECT target, one per line, to the file given as its argument. Standard library only."""
+"""A minimal HTTP proxy for the proxy tests. A CONNECT host:port is tunnelled to 127.0.0.1:port, and a request whose
+target is a whole http:// URL is sent on to 127.0.0.1:port with the path alone as its target, so that a name that does
+not resolve (b2c.test) reaches a local server only through the proxy. A host starting with `refuse.` is answered 407,
+`garble.` with bytes that are not HTTP, `silent.` not at all. Prints its port, then logs each request, one per line, to
+the file given as its argument: the method, the target and the Proxy-Authorization field (`-` without one). Standard
+library only."""
 import asyncio
 import sys
 
@@ -16,26 +19,49 @@ async def pipe(reader, writer):
         writer.close()
 
 
+async def answer(writer, text):
+    writer.write(text)
+    await writer.drain()
+    writer.close()
+
+
 async def handle(reader, writer, log):
     request = await reader.readuntil(b"\r\n\r\n")
-    method, target, _ = request.split(b"\r\n", 1)[0].decode().split(" ", 2)
+    first, rest = request.split(b"\r\n", 1)
+    method, target, version = first.decode().split(" ", 2)
+    fields = [line for line in rest.split(b"\r\n") if line]
+    auth = next((f.split(b":", 1)[1].strip().decode() for f in fields if f.lower().startswith(b"proxy-authorization:")), "-")
     with open(log, "a") as f:
-        f.write(f"{method} {target}\n")
-    if method != "CONNECT":
-        writer.write(b"HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n")
-        await writer.drain()
-        writer.close()
+        f.write(f"{method} {target} {auth}\n")
+    if method == "CONNECT":
+        host, port = target.rsplit(":", 1)
+    elif target.startswith("http://"):
+        authority, _, path = target[len("http://"):].partition("/")
+        host, _, port = authority.rpartition(":")
+        port = port or "80"
+    else:
+        return await answer(writer, b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+    if host.startswith("refuse."):
+        return await answer(writer, b'HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="t"\r\n'
+                            b"Content-Length: 0\r\n\r\n")
+    if host.startswith("garble."):
+        return await answer(writer, b"SSH-2.0-OpenSSH\r\n\r\n")
+    if host.startswith("silent."):
+        await asyncio.sleep(60)
         return
-    port = int(target.rsplit(":", 1)[1])
     try:
-        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", port)
+        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", int(port))
     except OSError:
-        writer.write(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n")
+        return await answer(writer, b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n")
+    if method == "CONNECT":
+        writer.write(b"HTTP/1.1 200 Connection Established\r\n\r\n")
         await writer.drain()
-        writer.close()
-        return
-    writer.write(b"HTTP/1.1 200 Connection Established\r\n\r\n")
-    await writer.drain()
+    else:
+        # The request as the server expects it: the path alone, the proxy's credentials left out. (One request per
+        # connection is enough for the tests: the rest of the connection is piped as it comes.)
+        kept = [f for f in fields if not f.lower().startswith(b"proxy-authorization:")]
+        up_writer.write(f"{method} /{path} {version}\r\n".encode() + b"".join(f + b"\r\n" for f in kept) + b"\r\n")
+        await up_writer.drain()
     await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
 
 

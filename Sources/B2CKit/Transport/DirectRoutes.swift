@@ -6,30 +6,37 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 
-/// HTTP/1.1 requests on connections of the transport's own, for routes without a proxy.
+/// HTTP/1.1 requests on connections of the transport's own, straight to the server or through the environment's proxy.
 ///
 /// The client makes one to three requests per run (a refresh is one), so AsyncHTTPClient's connection pool, request
 /// state machines and logger metadata were set up once and used once or twice: `perf` put a third of a forced refresh's
 /// first-time protocol-conformance scans in them, and the pool's key formatted for a log line that is never written
 /// (bench/README.md, "the client's refresh"). What a request must do — the trust roots, the CA's own hosts, the body's
-/// bound, no redirects, the deadline, failures in plain words — stays in `HTTPTransport.send`, which still routes
-/// through a proxy with AsyncHTTPClient. A connection whose answer allows it is kept for the route's next request (a
-/// sign-in's discovery, keys and token requests share one), one idle connection per route, closed by `shutdown()`.
+/// bound, no redirects, the deadline, failures in plain words — is `HTTPTransport.send`'s. Through a proxy, an https
+/// route is a tunnel the proxy opens for a CONNECT, with TLS to the server inside it; an http route sends its requests to
+/// the proxy with the whole URL as their target (RFC 9112, 3.2.2). A connection whose answer allows it is kept for the
+/// route's next request (a sign-in's discovery, keys and token requests share one), one idle connection per route, closed
+/// by `shutdown()`.
 final class DirectRoutes: @unchecked Sendable {
-    /// A route: scheme, host, port, and whether the configuration's CA is trusted on it.
+    /// A route: scheme, host, port, whether the configuration's CA is trusted on it, and the proxy it goes through.
     struct Route: Equatable, Sendable {
         var tls: Bool
         var host: String
         var port: Int
         var withCA: Bool
+        var proxy: NetworkEnvironment.Proxy? = nil
     }
 
-    /// An exchange that did not finish: the deadline passed, the body outgrew the transport's bound, or a kept
-    /// connection had ended while it waited (then the request goes on a new one).
-    enum Failure: Error {
+    /// An exchange that did not finish: the deadline passed, the body outgrew the transport's bound, a kept connection
+    /// had ended while it waited (then the request goes on a new one), or the proxy did not open the tunnel (it answered
+    /// the CONNECT with another status, or with something other than HTTP, or not in time).
+    enum Failure: Error, Equatable {
         case deadline
         case tooLarge
         case stale
+        case proxyAnswered(Int)
+        case proxyGarbled
+        case proxySilent
     }
 
     /// How long a connection waits for the route's next request: a command's requests follow each other within it;
@@ -123,21 +130,50 @@ struct DirectConnection: Sendable {
         let loop = MultiThreadedEventLoopGroup.singleton.next()
         // SNI and the certificate's name: a host name; an IP address is checked against the certificate's addresses.
         let serverName = IPBytes.parse(route.host) == nil ? route.host : nil
+        let handlers: @Sendable (ChannelPipeline.SynchronousOperations) throws -> Void = { pipeline in
+            if let tls { try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverName)) }
+            try pipeline.addHTTPClientHandlers()
+            try pipeline.addHandler(AnswerReader(maxBody: maxBody))
+        }
+        // Through a proxy, TLS and HTTP follow the proxy's answer to the CONNECT.
+        let tunnel = route.tls ? route.proxy : nil
         let channel = try await ClientBootstrap(group: loop)
             .connectTimeout(connectTimeout)
             .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    let pipeline = channel.pipeline.syncOperations
-                    if let tls { try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverName)) }
-                    try pipeline.addHTTPClientHandlers()
-                    try pipeline.addHandler(AnswerReader(maxBody: maxBody))
-                }
+                channel.eventLoop.makeCompletedFuture { if tunnel == nil { try handlers(channel.pipeline.syncOperations) } }
             }
-            .connect(host: route.host, port: route.port).get()
-        let reader = try await channel.eventLoop.submit {
-            NIOLoopBound(try channel.pipeline.syncOperations.handler(type: AnswerReader.self), eventLoop: channel.eventLoop)
+            .connect(host: route.proxy?.host ?? route.host, port: route.proxy?.port ?? route.port).get()
+        do {
+            if let tunnel { try await openTunnel(channel, to: route, through: tunnel, within: connectTimeout, then: handlers) }
+            let reader = try await channel.eventLoop.submit {
+                NIOLoopBound(try channel.pipeline.syncOperations.handler(type: AnswerReader.self), eventLoop: channel.eventLoop)
+            }.get()
+            return DirectConnection(channel: channel, reader: reader)
+        } catch {
+            channel.close(promise: nil)
+            throw error
+        }
+    }
+
+    /// Asks the proxy on `channel` for a tunnel to the route's host and port (with the proxy URL's user, if any), waits
+    /// `limit` for its answer, then adds `handlers` for what goes through the tunnel.
+    private static func openTunnel(
+        _ channel: any Channel, to route: DirectRoutes.Route, through proxy: NetworkEnvironment.Proxy, within limit: TimeAmount,
+        then handlers: @escaping @Sendable (ChannelPipeline.SynchronousOperations) throws -> Void
+    ) async throws {
+        let loop = channel.eventLoop
+        let opened = loop.makePromise(of: Void.self)
+        let authority = (route.host.contains(":") ? "[\(route.host)]" : route.host) + ":\(route.port)"
+        let credentials = proxy.authorization.map { "Proxy-Authorization: \($0)\r\n" } ?? ""
+        let request = "CONNECT \(authority) HTTP/1.1\r\nHost: \(authority)\r\n\(credentials)\r\n"
+        try await loop.submit {
+            try channel.pipeline.syncOperations.addHandler(TunnelOpener(opened: opened))
+            channel.writeAndFlush(ByteBuffer(string: request), promise: nil)
         }.get()
-        return DirectConnection(channel: channel, reader: reader)
+        let timer = loop.scheduleTask(in: limit) { opened.fail(DirectRoutes.Failure.proxySilent) }
+        defer { timer.cancel() }
+        try await opened.futureResult.get()
+        try await loop.submit { try handlers(channel.pipeline.syncOperations) }.get()
     }
 
     /// One request and its answer; `reusable`: the request was written whole and the answer leaves the connection open
@@ -245,5 +281,55 @@ final class AnswerReader: ChannelInboundHandler {
         } else if ended == nil {
             ended = error
         }
+    }
+}
+
+/// Reads the proxy's answer to a CONNECT up to the empty line that ends it, then leaves the pipeline: a 2xx opens the
+/// tunnel; any other status, bytes that are not an HTTP/1 answer, or a head longer than 8 KiB fail it. Nothing may
+/// follow the answer before the client speaks: TLS begins with the client's hello.
+final class TunnelOpener: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+
+    private let opened: EventLoopPromise<Void>
+    private var received: [UInt8] = []
+
+    init(opened: EventLoopPromise<Void>) { self.opened = opened }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        received += unwrapInboundIn(data).readableBytesView
+        guard let end = Self.endOfHead(received) else {
+            if received.count > 8192 { finish(context, .failure(DirectRoutes.Failure.proxyGarbled)) }
+            return
+        }
+        let prefix = Array("HTTP/1.".utf8)
+        guard received.count >= 12, received.starts(with: prefix), received[8] == UInt8(ascii: " "),
+            let status = Int(String(decoding: received[9..<12], as: UTF8.self)), end == received.count
+        else { return finish(context, .failure(DirectRoutes.Failure.proxyGarbled)) }
+        finish(context, (200..<300).contains(status) ? .success(()) : .failure(DirectRoutes.Failure.proxyAnswered(status)))
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        opened.fail(ChannelError.eof)
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        opened.fail(error)
+        context.close(promise: nil)
+    }
+
+    private func finish(_ context: ChannelHandlerContext, _ result: Result<Void, any Error>) {
+        context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+        opened.completeWith(result)
+    }
+
+    /// The index just past the first CR LF CR LF, if the bytes hold one.
+    static func endOfHead(_ bytes: [UInt8]) -> Int? {
+        guard bytes.count >= 4 else { return nil }
+        for i in 3..<bytes.count
+        where bytes[i] == 10 && bytes[i - 1] == 13 && bytes[i - 2] == 10 && bytes[i - 3] == 13 {
+            return i + 1
+        }
+        return nil
     }
 }

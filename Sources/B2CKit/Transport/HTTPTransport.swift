@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import B2CFastPath
 import Foundation
 import NIOConcurrencyHelpers
@@ -62,17 +61,14 @@ extension B2CError {
 /// HTTP for the protocol: extra trust roots (the emulator's CA), trust and proxies from the environment as curl, Go
 /// and Python read them (`SSL_CERT_FILE`, `SSL_CERT_DIR`, `HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`), timeouts, bounded
 /// bodies, no redirects, failures in plain words, and a trace (`--verbose`) that never shows secrets (no query
-/// strings, form values or bodies). The HTTP clients (and their event-loop threads) are made on first use: a cache hit
-/// never starts one.
+/// strings, form values or bodies). Connections (and the event loop's thread) are made on first use: a cache hit never
+/// starts one.
 package final class HTTPTransport: Sendable {
-    private let configuration: HTTPClient.Configuration
     private let caFile: String?
     /// The hosts the CA file is trusted for (the configuration's own); nil: every host.
     private let caHosts: Set<String>?
     private let environment: NetworkEnvironment
-    /// One client per route: direct, or through a proxy (keyed by the proxy's URL).
-    private let lazyClients = NIOLockedValueBox<[String: HTTPClient]>([:])
-    /// The connections of routes without a proxy.
+    /// The connections, direct or through a proxy.
     private let direct: DirectRoutes
     /// The timeout of a request that names none, as NIO counts time.
     public let timeout: TimeAmount
@@ -100,12 +96,6 @@ package final class HTTPTransport: Sendable {
         self.caFile = caFile
         self.caHosts = caHosts.map { Set($0.map { $0.lowercased() }) }
         self.environment = try NetworkEnvironment(environment)
-        var config = HTTPClient.Configuration(tlsConfiguration: nil, redirectConfiguration: .disallow)
-        config.timeout = .init(connect: .seconds(Int64(min(timeoutSeconds, 10))), read: .seconds(Int64(timeoutSeconds)))
-        config.httpVersion = .http1Only
-        // A refused connection is an answer: say so at once instead of retrying until the connect timeout.
-        config.connectionPool.retryConnectionEstablishment = false
-        configuration = config
         timeout = .seconds(Int64(timeoutSeconds))
         self.timeoutSeconds = timeoutSeconds
         self.maxBody = maxBody
@@ -135,13 +125,15 @@ package final class HTTPTransport: Sendable {
     static func hashedEntries(_ directory: String) -> Int? {
         guard let stream = opendir(directory) else { return nil }
         defer { closedir(stream) }
-        let hex = Set("0123456789abcdefABCDEF".utf8), digits = Set("0123456789".utf8)
+        // Byte ranges, not sets of bytes: the first `Set<UInt8>` of a process costs the runtime a metadata look-up.
+        let digits = UInt8(ascii: "0")...UInt8(ascii: "9")
+        let hex = { (b: UInt8) in digits.contains(b) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(b | 0x20) }
         var count = 0
         while let entry = readdir(stream) {
             let matches = withUnsafeBytes(of: entry.pointee.d_name) { raw -> Bool in
                 let name = raw.prefix { $0 != 0 }
                 guard name.count > 9, name[8] == UInt8(ascii: ".") else { return false }
-                return name.prefix(8).allSatisfy(hex.contains) && name.dropFirst(9).allSatisfy(digits.contains)
+                return name.prefix(8).allSatisfy(hex) && name.dropFirst(9).allSatisfy(digits.contains)
             }
             if matches { count += 1 }
         }
@@ -165,8 +157,7 @@ package final class HTTPTransport: Sendable {
     }
 
     /// A CA file as TLS trusts it: read here once, so that a file that is not PEM certificates is refused with its name,
-    /// then named by its path (AsyncHTTPClient hashes the TLS configuration into its connection pool's key, and a list of
-    /// certificates is hashed certificate by certificate, a measurable part of every refresh; bench/README.md, item 3).
+    /// then named by its path.
     private func certificateFile(_ path: String, source: String) throws -> NIOSSLAdditionalTrustRoots {
         do { _ = try NIOSSLCertificate.fromPEMFile(path) } catch {
             throw NetworkError("cannot read the CA file '\(path)' named by \(source): \(error)", isConfiguration: true)
@@ -180,30 +171,9 @@ package final class HTTPTransport: Sendable {
         caFile != nil && (caHosts?.contains(Loopback.bareHost(url.host ?? "")) ?? true)
     }
 
-    /// The client for a URL's route (direct, or through the proxy the environment names for it).
-    private func client(for url: URL) throws -> HTTPClient {
-        let proxy = environment.proxy(for: url)
-        let withCA = trustsCA(for: url)
-        return try lazyClients.withLockedValue { clients in
-            let key = (proxy?.key ?? "direct") + (withCA ? " +ca" : "")
-            if let existing = clients[key] { return existing }
-            var config = configuration
-            config.tlsConfiguration = try tlsConfiguration(withCAFile: withCA)
-            config.proxy = proxy?.ahc
-            let made = HTTPClient(eventLoopGroupProvider: .singleton, configuration: config)
-            clients[key] = made
-            return made
-        }
-    }
-
-    /// Closes the connections kept and shuts down the HTTP clients made so far; call it once done with the transport.
+    /// Closes the connections kept; call it once done with the transport.
     public func shutdown() async {
         direct.shutdown()
-        let made = lazyClients.withLockedValue { clients -> [HTTPClient] in
-            defer { clients = [:] }
-            return Array(clients.values)
-        }
-        for client in made { try? await client.shutdown() }
     }
 
     static func redacted(_ url: URL) -> String {
@@ -215,8 +185,8 @@ package final class HTTPTransport: Sendable {
     }
 
     /// Sends one request and reads the whole answer; redirects are not followed. `timeoutSeconds` replaces the
-    /// transport's timeout for this request. Failures throw `NetworkError`, said in plain words. A route without a proxy
-    /// goes on the transport's own connections (`DirectRoutes`); through a proxy, AsyncHTTPClient's.
+    /// transport's timeout for this request. Failures throw `NetworkError`, said in plain words. The request goes on the
+    /// transport's own connections (`DirectRoutes`), through the environment's proxy for the URL if it names one.
     public func send(
         _ method: HTTPMethod, _ url: URL, headers: [(String, String)] = [], body: Data? = nil,
         timeoutSeconds: Int? = nil
@@ -225,16 +195,13 @@ package final class HTTPTransport: Sendable {
         let deadline = timeoutSeconds.map { TimeAmount.seconds(Int64($0)) } ?? timeout
         let proxy = environment.proxy(for: url)
         do {
-            let result =
-                proxy == nil
-                ? try await sendDirect(method, url, headers: headers, body: body, deadline: deadline)
-                : try await sendThroughProxy(method, url, headers: headers, body: body, deadline: deadline)
+            let result = try await sendDirect(method, url, proxy: proxy, headers: headers, body: body, deadline: deadline)
             let ms = Int(Date().timeIntervalSince(started) * 1000)
             trace?("\(method.rawValue) \(Self.redacted(url)) → \(result.status) (\(result.body.count) bytes, \(ms) ms)")
             return result
         } catch let e as NetworkError {
             throw e
-        } catch is NIOTooManyBytesError, DirectRoutes.Failure.tooLarge {
+        } catch DirectRoutes.Failure.tooLarge {
             throw NetworkError("\(url.host ?? "the server") sent a response larger than \(maxBody / 1024) KiB; refusing it")
         } catch {
             let failure = NetworkFailure(error, url: url, proxy: proxy?.display, timeout: deadline)
@@ -243,21 +210,9 @@ package final class HTTPTransport: Sendable {
         }
     }
 
-    private func sendThroughProxy(
-        _ method: HTTPMethod, _ url: URL, headers: [(String, String)], body: Data?, deadline: TimeAmount
-    ) async throws -> HTTPResult {
-        var req = HTTPClientRequest(url: url.absoluteString)
-        req.method = method
-        for (k, v) in headers { req.headers.add(name: k, value: v) }
-        if let body { req.body = .bytes(ByteBuffer(bytes: body)) }
-        let res = try await client(for: url).execute(req, timeout: deadline)
-        let buffer = try await res.body.collect(upTo: maxBody)
-        return HTTPResult(
-            status: Int(res.status.code), headers: res.headers.map { ($0.name, $0.value) }, body: Data(buffer.readableBytesView))
-    }
-
     private func sendDirect(
-        _ method: HTTPMethod, _ url: URL, headers: [(String, String)], body: Data?, deadline: TimeAmount
+        _ method: HTTPMethod, _ url: URL, proxy: NetworkEnvironment.Proxy?, headers: [(String, String)], body: Data?,
+        deadline: TimeAmount
     ) async throws -> HTTPResult {
         let scheme = url.scheme?.lowercased() ?? ""
         guard scheme == "https" || scheme == "http", let name = url.host, !name.isEmpty else {
@@ -269,13 +224,17 @@ package final class HTTPTransport: Sendable {
         var target = url.path(percentEncoded: true)
         if target.isEmpty { target = "/" }
         if let query = url.query(percentEncoded: true) { target += "?" + query }
-        var head = HTTPRequestHead(version: .http1_1, method: method, uri: target)
-        // As AsyncHTTPClient framed a request: the caller's Host kept, the body's length ours (a caller's framing fields,
-        // such as call-api's -H, never describe a body they did not write).
+        let authority = (host.contains(":") ? "[\(host)]" : host) + (port == defaultPort ? "" : ":\(port)")
+        // Plain HTTP through a proxy: the whole URL as the target, and the proxy's credentials for the proxy (an https
+        // route's go in its CONNECT only, so the server never sees them).
+        let viaProxy = scheme == "http" ? proxy : nil
+        var head = HTTPRequestHead(version: .http1_1, method: method, uri: viaProxy == nil ? target : "http://\(authority)\(target)")
+        // The caller's Host kept, the body's length ours (a caller's framing fields, such as call-api's -H, never describe a
+        // body they did not write).
         if !headers.contains(where: { $0.0.caseInsensitiveCompare("Host") == .orderedSame }) {
-            head.headers.add(
-                name: "Host", value: (host.contains(":") ? "[\(host)]" : host) + (port == defaultPort ? "" : ":\(port)"))
+            head.headers.add(name: "Host", value: authority)
         }
+        if let authorization = viaProxy?.authorization { head.headers.add(name: "Proxy-Authorization", value: authorization) }
         for (k, v) in headers where !["content-length", "transfer-encoding"].contains(k.lowercased()) {
             head.headers.add(name: k, value: v)
         }
@@ -289,7 +248,7 @@ package final class HTTPTransport: Sendable {
             scheme == "https"
             ? try direct.tlsContext(withCA: withCA) { try NIOSSLContext(configuration: tlsConfiguration(withCAFile: withCA)) } : nil
         let answer = try await direct.exchange(
-            DirectRoutes.Route(tls: scheme == "https", host: host, port: port, withCA: withCA), tls: tls,
+            DirectRoutes.Route(tls: scheme == "https", host: host, port: port, withCA: withCA, proxy: proxy), tls: tls,
             connectTimeout: min(deadline, .seconds(10)), head: head, body: body.map { ByteBuffer(bytes: $0) },
             deadline: .now() + deadline)
         return HTTPResult(

@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import B2CFastPath
 import Foundation
 import NIOCore
@@ -15,16 +14,16 @@ struct NetworkEnvironment: Sendable {
         var directory: String?
     }
 
-    struct Proxy: Sendable {
+    struct Proxy: Sendable, Equatable {
         var host: String
         var port: Int
         var username: String?
         var password: String?
         /// The proxy as shown in messages: never its password.
         var display: String { "\(host):\(port)" }
-        var key: String { "proxy \(username ?? "")@\(host):\(port)" }
-        var ahc: HTTPClient.Configuration.Proxy {
-            .server(host: host, port: port, authorization: username.map { .basic(username: $0, password: password ?? "") })
+        /// `Proxy-Authorization` for the user and password of the proxy's URL (Basic, RFC 7617), nil without a user.
+        var authorization: String? {
+            username.map { "Basic " + Data("\($0):\(password ?? "")".utf8).base64EncodedString() }
         }
     }
 
@@ -156,15 +155,16 @@ struct NetworkFailure {
     }
 
     static func kind(_ error: Error) -> Kind {
-        if let e = error as? HTTPClientError {
-            if e == .deadlineExceeded || e == .readTimeout || e == .connectTimeout { return .timeout }
-            if e == .proxyAuthenticationRequired { return .proxyRefused("it requires authentication (put user:password in the proxy URL)") }
-            if e == .invalidProxyResponse { return .proxyRefused("it answered the CONNECT with an error") }
-            if e == .httpProxyHandshakeTimeout { return .proxyRefused("it did not answer the CONNECT in time") }
-            if e == .remoteConnectionClosed { return .closed }
-            return .other(Self.words(String(describing: e)))
+        if let e = error as? DirectRoutes.Failure {
+            switch e {
+            case .deadline: return .timeout
+            case .proxyAnswered(407): return .proxyRefused("it requires authentication (put user:password in the proxy URL)")
+            case .proxyAnswered(let status): return .proxyRefused("it answered the CONNECT with HTTP \(status)")
+            case .proxyGarbled: return .proxyRefused("its answer to the CONNECT was not HTTP")
+            case .proxySilent: return .proxyRefused("it did not answer the CONNECT in time")
+            case .tooLarge, .stale: return .other(Self.words(String(describing: e)))
+            }
         }
-        if let e = error as? DirectRoutes.Failure, e == .deadline { return .timeout }
         if error is CancellationError { return .other("cancelled") }
         if let e = error as? ChannelError, case .connectTimeout = e { return .timeout }
         if let e = error as? ChannelError, e == .eof || e == .ioOnClosedChannel || e == .outputClosed { return .closed }
