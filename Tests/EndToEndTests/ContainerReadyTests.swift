@@ -61,6 +61,8 @@ import Testing
 
         // One JSON line per request on stdout, the path without its query.
         _ = try await Self.curl([local + "/contoso.onmicrosoft.com/B2C_1_susi/oauth2/v2.0/authorize?client_id=x&code_challenge=secret-ish"])
+        // (The line is written after the answer: on a loaded machine curl can be done before it reaches this pipe.)
+        try await p.waitForOutput("/authorize\"")
         let lines = p.stdout.split(separator: "\n").filter { $0.hasPrefix("{") }
         #expect(lines.count >= 4, "\(p.stdout)")
         let last = try JSONValue.parse(Data(try #require(lines.last).utf8))

@@ -140,10 +140,11 @@ import Testing
     }
 
     /// Through the environment's proxy: plain http with the whole URL as the request's target and the proxy URL's user and
-    /// password for the proxy; https in a tunnel the proxy opens for a CONNECT (the whole exchange through the tunnel is
-    /// FirstMinutesTests' `proxiesFromTheEnvironmentCarryTheRequestsAndNoProxyBypassesThem`); and every way a proxy can
-    /// refuse the tunnel, said in plain words. The proxy (Tests/support/connect_proxy.py) reaches names under .test at
-    /// 127.0.0.1, so only it can reach them.
+    /// password for the proxy; https in a tunnel the proxy opens for a CONNECT, which carries the proxy URL's user and
+    /// password (the whole exchange through the tunnel is FirstMinutesTests'
+    /// `proxiesFromTheEnvironmentCarryTheRequestsAndNoProxyBypassesThem`); and every way a proxy can refuse the tunnel,
+    /// said in plain words. The proxy (Tests/support/connect_proxy.py) reaches names under .test at 127.0.0.1, so only it
+    /// can reach them, and refuses by the name asked for.
     @Test func requestsGoThroughTheEnvironmentsProxyAndItsRefusalsAreSaidInPlainWords() async throws {
         let server = try await ScriptedServer()
         defer { server.stop() }
@@ -160,12 +161,18 @@ import Testing
         let transport = try HTTPTransport(
             caFile: nil, timeoutSeconds: 3,
             environment: ["HTTP_PROXY": "http://ann:p%40ss@127.0.0.1:\(port)", "HTTPS_PROXY": "http://127.0.0.1:\(port)"])
-        let posted = try JSONValue.parse(
-            try await transport.postForm(try #require(URL(string: "http://b2c.test:\(server.port)/form")), [("a", "b c")]).body)
+        let withUser = try HTTPTransport(caFile: nil, timeoutSeconds: 3, environment: ["HTTPS_PROXY": "http://bo:pw@127.0.0.1:\(port)"])
+        let form = try #require(URL(string: "http://b2c.test:\(server.port)/form"))
+        let posted = try JSONValue.parse(try await transport.postForm(form, [("a", "b c")]).body)
         #expect(posted["got"]?.stringValue == "a=b%20c" && posted["host"]?.stringValue == "b2c.test:\(server.port)", "\(posted)")
-        func failure(_ url: String) async -> String {
+        // The proxy ended that connection after its answer: the next request opens another. (Time for the client's event
+        // loop to read the end: the connection is then no longer offered.)
+        try await Task.sleep(nanoseconds: 1_000_000_000)
+        let again = try JSONValue.parse(try await transport.postForm(form, [("x", "1")]).body)
+        #expect(again["got"]?.stringValue == "x=1", "\(again)")
+        func failure(_ url: String, through: HTTPTransport? = nil) async -> String {
             do {
-                _ = try await transport.get(try #require(URL(string: url)))
+                _ = try await (through ?? transport).get(try #require(URL(string: url)))
                 return "no failure"
             } catch {
                 return "\(error)"
@@ -175,16 +182,29 @@ import Testing
         #expect(
             refused.contains("the proxy 127.0.0.1:\(port) refused the connection to refuse.test")
                 && refused.contains("it requires authentication (put user:password in the proxy URL)"), "\(refused)")
+        let rejected = await failure("https://refuse.test/y", through: withUser)
+        #expect(rejected.contains("it did not accept the proxy URL's user and password"), "\(rejected)")
+        let denied = await failure("https://deny.test/x")
+        #expect(denied.contains("it answered the CONNECT with HTTP 403"), "\(denied)")
         let garbled = await failure("https://garble.test/x")
         #expect(garbled.contains("its answer to the CONNECT was not HTTP"), "\(garbled)")
         let silent = await failure("https://silent.test/x")
         #expect(silent.contains("it did not answer the CONNECT in time"), "\(silent)")
+        let closed = await failure("https://close.test/x")
+        #expect(closed.contains("it closed the connection without answering the CONNECT"), "\(closed)")
+        // A tunnel opened and then ended: the server's end of it, said as such (never a pipeline's internals).
+        let dropped = await failure("https://drop.test/x")
+        #expect(
+            dropped.contains("drop.test") && (dropped.contains("closed the connection") || dropped.contains("TLS with drop.test failed")),
+            "\(dropped)")
         await transport.shutdown()
-        // ann:p@ss as Basic credentials, sent to the proxy and not passed on; an https route's CONNECT without them (that
-        // proxy URL has no user).
+        await withUser.shutdown()
+        // ann:p@ss as Basic credentials on the plain requests; bo:pw on the CONNECT; none on a CONNECT of a proxy URL
+        // without a user.
         let seen = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         #expect(seen.contains("POST http://b2c.test:\(server.port)/form Basic YW5uOnBAc3M=\n"), "\(seen)")
         #expect(seen.contains("CONNECT refuse.test:443 -\n"), "\(seen)")
+        #expect(seen.contains("CONNECT refuse.test:443 Basic Ym86cHc=\n"), "\(seen)")
     }
 
     /// A connection that ends before its request is written (a TLS handshake refused, on a loaded machine, before the

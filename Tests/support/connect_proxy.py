@@ -1,9 +1,10 @@
 """A minimal HTTP proxy for the proxy tests. A CONNECT host:port is tunnelled to 127.0.0.1:port, and a request whose
 target is a whole http:// URL is sent on to 127.0.0.1:port with the path alone as its target, so that a name that does
-not resolve (b2c.test) reaches a local server only through the proxy. A host starting with `refuse.` is answered 407,
-`garble.` with bytes that are not HTTP, `silent.` not at all. Prints its port, then logs each request, one per line, to
-the file given as its argument: the method, the target and the Proxy-Authorization field (`-` without one). Standard
-library only."""
+not resolve (b2c.test) reaches a local server only through the proxy; a plain request's connection ends with its
+answer. By the target's host: `refuse.` is answered 407 and `deny.` 403, each with an HTML page as real proxies send;
+`garble.` with bytes that are not HTTP; `silent.` not at all; `close.` by closing the connection; `drop.` with 200 and
+then the connection's end. Prints its port, then logs each request, one per line, to the file given as its argument:
+the method, the target and the Proxy-Authorization field (`-` without one). Standard library only."""
 import asyncio
 import sys
 
@@ -41,14 +42,23 @@ async def handle(reader, writer, log):
         port = port or "80"
     else:
         return await answer(writer, b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+    page = b"<html><body><h1>Access denied</h1>" + b"x" * 2048 + b"</body></html>"
     if host.startswith("refuse."):
         return await answer(writer, b'HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="t"\r\n'
-                            b"Content-Length: 0\r\n\r\n")
+                            b"Content-Type: text/html\r\nContent-Length: %d\r\n\r\n%s" % (len(page), page))
+    if host.startswith("deny."):
+        return await answer(writer, b"HTTP/1.1 403 Forbidden\r\nContent-Type: text/html\r\nContent-Length: %d\r\n\r\n%s"
+                            % (len(page), page))
     if host.startswith("garble."):
         return await answer(writer, b"SSH-2.0-OpenSSH\r\n\r\n")
     if host.startswith("silent."):
         await asyncio.sleep(60)
         return
+    if host.startswith("close."):
+        writer.close()
+        return
+    if host.startswith("drop."):
+        return await answer(writer, b"HTTP/1.1 200 Connection Established\r\n\r\n")
     try:
         up_reader, up_writer = await asyncio.open_connection("127.0.0.1", int(port))
     except OSError:
@@ -56,13 +66,17 @@ async def handle(reader, writer, log):
     if method == "CONNECT":
         writer.write(b"HTTP/1.1 200 Connection Established\r\n\r\n")
         await writer.drain()
-    else:
-        # The request as the server expects it: the path alone, the proxy's credentials left out. (One request per
-        # connection is enough for the tests: the rest of the connection is piped as it comes.)
-        kept = [f for f in fields if not f.lower().startswith(b"proxy-authorization:")]
-        up_writer.write(f"{method} /{path} {version}\r\n".encode() + b"".join(f + b"\r\n" for f in kept) + b"\r\n")
-        await up_writer.drain()
-    await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+        return
+    # The request as the server expects it: the path alone, the proxy's credentials left out, its body; then the answer,
+    # and the connection's end (a client's next request opens another).
+    kept = [f for f in fields if not f.lower().startswith((b"proxy-authorization:", b"connection:"))]
+    length = next((int(f.split(b":", 1)[1]) for f in fields if f.lower().startswith(b"content-length:")), 0)
+    body = await reader.readexactly(length) if length else b""
+    up_writer.write(f"{method} /{path} {version}\r\n".encode() + b"".join(f + b"\r\n" for f in kept)
+                    + b"Connection: close\r\n\r\n" + body)
+    await up_writer.drain()
+    await pipe(up_reader, writer)
 
 
 async def main():

@@ -29,14 +29,15 @@ final class DirectRoutes: @unchecked Sendable {
 
     /// An exchange that did not finish: the deadline passed, the body outgrew the transport's bound, a kept connection
     /// had ended while it waited (then the request goes on a new one), or the proxy did not open the tunnel (it answered
-    /// the CONNECT with another status, or with something other than HTTP, or not in time).
+    /// the CONNECT with another status, with something other than HTTP, not in time, or closed the connection).
     enum Failure: Error, Equatable {
         case deadline
         case tooLarge
         case stale
-        case proxyAnswered(Int)
+        case proxyAnswered(Int, withCredentials: Bool)
         case proxyGarbled
         case proxySilent
+        case proxyClosed
     }
 
     /// How long a connection waits for the route's next request: a command's requests follow each other within it;
@@ -130,50 +131,59 @@ struct DirectConnection: Sendable {
         let loop = MultiThreadedEventLoopGroup.singleton.next()
         // SNI and the certificate's name: a host name; an IP address is checked against the certificate's addresses.
         let serverName = IPBytes.parse(route.host) == nil ? route.host : nil
-        let handlers: @Sendable (ChannelPipeline.SynchronousOperations) throws -> Void = { pipeline in
-            if let tls { try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverName)) }
+        // The handlers for HTTP, and the reader handed back: added when the connection is made, or, through a proxy, in
+        // the same turn as the proxy's answer is read (so nothing the tunnel carries comes before them).
+        let http: @Sendable (ChannelPipeline.SynchronousOperations, any EventLoop) throws -> NIOLoopBound<AnswerReader> = {
+            pipeline, loop in
+            let reader = AnswerReader(maxBody: maxBody)
             try pipeline.addHTTPClientHandlers()
-            try pipeline.addHandler(AnswerReader(maxBody: maxBody))
+            try pipeline.addHandler(reader)
+            // TLS last, in front: it starts its handshake as it is added to an open connection.
+            if let tls { try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverName), position: .first) }
+            return NIOLoopBound(reader, eventLoop: loop)
         }
-        // Through a proxy, TLS and HTTP follow the proxy's answer to the CONNECT.
+        let ready = loop.makePromise(of: NIOLoopBound<AnswerReader>.self)
+        // Through a proxy, an https route's TLS and HTTP follow the proxy's answer to a CONNECT, which must come within the
+        // connect timeout, counted from the start.
         let tunnel = route.tls ? route.proxy : nil
-        let channel = try await ClientBootstrap(group: loop)
-            .connectTimeout(connectTimeout)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture { if tunnel == nil { try handlers(channel.pipeline.syncOperations) } }
-            }
-            .connect(host: route.proxy?.host ?? route.host, port: route.proxy?.port ?? route.port).get()
+        let connect = tunnel.map { proxy -> (request: ByteBuffer, withCredentials: Bool) in
+            let authority = (route.host.contains(":") ? "[\(route.host)]" : route.host) + ":\(route.port)"
+            let credentials = proxy.authorization.map { "Proxy-Authorization: \($0)\r\n" } ?? ""
+            return (ByteBuffer(string: "CONNECT \(authority) HTTP/1.1\r\nHost: \(authority)\r\n\(credentials)\r\n"), !credentials.isEmpty)
+        }
+        let timer = connect.map { _ in loop.scheduleTask(in: connectTimeout) { ready.fail(DirectRoutes.Failure.proxySilent) } }
+        defer { timer?.cancel() }
+        let channel: any Channel
         do {
-            if let tunnel { try await openTunnel(channel, to: route, through: tunnel, within: connectTimeout, then: handlers) }
-            let reader = try await channel.eventLoop.submit {
-                NIOLoopBound(try channel.pipeline.syncOperations.handler(type: AnswerReader.self), eventLoop: channel.eventLoop)
-            }.get()
+            channel = try await ClientBootstrap(group: loop)
+                .connectTimeout(connectTimeout)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        let pipeline = channel.pipeline.syncOperations
+                        if let connect {
+                            try pipeline.addHandler(
+                                TunnelOpener(request: connect.request, withCredentials: connect.withCredentials, ready: ready, then: http))
+                        } else {
+                            ready.succeed(try http(pipeline, channel.eventLoop))
+                        }
+                    }
+                }
+                .connect(host: route.proxy?.host ?? route.host, port: route.proxy?.port ?? route.port).get()
+        } catch {
+            ready.fail(error)
+            throw error
+        }
+        do {
+            let reader = try await withTaskCancellationHandler {
+                try await ready.futureResult.get()
+            } onCancel: {
+                ready.fail(CancellationError())
+            }
             return DirectConnection(channel: channel, reader: reader)
         } catch {
             channel.close(promise: nil)
             throw error
         }
-    }
-
-    /// Asks the proxy on `channel` for a tunnel to the route's host and port (with the proxy URL's user, if any), waits
-    /// `limit` for its answer, then adds `handlers` for what goes through the tunnel.
-    private static func openTunnel(
-        _ channel: any Channel, to route: DirectRoutes.Route, through proxy: NetworkEnvironment.Proxy, within limit: TimeAmount,
-        then handlers: @escaping @Sendable (ChannelPipeline.SynchronousOperations) throws -> Void
-    ) async throws {
-        let loop = channel.eventLoop
-        let opened = loop.makePromise(of: Void.self)
-        let authority = (route.host.contains(":") ? "[\(route.host)]" : route.host) + ":\(route.port)"
-        let credentials = proxy.authorization.map { "Proxy-Authorization: \($0)\r\n" } ?? ""
-        let request = "CONNECT \(authority) HTTP/1.1\r\nHost: \(authority)\r\n\(credentials)\r\n"
-        try await loop.submit {
-            try channel.pipeline.syncOperations.addHandler(TunnelOpener(opened: opened))
-            channel.writeAndFlush(ByteBuffer(string: request), promise: nil)
-        }.get()
-        let timer = loop.scheduleTask(in: limit) { opened.fail(DirectRoutes.Failure.proxySilent) }
-        defer { timer.cancel() }
-        try await opened.futureResult.get()
-        try await loop.submit { try handlers(channel.pipeline.syncOperations) }.get()
     }
 
     /// One request and its answer; `reusable`: the request was written whole and the answer leaves the connection open
@@ -284,43 +294,101 @@ final class AnswerReader: ChannelInboundHandler {
     }
 }
 
-/// Reads the proxy's answer to a CONNECT up to the empty line that ends it, then leaves the pipeline: a 2xx opens the
-/// tunnel; any other status, bytes that are not an HTTP/1 answer, or a head longer than 8 KiB fail it. Nothing may
-/// follow the answer before the client speaks: TLS begins with the client's hello.
+/// Sends the CONNECT when the connection to the proxy is made, and reads the proxy's answer up to the empty line that
+/// ends it (informational answers skipped): a 2xx opens the tunnel, and in the same turn this handler leaves the pipeline
+/// and the handlers for what the tunnel carries take its place; any other status (whatever body follows it), bytes that
+/// are not an HTTP/1 answer, bytes after a 2xx's head (TLS begins with the client's hello), a head longer than 8 KiB, or
+/// the connection's end fail it.
 final class TunnelOpener: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
 
-    private let opened: EventLoopPromise<Void>
+    private let request: ByteBuffer
+    private let withCredentials: Bool
+    private let ready: EventLoopPromise<NIOLoopBound<AnswerReader>>
+    private let then: (ChannelPipeline.SynchronousOperations, any EventLoop) throws -> NIOLoopBound<AnswerReader>
     private var received: [UInt8] = []
+    private var sent = false, done = false
 
-    init(opened: EventLoopPromise<Void>) { self.opened = opened }
+    init(
+        request: ByteBuffer, withCredentials: Bool, ready: EventLoopPromise<NIOLoopBound<AnswerReader>>,
+        then: @escaping (ChannelPipeline.SynchronousOperations, any EventLoop) throws -> NIOLoopBound<AnswerReader>
+    ) {
+        self.request = request
+        self.withCredentials = withCredentials
+        self.ready = ready
+        self.then = then
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { send(context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        send(context)
+        context.fireChannelActive()
+    }
+
+    private func send(_ context: ChannelHandlerContext) {
+        guard !sent else { return }
+        sent = true
+        context.writeAndFlush(wrapOutboundOut(request), promise: nil)
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !done else { return }
         received += unwrapInboundIn(data).readableBytesView
-        guard let end = Self.endOfHead(received) else {
-            if received.count > 8192 { finish(context, .failure(DirectRoutes.Failure.proxyGarbled)) }
+        while let end = Self.endOfHead(received) {
+            guard let status = Self.status(received) else { return fail(context, DirectRoutes.Failure.proxyGarbled) }
+            if (100..<200).contains(status) {
+                received.removeFirst(end)
+                continue
+            }
+            guard (200..<300).contains(status) else {
+                return fail(context, DirectRoutes.Failure.proxyAnswered(status, withCredentials: withCredentials))
+            }
+            guard end == received.count else { return fail(context, DirectRoutes.Failure.proxyGarbled) }
+            done = true
+            let pipeline = context.pipeline.syncOperations, channel = context.channel
+            pipeline.removeHandler(context: context, promise: nil)
+            do {
+                ready.succeed(try then(pipeline, channel.eventLoop))
+            } catch {
+                ready.fail(error)
+                channel.close(promise: nil)
+            }
             return
         }
-        let prefix = Array("HTTP/1.".utf8)
-        guard received.count >= 12, received.starts(with: prefix), received[8] == UInt8(ascii: " "),
-            let status = Int(String(decoding: received[9..<12], as: UTF8.self)), end == received.count
-        else { return finish(context, .failure(DirectRoutes.Failure.proxyGarbled)) }
-        finish(context, (200..<300).contains(status) ? .success(()) : .failure(DirectRoutes.Failure.proxyAnswered(status)))
+        if received.count > 8192 { fail(context, DirectRoutes.Failure.proxyGarbled) }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        opened.fail(ChannelError.eof)
+        if !done { ready.fail(DirectRoutes.Failure.proxyClosed) }
+        done = true
         context.fireChannelInactive()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        opened.fail(error)
+        fail(context, error)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        if !done { ready.fail(DirectRoutes.Failure.proxyClosed) }
+        done = true
+    }
+
+    private func fail(_ context: ChannelHandlerContext, _ error: any Error) {
+        if !done { ready.fail(error) }
+        done = true
         context.close(promise: nil)
     }
 
-    private func finish(_ context: ChannelHandlerContext, _ result: Result<Void, any Error>) {
-        context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
-        opened.completeWith(result)
+    /// The status of an HTTP/1 answer's first line ("HTTP/1.1 407 …"), nil for anything else.
+    static func status(_ bytes: [UInt8]) -> Int? {
+        guard bytes.count >= 12, bytes.starts(with: Array("HTTP/1.".utf8)), bytes[8] == UInt8(ascii: " "),
+            bytes[9..<12].allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
+        else { return nil }
+        return bytes[9..<12].reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
     }
 
     /// The index just past the first CR LF CR LF, if the bytes hold one.

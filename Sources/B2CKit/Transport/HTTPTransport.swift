@@ -219,6 +219,11 @@ package final class HTTPTransport: Sendable {
             throw NetworkError("'\(Self.redacted(url))' is not an http:// or https:// URL with a host")
         }
         let host = Loopback.bareHost(name)
+        // (A URL's host comes percent-decoded: one that decodes to a space or a control character would break the
+        // request's lines, a CONNECT's above all.)
+        guard host.utf8.allSatisfy({ $0 > 0x20 && $0 != 0x7f }) else {
+            throw NetworkError("'\(Self.redacted(url))' has a host name with a space or a control character in it")
+        }
         let defaultPort = scheme == "https" ? 443 : 80
         let port = url.port ?? defaultPort
         var target = url.path(percentEncoded: true)

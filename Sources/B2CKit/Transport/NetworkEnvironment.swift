@@ -158,10 +158,13 @@ struct NetworkFailure {
         if let e = error as? DirectRoutes.Failure {
             switch e {
             case .deadline: return .timeout
-            case .proxyAnswered(407): return .proxyRefused("it requires authentication (put user:password in the proxy URL)")
-            case .proxyAnswered(let status): return .proxyRefused("it answered the CONNECT with HTTP \(status)")
+            case .proxyAnswered(407, withCredentials: false):
+                return .proxyRefused("it requires authentication (put user:password in the proxy URL)")
+            case .proxyAnswered(407, withCredentials: true): return .proxyRefused("it did not accept the proxy URL's user and password")
+            case .proxyAnswered(let status, _): return .proxyRefused("it answered the CONNECT with HTTP \(status)")
             case .proxyGarbled: return .proxyRefused("its answer to the CONNECT was not HTTP")
             case .proxySilent: return .proxyRefused("it did not answer the CONNECT in time")
+            case .proxyClosed: return .proxyRefused("it closed the connection without answering the CONNECT")
             case .tooLarge, .stale: return .other(Self.words(String(describing: e)))
             }
         }
