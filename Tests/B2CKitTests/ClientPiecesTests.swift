@@ -101,6 +101,8 @@ import Testing
             (#""tenantType": "aad","#, nil, nil, "$.tenantType"),
             (#""clientSecretFile": "","#, nil, nil, "$.clientSecretFile"),
             ("", #""policies": [{"name": "B2C_1_susi", "role": "signUpSignIn"}],"#, "https://contoso.ciamlogin.com", "$.policies"),
+            // A host that a percent escape makes (a space here) is no host name: refused, not built into URLs.
+            ("", nil, "https://b2c%20x.example", "$.authorityHost"),
         ] {
             do {
                 _ = try parse(

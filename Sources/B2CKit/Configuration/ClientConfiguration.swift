@@ -276,7 +276,13 @@ public struct ClientConfiguration: Sendable, Equatable {
 
     private static func authorityHost(_ root: JSONObjectReader) throws -> URL {
         let text = try root.string("authorityHost")
-        guard let host = URL(string: text), host.host != nil, host.path.isEmpty || host.path == "/", host.query == nil else {
+        // The host as the URL decodes it: a name or an address, nothing that a percent escape made (every authority URL
+        // is built from it).
+        guard let host = URL(string: text), let name = host.host, !name.isEmpty, host.path.isEmpty || host.path == "/",
+            host.query == nil,
+            name.unicodeScalars.allSatisfy({ $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "-._:[]".unicodeScalars.contains($0)) }
+            )
+        else {
             throw JSONPathError(
                 path: "$.authorityHost", message: "must be a base URL such as https://contoso.b2clogin.com, found '\(text)'")
         }
