@@ -279,9 +279,7 @@ public struct ClientConfiguration: Sendable, Equatable {
         // The host as the URL decodes it: a name or an address, nothing that a percent escape made (every authority URL
         // is built from it).
         guard let host = URL(string: text), let name = host.host, !name.isEmpty, host.path.isEmpty || host.path == "/",
-            host.query == nil,
-            name.unicodeScalars.allSatisfy({ $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "-._:[]".unicodeScalars.contains($0)) }
-            )
+            host.query == nil, name.unicodeScalars.allSatisfy(Self.isHostCharacter)
         else {
             throw JSONPathError(
                 path: "$.authorityHost", message: "must be a base URL such as https://contoso.b2clogin.com, found '\(text)'")
@@ -291,6 +289,11 @@ public struct ClientConfiguration: Sendable, Equatable {
                 path: "$.authorityHost", message: "must use https (plain http is allowed only for loopback hosts), found '\(text)'")
         }
         return host
+    }
+
+    /// A letter or digit of ASCII, or one of the other characters of a host name or an IP address.
+    private static func isHostCharacter(_ c: Unicode.Scalar) -> Bool {
+        c.isASCII && (CharacterSet.alphanumerics.contains(c) || "-._:[]".unicodeScalars.contains(c))
     }
 
     /// An https URL (http only on a loopback host) at `key`.
