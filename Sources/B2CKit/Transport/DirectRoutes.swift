@@ -142,7 +142,6 @@ struct DirectConnection: Sendable {
             if let tls { try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverName), position: .first) }
             return NIOLoopBound(reader, eventLoop: loop)
         }
-        let ready = loop.makePromise(of: NIOLoopBound<AnswerReader>.self)
         // Through a proxy, an https route's TLS and HTTP follow the proxy's answer to a CONNECT, which must come within the
         // connect timeout, counted from the start.
         let tunnel = route.tls ? route.proxy : nil
@@ -151,28 +150,39 @@ struct DirectConnection: Sendable {
             let credentials = proxy.authorization.map { "Proxy-Authorization: \($0)\r\n" } ?? ""
             return (ByteBuffer(string: "CONNECT \(authority) HTTP/1.1\r\nHost: \(authority)\r\n\(credentials)\r\n"), !credentials.isEmpty)
         }
-        let timer = connect.map { _ in loop.scheduleTask(in: connectTimeout) { ready.fail(DirectRoutes.Failure.proxySilent) } }
-        defer { timer?.cancel() }
-        let channel: any Channel
-        do {
-            channel = try await ClientBootstrap(group: loop)
-                .connectTimeout(connectTimeout)
-                .channelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        let pipeline = channel.pipeline.syncOperations
+        // Each channel the connect tries (one per address of the name, as Happy Eyeballs races them) gets its own
+        // handlers and its own promise of a reader; the one that connects is the one awaited.
+        let readers = NIOLockedValueBox<[ObjectIdentifier: EventLoopPromise<NIOLoopBound<AnswerReader>>]>([:])
+        let started = NIODeadline.now()
+        let channel = try await ClientBootstrap(group: loop)
+            .connectTimeout(connectTimeout)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let ready = channel.eventLoop.makePromise(of: NIOLoopBound<AnswerReader>.self)
+                    readers.withLockedValue { $0[ObjectIdentifier(channel)] = ready }
+                    let pipeline = channel.pipeline.syncOperations
+                    do {
                         if let connect {
                             try pipeline.addHandler(
                                 TunnelOpener(request: connect.request, withCredentials: connect.withCredentials, ready: ready, then: http))
                         } else {
                             ready.succeed(try http(pipeline, channel.eventLoop))
                         }
+                    } catch {
+                        ready.fail(error)
+                        throw error
                     }
                 }
-                .connect(host: route.proxy?.host ?? route.host, port: route.proxy?.port ?? route.port).get()
-        } catch {
-            ready.fail(error)
-            throw error
+            }
+            .connect(host: route.proxy?.host ?? route.host, port: route.proxy?.port ?? route.port).get()
+        guard let ready = readers.withLockedValue({ $0[ObjectIdentifier(channel)] }) else {
+            channel.close(promise: nil)
+            throw ChannelPipelineError.notFound  // unreachable: the bootstrap initializes every channel it connects
         }
+        let timer = connect.map { _ in
+            loop.scheduleTask(deadline: started + connectTimeout) { ready.fail(DirectRoutes.Failure.proxySilent) }
+        }
+        defer { timer?.cancel() }
         do {
             let reader = try await withTaskCancellationHandler {
                 try await ready.futureResult.get()
