@@ -40,6 +40,12 @@ public enum Loopback {
         return bare.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") || $0 >= 0x80 }) ? bare.lowercased() : bare
     }
 
+    /// A bare host and a port as a URL's authority or a CONNECT writes them: an IPv6 address in brackets, the port after
+    /// a colon unless it is nil.
+    public static func authority(_ host: String, port: Int?) -> String {
+        (host.contains(":") ? "[\(host)]" : host) + (port.map { ":\($0)" } ?? "")
+    }
+
     public static func isHost(_ host: String) -> Bool {
         let h = bareHost(host)
         if h == "localhost" || h == "::1" { return true }

@@ -119,6 +119,10 @@ import Testing
                 return "\(error)"
             }
         }
+        // A host that decodes to a space (URL percent-decodes it) never reaches a request line.
+        var spaced = "no failure"
+        do { _ = try await transport.get(try #require(URL(string: "http://a%20b.test:\(server.port)/port"))) } catch { spaced = "\(error)" }
+        #expect(spaced.contains("has a host name with a space or a control character in it"), "\(spaced)")
         let big = await failure("/big")
         #expect(big == "127.0.0.1 sent a response larger than 1 KiB; refusing it", "\(big)")
         let dropped = await failure("/drop")
@@ -205,6 +209,49 @@ import Testing
         #expect(seen.contains("POST http://b2c.test:\(server.port)/form Basic YW5uOnBAc3M=\n"), "\(seen)")
         #expect(seen.contains("CONNECT refuse.test:443 -\n"), "\(seen)")
         #expect(seen.contains("CONNECT refuse.test:443 Basic Ym86cHc=\n"), "\(seen)")
+    }
+
+    /// The proxy's answer to a CONNECT as the opener reads it, byte by byte where it matters: the request written when
+    /// the connection is active, informational answers skipped, a head split across reads, a refusal whatever its body,
+    /// bytes after a 2xx, a head that never ends.
+    @Test func theTunnelOpenerReadsTheProxysAnswer() throws {
+        func opened(_ parts: [String], withCredentials: Bool = false) throws -> (Result<Void, any Error>, written: String, left: Bool) {
+            let channel = EmbeddedChannel()
+            let ready = channel.eventLoop.makePromise(of: NIOLoopBound<AnswerReader>.self)
+            let opener = TunnelOpener(
+                request: ByteBuffer(string: "CONNECT h:443 HTTP/1.1\r\n\r\n"), withCredentials: withCredentials, ready: ready
+            ) { pipeline, loop in
+                let reader = AnswerReader(maxBody: 16)
+                try pipeline.addHandler(reader)
+                return NIOLoopBound(reader, eventLoop: loop)
+            }
+            try channel.pipeline.syncOperations.addHandler(opener)
+            try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+            var written = ""
+            if let out = try channel.readOutbound(as: ByteBuffer.self) { written = String(buffer: out) }
+            for part in parts where channel.isActive { try channel.writeInbound(ByteBuffer(string: part)) }
+            nonisolated(unsafe) var result: Result<Void, any Error>?
+            ready.futureResult.whenComplete { result = $0.map { _ in () } }
+            let left = (try? channel.pipeline.syncOperations.handler(type: TunnelOpener.self)) == nil
+            _ = try? channel.finish()
+            return (try #require(result), written, left)
+        }
+        func failure(_ r: Result<Void, any Error>) -> DirectRoutes.Failure? {
+            if case .failure(let e) = r { return e as? DirectRoutes.Failure }
+            return nil
+        }
+        let open = try opened(["HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 Conn", "ection established\r\n\r\n"])
+        #expect(open.written == "CONNECT h:443 HTTP/1.1\r\n\r\n")
+        #expect((try? open.0.get()) != nil && open.left)
+        #expect(
+            failure(try opened(["HTTP/1.1 407 Proxy Authentication Required\r\n\r\n<html>denied</html>"]).0)
+                == .proxyAnswered(407, withCredentials: false))
+        #expect(
+            failure(try opened(["HTTP/1.0 403 Forbidden\r\n\r\n"], withCredentials: true).0) == .proxyAnswered(403, withCredentials: true))
+        #expect(failure(try opened(["HTTP/1.1 200 OK\r\n\r\nsurprise"]).0) == .proxyGarbled)
+        #expect(failure(try opened(["SSH-2.0-OpenSSH\r\n\r\n"]).0) == .proxyGarbled)
+        #expect(failure(try opened([String(repeating: "a", count: 8193)]).0) == .proxyGarbled)
+        #expect(failure(try opened(["HTTP/1.1 200 OK\r\n"]).0) == .proxyClosed)  // the channel ends before the head does
     }
 
     /// A connection that ends before its request is written (a TLS handshake refused, on a loaded machine, before the

@@ -146,7 +146,7 @@ struct DirectConnection: Sendable {
         // connect timeout, counted from the start.
         let tunnel = route.tls ? route.proxy : nil
         let connect = tunnel.map { proxy -> (request: ByteBuffer, withCredentials: Bool) in
-            let authority = (route.host.contains(":") ? "[\(route.host)]" : route.host) + ":\(route.port)"
+            let authority = Loopback.authority(route.host, port: route.port)
             let credentials = proxy.authorization.map { "Proxy-Authorization: \($0)\r\n" } ?? ""
             return (ByteBuffer(string: "CONNECT \(authority) HTTP/1.1\r\nHost: \(authority)\r\n\(credentials)\r\n"), !credentials.isEmpty)
         }

@@ -229,7 +229,7 @@ package final class HTTPTransport: Sendable {
         var target = url.path(percentEncoded: true)
         if target.isEmpty { target = "/" }
         if let query = url.query(percentEncoded: true) { target += "?" + query }
-        let authority = (host.contains(":") ? "[\(host)]" : host) + (port == defaultPort ? "" : ":\(port)")
+        let authority = Loopback.authority(host, port: port == defaultPort ? nil : port)
         // Plain HTTP through a proxy: the whole URL as the target, and the proxy's credentials for the proxy (an https
         // route's go in its CONNECT only, so the server never sees them).
         let viaProxy = scheme == "http" ? proxy : nil
