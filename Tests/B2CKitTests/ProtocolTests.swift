@@ -251,6 +251,17 @@ import _CryptoExtras
         #expect(Loopback.bareHost(written[...]) == bare)
     }
 
+    /// A Host field's and a CONNECT's authority: an IPv6 address in brackets (its colons would otherwise read as a port's),
+    /// the port only where one is given.
+    @Test(
+        arguments: [
+            ("::1", 8443, "[::1]:8443"), ("fe80::1", nil, "[fe80::1]"), ("127.0.0.1", 443, "127.0.0.1:443"),
+            ("contoso.b2clogin.com", nil, "contoso.b2clogin.com"),
+        ] as [(String, Int?, String)])
+    func anAuthorityBracketsAnIPv6AddressAndAddsAGivenPort(_ host: String, _ port: Int?, _ authority: String) {
+        #expect(Loopback.authority(host, port: port) == authority)
+    }
+
     @Test func hashedCANamesAreCountedAsCRehashWritesThem() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hashed-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
