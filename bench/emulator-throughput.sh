@@ -29,8 +29,11 @@
 # both kinds of machine the issue names are measured on one (bench/README.md, 2026-12-01 and "AVX2 lanes").
 # The tenant's signer is its batches (RS256Signer: the signatures waiting on an event loop at once, up to four to a pass
 # of eight 1024-bit exponentiations with IFMA, two to a pass of four with AVX2, where a pass pays):
-# `b2c-bench sign-bound --signer batches`, measured between the slices as the others are and printed beside them; the
-# issue's targets stay against the faster of OpenSSL and swift-crypto.
+# `b2c-bench sign-bound --signer batches`, measured between the slices as the others are and printed beside them, with
+# how many of its measurements made batches (each probes its lanes as the tenant does); the issue's targets stay against
+# the faster of OpenSSL and swift-crypto. Beside it, what the tenant chose (`GET /_admin/stats`' `signing`): whether its
+# probe, timed when two signatures first waited together under the load, turned batches on, and what it timed a pass at
+# (bench/README.md, "A real processor without AVX-512").
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 DURATION=${DURATION:-10}
@@ -84,17 +87,24 @@ openssl_bound() { openssl speed -seconds "$BOUND_SECONDS" -multi "$cores" rsa204
 # One measurement of each bound, appended to its list; a measurement that printed nothing stops the run (it would
 # otherwise count as 0 in the mean).
 measure_bounds() {
-    local own swift ossl batch
-    own=$(sign_bound libcrypto) swift=$(sign_bound swift-crypto) ossl=$(openssl_bound) batch=$(sign_bound batches 2>/dev/null)
+    local own swift ossl batch smallest
+    own=$(sign_bound libcrypto) swift=$(sign_bound swift-crypto) ossl=$(openssl_bound)
+    # `batches` probes its lanes as the tenant does, and signs one at a time where the probe says a pass does not pay
+    # (its smallest batch 0): the count of measurements that made batches is printed with their mean.
+    read -r batch smallest < <("$TOOL" sign-bound --seconds "$BOUND_SECONDS" --signer batches 2>/dev/null \
+        | awk '{ print $9, ($15 == "" ? 0 : $15) }')
     [[ -n $own && -n $swift && -n $ossl && -n $batch ]] \
         || die "a signing bound measured nothing (libcrypto '$own', swift-crypto '$swift', OpenSSL '$ossl', batches '$batch')"
     bounds+=("$own") swiftBounds+=("$swift") opensslBounds+=("$ossl") batchBounds+=("$batch")
+    if ((smallest > 0)); then batchesMade=$((batchesMade + 1)); fi
 }
 mean() { awk '{ s += $1; n++ } END { printf "%.1f", s / n }'; }
 
 first=1
 results=()
+declare -A signingOf batchesMadeOf
 for mode in $MODES; do
+    batchesMade=0
     start_emulator "emulator-$mode" "$mode"
     home=$BENCH_TMP/home-$mode
     agent_signin "$home" alice@contoso.com 'Alice-dev-2026!' "$POLICY"
@@ -153,6 +163,18 @@ print(of("refresh_token"), of("client_credentials"))') || die "cannot read the t
     ((bad_refresh + bad_cc == 0)) \
         || note "$mode state: the tenant's log has $bad_refresh refresh and $bad_cc client-credentials answers that issued no token"
     not200=$((not200 + bad_refresh)) cc_bad=$((cc_bad + bad_cc))
+    # How the tenant signed: its lanes, what its probe timed a pass at, and the signatures made in passes and alone.
+    signingOf[$mode]=$(curl -sSf --cacert "$EMU_CA" "$EMU_BASE/_admin/stats" | "$PY" -c '
+import json, sys
+s = json.load(sys.stdin).get("signing", {})
+cost = s.get("passCost")
+timed = "its probe timed a pass at %.2f signatures made alone" % cost if cost else "no pass timed"
+if s.get("batches"):
+    print("%s lanes, %s: batches of %s or more; %s signatures in passes, %s alone" % (s.get("lanes"), timed, s.get("smallestBatch"), s.get("together"), s.get("alone")))
+else:
+    print("no batches (%s)" % timed)
+') || die "cannot read the tenant's signing counts"
+    batchesMadeOf[$mode]=$batchesMade
     stop_emulator
     rps=$(awk -v a="$answered" -v d="$duration_us" 'BEGIN { printf "%.2f", a / (d / 1e6) }')
     sign=$(printf '%s\n' "${bounds[@]}" | mean)
@@ -208,6 +230,8 @@ for result in "${results[@]}"; do
     printf '  the tenant'"'"'s batches (sign-bound --signer batches: four a turn, in the lanes the tenant picks) in the same slices: %s sign/s; refresh %s%% and client credentials %s%% of it\n' \
         "$batchSign" "$(awk -v r="$rps" -v s="$batchSign" 'BEGIN { printf "%.1f", 100 * r / (s / 2) }')" \
         "$(awk -v r="$cc_rps" -v s="$batchSign" 'BEGIN { printf "%.1f", 100 * r / s }')"
+    printf '  (batches made in %s of those %d measurements; the others'"'"' probes timed a pass too dear); the tenant: %s\n' \
+        "${batchesMadeOf[$mode]}" "$((SLICES + 1))" "${signingOf[$mode]}"
     if [[ -n $boundNoIFMA ]]; then
         printf '  %s%% of OpenSSL'"'"'s bound without AVX-512 IFMA (%s/s)\n' "$(awk -v r="$rps" -v b="$boundNoIFMA" 'BEGIN { printf "%.1f", 100 * r / b }')" "$boundNoIFMA"
     fi

@@ -6,7 +6,7 @@
 //       at a time, as the tenant's event loops sign what waits at once, through AVX-512 IFMA where the processor has it)
 //       or with swift-crypto's _RSA over BoringSSL (B2CProtocol's JWT.signature, which the emulator signed with before
 //       issue 43).
-//       Prints: sign-bound threads N signatures C seconds T per_second R signer S
+//       Prints: sign-bound threads N signatures C seconds T per_second R signer S [pass_cost P smallest_batch B]
 //
 //   b2c-bench load --base URL --ca FILE [--clients 32] [--seconds 300] [--policy B2C_1_susi]
 //       A pipeline's worth of clients against a running emulator with the default seed, each repeating one job:
@@ -90,6 +90,7 @@ func signBound(_ opts: [String: String]) throws {
     // them one at a time, and says so).
     let sign: @Sendable (String) throws -> Void
     var perTurn = 1
+    var probed = ""  // for `batches`: what the probe measured and chose
     switch opts["signer"] ?? "libcrypto" {
     case "libcrypto":
         let signer = RS256Signer(key, batches: false)
@@ -103,6 +104,7 @@ func signBound(_ opts: [String: String]) throws {
             let why = "no lanes (AVX-512 IFMA or AVX2), B2C_EMULATOR_RSA_BATCHES=0, or a pass costs as much as its signatures made alone"
             FileHandle.standardError.write(Data("sign-bound: no batches here (\(why)): they are signed one at a time\n".utf8))
         }
+        probed = String(format: " pass_cost %.3f smallest_batch %d", signer.passCost ?? 0, signer.smallestBatch)
         perTurn = 4
         sign = { input in _ = try signer.signatures(signingInputs: [input, input + "1", input + "2", input + "3"]) }
     case "swift-crypto": sign = { _ = try JWT.signature(signingInput: $0, key: key) }
@@ -129,7 +131,7 @@ func signBound(_ opts: [String: String]) throws {
     let total = counts.slots.reduce(0, +)
     let figures = String(
         format: "sign-bound threads %d signatures %d seconds %.2f per_second %.1f", threads, total, elapsed, Double(total) / elapsed)
-    print(figures + " signer " + (opts["signer"] ?? "libcrypto"))
+    print(figures + " signer " + (opts["signer"] ?? "libcrypto") + probed)
 }
 
 // MARK: load
