@@ -230,7 +230,7 @@ for result in "${results[@]}"; do
     printf '  the tenant'"'"'s batches (sign-bound --signer batches: four a turn, in the lanes the tenant picks) in the same slices: %s sign/s; refresh %s%% and client credentials %s%% of it\n' \
         "$batchSign" "$(awk -v r="$rps" -v s="$batchSign" 'BEGIN { printf "%.1f", 100 * r / (s / 2) }')" \
         "$(awk -v r="$cc_rps" -v s="$batchSign" 'BEGIN { printf "%.1f", 100 * r / s }')"
-    printf '  (batches made in %s of those %d measurements; the others'"'"' probes timed a pass too dear); the tenant: %s\n' \
+    printf '  (%s of those %d measurements made batches); the tenant: %s\n' \
         "${batchesMadeOf[$mode]}" "$((SLICES + 1))" "${signingOf[$mode]}"
     if [[ -n $boundNoIFMA ]]; then
         printf '  %s%% of OpenSSL'"'"'s bound without AVX-512 IFMA (%s/s)\n' "$(awk -v r="$rps" -v b="$boundNoIFMA" 'BEGIN { printf "%.1f", 100 * r / b }')" "$boundNoIFMA"
